@@ -1,0 +1,47 @@
+// Package layouts turns nodes into the DynamoDB items of each table layout and
+// items back into records. Layouts are pure: no context and no network.
+package layouts
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// Item is one DynamoDB item.
+type Item = map[string]types.AttributeValue
+
+// KeyAttr is one key attribute.
+type KeyAttr struct {
+	Name string
+	Type types.ScalarAttributeType // S or N
+}
+
+// IndexSpec is a global secondary index; every layout projects all attributes.
+type IndexSpec struct {
+	Name string
+	PK   KeyAttr
+	SK   *KeyAttr
+}
+
+// TableSpec is what a layout needs of a table: its keys and its indexes.
+type TableSpec struct {
+	PK      KeyAttr
+	SK      *KeyAttr
+	Indexes []IndexSpec
+}
+
+// Layout turns nodes into items and items back into nodes.
+// Implementations are safe for concurrent use.
+type Layout interface {
+	// Name is the layout's word on the command line.
+	Name() string
+	// Table returns the keys and indexes, with the names renamed by --attr.
+	Table() TableSpec
+	// Items emits the node's items. The node and its Path are only valid
+	// during the call; emit must copy what it keeps.
+	Items(n *transform.Node, emit func(Item)) error
+	// Node rebuilds the record an item holds. It returns false for an item
+	// that is not a node (a prefix listing row, a closure ancestor row).
+	Node(item Item) (transform.Record, bool, error)
+}

@@ -1,0 +1,80 @@
+// Package transform holds records and forests: the adjacency-list records a
+// source reads, the validation of a forest, and the ids → paths and depths
+// computation that every layout builds on. It is pure: no I/O, and no AWS type
+// beyond DynamoDB's attribute values.
+package transform
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attrs are a node's own attributes, typed as DynamoDB types them.
+type Attrs = map[string]types.AttributeValue
+
+// Record is one node as a source read it.
+type Record struct {
+	ID     string
+	Parent string // "" for a root
+	Attrs  Attrs
+
+	// Where the record came from, for errors and the rejects file.
+	File string
+	Line int // 1-based line, or 1-based row for Parquet
+
+	// Raw is the record as it came in (a CSV line, a JSON object, a Parquet
+	// row rendered as JSON). Sources fill it only when asked to keep it.
+	Raw []byte
+}
+
+// Sentinel errors that classify a problem in the input. A RowError wraps one
+// of them (or a parse error) with its location.
+var (
+	ErrParse         = errors.New("transform: cannot parse row")
+	ErrEmptyID       = errors.New("transform: empty id")
+	ErrDuplicateID   = errors.New("transform: duplicate id")
+	ErrMissingParent = errors.New("transform: parent not in input")
+	ErrSelfParent    = errors.New("transform: node is its own parent")
+	ErrCycle         = errors.New("transform: cycle")
+	ErrDelimiter     = errors.New("transform: id contains the layout's delimiter")
+	ErrReservedAttr  = errors.New("transform: attribute name is a layout attribute")
+	ErrKeyTooLong    = errors.New("transform: key over DynamoDB's limit")
+	ErrItemTooLarge  = errors.New("transform: item over 400 KB")
+	ErrAncestor      = errors.New("transform: an ancestor was rejected")
+)
+
+// RowError is a problem with one record, with where it is.
+type RowError struct {
+	File string
+	Line int    // 0 when the problem has no single line
+	Unit string // "line" (default) or "row" (Parquet)
+	ID   string
+	Err  error
+}
+
+func (e *RowError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		unit := e.Unit
+		if unit == "" {
+			unit = "line"
+		}
+		if loc == "" {
+			loc = fmt.Sprintf("%s %d", unit, e.Line)
+		} else {
+			loc = fmt.Sprintf("%s:%d", loc, e.Line)
+			if unit == "row" {
+				loc = fmt.Sprintf("%s (row %d)", e.File, e.Line)
+			}
+		}
+	}
+	if e.ID != "" {
+		return fmt.Sprintf("%s: id %q: %v", loc, e.ID, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", loc, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error { return e.Err }
