@@ -44,4 +44,19 @@ type Layout interface {
 	// Node rebuilds the record an item holds. It returns false for an item
 	// that is not a node (a prefix listing row, a closure ancestor row).
 	Node(item Item) (transform.Record, bool, error)
+
+	// Delimiter is the string that joins ids in the layout's keys (after
+	// --delimiter); "" for closure, which has none.
+	Delimiter() string
+	// Reserved returns the layout's attribute names after renames: the
+	// names a user attribute may not have. CheckAttrName applies the whole
+	// rule, including the prefix layout's names starting with the delimiter.
+	Reserved() []string
+	// Measure adds to m what the node's items add up to (items, bytes, WCU,
+	// the longest keys, the largest item collections), computed from its
+	// Stats without building the items. m must come from NewMeasure(l).
+	// Measure takes constant time per node (plus hashing the id for
+	// sharded-path, and a loop past depth 16384 for closure); see each layout
+	// for where it is an upper bound rather than exact.
+	Measure(s *transform.Stats, m *Measure)
 }

@@ -34,8 +34,22 @@ type Forest struct {
 	roots     int
 	index     idIndex
 
-	rejected []uint64          // bitset
+	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
+
+	// What Build found, so that Reset can undo what Check added.
+	baseRejected []uint64
+	baseReason   map[int32]*RowError
+}
+
+// Reset forgets what Check rejected and goes back to the forest as Build
+// made it, so that the same input can be checked against another layout.
+func (f *Forest) Reset() {
+	copy(f.rejected, f.baseRejected)
+	f.reason = make(map[int32]*RowError, len(f.baseReason))
+	for k, v := range f.baseReason {
+		f.reason[k] = v
+	}
 }
 
 // Len is the number of distinct nodes.
@@ -418,6 +432,11 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		}
 	}
 	f.propagate()
+	f.baseRejected = append([]uint64(nil), f.rejected...)
+	f.baseReason = make(map[int32]*RowError, len(f.reason))
+	for k, v := range f.reason {
+		f.baseReason[k] = v
+	}
 	return f, problems
 }
 

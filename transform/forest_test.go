@@ -212,3 +212,23 @@ func TestSiblingPrefixIDs(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+func TestResetUndoesCheck(t *testing.T) {
+	f, _ := build(t, [][2]string{{"a", ""}, {"b", "a"}, {"c", "zz"}})
+	if f.RejectedCount() != 1 {
+		t.Fatalf("rejected %d after build", f.RejectedCount())
+	}
+	f.Check(func(i int, s *Stats) error {
+		if s.ID == "a" {
+			return ErrItemTooLarge
+		}
+		return nil
+	})
+	if f.RejectedCount() != 3 {
+		t.Fatalf("rejected %d after check", f.RejectedCount())
+	}
+	f.Reset()
+	if f.RejectedCount() != 1 || f.Rejected(f.Lookup("a")) || !f.Rejected(f.Lookup("c")) {
+		t.Fatalf("reset left %d rejected", f.RejectedCount())
+	}
+}

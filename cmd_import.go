@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+func importCommand() *cli.Command {
+	flags := append(inputFlags(), layoutFlags(true)...)
+	flags = append(flags, validationFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "table", Usage: "load into this DynamoDB `TABLE`", Category: catWrite},
+		&cli.BoolFlag{Name: "create-table", Usage: "create the table and its indexes for the layout (on-demand unless --wcu/--rcu)", Category: catWrite},
+		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` instead of a table", Category: catWrite},
+		&cli.BoolFlag{Name: "dry-run", Usage: "validate and print what the load would write and cost; write nothing", Category: catWrite},
+		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON", Category: catWrite},
+		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
+		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the items (0 <= k < N), for N copies run side by side", Category: catWrite},
+		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
+	)
+	flags = append(flags, writerFlags()...)
+	flags = append(flags, awsFlags()...)
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "load an adjacency list into a DynamoDB table, or into DynamoDB import files",
+		UsageText: "treeport import --in PATH --layout L (--table T [--create-table] | --out DIR) [--dry-run]",
+		Flags:     flags,
+		Action:    runImport,
+	}
+}
+
+func runImport(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	inPath := c.String("in")
+	if inPath == "" {
+		return usagef("--in is required")
+	}
+	dryRun := c.Bool("dry-run")
+	table, out := c.String("table"), c.String("out")
+	switch {
+	case dryRun:
+	case table == "" && out == "":
+		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
+	case table != "" && out != "":
+		return usagef("--table and --out go separately: one run loads a table or writes files")
+	}
+	ls, lopts, err := newLayouts(c, dryRun)
+	if err != nil {
+		return err
+	}
+	srcOpts, err := sourceOptions(c)
+	if err != nil {
+		return err
+	}
+	onInvalid := c.String("on-invalid")
+	switch onInvalid {
+	case "fail":
+	case "skip":
+		if c.String("rejects") == "" && !dryRun {
+			return usagef("--on-invalid=skip needs --rejects FILE, so that nothing is left out without a trace")
+		}
+	default:
+		return usagef("--on-invalid %q: want fail or skip", onInvalid)
+	}
+	shard, err := importer.ParseShard(c.String("shard"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if out != "" && !dryRun && !strings.HasPrefix(out, "s3://") {
+		if err := importer.CheckOutputDir(out); err != nil {
+			return err
+		}
+	}
+
+	started := time.Now()
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{
+		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy,
+	})
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	maxErrors := c.Int("max-errors")
+
+	if dryRun {
+		return dryRunPlans(c, in, ls, onInvalid, maxErrors, stderr)
+	}
+
+	l := ls[0]
+	problems := in.CheckLayout(l)
+	if len(problems) > 0 {
+		printProblems(stderr, problems, maxErrors)
+		if onInvalid == "fail" {
+			return fmt.Errorf("%w: %d problems in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
+				importer.ErrInvalid, len(problems), inPath)
+		}
+		fmt.Fprintf(stderr, "treeport: %d nodes rejected (their subtrees with them); see %s\n", in.Forest.RejectedCount(), c.String("rejects"))
+	}
+	var rejects io.Writer
+	if path := c.String("rejects"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rejects = f
+	}
+	emitOpts := importer.EmitOptions{Layout: l, Shard: shard, Rejects: rejects}
+	if out != "" {
+		return importToFiles(c, in, l, emitOpts, started)
+	}
+	return importToTable(c, in, l, emitOpts, started)
+}
+
+// dryRunPlans prints what a load would do for each layout.
+func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInvalid string, maxErrors int, stderr io.Writer) error {
+	var plans []*importer.Plan
+	invalid := 0
+	for _, l := range ls {
+		plan, problems := importer.PlanLayout(in, l, pricing.Default)
+		if len(problems) > 0 {
+			if len(ls) > 1 {
+				fmt.Fprintf(stderr, "%s:\n", l.Name())
+			}
+			printProblems(stderr, problems, maxErrors)
+			invalid++
+		}
+		plans = append(plans, plan)
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"input": in.Opts.Path, "records": in.Records, "plans": plans}); err != nil {
+			return err
+		}
+	} else {
+		printPlans(w, in, plans)
+	}
+	if invalid > 0 && onInvalid == "fail" {
+		return fmt.Errorf("%w: the input has problems (above); a load with --on-invalid=fail would write nothing", importer.ErrInvalid)
+	}
+	return nil
+}
+
+func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
+	fmt.Fprintf(w, "dry run: %s, %d records, %d trees; nothing was written\n\n", in.Opts.Path, in.Records, in.Forest.Roots())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
+	for _, p := range plans {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", p.Layout, p.Nodes, p.Items,
+			humanBytes(p.Bytes), humanBytes(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
+	}
+	tw.Flush()
+	for _, p := range plans {
+		fmt.Fprintf(w, "\n%s: longest keys (limit: partition %d, sort %d bytes)\n", p.Layout, transform.MaxPartitionKeyBytes, transform.MaxSortKeyBytes)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, k := range p.Keys {
+			where := "table"
+			if k.Index != "" {
+				where = "index " + k.Index
+			}
+			flag := ""
+			if k.Longest > k.Limit {
+				flag = "  OVER THE LIMIT"
+			}
+			fmt.Fprintf(tw, "  %s\t%s key %s\t%d / %d bytes%s\n", where, k.Role, k.Attr, k.Longest, k.Limit, flag)
+		}
+		for _, col := range p.Collections {
+			where := "table"
+			if col.Index != "" {
+				where = "index " + col.Index
+			}
+			fmt.Fprintf(tw, "  %s\tlargest item collection (%s)\t%d items\n", where, col.Attr, col.Items)
+		}
+		tw.Flush()
+	}
+	if len(plans) > 0 {
+		c := plans[0].Cost
+		fmt.Fprintf(w, "\nprices: %s list prices as of %s: on-demand writes $%.3f per million WRU, ImportTable $%.2f per GB of uncompressed source\n",
+			c.Region, c.PricesAsOf, c.WritePerMillion, c.ImportPerGB)
+	}
+}
+
+// money prints dollars with two decimals, or six significant places below a
+// cent, so that small fixtures do not all print as 0.00.
+func money(usd float64) string {
+	if usd < 0.01 && usd > 0 {
+		return fmt.Sprintf("%.6f", usd)
+	}
+	return fmt.Sprintf("%.2f", usd)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+func writerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "BatchWriteItem calls in flight", Category: catWrite},
+		&cli.Float64Flag{Name: "max-wcu", Usage: "cap the write rate at this many WCU per second (default: no cap; the rate still backs off on throttling)", Category: catWrite},
+		&cli.Int64Flag{Name: "wcu", Usage: "with --create-table: provisioned write capacity (default: on-demand)", Category: catWrite},
+		&cli.Int64Flag{Name: "rcu", Usage: "with --create-table: provisioned read capacity (default: on-demand)", Category: catWrite},
+		&cli.StringFlag{Name: "dead-letter", Usage: "DynamoDB JSON `FILE` for items DynamoDB rejects; the run then exits 1 (without it, such an item stops the run)", Category: catWrite},
+		&cli.StringFlag{Name: "checkpoint", Usage: "save acknowledged progress to `FILE`; a rerun with the same input and flags resumes from it", Category: catWrite},
+		&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal", Category: catWrite},
+	}
+}
+
+func billing(c *cli.Context) importer.Billing {
+	if c.Int64("wcu") > 0 || c.Int64("rcu") > 0 {
+		return importer.Billing{Provisioned: true, WCU: c.Int64("wcu"), RCU: c.Int64("rcu")}
+	}
+	return importer.Billing{}
+}
+
+func awsOptions(c *cli.Context) importer.AWSOptions {
+	return importer.AWSOptions{
+		EndpointURL: c.String("endpoint-url"),
+		Region:      c.String("region"),
+		Profile:     c.String("profile"),
+		MaxConns:    max(64, 2*c.Int("concurrency")),
+	}
+}
+
+// prepareTable creates the table (--create-table) or checks that the existing
+// one has the layout's keys and indexes, before anything is written.
+func prepareTable(ctx context.Context, c *cli.Context, client *dynamodb.Client, table string, spec layouts.TableSpec) error {
+	if c.Bool("create-table") {
+		// An existing table is checked instead of created.
+		return importer.CreateTable(ctx, client, table, spec, billing(c))
+	}
+	err := importer.CheckTable(ctx, client, table, spec)
+	if errors.Is(err, importer.ErrTableNotFound) {
+		return fmt.Errorf("%w (add --create-table to create it)", err)
+	}
+	return err
+}
+
+func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit importer.EmitOptions, started time.Time) error {
+	table := c.String("table")
+	spec := l.Table()
+	// Reading stops on Ctrl-C; writing what was read goes on until it is
+	// acknowledged, so the checkpoint is exact.
+	readCtx := c.Context
+	writeCtx := context.WithoutCancel(c.Context)
+
+	client, err := importer.NewClient(writeCtx, awsOptions(c))
+	if err != nil {
+		return err
+	}
+	if err := prepareTable(readCtx, c, client, table, spec); err != nil {
+		return err
+	}
+
+	var ck *importer.Checkpoint
+	ckPath := c.String("checkpoint")
+	if ckPath != "" {
+		fp, err := importer.Fingerprint(in.Opts.Path, settings(c, l))
+		if err != nil {
+			return err
+		}
+		ck, err = importer.LoadCheckpoint(ckPath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			ck = &importer.Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
+		case err != nil:
+			return fmt.Errorf("%w: %v", errUsage, err)
+		default:
+			if err := ck.Match(fp); err != nil {
+				return fmt.Errorf("%w: %s: %v", errUsage, ckPath, err)
+			}
+			if ck.Done {
+				fmt.Fprintf(c.App.Writer, "checkpoint %s says this load finished already; nothing to do (delete it to load again)\n", ckPath)
+				return nil
+			}
+			fmt.Fprintf(c.App.ErrWriter, "resuming from checkpoint %s: %d items acknowledged\n", ckPath, ck.Watermark)
+		}
+		emit.Skip = ck.Watermark
+	}
+
+	var deadLetter *os.File
+	if p := c.String("dead-letter"); p != "" {
+		if deadLetter, err = os.Create(p); err != nil {
+			return err
+		}
+		defer deadLetter.Close()
+	}
+
+	total := countItems(in, l)
+	prog := newProgress(c, total, emit.Skip)
+	var ckMu sync.Mutex
+	lastSave := time.Time{}
+	saveCheckpoint := func(w int64, force bool) error {
+		if ck == nil {
+			return nil
+		}
+		ckMu.Lock()
+		defer ckMu.Unlock()
+		if w > ck.Watermark {
+			ck.Watermark = w
+		}
+		if !force && time.Since(lastSave) < time.Second {
+			return nil
+		}
+		lastSave = time.Now()
+		return ck.Save(ckPath)
+	}
+	opts := importer.WriterOptions{
+		Concurrency: c.Int("concurrency"),
+		MaxWCU:      c.Float64("max-wcu"),
+		StartSeq:    emit.Skip,
+		OnAck:       func(w int64) error { return saveCheckpoint(w, false) },
+		OnProgress:  prog.update,
+	}
+	if deadLetter != nil {
+		opts.DeadLetter = deadLetter
+	}
+	w := importer.NewDDBWriter(client, table, spec, opts)
+	est, emitErr := in.Emit(readCtx, emit, func(seq int64, item layouts.Item) error {
+		return w.Write(readCtx, seq, item)
+	})
+	stats, closeErr := w.Close(writeCtx)
+	prog.finish()
+	interrupted := errors.Is(emitErr, context.Canceled) || errors.Is(closeErr, context.Canceled)
+	if ck != nil {
+		ckMu.Lock()
+		if stats.Watermark > ck.Watermark {
+			ck.Watermark = stats.Watermark
+		}
+		ck.Done = emitErr == nil && closeErr == nil
+		err := ck.Save(ckPath)
+		ckMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if p := c.String("report"); p != "" {
+		if err := writeReport(p, l, table, est, stats, time.Since(started)); err != nil {
+			return err
+		}
+	}
+	if interrupted {
+		if ck != nil {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged, checkpoint saved to %s\n", ck.Watermark, ckPath)
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d items (no --checkpoint: a rerun starts over, overwriting the same items)\n", stats.Items)
+		}
+		return errInterrupted
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	fmt.Fprintf(c.App.Writer, "loaded %d items of %d nodes into %s (%s layout) in %s: %.0f WCU consumed, %d throttles, %d retries\n",
+		stats.Items, est.Nodes, table, l.Name(), time.Since(started).Round(time.Millisecond), stats.ConsumedWCU, stats.Throttles, stats.Retries)
+	if est.Skipped > 0 {
+		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
+	}
+	if est.Rejected > 0 {
+		fmt.Fprintf(c.App.Writer, "%d records rejected: see %s\n", est.Rejected, c.String("rejects"))
+	}
+	if stats.DeadLettered > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", stats.DeadLettered, c.String("dead-letter"))
+		return errDifferences
+	}
+	return nil
+}
+
+// countItems is how many items the load writes, for the progress bar's ETA.
+func countItems(in *importer.Input, l layouts.Layout) int64 {
+	m := layouts.NewMeasure(l)
+	var s transform.Stats
+	f := in.Forest
+	for _, i := range f.Order() {
+		if !f.Rejected(int(i)) {
+			f.Stats(int(i), &s)
+			l.Measure(&s, m)
+		}
+	}
+	return m.Items
+}
+
+type report struct {
+	Layout  string          `json:"layout"`
+	Table   string          `json:"table"`
+	Nodes   int64           `json:"nodes"`
+	Skipped int64           `json:"items_skipped_from_checkpoint"`
+	Reject  int64           `json:"rejected_records"`
+	Writer  importer.Stats  `json:"writer"`
+	Total   float64         `json:"duration_seconds"`
+}
+
+func writeReport(path string, l layouts.Layout, table string, est importer.EmitStats, st importer.Stats, d time.Duration) error {
+	b, err := json.MarshalIndent(report{Layout: l.Name(), Table: table, Nodes: est.Nodes, Skipped: est.Skipped,
+		Reject: est.Rejected, Writer: st, Total: d.Seconds()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// progress draws a bar on a terminal and logs a line every few seconds
+// otherwise.
+type progress struct {
+	bar     *progressbar.ProgressBar
+	log     io.Writer
+	total   int64
+	skip    int64
+	lastLog time.Time
+}
+
+func newProgress(c *cli.Context, total, skip int64) *progress {
+	p := &progress{total: total, skip: skip}
+	if f, ok := c.App.ErrWriter.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !c.Bool("no-progress") {
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(f),
+			progressbar.OptionSetDescription("writing"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("items"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		_ = p.bar.Set64(skip)
+	} else if !c.Bool("no-progress") {
+		p.log = c.App.ErrWriter
+	}
+	return p
+}
+
+func (p *progress) update(pr importer.Progress) {
+	done := p.skip + pr.Items + pr.DeadLettered
+	secs := pr.Elapsed.Seconds()
+	if secs <= 0 {
+		secs = 1
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles)", float64(pr.WCU)/secs, pr.Throttles))
+		_ = p.bar.Set64(done)
+		return
+	}
+	if p.log != nil && time.Since(p.lastLog) >= 5*time.Second {
+		p.lastLog = time.Now()
+		rate := float64(pr.Items) / secs
+		eta := "?"
+		if rate > 0 {
+			eta = time.Duration(float64(p.total-done) / rate * float64(time.Second)).Round(time.Second).String()
+		}
+		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, limit %.0f WCU/s, %d throttles, ETA %s\n",
+			done, p.total, rate, float64(pr.WCU)/secs, pr.RateLimit, pr.Throttles, eta)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/aws/smithy-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+const (
+	catInput  = "Input"
+	catLayout = "Layout"
+	catAWS    = "AWS"
+	catWrite  = "Writing"
+	catValid  = "Validation"
+)
+
+func inputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "in", Usage: "input `PATH`: a CSV, JSON, JSON Lines, Parquet or DynamoDB JSON file (gzip or zstd too), or an ExportTableToPointInTime directory", Category: catInput},
+		&cli.StringFlag{Name: "format", Usage: "input format: csv, json, jsonl, parquet or ddbjson (default: from the file name)", Category: catInput},
+		&cli.StringFlag{Name: "id-field", Value: "id", Usage: "the field holding a node's id", Category: catInput},
+		&cli.StringFlag{Name: "parent-field", Value: "parent_id", Usage: "the field holding the parent's id (empty or absent: a root)", Category: catInput},
+		&cli.StringFlag{Name: "csv-delimiter", Value: ",", Usage: "CSV field delimiter (one character; \\t for tab)", Category: catInput},
+		&cli.StringFlag{Name: "types", Usage: "CSV column types, e.g. size:N,active:BOOL,tags:JSON (S, N, BOOL, JSON, B)", Category: catInput},
+	}
+}
+
+func validationFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "on-invalid", Value: "fail", Usage: "fail: write nothing if any record is invalid; skip: write the valid trees, set the rest aside in --rejects", Category: catValid},
+		&cli.StringFlag{Name: "rejects", Usage: "with --on-invalid=skip, the JSON Lines `FILE` that receives each rejected record with its reason", Category: catValid},
+		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems to print", Category: catValid},
+	}
+}
+
+func layoutFlags(allowAll bool) []cli.Flag {
+	usage := "table layout: path, sharded-path, closure or prefix"
+	if allowAll {
+		usage += " (or all, with --dry-run)"
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "layout", Usage: usage, Category: catLayout},
+		&cli.StringSliceFlag{Name: "attr", Usage: "rename a layout attribute, key or index: OLD=NEW (repeatable), e.g. --attr Id=ComponentId --attr ByPath=GSI2", Category: catLayout},
+		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
+		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout},
+		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure: what ancestor rows copy: all, none or a,b,c", Category: catLayout},
+	}
+}
+
+func awsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "endpoint-url", Usage: "DynamoDB endpoint (e.g. http://localhost:8000 for DynamoDB Local)", Category: catAWS},
+		&cli.StringFlag{Name: "region", Usage: "AWS region (default: from the SDK's configuration)", Category: catAWS},
+		&cli.StringFlag{Name: "profile", Usage: "AWS shared config profile", Category: catAWS},
+	}
+}
+
+// sourceOptions turns the input flags into importer.SourceOptions.
+func sourceOptions(c *cli.Context) (importer.SourceOptions, error) {
+	o := importer.SourceOptions{
+		Format:      c.String("format"),
+		IDField:     c.String("id-field"),
+		ParentField: c.String("parent-field"),
+	}
+	switch d := c.String("csv-delimiter"); d {
+	case `\t`, "tab":
+		o.CSVDelimiter = '\t'
+	default:
+		r := []rune(d)
+		if len(r) != 1 {
+			return o, usagef("--csv-delimiter %q: want one character", d)
+		}
+		o.CSVDelimiter = r[0]
+	}
+	if t := c.String("types"); t != "" {
+		types, err := importer.ParseTypes(t)
+		if err != nil {
+			return o, usagef("--types: %v", err)
+		}
+		o.Types = types
+	}
+	return o, nil
+}
+
+// layoutOptions turns the layout flags into layouts.Options.
+func layoutOptions(c *cli.Context) (layouts.Options, error) {
+	renames, err := layouts.ParseAttrRenames(c.StringSlice("attr"))
+	if err != nil {
+		return layouts.Options{}, usagef("%v", err)
+	}
+	o := layouts.Options{
+		Attr:      renames,
+		Delimiter: c.String("delimiter"),
+		Shards:    c.Int("shards"),
+	}
+	switch cc := c.String("closure-copy"); cc {
+	case "all", "":
+	case "none":
+		o.ClosureCopy = []string{}
+	default:
+		for _, a := range strings.Split(cc, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				o.ClosureCopy = append(o.ClosureCopy, a)
+			}
+		}
+	}
+	return o, nil
+}
+
+// newLayouts returns the named layout, or all four for "all".
+func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Options, error) {
+	name := c.String("layout")
+	if name == "" {
+		return nil, layouts.Options{}, usagef("--layout is required: one of %s", strings.Join(layouts.Names(), ", "))
+	}
+	opts, err := layoutOptions(c)
+	if err != nil {
+		return nil, opts, err
+	}
+	names := []string{name}
+	if name == "all" {
+		if !allowAll {
+			return nil, opts, usagef("--layout all works only with --dry-run")
+		}
+		names = layouts.Names()
+	}
+	var ls []layouts.Layout
+	for _, n := range names {
+		l, err := layouts.New(n, opts)
+		if err != nil {
+			return nil, opts, usagef("%v", err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, opts, nil
+}
+
+// printProblems prints up to max problems and a count of the rest.
+func printProblems(w io.Writer, problems []*transform.RowError, max int) {
+	for k, p := range problems {
+		if k == max {
+			fmt.Fprintf(w, "… and %d more problems (raise --max-errors to see them)\n", len(problems)-max)
+			break
+		}
+		fmt.Fprintf(w, "%v\n", p)
+	}
+}
+
+// exitCode maps an error to treeport's exit codes. It is the only place that
+// does.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var apiErr smithy.APIError
+	var rowErr *transform.RowError
+	switch {
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.Is(err, errDifferences):
+		return exitDifferences
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty),
+		errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
+		return exitInvalid
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &apiErr):
+		return exitService
+	}
+	return exitService
+}

@@ -1,0 +1,113 @@
+package importer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// CheckpointVersion is the version of the checkpoint file format.
+const CheckpointVersion = 1
+
+// ErrCheckpointMismatch marks a checkpoint written for another input or
+// other flags.
+var ErrCheckpointMismatch = errors.New("importer: checkpoint does not match this run")
+
+// Checkpoint is the acknowledged progress of an import, saved to --checkpoint
+// so that a rerun with the same input and flags resumes where it stopped.
+type Checkpoint struct {
+	Version int `json:"version"`
+	// Fingerprint identifies the input and the flags (see Fingerprint);
+	// the caller computes it.
+	Fingerprint string `json:"fingerprint"`
+	// Watermark is the number of items acknowledged in order: every item
+	// numbered below it is in the table or in the dead-letter file.
+	Watermark int64 `json:"watermark"`
+	// Done is set when the run finished; a rerun then has nothing to do.
+	Done bool `json:"done,omitempty"`
+	// For people reading the file.
+	Table   string    `json:"table,omitempty"`
+	Layout  string    `json:"layout,omitempty"`
+	SavedAt time.Time `json:"saved_at"`
+}
+
+// LoadCheckpoint reads a checkpoint file. A missing file gives an error
+// matching fs.ErrNotExist, which callers treat as "start from the beginning".
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("importer: reading checkpoint: %w", err)
+	}
+	var c Checkpoint
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("importer: checkpoint %s is not valid JSON (%v); delete it to start over", path, err)
+	}
+	if c.Version != CheckpointVersion {
+		return nil, fmt.Errorf("importer: checkpoint %s has version %d, this treeport reads version %d; delete it to start over", path, c.Version, CheckpointVersion)
+	}
+	if c.Watermark < 0 {
+		return nil, fmt.Errorf("importer: checkpoint %s has a negative watermark %d; delete it to start over", path, c.Watermark)
+	}
+	return &c, nil
+}
+
+// Match returns nil when the checkpoint was written for the run with
+// fingerprint fp, and an error matching ErrCheckpointMismatch otherwise.
+func (c *Checkpoint) Match(fp string) error {
+	if c.Fingerprint == fp {
+		return nil
+	}
+	return fmt.Errorf("%w: it was written for a different input or different flags; "+
+		"rerun with the same input and flags to resume, or delete the checkpoint file to start over", ErrCheckpointMismatch)
+}
+
+// Save writes the checkpoint atomically: to a temporary file in the same
+// directory, synced, renamed over path, and the directory synced, so that a
+// crash leaves either the old checkpoint or the new one. It sets Version
+// and SavedAt.
+func (c *Checkpoint) Save(path string) error {
+	c.Version = CheckpointVersion
+	c.SavedAt = time.Now().UTC().Truncate(time.Millisecond)
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("importer: saving checkpoint: %w", err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+	}
+	// The rename is durable only once the directory is.
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("importer: saving checkpoint %s: syncing %s: %w", path, dir, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,909 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// BatchWriter is the part of the DynamoDB client the writer uses;
+// *dynamodb.Client satisfies it.
+type BatchWriter interface {
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+var _ BatchWriter = (*dynamodb.Client)(nil)
+
+// DynamoDB's BatchWriteItem limits.
+const (
+	MaxBatchItems = 25
+	MaxBatchBytes = 16 << 20
+)
+
+// Errors of the writer. Each is wrapped with the details; test with errors.Is.
+var (
+	// ErrService marks a failure of DynamoDB or of the way to it that
+	// retrying will not cure (access denied, no such table, retries
+	// exhausted). Callers map it to exit code 3.
+	ErrService = errors.New("importer: DynamoDB service failure")
+	// ErrRetriesExhausted marks a batch that kept failing with retryable
+	// errors past WriterOptions.MaxRetries. It also matches ErrService.
+	ErrRetriesExhausted = errors.New("importer: retries exhausted")
+	// ErrItemRejected marks an item DynamoDB refused as invalid while no
+	// dead-letter sink was given.
+	ErrItemRejected = errors.New("importer: item rejected by DynamoDB")
+	// ErrTooManyRejected marks a run stopped because more items were
+	// rejected than WriterOptions.MaxDeadLetters allows: the table and the
+	// items probably do not match at all.
+	ErrTooManyRejected = errors.New("importer: too many items rejected by DynamoDB")
+	// ErrWriterClosed is returned by Write after Close.
+	ErrWriterClosed = errors.New("importer: writer closed")
+)
+
+// ServiceError is a DynamoDB failure with the operation and the service's
+// error code. It matches ErrService and unwraps to the SDK's error.
+type ServiceError struct {
+	Op   string // "BatchWriteItem", "DescribeTable", ...
+	Code string // the service's error code, "" for a transport error
+	Err  error
+}
+
+func (e *ServiceError) Error() string {
+	hint := ""
+	switch e.Code {
+	case "AccessDeniedException", "UnrecognizedClientException", "MissingAuthenticationTokenException",
+		"InvalidSignatureException", "ExpiredTokenException":
+		hint = "; check the credentials (--profile, AWS_PROFILE, AWS_ACCESS_KEY_ID) and their permissions"
+	case "ResourceNotFoundException":
+		hint = "; check --table and --region (or --endpoint-url)"
+	}
+	return fmt.Sprintf("importer: DynamoDB %s failed: %v%s", e.Op, e.Err, hint)
+}
+
+// Unwrap returns the SDK's error.
+func (e *ServiceError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrService) true.
+func (e *ServiceError) Is(target error) bool { return target == ErrService }
+
+// WriterOptions configure a DDBWriter. The zero value works: 4 workers, no
+// rate cap, 10 retries.
+type WriterOptions struct {
+	// Concurrency is the number of BatchWriteItem calls in flight (4).
+	Concurrency int
+	// MaxWCU caps the write rate in WCU per second; 0 means no cap. Either
+	// way the rate backs off when DynamoDB pushes back.
+	MaxWCU float64
+	// MaxRetries is how many times in a row a batch may fail without any of
+	// its items getting written before the run ends with ErrRetriesExhausted
+	// (10).
+	MaxRetries int
+	// BaseBackoff and MaxBackoff bound the full-jitter exponential backoff
+	// between retries (50 ms and 5 s).
+	BaseBackoff, MaxBackoff time.Duration
+	// RequestTimeout bounds one BatchWriteItem call; a call that times out
+	// is retried (30 s).
+	RequestTimeout time.Duration
+	// Buffer is how many full batches may wait for a worker (Concurrency).
+	Buffer int
+	// StartSeq is the first sequence number this run writes, the watermark
+	// of the checkpoint it resumes (0).
+	StartSeq int64
+	// DeadLetter receives the items DynamoDB rejects as invalid, one
+	// {"Item":{...}} DynamoDB JSON line each, so that the file can be fixed
+	// and imported again. Without it a rejected item ends the run with
+	// ErrItemRejected. Writes to it are serialized.
+	DeadLetter io.Writer
+	// OnDeadLetter, when set, is told the reason of each dead-lettered item.
+	// It is called from the writer's workers, one call at a time.
+	OnDeadLetter func(seq int64, item layouts.Item, reason error)
+	// MaxDeadLetters stops the run with ErrTooManyRejected once more items
+	// than this were dead-lettered (1000); negative means no limit.
+	MaxDeadLetters int
+	// OnAck is called with the new watermark W whenever it advances: every
+	// item with a sequence number below W is written or dead-lettered. It
+	// is called from one goroutine at a time, with increasing values, and
+	// a last time by Close. An error from it (a checkpoint that cannot be
+	// saved) ends the run.
+	OnAck func(watermark int64) error
+	// OnProgress is called every ProgressInterval (1 s) and once by Close,
+	// from one goroutine at a time.
+	OnProgress       func(Progress)
+	ProgressInterval time.Duration
+}
+
+func (o WriterOptions) withDefaults() WriterOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 10
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = 50 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = o.Concurrency
+	}
+	if o.MaxDeadLetters == 0 {
+		o.MaxDeadLetters = 1000
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = time.Second
+	}
+	return o
+}
+
+// Progress is a snapshot of a running writer, for a progress bar.
+type Progress struct {
+	Items        int64         // items written
+	DeadLettered int64         // items set aside
+	Bytes        int64         // their DynamoDB size
+	WCU          int64         // the WCU they cost, as computed
+	ConsumedWCU  float64       // the WCU DynamoDB reported
+	RateLimit    float64       // current limit in WCU/s; 0 while unlimited
+	Throttles    int64         // throttle responses so far
+	Watermark    int64         // every item below it is acknowledged
+	Elapsed      time.Duration // since the writer was created
+}
+
+// Stats is what a writer did, for the summary and --report.
+type Stats struct {
+	Items        int64   `json:"items"`        // items written
+	Bytes        int64   `json:"bytes"`        // their DynamoDB size
+	ConsumedWCU  float64 `json:"consumed_wcu"` // as DynamoDB reported it
+	ComputedWCU  int64   `json:"computed_wcu"` // as treeport counts it (SPEC §5)
+	Requests     int64   `json:"requests"`     // BatchWriteItem calls
+	Throttles    int64   `json:"throttle_events"`
+	Retries      int64   `json:"retries"`
+	ServerErrors int64   `json:"server_errors"` // 5xx responses
+	NetErrors    int64   `json:"network_errors"`
+	Unprocessed  int64   `json:"unprocessed_items"` // items DynamoDB handed back
+	DeadLettered int64   `json:"dead_lettered"`
+	// DeadLetterReasons counts the dead-lettered items by reason.
+	DeadLetterReasons map[string]int64 `json:"dead_letter_reasons,omitempty"`
+	// MaxWCU is the cap (0: none); MinRateWCU the lowest the limiter went
+	// (0: it never had to limit).
+	MaxWCU     float64       `json:"max_wcu,omitempty"`
+	MinRateWCU float64       `json:"min_rate_wcu,omitempty"`
+	Watermark  int64         `json:"watermark"`
+	Duration   time.Duration `json:"-"`
+}
+
+// MarshalJSON writes the stats with the duration in seconds.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	return json.Marshal(struct {
+		plain
+		DurationSeconds float64 `json:"duration_seconds"`
+		WCUPerSecond    float64 `json:"wcu_per_second"`
+	}{plain(s), math.Round(s.Duration.Seconds()*1000) / 1000, s.rate()})
+}
+
+func (s Stats) rate() float64 {
+	if s.Duration <= 0 {
+		return 0
+	}
+	return math.Round(float64(s.ComputedWCU)/s.Duration.Seconds()*10) / 10
+}
+
+// DDBWriter writes items to one table with BatchWriteItem, several batches
+// at a time, under one adaptive rate limit, and never loses one: every item
+// is written, set aside in the dead-letter sink, or still unacknowledged
+// when the run ends with an error. Write is called by one goroutine; Close
+// ends the run. The counters are safe to read at any time through the
+// callbacks.
+type DDBWriter struct {
+	client BatchWriter
+	table  string
+	spec   layouts.TableSpec
+	opts   WriterOptions
+	lim    *aimdLimiter
+	start  time.Time
+
+	// Producer side, owned by the goroutine calling Write.
+	cur     *batch
+	lastSeq int64
+	closed  bool
+	result  Stats
+	err     error
+
+	batches chan *batch
+	ctx     context.Context // the workers'; canceled by a failure or by Close
+	cancel  context.CancelCauseFunc
+	group   *errgroup.Group
+	gctx    context.Context
+
+	acks acker
+
+	dlMu    sync.Mutex
+	reasons map[string]int64
+
+	n struct {
+		items, bytes, wcu, requests, throttles, retries, server, net, unprocessed, dead atomic.Int64
+		consumedMilli                                                                   atomic.Int64
+	}
+
+	bg     sync.WaitGroup
+	bgStop chan struct{}
+}
+
+// request is one item on its way, with what it costs.
+type request struct {
+	seqs []int64 // usually one; more when a later write of the key replaced it
+	key  string
+	wr   types.WriteRequest
+	item layouts.Item // the item, or the key of a delete
+	size int
+	wcu  int
+}
+
+type batch struct {
+	reqs  []*request
+	byKey map[string]*request
+	bytes int
+}
+
+// NewDDBWriter starts a writer for table, whose keys and indexes are spec's.
+// The client should not retry on its own (see NewClient); the writer asks
+// each call to make one attempt.
+func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts WriterOptions) *DDBWriter {
+	opts = opts.withDefaults()
+	w := &DDBWriter{
+		client: client, table: table, spec: spec, opts: opts,
+		lim:     newAIMDLimiter(opts.MaxWCU),
+		start:   time.Now(),
+		lastSeq: opts.StartSeq - 1,
+		batches: make(chan *batch, opts.Buffer),
+		reasons: map[string]int64{},
+		bgStop:  make(chan struct{}),
+	}
+	w.acks.init(opts.StartSeq)
+	w.ctx, w.cancel = context.WithCancelCause(context.Background())
+	w.group, w.gctx = errgroup.WithContext(w.ctx)
+	for range opts.Concurrency {
+		w.group.Go(w.work)
+	}
+	if opts.OnAck != nil {
+		w.bg.Add(1)
+		go w.ackLoop()
+	}
+	if opts.OnProgress != nil {
+		w.bg.Add(1)
+		go w.progressLoop()
+	}
+	return w
+}
+
+// Write queues a put of item, numbered seq. Sequence numbers must increase
+// from WriterOptions.StartSeq; gaps are allowed. It blocks while the pipeline
+// is full, and returns the run's error once a worker failed, or ctx's error.
+// The writer keeps item: the caller must not change it afterwards. Two
+// writes of one key that land in the same batch become one put of the later
+// item; writes of one key far apart may reach DynamoDB in either order.
+func (w *DDBWriter) Write(ctx context.Context, seq int64, item layouts.Item) error {
+	return w.add(ctx, seq, item, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+}
+
+// Delete queues a delete of the item with the given key attributes,
+// numbered seq like a Write. It costs one WCU per index as well as the table
+// write, as DynamoDB charges by the size of the deleted item, unknown here.
+func (w *DDBWriter) Delete(ctx context.Context, seq int64, key layouts.Item) error {
+	return w.add(ctx, seq, key, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+}
+
+func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr types.WriteRequest) error {
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if err := w.failure(); err != nil {
+		return err
+	}
+	if seq <= w.lastSeq {
+		return fmt.Errorf("importer: write of seq %d after seq %d: sequence numbers must increase from %d", seq, w.lastSeq, w.opts.StartSeq)
+	}
+	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
+	if wr.PutRequest != nil {
+		r.size = transform.ItemSize(item)
+		r.wcu = transform.WCU(r.size) * (1 + layouts.IndexesOf(w.spec, item))
+	} else {
+		r.wcu = 1 + len(w.spec.Indexes)
+	}
+	if w.cur != nil && w.cur.byKey[r.key] == nil &&
+		(len(w.cur.reqs) >= MaxBatchItems || w.cur.bytes+r.size > MaxBatchBytes) {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+	}
+	w.lastSeq = seq
+	w.acks.add(seq)
+	if w.cur == nil {
+		w.cur = &batch{byKey: make(map[string]*request, MaxBatchItems)}
+	}
+	if old := w.cur.byKey[r.key]; old != nil {
+		// The same key twice in one batch is refused by DynamoDB; the later
+		// write wins, as it would have had they gone one after the other.
+		w.cur.bytes += r.size - old.size
+		old.seqs = append(old.seqs, seq)
+		old.wr, old.item, old.size, old.wcu = r.wr, r.item, r.size, r.wcu
+	} else {
+		w.cur.reqs = append(w.cur.reqs, r)
+		w.cur.byKey[r.key] = r
+		w.cur.bytes += r.size
+	}
+	if len(w.cur.reqs) >= MaxBatchItems {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+// flush hands the current batch to the workers. On failure the batch stays
+// current, its items unacknowledged.
+func (w *DDBWriter) flush(ctx context.Context) error {
+	if w.cur == nil || len(w.cur.reqs) == 0 {
+		return nil
+	}
+	select {
+	case w.batches <- w.cur:
+		w.cur = nil
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.gctx.Done():
+		return w.failure()
+	}
+}
+
+// failure is the error that stopped the workers, or nil.
+func (w *DDBWriter) failure() error {
+	if w.gctx.Err() == nil {
+		return nil
+	}
+	if err := context.Cause(w.gctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("importer: writer stopped: %w", context.Cause(w.gctx))
+}
+
+// Close sends what is queued, waits for every batch in flight and returns
+// the stats and the run's first error. If ctx ends first, the batches in
+// flight are abandoned (their items stay unacknowledged) and ctx's error is
+// returned. The watermark in the stats, also passed to OnAck a last time,
+// is exact either way. Calling Close again returns the same.
+func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
+	if w.closed {
+		return w.result, w.err
+	}
+	w.closed = true
+	err := w.flush(ctx)
+	close(w.batches)
+	done := make(chan error, 1)
+	go func() { done <- w.group.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+		if werr == nil {
+			werr = w.failure() // OnAck failed
+		}
+	case <-ctx.Done():
+		w.cancel(ctx.Err())
+		<-done
+		werr = ctx.Err()
+	}
+	w.cancel(context.Canceled)
+	if err == nil {
+		err = werr
+	}
+	close(w.bgStop)
+	w.bg.Wait()
+	if w.opts.OnAck != nil {
+		if aerr := w.notifyAck(); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	w.result = w.stats()
+	if w.opts.OnProgress != nil {
+		w.opts.OnProgress(w.progress())
+	}
+	w.err = err
+	return w.result, err
+}
+
+func (w *DDBWriter) stats() Stats {
+	s := Stats{
+		Items:        w.n.items.Load(),
+		Bytes:        w.n.bytes.Load(),
+		ConsumedWCU:  float64(w.n.consumedMilli.Load()) / 1000,
+		ComputedWCU:  w.n.wcu.Load(),
+		Requests:     w.n.requests.Load(),
+		Throttles:    w.n.throttles.Load(),
+		Retries:      w.n.retries.Load(),
+		ServerErrors: w.n.server.Load(),
+		NetErrors:    w.n.net.Load(),
+		Unprocessed:  w.n.unprocessed.Load(),
+		DeadLettered: w.n.dead.Load(),
+		Watermark:    w.acks.watermark(),
+		Duration:     time.Since(w.start),
+	}
+	if w.opts.MaxWCU > 0 {
+		s.MaxWCU = w.opts.MaxWCU
+	}
+	if m := w.lim.MinLimit(); !math.IsInf(m, 1) {
+		s.MinRateWCU = math.Round(m*10) / 10
+	}
+	w.dlMu.Lock()
+	if len(w.reasons) > 0 {
+		s.DeadLetterReasons = make(map[string]int64, len(w.reasons))
+		for k, v := range w.reasons {
+			s.DeadLetterReasons[k] = v
+		}
+	}
+	w.dlMu.Unlock()
+	return s
+}
+
+func (w *DDBWriter) progress() Progress {
+	p := Progress{
+		Items:        w.n.items.Load(),
+		DeadLettered: w.n.dead.Load(),
+		Bytes:        w.n.bytes.Load(),
+		WCU:          w.n.wcu.Load(),
+		ConsumedWCU:  float64(w.n.consumedMilli.Load()) / 1000,
+		Throttles:    w.n.throttles.Load(),
+		Watermark:    w.acks.watermark(),
+		Elapsed:      time.Since(w.start),
+	}
+	if l := w.lim.Limit(); !math.IsInf(l, 1) {
+		p.RateLimit = l
+	}
+	return p
+}
+
+func (w *DDBWriter) progressLoop() {
+	defer w.bg.Done()
+	t := time.NewTicker(w.opts.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			w.opts.OnProgress(w.progress())
+		case <-w.bgStop:
+			return
+		}
+	}
+}
+
+func (w *DDBWriter) ackLoop() {
+	defer w.bg.Done()
+	for {
+		select {
+		case <-w.acks.changed:
+			if err := w.notifyAck(); err != nil {
+				w.cancel(err)
+				return
+			}
+		case <-w.bgStop:
+			return
+		}
+	}
+}
+
+// notifyAck passes the watermark to OnAck if it moved. Only one goroutine
+// calls it at a time: ackLoop, then Close once ackLoop has stopped.
+func (w *DDBWriter) notifyAck() error {
+	wm := w.acks.watermark()
+	if wm <= w.acks.reported {
+		return nil
+	}
+	if err := w.opts.OnAck(wm); err != nil {
+		return fmt.Errorf("importer: saving progress at item %d: %w", wm, err)
+	}
+	w.acks.reported = wm
+	return nil
+}
+
+// work is one worker: it writes batches until there are no more.
+func (w *DDBWriter) work() error {
+	for b := range w.batches {
+		if err := w.gctx.Err(); err != nil {
+			return nil // the cause is already recorded
+		}
+		if err := w.write(w.gctx, b.reqs); err != nil {
+			if w.gctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// noSDKRetry makes the SDK try each call once: the writer retries itself,
+// only what was not written, and must see every throttle to slow down.
+func noSDKRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
+
+// write writes reqs, retrying what is not written, until all are written or
+// dead-lettered, or it gives up.
+func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
+	fails := 0
+	for attempt := 0; len(reqs) > 0; attempt++ {
+		if attempt > 0 {
+			w.n.retries.Add(1)
+			if err := w.sleep(ctx, fails); err != nil {
+				return err
+			}
+		}
+		cost := 0
+		for _, r := range reqs {
+			cost += r.wcu
+		}
+		if err := w.lim.Wait(ctx, cost); err != nil {
+			return err
+		}
+		in := &dynamodb.BatchWriteItemInput{
+			RequestItems:           map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		}
+		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
+		out, err := w.client.BatchWriteItem(actx, in, noSDKRetry)
+		cancel()
+		w.n.requests.Add(1)
+		if err != nil {
+			switch kind, code := classify(err); {
+			case ctx.Err() != nil:
+				return context.Cause(ctx)
+			case kind == errValidation:
+				return w.split(ctx, reqs, err)
+			case kind == errOther:
+				return &ServiceError{Op: "BatchWriteItem", Code: code, Err: err}
+			default:
+				switch kind {
+				case errThrottle:
+					w.n.throttles.Add(1)
+				case errServer:
+					w.n.server.Add(1)
+				case errNet:
+					w.n.net.Add(1)
+				}
+				w.lim.Congestion()
+				fails++
+				if fails > w.opts.MaxRetries {
+					return fmt.Errorf("%w: %w after %d attempts of a batch of %d items (first key %s): %w",
+						ErrService, ErrRetriesExhausted, fails, len(reqs), keyString(w.spec, reqs[0].item), err)
+				}
+				continue
+			}
+		}
+		for _, c := range out.ConsumedCapacity {
+			if c.CapacityUnits != nil {
+				w.n.consumedMilli.Add(int64(math.Round(*c.CapacityUnits * 1000)))
+			}
+		}
+		left, err := w.unprocessed(reqs, out.UnprocessedItems[w.table])
+		if err != nil {
+			return err
+		}
+		if len(left) == 0 {
+			w.done(reqs, cost)
+			return nil
+		}
+		written := make([]*request, 0, len(reqs)-len(left))
+		wcost := 0
+		for _, r := range reqs {
+			if !left[r] {
+				written = append(written, r)
+				wcost += r.wcu
+			}
+		}
+		w.done(written, wcost)
+		w.n.unprocessed.Add(int64(len(left)))
+		w.lim.Congestion()
+		if len(written) > 0 {
+			fails = 0
+		} else if fails++; fails > w.opts.MaxRetries {
+			return fmt.Errorf("%w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
+				ErrService, ErrRetriesExhausted, len(reqs), fails, keyString(w.spec, reqs[0].item))
+		}
+		next := make([]*request, 0, len(left))
+		for _, r := range reqs {
+			if left[r] {
+				next = append(next, r)
+			}
+		}
+		reqs = next
+	}
+	return nil
+}
+
+// unprocessed maps the requests DynamoDB handed back to the ones sent.
+func (w *DDBWriter) unprocessed(sent []*request, back []types.WriteRequest) (map[*request]bool, error) {
+	if len(back) == 0 {
+		return nil, nil
+	}
+	byKey := make(map[string]*request, len(sent))
+	for _, r := range sent {
+		byKey[r.key] = r
+	}
+	left := make(map[*request]bool, len(back))
+	for _, wr := range back {
+		var item layouts.Item
+		switch {
+		case wr.PutRequest != nil:
+			item = wr.PutRequest.Item
+		case wr.DeleteRequest != nil:
+			item = wr.DeleteRequest.Key
+		}
+		r := byKey[layouts.KeyOf(w.spec, item)]
+		if r == nil {
+			return nil, fmt.Errorf("%w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ErrService, keyString(w.spec, item))
+		}
+		left[r] = true
+	}
+	return left, nil
+}
+
+// done acknowledges written requests.
+func (w *DDBWriter) done(reqs []*request, cost int) {
+	var bytes int64
+	for _, r := range reqs {
+		bytes += int64(r.size)
+	}
+	w.n.items.Add(int64(len(reqs)))
+	w.n.bytes.Add(bytes)
+	w.n.wcu.Add(int64(cost))
+	w.lim.Success(cost)
+	for _, r := range reqs {
+		w.acks.ack(r.seqs)
+	}
+}
+
+// split writes the halves of a batch DynamoDB refused as a whole, down to
+// the single items it refuses, which are dead-lettered. DynamoDB validates
+// a whole batch before writing any of it, so nothing was written yet.
+func (w *DDBWriter) split(ctx context.Context, reqs []*request, cause error) error {
+	if len(reqs) == 1 {
+		return w.deadLetter(reqs[0], cause)
+	}
+	mid := len(reqs) / 2
+	if err := w.write(ctx, reqs[:mid]); err != nil {
+		return err
+	}
+	return w.write(ctx, reqs[mid:])
+}
+
+func (w *DDBWriter) deadLetter(r *request, cause error) error {
+	reason := cause.Error()
+	var apiErr smithy.APIError
+	if errors.As(cause, &apiErr) {
+		reason = apiErr.ErrorCode() + ": " + apiErr.ErrorMessage()
+	}
+	seq := r.seqs[len(r.seqs)-1]
+	if w.opts.DeadLetter == nil {
+		return fmt.Errorf("%w: item %d (key %s): %s; pass --dead-letter FILE to set such items aside and go on",
+			ErrItemRejected, seq, keyString(w.spec, r.item), reason)
+	}
+	w.dlMu.Lock()
+	defer w.dlMu.Unlock()
+	if limit := w.opts.MaxDeadLetters; limit >= 0 && w.n.dead.Load() >= int64(limit) {
+		return fmt.Errorf("%w: more than %d (last: item %d, key %s: %s); check that the table matches the layout",
+			ErrTooManyRejected, limit, seq, keyString(w.spec, r.item), reason)
+	}
+	if _, err := w.opts.DeadLetter.Write(ddbjson.AppendLine(nil, r.item)); err != nil {
+		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
+	}
+	w.n.dead.Add(1)
+	if k := reasonKey(reason); len(w.reasons) < 100 || w.reasons[k] > 0 {
+		w.reasons[k]++
+	}
+	if w.opts.OnDeadLetter != nil {
+		w.opts.OnDeadLetter(seq, r.item, errors.New(reason))
+	}
+	w.acks.ack(r.seqs)
+	return nil
+}
+
+// sleep waits a full-jitter exponential backoff: a random time up to
+// BaseBackoff·2^fails, at most MaxBackoff.
+func (w *DDBWriter) sleep(ctx context.Context, fails int) error {
+	ceil := w.opts.MaxBackoff
+	if fails < 30 {
+		if d := w.opts.BaseBackoff << max(fails, 1); d > 0 && d < ceil {
+			ceil = d
+		}
+	}
+	t := time.NewTimer(rand.N(ceil) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func writeRequests(reqs []*request) []types.WriteRequest {
+	out := make([]types.WriteRequest, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.wr
+	}
+	return out
+}
+
+// keyString renders an item's key for messages: Id="a", RelativeDepth=2.
+func keyString(spec layouts.TableSpec, item layouts.Item) string {
+	part := func(name string) string {
+		switch v := item[name].(type) {
+		case *types.AttributeValueMemberS:
+			return fmt.Sprintf("%s=%q", name, v.Value)
+		case *types.AttributeValueMemberN:
+			return fmt.Sprintf("%s=%s", name, v.Value)
+		case *types.AttributeValueMemberB:
+			return fmt.Sprintf("%s=%x", name, v.Value)
+		case nil:
+			return name + " missing"
+		default:
+			return fmt.Sprintf("%s of type %T", name, v)
+		}
+	}
+	s := part(spec.PK.Name)
+	if spec.SK != nil {
+		s += ", " + part(spec.SK.Name)
+	}
+	return s
+}
+
+type errKind int
+
+const (
+	errOther      errKind = iota // not retryable
+	errThrottle                  // the service asks to slow down
+	errServer                    // 5xx
+	errNet                       // the connection failed
+	errValidation                // the request is invalid
+)
+
+var throttleCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"Throttling":                             true,
+	"RequestLimitExceeded":                   true,
+	"TooManyRequestsException":               true,
+	"LimitExceededException":                 true,
+}
+
+// classify sorts a BatchWriteItem error by what the writer should do, and
+// returns the service's error code if there is one.
+func classify(err error) (errKind, string) {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		code := apiErr.ErrorCode()
+		var re *smithyhttp.ResponseError
+		status := 0
+		if errors.As(err, &re) {
+			status = re.HTTPStatusCode()
+		}
+		switch {
+		case throttleCodes[code]:
+			return errThrottle, code
+		case code == "ValidationException" || code == "ItemCollectionSizeLimitExceededException":
+			return errValidation, code
+		case status >= 500 || code == "InternalServerError" || code == "ServiceUnavailable" ||
+			code == "InternalFailure" || code == "TransactionConflictException" || code == "RequestTimeout":
+			return errServer, code
+		}
+		return errOther, code
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
+		return errServer, ""
+	}
+	var send *smithyhttp.RequestSendError
+	var deser *smithy.DeserializationError
+	switch {
+	case errors.As(err, &send), errors.As(err, &deser),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.ErrUnexpectedEOF),
+		retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary:
+		return errNet, ""
+	}
+	return errOther, ""
+}
+
+// acker tracks which sequence numbers are acknowledged and derives the
+// watermark: the lowest one that is not, or one past the last added.
+type acker struct {
+	mu       sync.Mutex
+	pending  []ackEntry // in seq order; pending[head:] are live
+	head     int
+	next     int64 // watermark when nothing is pending
+	changed  chan struct{}
+	reported int64 // last value passed to OnAck; owned by notifyAck's caller
+}
+
+type ackEntry struct {
+	seq  int64
+	done bool
+}
+
+func (a *acker) init(start int64) {
+	a.next = start
+	a.reported = start
+	a.changed = make(chan struct{}, 1)
+}
+
+func (a *acker) add(seq int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.head > 1024 && a.head > len(a.pending)/2 {
+		a.pending = append(a.pending[:0], a.pending[a.head:]...)
+		a.head = 0
+	}
+	a.pending = append(a.pending, ackEntry{seq: seq})
+}
+
+func (a *acker) ack(seqs []int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	live := a.pending[a.head:]
+	for _, s := range seqs {
+		i := sort.Search(len(live), func(i int) bool { return live[i].seq >= s })
+		if i < len(live) && live[i].seq == s {
+			live[i].done = true
+		}
+	}
+	moved := false
+	for a.head < len(a.pending) && a.pending[a.head].done {
+		a.next = a.pending[a.head].seq + 1
+		a.head++
+		moved = true
+	}
+	if moved {
+		select {
+		case a.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (a *acker) watermark() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.head < len(a.pending) {
+		return a.pending[a.head].seq
+	}
+	return a.next
+}
+
+// reasonKey shortens a reason for the report's counts.
+func reasonKey(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package importer
+
+import (
+	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// KeyReport is the longest value of one key attribute of the table or of an
+// index, against DynamoDB's limit.
+type KeyReport struct {
+	Index   string `json:"index"` // "" for the table
+	Role    string `json:"role"`  // "partition" or "sort"
+	Attr    string `json:"attribute"`
+	Longest int    `json:"longest_bytes"`
+	Limit   int    `json:"limit_bytes"`
+}
+
+// CollectionReport is the largest item collection (items sharing one
+// partition key value) of the table or of an index.
+type CollectionReport struct {
+	Index string `json:"index"` // "" for the table
+	Attr  string `json:"partition_key"`
+	Items int64  `json:"items"`
+}
+
+// Plan is what loading an input into one layout would do, computed from
+// the forest's skeleton without building a single item.
+type Plan struct {
+	Layout       string             `json:"layout"`
+	Nodes        int64              `json:"nodes"`
+	Items        int64              `json:"items"`
+	Bytes        int64              `json:"bytes"`
+	MaxItemBytes int                `json:"max_item_bytes"`
+	WCU          int64              `json:"wcu"`
+	Keys         []KeyReport        `json:"keys"`
+	Collections  []CollectionReport `json:"largest_item_collections"`
+	Rejected     int                `json:"rejected_nodes"`
+	Problems     int                `json:"problems"`
+	Cost         Cost               `json:"cost"`
+}
+
+// Cost is the estimated price of loading, in US dollars.
+type Cost struct {
+	OnDemandWrites float64 `json:"on_demand_writes_usd"`
+	// ImportTable bills the uncompressed DynamoDB JSON it reads, estimated
+	// here as the item bytes plus the JSON framing of each item.
+	ImportTable     float64 `json:"import_table_usd"`
+	ImportBytes     int64   `json:"import_source_bytes_estimate"`
+	StorageMonth    float64 `json:"storage_usd_per_month"`
+	Region          string  `json:"prices_region"`
+	PricesAsOf      string  `json:"prices_as_of"`
+	WritePerMillion float64 `json:"on_demand_write_usd_per_million"`
+	ImportPerGB     float64 `json:"import_usd_per_gb"`
+}
+
+// PlanLayout checks the input against l and measures what loading it would
+// do. It resets the forest's layout checks first, so that several layouts
+// can be planned on one input.
+func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*transform.RowError) {
+	in.Forest.Reset()
+	problems := in.CheckLayout(l)
+	m := layouts.NewMeasure(l)
+	f := in.Forest
+	var s transform.Stats
+	for _, i := range f.Order() {
+		if f.Rejected(int(i)) {
+			continue
+		}
+		f.Stats(int(i), &s)
+		l.Measure(&s, m)
+	}
+	p := &Plan{
+		Layout:       l.Name(),
+		Nodes:        m.Nodes,
+		Items:        m.Items,
+		Bytes:        m.Bytes,
+		MaxItemBytes: m.MaxItemBytes,
+		WCU:          m.WCU,
+		Rejected:     f.RejectedCount(),
+		Problems:     len(problems),
+	}
+	spec := l.Table()
+	addKey := func(slot int, index string, k *layouts.KeyAttr, limit int, role string) {
+		if k == nil || slot >= len(m.Keys) {
+			return
+		}
+		p.Keys = append(p.Keys, KeyReport{Index: index, Role: role, Attr: k.Name, Longest: max(m.Keys[slot], 0), Limit: limit})
+	}
+	addKey(0, "", &spec.PK, transform.MaxPartitionKeyBytes, "partition")
+	addKey(1, "", spec.SK, transform.MaxSortKeyBytes, "sort")
+	if len(m.Collections) > 0 {
+		p.Collections = append(p.Collections, CollectionReport{Attr: spec.PK.Name, Items: m.Collections[0]})
+	}
+	for k, ix := range spec.Indexes {
+		addKey(2+2*k, ix.Name, &ix.PK, transform.MaxPartitionKeyBytes, "partition")
+		addKey(3+2*k, ix.Name, ix.SK, transform.MaxSortKeyBytes, "sort")
+		if 1+k < len(m.Collections) {
+			p.Collections = append(p.Collections, CollectionReport{Index: ix.Name, Attr: ix.PK.Name, Items: m.Collections[1+k]})
+		}
+	}
+	// {"Item":{…}}\n is 11 bytes; each attribute adds about 12 of quotes,
+	// braces and type tags. Layout attributes are counted; the user's are
+	// approximated by one per 16 bytes of attribute data.
+	framing := m.Items*11 + m.Items*int64(len(spec.Indexes)+4)*12 + m.Bytes/16*12
+	p.Cost = Cost{
+		OnDemandWrites:  prices.OnDemandWrites(m.WCU),
+		ImportBytes:     m.Bytes + framing,
+		ImportTable:     prices.Import(m.Bytes + framing),
+		StorageMonth:    prices.StorageMonth(m.Bytes, m.Items),
+		Region:          prices.Region,
+		PricesAsOf:      prices.AsOf,
+		WritePerMillion: prices.OnDemandWritePerMillion,
+		ImportPerGB:     prices.ImportPerGB,
+	}
+	return p, problems
+}

@@ -1,0 +1,146 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeport/treeport/layouts"
+)
+
+// FilesOptions configure WriteImportFiles.
+type FilesOptions struct {
+	Dir          string
+	Table        string // the table name written into create-table.json and import-table.json
+	ItemsPerFile int
+	Emit         EmitOptions
+	// Settings are the flags that shaped the items, recorded in the manifest.
+	Settings map[string]any
+}
+
+// Manifest describes a directory of import files.
+type Manifest struct {
+	Tool     string         `json:"tool"`
+	Created  string         `json:"created"`
+	Layout   string         `json:"layout"`
+	Table    string         `json:"table"`
+	Input    string         `json:"input"`
+	Settings map[string]any `json:"settings"`
+	Shard    string         `json:"shard,omitempty"`
+	Nodes    int64          `json:"nodes"`
+	Items    int64          `json:"items"`
+	Rejected int64          `json:"rejected_records"`
+	Bytes    int64          `json:"bytes"`
+	RawBytes int64          `json:"uncompressed_bytes"`
+	Files    []DataFile     `json:"files"`
+	Format   string         `json:"format"`
+	Comp     string         `json:"compression"`
+}
+
+// WriteImportFiles writes the input's items for one layout as the files
+// DynamoDB's import from S3 reads (SPEC §6): data/*.json.gz, then
+// create-table.json, import-table.json and, last, manifest.json, whose
+// presence says the directory is complete.
+func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manifest, error) {
+	sink, err := NewFileSink(FileSinkOptions{Dir: opts.Dir, ItemsPerFile: opts.ItemsPerFile})
+	if err != nil {
+		return nil, err
+	}
+	st, err := in.Emit(ctx, opts.Emit, func(_ int64, item layouts.Item) error {
+		return sink.Write(item)
+	})
+	files, cerr := sink.Close()
+	if err != nil {
+		return nil, err
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	l := opts.Emit.Layout
+	spec := l.Table()
+	create, err := SchemaJSON(opts.Table, spec, Billing{})
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(opts.Dir, "create-table.json"), create); err != nil {
+		return nil, err
+	}
+	importReq, err := ImportTableJSON(opts.Table, spec, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(opts.Dir, "import-table.json"), importReq); err != nil {
+		return nil, err
+	}
+	m := &Manifest{
+		Tool:     "treeport",
+		Created:  time.Now().UTC().Format(time.RFC3339),
+		Layout:   l.Name(),
+		Table:    opts.Table,
+		Input:    in.Opts.Path,
+		Settings: opts.Settings,
+		Shard:    opts.Emit.Shard.String(),
+		Nodes:    st.Nodes,
+		Items:    st.Items,
+		Rejected: st.Rejected,
+		Files:    files,
+		Format:   "DYNAMODB_JSON",
+		Comp:     "GZIP",
+	}
+	for _, f := range files {
+		m.Bytes += f.Bytes
+		m.RawBytes += f.Raw
+	}
+	mj, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(opts.Dir, "manifest.json"), append(mj, '\n')); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ImportTableJSON is an ImportTable request (the API's field names, as
+// `aws dynamodb import-table --cli-input-json` takes it) for the layout's
+// table, reading gzip DynamoDB JSON from s3://bucket/prefix.
+func ImportTableJSON(table string, spec layouts.TableSpec, bucket, prefix string) ([]byte, error) {
+	create, err := SchemaJSON(table, spec, Billing{})
+	if err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(create, &params); err != nil {
+		return nil, err
+	}
+	// TableCreationParameters takes a subset of CreateTable's fields.
+	allowed := map[string]bool{"TableName": true, "AttributeDefinitions": true, "KeySchema": true, "BillingMode": true,
+		"ProvisionedThroughput": true, "GlobalSecondaryIndexes": true, "SSESpecification": true, "OnDemandThroughput": true}
+	for k := range params {
+		if !allowed[k] {
+			delete(params, k)
+		}
+	}
+	req := map[string]any{
+		"S3BucketSource":          map[string]any{"S3Bucket": bucket, "S3KeyPrefix": prefix},
+		"InputFormat":             "DYNAMODB_JSON",
+		"InputCompressionType":    "GZIP",
+		"TableCreationParameters": params,
+	}
+	b, err := json.MarshalIndent(req, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("importer: import-table.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

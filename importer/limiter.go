@@ -1,0 +1,223 @@
+package importer
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// The limiter's tuning. They are variables so that tests can shorten time.
+var (
+	// aimdDecrease is the multiplicative cut on a congestion signal.
+	aimdDecrease = 0.85
+	// aimdIncreasePerSec is the additive increase, per second of writing at
+	// the limit, as a share of the limit the last cut started from: the
+	// climb from a cut back to where it was takes
+	// (1-aimdDecrease)/aimdIncreasePerSec seconds.
+	aimdIncreasePerSec = 0.05
+	// aimdCooldown is the least time between two cuts. The batches in flight
+	// when the service starts throttling all come back throttled within
+	// about one round trip; they are one signal, not many.
+	aimdCooldown = 400 * time.Millisecond
+	// aimdWindow is how far back the measured rates look.
+	aimdWindow = time.Second
+	// aimdBurst is how much unused rate the limiter lets through at once
+	// after an idle spell.
+	aimdBurst = 100 * time.Millisecond
+	// aimdMinRate is the floor of the limit, in WCU per second.
+	aimdMinRate = 1.0
+)
+
+// aimdLimiter is the writers' shared rate limiter, counted in write capacity
+// units. It starts at the cap (MaxWCU), or unlimited when there is no cap.
+// Congestion (throttling, 5xx, unprocessed items) cuts the limit to
+// aimdDecrease times the lower of the limit and the rate the service actually
+// accepted over the last aimdWindow (but by at most half), at most once per
+// aimdCooldown; the first cut of an unlimited limiter therefore lands just
+// under the rate the service was found to sustain. Acknowledged writes raise
+// the limit linearly while the writers are held back by it, up to the cap,
+// climbing back to where a cut started in (1-aimdDecrease)/aimdIncreasePerSec
+// seconds whatever the scale. It is safe for concurrent use.
+type aimdLimiter struct {
+	mu  sync.Mutex
+	now func() time.Time
+
+	max     float64 // the cap; +Inf without one
+	limit   float64 // current limit; +Inf while unlimited
+	minSeen float64 // lowest limit set so far
+	step    float64 // additive increase per second
+
+	next        time.Time // GCRA: when the next reservation may start
+	lastCut     time.Time
+	lastRaise   time.Time
+	lastBlocked time.Time // the last time a Wait had to wait
+	start       time.Time
+
+	acked meter // WCU acknowledged by the service
+	sent  meter // WCU let through by Wait
+}
+
+// newAIMDLimiter returns a limiter capped at maxWCU per second; 0 or less
+// means no cap.
+func newAIMDLimiter(maxWCU float64) *aimdLimiter {
+	return newAIMDLimiterClock(maxWCU, time.Now)
+}
+
+func newAIMDLimiterClock(maxWCU float64, now func() time.Time) *aimdLimiter {
+	if maxWCU <= 0 {
+		maxWCU = math.Inf(1)
+	}
+	t := now()
+	return &aimdLimiter{
+		now: now, max: maxWCU, limit: maxWCU, minSeen: maxWCU,
+		start: t, lastRaise: t,
+		acked: newMeter(aimdWindow, 20),
+		sent:  newMeter(aimdWindow, 20),
+	}
+}
+
+// Wait blocks until wcu units may be spent, or ctx is done. A cost larger
+// than the burst is let through and paid for by the writes after it, so a
+// batch of large items is never refused.
+func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	now := l.now()
+	l.sent.add(now, float64(wcu))
+	if math.IsInf(l.limit, 1) {
+		l.mu.Unlock()
+		return nil
+	}
+	// Generic cell rate: a reservation starts at l.next but no earlier than
+	// now-burst (so idle time buys at most one burst) and pushes l.next by
+	// its cost.
+	startAt := l.next
+	if floor := now.Add(-aimdBurst); startAt.Before(floor) {
+		startAt = floor
+	}
+	l.next = startAt.Add(time.Duration(float64(wcu) / l.limit * float64(time.Second)))
+	delay := startAt.Sub(now)
+	if delay > 0 {
+		l.lastBlocked = now
+	}
+	l.mu.Unlock()
+	if delay <= 0 {
+		return nil
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Success records wcu units acknowledged by the service and raises the limit
+// if the writers are being held back by it.
+func (l *aimdLimiter) Success(wcu int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.acked.add(now, float64(wcu))
+	dt := now.Sub(l.lastRaise).Seconds()
+	l.lastRaise = now
+	if math.IsInf(l.limit, 1) || l.limit >= l.max {
+		return
+	}
+	// Raising a limit nobody is held back by would only store up an
+	// overshoot for later.
+	if now.Sub(l.lastBlocked) > aimdWindow {
+		return
+	}
+	l.limit = math.Min(l.max, l.limit+l.step*dt)
+}
+
+// Congestion records a throttle, a 5xx or unprocessed items, and cuts the
+// limit unless it was cut less than aimdCooldown ago. It reports whether it
+// cut.
+func (l *aimdLimiter) Congestion() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if !l.lastCut.IsZero() && now.Sub(l.lastCut) < aimdCooldown {
+		return false
+	}
+	// What the service accepted while the writers pushed is what it can
+	// take: the estimate a cut starts from.
+	accepted := l.acked.sum(now) / aimdWindow.Seconds()
+	var base float64
+	if math.IsInf(l.limit, 1) {
+		base = accepted
+		if base <= 0 {
+			// Nothing got through yet: what was sent is all there is to go on.
+			base = l.sent.sum(now) / aimdWindow.Seconds()
+		}
+		if base <= 0 {
+			return false
+		}
+	} else {
+		// At most halve the base in one cut: a window in which nothing was
+		// accepted (a spell of 5xx) says little about the capacity.
+		base = math.Max(math.Min(l.limit, accepted), l.limit/2)
+	}
+	l.limit = math.Max(aimdMinRate, base*aimdDecrease)
+	l.step = math.Max(aimdMinRate, base) * aimdIncreasePerSec
+	l.minSeen = math.Min(l.minSeen, l.limit)
+	l.lastCut = now
+	l.lastRaise = now
+	if l.next.Before(now) {
+		l.next = now
+	}
+	return true
+}
+
+// Limit is the current limit in WCU per second, +Inf when unlimited.
+func (l *aimdLimiter) Limit() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limit
+}
+
+// MinLimit is the lowest limit set so far, +Inf if never limited.
+func (l *aimdLimiter) MinLimit() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.minSeen
+}
+
+// meter sums values over a sliding window of fixed slots.
+type meter struct {
+	slot  time.Duration
+	vals  []float64
+	stamp []int64 // slot number each value belongs to
+}
+
+func newMeter(window time.Duration, slots int) meter {
+	return meter{slot: window / time.Duration(slots), vals: make([]float64, slots), stamp: make([]int64, slots)}
+}
+
+func (m *meter) add(now time.Time, v float64) {
+	n := now.UnixNano() / int64(m.slot)
+	i := int(n % int64(len(m.vals)))
+	if m.stamp[i] != n {
+		m.stamp[i], m.vals[i] = n, 0
+	}
+	m.vals[i] += v
+}
+
+// sum is the total over the window ending now.
+func (m *meter) sum(now time.Time) float64 {
+	n := now.UnixNano() / int64(m.slot)
+	total := 0.0
+	for i, s := range m.stamp {
+		if s > n-int64(len(m.vals)) && s <= n {
+			total += m.vals[i]
+		}
+	}
+	return total
+}

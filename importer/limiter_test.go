@@ -1,0 +1,146 @@
+package importer
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(b)) }
+
+func TestLimiterDiscoversFromUnlimited(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newAIMDLimiterClock(0, clk.now)
+	if !math.IsInf(l.Limit(), 1) {
+		t.Fatalf("limit = %v, want unlimited", l.Limit())
+	}
+	// 400 WCU accepted over the last second, then a throttle.
+	for range 16 {
+		clk.advance(60 * time.Millisecond)
+		l.Success(25)
+	}
+	if !math.IsInf(l.Limit(), 1) {
+		t.Fatalf("successes changed an unlimited limit to %v", l.Limit())
+	}
+	if !l.Congestion() {
+		t.Fatal("first congestion did not cut")
+	}
+	if want := 400 * aimdDecrease; !near(l.Limit(), want) {
+		t.Errorf("limit after the first throttle = %v, want %v (a share of the accepted rate)", l.Limit(), want)
+	}
+	if l.MinLimit() != l.Limit() {
+		t.Errorf("min limit = %v, want %v", l.MinLimit(), l.Limit())
+	}
+}
+
+func TestLimiterCooldown(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newAIMDLimiterClock(1000, clk.now)
+	tests := []struct {
+		name    string
+		after   time.Duration
+		wantCut bool
+	}{
+		{name: "first", after: 0, wantCut: true},
+		{name: "same round trip", after: 10 * time.Millisecond, wantCut: false},
+		{name: "still cooling", after: aimdCooldown - 20*time.Millisecond, wantCut: false},
+		{name: "after cooldown", after: 20 * time.Millisecond, wantCut: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk.advance(tt.after)
+			before := l.Limit()
+			cut := l.Congestion()
+			if cut != tt.wantCut {
+				t.Fatalf("cut = %v, want %v", cut, tt.wantCut)
+			}
+			if cut != (l.Limit() < before) {
+				t.Errorf("limit %v → %v, cut reported %v", before, l.Limit(), cut)
+			}
+		})
+	}
+}
+
+func TestLimiterCutNeverMoreThanHalf(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newAIMDLimiterClock(1000, clk.now)
+	l.Congestion() // nothing was accepted: a spell of 5xx
+	if want := 500 * aimdDecrease; !near(l.Limit(), want) {
+		t.Errorf("limit = %v, want %v", l.Limit(), want)
+	}
+}
+
+func TestLimiterAdditiveIncrease(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newAIMDLimiterClock(120, clk.now)
+	for range 10 {
+		clk.advance(100 * time.Millisecond)
+		l.Success(10)
+	}
+	l.Congestion() // base min(120, 100 accepted) = 100
+	if !near(l.Limit(), 100*aimdDecrease) {
+		t.Fatalf("limit = %v, want %v", l.Limit(), 100*aimdDecrease)
+	}
+	step := 100 * aimdIncreasePerSec
+
+	// Not held back by the limit: no increase.
+	clk.advance(2 * time.Second)
+	l.Success(10)
+	if !near(l.Limit(), 100*aimdDecrease) {
+		t.Errorf("limit rose to %v while nobody waited", l.Limit())
+	}
+
+	// Held back: the limit climbs by step per second.
+	l.next = clk.now().Add(time.Hour) // the next Wait would block
+	l.lastBlocked = clk.now()
+	clk.advance(time.Second)
+	l.Success(10)
+	if want := 100*aimdDecrease + step; !near(l.Limit(), want) {
+		t.Errorf("limit after 1 s held back = %v, want %v", l.Limit(), want)
+	}
+	// And stops at the cap.
+	for range 100 {
+		l.lastBlocked = clk.now()
+		clk.advance(time.Second)
+		l.Success(10)
+	}
+	if l.Limit() != 120 {
+		t.Errorf("limit = %v, want the cap 120", l.Limit())
+	}
+}
+
+// Wait paces real time at the limit.
+func TestLimiterPaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	l := newAIMDLimiter(2000)
+	ctx := context.Background()
+	start := time.Now()
+	for range 40 {
+		if err := l.Wait(ctx, 50); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 2000 WCU at 2000 WCU/s, less the burst.
+	el := time.Since(start)
+	if el < 800*time.Millisecond || el > 1500*time.Millisecond {
+		t.Errorf("40 × 50 WCU at 2000 WCU/s took %v, want about 0.9 s", el)
+	}
+	// A cost far above one second's worth still goes through.
+	ctx2, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	l2 := newAIMDLimiter(10)
+	if err := l2.Wait(ctx2, 1000); err != nil {
+		t.Errorf("a large cost on an idle limiter: %v", err)
+	}
+	if err := l2.Wait(ctx2, 1); err == nil {
+		t.Error("the next Wait should wait for the large cost to be paid, past the deadline")
+	}
+}

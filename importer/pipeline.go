@@ -1,0 +1,352 @@
+package importer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// ErrInvalid is returned when the input has problems and nothing may be
+// written. The problems themselves are in Input.Problems.
+var ErrInvalid = errors.New("importer: invalid input")
+
+// InputOptions say how to read and check an input.
+type InputOptions struct {
+	Path   string
+	Source SourceOptions
+	// ClosureCopy is what closure ancestor rows copy (nil: all; empty: none).
+	ClosureCopy []string
+	// SizeHint is the expected number of records (0 if unknown).
+	SizeHint int
+}
+
+// Input is an input read once and checked: the forest's skeleton, the
+// problems found and what it takes to read the records again.
+type Input struct {
+	Opts     InputOptions
+	Forest   *transform.Forest
+	Records  int // rows read, bad ones included
+	Problems []*transform.RowError
+	// attrNames holds every attribute name seen, with the first place it
+	// was seen, for the layouts' reserved-name checks.
+	attrNames map[string]*transform.RowError
+}
+
+// ReadInput reads the whole input once and builds its skeleton: ids,
+// parents and attribute sizes, never the attribute values. The structural
+// problems of SPEC §2 (bad rows, empty, duplicate and self-parent ids,
+// missing parents, cycles) are in the returned Input; layout problems are
+// added by CheckLayout.
+func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
+	src, err := OpenSource(opts.Path, opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var copySet map[string]bool
+	if opts.ClosureCopy != nil {
+		copySet = make(map[string]bool, len(opts.ClosureCopy))
+		for _, a := range opts.ClosureCopy {
+			copySet[a] = true
+		}
+	}
+	b := transform.NewBuilder(opts.SizeHint, copySet != nil)
+	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
+	unit := unitOf(opts)
+	for {
+		if in.Records&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		rec, err := src.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			in.Records++
+			parent := ""
+			if rec != nil {
+				parent = rec.Parent
+			}
+			b.AddBad(re, parent)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		in.Records++
+		size := 0
+		copyBytes := 0
+		for k, v := range rec.Attrs {
+			vs := len(k) + transform.ValueSize(v)
+			size += vs
+			if copySet[k] {
+				copyBytes += vs
+			}
+			if _, ok := in.attrNames[k]; !ok {
+				in.attrNames[k] = &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID}
+			}
+		}
+		if copySet == nil {
+			copyBytes = size
+		}
+		b.Add(rec, unit, size, copyBytes)
+	}
+	in.Forest, in.Problems = b.Build()
+	return in, nil
+}
+
+func unitOf(opts InputOptions) string {
+	if formatOf(opts) == "parquet" {
+		return "row"
+	}
+	return "line"
+}
+
+func formatOf(opts InputOptions) string {
+	if opts.Source.Format != "" {
+		return opts.Source.Format
+	}
+	return DetectFormat(opts.Path)
+}
+
+// CheckLayout adds the problems the layout finds (delimiters in ids,
+// reserved attribute names, keys over DynamoDB's limits, items over 400 KB)
+// and marks the rejected nodes and their subtrees. It returns every problem
+// of the input for that layout, structural ones first. Call Forest.Reset to
+// check the same input against another layout.
+func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
+	problems := append([]*transform.RowError(nil), in.Problems...)
+	// Reserved attribute names: one problem per name, where it is first seen.
+	names := make([]string, 0, len(in.attrNames))
+	for k := range in.attrNames {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	badAttr := map[string]bool{}
+	for _, k := range names {
+		if err := layouts.CheckAttrName(l, k); err != nil {
+			at := in.attrNames[k]
+			problems = append(problems, &transform.RowError{File: at.File, Line: at.Line, Unit: at.Unit, ID: at.ID, Err: err})
+			badAttr[k] = true
+		}
+	}
+	if len(badAttr) > 0 {
+		// A reserved name cannot be written on any node: that is a problem
+		// of the whole input, which only --attr fixes. Every node is rejected.
+		in.Forest.Check(func(int, *transform.Stats) error {
+			return fmt.Errorf("%w: the input uses a layout attribute name", transform.ErrReservedAttr)
+		})
+		return problems
+	}
+	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
+		return layouts.Check(l, s)
+	})...)
+	return problems
+}
+
+// EmitOptions say what to do with the items of a checked input.
+type EmitOptions struct {
+	Layout layouts.Layout
+	// Skip is how many items to pass over first (a checkpoint's watermark).
+	Skip int64
+	// Shard, when Of > 1, keeps only the items whose partition key hashes to
+	// shard K of Of.
+	Shard Shard
+	// Rejects, when set, receives every rejected record as it came in, with
+	// the reason, as JSON Lines.
+	Rejects io.Writer
+}
+
+// Emit reads the input a second time and calls fn with each item of every
+// node that is not rejected, numbered from 0 in a deterministic order (the
+// input's order; a node's items in the layout's order). Items numbered below
+// opts.Skip are built but not passed on. Each item is a fresh map that fn
+// may keep. An error from fn stops Emit and is returned.
+func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error) (EmitStats, error) {
+	var st EmitStats
+	src, err := OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	if err != nil {
+		return st, err
+	}
+	defer src.Close()
+	f := in.Forest
+	spec := opts.Layout.Table()
+	unit := unitOf(in.Opts)
+	var (
+		node    transform.Node
+		pathBuf []string
+		seq     int64
+		ferr    error
+		rejects *json.Encoder
+	)
+	if opts.Rejects != nil {
+		rejects = json.NewEncoder(opts.Rejects)
+		rejects.SetEscapeHTML(false)
+	}
+	emit := func(item layouts.Item) {
+		if ferr != nil {
+			return
+		}
+		s := seq
+		seq++
+		if opts.Shard.Of > 1 && !opts.Shard.Owns(layouts.KeyOf(spec, item)) {
+			return
+		}
+		st.Items++
+		if s < opts.Skip {
+			st.Skipped++
+			return
+		}
+		ferr = fn(s, item)
+	}
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+		}
+		rec, err := src.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			st.Rejected++
+			if rejects != nil {
+				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, nil)); err != nil {
+					return st, err
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return st, err
+		}
+		i := f.Lookup(rec.ID)
+		if i < 0 || f.Rejected(i) {
+			st.Rejected++
+			if rejects != nil {
+				reason := error(transform.ErrEmptyID)
+				if i >= 0 {
+					reason = f.Reason(i)
+				}
+				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)); err != nil {
+					return st, err
+				}
+			}
+			continue
+		}
+		node.Record = *rec
+		node.Record.Raw = nil
+		node.Depth = f.Depth(i)
+		pathBuf = f.AppendPath(pathBuf[:0], i)
+		node.Path = pathBuf
+		st.Nodes++
+		if err := opts.Layout.Items(&node, emit); err != nil {
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: err}
+		}
+		if ferr != nil {
+			return st, ferr
+		}
+	}
+	return st, nil
+}
+
+// EmitStats count what Emit did.
+type EmitStats struct {
+	Nodes    int64 // nodes whose items were built
+	Items    int64 // items that belong to this shard, skipped ones included
+	Skipped  int64 // items passed over because of opts.Skip
+	Rejected int64 // records left out
+}
+
+func withRaw(o SourceOptions, raw bool) SourceOptions {
+	o.KeepRaw = raw
+	return o
+}
+
+type rejectRecord struct {
+	File   string          `json:"file"`
+	Line   int             `json:"line,omitempty"`
+	Row    int             `json:"row,omitempty"`
+	ID     string          `json:"id,omitempty"`
+	Reason string          `json:"reason"`
+	Record json.RawMessage `json:"record,omitempty"`
+	Text   string          `json:"text,omitempty"`
+}
+
+func rejectLine(file string, line int, unit, id string, reason error, raw []byte) rejectRecord {
+	r := rejectRecord{File: file, ID: id, Reason: reasonText(reason)}
+	if unit == "row" {
+		r.Row = line
+	} else {
+		r.Line = line
+	}
+	if len(raw) > 0 {
+		if json.Valid(raw) {
+			r.Record = raw
+		} else {
+			r.Text = string(raw)
+		}
+	}
+	return r
+}
+
+// reasonText is the cause without the location the reject line already has.
+func reasonText(err error) string {
+	var re *transform.RowError
+	if errors.As(err, &re) && re.Err != nil {
+		return re.Err.Error()
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Fingerprint hashes the input's bytes (every file of a directory, in name
+// order) with the given settings, so that a checkpoint is only ever resumed
+// with the same input and the same flags.
+func Fingerprint(path string, settings any) (string, error) {
+	h := sha256.New()
+	settingsJSON, err := json.Marshal(settings)
+	if err != nil {
+		return "", err
+	}
+	h.Write(settingsJSON)
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(path, p)
+		fmt.Fprintf(h, "\x00%s\x00", rel)
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(h, f)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,375 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// Source reads records one at a time.
+//
+// Next returns io.EOF at the end. A *transform.RowError means that one row
+// is bad: the caller may call Next again to go on (a source that cannot go on,
+// after a syntax error in a JSON array for instance, returns io.EOF next).
+// With a RowError, Next also returns what it could read of the row (its id,
+// parent, File, Line and, with KeepRaw, Raw) when it could read that much,
+// and nil otherwise, so the caller can reject the row's subtree and keep the
+// row in a rejects file. Any other error is a failure to read the input, and
+// ends the stream.
+//
+// Every call returns a fresh *transform.Record that the caller may keep.
+// A Source is not safe for concurrent use. The caller closes it.
+type Source interface {
+	Next(ctx context.Context) (*transform.Record, error)
+	Close() error
+}
+
+// SourceOptions say how to read an input.
+type SourceOptions struct {
+	// Format is csv, json, jsonl, parquet or ddbjson; "" tells it from the
+	// file name (see DetectFormat).
+	Format string
+	// IDField and ParentField name the id and parent fields; "" means "id"
+	// and "parent_id". Both are taken out of the record's attributes.
+	IDField     string
+	ParentField string
+	// CSVDelimiter separates CSV fields; 0 means ','.
+	CSVDelimiter rune
+	// Types gives CSV columns a type (S, N, BOOL, JSON or B, see ParseTypes).
+	// Untyped columns are strings. Other formats carry their own types.
+	Types map[string]string
+	// KeepRaw fills Record.Raw with the record as it came in.
+	KeepRaw bool
+}
+
+func (o SourceOptions) idField() string {
+	if o.IDField == "" {
+		return "id"
+	}
+	return o.IDField
+}
+
+func (o SourceOptions) parentField() string {
+	if o.ParentField == "" {
+		return "parent_id"
+	}
+	return o.ParentField
+}
+
+// The formats a Source reads.
+const (
+	FormatCSV     = "csv"
+	FormatJSON    = "json"
+	FormatJSONL   = "jsonl"
+	FormatParquet = "parquet"
+	FormatDDBJSON = "ddbjson"
+)
+
+// columnTypes are the types ParseTypes accepts, with what each means.
+var columnTypes = map[string]string{
+	"S":    "string (the default)",
+	"N":    "number",
+	"BOOL": "true or false (also 1 or 0)",
+	"JSON": "a JSON value, typed as a JSON source types it",
+	"B":    "binary, base64 encoded",
+}
+
+// ParseTypes parses a --types value, "size:N,active:BOOL,tags:JSON", into
+// a map of column names to types. Types are S, N, BOOL, JSON and B, in any
+// case. A column may be named only once.
+func ParseTypes(spec string) (map[string]string, error) {
+	out := map[string]string{}
+	for part := range strings.SplitSeq(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		i := strings.LastIndexByte(part, ':')
+		if i <= 0 {
+			return nil, fmt.Errorf("%q: want COLUMN:TYPE, such as size:N", part)
+		}
+		col, typ := part[:i], strings.ToUpper(strings.TrimSpace(part[i+1:]))
+		if _, ok := columnTypes[typ]; !ok {
+			return nil, fmt.Errorf("%q: unknown type %q; want S, N, BOOL, JSON or B", part, part[i+1:])
+		}
+		if _, dup := out[col]; dup {
+			return nil, fmt.Errorf("column %q is typed twice", col)
+		}
+		out[col] = typ
+	}
+	return out, nil
+}
+
+// DetectFormat tells an input's format from its name: .csv, .json, .jsonl,
+// .ndjson (jsonl), .parquet and .ddbjson, after taking off a .gz, .zst or
+// .zstd suffix. A directory is a DynamoDB export (ddbjson). It returns "" when
+// the name does not tell.
+func DetectFormat(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return FormatDDBJSON
+	}
+	name := strings.ToLower(filepath.Base(path))
+	for _, ext := range []string{".gz", ".zst", ".zstd"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	switch filepath.Ext(name) {
+	case ".csv":
+		return FormatCSV
+	case ".json":
+		return FormatJSON
+	case ".jsonl", ".ndjson":
+		return FormatJSONL
+	case ".parquet":
+		return FormatParquet
+	case ".ddbjson":
+		return FormatDDBJSON
+	}
+	return ""
+}
+
+// OpenSource opens the input at path. Gzip and zstd input is recognised by
+// its magic bytes, whatever its name. An error here (a missing file, an
+// unknown format, a CSV header without the id column) means nothing can be
+// read; problems with single records come later, from Next.
+func OpenSource(path string, opts SourceOptions) (Source, error) {
+	format := strings.ToLower(opts.Format)
+	if format == "" {
+		format = DetectFormat(path)
+		if format == "" {
+			return nil, fmt.Errorf("importer: cannot tell the format of %s from its name; use --format csv, json, jsonl, parquet or ddbjson", path)
+		}
+	}
+	if format == "ndjson" {
+		format = FormatJSONL
+	}
+	if format != FormatCSV && len(opts.Types) > 0 {
+		return nil, fmt.Errorf("importer: --types applies to CSV only; %s carries its own types", format)
+	}
+	switch format {
+	case FormatCSV:
+		return openCSV(path, opts)
+	case FormatJSON, FormatJSONL:
+		return openJSON(path, format, opts)
+	case FormatParquet:
+		return openParquet(path, opts)
+	case FormatDDBJSON:
+		return openDDBJSON(path, opts)
+	}
+	return nil, fmt.Errorf("importer: unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
+}
+
+// input is an opened input file, decompressed when it needs to be.
+type input struct {
+	r           *bufio.Reader
+	compression string // "", "gzip" or "zstd"
+	closers     []func() error
+}
+
+const readBufferSize = 256 << 10
+
+// openInput opens path and looks at its first bytes for gzip's or zstd's
+// magic number.
+func openInput(path string) (*input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	in, err := newInput(&fileReader{f}, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.closers = append(in.closers, f.Close)
+	return in, nil
+}
+
+func newInput(r io.Reader, name string) (*input, error) {
+	br := bufio.NewReaderSize(r, readBufferSize)
+	magic, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("importer: reading %s: %w", name, err)
+	}
+	in := &input{r: br}
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)
+		}
+		in.r = bufio.NewReaderSize(&decompressReader{r: zr, format: "gzip"}, readBufferSize)
+		in.compression = "gzip"
+		// The decompressor holds no resource but memory, and a complaint
+		// about the data has already come out of Read.
+		in.closers = append(in.closers, func() error { zr.Close(); return nil })
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
+		}
+		in.r = bufio.NewReaderSize(&decompressReader{r: zr, format: "zstd"}, readBufferSize)
+		in.compression = "zstd"
+		in.closers = append(in.closers, func() error { zr.Close(); return nil })
+	}
+	return in, nil
+}
+
+func (in *input) Close() error {
+	var errs []error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		errs = append(errs, in.closers[i]())
+	}
+	in.closers = nil
+	return errors.Join(errs...)
+}
+
+// fileReader marks the errors of reading the file itself, so that they are
+// told apart from corrupt compressed data.
+type fileReader struct{ f *os.File }
+
+func (r *fileReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if err != nil && err != io.EOF {
+		err = &readError{err}
+	}
+	return n, err
+}
+
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// decompressReader turns a decompressor's complaints about its data into
+// corruptError, leaving errors reading the file as they are.
+type decompressReader struct {
+	r      io.Reader
+	format string
+}
+
+func (r *decompressReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		var re *readError
+		if !errors.As(err, &re) {
+			err = &corruptError{format: r.format, err: err}
+		}
+	}
+	return n, err
+}
+
+// corruptError is compressed input that cannot be decompressed: invalid
+// input, not a failure to read it.
+type corruptError struct {
+	format string
+	err    error
+}
+
+func (e *corruptError) Error() string {
+	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
+}
+
+func (e *corruptError) Unwrap() error { return e.err }
+
+// inputError turns an error that ended a read into what Next returns: a
+// RowError for invalid input (corrupt compressed data), the error itself for
+// a failure to read.
+func inputError(err error, file string, line int, unit string) error {
+	var ce *corruptError
+	if errors.As(err, &ce) {
+		return &transform.RowError{File: file, Line: line, Unit: unit, Err: parseErr("%v", ce)}
+	}
+	var re *readError
+	if errors.As(err, &re) {
+		return fmt.Errorf("importer: reading %s: %w", file, re.err)
+	}
+	return err
+}
+
+// parseError is a row that cannot be parsed. It matches transform.ErrParse
+// with errors.Is, and says what is wrong without repeating that sentinel.
+type parseError struct{ msg string }
+
+func (e *parseError) Error() string        { return e.msg }
+func (e *parseError) Is(target error) bool { return target == transform.ErrParse }
+
+func parseErr(format string, args ...any) error {
+	return &parseError{msg: fmt.Sprintf(format, args...)}
+}
+
+// takeKey takes the id or the parent out of the attributes. An S is taken
+// as it is and an N as its text; a NULL or an absent field gives "". Another
+// type is an error.
+func takeKey(attrs map[string]types.AttributeValue, field, what string) (string, error) {
+	v, ok := attrs[field]
+	if !ok {
+		return "", nil
+	}
+	delete(attrs, field)
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value, nil
+	case *types.AttributeValueMemberN:
+		return v.Value, nil
+	case *types.AttributeValueMemberNULL:
+		return "", nil
+	}
+	return "", parseErr("the %s field %q is %s; want a string or a number", what, field, typeName(v))
+}
+
+// takeIDs takes the id and the parent out of the attributes, as takeKey does.
+func takeIDs(rec *transform.Record, opts SourceOptions) error {
+	id, err := takeKey(rec.Attrs, opts.idField(), "id")
+	if err != nil {
+		delete(rec.Attrs, opts.parentField())
+		return err
+	}
+	rec.ID = id
+	parent, err := takeKey(rec.Attrs, opts.parentField(), "parent")
+	rec.Parent = parent
+	return err
+}
+
+func typeName(v types.AttributeValue) string {
+	switch v.(type) {
+	case *types.AttributeValueMemberS:
+		return "a string"
+	case *types.AttributeValueMemberN:
+		return "a number"
+	case *types.AttributeValueMemberB:
+		return "binary"
+	case *types.AttributeValueMemberBOOL:
+		return "a boolean"
+	case *types.AttributeValueMemberNULL:
+		return "null"
+	case *types.AttributeValueMemberL:
+		return "a list"
+	case *types.AttributeValueMemberM:
+		return "an object"
+	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
+		return "a set"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

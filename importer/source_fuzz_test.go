@@ -1,0 +1,213 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// drain reads a source to its end and checks the Source contract: no panic,
+// errors are RowErrors or io.EOF, io.EOF stays io.EOF, records name their
+// place and hold valid UTF-8 ids.
+func drain(t *testing.T, src Source, file string) {
+	t.Helper()
+	defer src.Close()
+	for i := 0; i < 20000; i++ {
+		rec, err := src.Next(context.Background())
+		if err == io.EOF {
+			if _, err := src.Next(context.Background()); err != io.EOF {
+				t.Fatalf("Next after io.EOF: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			var re *transform.RowError
+			if !errors.As(err, &re) {
+				t.Fatalf("Next: %v (%T), want a RowError or io.EOF", err, err)
+			}
+			if re.File != file {
+				t.Fatalf("RowError.File = %q, want %q", re.File, file)
+			}
+			if !errors.Is(err, transform.ErrParse) {
+				t.Fatalf("RowError %v does not wrap transform.ErrParse", err)
+			}
+			continue
+		}
+		if rec == nil {
+			t.Fatal("Next returned neither a record nor an error")
+		}
+		if rec.File != file || rec.Line < 1 {
+			t.Fatalf("record at %s:%d", rec.File, rec.Line)
+		}
+		if !utf8.ValidString(rec.ID) || !utf8.ValidString(rec.Parent) {
+			t.Fatalf("id %q or parent %q is not valid UTF-8", rec.ID, rec.Parent)
+		}
+		for k := range rec.Attrs {
+			if k == "" || !utf8.ValidString(k) {
+				t.Fatalf("attribute name %q", k)
+			}
+		}
+	}
+}
+
+func memInput(t *testing.T, data []byte) *input {
+	in, err := newInput(bytes.NewReader(data), "fuzz")
+	if err != nil {
+		return nil
+	}
+	return in
+}
+
+func FuzzCSVSource(f *testing.F) {
+	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), false)
+	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
+	f.Add([]byte("id;parent_id\n😀;\xff\n"), false)
+	f.Add(gzipped(f, []byte("id,parent_id\na,\n")), false)
+	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
+		in := memInput(t, data)
+		if in == nil {
+			return
+		}
+		opts := SourceOptions{KeepRaw: true}
+		if typed {
+			opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
+		}
+		src, err := newCSVSource(in, "fuzz.csv", opts)
+		if err != nil {
+			return
+		}
+		drain(t, src, "fuzz.csv")
+	})
+}
+
+func fuzzJSON(f *testing.F, format string) {
+	f.Add([]byte("[\n{\"id\":\"a\",\"n\":1.5,\"l\":[true,null,{}]},\n{\"id\":2,\"parent_id\":\"a\"}]"))
+	f.Add([]byte("{\"id\":\"a\"}\n{\"id\":\"b\",\"parent_id\":\"a\"}\r\n\n{bad}\n"))
+	f.Add([]byte("{\n \"id\": \"a\"\n}\n{\"id\":\"b\"} {\"id\":\"c\""))
+	f.Add([]byte(`[{"id":"a"} {"id":"b"}]`))
+	f.Add([]byte(`[1,"x",{"id":true},{"id":"\ud800"}]x`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := memInput(t, data)
+		if in == nil {
+			return
+		}
+		src, err := newJSONSource(in, "fuzz.json", format, SourceOptions{KeepRaw: true})
+		if err != nil {
+			return
+		}
+		drain(t, src, "fuzz.json")
+	})
+}
+
+func FuzzJSONSource(f *testing.F)  { fuzzJSON(f, FormatJSON) }
+func FuzzJSONLSource(f *testing.F) { fuzzJSON(f, FormatJSONL) }
+
+func FuzzDDBJSONSource(f *testing.F) {
+	f.Add([]byte(`{"Item":{"id":{"S":"a"},"n":{"N":"1"}}}` + "\n" + `{"Item":{"id":{"N":"2"},"parent_id":{"S":"a"},"m":{"M":{"l":{"L":[{"NULL":true}]}}}}}`))
+	f.Add([]byte("{\"id\":{\"S\":\"bare\"}}\n\nnot json\n{\"Item\":{\"id\":{\"BOOL\":true}}}\n"))
+	f.Add(gzipped(f, []byte(`{"Item":{"id":{"S":"a"}}}`)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		items := &itemSource{
+			files: []string{"fuzz.json"},
+			open: func(string) (*input, error) {
+				return newInput(bytes.NewReader(data), "fuzz.json")
+			},
+		}
+		src := &ddbjsonSource{items: items, opts: SourceOptions{KeepRaw: true}}
+		if in := memInput(t, data); in == nil {
+			return // not even its compression header can be read: OpenItemSource would fail
+		}
+		drain(t, src, "fuzz.json")
+	})
+}
+
+func FuzzParquetSource(f *testing.F) {
+	type row struct {
+		ID     int64    `parquet:"id"`
+		Parent *string  `parquet:"parent_id,optional"`
+		Tags   []string `parquet:"tags,list"`
+		F      float64  `parquet:"f"`
+	}
+	seed := func(rows []row) {
+		data, err := os.ReadFile(writeParquet(f, rows, 2))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	seed([]row{{ID: 1, Tags: []string{"a"}}, {ID: 2, Parent: ptr("1"), F: 1.5}, {ID: 3, Parent: ptr("\xff")}})
+	data, err := os.ReadFile(writeParquet(f, []pqRow{{ID: 1, Tags: []string{"x"}, Attrs: map[string]int32{"k": 1}, Owner: &pqOwner{Name: "o"}, When: time.Unix(0, 0)}}, 1))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src, err := newParquetSource(bytes.NewReader(data), int64(len(data)), "fuzz.parquet", SourceOptions{KeepRaw: true})
+		if err != nil {
+			return
+		}
+		drain(t, src, "fuzz.parquet")
+	})
+}
+
+// BenchmarkCSVSource reads a 100k-row CSV (id,parent_id,name,size,created)
+// from memory, with size typed N.
+func BenchmarkCSVSource(b *testing.B) {
+	const rows = 100_000
+	var sb strings.Builder
+	sb.WriteString("id,parent_id,name,size,created\n")
+	for i := range rows {
+		sb.WriteString("n")
+		sb.WriteString(strconv.Itoa(i))
+		sb.WriteByte(',')
+		if i > 0 {
+			sb.WriteString("n")
+			sb.WriteString(strconv.Itoa((i - 1) / 8))
+		}
+		sb.WriteString(",file ")
+		sb.WriteString(strconv.Itoa(i % 1000))
+		sb.WriteString(".txt,")
+		sb.WriteString(strconv.Itoa(i * 37 % 100000))
+		sb.WriteString(",2024-01-02T03:04:05Z\n")
+	}
+	data := []byte(sb.String())
+	opts := SourceOptions{Types: map[string]string{"size": "N"}}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		in, err := newInput(bytes.NewReader(data), "bench.csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, err := newCSVSource(in, "bench.csv", opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			_, err := src.Next(context.Background())
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != rows {
+			b.Fatalf("read %d rows, want %d", n, rows)
+		}
+		src.Close()
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

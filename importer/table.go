@@ -1,0 +1,376 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/treeport/treeport/layouts"
+)
+
+// Billing is how a new table pays for its capacity. The zero value is
+// on-demand (PAY_PER_REQUEST).
+type Billing struct {
+	// Provisioned selects provisioned capacity: RCU and WCU for the table
+	// and the same for each of its indexes.
+	Provisioned bool
+	RCU, WCU    int64
+}
+
+func (b Billing) check() error {
+	if b.Provisioned && (b.RCU <= 0 || b.WCU <= 0) {
+		return fmt.Errorf("importer: provisioned capacity needs read and write units above 0 (got %d RCU, %d WCU)", b.RCU, b.WCU)
+	}
+	return nil
+}
+
+// TableAPI is the part of the DynamoDB client that CreateTable and
+// CheckTable use; *dynamodb.Client satisfies it.
+type TableAPI interface {
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+}
+
+var _ TableAPI = (*dynamodb.Client)(nil)
+
+var (
+	// ErrSchemaMismatch marks a table whose keys or indexes are not the
+	// layout's; the error is a *SchemaMismatchError. Nothing was written.
+	ErrSchemaMismatch = errors.New("importer: table does not match the layout")
+	// ErrTableNotFound marks a table that does not exist.
+	ErrTableNotFound = errors.New("importer: table not found")
+)
+
+// SchemaMismatchError lists every way a table differs from a layout.
+type SchemaMismatchError struct {
+	Table string
+	Diffs []string
+}
+
+func (e *SchemaMismatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "importer: table %q does not match the layout:", e.Table)
+	for _, d := range e.Diffs {
+		b.WriteString("\n  - ")
+		b.WriteString(d)
+	}
+	b.WriteString("\nchoose another table or layout, or rename the layout's attributes and indexes with --attr OLD=NEW")
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrSchemaMismatch) true.
+func (e *SchemaMismatchError) Is(target error) bool { return target == ErrSchemaMismatch }
+
+// The JSON shape of CreateTable, with the API's field names, as
+// `aws dynamodb create-table --cli-input-json` reads it.
+type (
+	schemaDoc struct {
+		TableName              string            `json:"TableName"`
+		AttributeDefinitions   []schemaAttr      `json:"AttributeDefinitions"`
+		KeySchema              []schemaKey       `json:"KeySchema"`
+		GlobalSecondaryIndexes []schemaIndex     `json:"GlobalSecondaryIndexes,omitempty"`
+		BillingMode            string            `json:"BillingMode"`
+		ProvisionedThroughput  *schemaThroughput `json:"ProvisionedThroughput,omitempty"`
+	}
+	schemaAttr struct {
+		AttributeName string `json:"AttributeName"`
+		AttributeType string `json:"AttributeType"`
+	}
+	schemaKey struct {
+		AttributeName string `json:"AttributeName"`
+		KeyType       string `json:"KeyType"`
+	}
+	schemaIndex struct {
+		IndexName             string            `json:"IndexName"`
+		KeySchema             []schemaKey       `json:"KeySchema"`
+		Projection            schemaProjection  `json:"Projection"`
+		ProvisionedThroughput *schemaThroughput `json:"ProvisionedThroughput,omitempty"`
+	}
+	schemaProjection struct {
+		ProjectionType string `json:"ProjectionType"`
+	}
+	schemaThroughput struct {
+		ReadCapacityUnits  int64 `json:"ReadCapacityUnits"`
+		WriteCapacityUnits int64 `json:"WriteCapacityUnits"`
+	}
+)
+
+// schema builds the CreateTable document for spec, checking that an
+// attribute used by several keys has one type.
+func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, error) {
+	if err := billing.check(); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, errors.New("importer: empty table name")
+	}
+	doc := &schemaDoc{TableName: name, BillingMode: string(types.BillingModePayPerRequest)}
+	var tp *schemaThroughput
+	if billing.Provisioned {
+		doc.BillingMode = string(types.BillingModeProvisioned)
+		tp = &schemaThroughput{ReadCapacityUnits: billing.RCU, WriteCapacityUnits: billing.WCU}
+		doc.ProvisionedThroughput = tp
+	}
+	attrTypes := map[string]string{}
+	var problems []string
+	def := func(where string, k layouts.KeyAttr) {
+		t := string(k.Type)
+		if t == "" {
+			problems = append(problems, fmt.Sprintf("%s: attribute %q has no type", where, k.Name))
+			return
+		}
+		if old, ok := attrTypes[k.Name]; ok {
+			if old != t {
+				problems = append(problems, fmt.Sprintf("%s: attribute %q is %s here but %s in another key", where, k.Name, t, old))
+			}
+			return
+		}
+		attrTypes[k.Name] = t
+		doc.AttributeDefinitions = append(doc.AttributeDefinitions, schemaAttr{AttributeName: k.Name, AttributeType: t})
+	}
+	keys := func(where string, pk layouts.KeyAttr, sk *layouts.KeyAttr) []schemaKey {
+		def(where, pk)
+		ks := []schemaKey{{AttributeName: pk.Name, KeyType: "HASH"}}
+		if sk != nil {
+			def(where, *sk)
+			ks = append(ks, schemaKey{AttributeName: sk.Name, KeyType: "RANGE"})
+		}
+		return ks
+	}
+	doc.KeySchema = keys("table key", spec.PK, spec.SK)
+	for _, ix := range spec.Indexes {
+		doc.GlobalSecondaryIndexes = append(doc.GlobalSecondaryIndexes, schemaIndex{
+			IndexName:             ix.Name,
+			KeySchema:             keys("index "+ix.Name, ix.PK, ix.SK),
+			Projection:            schemaProjection{ProjectionType: string(types.ProjectionTypeAll)},
+			ProvisionedThroughput: tp,
+		})
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("importer: the layout's table is not valid: %s", strings.Join(problems, "; "))
+	}
+	return doc, nil
+}
+
+// SchemaJSON is the CreateTable request for the layout's table as JSON with
+// the API's field names, which `aws dynamodb create-table --cli-input-json`
+// accepts: TableName, AttributeDefinitions, KeySchema, GlobalSecondaryIndexes
+// (every attribute projected), BillingMode and, for provisioned billing,
+// ProvisionedThroughput on the table and on each index. It ends in a newline.
+func SchemaJSON(name string, spec layouts.TableSpec, billing Billing) ([]byte, error) {
+	doc, err := schema(name, spec, billing)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// CreateTableInput is the SDK request SchemaJSON describes.
+func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dynamodb.CreateTableInput, error) {
+	doc, err := schema(name, spec, billing)
+	if err != nil {
+		return nil, err
+	}
+	tp := func(t *schemaThroughput) *types.ProvisionedThroughput {
+		if t == nil {
+			return nil
+		}
+		return &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(t.ReadCapacityUnits), WriteCapacityUnits: aws.Int64(t.WriteCapacityUnits)}
+	}
+	ks := func(keys []schemaKey) []types.KeySchemaElement {
+		out := make([]types.KeySchemaElement, len(keys))
+		for i, k := range keys {
+			out[i] = types.KeySchemaElement{AttributeName: aws.String(k.AttributeName), KeyType: types.KeyType(k.KeyType)}
+		}
+		return out
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:             aws.String(doc.TableName),
+		KeySchema:             ks(doc.KeySchema),
+		BillingMode:           types.BillingMode(doc.BillingMode),
+		ProvisionedThroughput: tp(doc.ProvisionedThroughput),
+	}
+	for _, a := range doc.AttributeDefinitions {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
+			AttributeName: aws.String(a.AttributeName), AttributeType: types.ScalarAttributeType(a.AttributeType),
+		})
+	}
+	for _, ix := range doc.GlobalSecondaryIndexes {
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName:             aws.String(ix.IndexName),
+			KeySchema:             ks(ix.KeySchema),
+			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType)},
+			ProvisionedThroughput: tp(ix.ProvisionedThroughput),
+		})
+	}
+	return in, nil
+}
+
+// tableWaitPoll is the longest pause between two DescribeTable calls while
+// waiting for a table; the first pauses are shorter.
+var tableWaitPoll = 2 * time.Second
+
+// CreateTable creates the layout's table and waits until it and every index
+// are ACTIVE, or ctx ends. If the table already exists it waits for it and
+// checks it with CheckTable instead, so that a rerun with the same flags
+// goes on.
+func CreateTable(ctx context.Context, client TableAPI, name string, spec layouts.TableSpec, billing Billing) error {
+	in, err := CreateTableInput(name, spec, billing)
+	if err != nil {
+		return err
+	}
+	if _, err := client.CreateTable(ctx, in); err != nil {
+		var inUse *types.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return serviceError("CreateTable", err)
+		}
+		if _, err := waitActive(ctx, client, name); err != nil {
+			return err
+		}
+		return CheckTable(ctx, client, name, spec)
+	}
+	_, err = waitActive(ctx, client, name)
+	return err
+}
+
+// waitActive polls until the table and its indexes are ACTIVE.
+func waitActive(ctx context.Context, client TableAPI, name string) (*types.TableDescription, error) {
+	pause := 50 * time.Millisecond
+	for {
+		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return nil, describeError(name, err)
+		}
+		if t := out.Table; t != nil && active(t) {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("importer: waiting for table %q to become active: %w", name, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, tableWaitPoll)
+	}
+}
+
+func active(t *types.TableDescription) bool {
+	if t.TableStatus != types.TableStatusActive {
+		return false
+	}
+	for _, ix := range t.GlobalSecondaryIndexes {
+		if ix.IndexStatus != types.IndexStatusActive {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckTable compares the table's key schema, attribute types and indexes
+// with spec's, before anything is written. A table that differs gives a
+// *SchemaMismatchError listing every difference; indexes the layout does not
+// use are allowed. A missing table gives an error matching ErrTableNotFound.
+func CheckTable(ctx context.Context, client TableAPI, name string, spec layouts.TableSpec) error {
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		return describeError(name, err)
+	}
+	if out.Table == nil {
+		return &ServiceError{Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
+	}
+	if diffs := schemaDiffs(out.Table, spec); len(diffs) > 0 {
+		return &SchemaMismatchError{Table: name, Diffs: diffs}
+	}
+	return nil
+}
+
+func describeError(name string, err error) error {
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: %q (create it with --create-table, or with the JSON `treeport schema` prints; check --region and --endpoint-url)", ErrTableNotFound, name)
+	}
+	return serviceError("DescribeTable", err)
+}
+
+func serviceError(op string, err error) error {
+	e := &ServiceError{Op: op, Err: err}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		e.Code = apiErr.ErrorCode()
+	}
+	return e
+}
+
+// schemaDiffs lists how t differs from spec, in words a user can act on.
+func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
+	attrType := map[string]string{}
+	for _, a := range t.AttributeDefinitions {
+		attrType[aws.ToString(a.AttributeName)] = string(a.AttributeType)
+	}
+	describe := func(name string) string {
+		if ty := attrType[name]; ty != "" {
+			return fmt.Sprintf("%s (%s)", name, ty)
+		}
+		return name
+	}
+	var diffs []string
+	compare := func(where string, ks []types.KeySchemaElement, pk layouts.KeyAttr, sk *layouts.KeyAttr) {
+		var hash, rng string
+		for _, k := range ks {
+			switch k.KeyType {
+			case types.KeyTypeHash:
+				hash = aws.ToString(k.AttributeName)
+			case types.KeyTypeRange:
+				rng = aws.ToString(k.AttributeName)
+			}
+		}
+		want := func(k layouts.KeyAttr) string { return fmt.Sprintf("%s (%s)", k.Name, k.Type) }
+		if hash != pk.Name || attrType[hash] != string(pk.Type) {
+			diffs = append(diffs, fmt.Sprintf("%spartition key: table has %s, layout wants %s", where, describe(hash), want(pk)))
+		}
+		switch {
+		case sk == nil && rng != "":
+			diffs = append(diffs, fmt.Sprintf("%ssort key: table has %s, layout wants none", where, describe(rng)))
+		case sk != nil && rng == "":
+			diffs = append(diffs, fmt.Sprintf("%ssort key: table has none, layout wants %s", where, want(*sk)))
+		case sk != nil && (rng != sk.Name || attrType[rng] != string(sk.Type)):
+			diffs = append(diffs, fmt.Sprintf("%ssort key: table has %s, layout wants %s", where, describe(rng), want(*sk)))
+		}
+	}
+	compare("", t.KeySchema, spec.PK, spec.SK)
+	indexes := map[string]types.GlobalSecondaryIndexDescription{}
+	for _, ix := range t.GlobalSecondaryIndexes {
+		indexes[aws.ToString(ix.IndexName)] = ix
+	}
+	for _, want := range spec.Indexes {
+		ix, ok := indexes[want.Name]
+		if !ok {
+			keys := fmt.Sprintf("partition %s (%s)", want.PK.Name, want.PK.Type)
+			if want.SK != nil {
+				keys += fmt.Sprintf(", sort %s (%s)", want.SK.Name, want.SK.Type)
+			}
+			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, all attributes projected)", want.Name, keys))
+			continue
+		}
+		compare("index "+want.Name+": ", ix.KeySchema, want.PK, want.SK)
+		if ix.Projection == nil || ix.Projection.ProjectionType != types.ProjectionTypeAll {
+			got := "nothing"
+			if ix.Projection != nil {
+				got = string(ix.Projection.ProjectionType)
+			}
+			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs ALL", want.Name, got))
+		}
+	}
+	return diffs
+}

@@ -1,0 +1,212 @@
+package layouts
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// ErrItem is what Node's errors wrap: an item that is not an item of the
+// layout (a layout attribute missing or of the wrong type, a key that does
+// not parse). It usually means the wrong --layout, --attr or --delimiter.
+var ErrItem = errors.New("layouts: item does not fit the layout")
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("layouts: "+format, args...)
+}
+
+// Check returns the layout's problems with one node, as SPEC §2 lists them:
+// an id containing the delimiter (wrapping transform.ErrDelimiter), a key
+// over DynamoDB's limit in the table or any index (transform.ErrKeyTooLong),
+// an item over 400 KB (transform.ErrItemTooLarge). It measures the node's
+// items with l.Measure rather than building them. It returns nil when the
+// node is fine, and otherwise every problem, each matched by errors.Is. The
+// caller adds where the node came from.
+func Check(l Layout, s *transform.Stats) error {
+	var errs []error
+	if d := l.Delimiter(); d != "" && strings.Contains(s.ID, d) {
+		errs = append(errs, fmt.Errorf("%w: the id contains %q, the delimiter of the %s layout; remove it from the id, or choose another delimiter with --delimiter",
+			transform.ErrDelimiter, d, l.Name()))
+	}
+	m := NewMeasure(l)
+	l.Measure(s, m)
+	t := l.Table()
+	for slot, n := range m.Keys {
+		kind, limit := "partition", transform.MaxPartitionKeyBytes
+		if slot%2 == 1 {
+			kind, limit = "sort", transform.MaxSortKeyBytes
+		}
+		if n <= limit {
+			continue
+		}
+		key, where := t.PK, "the table"
+		if i := slot/2 - 1; i >= 0 && i < len(t.Indexes) {
+			key, where = t.Indexes[i].PK, "index "+t.Indexes[i].Name
+			if slot%2 == 1 && t.Indexes[i].SK != nil {
+				key = *t.Indexes[i].SK
+			}
+		} else if slot%2 == 1 && t.SK != nil {
+			key = *t.SK
+		}
+		errs = append(errs, fmt.Errorf("%w: the %s key %s of %s is %d bytes for this node, over the limit of %d; %s",
+			transform.ErrKeyTooLong, kind, key.Name, where, n, limit, keyHint(l, key.Name)))
+	}
+	if m.MaxItemBytes > transform.MaxItemBytes {
+		hint := "shrink the node's attributes"
+		if l.Name() == ClosureName {
+			hint += ", or copy fewer of them to the ancestor rows with --closure-copy"
+		}
+		errs = append(errs, fmt.Errorf("%w: an item of the %s layout for this node is %d bytes, over DynamoDB's limit of %d; %s",
+			transform.ErrItemTooLarge, l.Name(), m.MaxItemBytes, transform.MaxItemBytes, hint))
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return problems(errs)
+}
+
+// keyHint says what to do about a key that is too long.
+func keyHint(l Layout, name string) string {
+	canon := name
+	if b, ok := l.(interface{ layoutBase() *base }); ok {
+		canon = b.layoutBase().canon[name]
+	}
+	switch canon {
+	case "Path", "Key":
+		return "the ids from the root to the node are too long together: shorten them, or choose the closure layout, whose keys do not grow with depth"
+	case "ParentId", "AncestorId":
+		return "an id above this node is too long: shorten it"
+	}
+	return "shorten the id"
+}
+
+// problems is more than one problem with a node, printed on one line.
+type problems []error
+
+func (p problems) Error() string {
+	s := make([]string, len(p))
+	for i, e := range p {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+// Unwrap lets errors.Is and errors.As see every problem.
+func (p problems) Unwrap() []error { return p }
+
+// CheckAttrName returns an error wrapping transform.ErrReservedAttr when a
+// user attribute may not be called name under layout l: the name of one of
+// the layout's attributes (the error says which --attr renames it), or for
+// prefix a name starting with the delimiter. It returns nil otherwise.
+func CheckAttrName(l Layout, name string) error {
+	if b, ok := l.(interface{ layoutBase() *base }); ok {
+		return b.layoutBase().attrNameError(name)
+	}
+	if slices.Contains(l.Reserved(), name) {
+		return fmt.Errorf("%w: attribute %q is a layout attribute of %s; rename the layout's with --attr", transform.ErrReservedAttr, name, l.Name())
+	}
+	return nil
+}
+
+// IndexesOf is the number of the table's indexes the item lands in: those
+// whose key attributes it has.
+func IndexesOf(spec TableSpec, item Item) int {
+	n := 0
+	for _, ix := range spec.Indexes {
+		if _, ok := item[ix.PK.Name]; !ok {
+			continue
+		}
+		if ix.SK != nil {
+			if _, ok := item[ix.SK.Name]; !ok {
+				continue
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// KeyOf returns a string that identifies the item's primary key in the
+// table: two items have the same KeyOf exactly when DynamoDB sees the same
+// key (numbers are compared by value, so "1" and "1.0" are one key). A
+// missing key attribute is encoded too, so KeyOf never fails.
+func KeyOf(spec TableSpec, item Item) string {
+	var b strings.Builder
+	appendKey(&b, item[spec.PK.Name])
+	if spec.SK != nil {
+		appendKey(&b, item[spec.SK.Name])
+	}
+	return b.String()
+}
+
+// appendKey writes one key value, tagged with its type and prefixed with its
+// length so that the concatenation of two is unambiguous.
+func appendKey(b *strings.Builder, v types.AttributeValue) {
+	var tag, s string
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		if v != nil {
+			tag, s = "S", v.Value
+		}
+	case *types.AttributeValueMemberN:
+		if v != nil {
+			tag, s = "N", canonicalNumber(v.Value)
+		}
+	case *types.AttributeValueMemberB:
+		if v != nil {
+			tag, s = "B", string(v.Value)
+		}
+	}
+	if tag == "" {
+		tag, s = "?", typeName(v)
+	}
+	b.WriteString(tag)
+	b.WriteString(strconv.Itoa(len(s)))
+	b.WriteByte(':')
+	b.WriteString(s)
+}
+
+// canonicalNumber writes a DynamoDB number as its significant digits and a
+// power of ten ("-15e-1" for "-1.50"), so equal numbers give equal text. Text
+// that is not a number is returned marked, as itself.
+func canonicalNumber(s string) string {
+	t := s
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	exp := 0
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		e, err := strconv.Atoi(t[i+1:])
+		if err != nil {
+			return "?" + s
+		}
+		exp, t = e, t[:i]
+	}
+	whole, frac, _ := strings.Cut(t, ".")
+	ds := whole + frac
+	if ds == "" || strings.Trim(ds, "0123456789") != "" {
+		return "?" + s
+	}
+	exp -= len(frac)
+	ds = strings.TrimLeft(ds, "0")
+	if ds == "" {
+		return "0"
+	}
+	trimmed := strings.TrimRight(ds, "0")
+	exp += len(ds) - len(trimmed)
+	if neg {
+		trimmed = "-" + trimmed
+	}
+	return trimmed + "e" + strconv.Itoa(exp)
+}

@@ -1,0 +1,145 @@
+package layouts
+
+import (
+	"sync"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// Measure is what a set of nodes' items add up to, as Layout.Measure
+// computes it from Stats alone. It powers the dry run and the key and size
+// checks without building a single item. A Measure is not safe for
+// concurrent use; measure in parallel into separate ones and Add them.
+type Measure struct {
+	// Nodes counts the nodes measured, Items their items, Bytes the items'
+	// DynamoDB sizes, and WCU the write capacity units writing them costs:
+	// for each item ceil(size / 1 KB) × (1 + the indexes it lands in).
+	Nodes, Items, Bytes, WCU int64
+	// MaxItemBytes is the size of the largest item.
+	MaxItemBytes int
+	// Keys holds the longest key value in bytes (a number's decimal text)
+	// for each key slot: [table PK, table SK, index 0 PK, index 0 SK, …], in
+	// the order of Table().Indexes. A slot that does not exist (a table
+	// without a sort key) stays 0. An index slot only counts the items that
+	// land in that index.
+	Keys []int
+	// Collections holds the largest item collection (items sharing one
+	// partition key value) of the table and then of each index.
+	Collections []int64
+}
+
+// NewMeasure returns an empty Measure sized for the layout's table.
+func NewMeasure(l Layout) *Measure {
+	n := 1 + len(l.Table().Indexes)
+	return &Measure{Keys: make([]int, 2*n), Collections: make([]int64, n)}
+}
+
+// Add adds o to m: counts are summed and maxima kept.
+func (m *Measure) Add(o *Measure) {
+	m.Nodes += o.Nodes
+	m.Items += o.Items
+	m.Bytes += o.Bytes
+	m.WCU += o.WCU
+	m.MaxItemBytes = max(m.MaxItemBytes, o.MaxItemBytes)
+	for len(m.Keys) < len(o.Keys) {
+		m.Keys = append(m.Keys, 0)
+	}
+	for i, k := range o.Keys {
+		m.Keys[i] = max(m.Keys[i], k)
+	}
+	for len(m.Collections) < len(o.Collections) {
+		m.Collections = append(m.Collections, 0)
+	}
+	for i, c := range o.Collections {
+		m.Collections[i] = max(m.Collections[i], c)
+	}
+}
+
+// item adds one item of the given size landing in the given number of indexes.
+func (m *Measure) item(size, indexes int) {
+	m.Items++
+	m.Bytes += int64(size)
+	m.WCU += int64(transform.WCU(size) * (1 + indexes))
+	m.MaxItemBytes = max(m.MaxItemBytes, size)
+}
+
+func (m *Measure) key(slot, n int) {
+	if slot >= len(m.Keys) {
+		m.Keys = append(m.Keys, make([]int, slot+1-len(m.Keys))...)
+	}
+	m.Keys[slot] = max(m.Keys[slot], n)
+}
+
+func (m *Measure) collection(i int, n int64) {
+	if i >= len(m.Collections) {
+		m.Collections = append(m.Collections, make([]int64, i+1-len(m.Collections))...)
+	}
+	m.Collections[i] = max(m.Collections[i], n)
+}
+
+// digits is the length of n's decimal text, n ≥ 0.
+func digits(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+// numberSize is transform.NumberSize(strconv.Itoa(n)) for n ≥ 0, without
+// formatting: one byte per two significant digits, plus one.
+func numberSize(n int) int {
+	if n == 0 {
+		return 1
+	}
+	for n%10 == 0 {
+		n /= 10
+	}
+	return (digits(n)+1)/2 + 1
+}
+
+// maxNumberSize is the largest numberSize(r) for 1 ≤ r ≤ d.
+func maxNumberSize(d int) int {
+	if d <= 0 {
+		return numberSize(0)
+	}
+	s := digits(d)
+	p := 1
+	for range s - 1 {
+		p *= 10
+	}
+	// The s-digit numbers up to d all end in zeros when d is a power of ten,
+	// so they have fewer significant digits.
+	if d == p && s > 1 {
+		s--
+	}
+	return (s+1)/2 + 1
+}
+
+// numberSizeTable holds the sums of numberSize(r) for 0 ≤ r ≤ i, so that a
+// closure node's rows are measured in O(1) at any usual depth.
+const numberSizeTable = 1 << 14
+
+var numberSizeSums = sync.OnceValue(func() []int64 {
+	t := make([]int64, numberSizeTable)
+	var sum int64
+	for r := range t {
+		sum += int64(numberSize(r))
+		t[r] = sum
+	}
+	return t
+})
+
+// sumNumberSize is Σ numberSize(r) for 0 ≤ r ≤ d.
+func sumNumberSize(d int) int64 {
+	t := numberSizeSums()
+	if d < len(t) {
+		return t[d]
+	}
+	sum := t[len(t)-1]
+	for r := len(t); r <= d; r++ {
+		sum += int64(numberSize(r))
+	}
+	return sum
+}
