@@ -21,8 +21,9 @@ func genCommand() *cli.Command {
 			&cli.IntFlag{Name: "nodes", Value: 1000, Usage: "number of nodes"},
 			&cli.StringFlag{Name: "shape", Value: "random", Usage: "balanced (fan-out --fanout), random (random recursive tree), deep (one chain), wide (one root), forest (many small trees)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "random seed: the same seed gives the same forest"},
-			&cli.IntFlag{Name: "fanout", Value: 4, Usage: "balanced: children per node"},
-			&cli.IntFlag{Name: "trees", Usage: "forest: number of trees (default: about one per 20 nodes)"},
+			&cli.IntFlag{Name: "fanout", Usage: "balanced: children per inner node (default 4, or what fits --depth)"},
+			&cli.IntFlag{Name: "depth", Usage: "deep: chains of at most this many nodes; balanced without --fanout: levels below the root"},
+			&cli.IntFlag{Name: "trees", Usage: "split the nodes into this many trees (forest default: trees of random size 1..50)"},
 			&cli.BoolFlag{Name: "shuffle", Usage: "write the records in a random order (children often before parents)"},
 			&cli.StringFlag{Name: "out", Usage: "output `FILE`", Required: true},
 			&cli.StringFlag{Name: "format", Usage: "csv, json, jsonl, parquet or ddbjson (default: from the file name)"},
@@ -53,7 +54,7 @@ func runGen(c *cli.Context) error {
 	n := 0
 	err = gen.Generate(gen.Options{
 		Nodes: c.Int("nodes"), Shape: c.String("shape"), Seed: c.Int64("seed"),
-		Fanout: c.Int("fanout"), Trees: c.Int("trees"), Shuffle: c.Bool("shuffle"),
+		Fanout: c.Int("fanout"), Depth: c.Int("depth"), Trees: c.Int("trees"), Shuffle: c.Bool("shuffle"),
 	}, func(r *transform.Record) error {
 		n++
 		return rw.Write(r)

@@ -209,13 +209,13 @@ func countItems(in *importer.Input, l layouts.Layout) int64 {
 }
 
 type report struct {
-	Layout  string          `json:"layout"`
-	Table   string          `json:"table"`
-	Nodes   int64           `json:"nodes"`
-	Skipped int64           `json:"items_skipped_from_checkpoint"`
-	Reject  int64           `json:"rejected_records"`
-	Writer  importer.Stats  `json:"writer"`
-	Total   float64         `json:"duration_seconds"`
+	Layout  string         `json:"layout"`
+	Table   string         `json:"table"`
+	Nodes   int64          `json:"nodes"`
+	Skipped int64          `json:"items_skipped_from_checkpoint"`
+	Reject  int64          `json:"rejected_records"`
+	Writer  importer.Stats `json:"writer"`
+	Total   float64        `json:"duration_seconds"`
 }
 
 func writeReport(path string, l layouts.Layout, table string, est importer.EmitStats, st importer.Stats, d time.Duration) error {

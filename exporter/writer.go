@@ -110,6 +110,8 @@ const (
 	NumberJSON
 )
 
+// String names the kind as errors show it: auto, INT64, DOUBLE, DECIMAL or
+// JSON.
 func (k NumberKind) String() string {
 	switch k {
 	case NumberAuto:

@@ -479,13 +479,19 @@ func BenchmarkRecordWriter(b *testing.B) {
 
 // FuzzDecimal checks parseDecimal against math/big: what it accepts is a
 // number, its canonical text is valid JSON of the same value, and the int64
-// and float64 conversions it allows are exact.
+// and float64 conversions it allows are exact; and the Parquet writer's fast
+// path for short decimals agrees with the exact one.
 func FuzzDecimal(f *testing.F) {
 	for _, s := range []string{"0", "-1.50", "+.5", "5.", "1E+3", "12345678901234567890.5", "9.99E+125", "1e-130", "1e", "0x1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, ok := parseDecimal(s)
+		if x, fast := shortDouble(s); fast {
+			if exact, ok2 := d.float64(); !ok || !ok2 || exact != x {
+				t.Fatalf("%q: the fast path gives %v, the exact one %v (%v)", s, x, exact, ok2)
+			}
+		}
 		if !ok {
 			return
 		}

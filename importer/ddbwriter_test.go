@@ -56,7 +56,7 @@ type fakeDDB struct {
 	table map[string]layouts.Item // by Id
 	calls int
 	sizes []int
-	hook  func(call int, reqs []types.WriteRequest) (out *dynamodb.BatchWriteItemOutput, err error, handled bool)
+	hook  func(ctx context.Context, call int, reqs []types.WriteRequest) (out *dynamodb.BatchWriteItemOutput, err error, handled bool)
 }
 
 func newFake() *fakeDDB { return &fakeDDB{table: map[string]layouts.Item{}} }
@@ -84,7 +84,7 @@ func (f *fakeDDB) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIte
 		seen[k] = true
 	}
 	if hook != nil {
-		if out, err, handled := hook(call, reqs); handled {
+		if out, err, handled := hook(ctx, call, reqs); handled {
 			if err == nil && out != nil {
 				f.apply(reqs, out.UnprocessedItems)
 			}
@@ -181,7 +181,7 @@ func TestWriterWritesEverything(t *testing.T) {
 func TestWatermarkNeverPassesUnacknowledged(t *testing.T) {
 	f := newFake()
 	release := make(chan struct{})
-	f.hook = func(call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
 		first := seqOf(reqs[0].PutRequest.Item)
 		if first == 50 || first == 150 {
 			<-release // these batches finish last
@@ -311,7 +311,7 @@ func TestWriterRetriesOnlyUnprocessed(t *testing.T) {
 	f := newFake()
 	var mu sync.Mutex
 	sent := map[string]int{}
-	f.hook = func(call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, r := range reqs {
@@ -365,7 +365,7 @@ func TestWriterFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
-			f.hook = func(call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+			f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
 				if call <= 2 {
 					return nil, nil, false // the first two batches go through
 				}
@@ -397,7 +397,7 @@ func TestWriterFailures(t *testing.T) {
 // the dead-letter sink; the rest is written.
 func TestWriterDeadLetters(t *testing.T) {
 	bad := map[string]bool{"n00007": true, "n00020": true, "n00021": true, "n00140": true}
-	hook := func(call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+	hook := func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
 		for _, r := range reqs {
 			if bad[r.PutRequest.Item["Id"].(*types.AttributeValueMemberS).Value] {
 				return nil, apiErr("ValidationException"), true
@@ -471,9 +471,13 @@ func TestWriterCloseCanceled(t *testing.T) {
 	f := newFake()
 	block := make(chan struct{})
 	defer close(block)
-	f.hook = func(call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
 		if call > 1 {
-			<-block
+			select {
+			case <-block:
+			case <-ctx.Done():
+				return nil, ctx.Err(), true
+			}
 		}
 		return nil, nil, false
 	}

@@ -203,7 +203,7 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 		s := seq
 		seq++
-		if opts.Shard.Of > 1 && !opts.Shard.Owns(layouts.KeyOf(spec, item)) {
+		if opts.Shard.Of > 1 && !opts.Shard.Owns(partitionKey(spec, item)) {
 			return
 		}
 		st.Items++

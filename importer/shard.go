@@ -2,6 +2,10 @@ package importer
 
 import (
 	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -29,8 +33,8 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{K: k, Of: n}, nil
 }
 
-// Owns reports whether the item with this primary key (layouts.KeyOf) is
-// this shard's to write.
+// Owns reports whether the item with this partition key value is this
+// shard's to write.
 func (s Shard) Owns(key string) bool {
 	if s.Of <= 1 {
 		return true
@@ -45,4 +49,18 @@ func (s Shard) String() string {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", s.K, s.Of)
+}
+
+// partitionKey is the text of the item's partition key value: what --shard
+// hashes, so that all the items of one partition go to one copy of the job.
+func partitionKey(spec layouts.TableSpec, item layouts.Item) string {
+	switch v := item[spec.PK.Name].(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return string(v.Value)
+	}
+	return ""
 }

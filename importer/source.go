@@ -339,7 +339,13 @@ func takeIDs(rec *transform.Record, opts SourceOptions) error {
 	rec.ID = id
 	parent, err := takeKey(rec.Attrs, opts.parentField(), "parent")
 	rec.Parent = parent
-	return err
+	if err != nil {
+		return err
+	}
+	if _, ok := rec.Attrs[""]; ok {
+		return parseErr("an attribute has an empty name; DynamoDB needs at least one character")
+	}
+	return nil
 }
 
 func typeName(v types.AttributeValue) string {
