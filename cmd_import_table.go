@@ -62,6 +62,11 @@ func prepareTable(ctx context.Context, c *cli.Context, client *dynamodb.Client, 
 	return err
 }
 
+// checkpointInterval bounds how often the checkpoint is synced to disk; what
+// a crash loses on top of the batches in flight is at most this long's
+// worth of acknowledged writes.
+const checkpointInterval = 200 * time.Millisecond
+
 func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit importer.EmitOptions, started time.Time) error {
 	table := c.String("table")
 	spec := l.Table()
@@ -125,7 +130,7 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		if w > ck.Watermark {
 			ck.Watermark = w
 		}
-		if !force && time.Since(lastSave) < time.Second {
+		if !force && time.Since(lastSave) < checkpointInterval {
 			return nil
 		}
 		lastSave = time.Now()

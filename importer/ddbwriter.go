@@ -410,7 +410,11 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 	select {
 	case werr = <-done:
 		if werr == nil {
-			werr = w.failure() // OnAck failed
+			// errgroup cancels gctx once Wait returns, so only a cause set
+			// on the parent context (OnAck failed) is a failure here.
+			if cause := context.Cause(w.ctx); cause != nil {
+				werr = cause
+			}
 		}
 	case <-ctx.Done():
 		w.cancel(ctx.Err())

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/layouts"
+)
+
+// awsEnv is what the CLI needs to talk to DynamoDB Local.
+func awsEnv(endpoint string) []string {
+	return []string{"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"TREEPORT_ENDPOINT_URL=" + endpoint}
+}
+
+// expectedItems builds the items the layout should hold for an input, in
+// process, through the same pipeline as the CLI but without DynamoDB.
+func expectedItems(t *testing.T, in string, types string, l layouts.Layout) []layouts.Item {
+	t.Helper()
+	opts := importer.SourceOptions{}
+	if types != "" {
+		tm, err := importer.ParseTypes(types)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Types = tm
+	}
+	input, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: in, Source: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := input.CheckLayout(l); len(p) > 0 {
+		t.Fatalf("fixture %s invalid for %s: %v", in, l.Name(), p[0])
+	}
+	var items []layouts.Item
+	if _, err := input.Emit(context.Background(), importer.EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
+		items = append(items, it)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+// scanTable reads a whole table.
+func scanTable(t *testing.T, client *dynamodb.Client, table string) []layouts.Item {
+	t.Helper()
+	var items []layouts.Item
+	p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		items = append(items, out.Items...)
+	}
+	return items
+}
+
+// canonical renders items as sorted DynamoDB JSON lines, with numbers in a
+// canonical form, since DynamoDB normalizes the text of numbers ("1.50" is
+// stored as "1.5").
+func canonical(t *testing.T, items []layouts.Item) []string {
+	t.Helper()
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, string(ddbjson.AppendItem(nil, normalizeItem(it))))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func normalizeItem(item layouts.Item) layouts.Item {
+	n := make(layouts.Item, len(item))
+	for k, v := range item {
+		n[k] = normalizeValue(v)
+	}
+	return n
+}
+
+func normalizeValue(v types.AttributeValue) types.AttributeValue {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberN:
+		r, ok := new(big.Rat).SetString(v.Value)
+		if !ok {
+			return v
+		}
+		return &types.AttributeValueMemberN{Value: r.RatString()}
+	case *types.AttributeValueMemberL:
+		l := make([]types.AttributeValue, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = normalizeValue(e)
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	case *types.AttributeValueMemberM:
+		return &types.AttributeValueMemberM{Value: normalizeItem(v.Value)}
+	}
+	return v
+}
+
+func diffLines(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("table has %d items, want %d", len(got), len(want))
+	}
+	gs := map[string]bool{}
+	for _, g := range got {
+		gs[g] = true
+	}
+	ws := map[string]bool{}
+	shown := 0
+	for _, w := range want {
+		ws[w] = true
+		if !gs[w] && shown < 3 {
+			t.Errorf("missing item %s", w)
+			shown++
+		}
+	}
+	shown = 0
+	for _, g := range got {
+		if !ws[g] && shown < 3 {
+			t.Errorf("unexpected item %s", g)
+			shown++
+		}
+	}
+}
+
+// TestImportEveryLayoutEveryFixture loads every fixture in every layout with
+// the CLI and checks that a Scan of the table equals the expected items
+// exactly.
+func TestImportEveryLayoutEveryFixture(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	for _, fx := range []string{"cars", "folders", "org"} {
+		for _, format := range []string{"json", "csv", "parquet"} {
+			for _, name := range layouts.Names() {
+				t.Run(fx+"."+format+"/"+name, func(t *testing.T) {
+					t.Parallel()
+					in := filepath.Join("fixtures", fx+"."+format)
+					typesFlag := ""
+					if format == "csv" {
+						b, err := os.ReadFile(filepath.Join("fixtures", fx+".types"))
+						if err != nil {
+							t.Fatal(err)
+						}
+						typesFlag = strings.TrimSpace(string(b))
+					}
+					l, err := layouts.New(name, layouts.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					table := ddblocal.TableName(t)
+					t.Cleanup(func() {
+						client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+					})
+					args := []string{"import", "--in", in, "--layout", name, "--table", table, "--create-table", "--concurrency", "4"}
+					if typesFlag != "" {
+						args = append(args, "--types", typesFlag)
+					}
+					report := filepath.Join(t.TempDir(), "report.json")
+					args = append(args, "--report", report)
+					_, stderr, code := run(t, awsEnv(endpoint), args...)
+					if code != 0 {
+						t.Fatalf("exit %d:\n%s", code, stderr)
+					}
+					want := expectedItems(t, in, typesFlag, l)
+					diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+
+					var rep struct {
+						Writer struct {
+							Items       int64   `json:"items"`
+							ConsumedWCU float64 `json:"consumed_wcu"`
+							ComputedWCU int64   `json:"computed_wcu"`
+						} `json:"writer"`
+					}
+					b, err := os.ReadFile(report)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := json.Unmarshal(b, &rep); err != nil {
+						t.Fatal(err)
+					}
+					if rep.Writer.Items != int64(len(want)) || rep.Writer.ConsumedWCU <= 0 {
+						t.Errorf("report: %s", b)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestImportRefusesWrongSchema checks that a table whose keys are not the
+// layout's is refused before any write, with exit 2.
+func TestImportRefusesWrongSchema(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	closure, _ := layouts.New("closure", layouts.Options{})
+	table := ddblocal.NewTable(t, client, closure.Table())
+	_, stderr, code := run(t, awsEnv(endpoint), "import", "--in", "fixtures/cars.json", "--layout", "path", "--table", table)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "does not match") {
+		t.Errorf("stderr does not say what is wrong:\n%s", stderr)
+	}
+	if items := scanTable(t, client, table); len(items) != 0 {
+		t.Errorf("%d items were written", len(items))
+	}
+}
+
+// genInput writes a gen forest for the resume tests.
+func genInput(t *testing.T, nodes int) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if _, stderr, code := run(t, nil, "gen", "--nodes", fmt.Sprint(nodes), "--shape", "random", "--seed", "3", "--out", in); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	return in
+}
+
+// TestKillAndResume kills imports with SIGKILL at random points and resumes
+// them from their checkpoint: the table ends exact, and the work redone is
+// bounded by the writer's in-flight window.
+func TestKillAndResume(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 1, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	const nodes = 3500
+	in := genInput(t, nodes)
+	l, _ := layouts.New("closure", layouts.Options{})
+	want := expectedItems(t, in, "", l)
+	table := ddblocal.NewTable(t, client, l.Table())
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	const concurrency = 4
+	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck,
+		"--concurrency", fmt.Sprint(concurrency), "--max-wcu", "4000", "--no-progress"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	kills := 0
+	finished := false
+	// Five runs killed at random points, then one left to finish.
+	for attempt := 0; attempt < 6 && !finished; attempt++ {
+		cmd := exec.Command(treeportBin, args...)
+		cmd.Env = append(os.Environ(), awsEnv(proxy.URL())...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var kill <-chan time.Time
+		if attempt < 5 {
+			kill = time.After(time.Duration(400+rng.IntN(1500)) * time.Millisecond)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d: %v\n%s", attempt, err, stderr.String())
+			}
+			finished = true
+		case <-kill:
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+	}
+	if kills == 0 {
+		t.Fatal("no run was killed: the test proves nothing (make the load slower)")
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+	// Redone work: every accepted item beyond the table's is a rewrite. Each
+	// kill may lose at most the in-flight window (workers × 25 + one batch
+	// buffer per worker + the batch being filled) plus what was acknowledged
+	// during one checkpoint interval (200 ms at --max-wcu 4000, each closure
+	// item here costing at least 2 WCU: 400 items).
+	c := proxy.Counts()
+	redone := c.AcceptedItems - int64(len(want))
+	window := int64(concurrency*25*2 + 25)
+	bound := int64(kills) * (window + 400)
+	t.Logf("%d kills, %d items accepted for %d in the table: %d redone (bound %d)", kills, c.AcceptedItems, len(want), redone, bound)
+	if redone > bound {
+		t.Errorf("redone %d items after %d kills, more than the bound %d", redone, kills, bound)
+	}
+}
+
+// TestInterruptSavesCheckpoint sends SIGINT: the run exits 130 with its
+// checkpoint saved, and a rerun finishes the table exactly.
+func TestInterruptSavesCheckpoint(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	in := genInput(t, 4000)
+	l, _ := layouts.New("path", layouts.Options{})
+	want := expectedItems(t, in, "", l)
+	table := ddblocal.NewTable(t, client, l.Table())
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"import", "--in", in, "--layout", "path", "--table", table, "--checkpoint", ck, "--max-wcu", "3000", "--no-progress"}
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
+	}
+	saved, err := importer.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Done || saved.Watermark <= 0 || saved.Watermark >= int64(len(want)) {
+		t.Fatalf("checkpoint after SIGINT: %+v (of %d items)", saved, len(want))
+	}
+	// What the checkpoint says is acknowledged is in the table.
+	if got := len(scanTable(t, client, table)); int64(got) < saved.Watermark {
+		t.Fatalf("table has %d items, checkpoint says %d acknowledged", got, saved.Watermark)
+	}
+	// A different input is refused with a clear message.
+	other := genInput(t, 10)
+	_, msg, code := run(t, awsEnv(endpoint), "import", "--in", other, "--layout", "path", "--table", table, "--checkpoint", ck)
+	if code != 2 || !strings.Contains(msg, "different input or different flags") {
+		t.Fatalf("resume with another input: exit %d:\n%s", code, msg)
+	}
+	_, msg, code = run(t, awsEnv(endpoint), append(args[:len(args)-3], "--no-progress")...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d:\n%s", code, msg)
+	}
+	if !strings.Contains(msg, "resuming from checkpoint") {
+		t.Errorf("resume did not say it resumed:\n%s", msg)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+}

@@ -1,0 +1,220 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// ExportOptions say what to export and where. The source is a table
+// (Client and Table) or a DynamoDB export (In); the destination is Out.
+type ExportOptions struct {
+	Layout layouts.Layout
+
+	// Client and Table: export a table with a parallel Scan (see Scan), or
+	// with Root set, one subtree through the layout's own queries.
+	Client QueryAPI
+	Table  string
+	// Root, when set, exports only the subtree of this node (it included):
+	// a descendants query with MinDepth 0, no Scan. RootPath is its path for
+	// the prefix layout (see QueryOptions.Path).
+	Root     string
+	RootPath []string
+
+	// In is a DynamoDB export instead of a table: a DynamoDB JSON file (one
+	// {"Item":{...}} a line, gzip or zstd too) or an ExportTableToPointInTime
+	// directory. Its items are rebuilt with the layout as a Scan's are.
+	In string
+
+	// Scan sets the Scan's segments, rate cap and consistency; with Root,
+	// Segments is the number of requests in flight and MaxRCU is ignored.
+	Scan ScanOptions
+
+	// Out is the file to write; "-" writes to Stdout. A file is written
+	// under a temporary name in the same directory and renamed when it is
+	// complete, so a failed export leaves no partial file behind.
+	Out    string
+	Stdout io.Writer
+	// Writer sets the format (from Out's name when empty), the id and
+	// parent field names and the CSV delimiter. Its Columns are inferred
+	// from the records when nil.
+	Writer WriterOptions
+}
+
+// ExportStats say what an export did.
+type ExportStats struct {
+	Nodes int64 // records written
+	// Read is what reading the table cost; for an export directory, Items
+	// counts the items read from its files.
+	Read   Stats
+	Forest ForestCheck // what keeps the records from being a forest
+	Format string
+	Took   time.Duration
+}
+
+// Export reads the records of a table (or of a DynamoDB export), sorts them
+// with SortRecords and writes them in opts.Writer.Format with their types:
+// exact numbers, binary, maps and lists, NULL and BOOL as far as the format
+// can hold them (see NewRecordWriter). Every record is held in memory to be
+// sorted. Records that are not a forest (a parent missing from the table, an
+// id twice) are written all the same, and counted in ExportStats.Forest.
+func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
+	started := time.Now()
+	st := ExportStats{}
+	if opts.Layout == nil {
+		return st, errors.New("exporter: no layout")
+	}
+	wopts := opts.Writer
+	if wopts.Format == "" {
+		wopts.Format = FormatFromPath(opts.Out)
+	}
+	if wopts.Format == "" {
+		return st, fmt.Errorf("exporter: cannot tell the output format from %q; pass --format (csv, json, jsonl, parquet or ddbjson)", opts.Out)
+	}
+	st.Format = wopts.Format
+	if opts.Out == "" {
+		return st, errors.New("exporter: no output file")
+	}
+
+	var recs []*transform.Record
+	var err error
+	switch {
+	case opts.In != "" && opts.Table != "":
+		return st, errors.New("exporter: export a table or a DynamoDB export, not both")
+	case opts.In != "":
+		if opts.Root != "" {
+			return st, errors.New("exporter: a subtree (--root) is exported from a table, not from a DynamoDB export")
+		}
+		recs, st.Read.Items, err = ReadExport(ctx, opts.In, opts.Layout)
+	case opts.Table == "":
+		return st, errors.New("exporter: no table and no DynamoDB export to read")
+	case opts.Root != "" || len(opts.RootPath) > 0:
+		recs, st.Read, err = subtree(ctx, opts)
+	default:
+		recs, st.Read, err = Scan(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan)
+	}
+	if err != nil {
+		return st, err
+	}
+	st.Forest = CheckForest(recs)
+	if err := writeExportFile(opts.Out, opts.Stdout, wopts, recs); err != nil {
+		return st, err
+	}
+	st.Nodes = int64(len(recs))
+	st.Took = time.Since(started)
+	return st, nil
+}
+
+// subtree reads the subtree of opts.Root with a descendants query.
+func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stats, error) {
+	res, st, err := Query(ctx, opts.Client, opts.Table, opts.Layout, QueryOptions{
+		Kind: Descendants, ID: opts.Root, Path: opts.RootPath,
+		MinDepth: 0, MaxDepth: NoMaxDepth,
+		ConsistentRead: opts.Scan.ConsistentRead,
+		Concurrency:    opts.Scan.Segments,
+		MaxRetries:     opts.Scan.MaxRetries,
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	recs := make([]*transform.Record, len(res))
+	for i, r := range res {
+		rec := &transform.Record{ID: r.ID, Parent: r.Parent, Attrs: r.Attrs}
+		recs[i] = rec
+	}
+	return SortRecords(recs), st, nil
+}
+
+// ReadExport rebuilds the records of a DynamoDB export written from a table
+// of layout l: a DynamoDB JSON file or an ExportTableToPointInTime
+// directory (see importer.OpenItemSource). Items that are not nodes are
+// passed over. It returns the records in the order of SortRecords and the
+// number of items read. A line that cannot be read, or an item that does not
+// fit the layout, is an error naming its file and line.
+func ReadExport(ctx context.Context, path string, l layouts.Layout) ([]*transform.Record, int64, error) {
+	src, err := importer.OpenItemSource(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer src.Close()
+	var recs []*transform.Record
+	var items int64
+	spec := l.Table()
+	for {
+		item, file, line, err := src.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, items, err
+		}
+		items++
+		rec, ok, err := l.Node(item)
+		if err != nil {
+			return nil, items, itemError(fmt.Sprintf("%s:%d", file, line), spec, item, l, err)
+		}
+		if ok {
+			rec.File, rec.Line = file, line
+			recs = append(recs, &rec)
+		}
+	}
+	return SortRecords(recs), items, nil
+}
+
+// writeExportFile writes recs to out ("-": stdout) through a temporary file
+// that is renamed once complete.
+func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, recs []*transform.Record) error {
+	if out == "-" {
+		if stdout == nil {
+			stdout = os.Stdout
+		}
+		return writeRecordsTo(stdout, wopts, recs)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := writeRecordsTo(tmp, wopts, recs); err != nil {
+		return err
+	}
+	// CreateTemp makes the file private; an export is an ordinary file.
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("exporter: writing %s: %w", out, err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	done = true
+	return nil
+}
+
+func writeRecordsTo(w io.Writer, wopts WriterOptions, recs []*transform.Record) error {
+	rw, err := NewRecordWriter(w, wopts)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if err := rw.Write(rec); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
+}

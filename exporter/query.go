@@ -1,0 +1,413 @@
+package exporter
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// Kind is what a query asks for.
+type Kind string
+
+// The kinds of query, as the command line names them.
+const (
+	Get         Kind = "get"         // the node itself, at relative depth 0
+	Children    Kind = "children"    // its children, at relative depth 1
+	Descendants Kind = "descendants" // its subtree, counted down from it
+	Ancestors   Kind = "ancestors"   // the nodes above it, counted up from it
+)
+
+// Kinds lists every Kind, in the order help text shows them.
+var Kinds = []Kind{Get, Children, Descendants, Ancestors}
+
+// NoMaxDepth is QueryOptions.MaxDepth for no limit.
+const NoMaxDepth = -1
+
+// QueryOptions say what to ask of a table.
+type QueryOptions struct {
+	Kind Kind
+	// ID is the node's id.
+	ID string
+	// Path is for the prefix layout, whose keys are paths: the ids from the
+	// root to the node, both included (the last one is ID, or gives it
+	// when ID is ""). Without it, the node's path is found with a Scan of
+	// the whole table that keeps only its object row: correct, but it
+	// costs the table's size in RCU (see OnLocate). Other layouts ignore it.
+	Path []string
+	// MinDepth and MaxDepth bound the relative depths of descendants and
+	// ancestors, both included; MaxDepth NoMaxDepth means no bound. A
+	// MinDepth of 0 includes the node itself. Get and Children ignore them
+	// (Band gives each kind's defaults).
+	MinDepth, MaxDepth int
+	// ConsistentRead asks for strongly consistent reads of the table.
+	// Reads of a global secondary index are always eventually consistent.
+	ConsistentRead bool
+	// Concurrency bounds the requests in flight: the shards of a
+	// sharded-path descendants query, a prefix level's listing queries, the
+	// BatchGetItem calls (8).
+	Concurrency int
+	// MaxRetries is how many times in a row a request may fail with a
+	// retryable error before the query gives up (10).
+	MaxRetries int
+	// OnLocate, when set, is told that a prefix node's path had to be found
+	// with a Scan, with the path found and what the Scan cost.
+	OnLocate func(path []string, cost Stats)
+}
+
+// Band returns the relative depths a kind answers by default: get 0–0,
+// children 1–1, descendants and ancestors 1–NoMaxDepth.
+func Band(k Kind) (minDepth, maxDepth int) {
+	switch k {
+	case Get:
+		return 0, 0
+	case Children:
+		return 1, 1
+	}
+	return 1, NoMaxDepth
+}
+
+// Result is one node of a query's answer.
+type Result struct {
+	ID     string
+	Parent string // "" for a root
+	// RelativeDepth is the distance from the queried node: counted down for
+	// children and descendants, up for ancestors, 0 for the node itself.
+	RelativeDepth int
+	Attrs         transform.Attrs
+}
+
+// Query answers one query about one node the way the table's layout was
+// designed to (see the query_*.go files for each layout's requests):
+//
+//   - path: GetItem; children Query ByParent; descendants Query ByPath,
+//     TreeId = t AND begins_with(Path, p + delimiter), a depth band as a
+//     filter on Depth; ancestors by splitting Path and BatchGetItem.
+//   - sharded-path: as path, with descendants querying the S GraphId
+//     partitions of the tree in parallel.
+//   - closure: GetItem (Id, 0); children and descendants Query ByAncestor
+//     on RelativeDepth (= 1, >= a, BETWEEN a AND b); ancestors Query the
+//     table, Id = X AND RelativeDepth BETWEEN a AND b, then BatchGetItem of
+//     the ancestors' own rows.
+//   - prefix: GetItem of the object row; children Query the listing
+//     partition, then BatchGetItem of the object rows; descendants
+//     breadth-first listing Queries, a level's in parallel, then
+//     BatchGetItem; ancestors BatchGetItem of the prefix object rows.
+//
+// Every request asks for ReturnConsumedCapacity TOTAL, every Query and Scan
+// follows LastEvaluatedKey, and BatchGetItem sends at most 100 keys and
+// retries UnprocessedKeys with backoff. The results are sorted by relative
+// depth, then by id (as bytes). A node that is not in the table is an error
+// matching ErrNotFound, also for children and descendants (a leaf has none;
+// a missing node is an error): when a query comes back empty, one GetItem
+// tells the two apart.
+func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout, opts QueryOptions) ([]Result, Stats, error) {
+	if err := checkQuery(&opts); err != nil {
+		return nil, Stats{}, err
+	}
+	f, err := layouts.FieldsOf(l)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	q := &querier{
+		client: client, table: table, l: l, f: f, spec: l.Table(), opts: opts,
+		r: newReader(readerOptions{MaxRetries: opts.MaxRetries}),
+	}
+	var res []Result
+	switch f.Layout {
+	case layouts.PathName, layouts.ShardedName:
+		res, err = q.path(ctx)
+	case layouts.ClosureName:
+		res, err = q.closure(ctx)
+	case layouts.PrefixName:
+		res, err = q.prefix(ctx)
+	default:
+		err = fmt.Errorf("exporter: no queries for the %s layout", f.Layout)
+	}
+	if err != nil {
+		return nil, q.r.snapshot(), err
+	}
+	SortResults(res)
+	return res, q.r.snapshot(), nil
+}
+
+// SortResults sorts results by relative depth, then by id.
+func SortResults(res []Result) {
+	slices.SortFunc(res, func(a, b Result) int {
+		if c := cmp.Compare(a.RelativeDepth, b.RelativeDepth); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// checkQuery validates opts and fills in the band of get and children.
+func checkQuery(o *QueryOptions) error {
+	if !slices.Contains(Kinds, o.Kind) {
+		return fmt.Errorf("exporter: unknown query %q; want get, children, descendants or ancestors", o.Kind)
+	}
+	if o.ID == "" && len(o.Path) > 0 {
+		o.ID = o.Path[len(o.Path)-1]
+	}
+	if o.ID == "" {
+		return fmt.Errorf("exporter: a query needs the node's id")
+	}
+	if len(o.Path) > 0 {
+		if o.Path[len(o.Path)-1] != o.ID {
+			return fmt.Errorf("exporter: the path %q does not end with the id %q", o.Path, o.ID)
+		}
+		if slices.Contains(o.Path, "") {
+			return fmt.Errorf("exporter: the path %q has an empty id", o.Path)
+		}
+	}
+	if o.Kind == Get || o.Kind == Children {
+		o.MinDepth, o.MaxDepth = Band(o.Kind)
+	}
+	switch {
+	case o.MinDepth < 0:
+		return fmt.Errorf("exporter: minimum depth %d: want 0 or more", o.MinDepth)
+	case o.MaxDepth < NoMaxDepth:
+		return fmt.Errorf("exporter: maximum depth %d: want 0 or more (or no maximum)", o.MaxDepth)
+	case o.MaxDepth != NoMaxDepth && o.MaxDepth < o.MinDepth:
+		return fmt.Errorf("exporter: maximum depth %d is below the minimum depth %d", o.MaxDepth, o.MinDepth)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	return nil
+}
+
+// querier holds what one query needs.
+type querier struct {
+	client QueryAPI
+	table  string
+	l      layouts.Layout
+	f      layouts.Fields
+	spec   layouts.TableSpec
+	opts   QueryOptions
+	r      *reader
+}
+
+// inBand reports whether relative depth d is in the query's band.
+func (q *querier) inBand(d int) bool {
+	return d >= q.opts.MinDepth && (q.opts.MaxDepth == NoMaxDepth || d <= q.opts.MaxDepth)
+}
+
+// notFound is the error for a node that is not in the table.
+func (q *querier) notFound(what string) error {
+	return fmt.Errorf("%w: %s is not in table %s (layout %s)", ErrNotFound, what, q.table, q.f.Layout)
+}
+
+// getItem reads one item of the table; nil when there is none.
+func (q *querier) getItem(ctx context.Context, key layouts.Item) (layouts.Item, error) {
+	in := &dynamodb.GetItemInput{
+		TableName:              aws.String(q.table),
+		Key:                    key,
+		ConsistentRead:         aws.Bool(q.opts.ConsistentRead),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	var out *dynamodb.GetItemOutput
+	err := q.r.do(ctx, "GetItem", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
+		var err error
+		out, err = q.client.GetItem(ctx, in, noSDKRetry)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		n := int64(0)
+		if len(out.Item) > 0 {
+			n = 1
+		}
+		return out.ConsumedCapacity, nil, n, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", q.table, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+// keyCond is a Query's key condition (and filter) with its names and values.
+type keyCond struct {
+	index  string // "" for the table
+	expr   string
+	filter string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// query runs a Query to its last page and calls fn with each page's items.
+func (q *querier) query(ctx context.Context, c keyCond, fn func(items []layouts.Item) error) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(q.table),
+		KeyConditionExpression:    aws.String(c.expr),
+		ExpressionAttributeNames:  c.names,
+		ExpressionAttributeValues: c.values,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	}
+	if c.index != "" {
+		in.IndexName = aws.String(c.index)
+	} else {
+		in.ConsistentRead = aws.Bool(q.opts.ConsistentRead)
+	}
+	if c.filter != "" {
+		in.FilterExpression = aws.String(c.filter)
+	}
+	for {
+		var out *dynamodb.QueryOutput
+		err := q.r.do(ctx, "Query", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
+			var err error
+			out, err = q.client.Query(ctx, in, noSDKRetry)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return out.ConsumedCapacity, nil, int64(out.ScannedCount), nil
+		})
+		if err != nil {
+			where := "table " + q.table
+			if c.index != "" {
+				where += ", index " + c.index
+			}
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if len(out.Items) > 0 {
+			if err := fn(out.Items); err != nil {
+				return err
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// MaxBatchGetKeys is DynamoDB's limit on the keys of one BatchGetItem.
+const MaxBatchGetKeys = 100
+
+// batchGet reads the items of keys with BatchGetItem, at most 100 keys a
+// request and Concurrency requests at once, retrying UnprocessedKeys with
+// backoff. It returns the items found, in no particular order; a key
+// without an item is left out.
+func (q *querier) batchGet(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+	var mu sync.Mutex
+	var found []layouts.Item
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(q.opts.Concurrency)
+	for start := 0; start < len(keys); start += MaxBatchGetKeys {
+		batch := keys[start:min(start+MaxBatchGetKeys, len(keys))]
+		g.Go(func() error {
+			items, err := q.batchGetOne(gctx, batch)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			found = append(found, items...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// batchGetOne reads up to 100 keys, until no key is left unprocessed.
+func (q *querier) batchGetOne(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+	var found []layouts.Item
+	pending := keys
+	for fails := 0; len(pending) > 0; {
+		in := &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{
+				q.table: {Keys: pending, ConsistentRead: aws.Bool(q.opts.ConsistentRead)},
+			},
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		}
+		var out *dynamodb.BatchGetItemOutput
+		err := q.r.do(ctx, "BatchGetItem", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
+			var err error
+			out, err = q.client.BatchGetItem(ctx, in, noSDKRetry)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return nil, out.ConsumedCapacity, int64(len(out.Responses[q.table])), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", q.table, err)
+		}
+		found = append(found, out.Responses[q.table]...)
+		left := out.UnprocessedKeys[q.table].Keys
+		if len(left) == 0 {
+			break
+		}
+		if len(left) < len(pending) {
+			fails = 0 // progress
+		} else {
+			fails++
+		}
+		if fails > q.r.maxRetries {
+			return nil, &ServiceError{Op: "BatchGetItem", Attempts: fails,
+				Err: fmt.Errorf("table %s: %d keys stayed unprocessed", q.table, len(left))}
+		}
+		q.r.retried()
+		if err := q.r.sleep(ctx, fails); err != nil {
+			return nil, err
+		}
+		pending = left
+	}
+	return found, nil
+}
+
+// strAttr is an S value.
+func strAttr(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+// numAttr is an N value.
+func numAttr(n int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(n)} }
+
+// asString returns an item's S attribute, or "".
+func asString(item layouts.Item, name string) string {
+	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// asInt returns an item's N attribute as an int, and whether it is one.
+func asInt(item layouts.Item, name string) (int, bool) {
+	n, ok := item[name].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n.Value)
+	return v, err == nil
+}
+
+// node rebuilds the record of an item with the layout, failing on an item
+// that is not a node.
+func (q *querier) node(item layouts.Item) (transform.Record, error) {
+	rec, ok, err := q.l.Node(item)
+	if err != nil {
+		return rec, itemError("table "+q.table, q.spec, item, q.l, err)
+	}
+	if !ok {
+		return rec, itemError("table "+q.table, q.spec, item, q.l, fmt.Errorf("%w: not a node's own item", layouts.ErrItem))
+	}
+	return rec, nil
+}
+
+func result(rec transform.Record, depth int) Result {
+	return Result{ID: rec.ID, Parent: rec.Parent, RelativeDepth: depth, Attrs: rec.Attrs}
+}

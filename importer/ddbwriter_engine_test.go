@@ -1,0 +1,312 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/layouts"
+)
+
+// scanAll reads a whole table, straight from the engine, as DynamoDB JSON
+// lines keyed by Id.
+func scanAll(t *testing.T, c *dynamodb.Client, table string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(table)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		for _, it := range page.Items {
+			got[it["Id"].(*types.AttributeValueMemberS).Value] = string(ddbjson.AppendItem(nil, it))
+		}
+	}
+	return got
+}
+
+// richItem is an item with a few kinds of attribute, about 300 bytes.
+func richItem(i int) layouts.Item {
+	it := testItem(i)
+	it["name"] = &types.AttributeValueMemberS{Value: strings.Repeat(fmt.Sprintf("node %d ", i), 20)}
+	it["active"] = &types.AttributeValueMemberBOOL{Value: i%2 == 0}
+	it["tags"] = &types.AttributeValueMemberL{Value: []types.AttributeValue{
+		&types.AttributeValueMemberS{Value: "a"}, &types.AttributeValueMemberN{Value: "1.5"},
+	}}
+	return it
+}
+
+func wantTable(items []layouts.Item) map[string]string {
+	want := map[string]string{}
+	for _, it := range items {
+		want[it["Id"].(*types.AttributeValueMemberS).Value] = string(ddbjson.AppendItem(nil, it))
+	}
+	return want
+}
+
+func compareTables(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		if got[id] != want[id] {
+			t.Errorf("item %s: table has %q, want %q", id, got[id], want[id])
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			t.Errorf("item %s is in the table but was never written", id)
+		}
+	}
+}
+
+// Through throttles, 5xx, partial batches and cut connections, every item
+// ends in the table exactly once and the rate backs off.
+func TestWriterThroughFaults(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	direct := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, direct, testSpec)
+	proxy, err := faultproxy.New(faultproxy.Config{
+		Target: ep, Seed: 7, Operations: []string{"BatchWriteItem"},
+		Throttle: 0.10, ServerError: 0.05, Partial: 0.20, Cut: 0.05,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+
+	const n = 1500
+	const maxWCU = 3000
+	items := make([]layouts.Item, n)
+	for i := range items {
+		items[i] = richItem(i)
+	}
+	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{
+		Concurrency: 4, MaxWCU: maxWCU, MaxRetries: 20,
+		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+	})
+	ctx := context.Background()
+	for i, it := range items {
+		if err := w.Write(ctx, int64(i), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatalf("close: %v (stats %+v)", err, st)
+	}
+	compareTables(t, scanAll(t, direct, table), wantTable(items))
+
+	c := proxy.Counts()
+	t.Logf("proxy %+v", c)
+	t.Logf("writer %+v", st)
+	if c.Throttled == 0 || c.ServerErrors == 0 || c.Partial == 0 || c.CutBefore+c.CutAfter == 0 {
+		t.Fatalf("the proxy did not inject every kind of fault: %+v", c)
+	}
+	// The writer saw exactly what the proxy did.
+	checks := []struct {
+		name      string
+		got, want int64
+	}{
+		{"throttles", st.Throttles, c.Throttled},
+		{"5xx", st.ServerErrors, c.ServerErrors},
+		{"network errors", st.NetErrors, c.CutBefore + c.CutAfter},
+		{"unprocessed items", st.Unprocessed, c.HeldBackItems},
+		{"requests", st.Requests, c.Requests},
+		{"items", st.Items, n},
+		{"watermark", st.Watermark, n},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s: writer counted %d, want %d", ck.name, ck.got, ck.want)
+		}
+	}
+	if st.MinRateWCU <= 0 || st.MinRateWCU >= maxWCU {
+		t.Errorf("lowest rate %v WCU/s: want the limiter to have backed off below its start, %d", st.MinRateWCU, maxWCU)
+	}
+	if st.ConsumedWCU <= 0 {
+		t.Errorf("consumed WCU %v: want DynamoDB's figures added up", st.ConsumedWCU)
+	}
+}
+
+// With no cap, the writer finds a provisioned capacity by itself, uses most
+// of it and is rarely throttled.
+func TestWriterFindsCapacity(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	if testing.Short() {
+		t.Skip("takes about 12 s")
+	}
+	spec := layouts.TableSpec{PK: testSpec.PK} // no index: one item, one WCU
+	direct := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, direct, spec)
+	const capacity = 400.0
+	const burst = 100.0
+	proxy, err := faultproxy.New(faultproxy.Config{
+		Target: ep, Operations: []string{"BatchWriteItem"},
+		CapacityWCU: capacity, BurstWCU: burst,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+
+	const n = 4100 // about 10 s at capacity
+	var rates []float64
+	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, spec, WriterOptions{
+		Concurrency: 4, ProgressInterval: 250 * time.Millisecond,
+		OnProgress: func(p Progress) { rates = append(rates, p.RateLimit) },
+	})
+	ctx := context.Background()
+	start := time.Now()
+	for i := range n {
+		if err := w.Write(ctx, int64(i), testItem(i*3)); err != nil { // i*3: no ParentId
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	c := proxy.Counts()
+	achieved := float64(c.AcceptedWCU) / elapsed.Seconds()
+	throttled := float64(c.CapacityRejected) / float64(c.Requests)
+	t.Logf("%d WCU in %v: %.0f WCU/s of %v; %d of %d requests throttled (%.1f%%); rate limits %v",
+		c.AcceptedWCU, elapsed.Round(time.Millisecond), achieved, capacity, c.CapacityRejected, c.Requests, 100*throttled, rates)
+	if c.AcceptedItems != n || st.Watermark != n {
+		t.Fatalf("accepted %d items, watermark %d; want %d", c.AcceptedItems, st.Watermark, n)
+	}
+	// The bucket starts full, so up to one burst more than capacity×time.
+	if high := capacity + burst/elapsed.Seconds(); achieved > high {
+		t.Errorf("achieved %.0f WCU/s, more than the proxy can allow (%.0f): the proxy is broken", achieved, high)
+	}
+	if achieved < 0.9*capacity {
+		t.Errorf("achieved %.0f WCU/s, want at least 90%% of %v", achieved, capacity)
+	}
+	if throttled >= 0.05 {
+		t.Errorf("%.1f%% of requests throttled, want under 5%%", 100*throttled)
+	}
+}
+
+// Items the service refuses go to the dead-letter file; the others are
+// written; the watermark covers both.
+func TestWriterDeadLetterOnEngine(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	c := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, c, testSpec)
+	var items, good []layouts.Item
+	bad := map[int]string{}
+	for i := range 60 {
+		it := richItem(i)
+		switch i {
+		case 7:
+			it["empty"] = &types.AttributeValueMemberSS{Value: []string{}}
+			bad[i] = "empty set"
+		case 33:
+			it["Id"] = &types.AttributeValueMemberN{Value: "33"}
+			bad[i] = "key of the wrong type"
+		case 34:
+			it["ParentId"] = &types.AttributeValueMemberN{Value: "1"}
+			bad[i] = "index key of the wrong type"
+		default:
+			good = append(good, it)
+		}
+		items = append(items, it)
+	}
+	var dl bytes.Buffer
+	w := NewDDBWriter(c, table, testSpec, WriterOptions{DeadLetter: &dl})
+	for i, it := range items {
+		if err := w.Write(context.Background(), int64(i), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareTables(t, scanAll(t, c, table), wantTable(good))
+	if st.DeadLettered != int64(len(bad)) || st.Watermark != 60 || st.Items != int64(len(good)) {
+		t.Errorf("dead-lettered %d, written %d, watermark %d; want %d, %d, 60", st.DeadLettered, st.Items, st.Watermark, len(bad), len(good))
+	}
+	var want bytes.Buffer
+	for _, i := range slices.Sorted(maps.Keys(bad)) {
+		want.Write(ddbjson.AppendLine(nil, items[i]))
+	}
+	gotLines := strings.Split(strings.TrimSpace(dl.String()), "\n")
+	wantLines := strings.Split(strings.TrimSpace(want.String()), "\n")
+	slices.Sort(gotLines)
+	slices.Sort(wantLines)
+	if !slices.Equal(gotLines, wantLines) {
+		t.Errorf("dead letters:\n%s\nwant:\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
+	}
+	for reason := range st.DeadLetterReasons {
+		if !strings.HasPrefix(reason, "ValidationException") {
+			t.Errorf("reason %q, want DynamoDB's ValidationException", reason)
+		}
+	}
+}
+
+func TestWriterDeleteOnEngine(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	c := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, c, testSpec)
+	ctx := context.Background()
+	w := NewDDBWriter(c, table, testSpec, WriterOptions{})
+	var keep []layouts.Item
+	for i := range 40 {
+		if err := w.Write(ctx, int64(i), testItem(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 10 {
+			keep = append(keep, testItem(i))
+		}
+	}
+	for i := range 10 {
+		key := layouts.Item{"Id": testItem(i)["Id"]}
+		if err := w.Delete(ctx, int64(40+i), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareTables(t, scanAll(t, c, table), wantTable(keep))
+	if st.Watermark != 50 {
+		t.Errorf("watermark %d, want 50", st.Watermark)
+	}
+}
+
+// A throughput probe, not a test: how fast the engine takes writes here.
+func TestEngineSpeed(t *testing.T) {
+	if !testing.Verbose() {
+		t.Skip("run with -v -run TestEngineSpeed")
+	}
+	ep := ddblocal.Endpoint(t)
+	c := ddblocal.Client(t, ep)
+	spec := layouts.TableSpec{PK: testSpec.PK}
+	table := ddblocal.NewTable(t, c, spec)
+	w := NewDDBWriter(c, table, spec, WriterOptions{Concurrency: 4})
+	start := time.Now()
+	for i := range 5000 {
+		if err := w.Write(context.Background(), int64(i), testItem(i*3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d items in %v: %.0f items/s", st.Items, time.Since(start), float64(st.Items)/time.Since(start).Seconds())
+}
