@@ -20,45 +20,45 @@ import (
 const benchNodes = 200_000
 
 var (
-	csvOnce sync.Once
-	csvPath string
-	csvErr  error
+	csvMu    sync.Mutex
+	csvPaths = map[int]string{}
 )
 
 // randomCSV writes a gen random tree of benchNodes nodes once per process.
-func randomCSV(b *testing.B) string {
+func randomCSV(b *testing.B) string { return randomCSVN(b, benchNodes) }
+
+// randomCSVN writes a gen random tree of n nodes (seed 1) once per process.
+func randomCSVN(b *testing.B, n int) string {
 	b.Helper()
-	csvOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "treeport-bench")
-		if err != nil {
-			csvErr = err
-			return
-		}
-		csvPath = filepath.Join(dir, "random.csv")
-		f, err := os.Create(csvPath)
-		if err != nil {
-			csvErr = err
-			return
-		}
-		defer f.Close()
-		bw := bufio.NewWriter(f)
-		rw, err := exporter.NewRecordWriter(bw, exporter.WriterOptions{Format: "csv", Columns: gen.Columns()})
-		if err != nil {
-			csvErr = err
-			return
-		}
-		csvErr = gen.Generate(gen.Options{Nodes: benchNodes, Shape: "random", Seed: 1}, func(r *transform.Record) error { return rw.Write(r) })
-		if csvErr == nil {
-			csvErr = rw.Close()
-		}
-		if csvErr == nil {
-			csvErr = bw.Flush()
-		}
-	})
-	if csvErr != nil {
-		b.Fatal(csvErr)
+	csvMu.Lock()
+	defer csvMu.Unlock()
+	if p, ok := csvPaths[n]; ok {
+		return p
 	}
-	return csvPath
+	dir := b.TempDir()
+	path := filepath.Join(dir, "random.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	rw, err := exporter.NewRecordWriter(bw, exporter.WriterOptions{Format: "csv", Columns: gen.Columns()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = gen.Generate(gen.Options{Nodes: n, Shape: "random", Seed: 1}, func(r *transform.Record) error { return rw.Write(r) })
+	if err == nil {
+		err = rw.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	csvPaths[n] = path
+	return path
 }
 
 // BenchmarkCSVToItems measures the whole in-memory pipeline: reading the CSV

@@ -43,21 +43,28 @@ var (
 	// retrying did not cure (access denied, no such table, retries
 	// exhausted).
 	ErrService = errors.New("exporter: DynamoDB service failure")
-	// ErrNotFound marks a query whose node is not in the table. It also
-	// matches fs.ErrNotExist.
-	ErrNotFound = &notFound{}
+	// ErrNotFound marks a query whose node is not in the table (a
+	// *NotFoundError). It also matches fs.ErrNotExist.
+	ErrNotFound = errors.New("exporter: node not found")
 	// ErrInconsistent marks a table whose items contradict each other (a
 	// prefix listing row whose object row is missing).
 	ErrInconsistent = errors.New("exporter: the table is inconsistent")
 )
 
-type notFound struct{}
+// NotFoundError is a query's node that is not in the table.
+type NotFoundError struct {
+	Node   string // `node "CM4"`, with its path for the prefix layout
+	Table  string
+	Layout string
+}
 
-func (*notFound) Error() string { return "exporter: node not found" }
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("exporter: %s is not in table %s (layout %s)", e.Node, e.Table, e.Layout)
+}
 
-// Is makes a missing node match fs.ErrNotExist (os.ErrNotExist) too.
-func (*notFound) Is(target error) bool {
-	return target == fs.ErrNotExist
+// Is makes a missing node match ErrNotFound and fs.ErrNotExist.
+func (e *NotFoundError) Is(target error) bool {
+	return target == ErrNotFound || target == fs.ErrNotExist
 }
 
 // Stats count what reading a table cost. ConsumedRCU is what DynamoDB

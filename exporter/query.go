@@ -206,7 +206,7 @@ func (q *querier) inBand(d int) bool {
 
 // notFound is the error for a node that is not in the table.
 func (q *querier) notFound(what string) error {
-	return fmt.Errorf("%w: %s is not in table %s (layout %s)", ErrNotFound, what, q.table, q.f.Layout)
+	return &NotFoundError{Node: what, Table: q.table, Layout: q.f.Layout}
 }
 
 // getItem reads one item of the table; nil when there is none.

@@ -152,8 +152,9 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		})
 		return problems
 	}
+	checker := layouts.NewChecker(l)
 	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
-		return layouts.Check(l, s)
+		return checker.Check(s)
 	})...)
 	return problems
 }

@@ -81,6 +81,18 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 			return nil, fmt.Errorf("importer: %s is zstd-compressed; Parquet needs random access, so decompress it first (unzstd)", file)
 		}
 	}
+	// The footer's length is checked here because parquet-go allocates it
+	// before it compares it with the file's size.
+	var tail [8]byte
+	if size < 12 {
+		return nil, fmt.Errorf("importer: %s is not a Parquet file: it is %d bytes long", file, size)
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil, fmt.Errorf("importer: reading %s: %w", file, err)
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); string(tail[4:]) == "PAR1" && footer > size-12 {
+		return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer would be %d bytes long, and the file is %d", file, footer, size)
+	}
 	// parquet-go panics on some malformed files; a bad file is an error
 	// here, never a crash.
 	defer func() {
@@ -325,6 +337,9 @@ func compileRequired(n parquet.Node, name, path string) (*pqNode, error) {
 	}
 	p.kind = pqStruct
 	for _, f := range fields {
+		if f.Name() == "" || !utf8.ValidString(f.Name()) {
+			return nil, fmt.Errorf("column %q in %s: a column name must be non-empty UTF-8 to be an attribute name", f.Name(), nonEmpty(path, "the schema"))
+		}
 		fp := f.Name()
 		if path != "" {
 			fp = path + "." + fp
@@ -775,4 +790,11 @@ func appendPlainJSON(dst []byte, v types.AttributeValue) []byte {
 		return append(dst, ']')
 	}
 	return append(dst, "null"...)
+}
+
+func nonEmpty(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
 }

@@ -29,14 +29,38 @@ func errorf(format string, args ...any) error {
 // node is fine, and otherwise every problem, each matched by errors.Is. The
 // caller adds where the node came from.
 func Check(l Layout, s *transform.Stats) error {
+	return NewChecker(l).Check(s)
+}
+
+// Checker runs Check on many nodes of one layout, reusing its buffers, which
+// is what validating millions of nodes wants. It is not safe for concurrent
+// use.
+type Checker struct {
+	l Layout
+	m *Measure
+	t TableSpec
+}
+
+// NewChecker returns a Checker for the layout.
+func NewChecker(l Layout) *Checker {
+	return &Checker{l: l, m: NewMeasure(l), t: l.Table()}
+}
+
+// Check is Check(l, s) for the Checker's layout.
+func (c *Checker) Check(s *transform.Stats) error {
+	l := c.l
 	var errs []error
 	if d := l.Delimiter(); d != "" && strings.Contains(s.ID, d) {
 		errs = append(errs, fmt.Errorf("%w: the id contains %q, the delimiter of the %s layout; remove it from the id, or choose another delimiter with --delimiter",
 			transform.ErrDelimiter, d, l.Name()))
 	}
-	m := NewMeasure(l)
+	m := c.m
+	keys, cols := m.Keys, m.Collections
+	clear(keys)
+	clear(cols)
+	*m = Measure{Keys: keys, Collections: cols}
 	l.Measure(s, m)
-	t := l.Table()
+	t := c.t
 	for slot, n := range m.Keys {
 		kind, limit := "partition", transform.MaxPartitionKeyBytes
 		if slot%2 == 1 {

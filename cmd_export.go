@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+)
+
+const (
+	catRead   = "Reading"
+	catOutput = "Output"
+)
+
+// readFlags are the flags of the commands that read a table.
+func readFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "table", Usage: "the DynamoDB `TABLE` to read", Category: catRead},
+		&cli.IntFlag{Name: "segments", Value: exporter.DefaultSegments, Usage: "parallel Scan segments (with --root or query: requests in flight)", Category: catRead},
+		&cli.Float64Flag{Name: "max-rcu", Usage: "cap the read rate at this many RCU per second, shared by every segment (default: no cap; throttled requests are retried with backoff either way)", Category: catRead},
+		&cli.BoolFlag{Name: "consistent-read", Usage: "strongly consistent reads of the table (twice the RCU; indexes are always eventually consistent)", Category: catRead},
+	}
+}
+
+// readAWSOptions are the AWS options of a command that reads.
+func readAWSOptions(c *cli.Context, conns int) importer.AWSOptions {
+	return importer.AWSOptions{
+		EndpointURL: c.String("endpoint-url"),
+		Region:      c.String("region"),
+		Profile:     c.String("profile"),
+		MaxConns:    max(64, 2*conns),
+	}
+}
+
+func exportCommand() *cli.Command {
+	flags := append([]cli.Flag{}, readFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too) or an ExportTableToPointInTime directory", Category: catRead},
+		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
+		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
+		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output)", Category: catOutput},
+		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(exporter.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
+		&cli.StringFlag{Name: "id-field", Value: exporter.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "parent-field", Value: exporter.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "csv-delimiter", Value: ",", Usage: "CSV field delimiter (one character; \\t for tab)", Category: catOutput},
+	)
+	flags = append(flags, layoutFlags(false)...)
+	flags = append(flags, awsFlags()...)
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write the trees of a table (or of a DynamoDB export) to a CSV, JSON, JSON Lines, Parquet or DynamoDB JSON file",
+		UsageText: "treeport export --table T --layout L --out FILE [--format csv|json|jsonl|parquet|ddbjson] [--root ID]\n   treeport export --in EXPORT_DIR --layout L --out FILE",
+		Description: "A parallel Scan reads the table (--segments, --max-rcu); each item is turned back into its node\n" +
+			"by the layout, and the layout's attributes are dropped. The records are written with their types\n" +
+			"(exact numbers, binary, maps, lists, NULL, BOOL; typed Parquet columns) in a fixed order, so that\n" +
+			"two exports of the same data are the same bytes: the trees by root id, each tree in pre-order\n" +
+			"(a node, then its children's subtrees), siblings by id. Every record is held in memory to sort them.\n" +
+			"A summary (nodes, items read, RCU consumed) goes to standard error.",
+		Flags:  flags,
+		Action: runExport,
+	}
+}
+
+func runExport(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	table, in, out := c.String("table"), c.String("in"), c.String("out")
+	switch {
+	case out == "":
+		return usagef("--out FILE is required (- for standard output)")
+	case table == "" && in == "":
+		return usagef("give --table T to export a table, or --in PATH to rebuild a DynamoDB export")
+	case table != "" && in != "":
+		return usagef("--table and --in go separately: export a table or a DynamoDB export")
+	case in != "" && (c.IsSet("root") || c.IsSet("path")):
+		return usagef("--root exports a subtree of a table, through its queries; it does not apply to --in")
+	}
+	ls, _, err := newLayouts(c, false)
+	if err != nil {
+		return err
+	}
+	l := ls[0]
+	format := c.String("format")
+	if format == "" {
+		format = exporter.FormatFromPath(out)
+		if format == "" {
+			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(exporter.Formats, ", "))
+		}
+	}
+	delim, err := csvDelimiter(c.String("csv-delimiter"))
+	if err != nil {
+		return err
+	}
+	root := c.String("root")
+	rootPath, err := parsePath(c, l, root)
+	if err != nil {
+		return err
+	}
+	segments := c.Int("segments")
+	if segments < 1 || segments > exporter.MaxSegments {
+		return usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
+	}
+	opts := exporter.ExportOptions{
+		Layout: l, Table: table, In: in, Root: root, RootPath: rootPath,
+		Scan: exporter.ScanOptions{
+			Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read"),
+		},
+		Out: out, Stdout: c.App.Writer,
+		Writer: exporter.WriterOptions{
+			Format: format, IDField: c.String("id-field"), ParentField: c.String("parent-field"), CSVDelimiter: delim,
+		},
+	}
+	if table != "" {
+		client, err := importer.NewClient(c.Context, readAWSOptions(c, segments))
+		if err != nil {
+			return err
+		}
+		opts.Client = client
+	}
+	st, err := exporter.Export(c.Context, opts)
+	if err != nil {
+		return err
+	}
+	printExportSummary(c.App.ErrWriter, opts, st)
+	return nil
+}
+
+func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.ExportStats) {
+	from := fmt.Sprintf("table %s", opts.Table)
+	if opts.In != "" {
+		from = "DynamoDB export " + opts.In
+	}
+	what := "nodes"
+	if opts.Root != "" {
+		what = fmt.Sprintf("nodes of the subtree of %q", opts.Root)
+	}
+	dest := opts.Out
+	if dest == "-" {
+		dest = "standard output"
+	}
+	fmt.Fprintf(w, "exported %d %s from %s (layout %s) to %s (%s) in %s: ",
+		st.Nodes, what, from, opts.Layout.Name(), dest, st.Format, st.Took.Round(time.Millisecond))
+	if opts.In != "" {
+		fmt.Fprintf(w, "%d items read\n", st.Read.Items)
+	} else {
+		fmt.Fprintf(w, "%s\n", st.Read)
+	}
+	f := st.Forest
+	if f.Duplicates > 0 {
+		fmt.Fprintf(w, "warning: %d nodes share an id with another (%s); the file will not import as it is\n", f.Duplicates, strings.Join(f.DuplicateIDs, ", "))
+	}
+	// A subtree's root has its parent outside the file, as it should.
+	if orphans := f.Orphans; orphans > 0 && (opts.Root == "" || orphans > 1) {
+		src := "table"
+		if opts.In != "" {
+			src = "export"
+		}
+		fmt.Fprintf(w, "warning: %d nodes have a parent that is not in the %s (%s); the file will not import as it is\n", orphans, src, strings.Join(f.OrphanIDs, ", "))
+	}
+	if f.InCycles > 0 {
+		fmt.Fprintf(w, "warning: %d nodes are in a cycle of parents, or below one (%s); they are written last\n", f.InCycles, strings.Join(f.CycleIDs, ", "))
+	}
+}
+
+// csvDelimiter parses --csv-delimiter.
+func csvDelimiter(d string) (rune, error) {
+	switch d {
+	case `\t`, "tab":
+		return '\t', nil
+	}
+	r := []rune(d)
+	if len(r) != 1 {
+		return 0, usagef("--csv-delimiter %q: want one character", d)
+	}
+	return r[0], nil
+}
+
+// parsePath parses --path: ids joined by the layout's delimiter, with or
+// without a leading one. It applies to the prefix layout only; its last id
+// must be id, when id is given.
+func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
+	p := c.String("path")
+	if p == "" {
+		return nil, nil
+	}
+	if l.Name() != layouts.PrefixName {
+		return nil, usagef("--path is for the prefix layout, whose keys are paths; the %s layout finds a node by its id", l.Name())
+	}
+	delim := l.Delimiter()
+	ids := strings.Split(strings.TrimPrefix(p, delim), delim)
+	for _, s := range ids {
+		if s == "" {
+			return nil, usagef("--path %q has an empty id; join the ids from the root to the node with %q, e.g. CM1%sCM2", p, delim, delim)
+		}
+	}
+	if id != "" && ids[len(ids)-1] != id {
+		return nil, usagef("--path %q does not end with %q", p, id)
+	}
+	return ids, nil
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/internal/ddblocal"
+)
+
+// importFixture loads fixtures/cars.csv into a new table with the CLI and
+// deletes the table when the test ends.
+func importFixture(t *testing.T, endpoint, layout string) string {
+	t.Helper()
+	table := ddblocal.TableName(t)
+	types, err := os.ReadFile(filepath.Join("fixtures", "cars.types"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, nil, "import", "--in", filepath.Join("fixtures", "cars.csv"), "--types", strings.TrimSpace(string(types)),
+		"--layout", layout, "--table", table, "--create-table", "--endpoint-url", endpoint, "--no-progress")
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	client := ddblocal.Client(t, endpoint)
+	t.Cleanup(func() {
+		client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+	return table
+}
+
+// TestExportQueryVerifyCLI runs the three reading commands as a user would
+// and checks their output, summaries and exit codes.
+func TestExportQueryVerifyCLI(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	table := importFixture(t, endpoint, "closure")
+	common := []string{"--table", table, "--layout", "closure", "--endpoint-url", endpoint}
+	dir := t.TempDir()
+
+	t.Run("export", func(t *testing.T) {
+		out := filepath.Join(dir, "cars.parquet")
+		_, stderr, code := run(t, nil, append([]string{"export", "--out", out, "--segments", "3"}, common...)...)
+		if code != 0 || !strings.Contains(stderr, "exported 48 nodes") || !strings.Contains(stderr, "RCU consumed") {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		// The export is what import reads: verify it against the table.
+		stdout, stderr, code := run(t, nil, append([]string{"verify", "--in", out}, common...)...)
+		if code != 0 || !strings.Contains(stdout, "identical") {
+			t.Errorf("verify of the export: exit %d\n%s%s", code, stdout, stderr)
+		}
+	})
+	t.Run("export a subtree to stdout", func(t *testing.T) {
+		stdout, stderr, code := run(t, nil, append([]string{"export", "--root", "CM2", "--out", "-", "--format", "csv"}, common...)...)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if code != 0 || len(lines) < 3 || !strings.HasPrefix(lines[0], "id,parent_id,") || !strings.HasPrefix(lines[1], "CM2,CM1,") {
+			t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stderr, `subtree of "CM2"`) || strings.Contains(stderr, "warning") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+	})
+	t.Run("query", func(t *testing.T) {
+		stdout, stderr, code := run(t, nil, append([]string{"query", "descendants", "--id", "CM2", "--min-depth", "0", "--max-depth", "1", "--stats"}, common...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		sc := bufio.NewScanner(strings.NewReader(stdout))
+		n, prev := 0, -1
+		for sc.Scan() {
+			var line struct {
+				ID            string          `json:"id"`
+				ParentID      *string         `json:"parent_id"`
+				RelativeDepth int             `json:"relative_depth"`
+				Attributes    json.RawMessage `json:"attributes"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			if n == 0 && (line.ID != "CM2" || line.RelativeDepth != 0 || line.ParentID == nil || *line.ParentID != "CM1") {
+				t.Errorf("first line %s, want CM2 at depth 0 with parent CM1", sc.Text())
+			}
+			if n > 0 && (line.RelativeDepth != 1 || line.ParentID == nil || *line.ParentID != "CM2") {
+				t.Errorf("line %s, want a child of CM2", sc.Text())
+			}
+			if line.RelativeDepth < prev {
+				t.Errorf("line %s is out of order", sc.Text())
+			}
+			prev = line.RelativeDepth
+			n++
+		}
+		if n < 2 || !strings.Contains(stderr, "requests") || !strings.Contains(stderr, "RCU consumed") {
+			t.Errorf("%d lines; stderr %q", n, stderr)
+		}
+	})
+	t.Run("query a root: no parent_id", func(t *testing.T) {
+		stdout, _, code := run(t, []string{"TREEPORT_TABLE=" + table, "TREEPORT_LAYOUT=closure", "TREEPORT_ENDPOINT_URL=" + endpoint}, "query", "get", "--id", "CM1")
+		if code != 0 || strings.Contains(stdout, "parent_id") || !strings.HasPrefix(stdout, `{"id":"CM1","relative_depth":0,"attributes":{`) {
+			t.Errorf("exit %d, stdout %q (flags from TREEPORT_* variables)", code, stdout)
+		}
+	})
+	exits := []struct {
+		name  string
+		args  []string
+		table string // instead of the fixture's
+		code  int
+		want  string
+	}{
+		{name: "node not in the table", args: []string{"query", "children", "--id", "NOPE"}, code: 2, want: `"NOPE" is not in table`},
+		{name: "band upside down", args: []string{"query", "ancestors", "--id", "CM2", "--min-depth", "3", "--max-depth", "1"}, code: 2, want: "below --min-depth"},
+		{name: "path on another layout", args: []string{"query", "get", "--path", "CM1|CM2"}, code: 2, want: "--path is for the prefix layout"},
+		{name: "export without --out", args: []string{"export"}, code: 2, want: "--out"},
+		{name: "export to an unknown format", args: []string{"export", "--out", filepath.Join(dir, "x.txt")}, code: 2, want: "--format"},
+		{name: "verify finds differences", args: []string{"verify", "--in", filepath.Join("fixtures", "org.json")}, code: 1, want: "missing from the table: 46"},
+		{name: "table that does not exist", args: []string{"export", "--out", filepath.Join(dir, "y.jsonl")}, table: "no-such-table", code: 3, want: "--table"},
+	}
+	for _, tt := range exits {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(tt.args, common...)
+			if tt.table != "" {
+				args = append(tt.args, "--table", tt.table, "--layout", "closure", "--endpoint-url", endpoint)
+			}
+			stdout, stderr, code := run(t, nil, args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("exit %d (want %d), output does not say %q:\n%s%s", code, tt.code, tt.want, stdout, stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+)
+
+func verifyCommand() *cli.Command {
+	flags := append(inputFlags(), readFlags()...)
+	flags = append(flags,
+		&cli.IntFlag{Name: "max-examples", Value: exporter.DefaultMaxExamples, Usage: "how many examples of each kind of difference to print", Category: catOutput},
+	)
+	flags = append(flags, layoutFlags(false)...)
+	flags = append(flags, awsFlags()...)
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "compare an input file with a table: missing, extra and moved nodes, changed attributes",
+		UsageText: "treeport verify --in PATH --table T --layout L",
+		Description: "Reads the file as import does (the same --format, --id-field, --types …) and the table with a\n" +
+			"parallel Scan, then compares them node by node: nodes missing from the table, extra nodes in it,\n" +
+			"moved nodes (another parent) and changed attributes, typed: a value of another DynamoDB type\n" +
+			"differs, numbers compare by value (DynamoDB stores 1.50 as 1.5) and sets in any order.\n" +
+			"It prints the counts and the first examples of each. Exit 0: identical; 1: differences.",
+		Flags:  flags,
+		Action: runVerify,
+	}
+}
+
+func runVerify(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	in, table := c.String("in"), c.String("table")
+	switch {
+	case in == "":
+		return usagef("--in is required: the file to compare")
+	case table == "":
+		return usagef("--table is required: the table to compare with")
+	}
+	ls, _, err := newLayouts(c, false)
+	if err != nil {
+		return err
+	}
+	srcOpts, err := sourceOptions(c)
+	if err != nil {
+		return err
+	}
+	segments := c.Int("segments")
+	if segments < 1 || segments > exporter.MaxSegments {
+		return usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
+	}
+	client, err := importer.NewClient(c.Context, readAWSOptions(c, segments))
+	if err != nil {
+		return err
+	}
+	d, err := exporter.Verify(c.Context, exporter.VerifyOptions{
+		Layout: ls[0], Client: client, Table: table,
+		Scan: exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")},
+		In:   in, Source: srcOpts,
+		MaxExamples: c.Int("max-examples"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := d.WriteReport(c.App.Writer); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", table, d.Read)
+	if d.Differences() > 0 {
+		return errDifferences
+	}
+	return nil
+}

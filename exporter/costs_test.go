@@ -1,0 +1,213 @@
+package exporter_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+var queryCostsOut = flag.String("query-costs", "", "write the per-layout query costs of the fixtures, as Markdown, to this file")
+
+// costQuery is one query of the cost table, about a node chosen per fixture.
+type costQuery struct {
+	label string
+	q     func(node, deepest string) exporter.QueryOptions
+	// requests returns the number of requests the query must take on a
+	// layout, from the answer's size; -1 when it is not pinned down.
+	requests func(layout string, answer, subtree int) int
+}
+
+var costQueries = []costQuery{
+	{
+		label: "get N",
+		q:     func(n, _ string) exporter.QueryOptions { return exporter.QueryOptions{Kind: exporter.Get, ID: n} },
+		requests: func(string, int, int) int { return 1 },
+	},
+	{
+		label: "children N",
+		q:     func(n, _ string) exporter.QueryOptions { return exporter.QueryOptions{Kind: exporter.Children, ID: n} },
+		requests: func(layout string, _, _ int) int {
+			if layout == layouts.PrefixName {
+				return 2 // the listing Query, one BatchGetItem
+			}
+			return 1
+		},
+	},
+	{
+		label: "descendants N",
+		q: func(n, _ string) exporter.QueryOptions {
+			return exporter.QueryOptions{Kind: exporter.Descendants, ID: n, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
+		},
+		requests: func(layout string, answer, subtree int) int {
+			switch layout {
+			case layouts.PathName:
+				return 2 // GetItem for the Path, one Query
+			case layouts.ShardedName:
+				return 1 + layouts.DefaultShards
+			case layouts.ClosureName:
+				return 1
+			}
+			// A listing Query per node of the subtree, BatchGetItem per 100.
+			return subtree + (answer+99)/100
+		},
+	},
+	{
+		label: "descendants N, depth 2 only",
+		q: func(n, _ string) exporter.QueryOptions {
+			return exporter.QueryOptions{Kind: exporter.Descendants, ID: n, MinDepth: 2, MaxDepth: 2}
+		},
+		requests: func(layout string, _, _ int) int {
+			switch layout {
+			case layouts.PathName:
+				return 2
+			case layouts.ShardedName:
+				return 1 + layouts.DefaultShards
+			case layouts.ClosureName:
+				return 1
+			}
+			return -1
+		},
+	},
+	{
+		label: "ancestors L",
+		q: func(_, l string) exporter.QueryOptions {
+			return exporter.QueryOptions{Kind: exporter.Ancestors, ID: l, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
+		},
+		requests: func(layout string, _, _ int) int {
+			switch layout {
+			case layouts.PathName, layouts.ShardedName:
+				return 2 // GetItem for the Path, one BatchGetItem
+			case layouts.ClosureName:
+				return 2 // one Query, one BatchGetItem
+			}
+			return 1 // one BatchGetItem
+		},
+	},
+}
+
+// TestQueryCosts runs the same queries on every layout for each fixture and
+// checks the number of requests each layout's design calls for. With
+// -query-costs FILE it writes the requests, items read and RCU (as DynamoDB
+// Local reports them) as a Markdown table:
+//
+//	go test ./exporter -run TestQueryCosts -count=1 -query-costs ../benchmarks/QUERY_COSTS.md
+func TestQueryCosts(t *testing.T) {
+	client := localClient(t)
+	fixtures := []struct{ name, node string }{{"cars", "CM2"}, {"folders", "home/zoe"}, {"org", "E003"}}
+	var doc strings.Builder
+	for _, fx := range fixtures {
+		in, srcOpts := fixtureSource(t, fx.name, "json")
+		recs := readFile(t, in, srcOpts)
+		o := newOracle(recs)
+		deepest := deepestOf(o, recs)
+		subtree := len(o.answer(exporter.QueryOptions{Kind: exporter.Descendants, ID: fx.node, MinDepth: 0, MaxDepth: exporter.NoMaxDepth}))
+		cells := map[string]map[string]exporter.Stats{} // label → layout → stats
+		answers := map[string]int{}
+		for _, name := range layouts.Names() {
+			l := mustLayout(t, name, layouts.Options{})
+			table := importFile(t, client, l, in, srcOpts)
+			for _, cq := range costQueries {
+				q := cq.q(fx.node, deepest)
+				q.Path = o.path(q.ID)
+				res, st, err := exporter.Query(context.Background(), client, table, l, q)
+				if err != nil {
+					t.Fatalf("%s %s: %s: %v", fx.name, name, cq.label, err)
+				}
+				if d := resultsDiff(res, o.answer(q)); d != "" {
+					t.Errorf("%s %s: %s:\n%s", fx.name, name, cq.label, d)
+				}
+				if want := cq.requests(name, len(res), subtree); want >= 0 && st.Requests != int64(want) {
+					t.Errorf("%s %s: %s took %d requests, want %d", fx.name, name, cq.label, st.Requests, want)
+				}
+				if cells[cq.label] == nil {
+					cells[cq.label] = map[string]exporter.Stats{}
+				}
+				cells[cq.label][name] = st
+				answers[cq.label] = len(res)
+			}
+			if name == layouts.PrefixName {
+				q := costQueries[2].q(fx.node, deepest)
+				_, st, err := exporter.Query(context.Background(), client, table, l, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cells["descendants N, no --path"] = map[string]exporter.Stats{name: st}
+				answers["descendants N, no --path"] = answers[costQueries[2].label]
+			}
+		}
+		fmt.Fprintf(&doc, "\n## %s (%d nodes): N = %s, L = %s (depth %d)\n\n", fx.name, len(recs), fx.node, deepest, len(o.path(deepest))-1)
+		doc.WriteString("| query | nodes | path | sharded-path | closure | prefix |\n|---|---:|---|---|---|---|\n")
+		labels := []string{}
+		for _, cq := range costQueries {
+			labels = append(labels, cq.label)
+		}
+		labels = append(labels, "descendants N, no --path")
+		for _, label := range labels {
+			fmt.Fprintf(&doc, "| %s | %d |", label, answers[label])
+			for _, name := range layouts.Names() {
+				st, ok := cells[label][name]
+				if !ok {
+					doc.WriteString(" — |")
+					continue
+				}
+				fmt.Fprintf(&doc, " %d req, %d items, %s RCU |", st.Requests, st.Items, formatRCUForDoc(st.ConsumedRCU))
+			}
+			doc.WriteString("\n")
+		}
+	}
+	if *queryCostsOut == "" {
+		return
+	}
+	header := `# Query costs per layout
+
+What one query costs on each layout, for the fixtures: requests sent, items
+DynamoDB read (a Query's ScannedCount, the items a GetItem or BatchGetItem
+returned) and the read capacity DynamoDB reported as consumed
+(ReturnConsumedCapacity TOTAL, eventually consistent reads). N is a node
+with a subtree, L the deepest node. The prefix queries are given the node's
+path (--path), except the last row, where a Scan of the table finds it first.
+
+Produced against DynamoDB Local, which computes consumed capacity with
+DynamoDB's rules, by:
+
+    scripts/ddblocal.sh start && eval "$(scripts/ddblocal.sh env)"
+    go test ./exporter -run TestQueryCosts -count=1 -query-costs ../benchmarks/QUERY_COSTS.md
+
+The same test, without the flag, checks the request counts (the layouts'
+designs fix them; only the prefix layout's grow with the subtree).
+
+How to read it: a Query pays for the 4 KB units of all the items it reads
+(filtered or not), so path's depth band reads the whole subtree and filters;
+closure's ByAncestor answers a band from the index key alone. A BatchGetItem
+pays at least 0.5 RCU per item. Prefix descendants take one listing Query per
+node of the subtree, so their request count grows with it.
+`
+	if err := os.WriteFile(*queryCostsOut, []byte(header+doc.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func formatRCUForDoc(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// deepestOf is the deepest node, the first in id order among equals.
+func deepestOf(o *oracle, recs []*transform.Record) string {
+	best := ""
+	for _, r := range recs {
+		if d, bd := len(o.path(r.ID)), len(o.path(best)); best == "" || d > bd || d == bd && r.ID < best {
+			best = r.ID
+		}
+	}
+	return best
+}
