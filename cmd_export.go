@@ -18,6 +18,9 @@ const (
 	catOutput = "Output"
 )
 
+// progressEvery is how often a long export says how far it got.
+const progressEvery = 5 * time.Second
+
 // readFlags are the flags of the commands that read a table.
 func readFlags() []cli.Flag {
 	return []cli.Flag{
@@ -123,6 +126,14 @@ func runExport(c *cli.Context) error {
 			return err
 		}
 		opts.Client = client
+		// A long Scan says how far it got every few seconds.
+		last := time.Now()
+		opts.Scan.OnPage = func(st exporter.Stats) {
+			if time.Since(last) >= progressEvery {
+				last = time.Now()
+				fmt.Fprintf(c.App.ErrWriter, "scanning %s: %s so far\n", table, st)
+			}
+		}
 	}
 	st, err := exporter.Export(c.Context, opts)
 	if err != nil {

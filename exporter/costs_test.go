@@ -26,8 +26,8 @@ type costQuery struct {
 
 var costQueries = []costQuery{
 	{
-		label: "get N",
-		q:     func(n, _ string) exporter.QueryOptions { return exporter.QueryOptions{Kind: exporter.Get, ID: n} },
+		label:    "get N",
+		q:        func(n, _ string) exporter.QueryOptions { return exporter.QueryOptions{Kind: exporter.Get, ID: n} },
 		requests: func(string, int, int) int { return 1 },
 	},
 	{

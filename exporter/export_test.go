@@ -318,6 +318,7 @@ func TestExportErrors(t *testing.T) {
 	client := localClient(t)
 	in, srcOpts := fixtureSource(t, "cars", "json")
 	pathTable := importFile(t, client, mustLayout(t, layouts.PathName, layouts.Options{}), in, srcOpts)
+	closureTable := importFile(t, client, mustLayout(t, layouts.ClosureName, layouts.Options{}), in, srcOpts)
 	badLine := filepath.Join(t.TempDir(), "bad.ddbjson")
 	if err := os.WriteFile(badLine, []byte(`{"Item":{"Id":{"S":"A"},"TreeId":{"S":"A"},"Path":{"S":"A"},"Depth":{"N":"0"}}}`+"\n"+`{"Item":{"Id":{"S":"B"}}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -330,7 +331,12 @@ func TestExportErrors(t *testing.T) {
 		{
 			name: "table of another layout",
 			opts: exporter.ExportOptions{Layout: mustLayout(t, layouts.ClosureName, layouts.Options{}), Client: client, Table: pathTable},
-			want: []string{"Id=", "--layout closure", "RelativeDepth"},
+			want: []string{"48 items", "closure layout", "RelativeDepth = 0", "--layout"},
+		},
+		{
+			name: "closure table read as path",
+			opts: exporter.ExportOptions{Layout: mustLayout(t, layouts.PathName, layouts.Options{}), Client: client, Table: closureTable},
+			want: []string{"Id=", "TreeId", "--layout path"},
 		},
 		{
 			name: "item of an export that does not fit",

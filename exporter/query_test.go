@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -229,15 +230,45 @@ func interesting(recs []*transform.Record, prefix string, rng *rand.Rand) []stri
 // layoutTables loads recs into one table per layout.
 func layoutTables(t *testing.T, client *dynamodb.Client, recs []*transform.Record) map[string]layoutTable {
 	t.Helper()
+	return variantTables(t, client, recs, nil)
+}
+
+// variant is a layout with options other than the defaults.
+type variant struct {
+	name, layout string
+	opts         layouts.Options
+}
+
+// variants exercise renamed attributes and indexes, other delimiters,
+// other shard counts and closure ancestor rows that copy nothing.
+var variants = []variant{
+	{name: "path renamed", layout: layouts.PathName, opts: layouts.Options{
+		Attr:      map[string]string{"Id": "ComponentId", "ParentId": "Up", "Path": "P", "Depth": "Lvl", "TreeId": "Tree", "ByPath": "GSI2", "ByParent": "GSI1"},
+		Delimiter: "/",
+	}},
+	{name: "sharded-path 1 shard", layout: layouts.ShardedName, opts: layouts.Options{Shards: 1}},
+	{name: "sharded-path 7 shards", layout: layouts.ShardedName, opts: layouts.Options{Shards: 7, Attr: map[string]string{"GraphId": "G"}}},
+	{name: "closure copy none", layout: layouts.ClosureName, opts: layouts.Options{ClosureCopy: []string{}, Attr: map[string]string{"ByAncestor": "GSI9", "RelativeDepth": "RD"}}},
+	{name: "closure copy name", layout: layouts.ClosureName, opts: layouts.Options{ClosureCopy: []string{"name"}}},
+	{name: "prefix renamed", layout: layouts.PrefixName, opts: layouts.Options{Attr: map[string]string{"Key": "PK", "Child": "SK"}, Delimiter: "~"}},
+}
+
+// variantTables loads recs into one table per layout, and one per variant.
+func variantTables(t *testing.T, client *dynamodb.Client, recs []*transform.Record, vs []variant) map[string]layoutTable {
+	t.Helper()
+	for _, name := range layouts.Names() {
+		vs = append(vs, variant{name: name, layout: name})
+	}
 	tables := map[string]layoutTable{}
 	var mu sync.Mutex
 	var g errgroup.Group
-	for _, name := range layouts.Names() {
-		l := mustLayout(t, name, layouts.Options{})
+	g.SetLimit(4)
+	for _, v := range vs {
+		l := mustLayout(t, v.layout, v.opts)
 		g.Go(func() error {
 			table := loadTable(t, client, l, recs)
 			mu.Lock()
-			tables[name] = layoutTable{l, table}
+			tables[v.name] = layoutTable{l, table}
 			mu.Unlock()
 			return nil
 		})
@@ -270,8 +301,8 @@ func TestQueriesAgreeAcrossLayouts(t *testing.T) {
 			wants = append(wants, o.answer(q))
 		}
 	}
-	tables := layoutTables(t, client, all)
-	for _, name := range layouts.Names() {
+	tables := variantTables(t, client, all, variants)
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		lt := tables[name]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

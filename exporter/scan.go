@@ -139,20 +139,22 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 // Scan reads every item of table with a parallel Scan (see ScanItems) and
 // rebuilds the records its layout holds: each item goes through l.Node, the
 // items that are not nodes (prefix listing rows, closure ancestor rows) are
-// passed over, and the layout's attributes are dropped. The records come back
+// passed over (a FilterExpression leaves them on the server), and the
+// layout's attributes are dropped. The records come back
 // in the order of SortRecords.
 //
 // Every record is held in memory until the end, to sort them: about the
 // size of the items plus a few hundred bytes a node.
 //
 // An item that does not fit the layout stops the scan with an error naming
-// its key (a wrong --layout, --attr or --delimiter is the usual cause).
+// its key (a wrong --layout, --attr or --delimiter is the usual cause), and
+// so does a table none of whose items is a node of the layout.
 func Scan(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions) ([]*transform.Record, Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	var mu sync.Mutex
 	var recs []*transform.Record
 	spec := l.Table()
-	err := scanTable(ctx, client, r, table, opts, nil, func(items []layouts.Item) error {
+	err := scanTable(ctx, client, r, table, opts, nodeFilter(l), func(items []layouts.Item) error {
 		page := make([]*transform.Record, 0, len(items))
 		for _, item := range items {
 			rec, ok, err := l.Node(item)
@@ -168,10 +170,49 @@ func Scan(ctx context.Context, client ScanAPI, table string, l layouts.Layout, o
 		mu.Unlock()
 		return nil
 	})
+	st := r.snapshot()
 	if err != nil {
-		return nil, r.snapshot(), err
+		return nil, st, err
 	}
-	return SortRecords(recs), r.snapshot(), nil
+	if len(recs) == 0 && st.Items > 0 {
+		// The filter left every item on the server: none has the layout's
+		// node key.
+		f, _ := layouts.FieldsOf(l)
+		what := f.RelativeDepth + " = 0"
+		if f.Layout == layouts.PrefixName {
+			what = fmt.Sprintf("%s = %q", f.Child, f.Delimiter)
+		}
+		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); is --layout right, with the --attr renames and --delimiter the table was written with?",
+			layouts.ErrItem, table, st.Items, l.Name(), what)
+	}
+	return SortRecords(recs), st, nil
+}
+
+// nodeFilter keeps only the items that are nodes, for the layouts whose
+// tables hold other items too: closure's own rows (RelativeDepth = 0) and
+// prefix's object rows (Child = the delimiter). The filter does not lower
+// the RCU a Scan consumes, but it leaves the other rows on the server: a
+// closure table holds depth + 1 rows per node.
+func nodeFilter(l layouts.Layout) *scanFilter {
+	f, err := layouts.FieldsOf(l)
+	if err != nil {
+		return nil
+	}
+	switch f.Layout {
+	case layouts.ClosureName:
+		return &scanFilter{
+			expr:   "#rd = :zero",
+			names:  map[string]string{"#rd": f.RelativeDepth},
+			values: map[string]types.AttributeValue{":zero": numAttr(0)},
+		}
+	case layouts.PrefixName:
+		return &scanFilter{
+			expr:   "#c = :d",
+			names:  map[string]string{"#c": f.Child},
+			values: map[string]types.AttributeValue{":d": strAttr(f.Delimiter)},
+		}
+	}
+	return nil
 }
 
 // itemError says which item of which table does not fit the layout, and

@@ -12,33 +12,54 @@ var (
 	// aimdDecrease is the multiplicative cut on a congestion signal.
 	aimdDecrease = 0.85
 	// aimdIncreasePerSec is the additive increase, per second of writing at
-	// the limit, as a share of the limit the last cut started from: the
-	// climb from a cut back to where it was takes
-	// (1-aimdDecrease)/aimdIncreasePerSec seconds.
+	// the limit, as a share of the rate a cut started from: the climb back
+	// there takes (1-aimdDecrease)/aimdIncreasePerSec seconds, whatever the
+	// scale.
 	aimdIncreasePerSec = 0.05
+	// aimdStartupDoubling is how long the limit takes to double after the
+	// first cut of an unlimited limiter, until the next cut: that first
+	// estimate rests on a fraction of a second and may be far too low.
+	aimdStartupDoubling = time.Second
 	// aimdCooldown is the least time between two cuts. The batches in flight
 	// when the service starts throttling all come back throttled within
 	// about one round trip; they are one signal, not many.
 	aimdCooldown = 400 * time.Millisecond
-	// aimdWindow is how far back the measured rates look.
+	// aimdWindow is how far back the accepted rate is measured, never
+	// before the last cut: what came before it says nothing of the limit
+	// the cut set.
 	aimdWindow = time.Second
+	// aimdMinSpan is the shortest span a rate is measured over, so that the
+	// first few batches of a run do not make an absurd rate.
+	aimdMinSpan = 200 * time.Millisecond
 	// aimdBurst is how much unused rate the limiter lets through at once
 	// after an idle spell.
 	aimdBurst = 100 * time.Millisecond
 	// aimdMinRate is the floor of the limit, in WCU per second.
 	aimdMinRate = 1.0
+	// aimdPeakFloor keeps the limit at or above this share of the best rate
+	// the service accepted in a second over the last aimdPeakWindow. Faults
+	// that do not come from capacity (a spell of 5xx, a flaky network) come
+	// at any rate, and cutting on each would walk the limit down to nothing;
+	// a real drop of capacity below the floor still ends in backoff, as
+	// every throttled batch waits longer before its next try.
+	aimdPeakFloor  = 0.25
+	aimdPeakWindow = 30 * time.Second
 )
 
 // aimdLimiter is the writers' shared rate limiter, counted in write capacity
 // units. It starts at the cap (MaxWCU), or unlimited when there is no cap.
+//
 // Congestion (throttling, 5xx, unprocessed items) cuts the limit to
-// aimdDecrease times the lower of the limit and the rate the service actually
-// accepted over the last aimdWindow (but by at most half), at most once per
-// aimdCooldown; the first cut of an unlimited limiter therefore lands just
-// under the rate the service was found to sustain. Acknowledged writes raise
-// the limit linearly while the writers are held back by it, up to the cap,
-// climbing back to where a cut started in (1-aimdDecrease)/aimdIncreasePerSec
-// seconds whatever the scale. It is safe for concurrent use.
+// aimdDecrease times the rate the service accepted since the last cut (over
+// at most aimdWindow), or times the limit when that is lower, at most once per
+// aimdCooldown. When the writers push harder than the table takes, what it
+// accepts is its capacity, so a cut lands just under it rather than at an
+// arbitrary fraction of an overshooting limit. The first cut of an unlimited
+// limiter starts a startup phase in which the limit doubles every
+// aimdStartupDoubling until the next cut; after that, acknowledged writes
+// raise it linearly, and only while the writers are held back by it, up to
+// the cap. It never goes below aimdPeakFloor of the best recent second.
+// It is safe for concurrent use.
 type aimdLimiter struct {
 	mu  sync.Mutex
 	now func() time.Time
@@ -47,6 +68,7 @@ type aimdLimiter struct {
 	limit   float64 // current limit; +Inf while unlimited
 	minSeen float64 // lowest limit set so far
 	step    float64 // additive increase per second
+	startup bool    // between the first cut of an unlimited limiter and the next
 
 	next        time.Time // GCRA: when the next reservation may start
 	lastCut     time.Time
@@ -56,6 +78,7 @@ type aimdLimiter struct {
 
 	acked meter // WCU acknowledged by the service
 	sent  meter // WCU let through by Wait
+	peak  meter // WCU acknowledged, by the second, over aimdPeakWindow
 }
 
 // newAIMDLimiter returns a limiter capped at maxWCU per second; 0 or less
@@ -74,6 +97,7 @@ func newAIMDLimiterClock(maxWCU float64, now func() time.Time) *aimdLimiter {
 		start: t, lastRaise: t,
 		acked: newMeter(aimdWindow, 20),
 		sent:  newMeter(aimdWindow, 20),
+		peak:  newMeter(aimdPeakWindow, int(aimdPeakWindow/time.Second)),
 	}
 }
 
@@ -124,6 +148,7 @@ func (l *aimdLimiter) Success(wcu int) {
 	defer l.mu.Unlock()
 	now := l.now()
 	l.acked.add(now, float64(wcu))
+	l.peak.add(now, float64(wcu))
 	dt := now.Sub(l.lastRaise).Seconds()
 	l.lastRaise = now
 	if math.IsInf(l.limit, 1) || l.limit >= l.max {
@@ -134,7 +159,12 @@ func (l *aimdLimiter) Success(wcu int) {
 	if now.Sub(l.lastBlocked) > aimdWindow {
 		return
 	}
-	l.limit = math.Min(l.max, l.limit+l.step*dt)
+	if l.startup {
+		l.limit *= math.Exp2(dt / aimdStartupDoubling.Seconds())
+	} else {
+		l.limit += l.step * dt
+	}
+	l.limit = math.Min(l.limit, l.max)
 }
 
 // Congestion records a throttle, a 5xx or unprocessed items, and cuts the
@@ -147,26 +177,34 @@ func (l *aimdLimiter) Congestion() bool {
 	if !l.lastCut.IsZero() && now.Sub(l.lastCut) < aimdCooldown {
 		return false
 	}
-	// What the service accepted while the writers pushed is what it can
-	// take: the estimate a cut starts from.
-	accepted := l.acked.sum(now) / aimdWindow.Seconds()
-	var base float64
+	from := now.Add(-aimdWindow)
+	if from.Before(l.start) {
+		from = l.start
+	}
+	if from.Before(l.lastCut) {
+		from = l.lastCut
+	}
+	span := max(now.Sub(from), aimdMinSpan).Seconds()
+	accepted := l.acked.since(from, now) / span
+	base := accepted
 	if math.IsInf(l.limit, 1) {
-		base = accepted
 		if base <= 0 {
-			// Nothing got through yet: what was sent is all there is to go on.
-			base = l.sent.sum(now) / aimdWindow.Seconds()
+			// Nothing got through yet: what was sent is all there is.
+			base = l.sent.since(from, now) / span
 		}
 		if base <= 0 {
 			return false
 		}
+		l.startup = true
 	} else {
-		// At most halve the base in one cut: a window in which nothing was
-		// accepted (a spell of 5xx) says little about the capacity.
-		base = math.Max(math.Min(l.limit, accepted), l.limit/2)
+		if base <= 0 || base > l.limit {
+			base = l.limit
+		}
+		l.startup = false
 	}
-	l.limit = math.Max(aimdMinRate, base*aimdDecrease)
-	l.step = math.Max(aimdMinRate, base) * aimdIncreasePerSec
+	floor := math.Max(aimdMinRate, aimdPeakFloor*l.peak.max(now)/l.peak.slot.Seconds())
+	l.limit = math.Min(l.limit, math.Max(floor, base*aimdDecrease))
+	l.step = base * aimdIncreasePerSec
 	l.minSeen = math.Min(l.minSeen, l.limit)
 	l.lastCut = now
 	l.lastRaise = now
@@ -210,12 +248,26 @@ func (m *meter) add(now time.Time, v float64) {
 	m.vals[i] += v
 }
 
-// sum is the total over the window ending now.
-func (m *meter) sum(now time.Time) float64 {
+// max is the largest slot total over the window ending now.
+func (m *meter) max(now time.Time) float64 {
 	n := now.UnixNano() / int64(m.slot)
+	best := 0.0
+	for i, s := range m.stamp {
+		if s > n-int64(len(m.vals)) && s <= n && m.vals[i] > best {
+			best = m.vals[i]
+		}
+	}
+	return best
+}
+
+// since is the total of the slots from the one holding from to the one
+// holding now, within the window.
+func (m *meter) since(from, now time.Time) float64 {
+	n := now.UnixNano() / int64(m.slot)
+	f := max(from.UnixNano()/int64(m.slot), n-int64(len(m.vals))+1)
 	total := 0.0
 	for i, s := range m.stamp {
-		if s > n-int64(len(m.vals)) && s <= n {
+		if s >= f && s <= n {
 			total += m.vals[i]
 		}
 	}

@@ -228,7 +228,11 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		if errors.As(err, &re) {
 			st.Rejected++
 			if rejects != nil {
-				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, nil)); err != nil {
+				var raw []byte
+				if rec != nil {
+					raw = rec.Raw
+				}
+				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
 					return st, err
 				}
 			}

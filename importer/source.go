@@ -1,3 +1,6 @@
+// Package importer reads adjacency-list inputs (Sources: CSV, JSON, JSON
+// Lines, Parquet and DynamoDB JSON) and writes the items of a layout
+// (sinks: DynamoDB itself, or files for DynamoDB's import from S3).
 package importer
 
 import (

@@ -76,6 +76,7 @@ type Config struct {
 	// index); Spec is keyed by table name, a missing table has no index.
 	CapacityWCU float64
 	BurstWCU    float64
+	StartEmpty  bool
 	Spec        map[string]layouts.TableSpec
 
 	// Lifetime is how long the proxy serves before it closes itself
@@ -167,7 +168,6 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg: cfg, target: target, ln: ln,
 		rng:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		tokens: cfg.BurstWCU,
 		filled: time.Now(),
 		url:    "http://" + ln.Addr().String(),
 		done:   make(chan struct{}),
@@ -178,6 +178,9 @@ func New(cfg Config) (*Proxy, error) {
 				DisableCompression: true,
 			},
 		},
+	}
+	if !cfg.StartEmpty {
+		p.tokens = cfg.BurstWCU
 	}
 	if len(cfg.Operations) > 0 {
 		p.ops = map[string]bool{}
