@@ -41,10 +41,14 @@ func queryCommand() *cli.Command {
 			"A node that is not in the table exits 2; a leaf's children are no lines and exit 0.",
 	}
 	for _, k := range exporter.Kinds {
+		band := ""
+		if k == exporter.Descendants || k == exporter.Ancestors {
+			band = " [--min-depth A] [--max-depth B]"
+		}
 		sub := &cli.Command{
 			Name:      string(k),
 			Usage:     usage[k],
-			UsageText: fmt.Sprintf("treeport query %s --table T --layout L --id ID", k),
+			UsageText: fmt.Sprintf("treeport query %s --table T --layout L --id ID%s [--path P] [--stats]", k, band),
 			Flags:     queryFlags(k),
 			Action:    func(c *cli.Context) error { return runQuery(c, k) },
 			OnUsageError: func(_ *cli.Context, err error, _ bool) error {

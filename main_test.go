@@ -1,13 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddbjson"
 )
 
 var treeportBin string
@@ -89,5 +98,263 @@ func TestBadInputCorpus(t *testing.T) {
 				t.Errorf("output directory was created (%v)", err)
 			}
 		})
+	}
+}
+
+// TestSkipInvalidWritesValidTrees loads an input with problems using
+// --on-invalid=skip: the valid trees are written whole, every rejected node
+// takes its subtree along, and every rejected record is in the rejects file
+// with its reason.
+func TestSkipInvalidWritesValidTrees(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	os.WriteFile(in, []byte("id,parent_id,name\n"+
+		"A,,good root\n"+
+		"B,A,good child\n"+
+		"C,Z,orphan\n"+ // missing parent
+		"D,C,below the orphan\n"+
+		"E,F,in a cycle\n"+
+		"F,E,in a cycle\n"+
+		"G,A,\"bad \"quote\"\n"+ // unparseable row with a known id
+		"H,G,below the bad row\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	stdout, stderr, code := run(t, nil, "import", "--in", in, "--layout", "path", "--out", out, "--on-invalid", "skip", "--rejects", rejects)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	var m struct {
+		Nodes    int64 `json:"nodes"`
+		Items    int64 `json:"items"`
+		Rejected int64 `json:"rejected_records"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b, &m)
+	if m.Nodes != 2 || m.Items != 2 || m.Rejected != 6 {
+		t.Fatalf("manifest: %s", b)
+	}
+	lines := strings.Split(strings.TrimSpace(readFile(t, rejects)), "\n")
+	got := map[string]string{}
+	for _, l := range lines {
+		var r struct {
+			ID     string `json:"id"`
+			Line   int    `json:"line"`
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("rejects line %q: %v", l, err)
+		}
+		got[r.ID] = r.Reason
+	}
+	for id, want := range map[string]string{"C": "parent", "D": `ancestor "C"`, "E": "cycle", "F": "cycle", "G": "quoted-field", "H": `ancestor "G"`} {
+		if !strings.Contains(got[id], want) {
+			t.Errorf("reject of %s: reason %q, want it to mention %q", id, got[id], want)
+		}
+	}
+	if len(lines) != 6 {
+		t.Errorf("%d rejects, want 6:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestImportFilesOut writes import files and checks what DynamoDB's import
+// from S3 needs: gzip DynamoDB JSON lines split by count, no key twice, a
+// manifest with checksums, and CreateTable and ImportTable requests.
+func TestImportFilesOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := run(t, nil, "import", "--in", "fixtures/folders.json", "--layout", "closure", "--out", out, "--items-per-file", "50", "--table", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var m struct {
+		Layout string `json:"layout"`
+		Items  int64  `json:"items"`
+		Files  []struct {
+			Name   string `json:"name"`
+			Items  int64  `json:"items"`
+			SHA256 string `json:"sha256"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "manifest.json"))), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Layout != "closure" || len(m.Files) < 2 {
+		t.Fatalf("manifest: %+v", m)
+	}
+	keys := map[string]bool{}
+	var total int64
+	for _, f := range m.Files {
+		data := readFile(t, filepath.Join(out, filepath.FromSlash(f.Name)))
+		sum := sha256.Sum256([]byte(data))
+		if hex.EncodeToString(sum[:]) != f.SHA256 {
+			t.Errorf("%s: checksum differs from the manifest", f.Name)
+		}
+		zr, err := gzip.NewReader(strings.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(zr)
+		sc.Buffer(nil, 1<<20)
+		n := int64(0)
+		for sc.Scan() {
+			item, err := ddbjson.DecodeLine(sc.Bytes())
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name, err)
+			}
+			id := item["Id"].(*types.AttributeValueMemberS).Value
+			rd := item["RelativeDepth"].(*types.AttributeValueMemberN).Value
+			k := id + "\x00" + rd
+			if keys[k] {
+				t.Errorf("key %s/%s twice", id, rd)
+			}
+			keys[k] = true
+			n++
+		}
+		if n != f.Items || n > 50 {
+			t.Errorf("%s: %d items, manifest says %d, limit 50", f.Name, n, f.Items)
+		}
+		total += n
+	}
+	if total != m.Items {
+		t.Errorf("files hold %d items, manifest says %d", total, m.Items)
+	}
+	var imp struct {
+		InputFormat             string
+		InputCompressionType    string
+		TableCreationParameters struct {
+			KeySchema              []map[string]string
+			GlobalSecondaryIndexes []struct{ IndexName string }
+		}
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "import-table.json"))), &imp); err != nil {
+		t.Fatal(err)
+	}
+	if imp.InputFormat != "DYNAMODB_JSON" || imp.InputCompressionType != "GZIP" || len(imp.TableCreationParameters.KeySchema) != 2 ||
+		len(imp.TableCreationParameters.GlobalSecondaryIndexes) != 1 || imp.TableCreationParameters.GlobalSecondaryIndexes[0].IndexName != "ByAncestor" {
+		t.Errorf("import-table.json: %+v", imp)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(out, "create-table.json")), `"ByAncestor"`) {
+		t.Error("create-table.json lacks the ByAncestor index")
+	}
+}
+
+// TestDryRunCountsFollowTheFormulas checks the dry run's item counts against
+// the layouts' formulas, computed here from the fixture itself.
+func TestDryRunCountsFollowTheFormulas(t *testing.T) {
+	stdout, stderr, code := run(t, nil, "import", "--in", "fixtures/cars.json", "--layout", "all", "--dry-run", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Plans []struct {
+			Layout string `json:"layout"`
+			Nodes  int64  `json:"nodes"`
+			Items  int64  `json:"items"`
+			WCU    int64  `json:"wcu"`
+			Cost   struct {
+				OnDemand float64 `json:"on_demand_writes_usd"`
+				AsOf     string  `json:"prices_as_of"`
+			} `json:"cost"`
+		} `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, stdout)
+	}
+	// Depths from the fixture's parent links.
+	var recs []struct {
+		ID     string `json:"id"`
+		Parent string `json:"parent_id"`
+	}
+	json.Unmarshal([]byte(readFile(t, "fixtures/cars.json")), &recs)
+	parent := map[string]string{}
+	for _, r := range recs {
+		parent[r.ID] = r.Parent
+	}
+	sumDepth1 := int64(0)
+	for id := range parent {
+		d := 0
+		for p := parent[id]; p != ""; p = parent[p] {
+			d++
+		}
+		sumDepth1 += int64(d + 1)
+	}
+	n := int64(len(recs))
+	want := map[string]int64{"path": n, "sharded-path": n, "closure": sumDepth1, "prefix": 2 * n}
+	if len(res.Plans) != 4 {
+		t.Fatalf("%d plans", len(res.Plans))
+	}
+	for _, p := range res.Plans {
+		if p.Nodes != n || p.Items != want[p.Layout] {
+			t.Errorf("%s: %d nodes, %d items; want %d, %d", p.Layout, p.Nodes, p.Items, n, want[p.Layout])
+		}
+		if p.WCU < p.Items || p.Cost.OnDemand <= 0 || p.Cost.AsOf == "" {
+			t.Errorf("%s: WCU %d, cost %+v", p.Layout, p.WCU, p.Cost)
+		}
+	}
+}
+
+// TestGenIsReproducible runs gen twice with one seed and once with another.
+func TestGenIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	for _, format := range []string{"csv", "json", "jsonl", "parquet", "ddbjson"} {
+		for _, shape := range []string{"balanced", "random", "deep", "wide", "forest"} {
+			a, b, c := filepath.Join(dir, "a."+format), filepath.Join(dir, "b."+format), filepath.Join(dir, "c."+format)
+			for _, x := range []struct {
+				path, seed string
+			}{{a, "5"}, {b, "5"}, {c, "6"}} {
+				if _, stderr, code := run(t, nil, "gen", "--nodes", "300", "--shape", shape, "--seed", x.seed, "--out", x.path); code != 0 {
+					t.Fatalf("gen %s %s: %s", shape, format, stderr)
+				}
+			}
+			if readFile(t, a) != readFile(t, b) {
+				t.Errorf("%s %s: the same seed gave different files", shape, format)
+			}
+			if shape != "deep" && shape != "wide" && shape != "balanced" && readFile(t, a) == readFile(t, c) {
+				t.Errorf("%s %s: different seeds gave the same file", shape, format)
+			}
+			// What gen writes, import reads without a problem.
+			if _, stderr, code := run(t, nil, "import", "--in", a, "--layout", "closure", "--dry-run"); code != 0 {
+				t.Errorf("%s %s: dry run of gen output: exit %d: %s", shape, format, code, stderr)
+			}
+		}
+	}
+}
+
+// TestFlagsFromEnvironment sets flags through TREEPORT_* variables.
+func TestFlagsFromEnvironment(t *testing.T) {
+	stdout, stderr, code := run(t, []string{"TREEPORT_LAYOUT=prefix", "TREEPORT_TABLE=Things"}, "schema")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"Things"`) || !strings.Contains(stdout, `"Child"`) {
+		t.Errorf("schema from env: %s", stdout)
+	}
+}
+
+// TestUsageErrorsExit2 checks that a mistake in the command line exits 2.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"import", "--in", "fixtures/cars.json", "--layout", "nope", "--out", "x"},
+		{"import", "--in", "fixtures/cars.json", "--layout", "path"},
+		{"import", "--in", "fixtures/cars.json", "--layout", "all", "--out", "x"},
+		{"import", "--no-such-flag"},
+		{"import", "--in", "does-not-exist.csv", "--layout", "path", "--dry-run"},
+		{"import", "--in", "fixtures/cars.json", "--layout", "path", "--attr", "Nope=X", "--dry-run"},
+	} {
+		_, stderr, code := run(t, nil, args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
+		}
 	}
 }

@@ -531,7 +531,7 @@ func TestUnprocessedKeysAndThrottles(t *testing.T) {
 	o := newOracle(recs)
 	tables := layoutTables(t, client, recs)
 	proxy, err := faultproxy.New(faultproxy.Config{
-		Target: endpointOf(t), Seed: 5, Throttle: 0.25, ServerError: 0.1,
+		Target: endpointOf(t), Seed: 5, Throttle: 0.15, ServerError: 0.05,
 		Operations: []string{"Query", "GetItem", "BatchGetItem", "Scan"},
 	})
 	if err != nil {

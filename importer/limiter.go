@@ -19,7 +19,7 @@ var (
 	// aimdStartupDoubling is how long the limit takes to double after the
 	// first cut of an unlimited limiter, until the next cut: that first
 	// estimate rests on a fraction of a second and may be far too low.
-	aimdStartupDoubling = time.Second
+	aimdStartupDoubling = 2 * time.Second
 	// aimdCooldown is the least time between two cuts. The batches in flight
 	// when the service starts throttling all come back throttled within
 	// about one round trip; they are one signal, not many.
