@@ -152,7 +152,7 @@ func TestWriterFindsCapacity(t *testing.T) {
 	table := ddblocal.NewTable(t, direct, spec)
 	// A new table: no burst credit yet, and up to one second of unused
 	// capacity kept.
-	const capacity = 400.0
+	const capacity = 800.0
 	proxy, err := faultproxy.New(faultproxy.Config{
 		Target: ep, Operations: []string{"BatchWriteItem"},
 		CapacityWCU: capacity, BurstWCU: capacity, StartEmpty: true,
@@ -162,7 +162,7 @@ func TestWriterFindsCapacity(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 
-	const n = 4000 // 10 s at capacity
+	const n = 8000 // 10 s at capacity
 	var rates []float64
 	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, spec, WriterOptions{
 		Concurrency: 4, ProgressInterval: 250 * time.Millisecond,

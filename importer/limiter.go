@@ -19,7 +19,7 @@ var (
 	// aimdStartupDoubling is how long the limit takes to double after the
 	// first cut of an unlimited limiter, until the next cut: that first
 	// estimate rests on a fraction of a second and may be far too low.
-	aimdStartupDoubling = 2 * time.Second
+	aimdStartupDoubling = 1500 * time.Millisecond
 	// aimdCooldown is the least time between two cuts. The batches in flight
 	// when the service starts throttling all come back throttled within
 	// about one round trip; they are one signal, not many.
@@ -80,6 +80,8 @@ type aimdLimiter struct {
 	sent  meter // WCU let through by Wait
 	peak  meter // WCU acknowledged, by the second, over aimdPeakWindow
 }
+
+var limiterTrace func(format string, args ...any)
 
 // newAIMDLimiter returns a limiter capped at maxWCU per second; 0 or less
 // means no cap.
@@ -206,6 +208,9 @@ func (l *aimdLimiter) Congestion() bool {
 	l.limit = math.Min(l.limit, math.Max(floor, base*aimdDecrease))
 	l.step = base * aimdIncreasePerSec
 	l.minSeen = math.Min(l.minSeen, l.limit)
+	if limiterTrace != nil {
+		limiterTrace("cut at %v: accepted %.0f over %.2fs base %.0f floor %.0f → limit %.0f startup %v", now.Sub(l.start).Round(time.Millisecond), accepted, span, base, floor, l.limit, l.startup)
+	}
 	l.lastCut = now
 	l.lastRaise = now
 	if l.next.Before(now) {

@@ -33,14 +33,17 @@ for fixture in cars folders org; do
   done
 done
 
-if $tp query --help >/dev/null 2>&1; then
-  for layout in path sharded-path closure prefix; do
-    echo "== $layout: children of CM1, descendants of CM2 to depth 2, ancestors of CM8"
-    $tp query children --table "demo-cars-$layout" --layout "$layout" --id CM1 --stats
-    $tp query descendants --table "demo-cars-$layout" --layout "$layout" --id CM2 --max-depth 2
-    $tp query ancestors --table "demo-cars-$layout" --layout "$layout" --id CM8
-  done
-fi
+for layout in path sharded-path closure prefix; do
+  echo "== $layout: children of CM1, descendants of CM2 down to depth 2, ancestors of CM8 (requests and RCU on stderr)"
+  $tp query children --table "demo-cars-$layout" --layout "$layout" --id CM1 --stats
+  $tp query descendants --table "demo-cars-$layout" --layout "$layout" --id CM2 --max-depth 2 --stats
+  $tp query ancestors --table "demo-cars-$layout" --layout "$layout" --id CM8 --stats
+done
+
+echo "== export the closure table back to CSV and verify it against the input"
+$tp export --table demo-cars-closure --layout closure --out "$work/cars.csv"
+head -5 "$work/cars.csv"
+$tp verify --in fixtures/cars.parquet --table demo-cars-closure --layout closure
 
 echo "== import files for DynamoDB's import from S3"
 $tp import --in fixtures/org.csv --types "$(cat fixtures/org.types)" --layout closure --out "$work/org-closure"
