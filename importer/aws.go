@@ -1,8 +1,12 @@
 package importer
 
 import (
+	"net"
+	"net/url"
+
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"net/http"
 	"time"
 
@@ -67,6 +71,12 @@ func NewClient(ctx context.Context, opts AWSOptions) (*dynamodb.Client, error) {
 	if opts.Profile != "" {
 		loads = append(loads, config.WithSharedConfigProfile(opts.Profile))
 	}
+	if isLoopback(opts.EndpointURL) {
+		// A local engine (DynamoDB Local) never runs on an EC2 instance
+		// role: asking the instance metadata service only costs a timeout
+		// and a warning.
+		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, loads...)
 	if err != nil {
 		return nil, fmt.Errorf("importer: loading the AWS configuration: %w", err)
@@ -90,4 +100,21 @@ func NewClient(ctx context.Context, opts AWSOptions) (*dynamodb.Client, error) {
 			o.BaseEndpoint = aws.String(opts.EndpointURL)
 		}
 	}), nil
+}
+
+// isLoopback reports whether the endpoint URL names this machine.
+func isLoopback(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

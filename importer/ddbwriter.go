@@ -278,7 +278,7 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	opts = opts.withDefaults()
 	w := &DDBWriter{
 		client: client, table: table, spec: spec, opts: opts,
-		lim:     newAIMDLimiter(opts.MaxWCU),
+		lim:     newAIMDLimiter(opts.MaxWCU, opts.Concurrency),
 		start:   time.Now(),
 		lastSeq: opts.StartSeq - 1,
 		batches: make(chan *batch, opts.Buffer),

@@ -69,6 +69,8 @@ type aimdLimiter struct {
 	minSeen float64 // lowest limit set so far
 	step    float64 // additive increase per second
 	startup bool    // between the first cut of an unlimited limiter and the next
+	conc    int     // batches in flight at most
+	maxCost int     // the largest cost a Wait asked for
 
 	next        time.Time // GCRA: when the next reservation may start
 	lastCut     time.Time
@@ -83,19 +85,19 @@ type aimdLimiter struct {
 
 var limiterTrace func(format string, args ...any)
 
-// newAIMDLimiter returns a limiter capped at maxWCU per second; 0 or less
-// means no cap.
-func newAIMDLimiter(maxWCU float64) *aimdLimiter {
-	return newAIMDLimiterClock(maxWCU, time.Now)
+// newAIMDLimiter returns a limiter capped at maxWCU per second (0 or less
+// means no cap) for up to concurrency batches in flight.
+func newAIMDLimiter(maxWCU float64, concurrency int) *aimdLimiter {
+	return newAIMDLimiterClock(maxWCU, concurrency, time.Now)
 }
 
-func newAIMDLimiterClock(maxWCU float64, now func() time.Time) *aimdLimiter {
+func newAIMDLimiterClock(maxWCU float64, concurrency int, now func() time.Time) *aimdLimiter {
 	if maxWCU <= 0 {
 		maxWCU = math.Inf(1)
 	}
 	t := now()
 	return &aimdLimiter{
-		now: now, max: maxWCU, limit: maxWCU, minSeen: maxWCU,
+		now: now, max: maxWCU, limit: maxWCU, minSeen: maxWCU, conc: max(concurrency, 1),
 		start: t, lastRaise: t,
 		acked: newMeter(aimdWindow, 20),
 		sent:  newMeter(aimdWindow, 20),
@@ -113,6 +115,7 @@ func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
 	l.mu.Lock()
 	now := l.now()
 	l.sent.add(now, float64(wcu))
+	l.maxCost = max(l.maxCost, wcu)
 	if math.IsInf(l.limit, 1) {
 		l.mu.Unlock()
 		return nil
@@ -190,10 +193,12 @@ func (l *aimdLimiter) Congestion() bool {
 	accepted := l.acked.since(from, now) / span
 	base := accepted
 	if math.IsInf(l.limit, 1) {
-		if base <= 0 {
-			// Nothing got through yet: what was sent is all there is.
-			base = l.sent.since(from, now) / span
-		}
+		// A throttle in the first moments of a run comes with next to no
+		// history: the workers may not all have sent a batch yet. The guess
+		// is then what they would send, all batches in flight once per
+		// aimdMinSpan; the startup phase corrects it either way.
+		guess := math.Max(l.sent.since(from, now), float64(l.conc*l.maxCost)) / span
+		base = math.Max(base, guess)
 		if base <= 0 {
 			return false
 		}

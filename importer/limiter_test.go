@@ -16,7 +16,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(
 
 func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(0, clk.now)
+	l := newAIMDLimiterClock(0, 1, clk.now)
 	if !math.IsInf(l.Limit(), 1) {
 		t.Fatalf("limit = %v, want unlimited", l.Limit())
 	}
@@ -41,7 +41,7 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 
 func TestLimiterCooldown(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(1000, clk.now)
+	l := newAIMDLimiterClock(1000, 1, clk.now)
 	tests := []struct {
 		name    string
 		after   time.Duration
@@ -69,7 +69,7 @@ func TestLimiterCooldown(t *testing.T) {
 
 func TestLimiterCutNeverMoreThanHalf(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(1000, clk.now)
+	l := newAIMDLimiterClock(1000, 1, clk.now)
 	l.Congestion() // nothing was accepted: a spell of 5xx
 	if want := 500 * aimdDecrease; !near(l.Limit(), want) {
 		t.Errorf("limit = %v, want %v", l.Limit(), want)
@@ -78,7 +78,7 @@ func TestLimiterCutNeverMoreThanHalf(t *testing.T) {
 
 func TestLimiterAdditiveIncrease(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(120, clk.now)
+	l := newAIMDLimiterClock(120, 1, clk.now)
 	for range 10 {
 		clk.advance(100 * time.Millisecond)
 		l.Success(10)
@@ -120,7 +120,7 @@ func TestLimiterPaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
-	l := newAIMDLimiter(2000)
+	l := newAIMDLimiter(2000, 1)
 	ctx := context.Background()
 	start := time.Now()
 	for range 40 {
@@ -136,7 +136,7 @@ func TestLimiterPaces(t *testing.T) {
 	// A cost far above one second's worth still goes through.
 	ctx2, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	l2 := newAIMDLimiter(10)
+	l2 := newAIMDLimiter(10, 1)
 	if err := l2.Wait(ctx2, 1000); err != nil {
 		t.Errorf("a large cost on an idle limiter: %v", err)
 	}

@@ -1,0 +1,111 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// csvDelims are the delimiters the differential tests try, picked by index.
+var csvDelims = []rune{',', ';', '\t', '|', '¦', '😀'}
+
+// compareCSV reads data with csvReader and with encoding/csv and fails at
+// the first record where they differ: in fields, in the record's line, or
+// in the error.
+func compareCSV(t *testing.T, data []byte, comma rune, bufSize int) {
+	t.Helper()
+	want := csv.NewReader(bytes.NewReader(data))
+	want.Comma = comma
+	want.ReuseRecord = true
+	got := newCSVReader(bufio.NewReaderSize(bytes.NewReader(data), bufSize), comma)
+	for n := 0; n < 10000; n++ {
+		wf, werr := want.Read()
+		gf, gerr := got.read()
+		if !sameCSVError(werr, gerr) {
+			t.Fatalf("record %d: error %v, encoding/csv says %v", n, gerr, werr)
+		}
+		if werr == io.EOF {
+			return
+		}
+		if len(wf) != len(gf) {
+			t.Fatalf("record %d: %d fields %q, encoding/csv reads %d: %q", n, len(gf), gf, len(wf), wf)
+		}
+		for i := range wf {
+			if wf[i] != string(gf[i]) {
+				t.Fatalf("record %d, field %d: %q, encoding/csv reads %q", n, i, gf[i], wf[i])
+			}
+		}
+		var pe *csv.ParseError
+		if werr == nil || (errors.As(werr, &pe) && pe.Err == csv.ErrFieldCount) {
+			if line, _ := want.FieldPos(0); line != got.recLine {
+				t.Fatalf("record %d starts on line %d, encoding/csv says %d", n, got.recLine, line)
+			}
+		}
+		if werr != nil && !errors.As(werr, &pe) {
+			return // a failure to read ends the stream
+		}
+	}
+}
+
+func sameCSVError(want, got error) bool {
+	var wp, gp *csv.ParseError
+	switch {
+	case want == nil || got == nil:
+		return want == got
+	case errors.As(want, &wp):
+		return errors.As(got, &gp) && *wp == *gp
+	}
+	return want == got
+}
+
+func TestCSVReaderMatchesEncodingCSV(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{name: "plain", data: "id,parent_id,name\na,,x\nb,a,y\n"},
+		{name: "no final newline", data: "a,b\nc,d"},
+		{name: "CRLF", data: "a,b\r\nc,d\r\n"},
+		{name: "CR at the end", data: "a,b\nc,d\r"},
+		{name: "lone CR inside a line", data: "a,b\rc\nd,e\n"},
+		{name: "empty lines are skipped", data: "\n\na,b\n\r\n\nc,d\n\n"},
+		{name: "quoted fields", data: "a,b\n\"x,1\",\"say \"\"hi\"\"\"\n"},
+		{name: "quoted CRLF inside a field", data: "a,b\n\"x\r\ny\",z\r\n"},
+		{name: "multi-line field", data: "a,b\n\"one\n\ntwo\",z\nc,d\n"},
+		{name: "ragged", data: "a,b,c\n1,2\n1,2,3,4\n1,2,3\n"},
+		{name: "bare quote", data: "a,b\nx\"y,z\nc,d\n"},
+		{name: "quote after a quoted field", data: "a,b\n\"x\"y,z\nc,d\n"},
+		{name: "unterminated quote", data: "a,b\n\"open,z\nc,d\n"},
+		{name: "unterminated quote at the end", data: "a,b\nc,\"d"},
+		{name: "a lone quote", data: "\""},
+		{name: "empty fields", data: ",\n,\n\"\",\"\"\n"},
+		{name: "line longer than the buffer", data: "a,b\n" + strings.Repeat("x", 100) + "," + strings.Repeat("y", 50) + "\n\"" + strings.Repeat("q", 70) + "\",z\n"},
+		{name: "invalid UTF-8", data: "a,b\n\xff,\xfe\"\n"},
+		{name: "empty", data: ""},
+	}
+	for _, tt := range tests {
+		for _, comma := range csvDelims {
+			t.Run(tt.name+"/"+string(comma), func(t *testing.T) {
+				data := strings.ReplaceAll(tt.data, ",", string(comma))
+				compareCSV(t, []byte(data), comma, 16)
+				compareCSV(t, []byte(data), comma, 4096)
+			})
+		}
+	}
+}
+
+// FuzzCSVReader checks csvReader against encoding/csv on arbitrary input:
+// the same records, fields, lines and errors.
+func FuzzCSVReader(f *testing.F) {
+	f.Add([]byte("id,parent_id,n\r\na,,1\r\n\"b,\"\"q\"\"\",a,\"x\ny\"\n"), uint8(0), uint8(16))
+	f.Add([]byte("a;b\n\n\"c\"d;e\nf\"g;h\n\"open"), uint8(1), uint8(0))
+	f.Add([]byte("a¦b\n\"x¦y\"¦z\r\nq¦\"\"\r"), uint8(4), uint8(200))
+	f.Fuzz(func(t *testing.T, data []byte, delim, buf uint8) {
+		comma := csvDelims[int(delim)%len(csvDelims)]
+		compareCSV(t, data, comma, 16+int(buf))
+	})
+}
