@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -44,7 +46,7 @@ func readAWSOptions(c *cli.Context, conns int) importer.AWSOptions {
 func exportCommand() *cli.Command {
 	flags := append([]cli.Flag{}, readFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too) or an ExportTableToPointInTime directory", Category: catRead},
+		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too), an ExportTableToPointInTime directory, or one in S3 (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID/); reads no table, spends no read capacity", Category: catRead},
 		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
 		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output)", Category: catOutput},
@@ -55,6 +57,7 @@ func exportCommand() *cli.Command {
 	)
 	flags = append(flags, layoutFlags(false)...)
 	flags = append(flags, awsFlags()...)
+	flags = append(flags, s3EndpointFlag())
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write the trees of a table (or of a DynamoDB export) to a CSV, JSON, JSON Lines, Parquet or DynamoDB JSON file",
@@ -135,10 +138,19 @@ func runExport(c *cli.Context) error {
 			}
 		}
 	}
+	if importer.IsS3URL(in) {
+		dir, cleanup, err := downloadExport(c, in)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		opts.In = dir
+	}
 	st, err := exporter.Export(c.Context, opts)
 	if err != nil {
 		return err
 	}
+	opts.In = in
 	printExportSummary(c.App.ErrWriter, opts, st)
 	return nil
 }
@@ -215,4 +227,40 @@ func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
 		return nil, usagef("--path %q does not end with %q", p, id)
 	}
 	return ids, nil
+}
+
+// downloadExport fetches the ExportTableToPointInTime export at the S3 URL
+// in into a temporary directory, which cleanup removes.
+func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err error) {
+	loc, err := importer.ParseS3URL(in)
+	if err != nil {
+		return "", nil, usagef("--in: %v", err)
+	}
+	client, err := importer.NewS3Client(c.Context, s3Options(c))
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp("", "treeport-export-*")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	last := time.Now()
+	st, err := exporter.DownloadExport(c.Context, client, loc, tmp, exporter.DownloadOptions{
+		OnFile: func(st exporter.DownloadStats) {
+			if time.Since(last) >= progressEvery {
+				last = time.Now()
+				fmt.Fprintf(c.App.ErrWriter, "downloading %s: %d files, %s so far\n", loc, st.Files, humanBytes(st.Bytes))
+			}
+		},
+	})
+	if err != nil {
+		cleanup()
+		if errors.Is(err, exporter.ErrNotAnExport) {
+			return "", nil, fmt.Errorf("%w: --in: %w", errUsage, err)
+		}
+		return "", nil, err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "downloaded %d files (%s) of %s in %s\n", st.Files, humanBytes(st.Bytes), loc, st.Took.Round(time.Millisecond))
+	return tmp, cleanup, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -23,15 +22,17 @@ func importCommand() *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "table", Usage: "load into this DynamoDB `TABLE`", Category: catWrite},
 		&cli.BoolFlag{Name: "create-table", Usage: "create the table and its indexes for the layout (on-demand unless --wcu/--rcu)", Category: catWrite},
-		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` instead of a table", Category: catWrite},
+		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` or to s3://BUCKET/PREFIX instead of a table", Category: catWrite},
+		&cli.StringFlag{Name: "import-table", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's import from S3 into the new table `T` (the layout's keys and indexes) and follow it to the end; it spends no write capacity", Category: catWrite},
 		&cli.BoolFlag{Name: "dry-run", Usage: "validate and print what the load would write and cost; write nothing", Category: catWrite},
 		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON", Category: catWrite},
 		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
-		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the items (0 <= k < N), for N copies run side by side", Category: catWrite},
+		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter, --rejects and --report (ck.json: ck.shard-1-of-4.json)", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
 	)
 	flags = append(flags, writerFlags()...)
 	flags = append(flags, awsFlags()...)
+	flags = append(flags, s3EndpointFlag())
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "load an adjacency list into a DynamoDB table, or into DynamoDB import files",
@@ -57,6 +58,8 @@ func runImport(c *cli.Context) error {
 		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
 	case table != "" && out != "":
 		return usagef("--table and --out go separately: one run loads a table or writes files")
+	case c.String("import-table") != "" && !importer.IsS3URL(out):
+		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
 	}
 	ls, lopts, err := newLayouts(c, dryRun)
 	if err != nil {
@@ -80,8 +83,24 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if out != "" && !dryRun && !strings.HasPrefix(out, "s3://") {
-		if err := importer.CheckOutputDir(out); err != nil {
+	if shard.Of > 1 {
+		// N copies given the same command line each keep their own files.
+		for _, name := range []string{"checkpoint", "dead-letter", "rejects", "report"} {
+			if v := c.String(name); v != "" {
+				if err := c.Set(name, shard.FileName(v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var s3out *s3Output
+	if out != "" && !dryRun {
+		// A bad --out fails now, before a large input is read.
+		if importer.IsS3URL(out) {
+			if s3out, err = prepareS3Output(c, out, shard); err != nil {
+				return err
+			}
+		} else if err := importer.CheckOutputDir(out); err != nil {
 			return err
 		}
 	}
@@ -124,7 +143,7 @@ func runImport(c *cli.Context) error {
 	}
 	emitOpts := importer.EmitOptions{Layout: l, Shard: shard, Rejects: rejects}
 	if out != "" {
-		return importToFiles(c, in, l, emitOpts, started)
+		return importToFiles(c, in, l, emitOpts, started, s3out)
 	}
 	return importToTable(c, in, l, emitOpts, started)
 }

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,7 +65,9 @@ type ExportStats struct {
 // with SortRecords and writes them in opts.Writer.Format with their types:
 // exact numbers, binary, maps and lists, NULL and BOOL as far as the format
 // can hold them (see NewRecordWriter). Every record is held in memory to be
-// sorted. Records that are not a forest (a parent missing from the table, an
+// sorted; for json, jsonl and ddbjson a table's records are held encoded,
+// each encoded as soon as its page is read, so that only copying them out
+// in order is left once the scan ends. Records that are not a forest (a parent missing from the table, an
 // id twice) are written all the same, and counted in ExportStats.Forest.
 func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	started := time.Now()
@@ -84,7 +87,12 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		return st, errors.New("exporter: no output file")
 	}
 
-	var recs []*transform.Record
+	// A format the options do not suit fails now, not after the scan.
+	if _, err := NewRecordWriter(io.Discard, wopts); err != nil {
+		return st, err
+	}
+
+	var held *heldNodes
 	var err error
 	switch {
 	case opts.In != "" && opts.Table != "":
@@ -93,27 +101,88 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		if opts.Root != "" {
 			return st, errors.New("exporter: a subtree (--root) is exported from a table, not from a DynamoDB export")
 		}
-		recs, st.Read.Items, err = ReadExport(ctx, opts.In, opts.Layout)
+		var recs []*transform.Record
+		recs, st.Read.Items, err = readExport(ctx, opts.In, opts.Layout)
+		held = holdRecords(recs)
 	case opts.Table == "":
 		return st, errors.New("exporter: no table and no DynamoDB export to read")
 	case opts.Root != "" || len(opts.RootPath) > 0:
+		var recs []*transform.Record
 		recs, st.Read, err = subtree(ctx, opts)
+		held = holdRecords(recs)
 	default:
-		recs, st.Read, err = Scan(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan)
+		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, encoderFor(wopts))
 	}
 	if err != nil {
 		return st, err
 	}
-	st.Forest = CheckForest(recs)
-	if err := writeExportFile(opts.Out, opts.Stdout, wopts, recs); err != nil {
+	order, forest := forestOrder(held.ids, held.parents)
+	st.Forest = forest
+	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw RecordWriter) error {
+		if held.encs != nil {
+			ew := rw.(encodedWriter)
+			for _, i := range order {
+				if err := ew.writeEncoded(held.encs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for _, i := range order {
+			if err := rw.Write(held.recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return st, err
 	}
-	st.Nodes = int64(len(recs))
+	st.Nodes = int64(len(order))
 	st.Took = time.Since(started)
 	return st, nil
 }
 
-// subtree reads the subtree of opts.Root with a descendants query.
+// holdRecords holds recs to be sorted and written.
+func holdRecords(recs []*transform.Record) *heldNodes {
+	ids, parents := idsAndParents(recs)
+	return &heldNodes{ids: ids, parents: parents, recs: recs}
+}
+
+// recordEncoder encodes one record apart from the file it goes in, so that
+// records can be encoded as they are read, in several goroutines, and
+// written later in their order by the format's encodedWriter. It keeps
+// scratch space between calls: each goroutine needs its own.
+type recordEncoder interface {
+	// encode appends the record's bytes to dst. An error names the record
+	// and the attribute at fault.
+	encode(dst []byte, rec *transform.Record) ([]byte, error)
+}
+
+// encodedWriter is a RecordWriter that also takes records its format's
+// recordEncoder encoded, adding what their place in the file needs (the
+// commas of a JSON array).
+type encodedWriter interface {
+	RecordWriter
+	writeEncoded(enc []byte) error
+}
+
+// encoderFor returns a maker of encoders of opts.Format for the records
+// NewRecordWriter(w, opts) writes, or nil for the formats that must see every
+// record before they write one (csv and parquet infer their columns).
+func encoderFor(opts WriterOptions) func() recordEncoder {
+	opts.IDField = cmp.Or(opts.IDField, DefaultIDField)
+	opts.ParentField = cmp.Or(opts.ParentField, DefaultParentField)
+	switch opts.Format {
+	case FormatJSON, FormatJSONL:
+		return func() recordEncoder { return &jsonEncoder{opts: opts} }
+	case FormatDDBJSON:
+		return func() recordEncoder { return &ddbjsonEncoder{opts: opts} }
+	}
+	return nil
+}
+
+// subtree reads the subtree of opts.Root with a descendants query, in no
+// particular order.
 func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stats, error) {
 	res, st, err := Query(ctx, opts.Client, opts.Table, opts.Layout, QueryOptions{
 		Kind: Descendants, ID: opts.Root, Path: opts.RootPath,
@@ -130,7 +199,7 @@ func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stat
 		rec := &transform.Record{ID: r.ID, Parent: r.Parent, Attrs: r.Attrs}
 		recs[i] = rec
 	}
-	return SortRecords(recs), st, nil
+	return recs, st, nil
 }
 
 // ReadExport rebuilds the records of a DynamoDB export written from a table
@@ -140,6 +209,15 @@ func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stat
 // number of items read. A line that cannot be read, or an item that does not
 // fit the layout, is an error naming its file and line.
 func ReadExport(ctx context.Context, path string, l layouts.Layout) ([]*transform.Record, int64, error) {
+	recs, items, err := readExport(ctx, path, l)
+	if err != nil {
+		return nil, items, err
+	}
+	return SortRecords(recs), items, nil
+}
+
+// readExport is ReadExport without the sort.
+func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transform.Record, int64, error) {
 	src, err := importer.OpenItemSource(path)
 	if err != nil {
 		return nil, 0, err
@@ -166,17 +244,17 @@ func ReadExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 			recs = append(recs, &rec)
 		}
 	}
-	return SortRecords(recs), items, nil
+	return recs, items, nil
 }
 
-// writeExportFile writes recs to out ("-": stdout) through a temporary file
-// that is renamed once complete.
-func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, recs []*transform.Record) error {
+// writeExportFile writes to out ("-": stdout) the records write gives the
+// RecordWriter, through a temporary file that is renamed once complete.
+func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, write func(RecordWriter) error) error {
 	if out == "-" {
 		if stdout == nil {
 			stdout = os.Stdout
 		}
-		return writeRecordsTo(stdout, wopts, recs)
+		return writeRecordsTo(stdout, wopts, write)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
@@ -189,7 +267,7 @@ func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, recs []*
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := writeRecordsTo(tmp, wopts, recs); err != nil {
+	if err := writeRecordsTo(tmp, wopts, write); err != nil {
 		return err
 	}
 	// CreateTemp makes the file private; an export is an ordinary file.
@@ -206,15 +284,13 @@ func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, recs []*
 	return nil
 }
 
-func writeRecordsTo(w io.Writer, wopts WriterOptions, recs []*transform.Record) error {
+func writeRecordsTo(w io.Writer, wopts WriterOptions, write func(RecordWriter) error) error {
 	rw, err := NewRecordWriter(w, wopts)
 	if err != nil {
 		return err
 	}
-	for _, rec := range recs {
-		if err := rw.Write(rec); err != nil {
-			return err
-		}
+	if err := write(rw); err != nil {
+		return err
 	}
 	return rw.Close()
 }

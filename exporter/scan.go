@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,9 +51,10 @@ type ScanOptions struct {
 var errStop = errors.New("exporter: stop scanning")
 
 // ScanItems reads every item of table with a parallel Scan and calls fn with
-// each page of items, following LastEvaluatedKey to the end of each segment.
-// fn is called from several goroutines at once (one per segment) and may
-// keep the items. An error from fn, or a failure of DynamoDB that retries do
+// the items, a page (or a part of one) at a time, following
+// LastEvaluatedKey to the end of each segment. fn is called from several
+// goroutines at once (a pool of about one a CPU, fed by the segments, which
+// ask for their next pages while fn runs) and may keep the items. An error from fn, or a failure of DynamoDB that retries do
 // not cure (a *ServiceError, matching ErrService), stops every segment and is
 // returned with the counts so far.
 func ScanItems(ctx context.Context, client ScanAPI, table string, opts ScanOptions, fn func(items []layouts.Item) error) (Stats, error) {
@@ -68,7 +70,19 @@ type scanFilter struct {
 	values map[string]types.AttributeValue
 }
 
-// scanTable runs the segments of a Scan under one errgroup. fn returning
+// scanChunk is the most items a worker takes at a time: a page of 1 MB
+// (thousands of items) is cut in chunks, so that the workers share the
+// last pages of a scan instead of one of them rebuilding a whole page while
+// the others wait.
+const scanChunk = 1024
+
+// scanTable runs the segments of a Scan under one errgroup. Each segment
+// hands its pages, in chunks of at most scanChunk items, to a pool of
+// workers that call fn, and asks for its next page at once: decoding and
+// rebuilding overlap with the requests in flight, as they would not if a
+// segment processed its page before asking for the next. The pool has one
+// worker a CPU (at most one a segment), and at most two chunks a worker
+// wait for it, which bounds the memory a slow fn lets pile up. fn returning
 // errStop ends the scan early, without an error.
 func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *scanFilter, fn func(items []layouts.Item) error) error {
 	segments := opts.Segments
@@ -78,55 +92,50 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 	case segments < 0 || segments > MaxSegments:
 		return fmt.Errorf("exporter: %d segments: give 1 to %d", segments, MaxSegments)
 	}
+	workers := min(segments, runtime.GOMAXPROCS(0))
 	g, gctx := errgroup.WithContext(ctx)
+	chunks := make(chan []layouts.Item, 2*workers)
 	var pageMu sync.Mutex
+	var readers sync.WaitGroup
+	readers.Add(segments)
 	for seg := range segments {
 		g.Go(func() error {
-			in := &dynamodb.ScanInput{
-				TableName:              aws.String(table),
-				ConsistentRead:         aws.Bool(opts.ConsistentRead),
-				ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-			}
-			if segments > 1 {
-				in.Segment = aws.Int32(int32(seg))
-				in.TotalSegments = aws.Int32(int32(segments))
-			}
-			if opts.PageSize > 0 {
-				in.Limit = aws.Int32(opts.PageSize)
-			}
-			if filter != nil {
-				in.FilterExpression = aws.String(filter.expr)
-				in.ExpressionAttributeNames = filter.names
-				in.ExpressionAttributeValues = filter.values
-			}
-			for {
-				var out *dynamodb.ScanOutput
-				err := r.do(gctx, "Scan", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
-					var err error
-					out, err = client.Scan(ctx, in, noSDKRetry)
-					if err != nil {
-						return nil, nil, 0, err
+			defer readers.Done()
+			return scanSegment(gctx, client, r, table, opts, filter, seg, segments, func(items []layouts.Item) error {
+				for len(items) > 0 {
+					n := min(len(items), scanChunk)
+					select {
+					case chunks <- items[:n:n]:
+					case <-gctx.Done():
+						return gctx.Err()
 					}
-					return out.ConsumedCapacity, nil, int64(out.ScannedCount), nil
-				})
-				if err != nil {
-					return fmt.Errorf("table %s, segment %d of %d: %w", table, seg, segments, err)
-				}
-				if len(out.Items) > 0 {
-					if err := fn(out.Items); err != nil {
-						return err
-					}
+					items = items[n:]
 				}
 				if opts.OnPage != nil {
 					pageMu.Lock()
 					opts.OnPage(r.snapshot())
 					pageMu.Unlock()
 				}
-				if len(out.LastEvaluatedKey) == 0 {
-					return nil
+				return nil
+			})
+		})
+	}
+	g.Go(func() error {
+		readers.Wait()
+		close(chunks)
+		return nil
+	})
+	for range workers {
+		g.Go(func() error {
+			for items := range chunks {
+				if err := gctx.Err(); err != nil {
+					return err
 				}
-				in.ExclusiveStartKey = out.LastEvaluatedKey
+				if err := fn(items); err != nil {
+					return err
+				}
 			}
+			return nil
 		})
 	}
 	err := g.Wait()
@@ -134,6 +143,49 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 		return nil
 	}
 	return err
+}
+
+// scanSegment reads one segment of a Scan page by page, following
+// LastEvaluatedKey to its end, and hands each page to page.
+func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *scanFilter, seg, segments int, page func(items []layouts.Item) error) error {
+	in := &dynamodb.ScanInput{
+		TableName:              aws.String(table),
+		ConsistentRead:         aws.Bool(opts.ConsistentRead),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	if segments > 1 {
+		in.Segment = aws.Int32(int32(seg))
+		in.TotalSegments = aws.Int32(int32(segments))
+	}
+	if opts.PageSize > 0 {
+		in.Limit = aws.Int32(opts.PageSize)
+	}
+	if filter != nil {
+		in.FilterExpression = aws.String(filter.expr)
+		in.ExpressionAttributeNames = filter.names
+		in.ExpressionAttributeValues = filter.values
+	}
+	for {
+		var out *dynamodb.ScanOutput
+		err := r.do(ctx, "Scan", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
+			var err error
+			out, err = client.Scan(ctx, in, noSDKRetry, fastScanDecoding)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return out.ConsumedCapacity, nil, int64(out.ScannedCount), nil
+		})
+		if err != nil {
+			return fmt.Errorf("table %s, segment %d of %d: %w", table, seg, segments, err)
+		}
+		if err := page(out.Items); err != nil {
+			return err
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // Scan reads every item of table with a parallel Scan (see ScanItems) and
@@ -150,23 +202,104 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 // its key (a wrong --layout, --attr or --delimiter is the usual cause), and
 // so does a table none of whose items is a node of the layout.
 func Scan(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions) ([]*transform.Record, Stats, error) {
+	held, st, err := scanNodes(ctx, client, table, l, opts, nil)
+	if err != nil {
+		return nil, st, err
+	}
+	order, _ := forestOrder(held.ids, held.parents)
+	recs := make([]*transform.Record, len(order))
+	for k, i := range order {
+		recs[k] = held.recs[i]
+	}
+	return recs, st, nil
+}
+
+// heldNodes are the nodes read so far, held to be sorted: their ids and
+// parents, and for each either its record (recs) or, when they were encoded
+// as they came, its bytes in the output format (encs).
+type heldNodes struct {
+	ids, parents []string
+	recs         []*transform.Record
+	encs         [][]byte
+}
+
+// joinHeld puts the nodes of pages end to end.
+func joinHeld(pages []*heldNodes) *heldNodes {
+	n := 0
+	for _, p := range pages {
+		n += len(p.ids)
+	}
+	h := &heldNodes{ids: make([]string, 0, n), parents: make([]string, 0, n)}
+	if len(pages) > 0 && pages[0].encs != nil {
+		h.encs = make([][]byte, 0, n)
+	} else {
+		h.recs = make([]*transform.Record, 0, n)
+	}
+	for _, p := range pages {
+		h.ids = append(h.ids, p.ids...)
+		h.parents = append(h.parents, p.parents...)
+		h.recs = append(h.recs, p.recs...)
+		h.encs = append(h.encs, p.encs...)
+	}
+	return h
+}
+
+// arenaBlock is the size of the blocks encoded records are laid in: one
+// allocation for a few hundred records rather than one each.
+const arenaBlock = 64 << 10
+
+// scanNodes reads the nodes of table as Scan does, in no particular order.
+// With newEncoder, each record is encoded by the worker that rebuilt it, and
+// only its id, parent and bytes are kept: the encoding, the heaviest part
+// of writing, is spread over the scan instead of following it, and what is
+// held is a fraction of the items' size.
+func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, newEncoder func() recordEncoder) (*heldNodes, Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	var mu sync.Mutex
-	var recs []*transform.Record
+	var pages []*heldNodes
 	spec := l.Table()
 	err := scanTable(ctx, client, r, table, opts, nodeFilter(l), func(items []layouts.Item) error {
-		page := make([]*transform.Record, 0, len(items))
+		page := &heldNodes{ids: make([]string, 0, len(items)), parents: make([]string, 0, len(items))}
+		var enc recordEncoder
+		var arena []byte
+		if newEncoder != nil {
+			enc = newEncoder()
+			page.encs = make([][]byte, 0, len(items))
+		} else {
+			page.recs = make([]*transform.Record, 0, len(items))
+		}
+		// One record for the chunk when it is encoded: the encoder does
+		// not keep it, and a record a loop iteration would allocate.
+		var rec transform.Record
 		for _, item := range items {
-			rec, ok, err := l.Node(item)
+			var ok bool
+			var err error
+			rec, ok, err = l.Node(item)
 			if err != nil {
 				return itemError(table, spec, item, l, err)
 			}
-			if ok {
-				page = append(page, &rec)
+			if !ok {
+				continue
 			}
+			page.ids = append(page.ids, rec.ID)
+			page.parents = append(page.parents, rec.Parent)
+			if enc == nil {
+				keep := new(transform.Record)
+				*keep = rec
+				page.recs = append(page.recs, keep)
+				continue
+			}
+			if cap(arena)-len(arena) < arenaBlock/16 {
+				arena = make([]byte, 0, arenaBlock)
+			}
+			start := len(arena)
+			if arena, err = enc.encode(arena, &rec); err != nil {
+				return err
+			}
+			page.encs = append(page.encs, arena[start:len(arena):len(arena)])
 		}
 		mu.Lock()
-		recs = append(recs, page...)
+		pages = append(pages, page)
 		mu.Unlock()
 		return nil
 	})
@@ -174,7 +307,8 @@ func Scan(ctx context.Context, client ScanAPI, table string, l layouts.Layout, o
 	if err != nil {
 		return nil, st, err
 	}
-	if len(recs) == 0 && st.Items > 0 {
+	held := joinHeld(pages)
+	if len(held.ids) == 0 && st.Items > 0 {
 		// The filter left every item on the server: none has the layout's
 		// node key.
 		f, _ := layouts.FieldsOf(l)
@@ -185,7 +319,7 @@ func Scan(ctx context.Context, client ScanAPI, table string, l layouts.Layout, o
 		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); is --layout right, with the --attr renames and --delimiter the table was written with?",
 			layouts.ErrItem, table, st.Items, l.Name(), what)
 	}
-	return SortRecords(recs), st, nil
+	return held, st, nil
 }
 
 // nodeFilter keeps only the items that are nodes, for the layouts whose

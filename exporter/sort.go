@@ -21,62 +21,10 @@ import (
 // returns a new slice and does not change recs or the records; it runs in
 // O(n log n) time, with no recursion however deep the trees are.
 func SortRecords(recs []*transform.Record) []*transform.Record {
-	index := make(map[string]int, len(recs))
-	for i, r := range recs {
-		if _, dup := index[r.ID]; !dup {
-			index[r.ID] = i
-		}
-	}
-	// children[i] lists the records whose parent is record i; the roots
-	// (and orphans) go under -1.
-	children := make(map[int][]int, len(recs)/2+1)
-	for i, r := range recs {
-		p := -1
-		if r.Parent != "" {
-			if j, ok := index[r.Parent]; ok {
-				p = j
-			}
-		}
-		children[p] = append(children[p], i)
-	}
-	byID := func(a, b int) int {
-		if c := strings.Compare(recs[a].ID, recs[b].ID); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	}
-	for _, kids := range children {
-		slices.SortFunc(kids, byID)
-	}
-	out := make([]*transform.Record, 0, len(recs))
-	seen := make([]bool, len(recs))
-	// The stack holds what is left to visit, last first.
-	stack := slices.Clone(children[-1])
-	slices.Reverse(stack)
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[i] {
-			continue
-		}
-		seen[i] = true
-		out = append(out, recs[i])
-		kids := children[i]
-		for k := len(kids) - 1; k >= 0; k-- {
-			stack = append(stack, kids[k])
-		}
-	}
-	if len(out) < len(recs) {
-		var rest []int
-		for i := range recs {
-			if !seen[i] {
-				rest = append(rest, i)
-			}
-		}
-		slices.SortFunc(rest, byID)
-		for _, i := range rest {
-			out = append(out, recs[i])
-		}
+	order, _ := forestOrder(idsAndParents(recs))
+	out := make([]*transform.Record, len(order))
+	for k, i := range order {
+		out[k] = recs[i]
 	}
 	return out
 }
@@ -95,30 +43,153 @@ type ForestCheck struct {
 // OK reports whether the records are a forest.
 func (c ForestCheck) OK() bool { return c.Orphans == 0 && c.Duplicates == 0 && c.InCycles == 0 }
 
+// forestExamples is how many ids of each problem a ForestCheck keeps.
+const forestExamples = 10
+
 // CheckForest checks that recs are a forest; the first examples of each
 // problem are kept in id order.
 func CheckForest(recs []*transform.Record) ForestCheck {
-	const examples = 10
+	_, c := forestOrder(idsAndParents(recs))
+	return c
+}
+
+func idsAndParents(recs []*transform.Record) (ids, parents []string) {
+	ids = make([]string, len(recs))
+	parents = make([]string, len(recs))
+	for i, r := range recs {
+		ids[i], parents[i] = r.ID, r.Parent
+	}
+	return ids, parents
+}
+
+// forestOrder returns the order of SortRecords, as indexes into ids, of the
+// records whose ids and parents these are, and their ForestCheck: the export
+// needs both, and they share the work of indexing the ids. Only the ids and
+// parents are touched, so that the export can sort records it holds encoded.
+func forestOrder(ids, parents []string) ([]int32, ForestCheck) {
+	n := len(ids)
+	// index maps an id to its first record.
+	index := make(map[string]int32, n)
+	dups := false
+	for i, id := range ids {
+		if _, dup := index[id]; dup {
+			dups = true
+			continue
+		}
+		index[id] = int32(i)
+	}
+	// Record i goes in bucket parent+1 of kids: bucket 0 holds the roots
+	// and the orphans, bucket j+1 the children of record j. The buckets are
+	// laid end to end (start[b] is where bucket b begins) rather than kept
+	// in a map of slices: two allocations whatever n is.
+	var orphanIDs []string
+	bucket := make([]int32, n)
+	start := make([]int32, n+2)
+	for i, p := range parents {
+		b := int32(0)
+		if p != "" {
+			if j, ok := index[p]; ok {
+				b = j + 1
+			} else {
+				orphanIDs = append(orphanIDs, ids[i])
+			}
+		}
+		bucket[i] = b
+		start[b+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	kids := make([]int32, n)
+	next := slices.Clone(start[:n+1])
+	for i, b := range bucket {
+		kids[next[b]] = int32(i)
+		next[b]++
+	}
+	byID := func(a, b int32) int {
+		if c := strings.Compare(ids[a], ids[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	for b := range n + 1 {
+		if s := kids[start[b]:start[b+1]]; len(s) > 1 {
+			slices.SortFunc(s, byID)
+		}
+	}
+
+	// Pre-order from the roots; the stack holds what is left to visit,
+	// last first. A record is in one bucket only, so none is pushed twice.
+	order := make([]int32, 0, n)
+	seen := make([]bool, n)
+	stack := slices.Clone(kids[start[0]:start[1]])
+	slices.Reverse(stack)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		seen[i] = true
+		order = append(order, i)
+		s := kids[start[i+1]:start[i+2]]
+		for k := len(s) - 1; k >= 0; k-- {
+			stack = append(stack, s[k])
+		}
+	}
+	// What the walk did not reach is in a cycle, or below one.
+	rest := order[len(order):]
+	for i := range n {
+		if !seen[i] {
+			rest = append(rest, int32(i))
+		}
+	}
+	slices.SortFunc(rest, byID)
+	order = order[:n]
+
+	if dups {
+		// Which record of an id is in a cycle is a matter of definition
+		// when ids repeat: the walk over ids settles it.
+		return order, checkForestByID(ids, parents)
+	}
+	c := ForestCheck{Orphans: len(orphanIDs), InCycles: len(rest)}
+	c.OrphanIDs = examples(orphanIDs)
+	for _, i := range rest[:min(len(rest), forestExamples)] {
+		c.CycleIDs = append(c.CycleIDs, ids[i])
+	}
+	return order, c
+}
+
+// examples returns the first few of ids in order, each once.
+func examples(ids []string) []string {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) > forestExamples {
+		ids = ids[:forestExamples:forestExamples]
+	}
+	return ids
+}
+
+// checkForestByID is CheckForest over ids: an id's parent is that of its
+// last record, and an id is in a cycle, or below one, when walking up from
+// it never reaches a root or an orphan.
+func checkForestByID(ids, parents []string) ForestCheck {
 	var c ForestCheck
-	ids := make(map[string]int, len(recs))
-	for _, r := range recs {
-		ids[r.ID]++
+	count := make(map[string]int, len(ids))
+	for _, id := range ids {
+		count[id]++
 	}
-	parent := make(map[string]string, len(recs))
-	for _, r := range recs {
-		parent[r.ID] = r.Parent
-		if n := ids[r.ID]; n > 1 {
+	parent := make(map[string]string, len(ids))
+	for i, id := range ids {
+		p := parents[i]
+		parent[id] = p
+		if count[id] > 1 {
 			c.Duplicates++
-			c.DuplicateIDs = append(c.DuplicateIDs, r.ID)
+			c.DuplicateIDs = append(c.DuplicateIDs, id)
 		}
-		if r.Parent != "" && ids[r.Parent] == 0 {
+		if p != "" && count[p] == 0 {
 			c.Orphans++
-			c.OrphanIDs = append(c.OrphanIDs, r.ID)
+			c.OrphanIDs = append(c.OrphanIDs, id)
 		}
 	}
-	// A node is in a cycle, or below one, when walking up from it never
-	// reaches a root or an orphan. state: 1 on the current walk, 2 fine,
-	// 3 in or below a cycle.
+	// state: 1 on the current walk, 2 fine, 3 in or below a cycle.
 	state := make(map[string]int8, len(parent))
 	var walk []string
 	for id := range parent {
@@ -152,16 +223,12 @@ func CheckForest(recs []*transform.Record) ForestCheck {
 	}
 	for id, s := range state {
 		if s == 3 {
-			c.InCycles += ids[id]
+			c.InCycles += count[id]
 			c.CycleIDs = append(c.CycleIDs, id)
 		}
 	}
-	for _, l := range []*[]string{&c.OrphanIDs, &c.DuplicateIDs, &c.CycleIDs} {
-		slices.Sort(*l)
-		*l = slices.Compact(*l)
-		if len(*l) > examples {
-			*l = (*l)[:examples]
-		}
-	}
+	c.OrphanIDs = examples(c.OrphanIDs)
+	c.DuplicateIDs = examples(c.DuplicateIDs)
+	c.CycleIDs = examples(c.CycleIDs)
 	return c
 }

@@ -13,37 +13,29 @@ import (
 // ddbjsonWriter writes one {"Item":{...}} a line, the form DynamoDB's export
 // to S3 writes, with the id and parent as S attributes. It streams.
 type ddbjsonWriter struct {
-	bw   *bufio.Writer
-	opts WriterOptions
-	item map[string]types.AttributeValue
-	buf  []byte
+	bw  *bufio.Writer
+	enc ddbjsonEncoder
+	buf []byte
 }
 
-var _ RecordWriter = (*ddbjsonWriter)(nil)
+var _ encodedWriter = (*ddbjsonWriter)(nil)
 
 func newDDBJSONWriter(bw *bufio.Writer, opts WriterOptions) *ddbjsonWriter {
-	return &ddbjsonWriter{bw: bw, opts: opts, item: map[string]types.AttributeValue{}}
+	return &ddbjsonWriter{bw: bw, enc: ddbjsonEncoder{opts: opts}}
 }
 
 func (w *ddbjsonWriter) Write(rec *transform.Record) error {
-	if err := checkRecord(rec, &w.opts); err != nil {
+	b, err := w.enc.encode(w.buf[:0], rec)
+	w.buf = b
+	if err != nil {
 		return err
 	}
-	for name, v := range rec.Attrs {
-		if v == nil {
-			return recordError(rec, name, fmt.Errorf("no value (nil)"))
-		}
-	}
-	clear(w.item)
-	for name, v := range rec.Attrs {
-		w.item[name] = v
-	}
-	w.item[w.opts.IDField] = &types.AttributeValueMemberS{Value: rec.ID}
-	if rec.Parent != "" {
-		w.item[w.opts.ParentField] = &types.AttributeValueMemberS{Value: rec.Parent}
-	}
-	w.buf = ddbjson.AppendLine(w.buf[:0], w.item)
-	if _, err := w.bw.Write(w.buf); err != nil {
+	return w.writeEncoded(b)
+}
+
+// writeEncoded writes one line that a ddbjsonEncoder encoded.
+func (w *ddbjsonWriter) writeEncoded(b []byte) error {
+	if _, err := w.bw.Write(b); err != nil {
 		return fmt.Errorf("exporter: writing DynamoDB JSON: %w", err)
 	}
 	return nil
@@ -54,4 +46,37 @@ func (w *ddbjsonWriter) Close() error {
 		return fmt.Errorf("exporter: writing DynamoDB JSON: %w", err)
 	}
 	return nil
+}
+
+// ddbjsonEncoder encodes one record as a line of DynamoDB JSON, newline
+// included. It keeps a scratch item between calls, so each goroutine needs
+// its own.
+type ddbjsonEncoder struct {
+	opts WriterOptions
+	item map[string]types.AttributeValue
+}
+
+var _ recordEncoder = (*ddbjsonEncoder)(nil)
+
+func (e *ddbjsonEncoder) encode(b []byte, rec *transform.Record) ([]byte, error) {
+	if err := checkRecord(rec, &e.opts); err != nil {
+		return b, err
+	}
+	for name, v := range rec.Attrs {
+		if v == nil {
+			return b, recordError(rec, name, fmt.Errorf("no value (nil)"))
+		}
+	}
+	if e.item == nil {
+		e.item = make(map[string]types.AttributeValue, len(rec.Attrs)+2)
+	}
+	clear(e.item)
+	for name, v := range rec.Attrs {
+		e.item[name] = v
+	}
+	e.item[e.opts.IDField] = &types.AttributeValueMemberS{Value: rec.ID}
+	if rec.Parent != "" {
+		e.item[e.opts.ParentField] = &types.AttributeValueMemberS{Value: rec.Parent}
+	}
+	return ddbjson.AppendLine(b, e.item), nil
 }

@@ -3,6 +3,10 @@ package exporter
 import (
 	"bufio"
 	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
@@ -12,58 +16,48 @@ import (
 // It streams either way.
 type jsonWriter struct {
 	bw    *bufio.Writer
-	opts  WriterOptions
+	enc   jsonEncoder
 	array bool
 	n     int
 	buf   []byte
 }
 
-var _ RecordWriter = (*jsonWriter)(nil)
+var _ encodedWriter = (*jsonWriter)(nil)
 
 func newJSONWriter(bw *bufio.Writer, opts WriterOptions, array bool) *jsonWriter {
-	return &jsonWriter{bw: bw, opts: opts, array: array}
+	return &jsonWriter{bw: bw, enc: jsonEncoder{opts: opts}, array: array}
 }
 
 func (w *jsonWriter) Write(rec *transform.Record) error {
-	if err := checkRecord(rec, &w.opts); err != nil {
+	b, err := w.enc.encode(w.buf[:0], rec)
+	w.buf = b
+	if err != nil {
 		return err
 	}
-	b := w.buf[:0]
+	return w.writeEncoded(b)
+}
+
+// writeEncoded writes one object that a jsonEncoder encoded, with the
+// separator or newline its place asks for.
+func (w *jsonWriter) writeEncoded(b []byte) error {
+	var err error
 	if w.array {
+		sep := ",\n"
 		if w.n == 0 {
-			b = append(b, "[\n"...)
-		} else {
-			b = append(b, ",\n"...)
+			sep = "[\n"
 		}
+		_, err = w.bw.WriteString(sep)
 	}
-	b = append(b, '{')
-	b = ddbjson.AppendString(b, w.opts.IDField)
-	b = append(b, ':')
-	b = ddbjson.AppendString(b, rec.ID)
-	if rec.Parent != "" {
-		b = append(b, ',')
-		b = ddbjson.AppendString(b, w.opts.ParentField)
-		b = append(b, ':')
-		b = ddbjson.AppendString(b, rec.Parent)
+	if err == nil {
+		_, err = w.bw.Write(b)
 	}
-	for _, name := range sortedKeys(rec.Attrs) {
-		b = append(b, ',')
-		b = ddbjson.AppendString(b, name)
-		b = append(b, ':')
-		var err error
-		if b, err = appendPlainJSON(b, rec.Attrs[name]); err != nil {
-			return recordError(rec, name, err)
-		}
+	if err == nil && !w.array {
+		err = w.bw.WriteByte('\n')
 	}
-	b = append(b, '}')
-	if !w.array {
-		b = append(b, '\n')
-	}
-	w.buf = b
-	w.n++
-	if _, err := w.bw.Write(b); err != nil {
+	if err != nil {
 		return fmt.Errorf("exporter: writing JSON: %w", err)
 	}
+	w.n++
 	return nil
 }
 
@@ -81,4 +75,71 @@ func (w *jsonWriter) Close() error {
 		return fmt.Errorf("exporter: writing JSON: %w", err)
 	}
 	return nil
+}
+
+// jsonEncoder encodes one record as a plain JSON object, with no separator
+// and no newline. It keeps a scratch list of attributes between calls, so
+// each goroutine needs its own.
+type jsonEncoder struct {
+	opts  WriterOptions
+	attrs []namedValue
+}
+
+var _ recordEncoder = (*jsonEncoder)(nil)
+
+// namedValue is one attribute of a record.
+type namedValue struct {
+	name  string
+	value types.AttributeValue
+}
+
+func (e *jsonEncoder) encode(b []byte, rec *transform.Record) ([]byte, error) {
+	if rec.ID == "" {
+		return b, checkRecord(rec, &e.opts)
+	}
+	// One pass over the map takes the names and values, and sees an
+	// attribute named like the id or parent field (checkRecord says which).
+	attrs := e.attrs[:0]
+	for name, v := range rec.Attrs {
+		if name == e.opts.IDField || name == e.opts.ParentField {
+			return b, checkRecord(rec, &e.opts)
+		}
+		attrs = append(attrs, namedValue{name, v})
+	}
+	sortNamed(attrs)
+	e.attrs = attrs
+	b = append(b, '{')
+	b = ddbjson.AppendString(b, e.opts.IDField)
+	b = append(b, ':')
+	b = ddbjson.AppendString(b, rec.ID)
+	if rec.Parent != "" {
+		b = append(b, ',')
+		b = ddbjson.AppendString(b, e.opts.ParentField)
+		b = append(b, ':')
+		b = ddbjson.AppendString(b, rec.Parent)
+	}
+	for _, a := range attrs {
+		b = append(b, ',')
+		b = ddbjson.AppendString(b, a.name)
+		b = append(b, ':')
+		var err error
+		if b, err = appendPlainJSON(b, a.value); err != nil {
+			return b, recordError(rec, a.name, err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// sortNamed sorts attributes by name: by insertion for the handful a
+// record usually has, where it beats a general sort.
+func sortNamed(attrs []namedValue) {
+	if len(attrs) > 12 {
+		slices.SortFunc(attrs, func(a, b namedValue) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(attrs); i++ {
+		for j := i; j > 0 && attrs[j].name < attrs[j-1].name; j-- {
+			attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+		}
+	}
 }

@@ -1,13 +1,11 @@
 package importer
 
 import (
-	"net"
-	"net/url"
-
 	"context"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,6 +14,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
@@ -88,10 +87,13 @@ func NewClient(ctx context.Context, opts AWSOptions) (*dynamodb.Client, error) {
 		// DynamoDB Local does not care which region; the SDK needs one.
 		cfg.Region = "us-east-1"
 	}
-	if opts.EndpointURL != "" {
+	if isLoopback(opts.EndpointURL) {
 		// A local engine takes any credentials; do not make the user invent
-		// some when the chain has none.
-		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		// some when the chain has none. A remote endpoint keeps the chain's
+		// answer, so that missing credentials are reported as such.
+		if cfg.Credentials == nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
+		} else if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
 		}
 	}

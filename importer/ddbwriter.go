@@ -107,6 +107,11 @@ type WriterOptions struct {
 	RequestTimeout time.Duration
 	// Buffer is how many full batches may wait for a worker (Concurrency).
 	Buffer int
+	// Window bounds the items written or in flight past the watermark,
+	// and so what a run that crashes redoes: Write blocks while it is
+	// reached, which can only happen while a batch is being retried
+	// (2 × (Concurrency + Buffer + 1) × 25; at least 50).
+	Window int
 	// StartSeq is the first sequence number this run writes, the watermark
 	// of the checkpoint it resumes (0).
 	StartSeq int64
@@ -152,6 +157,10 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	if o.Buffer <= 0 {
 		o.Buffer = o.Concurrency
 	}
+	if o.Window <= 0 {
+		o.Window = 2 * (o.Concurrency + o.Buffer + 1) * MaxBatchItems
+	}
+	o.Window = max(o.Window, 2*MaxBatchItems)
 	if o.MaxDeadLetters == 0 {
 		o.MaxDeadLetters = 1000
 	}
@@ -217,9 +226,16 @@ func (s Stats) rate() float64 {
 // DDBWriter writes items to one table with BatchWriteItem, several batches
 // at a time, under one adaptive rate limit, and never loses one: every item
 // is written, set aside in the dead-letter sink, or still unacknowledged
-// when the run ends with an error. Write is called by one goroutine; Close
-// ends the run. The counters are safe to read at any time through the
-// callbacks.
+// when the run ends with an error.
+//
+// Progress is acknowledged as a watermark W (see WriterOptions.OnAck):
+// every item numbered below W is done, and at most WriterOptions.Window
+// items past it were handed to the writer, which bounds what a rerun after a
+// crash writes again. Puts and deletes are idempotent, so redoing them is
+// safe.
+//
+// Write and Delete are called from one goroutine; Close ends the run. The
+// callbacks report progress while it runs.
 type DDBWriter struct {
 	client BatchWriter
 	table  string
@@ -253,6 +269,10 @@ type DDBWriter struct {
 
 	bg     sync.WaitGroup
 	bgStop chan struct{}
+
+	// The run's first call goes alone (see probe).
+	probing   atomic.Bool
+	probeDone chan struct{}
 }
 
 // request is one item on its way, with what it costs.
@@ -284,6 +304,8 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 		batches: make(chan *batch, opts.Buffer),
 		reasons: map[string]int64{},
 		bgStop:  make(chan struct{}),
+
+		probeDone: make(chan struct{}),
 	}
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
@@ -340,6 +362,18 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		(len(w.cur.reqs) >= MaxBatchItems || w.cur.bytes+r.size > MaxBatchBytes) {
 		if err := w.flush(ctx); err != nil {
 			return err
+		}
+	}
+	// Keep the distance to the watermark bounded: with a batch stuck in
+	// retries, the others would otherwise run ahead without limit, and a
+	// crash would make the next run redo all of it.
+	for w.acks.ahead() >= w.opts.Window {
+		select {
+		case <-w.acks.advanced():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.gctx.Done():
+			return w.failure()
 		}
 	}
 	w.lastSeq = seq
@@ -575,9 +609,16 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			RequestItems:           map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 		}
+		first, err := w.probe(ctx)
+		if err != nil {
+			return err
+		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
 		out, err := w.client.BatchWriteItem(actx, in, noSDKRetry)
 		cancel()
+		if first {
+			close(w.probeDone)
+		}
 		w.n.requests.Add(1)
 		if err != nil {
 			switch kind, code := classify(err); {
@@ -644,6 +685,28 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		reqs = next
 	}
 	return nil
+}
+
+// probe lets the run's first BatchWriteItem call go alone and holds the
+// others until it is answered. A table already out of capacity then throttles
+// one request, not Concurrency of them at once, and the limiter has its
+// first signal before the rest are sent; a healthy table costs one round
+// trip. It reports whether the caller makes that first call.
+func (w *DDBWriter) probe(ctx context.Context) (bool, error) {
+	select {
+	case <-w.probeDone:
+		return false, nil
+	default:
+	}
+	if w.probing.CompareAndSwap(false, true) {
+		return true, nil
+	}
+	select {
+	case <-w.probeDone:
+		return false, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
 }
 
 // unprocessed maps the requests DynamoDB handed back to the ones sent.
@@ -845,9 +908,10 @@ type acker struct {
 	mu       sync.Mutex
 	pending  []ackEntry // in seq order; pending[head:] are live
 	head     int
-	next     int64 // watermark when nothing is pending
-	changed  chan struct{}
-	reported int64 // last value passed to OnAck; owned by notifyAck's caller
+	next     int64         // watermark when nothing is pending
+	changed  chan struct{} // one signal for ackLoop
+	adv      chan struct{} // closed, and replaced, when the watermark moves
+	reported int64         // last value passed to OnAck; owned by notifyAck's caller
 }
 
 type ackEntry struct {
@@ -859,6 +923,22 @@ func (a *acker) init(start int64) {
 	a.next = start
 	a.reported = start
 	a.changed = make(chan struct{}, 1)
+	a.adv = make(chan struct{})
+}
+
+// ahead is the number of items added since the watermark, acknowledged
+// or not.
+func (a *acker) ahead() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending) - a.head
+}
+
+// advanced returns a channel closed when the watermark next moves.
+func (a *acker) advanced() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.adv
 }
 
 func (a *acker) add(seq int64) {
@@ -892,6 +972,8 @@ func (a *acker) ack(seqs []int64) {
 		case a.changed <- struct{}{}:
 		default:
 		}
+		close(a.adv)
+		a.adv = make(chan struct{})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -152,7 +153,7 @@ func TestWriterFindsCapacity(t *testing.T) {
 	table := ddblocal.NewTable(t, direct, spec)
 	// A new table: no burst credit yet, and up to one second of unused
 	// capacity kept.
-	const capacity = 800.0
+	const capacity = 400.0
 	proxy, err := faultproxy.New(faultproxy.Config{
 		Target: ep, Operations: []string{"BatchWriteItem"},
 		CapacityWCU: capacity, BurstWCU: capacity, StartEmpty: true,
@@ -162,11 +163,14 @@ func TestWriterFindsCapacity(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 
-	const n = 8000 // 10 s at capacity
+	const n = 4000 // 10 s at capacity
+	var cuts []string
+	limiterTrace = func(format string, args ...any) { cuts = append(cuts, fmt.Sprintf(format, args...)) }
+	t.Cleanup(func() { limiterTrace = nil })
 	var rates []float64
 	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, spec, WriterOptions{
 		Concurrency: 4, ProgressInterval: 250 * time.Millisecond,
-		OnProgress: func(p Progress) { rates = append(rates, p.RateLimit); fmt.Printf("DBG %v items=%d rate=%.0f thr=%d\n", p.Elapsed.Round(time.Millisecond), p.Items, p.RateLimit, p.Throttles) },
+		OnProgress: func(p Progress) { rates = append(rates, math.Round(p.RateLimit)) },
 	})
 	ctx := context.Background()
 	start := time.Now()
@@ -185,6 +189,9 @@ func TestWriterFindsCapacity(t *testing.T) {
 	throttled := float64(c.CapacityRejected) / float64(c.Requests)
 	t.Logf("%d WCU in %v: %.0f WCU/s of %v; %d of %d requests throttled (%.1f%%); rate limits %v",
 		c.AcceptedWCU, elapsed.Round(time.Millisecond), achieved, capacity, c.CapacityRejected, c.Requests, 100*throttled, rates)
+	for _, cut := range cuts {
+		t.Log(cut)
+	}
 	if c.AcceptedItems != n || st.Watermark != n {
 		t.Fatalf("accepted %d items, watermark %d; want %d", c.AcceptedItems, st.Watermark, n)
 	}
@@ -286,27 +293,4 @@ func TestWriterDeleteOnEngine(t *testing.T) {
 	if st.Watermark != 50 {
 		t.Errorf("watermark %d, want 50", st.Watermark)
 	}
-}
-
-// A throughput probe, not a test: how fast the engine takes writes here.
-func TestEngineSpeed(t *testing.T) {
-	if !testing.Verbose() {
-		t.Skip("run with -v -run TestEngineSpeed")
-	}
-	ep := ddblocal.Endpoint(t)
-	c := ddblocal.Client(t, ep)
-	spec := layouts.TableSpec{PK: testSpec.PK}
-	table := ddblocal.NewTable(t, c, spec)
-	w := NewDDBWriter(c, table, spec, WriterOptions{Concurrency: 4})
-	start := time.Now()
-	for i := range 5000 {
-		if err := w.Write(context.Background(), int64(i), testItem(i*3)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d items in %v: %.0f items/s", st.Items, time.Since(start), float64(st.Items)/time.Since(start).Seconds())
 }

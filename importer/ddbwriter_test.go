@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -546,5 +547,70 @@ func TestStatsJSON(t *testing.T) {
 		if m[k] != v {
 			t.Errorf("%s = %v, want %v (in %s)", k, m[k], v, b)
 		}
+	}
+}
+
+// A checkpoint that cannot be saved ends the run: going on would redo
+// unbounded work after a crash.
+func TestWriterOnAckError(t *testing.T) {
+	boom := errors.New("disk full")
+	w := NewDDBWriter(newFake(), "t", testSpec, WriterOptions{Concurrency: 2,
+		OnAck: func(int64) error { return boom }})
+	var werr error
+	for i := range 2000 {
+		if werr = w.Write(context.Background(), int64(i), testItem(i)); werr != nil {
+			break
+		}
+	}
+	_, err := w.Close(context.Background())
+	if !errors.Is(err, boom) {
+		t.Errorf("Close = %v, want the OnAck error", err)
+	}
+	if werr != nil && !errors.Is(werr, boom) {
+		t.Errorf("Write = %v, want the OnAck error", werr)
+	}
+}
+
+// While a batch is stuck, the others may run ahead of the watermark only
+// as far as the window: that bounds what a crash makes the next run redo.
+func TestWriterWindow(t *testing.T) {
+	f := newFake()
+	release := make(chan struct{})
+	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+		if seqOf(reqs[0].PutRequest.Item) == 0 {
+			<-release
+		}
+		return nil, nil, false
+	}
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 4, Window: 100})
+	var written atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		for i := range 300 {
+			if err := w.Write(context.Background(), int64(i), testItem(i)); err != nil {
+				done <- err
+				return
+			}
+			written.Store(int64(i) + 1)
+		}
+		done <- nil
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if n := written.Load(); n > 100 {
+		t.Errorf("with the first batch stuck, %d items were accepted, want at most the window, 100", n)
+	}
+	if n := f.len(); n != 75 {
+		t.Errorf("%d items in the table while the first batch is stuck, want 75", n)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Watermark != 300 || f.len() != 300 {
+		t.Errorf("watermark %d, table %d; want 300", st.Watermark, f.len())
 	}
 }

@@ -45,7 +45,13 @@ type Manifest struct {
 // create-table.json, import-table.json and, last, manifest.json, whose
 // presence says the directory is complete.
 func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manifest, error) {
-	sink, err := NewFileSink(FileSinkOptions{Dir: opts.Dir, ItemsPerFile: opts.ItemsPerFile})
+	// A shard's data files carry its name, so that the directories of N
+	// copies can be copied into one S3 prefix without one overwriting another.
+	prefix := "part"
+	if n := opts.Emit.Shard.Name(); n != "" {
+		prefix = n + "-part"
+	}
+	sink, err := NewFileSink(FileSinkOptions{Dir: opts.Dir, ItemsPerFile: opts.ItemsPerFile, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}

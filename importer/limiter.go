@@ -24,6 +24,8 @@ var (
 	// when the service starts throttling all come back throttled within
 	// about one round trip; they are one signal, not many.
 	aimdCooldown = 400 * time.Millisecond
+	// aimdCutPause is how long a cut holds every writer back.
+	aimdCutPause = 200 * time.Millisecond
 	// aimdWindow is how far back the accepted rate is measured, never
 	// before the last cut: what came before it says nothing of the limit
 	// the cut set.
@@ -34,6 +36,9 @@ var (
 	// aimdBurst is how much unused rate the limiter lets through at once
 	// after an idle spell.
 	aimdBurst = 100 * time.Millisecond
+	// aimdBusy is the share of the limit the writers must use for it to
+	// rise.
+	aimdBusy = 0.8
 	// aimdMinRate is the floor of the limit, in WCU per second.
 	aimdMinRate = 1.0
 	// aimdPeakFloor keeps the limit at or above this share of the best rate
@@ -57,8 +62,8 @@ var (
 // arbitrary fraction of an overshooting limit. The first cut of an unlimited
 // limiter starts a startup phase in which the limit doubles every
 // aimdStartupDoubling until the next cut; after that, acknowledged writes
-// raise it linearly, and only while the writers are held back by it, up to
-// the cap. It never goes below aimdPeakFloor of the best recent second.
+// raise it linearly, and only while the writers use most of it, up to the
+// cap. It never goes below aimdPeakFloor of the best recent second.
 // It is safe for concurrent use.
 type aimdLimiter struct {
 	mu  sync.Mutex
@@ -72,11 +77,10 @@ type aimdLimiter struct {
 	conc    int     // batches in flight at most
 	maxCost int     // the largest cost a Wait asked for
 
-	next        time.Time // GCRA: when the next reservation may start
-	lastCut     time.Time
-	lastRaise   time.Time
-	lastBlocked time.Time // the last time a Wait had to wait
-	start       time.Time
+	next      time.Time // GCRA: when the next reservation may start
+	lastCut   time.Time
+	lastRaise time.Time
+	start     time.Time
 
 	acked meter // WCU acknowledged by the service
 	sent  meter // WCU let through by Wait
@@ -129,9 +133,6 @@ func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
 	}
 	l.next = startAt.Add(time.Duration(float64(wcu) / l.limit * float64(time.Second)))
 	delay := startAt.Sub(now)
-	if delay > 0 {
-		l.lastBlocked = now
-	}
 	l.mu.Unlock()
 	if delay <= 0 {
 		return nil
@@ -147,7 +148,7 @@ func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
 }
 
 // Success records wcu units acknowledged by the service and raises the limit
-// if the writers are being held back by it.
+// if the writers use most of it.
 func (l *aimdLimiter) Success(wcu int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -159,9 +160,14 @@ func (l *aimdLimiter) Success(wcu int) {
 	if math.IsInf(l.limit, 1) || l.limit >= l.max {
 		return
 	}
-	// Raising a limit nobody is held back by would only store up an
-	// overshoot for later.
-	if now.Sub(l.lastBlocked) > aimdWindow {
+	// Raising a limit the writers do not use (the input or the network is
+	// slower) would only store up an overshoot for later.
+	from := now.Add(-aimdWindow)
+	if from.Before(l.start) {
+		from = l.start
+	}
+	span := max(now.Sub(from), aimdMinSpan).Seconds()
+	if l.sent.since(from, now)/span < aimdBusy*l.limit {
 		return
 	}
 	if l.startup {
@@ -218,9 +224,14 @@ func (l *aimdLimiter) Congestion() bool {
 	}
 	l.lastCut = now
 	l.lastRaise = now
+	// Pause everyone for a moment: the table has just run dry, and what
+	// it gains meanwhile is kept (a burst capacity), not lost, so the
+	// pause costs no throughput and spares the retries of the batches in
+	// flight a second round of throttles.
 	if l.next.Before(now) {
 		l.next = now
 	}
+	l.next = l.next.Add(aimdCutPause)
 	return true
 }
 

@@ -20,9 +20,10 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	if !math.IsInf(l.Limit(), 1) {
 		t.Fatalf("limit = %v, want unlimited", l.Limit())
 	}
-	// 400 WCU accepted over the last second, then a throttle.
+	// 400 WCU accepted over the first second, then a throttle.
 	for range 16 {
-		clk.advance(60 * time.Millisecond)
+		clk.advance(62500 * time.Microsecond)
+		l.Wait(context.Background(), 25)
 		l.Success(25)
 	}
 	if !math.IsInf(l.Limit(), 1) {
@@ -36,6 +37,46 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	}
 	if l.MinLimit() != l.Limit() {
 		t.Errorf("min limit = %v, want %v", l.MinLimit(), l.Limit())
+	}
+
+	// Startup: while the writers use it, the limit doubles every
+	// aimdStartupDoubling until the next cut.
+	before := l.Limit()
+	clk.advance(aimdStartupDoubling)
+	l.sent.add(clk.now(), l.Limit()*aimdWindow.Seconds())
+	l.Success(25)
+	if want := 2 * before; !near(l.Limit(), want) {
+		t.Errorf("limit after one doubling time = %v, want %v", l.Limit(), want)
+	}
+	// The next cut ends the startup: from there the climb is linear.
+	clk.advance(aimdWindow)
+	for range 20 {
+		clk.advance(50 * time.Millisecond)
+		l.Success(20) // 400 WCU/s accepted, under the doubled limit
+	}
+	l.Congestion()
+	cut := l.Limit()
+	if want := 400 * aimdDecrease; !near(cut, want) {
+		t.Errorf("second cut to %v, want %v", cut, want)
+	}
+	clk.advance(time.Second)
+	l.sent.add(clk.now(), l.Limit())
+	l.Success(25)
+	if want := cut + 400*aimdIncreasePerSec; !near(l.Limit(), want) {
+		t.Errorf("limit a second after the second cut = %v, want %v", l.Limit(), want)
+	}
+}
+
+// The first throttle of a run, before anything is known, starts from a
+// guess of what the workers send.
+func TestLimiterFirstGuess(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newAIMDLimiterClock(0, 4, clk.now)
+	l.Wait(context.Background(), 25) // one batch out of four sent so far
+	clk.advance(2 * time.Millisecond)
+	l.Congestion()
+	if want := 4 * 25 / aimdMinSpan.Seconds() * aimdDecrease; !near(l.Limit(), want) {
+		t.Errorf("limit = %v, want %v: four batches per %v", l.Limit(), want, aimdMinSpan)
 	}
 }
 
@@ -67,12 +108,25 @@ func TestLimiterCooldown(t *testing.T) {
 	}
 }
 
-func TestLimiterCutNeverMoreThanHalf(t *testing.T) {
+func TestLimiterFloor(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	l := newAIMDLimiterClock(1000, 1, clk.now)
-	l.Congestion() // nothing was accepted: a spell of 5xx
-	if want := 500 * aimdDecrease; !near(l.Limit(), want) {
+	l.Congestion() // nothing accepted yet: a plain cut
+	if want := 1000 * aimdDecrease; !near(l.Limit(), want) {
 		t.Errorf("limit = %v, want %v", l.Limit(), want)
+	}
+	// A good second (800 WCU, all within one clock second, as the peak
+	// meter counts), then faults on and on: the limit stops at the floor.
+	for range 20 {
+		clk.advance(40 * time.Millisecond)
+		l.Success(40)
+	}
+	for range 50 {
+		clk.advance(aimdCooldown)
+		l.Congestion()
+	}
+	if want := aimdPeakFloor * 800; !near(l.Limit(), want) {
+		t.Errorf("limit after many faults = %v, want the floor %v", l.Limit(), want)
 	}
 }
 
@@ -96,18 +150,17 @@ func TestLimiterAdditiveIncrease(t *testing.T) {
 		t.Errorf("limit rose to %v while nobody waited", l.Limit())
 	}
 
-	// Held back: the limit climbs by step per second.
-	l.next = clk.now().Add(time.Hour) // the next Wait would block
-	l.lastBlocked = clk.now()
+	// Used: the limit climbs by step per second.
 	clk.advance(time.Second)
+	l.sent.add(clk.now(), l.Limit())
 	l.Success(10)
 	if want := 100*aimdDecrease + step; !near(l.Limit(), want) {
-		t.Errorf("limit after 1 s held back = %v, want %v", l.Limit(), want)
+		t.Errorf("limit after 1 s in use = %v, want %v", l.Limit(), want)
 	}
 	// And stops at the cap.
 	for range 100 {
-		l.lastBlocked = clk.now()
 		clk.advance(time.Second)
+		l.sent.add(clk.now(), l.Limit())
 		l.Success(10)
 	}
 	if l.Limit() != 120 {

@@ -48,7 +48,16 @@ type Input struct {
 // problems of SPEC §2 (bad rows, empty, duplicate and self-parent ids,
 // missing parents, cycles) are in the returned Input; layout problems are
 // added by CheckLayout.
+//
+// For a CSV input, this read checks every cell and measures the attributes
+// without building them; other formats are read record by record.
 func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
+	return readInput(ctx, opts, true)
+}
+
+// readInput is ReadInput; fast=false reads with Next even from a
+// skeletonSource, so that tests can hold the two reads together.
+func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
 	src, err := OpenSource(opts.Path, opts.Source)
 	if err != nil {
 		return nil, err
@@ -64,6 +73,13 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 	b := transform.NewBuilder(opts.SizeHint, copySet != nil)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
 	unit := unitOf(opts)
+	if sk, ok := src.(skeletonSource); ok && fast {
+		if err := in.readSkeleton(ctx, sk, b, unit, copySet); err != nil {
+			return nil, err
+		}
+		in.Forest, in.Problems = b.Build()
+		return in, nil
+	}
 	for {
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -107,6 +123,84 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 	}
 	in.Forest, in.Problems = b.Build()
 	return in, nil
+}
+
+// skeletonSource is a Source that can read an input for its skeleton alone:
+// it checks every row as Next does, with the same errors, but builds no
+// attribute values, only their sizes. The CSV source is one; the pipeline
+// falls back to Next for the others.
+type skeletonSource interface {
+	Source
+	// skeleton starts the read. copySet names the attributes a closure
+	// ancestor row copies (nil: all of them).
+	skeleton(copySet map[string]bool)
+	// nextSkeleton reads the next row into row, with Next's errors. The
+	// strings of row are only valid until the next call; those of a
+	// returned RowError are the caller's.
+	nextSkeleton(ctx context.Context, row *skeletonRow) error
+	// attrsSeen returns each attribute name seen in a good row, with the
+	// first place it was seen.
+	attrsSeen() []attrPlace
+}
+
+// skeletonRow is what the skeleton read keeps of a row.
+type skeletonRow struct {
+	ID, Parent string // valid until the next nextSkeleton
+	File       string
+	Line       int
+	AttrBytes  int // transform.AttrsSize of the row's attributes
+	CopyBytes  int // the part of AttrBytes a closure ancestor row copies
+}
+
+// attrPlace is where an attribute name was first seen.
+type attrPlace struct {
+	Name, File string
+	Line       int
+	ID         string
+}
+
+// reuseSource is a Source that can read into the caller's record, reusing
+// its Attrs map: Emit gives each node's map to Layout.Items only for the
+// call, so one map serves every row.
+type reuseSource interface {
+	Source
+	nextReuse(ctx context.Context, rec *transform.Record) error
+}
+
+// readSkeleton is ReadInput's loop for a skeletonSource.
+func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {
+	src.skeleton(copySet)
+	var row skeletonRow
+	for {
+		if in.Records&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		err := src.nextSkeleton(ctx, &row)
+		if err == io.EOF {
+			break
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			in.Records++
+			b.AddBad(re, row.Parent)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		in.Records++
+		// Add keeps copies of the strings, which are the reader's.
+		rec := transform.Record{ID: row.ID, Parent: row.Parent, File: row.File, Line: row.Line}
+		b.Add(&rec, unit, row.AttrBytes, row.CopyBytes)
+	}
+	for _, a := range src.attrsSeen() {
+		if _, ok := in.attrNames[a.Name]; !ok {
+			in.attrNames[a.Name] = &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID}
+		}
+	}
+	return nil
 }
 
 func unitOf(opts InputOptions) string {
@@ -178,6 +272,11 @@ type EmitOptions struct {
 // opts.Skip are built but not passed on. Each item is a fresh map that fn
 // may keep. An error from fn stops Emit and is returned.
 func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error) (EmitStats, error) {
+	return in.emit(ctx, opts, fn, true)
+}
+
+// emit is Emit; fast=false reads with Next even from a reuseSource.
+func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error, fast bool) (EmitStats, error) {
 	var st EmitStats
 	src, err := OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
@@ -193,7 +292,16 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		seq     int64
 		ferr    error
 		rejects *json.Encoder
+		buf     transform.Record
+		guess   int // the node the next row most likely is: the one after the last
 	)
+	next := src.Next
+	if rs, ok := src.(reuseSource); ok && fast {
+		next = func(ctx context.Context) (*transform.Record, error) {
+			err := rs.nextReuse(ctx, &buf)
+			return &buf, err
+		}
+	}
 	if opts.Rejects != nil {
 		rejects = json.NewEncoder(opts.Rejects)
 		rejects.SetEscapeHTML(false)
@@ -220,7 +328,7 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 				return st, err
 			}
 		}
-		rec, err := src.Next(ctx)
+		rec, err := next(ctx)
 		if err == io.EOF {
 			break
 		}
@@ -241,7 +349,16 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		if err != nil {
 			return st, err
 		}
-		i := f.Lookup(rec.ID)
+		// Rows come in the order the skeleton was built in: the node after
+		// the last one is the likely one, and an id comparison is cheaper
+		// than a lookup.
+		i := guess
+		if i >= f.Len() || f.ID(i) != rec.ID {
+			i = f.Lookup(rec.ID)
+		}
+		if i >= 0 {
+			guess = i + 1
+		}
 		if i < 0 || f.Rejected(i) {
 			st.Rejected++
 			if rejects != nil {

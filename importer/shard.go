@@ -2,13 +2,14 @@ package importer
 
 import (
 	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
-	"hash/fnv"
-	"strconv"
-	"strings"
 )
 
 // Shard selects the part of the items one of several copies of a job writes:
@@ -44,11 +45,39 @@ func (s Shard) Owns(key string) bool {
 	return h.Sum64()%uint64(s.Of) == uint64(s.K)
 }
 
+// String is "k/N", as --shard takes it, or "" for the whole.
 func (s Shard) String() string {
 	if s.Of <= 1 {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", s.K, s.Of)
+}
+
+// Name is "shard-k-of-N", the part of a file or object name that keeps one
+// shard's outputs apart from the others', or "" for the whole.
+func (s Shard) Name() string {
+	if s.Of <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("shard-%d-of-%d", s.K, s.Of)
+}
+
+// FileName inserts the shard's Name before the extension of path
+// ("ck.json" becomes "ck.shard-1-of-4.json"), so that N copies of a job
+// given the same file name each write their own file. For the whole, and
+// for an empty path, it returns path unchanged.
+func (s Shard) FileName(path string) string {
+	if s.Of <= 1 || path == "" || path == "-" {
+		return path
+	}
+	dir, base := filepath.Split(path)
+	stem, ext := base, ""
+	// Keep compound extensions (.json.gz) together; a leading dot is not
+	// an extension.
+	if i := strings.Index(base[min(1, len(base)):], "."); i >= 0 {
+		stem, ext = base[:i+1], base[i+1:]
+	}
+	return dir + stem + "." + s.Name() + ext
 }
 
 // partitionKey is the text of the item's partition key value: what --shard

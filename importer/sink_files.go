@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"bytes"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -22,11 +24,18 @@ type FileSinkOptions struct {
 	Dir string
 	// ItemsPerFile splits the output by item count (default 1,000,000).
 	ItemsPerFile int
-	// Level is the gzip level (default gzip.DefaultCompression).
+	// Level is the gzip level, 1 (fastest) to 9 (smallest); 0 means
+	// DefaultFileLevel, and gzip.DefaultCompression the library's default.
 	Level int
 	// Prefix names the data files (default "part").
 	Prefix string
 }
+
+// DefaultFileLevel is the import files' gzip level. ImportTable bills the
+// uncompressed size, so compressing harder only saves S3 storage for the
+// time the files are kept, and level 5 and up costs half again as much CPU
+// as 3 for files a tenth smaller (benchmarks/README.md).
+const DefaultFileLevel = 3
 
 // DataFile is one written file of items.
 type DataFile struct {
@@ -38,23 +47,39 @@ type DataFile struct {
 }
 
 // FileSink writes items as gzip DynamoDB JSON, the format DynamoDB's import
-// from S3 reads, one {"Item":…} a line, split into files by item count.
-// Encoding runs in the caller's goroutine and compression in one goroutine a
-// file, so two files compress at once when one is slower than encoding.
-// It is not safe for concurrent use; the caller must Close it.
+// from S3 reads, one {"Item":…} a line, split into files of ItemsPerFile
+// items in the order they come (the last file holds the rest).
+//
+// Write only gathers items into batches: each file has a goroutine that
+// encodes them and one that compresses and writes, so a caller building
+// items, the encoder and the compressor keep two cores busy. When a file is
+// full, the next one starts while the last one finishes, two at most.
+//
+// Write keeps the item until it is written: the caller must not change it
+// afterwards. A FileSink is not safe for concurrent use; the caller must
+// Close it.
 type FileSink struct {
-	opts  FileSinkOptions
-	buf   []byte
-	cur   *fileWriter
-	files []DataFile
-	items int64
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	err   error
-	slots chan struct{}
+	opts   FileSinkOptions
+	batch  []layouts.Item
+	cur    *fileWriter // the file being filled; nil before the first item and after a file is full
+	files  []DataFile
+	items  int64
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+	failed atomic.Bool
+	slots  chan struct{}        // a file takes one while it is written: two at most
+	free   chan []layouts.Item  // batches handed back by the encoders
 }
 
-// chunkSize is how much encoded text goes to a compressor at a time.
+// batchSize is how many items go to a file's encoder at a time.
+const batchSize = 512
+
+// fileQueue is how many batches, and how many chunks of encoded text,
+// wait for a file's encoder and compressor.
+const fileQueue = 4
+
+// chunkSize is how much encoded text goes to the compressor at a time.
 const chunkSize = 256 << 10
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize+64<<10); return &b }}
@@ -85,7 +110,10 @@ func NewFileSink(opts FileSinkOptions) (*FileSink, error) {
 		opts.ItemsPerFile = 1_000_000
 	}
 	if opts.Level == 0 {
-		opts.Level = gzip.DefaultCompression
+		opts.Level = DefaultFileLevel
+	}
+	if opts.Level != gzip.DefaultCompression && (opts.Level < gzip.BestSpeed || opts.Level > gzip.BestCompression) {
+		return nil, fmt.Errorf("importer: gzip level %d: want 1 (fastest) to 9 (smallest)", opts.Level)
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = "part"
@@ -96,33 +124,66 @@ func NewFileSink(opts FileSinkOptions) (*FileSink, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
-	return &FileSink{opts: opts, slots: make(chan struct{}, 2)}, nil
+	return &FileSink{
+		opts:  opts,
+		slots: make(chan struct{}, 2),
+		// Enough for two files' queues and the batch being filled.
+		free: make(chan []layouts.Item, 2*(fileQueue+1)+1),
+	}, nil
 }
 
-// Write adds one item.
+// Write adds one item. It returns the first error of writing any file.
 func (s *FileSink) Write(item layouts.Item) error {
-	if s.cur == nil {
-		if err := s.open(); err != nil {
+	if s.batch == nil {
+		select {
+		case s.batch = <-s.free:
+		default:
+			s.batch = make([]layouts.Item, 0, batchSize)
+		}
+	}
+	s.batch = append(s.batch, item)
+	s.items++
+	room := batchSize
+	if s.cur != nil {
+		room = min(room, s.opts.ItemsPerFile-int(s.cur.items))
+	} else {
+		room = min(room, s.opts.ItemsPerFile)
+	}
+	if len(s.batch) >= room {
+		if err := s.flush(); err != nil {
 			return err
 		}
 	}
-	if s.buf == nil {
-		s.buf = (*chunkPool.Get().(*[]byte))[:0]
+	if s.failed.Load() {
+		return s.firstErr()
 	}
-	s.buf = ddbjson.AppendLine(s.buf, item)
-	s.cur.items++
-	s.items++
-	if len(s.buf) >= chunkSize {
-		s.cur.ch <- s.buf
-		s.buf = nil
-	}
-	if s.cur.items >= int64(s.opts.ItemsPerFile) {
-		s.finishFile()
-	}
-	return s.failed()
+	return nil
 }
 
-func (s *FileSink) failed() error {
+// flush hands the batch to the current file, opening it first if need be,
+// and finishes the file when it is full.
+func (s *FileSink) flush() error {
+	if len(s.batch) == 0 {
+		return nil
+	}
+	if s.cur == nil {
+		fw, err := s.openFile()
+		if err != nil {
+			return err
+		}
+		s.cur = fw
+	}
+	s.cur.items += int64(len(s.batch))
+	s.cur.batches <- s.batch
+	s.batch = nil
+	if s.cur.items >= int64(s.opts.ItemsPerFile) {
+		close(s.cur.batches)
+		s.cur = nil
+	}
+	return nil
+}
+
+func (s *FileSink) firstErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -134,24 +195,32 @@ func (s *FileSink) setErr(err error) {
 		s.err = err
 	}
 	s.mu.Unlock()
+	s.failed.Store(true)
 }
 
-func (s *FileSink) open() error {
-	s.slots <- struct{}{} // at most two files compress at once
+func (s *FileSink) openFile() (*fileWriter, error) {
+	s.slots <- struct{}{}
 	name := fmt.Sprintf("data/%s-%05d.json.gz", s.opts.Prefix, len(s.files))
 	f, err := os.Create(filepath.Join(s.opts.Dir, filepath.FromSlash(name)))
 	if err != nil {
 		<-s.slots
-		return err
+		return nil, err
 	}
-	fw := &fileWriter{name: name, f: f, ch: make(chan []byte, 8), idx: len(s.files)}
+	fw := &fileWriter{
+		name: name, f: f, idx: len(s.files),
+		batches: make(chan []layouts.Item, fileQueue),
+		chunks:  make(chan []byte, fileQueue),
+	}
 	s.files = append(s.files, DataFile{Name: name})
-	s.cur = fw
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		fw.encode(s.free)
+	}()
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.slots }()
-		df, err := fw.run(s.opts.Level)
+		df, err := fw.compress(s.opts.Level)
 		if err != nil {
 			s.setErr(fmt.Errorf("importer: writing %s: %w", name, err))
 		}
@@ -159,28 +228,22 @@ func (s *FileSink) open() error {
 		s.files[fw.idx] = df
 		s.mu.Unlock()
 	}()
-	return nil
-}
-
-func (s *FileSink) finishFile() {
-	if s.cur == nil {
-		return
-	}
-	if len(s.buf) > 0 {
-		s.cur.ch <- s.buf
-		s.buf = nil
-	}
-	s.cur.itemsFinal = s.cur.items
-	close(s.cur.ch)
-	s.cur = nil
+	return fw, nil
 }
 
 // Close finishes the last file and waits for every file to be written and
 // synced. It returns the files in order.
 func (s *FileSink) Close() ([]DataFile, error) {
-	s.finishFile()
+	err := s.flush()
+	if s.cur != nil {
+		close(s.cur.batches)
+		s.cur = nil
+	}
 	s.wg.Wait()
-	if err := s.failed(); err != nil {
+	if err != nil {
+		return nil, err
+	}
+	if err := s.firstErr(); err != nil {
 		return nil, err
 	}
 	return append([]DataFile(nil), s.files...), nil
@@ -189,27 +252,53 @@ func (s *FileSink) Close() ([]DataFile, error) {
 // Items is how many items were written.
 func (s *FileSink) Items() int64 { return s.items }
 
+// fileWriter is one data file: batches of items go to its encoder, chunks
+// of encoded text from there to its compressor.
 type fileWriter struct {
-	name       string
-	f          *os.File
-	ch         chan []byte
-	idx        int
-	items      int64 // touched only by the producer
-	itemsFinal int64 // set before ch is closed
+	name    string
+	f       *os.File
+	idx     int
+	batches chan []layouts.Item
+	chunks  chan []byte
+	items   int64 // items handed to batches; touched only by the producer
 }
 
-func (fw *fileWriter) run(level int) (DataFile, error) {
+// encode turns batches into chunks of DynamoDB JSON lines until batches is
+// closed, handing each batch back on free, then closes chunks.
+func (fw *fileWriter) encode(free chan<- []layouts.Item) {
+	buf := (*chunkPool.Get().(*[]byte))[:0]
+	for batch := range fw.batches {
+		for _, item := range batch {
+			buf = ddbjson.AppendLine(buf, item)
+			if len(buf) >= chunkSize {
+				fw.chunks <- buf
+				buf = (*chunkPool.Get().(*[]byte))[:0]
+			}
+		}
+		clear(batch)
+		select {
+		case free <- batch[:0]:
+		default:
+		}
+	}
+	if len(buf) > 0 {
+		fw.chunks <- buf
+	}
+	close(fw.chunks)
+}
+
+// compress writes the chunks through gzip until chunks is closed, then
+// syncs and closes the file. After an error it still drains chunks, so that
+// the encoder never blocks.
+func (fw *fileWriter) compress(level int) (DataFile, error) {
 	df := DataFile{Name: fw.name}
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(fw.f, h)}
-	zw, err := gzip.NewWriterLevel(cw, level)
-	var werr error
-	if err != nil {
-		werr = err
-	}
-	for chunk := range fw.ch {
+	zw, werr := gzip.NewWriterLevel(cw, level)
+	for chunk := range fw.chunks {
 		if werr == nil {
 			df.Raw += int64(len(chunk))
+			df.Items += int64(bytes.Count(chunk, newline))
 			_, werr = zw.Write(chunk)
 		}
 		chunk = chunk[:0]
@@ -224,11 +313,12 @@ func (fw *fileWriter) run(level int) (DataFile, error) {
 	if err := fw.f.Close(); werr == nil {
 		werr = err
 	}
-	df.Items = fw.itemsFinal
 	df.Bytes = cw.n
 	df.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return df, werr
 }
+
+var newline = []byte{'\n'}
 
 type countWriter struct {
 	w io.Writer

@@ -1,14 +1,17 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -17,9 +20,14 @@ import (
 )
 
 // csvSource reads RFC 4180 CSV with a header row.
+//
+// Besides Next, it has the two ways of reading the pipeline uses: a
+// skeleton read (nextSkeleton), which checks every cell and measures the
+// attributes without building them, and a read into the caller's record
+// (nextReuse), which reuses its Attrs map.
 type csvSource struct {
 	in     *input
-	r      *csv.Reader
+	r      *csvReader
 	file   string
 	opts   SourceOptions
 	header []string
@@ -29,9 +37,23 @@ type csvSource struct {
 	ncols  int // attribute columns: all but the id and the parent
 	done   bool
 	slab   slab
+	strs   strChunk
+	b64    []byte // scratch for decoding B cells whose value is not kept
+
+	// The skeleton read: copyCol marks the columns a closure ancestor row
+	// copies (nil: all of them), and seen the attribute columns already
+	// seen filled in a good row, whose first places are in firstSeen.
+	copyCol   []bool
+	seen      []bool
+	unseen    int
+	firstSeen []attrPlace
 }
 
-var _ Source = (*csvSource)(nil)
+var (
+	_ Source         = (*csvSource)(nil)
+	_ skeletonSource = (*csvSource)(nil)
+	_ reuseSource    = (*csvSource)(nil)
+)
 
 func openCSV(path string, opts SourceOptions) (Source, error) {
 	in, err := openInput(path)
@@ -51,13 +73,16 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 	if bom, _ := in.r.Peek(3); string(bom) == "\uFEFF" {
 		in.r.Discard(3)
 	}
-	r := csv.NewReader(in.r)
+	comma := ','
 	if opts.CSVDelimiter != 0 {
-		r.Comma = opts.CSVDelimiter
+		comma = opts.CSVDelimiter
 	}
-	r.ReuseRecord = true
+	if !validDelim(comma) {
+		return nil, fmt.Errorf("importer: %s: %q cannot separate CSV fields; choose another --csv-delimiter", file, comma)
+	}
+	r := newCSVReader(in.r, comma)
 	s := &csvSource{in: in, r: r, file: file, opts: opts}
-	header, err := r.Read()
+	header, err := r.read()
 	if err != nil {
 		if err == io.EOF {
 			return nil, fmt.Errorf("importer: %s is empty: a CSV input needs a header row naming its columns", file)
@@ -68,7 +93,10 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 		}
 		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, inputError(err, file, 1, ""))
 	}
-	s.header = append([]string(nil), header...)
+	s.header = make([]string, len(header))
+	for i, name := range header {
+		s.header[i] = string(name)
+	}
 	s.idCol, s.parCol = -1, -1
 	seen := map[string]int{}
 	for i, name := range s.header {
@@ -123,6 +151,8 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 			return nil, fmt.Errorf("importer: --types: column %q has unknown type %q; want S, N, BOOL, JSON or B", col, opts.Types[col])
 		}
 	}
+	s.seen = make([]bool, len(s.header))
+	s.unseen = s.ncols
 	return s, nil
 }
 
@@ -130,101 +160,271 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 // values that do not fit their column's type are RowErrors; reading goes on
 // with the next row.
 func (s *csvSource) Next(ctx context.Context) (*transform.Record, error) {
-	if s.done {
-		return nil, io.EOF
+	fields, line, bad, err := s.row()
+	if err != nil {
+		return bad, err
 	}
-	fields, err := s.r.Read()
+	rec := s.slab.record()
+	rec.Attrs = make(transform.Attrs, s.ncols)
+	return rec, s.build(rec, fields, line)
+}
+
+// nextReuse reads the next row into rec as Next would return it, reusing
+// rec.Attrs (cleared first; made when nil). The attribute values and the
+// strings are fresh, as Next's are: only the map is reused. With an error
+// that Next returns no record for, rec is left empty but for its map.
+func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
+	attrs := rec.Attrs
+	if attrs == nil {
+		attrs = make(transform.Attrs, s.ncols)
+	} else {
+		clear(attrs)
+	}
+	fields, line, bad, err := s.row()
+	if err != nil {
+		if bad != nil {
+			*rec = *bad
+		} else {
+			*rec = transform.Record{}
+		}
+		rec.Attrs = attrs
+		return err
+	}
+	rec.Attrs = attrs
+	return s.build(rec, fields, line)
+}
+
+// nextSkeleton reads the next row as the skeleton read needs it: every cell
+// is checked as Next checks it, with the same errors, but only the sizes of
+// the attributes are kept. row.ID and row.Parent are valid until the next
+// call; the strings of a returned RowError are the caller's.
+func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
+	fields, line, bad, err := s.row()
+	if err != nil {
+		*row = skeletonRow{}
+		if bad != nil {
+			row.ID, row.Parent, row.File, row.Line = bad.ID, bad.Parent, bad.File, bad.Line
+		}
+		return err
+	}
+	row.File, row.Line = s.file, line
+	row.ID = transientString(fields[s.idCol])
+	row.Parent = transientString(fields[s.parCol])
+	size, copyBytes := 0, 0
+	for i, f := range fields {
+		if len(f) == 0 || i == s.idCol || i == s.parCol {
+			continue
+		}
+		_, n, err := s.cell(i, f, false)
+		if err != nil {
+			return &transform.RowError{File: s.file, Line: line, ID: strings.Clone(row.ID), Err: err}
+		}
+		n += len(s.header[i])
+		size += n
+		if s.copyCol == nil || s.copyCol[i] {
+			copyBytes += n
+		}
+	}
+	row.AttrBytes, row.CopyBytes = size, copyBytes
+	if s.unseen > 0 {
+		s.markSeen(fields, line, row.ID)
+	}
+	return nil
+}
+
+// markSeen notes the attribute columns filled in for the first time in a
+// good row.
+func (s *csvSource) markSeen(fields [][]byte, line int, id string) {
+	for i, f := range fields {
+		if len(f) == 0 || i == s.idCol || i == s.parCol || s.seen[i] {
+			continue
+		}
+		s.seen[i] = true
+		s.unseen--
+		s.firstSeen = append(s.firstSeen, attrPlace{Name: s.header[i], File: s.file, Line: line, ID: strings.Clone(id)})
+	}
+}
+
+// skeleton starts a skeleton read. copySet names the attributes a closure
+// ancestor row copies; nil means all of them.
+func (s *csvSource) skeleton(copySet map[string]bool) {
+	s.copyCol = nil
+	if copySet != nil {
+		s.copyCol = make([]bool, len(s.header))
+		for i, name := range s.header {
+			s.copyCol[i] = copySet[name]
+		}
+	}
+}
+
+// attrsSeen returns each attribute name that a good row read by
+// nextSkeleton had, with the first place it was seen, in that order.
+func (s *csvSource) attrsSeen() []attrPlace { return s.firstSeen }
+
+// row reads the next row's fields, valid until the next call, and checks
+// their UTF-8. A bad row comes back as Next returns it: what could be read
+// of it, and a RowError.
+func (s *csvSource) row() (fields [][]byte, line int, bad *transform.Record, err error) {
+	if s.done {
+		return nil, 0, nil, io.EOF
+	}
+	fields, err = s.r.read()
 	if err != nil {
 		var pe *csv.ParseError
 		switch {
 		case err == io.EOF:
 			s.done = true
-			return nil, io.EOF
+			return nil, 0, nil, io.EOF
 		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
-			return s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))
+			bad, err = s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))
+			return nil, 0, bad, err
 		case errors.As(err, &pe):
-			return s.rowError(fields, pe.StartLine, parseErr("line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
+			bad, err = s.rowError(fields, pe.StartLine, parseErr("line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
+			return nil, 0, bad, err
 		default:
 			s.done = true
-			line, _ := s.r.FieldPos(0)
-			return nil, inputError(err, s.file, line, "")
+			return nil, 0, nil, inputError(err, s.file, s.r.recLine, "")
 		}
 	}
-	line, _ := s.r.FieldPos(0)
-	rec := s.slab.record()
+	line = s.r.recLine
+	// A line read in one piece is valid UTF-8 exactly when its fields are.
+	if body := s.r.body; body == nil || !utf8.Valid(body) {
+		for i, f := range fields {
+			if !utf8.Valid(f) {
+				bad, err = s.rowError(fields, line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
+				return nil, 0, bad, err
+			}
+		}
+	}
+	return fields, line, nil, nil
+}
+
+// build fills rec from a good row's fields. The strings it keeps are copied
+// out of the reader's buffer.
+func (s *csvSource) build(rec *transform.Record, fields [][]byte, line int) error {
 	rec.File, rec.Line = s.file, line
+	rec.Raw = nil
 	if s.opts.KeepRaw {
-		rec.Raw = appendCSVRecord(nil, fields, s.r.Comma)
+		rec.Raw = appendCSVRecord(nil, fields, s.r.comma)
 	}
+	rec.ID = s.strs.str(fields[s.idCol])
+	rec.Parent = s.strs.str(fields[s.parCol])
 	for i, f := range fields {
-		if !utf8.ValidString(f) {
-			return s.rowError(fields, line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
-		}
-	}
-	rec.ID = fields[s.idCol]
-	rec.Parent = fields[s.parCol]
-	rec.Attrs = make(transform.Attrs, s.ncols)
-	for i, f := range fields {
-		if f == "" || i == s.idCol || i == s.parCol {
+		if len(f) == 0 || i == s.idCol || i == s.parCol {
 			continue
 		}
-		v, err := s.value(i, f)
+		v, _, err := s.cell(i, f, true)
 		if err != nil {
-			return rec, &transform.RowError{File: s.file, Line: line, ID: rec.ID, Err: err}
+			return &transform.RowError{File: s.file, Line: line, ID: rec.ID, Err: err}
 		}
 		rec.Attrs[s.header[i]] = v
 	}
-	return rec, nil
+	return nil
 }
 
-// value types one non-empty cell.
-func (s *csvSource) value(col int, f string) (types.AttributeValue, error) {
+// cell checks one non-empty cell against its column's type. With build it
+// returns the cell's value, and otherwise its DynamoDB size
+// (transform.ValueSize of the value it would build). Both reads go through
+// here, so that they report the same errors.
+func (s *csvSource) cell(col int, f []byte, build bool) (types.AttributeValue, int, error) {
 	switch s.typ[col] {
 	case 'N':
-		if err := ddbjson.CheckNumber(f); err != nil {
-			return nil, parseErr("column %q (N): %q is not a number DynamoDB can store: %s",
+		if err := ddbjson.CheckNumber(transientString(f)); err != nil {
+			return nil, 0, parseErr("column %q (N): %q is not a number DynamoDB can store: %s",
 				s.header[col], f, strings.TrimPrefix(strings.TrimPrefix(err.Error(), ddbjson.ErrNumber.Error()), ": "))
 		}
-		return s.slab.n(f), nil
+		if !build {
+			return nil, numberSize(f), nil
+		}
+		return s.slab.n(s.strs.str(f)), 0, nil
 	case 'b':
+		var v bool
 		switch {
-		case f == "1" || strings.EqualFold(f, "true"):
-			return &types.AttributeValueMemberBOOL{Value: true}, nil
-		case f == "0" || strings.EqualFold(f, "false"):
-			return &types.AttributeValueMemberBOOL{Value: false}, nil
+		case len(f) == 1 && f[0] == '1' || bytes.EqualFold(f, []byte("true")):
+			v = true
+		case len(f) == 1 && f[0] == '0' || bytes.EqualFold(f, []byte("false")):
+			v = false
+		default:
+			return nil, 0, parseErr("column %q (BOOL): %q is not true, false, 1 or 0", s.header[col], f)
 		}
-		return nil, parseErr("column %q (BOOL): %q is not true, false, 1 or 0", s.header[col], f)
+		if !build {
+			return nil, 1, nil
+		}
+		return &types.AttributeValueMemberBOOL{Value: v}, 0, nil
 	case 'J':
-		v, err := ddbjson.DecodePlainValue([]byte(f))
+		// The decoder copies what it keeps out of f.
+		v, err := ddbjson.DecodePlainValue(f)
 		if err != nil {
-			return nil, parseErr("column %q (JSON): %q is not valid JSON: %s", s.header[col], shorten(f), plainErr(err))
+			return nil, 0, parseErr("column %q (JSON): %q is not valid JSON: %s", s.header[col], shorten(string(f)), plainErr(err))
 		}
-		return v, nil
+		if build {
+			return v, 0, nil
+		}
+		return nil, transform.ValueSize(v), nil
 	case 'B':
 		enc := base64.StdEncoding
 		if len(f)%4 != 0 {
 			enc = base64.RawStdEncoding
 		}
-		b, err := enc.DecodeString(f)
-		if err != nil {
-			return nil, parseErr("column %q (B): %q is not base64: %v", s.header[col], shorten(f), err)
+		var dst []byte
+		if build {
+			dst = make([]byte, enc.DecodedLen(len(f)))
+		} else {
+			s.b64 = slices.Grow(s.b64[:0], enc.DecodedLen(len(f)))
+			dst = s.b64[:enc.DecodedLen(len(f))]
 		}
-		return &types.AttributeValueMemberB{Value: b}, nil
+		n, err := enc.Decode(dst, f)
+		if err != nil {
+			return nil, 0, parseErr("column %q (B): %q is not base64: %v", s.header[col], shorten(string(f)), err)
+		}
+		if !build {
+			return nil, n, nil
+		}
+		return &types.AttributeValueMemberB{Value: dst[:n]}, 0, nil
 	}
-	return s.slab.s(f), nil
+	if !build {
+		return nil, len(f), nil
+	}
+	return s.slab.s(s.strs.str(f)), 0, nil
+}
+
+// numberSize is transform.NumberSize of a number CheckNumber accepts, in
+// one pass over its bytes: one byte per two significant digits of the
+// mantissa, plus one (TestNumberSizeMatches holds the two together).
+func numberSize(f []byte) int {
+	first, last, digits := -1, -1, 0
+	for _, c := range f {
+		switch {
+		case c >= '1' && c <= '9':
+			if first < 0 {
+				first = digits
+			}
+			last = digits
+			digits++
+		case c == '0':
+			digits++
+		case c == 'e' || c == 'E':
+			goto done
+		}
+	}
+done:
+	if first < 0 {
+		return 1
+	}
+	return (last-first+1+1)/2 + 1
 }
 
 // rowError returns a bad row: what could be read of it, and the error.
-func (s *csvSource) rowError(fields []string, line int, err error) (*transform.Record, error) {
+func (s *csvSource) rowError(fields [][]byte, line int, err error) (*transform.Record, error) {
 	rec := &transform.Record{File: s.file, Line: line}
-	if s.idCol < len(fields) && utf8.ValidString(fields[s.idCol]) {
-		rec.ID = fields[s.idCol]
+	if s.idCol < len(fields) && utf8.Valid(fields[s.idCol]) {
+		rec.ID = string(fields[s.idCol])
 	}
-	if s.parCol < len(fields) && utf8.ValidString(fields[s.parCol]) {
-		rec.Parent = fields[s.parCol]
+	if s.parCol < len(fields) && utf8.Valid(fields[s.parCol]) {
+		rec.Parent = string(fields[s.parCol])
 	}
 	if s.opts.KeepRaw && len(fields) > 0 {
-		rec.Raw = appendCSVRecord(nil, fields, s.r.Comma)
+		rec.Raw = appendCSVRecord(nil, fields, s.r.comma)
 	}
 	return rec, &transform.RowError{File: s.file, Line: line, ID: rec.ID, Err: err}
 }
@@ -233,7 +433,7 @@ func (s *csvSource) Close() error { return s.in.Close() }
 
 // appendCSVRecord writes fields as one CSV record, quoted where RFC 4180
 // needs it, without the line ending.
-func appendCSVRecord(dst []byte, fields []string, comma rune) []byte {
+func appendCSVRecord(dst []byte, fields [][]byte, comma rune) []byte {
 	for i, f := range fields {
 		if i > 0 {
 			dst = utf8.AppendRune(dst, comma)
@@ -243,20 +443,29 @@ func appendCSVRecord(dst []byte, fields []string, comma rune) []byte {
 			continue
 		}
 		dst = append(dst, '"')
-		dst = append(dst, strings.ReplaceAll(f, `"`, `""`)...)
+		for {
+			i := bytes.IndexByte(f, '"')
+			if i < 0 {
+				break
+			}
+			dst = append(dst, f[:i+1]...)
+			dst = append(dst, '"')
+			f = f[i+1:]
+		}
+		dst = append(dst, f...)
 		dst = append(dst, '"')
 	}
 	return dst
 }
 
-func fieldNeedsQuotes(f string, comma rune) bool {
-	if f == "" {
+func fieldNeedsQuotes(f []byte, comma rune) bool {
+	if len(f) == 0 {
 		return false
 	}
-	if f == `\.` || f[0] == ' ' || f[0] == '\t' {
+	if string(f) == `\.` || f[0] == ' ' || f[0] == '\t' {
 		return true
 	}
-	return strings.ContainsRune(f, comma) || strings.ContainsAny(f, "\"\r\n")
+	return bytes.ContainsRune(f, comma) || bytes.ContainsAny(f, "\"\r\n")
 }
 
 // shorten cuts a long value for an error message.
@@ -323,4 +532,35 @@ func (a *slab) n(v string) *types.AttributeValueMemberN {
 	a.ns = a.ns[1:]
 	p.Value = v
 	return p
+}
+
+// strChunk copies byte slices into strings carved out of shared blocks, so
+// that a row's strings cost a copy each instead of an allocation each. A
+// block is never written again where a string was handed out; it lives as
+// long as any of its strings does.
+type strChunk struct {
+	buf []byte
+}
+
+const strChunkSize = 32 << 10
+
+func (c *strChunk) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > strChunkSize/8 {
+		return string(b)
+	}
+	if cap(c.buf)-len(c.buf) < len(b) {
+		c.buf = make([]byte, 0, strChunkSize)
+	}
+	start := len(c.buf)
+	c.buf = append(c.buf, b...)
+	return unsafe.String(&c.buf[start], len(b))
+}
+
+// transientString is b as a string without a copy: valid only while b is
+// not written to, so it must not be kept past the next read.
+func transientString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

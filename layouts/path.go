@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -65,23 +66,59 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 	if err := l.checkNode(n); err != nil {
 		return err
 	}
+	// One allocation for the layout's five values: building items is the
+	// hot loop of a load.
+	v := &pathValues{}
 	item := make(Item, len(n.Attrs)+5)
-	for k, v := range n.Attrs {
-		item[k] = v
+	for k, a := range n.Attrs {
+		item[k] = a
 	}
-	item[l.id] = &types.AttributeValueMemberS{Value: n.ID}
+	v.id.Value = n.ID
+	item[l.id] = &v.id
 	if n.Parent != "" {
-		item[l.parent] = &types.AttributeValueMemberS{Value: n.Parent}
+		v.parent.Value = n.Parent
+		item[l.parent] = &v.parent
 	}
 	if l.shards > 0 {
-		item[l.tree] = &types.AttributeValueMemberS{Value: GraphID(n.Path[0], Shard(n.ID, l.shards))}
+		v.tree.Value = GraphID(n.Path[0], Shard(n.ID, l.shards))
 	} else {
-		item[l.tree] = &types.AttributeValueMemberS{Value: n.Path[0]}
+		v.tree.Value = n.Path[0]
 	}
-	item[l.path] = &types.AttributeValueMemberS{Value: strings.Join(n.Path, l.delim)}
-	item[l.depth] = &types.AttributeValueMemberN{Value: strconv.Itoa(n.Depth)}
+	item[l.tree] = &v.tree
+	v.path.Value = joinPath(n.Path, l.delim)
+	item[l.path] = &v.path
+	v.depth.Value = strconv.Itoa(n.Depth)
+	item[l.depth] = &v.depth
 	emit(item)
 	return nil
+}
+
+// pathValues holds the layout attributes of one path item.
+type pathValues struct {
+	id, parent, tree, path types.AttributeValueMemberS
+	depth                  types.AttributeValueMemberN
+}
+
+// joinPath is strings.Join(path, delim), with one allocation and no copy
+// of a single id.
+func joinPath(path []string, delim string) string {
+	switch len(path) {
+	case 0:
+		return ""
+	case 1:
+		return path[0]
+	}
+	n := len(delim) * (len(path) - 1)
+	for _, id := range path {
+		n += len(id)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, path[0]...)
+	for _, id := range path[1:] {
+		b = append(b, delim...)
+		b = append(b, id...)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Node rebuilds the record of any item: the parent is ParentId, and the

@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: go vet, staticcheck, and go test -race, with the
-# integration tests against a DynamoDB Local that this script installs (into a
-# cache outside the repo), starts on a free port and stops again.
+# integration tests against a DynamoDB Local and an s3rver (local S3) that this
+# script installs (into a cache outside the repo), starts on free ports and
+# stops again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+stops=()
+cleanup() {
+  local s
+  for s in ${stops[@]+"${stops[@]}"}; do $s || true; done
+}
+trap cleanup EXIT
 if [ -z "${TREEPORT_TEST_ENDPOINT:-}" ]; then
   ./scripts/ddblocal.sh start
-  trap './scripts/ddblocal.sh stop' EXIT
+  stops+=('./scripts/ddblocal.sh stop')
   eval "$(./scripts/ddblocal.sh env)"
 fi
 export TREEPORT_TEST_ENDPOINT
 echo "DynamoDB Local at $TREEPORT_TEST_ENDPOINT"
+if [ -z "${TREEPORT_TEST_S3_ENDPOINT:-}" ]; then
+  ./scripts/s3rver.sh start
+  stops+=('./scripts/s3rver.sh stop')
+  eval "$(./scripts/s3rver.sh env)"
+fi
+export TREEPORT_TEST_S3_ENDPOINT
+echo "s3rver at $TREEPORT_TEST_S3_ENDPOINT"
 
 echo "== go vet"
 go vet ./...

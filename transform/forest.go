@@ -217,6 +217,7 @@ type Builder struct {
 	problems  []*RowError
 	preReject []pending
 	keepCopy  bool
+	lastFile  int // index in f.files of the file of the last Add
 }
 
 // NewBuilder returns a Builder. sizeHint is the expected number of nodes (0
@@ -235,7 +236,11 @@ func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 }
 
 func (b *Builder) location(file string, line int, unit string) uint64 {
+	if len(b.f.files) > 0 && file == b.f.files[b.lastFile] {
+		return uint64(b.lastFile)<<40 | uint64(line)&(1<<40-1)
+	}
 	fi, ok := b.fileIdx[file]
+	b.lastFile = fi
 	if !ok {
 		fi = len(b.f.files)
 		b.fileIdx[file] = fi
@@ -244,6 +249,7 @@ func (b *Builder) location(file string, line int, unit string) uint64 {
 			unit = "line"
 		}
 		b.f.units = append(b.f.units, unit)
+		b.lastFile = fi
 	}
 	return uint64(fi)<<40 | uint64(line)&(1<<40-1)
 }
@@ -251,7 +257,9 @@ func (b *Builder) location(file string, line int, unit string) uint64 {
 // Add records one node. attrBytes is the size of its attributes
 // (AttrsSize) and copyBytes the size of what a closure ancestor row copies.
 // unit is "line" or "row". A problem that Add finds (an empty or duplicate
-// id, a node that is its own parent) is kept for Build to return.
+// id, a node that is its own parent) is kept for Build to return. Add keeps
+// copies of rec's ID and Parent, never the strings themselves, so a caller
+// may pass strings over a buffer it reuses; File is kept as it is.
 func (b *Builder) Add(rec *Record, unit string, attrBytes, copyBytes int) {
 	b.add(rec.ID, rec.Parent, rec.File, rec.Line, unit, attrBytes, copyBytes, nil)
 }
@@ -274,23 +282,24 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 		}
 		return
 	}
-	if j := b.f.index.get(id, b.f.ids); j >= 0 {
+	i := int32(len(b.f.ids))
+	slot, j := b.f.index.find(id, b.f.ids)
+	if j >= 0 {
 		if bad == nil {
 			ff, fl, _ := b.f.Location(int(j))
-			err := &RowError{File: file, Line: line, Unit: unit, ID: id,
+			err := &RowError{File: file, Line: line, Unit: unit, ID: b.f.ids[j],
 				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl))}
 			b.problems = append(b.problems, err)
 			b.preReject = append(b.preReject, pending{j, err})
 		}
 		return
 	}
-	i := int32(len(b.f.ids))
 	if len(b.f.ids) >= math.MaxInt32-1 {
 		panic("transform: more than 2^31 nodes")
 	}
 	sid := b.ids.intern(id)
 	b.f.ids = append(b.f.ids, sid)
-	b.f.index.put(sid, i, b.f.ids)
+	b.f.index.putAt(slot, i, b.f.ids)
 	b.parentIDs = append(b.parentIDs, b.pids.intern(parent))
 	b.f.loc = append(b.f.loc, b.location(file, line, unit))
 	b.f.attrBytes = append(b.f.attrBytes, clampU32(attrBytes))
@@ -304,7 +313,7 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 		b.preReject = append(b.preReject, pending{i, bad})
 	}
 	if parent == id && bad == nil {
-		err := &RowError{File: file, Line: line, Unit: unit, ID: id, Err: ErrSelfParent}
+		err := &RowError{File: file, Line: line, Unit: unit, ID: sid, Err: ErrSelfParent}
 		b.problems = append(b.problems, err)
 		b.preReject = append(b.preReject, pending{i, err})
 	}
@@ -556,10 +565,36 @@ func (x *idIndex) get(id string, ids []string) int32 {
 	}
 }
 
-func (x *idIndex) put(id string, i int32, ids []string) {
+// find returns the node with the id, or -1 and the empty slot where putAt
+// inserts it: one probe for a lookup and an insert.
+func (x *idIndex) find(id string, ids []string) (slot uint64, i int32) {
+	mask := uint64(len(x.slots) - 1)
+	h := maphash.String(x.seed, id) & mask
+	for {
+		s := x.slots[h]
+		if s == 0 {
+			return h, -1
+		}
+		if ids[s-1] == id {
+			return h, s - 1
+		}
+		h = (h + 1) & mask
+	}
+}
+
+// putAt inserts node i at slot, which find returned for ids[i] with no
+// insert since; ids must already hold ids[i], for the table may grow.
+func (x *idIndex) putAt(slot uint64, i int32, ids []string) {
 	if (x.used+1)*10 > len(x.slots)*7 {
 		x.grow(ids)
+		x.put(ids[i], i)
+		return
 	}
+	x.slots[slot] = i + 1
+	x.used++
+}
+
+func (x *idIndex) put(id string, i int32) {
 	mask := uint64(len(x.slots) - 1)
 	h := maphash.String(x.seed, id) & mask
 	for x.slots[h] != 0 {

@@ -134,8 +134,8 @@ type Proxy struct {
 	}
 
 	closeOnce sync.Once
-	stopTimer *time.Timer
-	done      chan struct{}
+	closing   chan struct{} // closed by Close
+	done      chan struct{} // closed when the server has stopped
 }
 
 // New starts a proxy on a free loopback port. Stop it with Close.
@@ -167,10 +167,11 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{
 		cfg: cfg, target: target, ln: ln,
-		rng:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		filled: time.Now(),
-		url:    "http://" + ln.Addr().String(),
-		done:   make(chan struct{}),
+		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		filled:  time.Now(),
+		url:     "http://" + ln.Addr().String(),
+		done:    make(chan struct{}),
+		closing: make(chan struct{}),
 		client: &http.Client{
 			Timeout: 60 * time.Second,
 			Transport: &http.Transport{
@@ -193,7 +194,15 @@ func New(cfg Config) (*Proxy, error) {
 		_ = p.srv.Serve(ln)
 		close(p.done)
 	}()
-	p.stopTimer = time.AfterFunc(cfg.Lifetime, p.Close)
+	go func() {
+		t := time.NewTimer(cfg.Lifetime)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			p.Close()
+		case <-p.closing:
+		}
+	}()
 	return p, nil
 }
 
@@ -204,7 +213,7 @@ func (p *Proxy) URL() string { return p.url }
 // than once.
 func (p *Proxy) Close() {
 	p.closeOnce.Do(func() {
-		p.stopTimer.Stop()
+		close(p.closing)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := p.srv.Shutdown(ctx); err != nil {

@@ -1,0 +1,502 @@
+package importer
+
+//lint:file-ignore SA1019 feature/s3/manager is the transfer manager the SDK ships as a stable module; its successor, feature/s3/transfermanager, is not a dependency of treeport yet.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/treeport/treeport/layouts"
+)
+
+// How `import --out s3://bucket/prefix` works: WriteImportFiles writes the
+// files of SPEC §6 to a local staging directory, and UploadImportFiles then
+// uploads them with the S3 transfer manager, several files at once and each
+// large file in parallel multipart parts. Staging first keeps one code path
+// for local and S3 output, gives the upload exact sizes and checksums (in the
+// manifest) and lets a failed upload be retried from the files on disk. The
+// price is local disk for the compressed output, about a tenth of the
+// uncompressed items.
+//
+// The objects:
+//
+//	prefix/data/part-NNNNN.json.gz      the items: what ImportTable reads (S3KeyPrefix prefix/data/)
+//	prefix/create-table.json            CreateTable request
+//	prefix/import-table.json            ImportTable request, naming this bucket and prefix/data/
+//	prefix/manifest.json                uploaded last: its presence says the upload is complete
+//
+// A shard k of N (--shard k/N) writes data/shard-k-of-N-part-NNNNN.json.gz and
+// manifest.shard-k-of-N.json instead, so that N copies can share one prefix
+// and one ImportTable reads every shard's items.
+
+// S3Options say how to reach S3. Empty fields leave the SDK's defaults: the
+// usual environment variables, shared config files and credential chain.
+type S3Options struct {
+	// EndpointURL is an S3-compatible endpoint (--s3-endpoint-url), e.g.
+	// s3rver or MinIO. With it, requests use path-style addressing
+	// (http://host/bucket/key) and checksums only where the API requires
+	// them, which is what such servers understand.
+	EndpointURL string
+	Region      string
+	Profile     string
+	// MaxConns is the number of connections kept open (default 64).
+	MaxConns int
+}
+
+// NewS3Client returns an S3 client configured from opts and the SDK's usual
+// sources.
+func NewS3Client(ctx context.Context, opts S3Options) (*s3.Client, error) {
+	conns := opts.MaxConns
+	if conns <= 0 {
+		conns = 64
+	}
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns = conns
+		tr.MaxIdleConnsPerHost = conns
+		tr.IdleConnTimeout = 90 * time.Second
+	})
+	loads := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
+		}),
+	}
+	if opts.Region != "" {
+		loads = append(loads, config.WithRegion(opts.Region))
+	}
+	if opts.Profile != "" {
+		loads = append(loads, config.WithSharedConfigProfile(opts.Profile))
+	}
+	if isLoopback(opts.EndpointURL) {
+		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, fmt.Errorf("importer: loading the AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		if opts.EndpointURL == "" {
+			return nil, fmt.Errorf("importer: no AWS region for S3: pass --region or set AWS_REGION")
+		}
+		cfg.Region = "us-east-1"
+	}
+	if opts.EndpointURL != "" {
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
+		}
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if opts.EndpointURL != "" {
+			o.BaseEndpoint = aws.String(opts.EndpointURL)
+			o.UsePathStyle = true
+			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		}
+	}), nil
+}
+
+// S3Location is an S3 bucket and a key prefix, as s3://bucket/prefix names
+// them. Prefix has no leading or trailing slash; it is "" for the whole
+// bucket.
+type S3Location struct {
+	Bucket string
+	Prefix string
+}
+
+// IsS3URL reports whether s names an S3 location (s3://...).
+func IsS3URL(s string) bool { return strings.HasPrefix(s, "s3://") }
+
+// bucketName is the rule for S3 bucket names (general purpose buckets).
+var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+// ParseS3URL reads s3://bucket/prefix. A trailing slash is allowed and
+// dropped; the prefix may be empty.
+func ParseS3URL(raw string) (S3Location, error) {
+	rest, ok := strings.CutPrefix(raw, "s3://")
+	if !ok {
+		return S3Location{}, fmt.Errorf("importer: %q is not an S3 URL: want s3://bucket/prefix", raw)
+	}
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	if !bucketName.MatchString(bucket) {
+		return S3Location{}, fmt.Errorf("importer: %q: %q is not a valid bucket name (3 to 63 lower-case letters, digits, dots and dashes)", raw, bucket)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if strings.Contains(prefix, "//") {
+		return S3Location{}, fmt.Errorf("importer: %q: the prefix has an empty folder (//)", raw)
+	}
+	return S3Location{Bucket: bucket, Prefix: prefix}, nil
+}
+
+// String is s3://bucket/prefix/.
+func (l S3Location) String() string {
+	if l.Prefix == "" {
+		return "s3://" + l.Bucket + "/"
+	}
+	return "s3://" + l.Bucket + "/" + l.Prefix + "/"
+}
+
+// Key is the object key of rel (a slash-separated name) under the prefix.
+func (l S3Location) Key(rel string) string {
+	if l.Prefix == "" {
+		return rel
+	}
+	return l.Prefix + "/" + rel
+}
+
+// DataPrefix is the S3KeyPrefix ImportTable reads: prefix/data/.
+func (l S3Location) DataPrefix() string { return l.Key("data/") }
+
+// manifestName is the name of the manifest of shard s in an S3 prefix:
+// manifest.json for the whole, manifest.shard-k-of-N.json for a shard.
+func manifestName(s Shard) string { return s.FileName("manifest.json") }
+
+// S3API is the part of the S3 client that uploads and reads import files;
+// *s3.Client satisfies it.
+type S3API interface {
+	manager.UploadAPIClient
+	manager.DownloadAPIClient
+	manager.ListObjectsV2APIClient
+}
+
+var _ S3API = (*s3.Client)(nil)
+
+// CheckS3Output fails, before anything is read or written, when the S3
+// location already holds files that this run would mix with: for the whole
+// (no shard), any object under the prefix; for shard k of N, the objects of
+// shard k itself, of an unsharded run, or of a run with another N. The other
+// shards of the same N may have uploaded already. The error matches
+// ErrOutputNotEmpty. A bucket that does not exist, or cannot be listed, is a
+// service error.
+func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc S3Location, shard Shard) error {
+	root := ""
+	if loc.Prefix != "" {
+		root = loc.Prefix + "/"
+	}
+	mine := shard.Name()
+	ofN := fmt.Sprintf("-of-%d", shard.Of)
+	p := s3.NewListObjectsV2Paginator(api, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(root)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return s3Error("ListObjectsV2", loc.String(), err)
+		}
+		for _, o := range page.Contents {
+			rel := strings.TrimPrefix(aws.ToString(o.Key), root)
+			if shard.Of <= 1 {
+				return fmt.Errorf("%w: %s holds %s already (choose a new prefix, or empty it first)", ErrOutputNotEmpty, loc, rel)
+			}
+			other, ok := otherShardObject(rel, ofN)
+			if !ok || other == mine {
+				return fmt.Errorf("%w: %s holds %s already, which shard %s would mix with (choose a new prefix, or empty it first)",
+					ErrOutputNotEmpty, loc, rel, shard)
+			}
+		}
+	}
+	return nil
+}
+
+// shardObject matches the objects a shard writes: its data files and its
+// manifest. create-table.json and import-table.json are the same for every
+// shard, so any shard may overwrite them.
+var shardObject = regexp.MustCompile(`^(?:data/(shard-\d+-of-\d+)-part-\d+\.json\.gz|manifest\.(shard-\d+-of-\d+)\.json)$`)
+
+// otherShardObject reports whether rel is an object a shard of the same N
+// writes, and which shard's it is ("" for the shared request files).
+func otherShardObject(rel, ofN string) (string, bool) {
+	if rel == "create-table.json" || rel == "import-table.json" {
+		return "", true
+	}
+	m := shardObject.FindStringSubmatch(rel)
+	if m == nil {
+		return "", false
+	}
+	name := m[1] + m[2]
+	return name, strings.HasSuffix(name, ofN)
+}
+
+// UploadOptions configure UploadImportFiles.
+type UploadOptions struct {
+	// To is where the files go.
+	To S3Location
+	// Shard names this copy's manifest (see S3Location); its data files are
+	// named by WriteImportFiles already.
+	Shard Shard
+	// Files is how many files are uploaded at once (default 4).
+	Files int
+	// PartSize is the size of a multipart part (default 16 MiB; S3's
+	// minimum is 5 MiB). A file smaller than this is one PutObject.
+	PartSize int64
+	// PartConcurrency is how many parts of one file are in flight (default 4).
+	PartConcurrency int
+	// OnFile, when set, is called after each object is uploaded, from any
+	// goroutine but never twice at once.
+	OnFile func(st UploadStats)
+}
+
+// UploadStats count what an upload did.
+type UploadStats struct {
+	Objects int           // objects uploaded
+	Bytes   int64         // bytes uploaded
+	Took    time.Duration // wall time
+}
+
+// UploadImportFiles uploads the directory WriteImportFiles wrote (described
+// by m) to opts.To: the data files first, several at once, then
+// create-table.json and import-table.json (rewritten to name the bucket and
+// the data prefix instead of placeholders), and the manifest last, so that
+// its presence says the upload is complete. On failure the manifest is not
+// uploaded; a multipart upload in progress is aborted. spec is the layout's
+// table, for import-table.json.
+func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, spec layouts.TableSpec, opts UploadOptions) (UploadStats, error) {
+	started := time.Now()
+	if opts.Files <= 0 {
+		opts.Files = 4
+	}
+	if opts.PartSize <= 0 {
+		opts.PartSize = 16 << 20
+	}
+	if opts.PartConcurrency <= 0 {
+		opts.PartConcurrency = 4
+	}
+	importReq, err := ImportTableJSON(m.Table, spec, opts.To.Bucket, opts.To.DataPrefix())
+	if err != nil {
+		return UploadStats{}, err
+	}
+	if err := writeFile(filepath.Join(dir, "import-table.json"), importReq); err != nil {
+		return UploadStats{}, fmt.Errorf("importer: %w", err)
+	}
+	up := manager.NewUploader(api, func(u *manager.Uploader) {
+		u.PartSize = opts.PartSize
+		u.Concurrency = opts.PartConcurrency
+	})
+	var (
+		mu sync.Mutex
+		st UploadStats
+	)
+	put := func(ctx context.Context, rel, key, contentType string) error {
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("importer: %w", err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("importer: %w", err)
+		}
+		if _, err := up.Upload(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(opts.To.Bucket), Key: aws.String(key), Body: f,
+			ContentType: aws.String(contentType),
+		}); err != nil {
+			return s3Error("upload of "+rel, "s3://"+opts.To.Bucket+"/"+key, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		st.Objects++
+		st.Bytes += fi.Size()
+		st.Took = time.Since(started)
+		if opts.OnFile != nil {
+			opts.OnFile(st)
+		}
+		return nil
+	}
+	// The biggest files first, so that the last one to finish is small.
+	files := append([]DataFile(nil), m.Files...)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Bytes > files[j].Bytes })
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Files)
+	for _, f := range files {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return put(gctx, f.Name, opts.To.Key(f.Name), "application/gzip") })
+	}
+	if err := g.Wait(); err != nil {
+		return st, err
+	}
+	for _, rel := range []string{"create-table.json", "import-table.json"} {
+		if err := put(ctx, rel, opts.To.Key(rel), "application/json"); err != nil {
+			return st, err
+		}
+	}
+	if err := put(ctx, "manifest.json", opts.To.Key(manifestName(opts.Shard)), "application/json"); err != nil {
+		return st, err
+	}
+	st.Took = time.Since(started)
+	return st, nil
+}
+
+// ImportSource is the uploaded files of every shard of a sharded run, or of
+// one unsharded run, found complete in S3 by ShardsUploaded.
+type ImportSource struct {
+	Loc       S3Location
+	Manifests []*Manifest // in shard order
+	// Token is an idempotency token for ImportTable derived from the
+	// manifests' bytes: every shard that finds the upload complete starts
+	// the same import with it, and DynamoDB runs it once.
+	Token string
+}
+
+// Items is the number of items of every shard.
+func (s *ImportSource) Items() int64 {
+	var n int64
+	for _, m := range s.Manifests {
+		n += m.Items
+	}
+	return n
+}
+
+// RawBytes is the uncompressed size of every shard's data, which is what
+// ImportTable bills.
+func (s *ImportSource) RawBytes() int64 {
+	var n int64
+	for _, m := range s.Manifests {
+		n += m.RawBytes
+	}
+	return n
+}
+
+// ShardsUploaded looks for the manifests of every shard of shard.Of in loc
+// (for the whole, the one manifest.json). It returns nil and the shards still
+// missing when some have not finished uploading, and the complete source
+// otherwise. Manifests that disagree (another layout or table, other flags)
+// are an error: those shards were not run as one job.
+func ShardsUploaded(ctx context.Context, api S3API, loc S3Location, shard Shard) (*ImportSource, []int, error) {
+	n := max(shard.Of, 1)
+	src := &ImportSource{Loc: loc, Manifests: make([]*Manifest, n)}
+	h := sha256.New()
+	var missing []int
+	var first *Manifest
+	for k := range n {
+		s := Shard{K: k, Of: shard.Of}
+		key := loc.Key(manifestName(s))
+		raw, err := getSmall(ctx, api, loc.Bucket, key)
+		if isNotFound(err) {
+			missing = append(missing, k)
+			continue
+		}
+		if err != nil {
+			return nil, nil, s3Error("GetObject", "s3://"+loc.Bucket+"/"+key, err)
+		}
+		var m Manifest
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, nil, fmt.Errorf("importer: s3://%s/%s is not a treeport manifest: %v", loc.Bucket, key, err)
+		}
+		if first == nil {
+			first = &m
+		} else if err := sameRun(first, &m); err != nil {
+			return nil, nil, fmt.Errorf("importer: s3://%s/%s: %v; every shard must run with the same input and flags", loc.Bucket, key, err)
+		}
+		src.Manifests[k] = &m
+		fmt.Fprintf(h, "%s\x00%d\x00", key, len(raw))
+		h.Write(raw)
+	}
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	src.Token = hex.EncodeToString(h.Sum(nil))[:32]
+	return src, nil, nil
+}
+
+// sameRun reports how two shards' manifests differ in what shapes the table.
+func sameRun(a, b *Manifest) error {
+	if a.Layout != b.Layout || a.Table != b.Table {
+		return fmt.Errorf("layout %s, table %s; another shard has layout %s, table %s", b.Layout, b.Table, a.Layout, a.Table)
+	}
+	strip := func(m map[string]any) string {
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "shard" {
+				c[k] = v
+			}
+		}
+		j, _ := json.Marshal(c)
+		return string(j)
+	}
+	if sa, sb := strip(a.Settings), strip(b.Settings); sa != sb {
+		return fmt.Errorf("its settings %s differ from another shard's %s", sb, sa)
+	}
+	return nil
+}
+
+// getSmall reads a small object whole.
+func getSmall(ctx context.Context, api manager.DownloadAPIClient, bucket, key string) ([]byte, error) {
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Body.Close()
+	return io.ReadAll(io.LimitReader(out.Body, 64<<20))
+}
+
+// isNotFound reports whether err says the object does not exist.
+func isNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound {
+		return true
+	}
+	return false
+}
+
+// S3Error is an S3 failure: what was being done, on which object, and the
+// SDK's error. It matches ErrService, so that the command exits 3.
+type S3Error struct {
+	Op  string // "ListObjectsV2", "upload of data/part-00000.json.gz", ...
+	URL string // s3://bucket/key
+	Err error
+}
+
+func (e *S3Error) Error() string {
+	hint := ""
+	var re *awshttp.ResponseError
+	if errors.As(e.Err, &re) {
+		switch re.HTTPStatusCode() {
+		case http.StatusForbidden:
+			hint = "; check the credentials (--profile, AWS_PROFILE) and that they may read and write the bucket"
+		case http.StatusNotFound:
+			hint = "; check the bucket name and --region (or --s3-endpoint-url)"
+		}
+	}
+	return fmt.Sprintf("importer: S3 %s (%s) failed: %v%s", e.Op, e.URL, e.Err, hint)
+}
+
+// Unwrap returns the SDK's error.
+func (e *S3Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrService) true.
+func (e *S3Error) Is(target error) bool { return target == ErrService }
+
+func s3Error(op, url string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &S3Error{Op: op, URL: url, Err: err}
+}
+
+// ObjectURL is s3://bucket/key.
+func ObjectURL(bucket, key string) string { return "s3://" + bucket + "/" + key }
