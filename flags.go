@@ -169,7 +169,7 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, errDifferences):
 		return exitDifferences
-	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch),
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound),
 		errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):

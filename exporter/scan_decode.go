@@ -3,16 +3,17 @@ package exporter
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"strconv"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-
-	"github.com/treeport/treeport/internal/ddbjson"
 )
 
 // fastScanDecoding has a Scan's successful response decoded by
@@ -68,11 +69,11 @@ func (p scanProtocol) DeserializeResponse(ctx context.Context, schema *smithy.Op
 // into out: Items, Count, ScannedCount, LastEvaluatedKey and a
 // ConsumedCapacity of the table's total. It returns false, leaving out
 // half-filled, for anything else (another key, the per-index capacity of
-// ReturnConsumedCapacity INDEXES, a malformed item), which the caller then
-// has the SDK decode. Each item is decoded by ddbjson.DecodeItem; strings
-// are copied, so nothing refers to body afterwards.
+// ReturnConsumedCapacity INDEXES, a value it does not decode exactly as the
+// SDK would, such as a lone surrogate escape), which the caller then has
+// the SDK decode. Strings are copied: nothing refers to body afterwards.
 func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
-	d := envelope{b: body}
+	d := scanDecoder{b: body}
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "Items":
@@ -86,7 +87,7 @@ func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
 			out.ScannedCount = n
 			return ok
 		case "LastEvaluatedKey":
-			item, ok := d.item()
+			item, ok := d.item(0)
 			out.LastEvaluatedKey = item
 			return ok
 		case "ConsumedCapacity":
@@ -99,13 +100,49 @@ func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
 	return ok && d.pos == len(d.b)
 }
 
-// envelope reads the JSON around a response's items.
-type envelope struct {
+// maxDecodeDepth is how deeply lists and maps may nest, DynamoDB's limit.
+const maxDecodeDepth = 32
+
+// scanDecoder reads a Scan response. It is written for speed, since a
+// scan's client spends most of its time here: names are interned (every
+// item repeats them), maps are made at their size, and the members of S
+// and N values are allocated by the slab.
+type scanDecoder struct {
 	b   []byte
 	pos int
+
+	names    map[string]string
+	lastSize int // of the last item
+	scratch  []byte
+	ss       []types.AttributeValueMemberS
+	ns       []types.AttributeValueMemberN
 }
 
-func (d *envelope) space() {
+// slab is how many S or N members one allocation holds: a retained value
+// keeps at most this many others' memory alive.
+const slab = 64
+
+func (d *scanDecoder) newS(v string) *types.AttributeValueMemberS {
+	if len(d.ss) == 0 {
+		d.ss = make([]types.AttributeValueMemberS, slab)
+	}
+	m := &d.ss[0]
+	d.ss = d.ss[1:]
+	m.Value = v
+	return m
+}
+
+func (d *scanDecoder) newN(v string) *types.AttributeValueMemberN {
+	if len(d.ns) == 0 {
+		d.ns = make([]types.AttributeValueMemberN, slab)
+	}
+	m := &d.ns[0]
+	d.ns = d.ns[1:]
+	m.Value = v
+	return m
+}
+
+func (d *scanDecoder) space() {
 	for d.pos < len(d.b) {
 		switch d.b[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -118,7 +155,7 @@ func (d *envelope) space() {
 
 // next skips blank space and reports whether the next byte is c, taking it
 // if so.
-func (d *envelope) next(c byte) bool {
+func (d *scanDecoder) next(c byte) bool {
 	d.space()
 	if d.pos < len(d.b) && d.b[d.pos] == c {
 		d.pos++
@@ -127,9 +164,9 @@ func (d *envelope) next(c byte) bool {
 	return false
 }
 
-// object reads an object, calling member for each key with the reader on
+// object reads an object, calling member for each key with the decoder on
 // its value.
-func (d *envelope) object(member func(key []byte) bool) bool {
+func (d *scanDecoder) object(member func(key []byte) bool) bool {
 	if !d.next('{') {
 		return false
 	}
@@ -137,7 +174,8 @@ func (d *envelope) object(member func(key []byte) bool) bool {
 		return true
 	}
 	for {
-		key, ok := d.plainString()
+		d.space()
+		key, ok := d.rawString()
 		if !ok || !d.next(':') {
 			return false
 		}
@@ -154,26 +192,8 @@ func (d *envelope) object(member func(key []byte) bool) bool {
 	}
 }
 
-// plainString reads a string without escapes (keys and table names), and
-// fails on one with escapes.
-func (d *envelope) plainString() ([]byte, bool) {
-	if !d.next('"') {
-		return nil, false
-	}
-	end := bytes.IndexByte(d.b[d.pos:], '"')
-	if end < 0 {
-		return nil, false
-	}
-	s := d.b[d.pos : d.pos+end]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, false
-	}
-	d.pos += end + 1
-	return s, true
-}
-
 // number returns the text of a JSON number.
-func (d *envelope) number() ([]byte, bool) {
+func (d *scanDecoder) number() ([]byte, bool) {
 	start := d.pos
 	for d.pos < len(d.b) {
 		c := d.b[d.pos]
@@ -186,7 +206,7 @@ func (d *envelope) number() ([]byte, bool) {
 	return d.b[start:d.pos], d.pos > start
 }
 
-func (d *envelope) int32() (int32, bool) {
+func (d *scanDecoder) int32() (int32, bool) {
 	s, ok := d.number()
 	if !ok {
 		return 0, false
@@ -195,7 +215,7 @@ func (d *envelope) int32() (int32, bool) {
 	return int32(n), err == nil
 }
 
-func (d *envelope) float() (*float64, bool) {
+func (d *scanDecoder) float() (*float64, bool) {
 	s, ok := d.number()
 	if !ok {
 		return nil, false
@@ -205,7 +225,7 @@ func (d *envelope) float() (*float64, bool) {
 }
 
 // items reads the array of items.
-func (d *envelope) items(out *dynamodb.ScanOutput) bool {
+func (d *scanDecoder) items(out *dynamodb.ScanOutput) bool {
 	if !d.next('[') {
 		return false
 	}
@@ -215,7 +235,7 @@ func (d *envelope) items(out *dynamodb.ScanOutput) bool {
 	}
 	for {
 		d.space()
-		item, ok := d.item()
+		item, ok := d.item(0)
 		if !ok {
 			return false
 		}
@@ -229,29 +249,325 @@ func (d *envelope) items(out *dynamodb.ScanOutput) bool {
 	}
 }
 
-// item reads one item object with ddbjson.DecodeItem, once skipObject has
-// found where it ends.
-func (d *envelope) item() (map[string]types.AttributeValue, bool) {
-	end, ok := skipObject(d.b, d.pos)
+// item reads an object of attribute names to typed values (an item, or the
+// value of an M). A name that appears twice keeps its last value, as with
+// the SDK.
+func (d *scanDecoder) item(depth int) (map[string]types.AttributeValue, bool) {
+	if depth >= maxDecodeDepth || d.pos >= len(d.b) || d.b[d.pos] != '{' {
+		return nil, false
+	}
+	// The items of a table mostly have the same attributes: make the map
+	// at the size of the last item, so that it seldom grows.
+	hint := 0
+	if depth == 0 {
+		hint = d.lastSize
+	}
+	m := make(map[string]types.AttributeValue, hint)
+	d.pos++
+	if d.next('}') {
+		return m, true
+	}
+	for {
+		d.space()
+		name, ok := d.name()
+		if !ok || !d.next(':') {
+			return nil, false
+		}
+		d.space()
+		v, ok := d.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[name] = v
+		if d.next('}') {
+			if depth == 0 {
+				d.lastSize = len(m)
+			}
+			return m, true
+		}
+		if !d.next(',') {
+			return nil, false
+		}
+	}
+}
+
+// name reads an attribute name, interned.
+func (d *scanDecoder) name() (string, bool) {
+	raw, ok := d.rawString()
+	if !ok {
+		return "", false
+	}
+	if s, ok := d.names[string(raw)]; ok {
+		return s, true
+	}
+	s := string(raw)
+	if d.names == nil {
+		d.names = make(map[string]string)
+	}
+	if len(d.names) < 1024 {
+		d.names[s] = s
+	}
+	return s, true
+}
+
+func (d *scanDecoder) str() (string, bool) {
+	raw, ok := d.rawString()
+	return string(raw), ok
+}
+
+// value reads one typed value, {"S":"x"}, with d.pos on its brace.
+func (d *scanDecoder) value(depth int) (types.AttributeValue, bool) {
+	if !d.next('{') {
+		return nil, false
+	}
+	d.space()
+	tag, ok := d.rawString()
+	if !ok || !d.next(':') {
+		return nil, false
+	}
+	d.space()
+	var v types.AttributeValue
+	switch string(tag) {
+	case "S":
+		s, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		v = d.newS(s)
+	case "N":
+		s, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		v = d.newN(s)
+	case "B":
+		b, ok := d.binary()
+		if !ok {
+			return nil, false
+		}
+		v = &types.AttributeValueMemberB{Value: b}
+	case "BOOL":
+		switch {
+		case d.literal("true"):
+			v = &types.AttributeValueMemberBOOL{Value: true}
+		case d.literal("false"):
+			v = &types.AttributeValueMemberBOOL{Value: false}
+		default:
+			return nil, false
+		}
+	case "NULL":
+		switch {
+		case d.literal("true"):
+			v = &types.AttributeValueMemberNULL{Value: true}
+		case d.literal("false"):
+			v = &types.AttributeValueMemberNULL{Value: false}
+		default:
+			return nil, false
+		}
+	case "L":
+		list := []types.AttributeValue{}
+		ok := d.array(func() bool {
+			e, ok := d.value(depth + 1)
+			list = append(list, e)
+			return ok
+		})
+		if !ok || depth+1 >= maxDecodeDepth {
+			return nil, false
+		}
+		v = &types.AttributeValueMemberL{Value: list}
+	case "M":
+		m, ok := d.item(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		v = &types.AttributeValueMemberM{Value: m}
+	case "SS", "NS":
+		set := []string{}
+		ok := d.array(func() bool {
+			s, ok := d.str()
+			set = append(set, s)
+			return ok
+		})
+		if !ok {
+			return nil, false
+		}
+		if string(tag) == "SS" {
+			v = &types.AttributeValueMemberSS{Value: set}
+		} else {
+			v = &types.AttributeValueMemberNS{Value: set}
+		}
+	case "BS":
+		set := [][]byte{}
+		ok := d.array(func() bool {
+			b, ok := d.binary()
+			set = append(set, b)
+			return ok
+		})
+		if !ok {
+			return nil, false
+		}
+		v = &types.AttributeValueMemberBS{Value: set}
+	default:
+		return nil, false
+	}
+	if !d.next('}') {
+		return nil, false
+	}
+	return v, true
+}
+
+// array reads a JSON array, calling elem with the decoder on each element.
+func (d *scanDecoder) array(elem func() bool) bool {
+	if !d.next('[') {
+		return false
+	}
+	if d.next(']') {
+		return true
+	}
+	for {
+		d.space()
+		if !elem() {
+			return false
+		}
+		if d.next(']') {
+			return true
+		}
+		if !d.next(',') {
+			return false
+		}
+	}
+}
+
+func (d *scanDecoder) literal(word string) bool {
+	if len(d.b)-d.pos >= len(word) && string(d.b[d.pos:d.pos+len(word)]) == word {
+		d.pos += len(word)
+		return true
+	}
+	return false
+}
+
+// binary reads base64 in a JSON string.
+func (d *scanDecoder) binary() ([]byte, bool) {
+	raw, ok := d.rawString()
 	if !ok {
 		return nil, false
 	}
-	item, err := ddbjson.DecodeItem(d.b[d.pos:end])
-	d.pos = end
-	return item, err == nil
+	b, err := base64.StdEncoding.AppendDecode(make([]byte, 0, base64.StdEncoding.DecodedLen(len(raw))), raw)
+	return b, err == nil
+}
+
+// rawString reads a JSON string. The bytes returned alias the body or the
+// decoder's scratch space, until the next call.
+func (d *scanDecoder) rawString() ([]byte, bool) {
+	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
+		return nil, false
+	}
+	start := d.pos + 1
+	for i := start; i < len(d.b); i++ {
+		switch c := d.b[i]; {
+		case c == '"':
+			d.pos = i + 1
+			return d.b[start:i], true
+		case c == '\\':
+			return d.escapedString(start, i)
+		case c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// escapedString finishes a string that has escapes; i is at the first
+// backslash. A lone surrogate is left to the SDK.
+func (d *scanDecoder) escapedString(start, i int) ([]byte, bool) {
+	buf := append(d.scratch[:0], d.b[start:i]...)
+	for i < len(d.b) {
+		c := d.b[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			d.scratch = buf
+			return buf, true
+		case c < 0x20:
+			return nil, false
+		case c != '\\':
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		if i+1 >= len(d.b) {
+			return nil, false
+		}
+		switch e := d.b[i+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := hex4(d.b[i+2:])
+			if !ok {
+				return nil, false
+			}
+			if utf16.IsSurrogate(r) {
+				if i+11 >= len(d.b) || d.b[i+6] != '\\' || d.b[i+7] != 'u' {
+					return nil, false
+				}
+				r2, ok := hex4(d.b[i+8:])
+				if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
+					return nil, false
+				}
+				i += 6
+			}
+			buf = utf8.AppendRune(buf, r)
+			i += 4
+		default:
+			return nil, false
+		}
+		i += 2
+	}
+	return nil, false
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // consumed reads a ConsumedCapacity of the table's total; the per-index
 // breakdown is left to the SDK.
-func (d *envelope) consumed(cc *types.ConsumedCapacity) bool {
+func (d *scanDecoder) consumed(cc *types.ConsumedCapacity) bool {
 	return d.object(func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "TableName":
-			var name []byte
-			name, ok = d.plainString()
-			s := string(name)
-			cc.TableName = &s
+			var name string
+			name, ok = d.str()
+			cc.TableName = &name
 		case "CapacityUnits":
 			cc.CapacityUnits, ok = d.float()
 		case "ReadCapacityUnits":
@@ -261,33 +577,4 @@ func (d *envelope) consumed(cc *types.ConsumedCapacity) bool {
 		}
 		return ok
 	})
-}
-
-// skipObject returns the offset just past the JSON object that starts at
-// b[start], matching braces and brackets outside strings. It checks no more
-// than that: DecodeItem checks the object itself.
-func skipObject(b []byte, start int) (int, bool) {
-	if start >= len(b) || b[start] != '{' {
-		return 0, false
-	}
-	depth := 0
-	for i := start; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, true
-			}
-		case '"':
-			// Skip the string: to the next quote no backslash escapes.
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-	return 0, false
 }

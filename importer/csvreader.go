@@ -116,7 +116,7 @@ func (r *csvReader) parse(line []byte, errRead error) error {
 	recLine := r.recLine
 	r.recordBuffer = r.recordBuffer[:0]
 	r.fieldIndexes = r.fieldIndexes[:0]
-	col := 1     // of pos, in the current line
+	col := 1 // of pos, in the current line
 	posLine := r.numLine
 parseField:
 	for {

@@ -602,16 +602,21 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		for _, r := range reqs {
 			cost += r.wcu
 		}
+		// The probe comes before the limiter, so that the calls it held back
+		// are paced by what it taught the limiter.
+		first, err := w.probe(ctx)
+		if err != nil {
+			return err
+		}
 		if err := w.lim.Wait(ctx, cost); err != nil {
+			if first {
+				close(w.probeDone)
+			}
 			return err
 		}
 		in := &dynamodb.BatchWriteItemInput{
 			RequestItems:           map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-		}
-		first, err := w.probe(ctx)
-		if err != nil {
-			return err
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
 		out, err := w.client.BatchWriteItem(actx, in, noSDKRetry)

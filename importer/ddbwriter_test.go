@@ -577,7 +577,7 @@ func TestWriterWindow(t *testing.T) {
 	f := newFake()
 	release := make(chan struct{})
 	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
-		if seqOf(reqs[0].PutRequest.Item) == 0 {
+		if seqOf(reqs[0].PutRequest.Item) == 25 { // the first call goes alone: hold the second
 			<-release
 		}
 		return nil, nil, false
@@ -596,11 +596,12 @@ func TestWriterWindow(t *testing.T) {
 		done <- nil
 	}()
 	time.Sleep(300 * time.Millisecond)
-	if n := written.Load(); n > 100 {
-		t.Errorf("with the first batch stuck, %d items were accepted, want at most the window, 100", n)
+	// The watermark stays at 25; the window lets items 25 to 124 in.
+	if n := written.Load(); n > 125 {
+		t.Errorf("with batch 25..49 stuck, %d items were accepted, want at most 125", n)
 	}
-	if n := f.len(); n != 75 {
-		t.Errorf("%d items in the table while the first batch is stuck, want 75", n)
+	if n := f.len(); n != 100 {
+		t.Errorf("%d items in the table while batch 25..49 is stuck, want 100", n)
 	}
 	close(release)
 	if err := <-done; err != nil {
@@ -612,5 +613,31 @@ func TestWriterWindow(t *testing.T) {
 	}
 	if st.Watermark != 300 || f.len() != 300 {
 		t.Errorf("watermark %d, table %d; want 300", st.Watermark, f.len())
+	}
+}
+
+// The run's first call goes alone: a table out of capacity throttles one
+// request, not all the workers' at once.
+func TestWriterFirstCallAlone(t *testing.T) {
+	f := newFake()
+	var inFlight, duringFirst atomic.Int32
+	f.hook = func(ctx context.Context, call int, reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error, bool) {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
+		if call == 1 {
+			time.Sleep(100 * time.Millisecond)
+			duringFirst.Store(inFlight.Load())
+		}
+		return nil, nil, false
+	}
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 4})
+	if _, err := writeAll(t, w, 200); err != nil {
+		t.Fatal(err)
+	}
+	if n := duringFirst.Load(); n != 1 {
+		t.Errorf("%d calls in flight during the first one, want it alone", n)
+	}
+	if f.len() != 200 {
+		t.Errorf("table has %d items, want 200", f.len())
 	}
 }

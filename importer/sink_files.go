@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"bytes"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,8 +67,8 @@ type FileSink struct {
 	mu     sync.Mutex
 	err    error
 	failed atomic.Bool
-	slots  chan struct{}        // a file takes one while it is written: two at most
-	free   chan []layouts.Item  // batches handed back by the encoders
+	slots  chan struct{}       // a file takes one while it is written: two at most
+	free   chan []layouts.Item // batches handed back by the encoders
 }
 
 // batchSize is how many items go to a file's encoder at a time.
@@ -200,18 +199,23 @@ func (s *FileSink) setErr(err error) {
 
 func (s *FileSink) openFile() (*fileWriter, error) {
 	s.slots <- struct{}{}
-	name := fmt.Sprintf("data/%s-%05d.json.gz", s.opts.Prefix, len(s.files))
+	s.mu.Lock()
+	idx := len(s.files)
+	s.mu.Unlock()
+	name := fmt.Sprintf("data/%s-%05d.json.gz", s.opts.Prefix, idx)
 	f, err := os.Create(filepath.Join(s.opts.Dir, filepath.FromSlash(name)))
 	if err != nil {
 		<-s.slots
 		return nil, err
 	}
 	fw := &fileWriter{
-		name: name, f: f, idx: len(s.files),
+		name: name, f: f, idx: idx,
 		batches: make(chan []layouts.Item, fileQueue),
 		chunks:  make(chan []byte, fileQueue),
 	}
+	s.mu.Lock() // the writers of earlier files fill in their entries
 	s.files = append(s.files, DataFile{Name: name})
+	s.mu.Unlock()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -261,6 +265,7 @@ type fileWriter struct {
 	batches chan []layouts.Item
 	chunks  chan []byte
 	items   int64 // items handed to batches; touched only by the producer
+	encoded int64 // items encoded; the compressor reads it once chunks is closed
 }
 
 // encode turns batches into chunks of DynamoDB JSON lines until batches is
@@ -275,6 +280,7 @@ func (fw *fileWriter) encode(free chan<- []layouts.Item) {
 				buf = (*chunkPool.Get().(*[]byte))[:0]
 			}
 		}
+		fw.encoded += int64(len(batch))
 		clear(batch)
 		select {
 		case free <- batch[:0]:
@@ -298,12 +304,12 @@ func (fw *fileWriter) compress(level int) (DataFile, error) {
 	for chunk := range fw.chunks {
 		if werr == nil {
 			df.Raw += int64(len(chunk))
-			df.Items += int64(bytes.Count(chunk, newline))
 			_, werr = zw.Write(chunk)
 		}
 		chunk = chunk[:0]
 		chunkPool.Put(&chunk)
 	}
+	df.Items = fw.encoded
 	if werr == nil {
 		werr = zw.Close()
 	}
@@ -317,8 +323,6 @@ func (fw *fileWriter) compress(level int) (DataFile, error) {
 	df.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return df, werr
 }
-
-var newline = []byte{'\n'}
 
 type countWriter struct {
 	w io.Writer

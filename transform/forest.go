@@ -201,18 +201,25 @@ func (f *Forest) AppendPath(dst []string, i int) []string {
 	return dst
 }
 
-// Builder collects the skeleton of an input, one record at a time, and then
-// builds the Forest. It is not safe for concurrent use.
 type pending struct {
 	i   int32
 	err *RowError
 }
 
+type pendingParent struct {
+	i  int32
+	id string
+}
+
+// Builder collects the skeleton of an input, one record at a time, and then
+// builds the Forest. It is not safe for concurrent use.
 type Builder struct {
-	f         Forest
-	parentIDs []string
-	ids       arena
-	pids      arena
+	f   Forest
+	ids arena
+	// Parents that had not been seen when their child was added, resolved
+	// by Build. In an input where parents come first, it stays empty.
+	pending []pendingParent
+	pids    arena
 	fileIdx   map[string]int
 	problems  []*RowError
 	preReject []pending
@@ -227,7 +234,7 @@ func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 	b := &Builder{fileIdx: map[string]int{}, keepCopy: copyBytes}
 	if sizeHint > 0 {
 		b.f.ids = make([]string, 0, sizeHint)
-		b.parentIDs = make([]string, 0, sizeHint)
+		b.f.parent = make([]int32, 0, sizeHint)
 		b.f.loc = make([]uint64, 0, sizeHint)
 		b.f.attrBytes = make([]uint32, 0, sizeHint)
 	}
@@ -300,7 +307,13 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 	sid := b.ids.intern(id)
 	b.f.ids = append(b.f.ids, sid)
 	b.f.index.putAt(slot, i, b.f.ids)
-	b.parentIDs = append(b.parentIDs, b.pids.intern(parent))
+	p := int32(-1) // a root, or its own parent (reported below)
+	if parent != "" && parent != id {
+		if p = b.f.index.get(parent, b.f.ids); p < 0 {
+			b.pending = append(b.pending, pendingParent{i, b.pids.intern(parent)})
+		}
+	}
+	b.f.parent = append(b.f.parent, p)
 	b.f.loc = append(b.f.loc, b.location(file, line, unit))
 	b.f.attrBytes = append(b.f.attrBytes, clampU32(attrBytes))
 	if b.keepCopy {
@@ -343,36 +356,26 @@ func clampU32(n int) uint32 {
 func (b *Builder) Build() (*Forest, []*RowError) {
 	f := &b.f
 	n := len(f.ids)
-	f.parent = make([]int32, n)
 	f.rejected = make([]uint64, (n+63)/64)
 	for _, p := range b.preReject {
 		f.reject(p.i, p.err)
 	}
 	problems := b.problems
 
-	// Resolve parents.
-	for i := 0; i < n; i++ {
-		pid := b.parentIDs[i]
-		switch {
-		case pid == "":
-			f.parent[i] = -1
-		case pid == f.ids[i]:
-			f.parent[i] = -1 // reported by Add
-		default:
-			p := f.index.get(pid, f.ids)
-			if p < 0 {
-				file, line, unit := f.Location(i)
-				re := &RowError{File: file, Line: line, Unit: unit, ID: f.ids[i],
-					Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pid)}
-				problems = append(problems, re)
-				f.reject(int32(i), re)
-				f.parent[i] = -1
-			} else {
-				f.parent[i] = p
-			}
+	// Resolve the parents that came after their children.
+	for _, pp := range b.pending {
+		p := f.index.get(pp.id, f.ids)
+		if p < 0 {
+			file, line, unit := f.Location(int(pp.i))
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.ids[pp.i],
+				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
+			problems = append(problems, re)
+			f.reject(pp.i, re)
+			continue
 		}
+		f.parent[pp.i] = p
 	}
-	b.parentIDs = nil
+	b.pending = nil
 	b.pids = arena{}
 
 	// Children in CSR form.
