@@ -232,4 +232,3 @@ func joinInts(ns []int) string {
 	}
 	return strings.Join(s, ", ")
 }
-

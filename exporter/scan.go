@@ -169,7 +169,7 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		var out *dynamodb.ScanOutput
 		err := r.do(ctx, "Scan", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
-			out, err = client.Scan(ctx, in, noSDKRetry, fastScanDecoding)
+			out, err = client.Scan(ctx, in, noSDKRetry, scanDecoding)
 			if err != nil {
 				return nil, nil, 0, err
 			}

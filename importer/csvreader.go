@@ -31,6 +31,11 @@ type csvReader struct {
 	recordBuffer []byte // the careful path's unescaped fields, one after another
 	fieldIndexes []int
 	fields       [][]byte
+	// data holds the last record's fields, and starts where each begins in
+	// it: fields[i] is data[starts[i]:starts[i]+len(fields[i])], so that a
+	// caller can copy the record once and cut its fields out of the copy.
+	data   []byte
+	starts []int
 
 	// recLine is the line the last record started on.
 	recLine int
@@ -75,21 +80,24 @@ func (r *csvReader) read() ([][]byte, error) {
 	}
 	r.recLine = r.numLine
 	r.fields = r.fields[:0]
+	r.starts = r.starts[:0]
 	r.body = nil
 	var err error
 	if r.commaByte != 0 && bytes.IndexByte(line, '"') < 0 {
 		// The quick path: no quote, so every field is what lies between
 		// two delimiters, and the record is this one line.
 		body := line[:len(line)-lengthNL(line)]
-		r.body = body
+		r.body, r.data = body, body
+		start := 0
 		for {
-			i := bytes.IndexByte(body, r.commaByte)
+			i := bytes.IndexByte(body[start:], r.commaByte)
+			r.starts = append(r.starts, start)
 			if i < 0 {
-				r.fields = append(r.fields, body)
+				r.fields = append(r.fields, body[start:])
 				break
 			}
-			r.fields = append(r.fields, body[:i:i])
-			body = body[i+1:]
+			r.fields = append(r.fields, body[start:start+i:start+i])
+			start += i + 1
 		}
 	} else {
 		err = r.parse(line, errRead)
@@ -204,9 +212,11 @@ parseField:
 	}
 	prev := 0
 	for _, end := range r.fieldIndexes {
+		r.starts = append(r.starts, prev)
 		r.fields = append(r.fields, r.recordBuffer[prev:end:end])
 		prev = end
 	}
+	r.data = r.recordBuffer
 	return err
 }
 

@@ -38,6 +38,9 @@ func compareCSV(t *testing.T, data []byte, comma rune, bufSize int) {
 			if wf[i] != string(gf[i]) {
 				t.Fatalf("record %d, field %d: %q, encoding/csv reads %q", n, i, gf[i], wf[i])
 			}
+			if start := got.starts[i]; start+len(gf[i]) > len(got.data) || !bytes.Equal(got.data[start:start+len(gf[i])], gf[i]) {
+				t.Fatalf("record %d, field %d: %q is not at %d in the record's data %q", n, i, gf[i], start, got.data)
+			}
 		}
 		var pe *csv.ParseError
 		if werr == nil || (errors.As(werr, &pe) && pe.Err == csv.ErrFieldCount) {

@@ -185,18 +185,25 @@ func problemText(ps []*transform.RowError) string {
 	return sb.String()
 }
 
-// emitAll returns every item Emit gives, numbered, as DynamoDB JSON, and the
-// rejects file.
+// emitAll returns every item Emit gives, in order, as DynamoDB JSON, and
+// the rejects file.
 func emitAll(t *testing.T, in *Input, l layouts.Layout, fast bool) (items, rejects string) {
 	t.Helper()
 	var out, rej bytes.Buffer
+	var kept []layouts.Item
 	st, err := in.emit(context.Background(), EmitOptions{Layout: l, Rejects: &rej}, func(seq int64, item layouts.Item) error {
-		fmt.Fprintf(&out, "%d ", seq)
-		out.Write(ddbjson.AppendLine(nil, item))
+		if seq != int64(len(kept)) {
+			t.Fatalf("item %d numbered %d", len(kept), seq)
+		}
+		kept = append(kept, item)
 		return nil
 	}, fast)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Encoded only now: an item must stay as it was when Emit gave it.
+	for _, item := range kept {
+		out.Write(ddbjson.AppendLine(nil, item))
 	}
 	fmt.Fprintf(&out, "%+v\n", st)
 	return out.String(), rej.String()

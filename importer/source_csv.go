@@ -215,7 +215,7 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 		if len(f) == 0 || i == s.idCol || i == s.parCol {
 			continue
 		}
-		_, n, err := s.cell(i, f, false)
+		_, n, err := s.cell(i, f, nil)
 		if err != nil {
 			return &transform.RowError{File: s.file, Line: line, ID: strings.Clone(row.ID), Err: err}
 		}
@@ -307,13 +307,16 @@ func (s *csvSource) build(rec *transform.Record, fields [][]byte, line int) erro
 	if s.opts.KeepRaw {
 		rec.Raw = appendCSVRecord(nil, fields, s.r.comma)
 	}
-	rec.ID = s.strs.str(fields[s.idCol])
-	rec.Parent = s.strs.str(fields[s.parCol])
+	// One copy of the record, out of which every string is cut.
+	data := s.strs.str(s.r.data)
+	str := func(i int) string { return data[s.r.starts[i] : s.r.starts[i]+len(fields[i])] }
+	rec.ID = str(s.idCol)
+	rec.Parent = str(s.parCol)
 	for i, f := range fields {
 		if len(f) == 0 || i == s.idCol || i == s.parCol {
 			continue
 		}
-		v, _, err := s.cell(i, f, true)
+		v, _, err := s.cell(i, f, str)
 		if err != nil {
 			return &transform.RowError{File: s.file, Line: line, ID: rec.ID, Err: err}
 		}
@@ -322,11 +325,12 @@ func (s *csvSource) build(rec *transform.Record, fields [][]byte, line int) erro
 	return nil
 }
 
-// cell checks one non-empty cell against its column's type. With build it
-// returns the cell's value, and otherwise its DynamoDB size
-// (transform.ValueSize of the value it would build). Both reads go through
-// here, so that they report the same errors.
-func (s *csvSource) cell(col int, f []byte, build bool) (types.AttributeValue, int, error) {
+// cell checks one non-empty cell against its column's type. With str (the
+// text of a column, kept), it returns the cell's value; without, its
+// DynamoDB size (transform.ValueSize of the value it would build). Both
+// reads go through here, so that they report the same errors.
+func (s *csvSource) cell(col int, f []byte, str func(col int) string) (types.AttributeValue, int, error) {
+	build := str != nil
 	switch s.typ[col] {
 	case 'N':
 		if err := ddbjson.CheckNumber(transientString(f)); err != nil {
@@ -336,7 +340,7 @@ func (s *csvSource) cell(col int, f []byte, build bool) (types.AttributeValue, i
 		if !build {
 			return nil, numberSize(f), nil
 		}
-		return s.slab.n(s.strs.str(f)), 0, nil
+		return s.slab.n(str(col)), 0, nil
 	case 'b':
 		var v bool
 		switch {
@@ -385,7 +389,7 @@ func (s *csvSource) cell(col int, f []byte, build bool) (types.AttributeValue, i
 	if !build {
 		return nil, len(f), nil
 	}
-	return s.slab.s(s.strs.str(f)), 0, nil
+	return s.slab.s(str(col)), 0, nil
 }
 
 // numberSize is transform.NumberSize of a number CheckNumber accepts, in

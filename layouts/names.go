@@ -188,6 +188,17 @@ func (b *base) layoutBase() *base { return b }
 // attribute that would overwrite a layout attribute would give items that
 // cannot be read back, so they fail here instead.
 func (b *base) checkNode(n *transform.Node) error {
+	if err := b.checkShape(n); err != nil {
+		return err
+	}
+	if err := b.checkDelims(n); err != nil {
+		return err
+	}
+	return b.checkAttrs(n)
+}
+
+// checkShape is checkNode's check of the id, the Path and the parent.
+func (b *base) checkShape(n *transform.Node) error {
 	if n.ID == "" {
 		return fmt.Errorf("layouts: %s: a node has an empty id", b.layout)
 	}
@@ -202,6 +213,12 @@ func (b *base) checkNode(n *transform.Node) error {
 	} else if n.Parent != "" {
 		return fmt.Errorf("layouts: %s: node %q is at depth 0 but has parent %q", b.layout, n.ID, n.Parent)
 	}
+	return nil
+}
+
+// checkDelims is checkNode's check that no id on the Path holds the
+// delimiter.
+func (b *base) checkDelims(n *transform.Node) error {
 	if b.delim != "" {
 		for _, id := range n.Path {
 			if strings.Contains(id, b.delim) {
@@ -210,6 +227,11 @@ func (b *base) checkNode(n *transform.Node) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkAttrs is checkNode's check of the user attributes' names.
+func (b *base) checkAttrs(n *transform.Node) error {
 	for _, a := range b.attrs {
 		if _, ok := n.Attrs[a]; ok {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, b.attrNameError(a))

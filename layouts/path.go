@@ -63,11 +63,23 @@ func (l *pathLayout) Table() TableSpec {
 // root), TreeId (GraphId for sharded-path), Path and Depth. The item is a
 // fresh map the receiver owns; its attribute values are the node's.
 func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
-	if err := l.checkNode(n); err != nil {
+	// checkNode's checks, with the delimiter checked on the joined Path:
+	// it holds exactly Depth delimiters when no id holds one, and one scan
+	// of it is cheaper than one per id. Building items is the hot loop of a
+	// load.
+	if err := l.checkShape(n); err != nil {
 		return err
 	}
-	// One allocation for the layout's five values: building items is the
-	// hot loop of a load.
+	path := joinPath(n.Path, l.delim)
+	if strings.Count(path, l.delim) != n.Depth {
+		if err := l.checkDelims(n); err != nil {
+			return err
+		}
+	}
+	if err := l.checkAttrs(n); err != nil {
+		return err
+	}
+	// One allocation for the layout's five values.
 	v := &pathValues{}
 	item := make(Item, len(n.Attrs)+5)
 	for k, a := range n.Attrs {
@@ -85,7 +97,7 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 		v.tree.Value = n.Path[0]
 	}
 	item[l.tree] = &v.tree
-	v.path.Value = joinPath(n.Path, l.delim)
+	v.path.Value = path
 	item[l.path] = &v.path
 	v.depth.Value = strconv.Itoa(n.Depth)
 	item[l.depth] = &v.depth

@@ -12,16 +12,21 @@ cleanup() {
   for s in ${stops[@]+"${stops[@]}"}; do $s || true; done
 }
 trap cleanup EXIT
+# A server that was running already is used and left running.
 if [ -z "${TREEPORT_TEST_ENDPOINT:-}" ]; then
-  ./scripts/ddblocal.sh start
-  stops+=('./scripts/ddblocal.sh stop')
+  if ! ./scripts/ddblocal.sh status >/dev/null; then
+    ./scripts/ddblocal.sh start
+    stops+=('./scripts/ddblocal.sh stop')
+  fi
   eval "$(./scripts/ddblocal.sh env)"
 fi
 export TREEPORT_TEST_ENDPOINT
 echo "DynamoDB Local at $TREEPORT_TEST_ENDPOINT"
 if [ -z "${TREEPORT_TEST_S3_ENDPOINT:-}" ]; then
-  ./scripts/s3rver.sh start
-  stops+=('./scripts/s3rver.sh stop')
+  if ! ./scripts/s3rver.sh status >/dev/null; then
+    ./scripts/s3rver.sh start
+    stops+=('./scripts/s3rver.sh stop')
+  fi
   eval "$(./scripts/s3rver.sh env)"
 fi
 export TREEPORT_TEST_S3_ENDPOINT

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -188,15 +189,17 @@ func (f *Forest) propagate() {
 }
 
 // AppendPath appends the ids from node i's root down to node i to dst.
-// It walks up the parents, so it costs the node's depth.
+// It walks up the parents, so it costs the node's depth. For a node that is
+// not placed in a tree (one in a cycle, or below one), it appends the node's
+// id alone.
 func (f *Forest) AppendPath(dst []string, i int) []string {
 	start := len(dst)
-	for n := int32(i); n >= 0; n = f.parent[n] {
-		dst = append(dst, f.ids[n])
-	}
-	p := dst[start:]
-	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
-		p[a], p[b] = p[b], p[a]
+	d := int(f.depth[i])
+	dst = slices.Grow(dst, d+1)[:start+d+1]
+	n := int32(i)
+	for k := start + d; k >= start; k-- {
+		dst[k] = f.ids[n]
+		n = f.parent[n]
 	}
 	return dst
 }
@@ -218,13 +221,13 @@ type Builder struct {
 	ids arena
 	// Parents that had not been seen when their child was added, resolved
 	// by Build. In an input where parents come first, it stays empty.
-	pending []pendingParent
-	pids    arena
-	fileIdx   map[string]int
-	problems  []*RowError
-	preReject []pending
-	keepCopy  bool
-	lastFile  int // index in f.files of the file of the last Add
+	unresolved []pendingParent
+	pids       arena
+	fileIdx    map[string]int
+	problems   []*RowError
+	preReject  []pending
+	keepCopy   bool
+	lastFile   int // index in f.files of the file of the last Add
 }
 
 // NewBuilder returns a Builder. sizeHint is the expected number of nodes (0
@@ -310,7 +313,7 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 	p := int32(-1) // a root, or its own parent (reported below)
 	if parent != "" && parent != id {
 		if p = b.f.index.get(parent, b.f.ids); p < 0 {
-			b.pending = append(b.pending, pendingParent{i, b.pids.intern(parent)})
+			b.unresolved = append(b.unresolved, pendingParent{i, b.pids.intern(parent)})
 		}
 	}
 	b.f.parent = append(b.f.parent, p)
@@ -363,7 +366,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	problems := b.problems
 
 	// Resolve the parents that came after their children.
-	for _, pp := range b.pending {
+	for _, pp := range b.unresolved {
 		p := f.index.get(pp.id, f.ids)
 		if p < 0 {
 			file, line, unit := f.Location(int(pp.i))
@@ -375,7 +378,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		}
 		f.parent[pp.i] = p
 	}
-	b.pending = nil
+	b.unresolved = nil
 	b.pids = arena{}
 
 	// Children in CSR form.
