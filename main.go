@@ -46,16 +46,16 @@ func newApp() *cli.App {
 		Name:  "treeport",
 		Usage: "move trees into and out of Amazon DynamoDB",
 		Description: "treeport loads adjacency lists (CSV, JSON, Parquet, DynamoDB JSON) into one of four\n" +
-			"DynamoDB layouts (path, sharded-path, closure, prefix), exports them back, verifies\n" +
-			"round trips, migrates between layouts and benchmarks them on your own data.\n" +
+			"DynamoDB layouts (path, sharded-path, closure, prefix), or into the files DynamoDB's\n" +
+			"import from S3 reads, exports them back, answers tree queries and verifies round trips.\n" +
 			"Every flag can also be set from TREEPORT_<FLAG> (e.g. TREEPORT_MAX_WCU=500).",
 		Commands: []*cli.Command{
 			importCommand(),
-			schemaCommand(),
-			genCommand(),
 			exportCommand(),
 			queryCommand(),
 			verifyCommand(),
+			schemaCommand(),
+			genCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
