@@ -67,8 +67,9 @@ type ExportStats struct {
 // can hold them (see NewRecordWriter). Every record is held in memory to be
 // sorted; for json, jsonl and ddbjson a table's records are held encoded,
 // each encoded as soon as its page is read, so that only copying them out
-// in order is left once the scan ends. Records that are not a forest (a parent missing from the table, an
-// id twice) are written all the same, and counted in ExportStats.Forest.
+// in order is left once the scan ends. Records that are not a forest (a
+// parent missing from the table, an id twice) are written all the same, and
+// counted in ExportStats.Forest.
 func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	started := time.Now()
 	st := ExportStats{}
@@ -120,7 +121,10 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	st.Forest = forest
 	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw RecordWriter) error {
 		if held.encs != nil {
-			ew := rw.(encodedWriter)
+			ew, ok := rw.(encodedWriter)
+			if !ok {
+				return fmt.Errorf("exporter: the %s writer takes no encoded records", wopts.Format)
+			}
 			for _, i := range order {
 				if err := ew.writeEncoded(held.encs[i]); err != nil {
 					return err

@@ -54,9 +54,14 @@ var errStop = errors.New("exporter: stop scanning")
 // the items, a page (or a part of one) at a time, following
 // LastEvaluatedKey to the end of each segment. fn is called from several
 // goroutines at once (a pool of about one a CPU, fed by the segments, which
-// ask for their next pages while fn runs) and may keep the items. An error from fn, or a failure of DynamoDB that retries do
-// not cure (a *ServiceError, matching ErrService), stops every segment and is
-// returned with the counts so far.
+// ask for their next pages while fn runs) and may keep the items. An error
+// from fn, or a failure of DynamoDB that retries do not cure (a
+// *ServiceError, matching ErrService), stops every segment and is returned
+// with the counts so far.
+//
+// The package decodes the pages of a *dynamodb.Client itself, for speed,
+// into the same items the SDK would give; what it does not know, the SDK
+// decodes.
 func ScanItems(ctx context.Context, client ScanAPI, table string, opts ScanOptions, fn func(items []layouts.Item) error) (Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	err := scanTable(ctx, client, r, table, opts, nil, fn)

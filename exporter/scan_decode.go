@@ -17,11 +17,12 @@ import (
 )
 
 // fastScanDecoding has a Scan's successful response decoded by
-// decodeScanOutput rather than by the SDK, for one call. A scan spends most
-// of its CPU decoding pages, and the SDK's general, schema-driven decoder
-// takes several times as long as the DynamoDB JSON codec treeport already
-// has for export files; on a machine that also runs the engine (DynamoDB
-// Local) or a busy client, that CPU is throughput.
+// decodeScanOutput rather than by the SDK, for one call. A scan's client
+// spends most of its CPU decoding pages, and the SDK's general,
+// schema-driven decoder takes more than twice as long per item, with more
+// than twice the allocations (benchmarks/EXPORT.md); when the client shares
+// its CPUs with the engine (DynamoDB Local) or other work, that CPU is
+// throughput.
 //
 // Anything else goes to the SDK's protocol as before: the requests, the
 // error responses (throttling, validation) and any body decodeScanOutput
