@@ -127,18 +127,31 @@ func BenchmarkLoad(b *testing.B) {
 	client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(warm)})
 	for _, concurrency := range []int{4, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
-			var rawTime, tpTime time.Duration
+			var rawTime, tpTime, wTime time.Duration
 			for i := range b.N {
-				for _, which := range []string{"raw", "treeport"} {
+				for _, which := range []string{"raw", "treeport", "writer"} {
 					table := fmt.Sprintf("bench-%s-%d-%d-%d", which, concurrency, i, time.Now().UnixNano())
 					if err := importer.CreateTable(ctx, client, table, l.Table(), importer.Billing{}); err != nil {
 						b.Fatal(err)
 					}
 					start := time.Now()
-					if which == "raw" {
+					switch which {
+					case "raw":
 						err = rawLoad(ctx, client, table, items, concurrency)
 						rawTime += time.Since(start)
-					} else {
+					case "writer":
+						// The writer alone, on the prebuilt items.
+						w := importer.NewDDBWriter(client, table, l.Table(), importer.WriterOptions{Concurrency: concurrency})
+						for seq, it := range items {
+							if err = w.Write(ctx, int64(seq), it); err != nil {
+								break
+							}
+						}
+						if _, cerr := w.Close(ctx); err == nil {
+							err = cerr
+						}
+						wTime += time.Since(start)
+					default:
 						var n int64
 						n, err = treeportLoad(ctx, client, table, path, l, concurrency)
 						tpTime += time.Since(start)
@@ -157,6 +170,9 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(raw, "raw-items/s")
 			b.ReportMetric(tp, "treeport-items/s")
 			b.ReportMetric(tp/raw, "ratio")
+			wr := float64(len(items)*b.N) / wTime.Seconds()
+			b.ReportMetric(wr, "writer-items/s")
+			b.ReportMetric(wr/raw, "writer-ratio")
 		})
 	}
 }

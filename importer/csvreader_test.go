@@ -3,11 +3,15 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/transform"
 )
 
 // csvDelims are the delimiters the differential tests try, picked by index.
@@ -111,4 +115,85 @@ func FuzzCSVReader(f *testing.F) {
 		comma := csvDelims[int(delim)%len(csvDelims)]
 		compareCSV(t, data, comma, 16+int(buf))
 	})
+}
+
+// FuzzCSVReads holds the CSV source's three reads together on arbitrary
+// input: Next, the skeleton read (the same rows, errors, ids and lines, and
+// the sizes transform.AttrsSize gives Next's attributes) and the read into
+// a reused record (the same records as Next).
+func FuzzCSVReads(f *testing.F) {
+	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), true)
+	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
+	f.Add([]byte("id,parent_id,name\nx,,\xff\n,x,ok\ny,x,\"two\nlines\"\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
+		opts := SourceOptions{KeepRaw: true}
+		if typed {
+			opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
+		}
+		open := func() *csvSource {
+			in := memInput(t, data)
+			if in == nil {
+				return nil
+			}
+			s, err := newCSVSource(in, "fuzz.csv", opts)
+			if err != nil {
+				return nil
+			}
+			return s
+		}
+		next, skel, reuse := open(), open(), open()
+		if next == nil {
+			return
+		}
+		copySet := map[string]bool{"n": true, "j": true, "name": true}
+		skel.skeleton(copySet)
+		ctx := context.Background()
+		var row skeletonRow
+		var rec transform.Record
+		for n := 0; n < 20000; n++ {
+			want, werr := next.Next(ctx)
+			serr := skel.nextSkeleton(ctx, &row)
+			rerr := reuse.nextReuse(ctx, &rec)
+			if errText(werr) != errText(serr) || errText(werr) != errText(rerr) {
+				t.Fatalf("row %d: Next says %v, the skeleton read %v, the reused read %v", n, werr, serr, rerr)
+			}
+			if werr == io.EOF {
+				return
+			}
+			if want == nil {
+				if row.ID != "" || rec.ID != "" || rec.Raw != nil {
+					t.Fatalf("row %d: no record from Next, but the skeleton read has id %q, the reused read %+v", n, row.ID, rec)
+				}
+				continue
+			}
+			if row.ID != want.ID || row.Parent != want.Parent || row.Line != want.Line || row.File != want.File {
+				t.Fatalf("row %d: skeleton %q<%q at %s:%d, Next %q<%q at %s:%d", n, row.ID, row.Parent, row.File, row.Line, want.ID, want.Parent, want.File, want.Line)
+			}
+			if rec.ID != want.ID || rec.Parent != want.Parent || rec.Line != want.Line || !bytes.Equal(rec.Raw, want.Raw) ||
+				string(ddbjson.AppendItem(nil, rec.Attrs)) != string(ddbjson.AppendItem(nil, want.Attrs)) {
+				t.Fatalf("row %d: reused read %+v, Next %+v", n, rec, *want)
+			}
+			if werr != nil {
+				continue
+			}
+			size, copyBytes := 0, 0
+			for k, v := range want.Attrs {
+				vs := len(k) + transform.ValueSize(v)
+				size += vs
+				if copySet[k] {
+					copyBytes += vs
+				}
+			}
+			if row.AttrBytes != size || row.CopyBytes != copyBytes {
+				t.Fatalf("row %d: skeleton sizes %d and %d, Next's attributes %d and %d", n, row.AttrBytes, row.CopyBytes, size, copyBytes)
+			}
+		}
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

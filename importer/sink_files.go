@@ -32,8 +32,8 @@ type FileSinkOptions struct {
 
 // DefaultFileLevel is the import files' gzip level. ImportTable bills the
 // uncompressed size, so compressing harder only saves S3 storage for the
-// time the files are kept, and level 5 and up costs half again as much CPU
-// as 3 for files a tenth smaller (benchmarks/README.md).
+// time the files are kept. Level 5 takes about a quarter more time than 3
+// for files a tenth smaller (benchmarks/README.md).
 const DefaultFileLevel = 3
 
 // DataFile is one written file of items.

@@ -63,10 +63,10 @@ func (l *pathLayout) Table() TableSpec {
 // root), TreeId (GraphId for sharded-path), Path and Depth. The item is a
 // fresh map the receiver owns; its attribute values are the node's.
 func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
-	// checkNode's checks, with the delimiter checked on the joined Path:
-	// it holds exactly Depth delimiters when no id holds one, and one scan
-	// of it is cheaper than one per id. Building items is the hot loop of a
-	// load.
+	// checkNode's checks, made cheap, for building items is the hot loop of
+	// a load: the delimiter is checked on the joined Path, which holds
+	// exactly Depth of them when no id holds one, and the attribute names
+	// on the built item (below).
 	if err := l.checkShape(n); err != nil {
 		return err
 	}
@@ -75,9 +75,6 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 		if err := l.checkDelims(n); err != nil {
 			return err
 		}
-	}
-	if err := l.checkAttrs(n); err != nil {
-		return err
 	}
 	// One allocation for the layout's five values.
 	v := &pathValues{}
@@ -101,6 +98,19 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 	item[l.path] = &v.path
 	v.depth.Value = strconv.Itoa(n.Depth)
 	item[l.depth] = &v.depth
+	// A user attribute named as a layout attribute shows as an item with
+	// fewer attributes than the two sets hold; a root has no ParentId to
+	// collide with, so that name is looked up.
+	clash := len(item) != len(n.Attrs)+5
+	if n.Parent == "" {
+		_, clash = n.Attrs[l.parent]
+		clash = clash || len(item) != len(n.Attrs)+4
+	}
+	if clash {
+		if err := l.checkAttrs(n); err != nil {
+			return err
+		}
+	}
 	emit(item)
 	return nil
 }
