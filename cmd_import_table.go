@@ -144,8 +144,10 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		Concurrency: c.Int("concurrency"),
 		MaxWCU:      c.Float64("max-wcu"),
 		StartSeq:    emit.Skip,
-		OnAck:       func(w int64) error { return saveCheckpoint(w, false) },
-		OnProgress:  prog.update,
+		// DynamoDB's own count of consumed capacity is only needed for the report.
+		ConsumedCapacity: c.String("report") != "",
+		OnAck:            func(w int64) error { return saveCheckpoint(w, false) },
+		OnProgress:       prog.update,
 	}
 	if deadLetter != nil {
 		opts.DeadLetter = deadLetter

@@ -112,6 +112,11 @@ type WriterOptions struct {
 	// reached, which can only happen while a batch is being retried
 	// (2 × (Concurrency + Buffer + 1) × 25; at least 50).
 	Window int
+	// ConsumedCapacity asks DynamoDB to return the capacity each call
+	// consumed, for Stats.ConsumedWCU (a --report wants it). Only ask when
+	// it is used: DynamoDB Local gives about a quarter less throughput when
+	// it has to compute it (benchmarks/LOAD.md).
+	ConsumedCapacity bool
 	// StartSeq is the first sequence number this run writes, the watermark
 	// of the checkpoint it resumes (0).
 	StartSeq int64
@@ -615,8 +620,10 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			return err
 		}
 		in := &dynamodb.BatchWriteItemInput{
-			RequestItems:           map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
-			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+			RequestItems: map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
+		}
+		if w.opts.ConsumedCapacity {
+			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
 		out, err := w.client.BatchWriteItem(actx, in, noSDKRetry)

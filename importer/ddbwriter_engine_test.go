@@ -93,7 +93,7 @@ func TestWriterThroughFaults(t *testing.T) {
 	for i := range items {
 		items[i] = richItem(i)
 	}
-	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{
+	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{ConsumedCapacity: true,
 		Concurrency: 4, MaxWCU: maxWCU, MaxRetries: 20,
 		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	})
