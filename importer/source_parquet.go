@@ -481,8 +481,10 @@ func leafConverter(t parquet.Type) (leafConv, error) {
 	}
 	kind := t.Kind()
 	switch lt := lt.(type) {
-	case *format.StringType, *format.EnumType, *format.JsonType:
+	case *format.StringType, *format.EnumType:
 		return convString, nil
+	case *format.JsonType:
+		return convJSON, nil
 	case *format.UUIDType:
 		return convUUID, nil
 	case *format.DecimalType:
@@ -558,6 +560,18 @@ func convString(v parquet.Value) (types.AttributeValue, error) {
 		return nil, fmt.Errorf("the string is not valid UTF-8: %q", shorten(string(b)))
 	}
 	return &types.AttributeValueMemberS{Value: string(b)}, nil
+}
+
+// convJSON reads a JSON-annotated column the way a JSON source reads a
+// value: object → M, array → L, number → N, and so on. treeport's own
+// Parquet writer uses such columns for values of mixed or NULL types.
+func convJSON(v parquet.Value) (types.AttributeValue, error) {
+	b := v.ByteArray()
+	av, err := ddbjson.DecodePlainValue(b)
+	if err != nil {
+		return nil, fmt.Errorf("the JSON column value is not valid JSON (%v): %q", err, shorten(string(b)))
+	}
+	return av, nil
 }
 
 func convUUID(v parquet.Value) (types.AttributeValue, error) {
