@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"golang.org/x/time/rate"
+
+	"github.com/treeport/treeport/internal/awserr"
 )
 
 // ScanAPI is the part of the DynamoDB client that Scan and Verify use;
@@ -289,58 +286,22 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrService) true.
 func (e *ServiceError) Is(target error) bool { return target == ErrService }
 
-type errKind int
+type errKind = awserr.Kind
 
 const (
-	errOther    errKind = iota // not retryable
-	errThrottle                // the service asks to slow down
-	errServer                  // 5xx
-	errNet                     // the connection failed
+	errOther    = awserr.Other    // not retryable
+	errThrottle = awserr.Throttle // the service asks to slow down
+	errServer   = awserr.Server   // 5xx
+	errNet      = awserr.Net      // the connection failed
 )
 
-var throttleCodes = map[string]bool{
-	"ProvisionedThroughputExceededException": true,
-	"ThrottlingException":                    true,
-	"Throttling":                             true,
-	"RequestLimitExceeded":                   true,
-	"TooManyRequestsException":               true,
-	"LimitExceededException":                 true,
-}
-
 // classify sorts an error by what the reader should do with it, and
-// returns the service's error code if there is one.
+// returns the service's error code if there is one. A read has nothing to
+// split: an invalid request is not retried.
 func classify(err error) (errKind, string) {
-	if err == nil {
-		return errOther, ""
+	k, code := awserr.Classify(err)
+	if k == awserr.Validation {
+		k = awserr.Other
 	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code := apiErr.ErrorCode()
-		var re *smithyhttp.ResponseError
-		status := 0
-		if errors.As(err, &re) {
-			status = re.HTTPStatusCode()
-		}
-		switch {
-		case throttleCodes[code]:
-			return errThrottle, code
-		case status >= 500 || code == "InternalServerError" || code == "ServiceUnavailable" ||
-			code == "InternalFailure" || code == "RequestTimeout":
-			return errServer, code
-		}
-		return errOther, code
-	}
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
-		return errServer, ""
-	}
-	var send *smithyhttp.RequestSendError
-	var deser *smithy.DeserializationError
-	switch {
-	case errors.As(err, &send), errors.As(err, &deser),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.ErrUnexpectedEOF),
-		retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary:
-		return errNet, ""
-	}
-	return errOther, ""
+	return k, code
 }

@@ -14,14 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/awserr"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -858,61 +856,18 @@ func keyString(spec layouts.TableSpec, item layouts.Item) string {
 	return s
 }
 
-type errKind int
+type errKind = awserr.Kind
 
 const (
-	errOther      errKind = iota // not retryable
-	errThrottle                  // the service asks to slow down
-	errServer                    // 5xx
-	errNet                       // the connection failed
-	errValidation                // the request is invalid
+	errOther      = awserr.Other      // not retryable
+	errThrottle   = awserr.Throttle   // the service asks to slow down
+	errServer     = awserr.Server     // 5xx
+	errNet        = awserr.Net        // the connection failed
+	errValidation = awserr.Validation // the request is invalid
 )
 
-var throttleCodes = map[string]bool{
-	"ProvisionedThroughputExceededException": true,
-	"ThrottlingException":                    true,
-	"Throttling":                             true,
-	"RequestLimitExceeded":                   true,
-	"TooManyRequestsException":               true,
-	"LimitExceededException":                 true,
-}
-
-// classify sorts a BatchWriteItem error by what the writer should do, and
-// returns the service's error code if there is one.
-func classify(err error) (errKind, string) {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		code := apiErr.ErrorCode()
-		var re *smithyhttp.ResponseError
-		status := 0
-		if errors.As(err, &re) {
-			status = re.HTTPStatusCode()
-		}
-		switch {
-		case throttleCodes[code]:
-			return errThrottle, code
-		case code == "ValidationException" || code == "ItemCollectionSizeLimitExceededException":
-			return errValidation, code
-		case status >= 500 || code == "InternalServerError" || code == "ServiceUnavailable" ||
-			code == "InternalFailure" || code == "TransactionConflictException" || code == "RequestTimeout":
-			return errServer, code
-		}
-		return errOther, code
-	}
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
-		return errServer, ""
-	}
-	var send *smithyhttp.RequestSendError
-	var deser *smithy.DeserializationError
-	switch {
-	case errors.As(err, &send), errors.As(err, &deser),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.ErrUnexpectedEOF),
-		retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary:
-		return errNet, ""
-	}
-	return errOther, ""
-}
+// classify sorts a BatchWriteItem error by what the writer should do.
+var classify = awserr.Classify
 
 // acker tracks which sequence numbers are acknowledged and derives the
 // watermark: the lowest one that is not, or one past the last added.
