@@ -190,8 +190,8 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	if closeErr != nil {
 		return closeErr
 	}
-	fmt.Fprintf(c.App.Writer, "loaded %d items of %d nodes into %s (%s layout) in %s: %.0f WCU consumed, %d throttles, %d retries\n",
-		stats.Items, est.Nodes, table, l.Name(), time.Since(started).Round(time.Millisecond), stats.ConsumedWCU, stats.Throttles, stats.Retries)
+	fmt.Fprintf(c.App.Writer, "loaded %d items of %d nodes into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
+		stats.Items, est.Nodes, table, l.Name(), time.Since(started).Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
 	if est.Skipped > 0 {
 		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
 	}
@@ -203,6 +203,15 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		return errDifferences
 	}
 	return nil
+}
+
+// wcuText is the write capacity a run used: DynamoDB's own figure when it
+// was asked for (--report), treeport's count otherwise.
+func wcuText(s importer.Stats) string {
+	if s.ConsumedWCU > 0 {
+		return fmt.Sprintf("%.0f WCU consumed", s.ConsumedWCU)
+	}
+	return fmt.Sprintf("%d WCU", s.ComputedWCU)
 }
 
 // countItems is how many items the load writes, for the progress bar's ETA.

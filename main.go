@@ -54,6 +54,8 @@ func newApp() *cli.App {
 			exportCommand(),
 			queryCommand(),
 			verifyCommand(),
+			planCommand(),
+			applyCommand(),
 			schemaCommand(),
 			genCommand(),
 		},

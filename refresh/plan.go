@@ -1,0 +1,302 @@
+// Package refresh makes a DynamoDB table equal to a snapshot with the fewest
+// writes: it plans (compares every item the snapshot's layout wants with the
+// items the table holds, by key and by value), applies plans with treeport's
+// writer, and turns tree edits (move, delete, set) into item writes.
+//
+// A plan works item by item, so it is the smallest set of writes and deletes
+// for any change, whatever its cause: an item is written only when the table
+// lacks it or holds another value under its key, and deleted only when the
+// snapshot does not want its key. A moved subtree thus rewrites, in the path
+// layouts, the subtree's Path, Depth and TreeId or GraphId; in closure, the
+// rows that link the subtree to its ancestors (rows whose key stays are
+// overwritten, rows past the new depth deleted, new ones put); in prefix,
+// the subtree's object and listing rows under their new keys.
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// OpKind is what an operation does to one item.
+type OpKind string
+
+// The kinds of operation.
+const (
+	Put    OpKind = "put"    // write the whole item
+	Delete OpKind = "delete" // delete the item with this key
+)
+
+// Reason says why an item is written or deleted, by what happened to the
+// node it belongs to.
+type Reason string
+
+// The reasons, in the order summaries list them.
+const (
+	ReasonNew     Reason = "new"     // the node is not in the table
+	ReasonRemoved Reason = "removed" // the node is not in the snapshot
+	ReasonMoved   Reason = "moved"   // the node, or one of its ancestors, has another parent
+	ReasonChanged Reason = "changed" // the node's attributes changed
+	// ReasonRepair: the node is the same in both, but the table's item is
+	// not what the layout writes for it (written by hand, or by another
+	// tool, or left half-way by a run that was killed without a
+	// checkpoint).
+	ReasonRepair Reason = "repair"
+)
+
+// Reasons lists every Reason in summary order.
+var Reasons = []Reason{ReasonNew, ReasonRemoved, ReasonMoved, ReasonChanged, ReasonRepair}
+
+// Op is one operation of a plan: a put of a whole item, or a delete of a key.
+type Op struct {
+	Kind   OpKind
+	Reason Reason
+	// ID is the node the item belongs to.
+	ID string
+	// Item is the whole item for a put, its key attributes for a delete.
+	Item layouts.Item
+	// WCU is what the operation costs: one unit per started KB of the item
+	// (written, or deleted), for the table and each index it is in.
+	WCU int
+}
+
+// Count is what a plan does for one reason.
+type Count struct {
+	// Nodes is the number of nodes concerned (for moved: the nodes of the
+	// moved subtrees).
+	Nodes   int64 `json:"nodes"`
+	Puts    int64 `json:"puts"`
+	Deletes int64 `json:"deletes"`
+	WCU     int64 `json:"wcu"`
+}
+
+func (c *Count) add(o Count) {
+	c.Nodes += o.Nodes
+	c.Puts += o.Puts
+	c.Deletes += o.Deletes
+	c.WCU += o.WCU
+}
+
+// Summary is what a plan does, counted.
+type Summary struct {
+	Table         string `json:"table"`
+	Layout        string `json:"layout"`
+	Shard         string `json:"shard,omitempty"`
+	TableNodes    int64  `json:"table_nodes"`
+	SnapshotNodes int64  `json:"snapshot_nodes"`
+	// TableItems is the number of items in the table (every shard's).
+	TableItems int64 `json:"table_items"`
+	// SnapshotItems is the number of items the snapshot's layout wants
+	// (this shard's).
+	SnapshotItems int64 `json:"snapshot_items"`
+	// MovedSubtrees is the number of nodes whose own parent changed: the
+	// roots of the moved subtrees (Reasons[moved].Nodes counts their nodes).
+	MovedSubtrees int64 `json:"moved_subtrees"`
+	// ChangedNodes is the number of nodes in both whose attributes changed,
+	// moved or not.
+	ChangedNodes int64 `json:"changed_nodes"`
+	// Unchanged is the number of nodes that need no write.
+	Unchanged int64 `json:"unchanged_nodes"`
+	// ByReason counts the operations by reason.
+	ByReason map[Reason]*Count `json:"by_reason"`
+	Total    Count             `json:"total"`
+}
+
+// DeleteRatio is the part of the table's nodes the plan removes.
+func (s *Summary) DeleteRatio() float64 {
+	if s.TableNodes == 0 {
+		return 0
+	}
+	return float64(s.ByReason[ReasonRemoved].Nodes) / float64(s.TableNodes)
+}
+
+// Changes is the number of operations.
+func (s *Summary) Changes() int64 { return s.Total.Puts + s.Total.Deletes }
+
+// Options say what to plan.
+type Options struct {
+	// Input is the snapshot, read and checked against Layout (no problems
+	// left: a plan never runs on an input with rejected nodes, since it
+	// would delete them from the table).
+	Input  *importer.Input
+	Layout layouts.Layout
+	// Table is the table as ReadTable read it, with the same Layout and
+	// Shard.
+	Table *Table
+	Shard importer.Shard
+}
+
+// Plan compares the snapshot with the table and calls fn with each
+// operation that makes the table equal to the snapshot: first the puts, in
+// the snapshot's order, then the deletes, in key order (so that a moved node
+// is never missing from the table while the plan is applied). Structure is
+// classified before any item is built, so Summary's node counts are known
+// when the first operation is passed on; the summary is returned complete.
+// An error from fn stops the plan.
+func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error) {
+	in, l, t := opts.Input, opts.Layout, opts.Table
+	if t.layout.Name() != l.Name() {
+		return nil, fmt.Errorf("refresh: the table was read as %s, the plan is for %s", t.layout.Name(), l.Name())
+	}
+	if n := in.Forest.RejectedCount(); n > 0 {
+		return nil, fmt.Errorf("refresh: the snapshot has %d rejected nodes; a plan needs a valid snapshot, or it would delete them", n)
+	}
+	f := in.Forest
+	s := &Summary{
+		Table: t.Name, Layout: l.Name(), Shard: opts.Shard.String(),
+		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items,
+		ByReason: map[Reason]*Count{},
+	}
+	for _, r := range Reasons {
+		s.ByReason[r] = &Count{}
+	}
+
+	// Structure first: which nodes are new, and which sit in a moved
+	// subtree (parents come before children in Order).
+	inTable := make([]bool, f.Len())
+	moved := make([]bool, f.Len())
+	for _, i32 := range f.Order() {
+		i := int(i32)
+		tn, ok := t.nodes[f.ID(i)]
+		if !ok {
+			s.ByReason[ReasonNew].Nodes++
+			continue
+		}
+		inTable[i] = true
+		parent := ""
+		if p := f.Parent(i); p >= 0 {
+			parent = f.ID(p)
+		}
+		switch {
+		case tn.parent != parent:
+			moved[i] = true
+			s.MovedSubtrees++
+		case f.Parent(i) >= 0 && moved[f.Parent(i)]:
+			moved[i] = true
+		}
+		if moved[i] {
+			s.ByReason[ReasonMoved].Nodes++
+		}
+	}
+	for id := range t.nodes {
+		if f.Lookup(id) < 0 {
+			s.ByReason[ReasonRemoved].Nodes++
+		}
+	}
+
+	// Then every item the snapshot wants, compared with the table's.
+	var (
+		d          digester
+		cur        = -1 // the node whose items are being emitted
+		curKnown   bool // its node item was seen (a shard may not own it)
+		curChanged bool
+		changed    int64
+		// changedInPlace counts the changed nodes that did not move.
+		changedInPlace int64
+	)
+	spec := l.Table()
+	es, err := in.Emit(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, item layouts.Item) error {
+		id := owner(t.fields, item)
+		i := f.Lookup(id)
+		if i != cur {
+			cur, curKnown, curChanged = i, false, false
+		}
+		if rec, isNode, err := l.Node(item); err == nil && isNode && i >= 0 && inTable[i] {
+			curKnown = true
+			curChanged = d.item(rec.Attrs) != t.nodes[id].attrs
+			if curChanged {
+				changed++
+				if !moved[i] {
+					changedInPlace++
+				}
+			}
+		}
+		key := keyOf(spec, item)
+		digest := d.item(item)
+		if ti, ok := t.items[key]; ok {
+			ti.seen = true
+			if ti.digest == digest {
+				return nil
+			}
+		}
+		var reason Reason
+		switch {
+		case i < 0 || !inTable[i]:
+			reason = ReasonNew
+		case moved[i]:
+			reason = ReasonMoved
+		case curChanged || !curKnown:
+			// Without the node item (another shard's), an item that
+			// differs most likely carries changed attributes.
+			reason = ReasonChanged
+		default:
+			reason = ReasonRepair
+		}
+		op := Op{Kind: Put, Reason: reason, ID: id, Item: item,
+			WCU: transform.WCU(transform.ItemSize(item)) * (1 + layouts.IndexesOf(spec, item))}
+		s.count(op)
+		return fn(op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.SnapshotItems = es.Items
+	s.ChangedNodes = changed
+	s.ByReason[ReasonChanged].Nodes = changed
+
+	// Then what the table holds and the snapshot does not want.
+	var gone []string
+	for k, ti := range t.items {
+		if !ti.seen {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(gone)
+	for _, k := range gone {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ti := t.items[k]
+		key, err := decodeKey(spec, k)
+		if err != nil {
+			return nil, err
+		}
+		id := owner(t.fields, key)
+		reason := ReasonRepair
+		switch i := f.Lookup(id); {
+		case i < 0:
+			reason = ReasonRemoved
+		case moved[i]:
+			reason = ReasonMoved
+		}
+		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: transform.WCU(int(ti.size)) * (1 + int(ti.indexes))}
+		s.count(op)
+		if err := fn(op); err != nil {
+			return nil, err
+		}
+	}
+	// Forget what this plan saw, so that the table can be planned again.
+	for _, ti := range t.items {
+		ti.seen = false
+	}
+	s.Unchanged = s.SnapshotNodes - s.ByReason[ReasonNew].Nodes - s.ByReason[ReasonMoved].Nodes - changedInPlace
+	return s, nil
+}
+
+func (s *Summary) count(op Op) {
+	c := s.ByReason[op.Reason]
+	if op.Kind == Put {
+		c.Puts++
+		s.Total.Puts++
+	} else {
+		c.Deletes++
+		s.Total.Deletes++
+	}
+	c.WCU += int64(op.WCU)
+	s.Total.WCU += int64(op.WCU)
+}

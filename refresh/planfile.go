@@ -1,0 +1,213 @@
+package refresh
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+)
+
+// PlanFileVersion is the version of the plan file format.
+const PlanFileVersion = 1
+
+// PlanHeader is what a plan file says before its operations.
+type PlanHeader struct {
+	Version  int    `json:"version"`
+	Table    string `json:"table"`
+	Layout   string `json:"layout"`
+	Snapshot string `json:"snapshot"`
+	Shard    string `json:"shard,omitempty"`
+}
+
+// A plan file is one JSON object, written as it goes: the header's fields,
+// then "operations", an array with one operation a line, then "summary":
+//
+//	{"version":1,"table":"T","layout":"path","snapshot":"s.csv",
+//	"operations":[
+//	{"op":"put","reason":"moved","id":"D","wcu":3,"item":{"Id":{"S":"D"},…}},
+//	{"op":"delete","reason":"removed","id":"X","wcu":3,"key":{"Id":{"S":"X"}}}
+//	],
+//	"summary":{…}}
+//
+// Items and keys are DynamoDB JSON, so `jq` and the AWS CLI read them.
+
+// PlanWriter writes a plan file.
+type PlanWriter struct {
+	w   *bufio.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+// NewPlanWriter starts a plan file with its header.
+func NewPlanWriter(w io.Writer, h PlanHeader) (*PlanWriter, error) {
+	h.Version = PlanFileVersion
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	pw := &PlanWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	pw.w.Write(b[:len(b)-1]) // the header's fields, the object left open
+	_, err = pw.w.WriteString(",\n\"operations\":[\n")
+	return pw, err
+}
+
+// Write adds one operation.
+func (pw *PlanWriter) Write(op Op) error {
+	if pw.err != nil {
+		return pw.err
+	}
+	b := pw.buf[:0]
+	if pw.n > 0 {
+		b = append(b, ",\n"...)
+	}
+	b = AppendOp(b, op)
+	pw.buf = b
+	pw.n++
+	_, pw.err = pw.w.Write(b)
+	return pw.err
+}
+
+// AppendOp appends one operation as its JSON object.
+func AppendOp(b []byte, op Op) []byte {
+	b = append(b, `{"op":"`...)
+	b = append(b, op.Kind...)
+	b = append(b, `","reason":"`...)
+	b = append(b, op.Reason...)
+	b = append(b, `","id":`...)
+	b = ddbjson.AppendString(b, op.ID)
+	b = append(b, `,"wcu":`...)
+	b = strconv.AppendInt(b, int64(op.WCU), 10)
+	if op.Kind == Put {
+		b = append(b, `,"item":`...)
+	} else {
+		b = append(b, `,"key":`...)
+	}
+	b = ddbjson.AppendItem(b, op.Item)
+	return append(b, '}')
+}
+
+// Close ends the file with the summary and flushes it.
+func (pw *PlanWriter) Close(s *Summary) error {
+	if pw.err != nil {
+		return pw.err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if pw.n > 0 {
+		pw.w.WriteString("\n")
+	}
+	pw.w.WriteString("],\n\"summary\":")
+	pw.w.Write(b)
+	pw.w.WriteString("}\n")
+	return pw.w.Flush()
+}
+
+// opJSON is an operation as a plan file holds it.
+type opJSON struct {
+	Op     OpKind          `json:"op"`
+	Reason Reason          `json:"reason"`
+	ID     string          `json:"id"`
+	WCU    int             `json:"wcu"`
+	Item   json.RawMessage `json:"item"`
+	Key    json.RawMessage `json:"key"`
+}
+
+// ReadPlan reads a plan file, calling fn with each operation in order, and
+// returns its header and summary. A file that ends before its summary (a
+// run that was killed while writing it) is an error.
+func ReadPlan(r io.Reader, fn func(Op) error) (PlanHeader, *Summary, error) {
+	var h PlanHeader
+	var s *Summary
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
+	bad := func(err error) (PlanHeader, *Summary, error) {
+		return h, nil, fmt.Errorf("refresh: plan file: %w", err)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return bad(fmt.Errorf("not a plan (want a JSON object): %v", err))
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		name, _ := tok.(string)
+		switch name {
+		case "version":
+			err = dec.Decode(&h.Version)
+			if err == nil && h.Version != PlanFileVersion {
+				err = fmt.Errorf("version %d; this treeport reads version %d", h.Version, PlanFileVersion)
+			}
+		case "table":
+			err = dec.Decode(&h.Table)
+		case "layout":
+			err = dec.Decode(&h.Layout)
+		case "snapshot":
+			err = dec.Decode(&h.Snapshot)
+		case "shard":
+			err = dec.Decode(&h.Shard)
+		case "summary":
+			s = new(Summary)
+			err = dec.Decode(s)
+		case "operations":
+			if tok, err = dec.Token(); err == nil && tok != json.Delim('[') {
+				err = errors.New("operations is not an array")
+			}
+			for err == nil && dec.More() {
+				n++
+				var o opJSON
+				if err = dec.Decode(&o); err != nil {
+					break
+				}
+				var op Op
+				if op, err = o.op(); err != nil {
+					err = fmt.Errorf("operation %d: %w", n, err)
+					break
+				}
+				err = fn(op)
+			}
+			if err == nil {
+				_, err = dec.Token() // ]
+			}
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return bad(err)
+		}
+	}
+	if s == nil {
+		return bad(errors.New("no summary: the file was cut short"))
+	}
+	return h, s, nil
+}
+
+func (o opJSON) op() (Op, error) {
+	op := Op{Kind: o.Op, Reason: o.Reason, ID: o.ID, WCU: o.WCU}
+	raw := o.Item
+	switch o.Op {
+	case Put:
+	case Delete:
+		raw = o.Key
+	default:
+		return op, fmt.Errorf("op %q: want put or delete", o.Op)
+	}
+	if len(raw) == 0 {
+		return op, fmt.Errorf("%s of %q has no item", o.Op, o.ID)
+	}
+	item, err := ddbjson.DecodeItem(raw)
+	if err != nil {
+		return op, err
+	}
+	op.Item = layouts.Item(item)
+	return op, nil
+}
