@@ -574,4 +574,3 @@ func executePlan(c *cli.Context, client *dynamodb.Client, l layouts.Layout, plan
 	}
 	return nil
 }
-
