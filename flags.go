@@ -13,6 +13,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -169,7 +170,7 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, errDifferences):
 		return exitDifferences
-	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound),
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
 		errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):

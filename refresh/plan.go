@@ -239,7 +239,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		op := Op{Kind: Put, Reason: reason, ID: id, Item: item,
 			WCU: transform.WCU(transform.ItemSize(item)) * (1 + layouts.IndexesOf(spec, item))}
-		s.count(op)
+		s.Add(op)
 		return fn(op)
 	})
 	if err != nil {
@@ -275,7 +275,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			reason = ReasonMoved
 		}
 		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: transform.WCU(int(ti.size)) * (1 + int(ti.indexes))}
-		s.count(op)
+		s.Add(op)
 		if err := fn(op); err != nil {
 			return nil, err
 		}
@@ -288,7 +288,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	return s, nil
 }
 
-func (s *Summary) count(op Op) {
+// Add counts one more operation.
+func (s *Summary) Add(op Op) {
 	c := s.ByReason[op.Reason]
 	if op.Kind == Put {
 		c.Puts++

@@ -1,0 +1,584 @@
+package refresh
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// ErrEdit marks an edit that cannot be carried out: a node that is not in
+// the table, a move under the node's own subtree, the delete of a root that
+// still has children, a bad attribute. Nothing is written when an edit of a
+// file fails.
+var ErrEdit = errors.New("refresh: edit refused")
+
+// Edit kinds, as the ops file names them.
+const (
+	EditMove   = "move"
+	EditDelete = "delete"
+	EditSet    = "set"
+)
+
+// Edit is one tree edit:
+//
+//	{"op":"move","id":"D","parent":"E"}       D moves under E, with its subtree ("parent":null or "": D becomes a root)
+//	{"op":"delete","id":"D"}                  D goes; its children move up to D's parent
+//	{"op":"set","id":"D","attributes":{"size":3},"remove":["tmp"]}
+//
+// Attributes are plain JSON values, read as the JSON input format reads them.
+type Edit struct {
+	Op     string
+	ID     string
+	Parent string // move: "" makes the node a root
+	Attrs  transform.Attrs
+	Remove []string
+	// File and Line say where the edit came from.
+	File string
+	Line int
+}
+
+func (e *Edit) where() string {
+	if e.File == "" {
+		return fmt.Sprintf("edit %d", e.Line)
+	}
+	return fmt.Sprintf("%s:%d", e.File, e.Line)
+}
+
+// errorf is an error about this edit: where it is, what it is.
+func (e *Edit) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s %q: %s", ErrEdit, e.where(), e.Op, e.ID, fmt.Sprintf(format, args...))
+}
+
+// ReadEdits reads an ops file, JSON Lines, one edit a line (blank lines
+// and lines starting with # are skipped). A line that is not an edit is an
+// error naming the file and line; nothing is returned then.
+func ReadEdits(path string) ([]Edit, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readEdits(f, path)
+}
+
+func readEdits(r io.Reader, file string) ([]Edit, error) {
+	var edits []Edit
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		e, err := parseEdit(text)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %v", ErrEdit, file, line, err)
+		}
+		e.File, e.Line = file, line
+		edits = append(edits, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", file, line+1, err)
+	}
+	return edits, nil
+}
+
+func parseEdit(text []byte) (Edit, error) {
+	var raw struct {
+		Op     string          `json:"op"`
+		ID     *string         `json:"id"`
+		Parent json.RawMessage `json:"parent"`
+		Attrs  json.RawMessage `json:"attributes"`
+		Remove []string        `json:"remove"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Edit{}, fmt.Errorf("not an edit: %v (want e.g. {\"op\":\"move\",\"id\":\"D\",\"parent\":\"E\"})", err)
+	}
+	if raw.ID == nil || *raw.ID == "" {
+		return Edit{}, fmt.Errorf("%s without an \"id\"", raw.Op)
+	}
+	e := Edit{Op: raw.Op, ID: *raw.ID}
+	switch raw.Op {
+	case EditMove:
+		if len(raw.Parent) == 0 {
+			return e, errors.New("move without a \"parent\" (null or \"\" makes the node a root)")
+		}
+		if string(raw.Parent) != "null" {
+			if err := json.Unmarshal(raw.Parent, &e.Parent); err != nil {
+				return e, fmt.Errorf("move: \"parent\" must be a string id or null: %v", err)
+			}
+		}
+		if raw.Attrs != nil || raw.Remove != nil {
+			return e, errors.New("move takes no attributes; give a set edit of its own")
+		}
+	case EditDelete:
+		if raw.Parent != nil || raw.Attrs != nil || raw.Remove != nil {
+			return e, errors.New("delete takes only an id")
+		}
+	case EditSet:
+		if raw.Parent != nil {
+			return e, errors.New("set does not move; give a move edit of its own")
+		}
+		if len(raw.Attrs) == 0 && len(raw.Remove) == 0 {
+			return e, errors.New("set without \"attributes\" or \"remove\"")
+		}
+		if len(raw.Attrs) > 0 {
+			attrs, err := ddbjson.DecodePlainObject(raw.Attrs)
+			if err != nil {
+				return e, fmt.Errorf("set: \"attributes\": %v", err)
+			}
+			e.Attrs = attrs
+		}
+		e.Remove = raw.Remove
+	default:
+		return e, fmt.Errorf("op %q: want move, delete or set", raw.Op)
+	}
+	return e, nil
+}
+
+// vnode is a node as the editor knows it: as it is in the table (orig…) and
+// as the edits so far leave it.
+type vnode struct {
+	origParent string
+	origAttrs  transform.Attrs
+	parent     string
+	attrs      transform.Attrs
+	deleted    bool
+	// subtree: every node of the node's subtree is known.
+	subtree bool
+}
+
+// Editor carries out tree edits on a table with the fewest item writes: it
+// reads only the nodes the edits touch (the layout's own queries: a node
+// and its ancestors, a moved or deleted node's subtree), applies the edits
+// to them in memory, in order, and then compares the items of every node
+// whose path or attributes changed, before and after. Items whose key stays
+// and whose value changes are put; keys that go are deleted; new keys are
+// put. An edit that cannot be carried out fails the whole set before
+// anything is written.
+type Editor struct {
+	client exporter.QueryAPI
+	table  string
+	l      layouts.Layout
+	fields layouts.Fields
+	spec   layouts.TableSpec
+	nodes  map[string]*vnode
+	kids   map[string]map[string]bool
+	// Read is what the queries cost.
+	Read exporter.Stats
+	// Located counts the prefix nodes whose path had to be found with a
+	// Scan (the prefix layout's keys are paths, not ids).
+	Located int
+}
+
+// NewEditor returns an editor of the table.
+func NewEditor(client exporter.QueryAPI, table string, l layouts.Layout) (*Editor, error) {
+	f, err := layouts.FieldsOf(l)
+	if err != nil {
+		return nil, err
+	}
+	return &Editor{client: client, table: table, l: l, fields: f, spec: l.Table(),
+		nodes: map[string]*vnode{}, kids: map[string]map[string]bool{}}, nil
+}
+
+// EditCount is what one edit did.
+type EditCount struct {
+	Edit *Edit
+	// Nodes is the number of nodes whose place or attributes the edit
+	// changed (a move: the subtree; a delete: the node and its subtree,
+	// which moves up a level; a set: the node).
+	Nodes int
+}
+
+// Apply carries out the edits in order, in memory, reading what they need
+// from the table.
+func (ed *Editor) Apply(ctx context.Context, edits []Edit) ([]EditCount, error) {
+	counts := make([]EditCount, 0, len(edits))
+	for k := range edits {
+		e := &edits[k]
+		n, err := ed.apply(ctx, e)
+		if err != nil {
+			return counts, err
+		}
+		counts = append(counts, EditCount{Edit: e, Nodes: n})
+	}
+	return counts, nil
+}
+
+func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
+	switch e.Op {
+	case EditMove:
+		x, err := ed.ensureSubtree(ctx, e, e.ID)
+		if err != nil {
+			return 0, err
+		}
+		if e.Parent == x.parent {
+			return 0, nil
+		}
+		if e.Parent != "" {
+			if _, err := ed.ensureNode(ctx, e, e.Parent); err != nil {
+				return 0, err
+			}
+			for p := e.Parent; p != ""; p = ed.nodes[p].parent {
+				if p == e.ID {
+					if e.Parent == e.ID {
+						return 0, e.errorf("a node cannot be its own parent")
+					}
+					return 0, e.errorf("%q is in the subtree of %q: a node cannot move under its own descendant", e.Parent, e.ID)
+				}
+			}
+		}
+		ed.setParent(e.ID, e.Parent)
+		return ed.subtreeSize(e.ID), nil
+	case EditDelete:
+		x, err := ed.ensureSubtree(ctx, e, e.ID)
+		if err != nil {
+			return 0, err
+		}
+		kids := ed.children(e.ID)
+		if x.parent == "" && len(kids) > 0 {
+			return 0, e.errorf("it is a root with %d children, which would have no parent to move up to; move or delete them first", len(kids))
+		}
+		n := ed.subtreeSize(e.ID)
+		for _, c := range kids {
+			ed.setParent(c, x.parent)
+		}
+		ed.setParent(e.ID, "")
+		x.deleted = true
+		return n, nil
+	case EditSet:
+		x, err := ed.ensureNode(ctx, e, e.ID)
+		if err != nil {
+			return 0, err
+		}
+		attrs := make(transform.Attrs, len(x.attrs)+len(e.Attrs))
+		for k, v := range x.attrs {
+			attrs[k] = v
+		}
+		for _, k := range e.Remove {
+			delete(attrs, k)
+		}
+		for k, v := range e.Attrs {
+			if err := layouts.CheckAttrName(ed.l, k); err != nil {
+				return 0, e.errorf("%v", err)
+			}
+			attrs[k] = v
+		}
+		x.attrs = attrs
+		return 1, nil
+	}
+	return 0, e.errorf("unknown op")
+}
+
+// node returns a known node that the edits have not deleted.
+func (ed *Editor) node(e *Edit, id string) (*vnode, bool, error) {
+	x, ok := ed.nodes[id]
+	if ok && x.deleted {
+		return nil, true, e.errorf("node %q was deleted by an earlier edit", id)
+	}
+	return x, ok, nil
+}
+
+// ensureNode makes sure the node and its ancestors are known, reading them
+// with one ancestors query.
+func (ed *Editor) ensureNode(ctx context.Context, e *Edit, id string) (*vnode, error) {
+	if x, ok, err := ed.node(e, id); ok || err != nil {
+		return x, err
+	}
+	res, err := ed.query(ctx, exporter.QueryOptions{Kind: exporter.Ancestors, ID: id, MinDepth: 0, MaxDepth: exporter.NoMaxDepth})
+	if errors.Is(err, exporter.ErrNotFound) {
+		return nil, e.errorf("node %q is not in table %s", id, ed.table)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ed.add(res)
+	return ed.nodes[id], nil
+}
+
+// ensureSubtree makes sure the node, its ancestors and its whole current
+// subtree are known.
+func (ed *Editor) ensureSubtree(ctx context.Context, e *Edit, id string) (*vnode, error) {
+	x, err := ed.ensureNode(ctx, e, id)
+	if err != nil || x.subtree {
+		return x, err
+	}
+	opts := exporter.QueryOptions{Kind: exporter.Descendants, ID: id, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
+	if ed.fields.Layout == layouts.PrefixName {
+		opts.Path = ed.path(id, true)
+	}
+	res, err := ed.query(ctx, opts)
+	if err != nil && !errors.Is(err, exporter.ErrNotFound) {
+		return nil, err
+	}
+	ed.add(res)
+	// Every node the table has below id is known now, and so is each of
+	// their subtrees as the table has it.
+	x.subtree = true
+	for _, r := range res {
+		ed.nodes[r.ID].subtree = true
+	}
+	// Nodes moved under id by earlier edits bring table subtrees of their
+	// own.
+	for _, c := range ed.descendants(id) {
+		if n := ed.nodes[c]; !n.subtree {
+			if _, err := ed.ensureSubtree(ctx, e, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return x, nil
+}
+
+func (ed *Editor) query(ctx context.Context, opts exporter.QueryOptions) ([]exporter.Result, error) {
+	opts.ConsistentRead = true
+	opts.OnLocate = func([]string, exporter.Stats) { ed.Located++ }
+	res, st, err := exporter.Query(ctx, ed.client, ed.table, ed.l, opts)
+	ed.Read.Add(st)
+	return res, err
+}
+
+// add learns nodes from a query's results; what the edits already know of a
+// node wins over the table.
+func (ed *Editor) add(res []exporter.Result) {
+	for _, r := range res {
+		if _, ok := ed.nodes[r.ID]; ok {
+			continue
+		}
+		ed.nodes[r.ID] = &vnode{origParent: r.Parent, origAttrs: r.Attrs, parent: r.Parent, attrs: r.Attrs}
+		ed.link(r.ID, r.Parent)
+	}
+}
+
+func (ed *Editor) link(id, parent string) {
+	if parent == "" {
+		return
+	}
+	k := ed.kids[parent]
+	if k == nil {
+		k = map[string]bool{}
+		ed.kids[parent] = k
+	}
+	k[id] = true
+}
+
+func (ed *Editor) setParent(id, parent string) {
+	x := ed.nodes[id]
+	if x.parent != "" {
+		delete(ed.kids[x.parent], id)
+	}
+	x.parent = parent
+	ed.link(id, parent)
+}
+
+// children are the node's known children, sorted.
+func (ed *Editor) children(id string) []string {
+	var out []string
+	for c := range ed.kids[id] {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// descendants are the node's known descendants, breadth-first.
+func (ed *Editor) descendants(id string) []string {
+	var out []string
+	queue := ed.children(id)
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		out = append(out, c)
+		queue = append(queue, ed.children(c)...)
+	}
+	return out
+}
+
+func (ed *Editor) subtreeSize(id string) int { return 1 + len(ed.descendants(id)) }
+
+// path is the node's ids from its root to it, as the table has them (orig)
+// or as the edits leave them.
+func (ed *Editor) path(id string, orig bool) []string {
+	var rev []string
+	for p := id; p != ""; {
+		rev = append(rev, p)
+		x := ed.nodes[p]
+		if orig {
+			p = x.origParent
+		} else {
+			p = x.parent
+		}
+		if len(rev) > len(ed.nodes) {
+			panic("refresh: cycle in the editor's tree")
+		}
+	}
+	slices.Reverse(rev)
+	return rev
+}
+
+// Ops returns the item writes that carry the edits out: for every node whose
+// path or attributes changed, its items before and after are compared by
+// key and value. Puts come first, then deletes, each in key order. A new
+// item over DynamoDB's limits (a key grown past 2048 bytes by a move, an
+// item past 400 KB by a set) is an error, and nothing should be written.
+func (ed *Editor) Ops() ([]Op, error) {
+	ids := make([]string, 0, len(ed.nodes))
+	for id := range ed.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var d digester
+	type entry struct {
+		item   layouts.Item
+		id     string
+		digest uint64
+	}
+	before := map[string]entry{}
+	after := map[string]entry{}
+	collect := func(into map[string]entry, id string, parent string, attrs transform.Attrs, path []string) error {
+		n := transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: attrs}, Depth: len(path) - 1, Path: path}
+		return ed.l.Items(&n, func(item layouts.Item) {
+			into[keyOf(ed.spec, item)] = entry{item: item, id: id, digest: d.item(item)}
+		})
+	}
+	for _, id := range ids {
+		x := ed.nodes[id]
+		origPath, path := ed.path(id, true), []string(nil)
+		if !x.deleted {
+			path = ed.path(id, false)
+		}
+		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) {
+			continue
+		}
+		if err := collect(before, id, x.origParent, x.origAttrs, origPath); err != nil {
+			return nil, err
+		}
+		if x.deleted {
+			continue
+		}
+		if err := collect(after, id, x.parent, x.attrs, path); err != nil {
+			return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, id, err)
+		}
+	}
+	var puts, dels []string
+	for k, a := range after {
+		if b, ok := before[k]; !ok || b.digest != a.digest {
+			if err := checkItem(ed.spec, a.item); err != nil {
+				return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, a.id, err)
+			}
+			puts = append(puts, k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			dels = append(dels, k)
+		}
+	}
+	slices.Sort(puts)
+	slices.Sort(dels)
+	ops := make([]Op, 0, len(puts)+len(dels))
+	for _, k := range puts {
+		a := after[k]
+		reason := ReasonChanged
+		if !slices.Equal(ed.path(a.id, true), ed.path(a.id, false)) {
+			reason = ReasonMoved
+		}
+		ops = append(ops, Op{Kind: Put, Reason: reason, ID: a.id, Item: a.item,
+			WCU: transform.WCU(transform.ItemSize(a.item)) * (1 + layouts.IndexesOf(ed.spec, a.item))})
+	}
+	for _, k := range dels {
+		b := before[k]
+		reason := ReasonMoved
+		if ed.nodes[b.id].deleted {
+			reason = ReasonRemoved
+		}
+		key, err := decodeKey(ed.spec, k)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, Op{Kind: Delete, Reason: reason, ID: b.id, Item: key,
+			WCU: transform.WCU(transform.ItemSize(b.item)) * (1 + layouts.IndexesOf(ed.spec, b.item))})
+	}
+	return ops, nil
+}
+
+// checkItem checks an item against DynamoDB's limits: its size, and the
+// length of its keys in the table and in each index.
+func checkItem(spec layouts.TableSpec, item layouts.Item) error {
+	if size := transform.ItemSize(item); size > transform.MaxItemBytes {
+		return fmt.Errorf("%w: %d bytes, over DynamoDB's %d", transform.ErrItemTooLarge, size, transform.MaxItemBytes)
+	}
+	keyLen := func(name string, limit int, kind string) error {
+		if s, ok := item[name].(*types.AttributeValueMemberS); ok && len(s.Value) > limit {
+			return fmt.Errorf("%w: %s key %s is %d bytes, over DynamoDB's %d (%s…)", transform.ErrKeyTooLong, kind, name, len(s.Value), limit, s.Value[:40])
+		}
+		return nil
+	}
+	check := func(pk layouts.KeyAttr, sk *layouts.KeyAttr) error {
+		if err := keyLen(pk.Name, transform.MaxPartitionKeyBytes, "partition"); err != nil {
+			return err
+		}
+		if sk != nil {
+			return keyLen(sk.Name, transform.MaxSortKeyBytes, "sort")
+		}
+		return nil
+	}
+	if err := check(spec.PK, spec.SK); err != nil {
+		return err
+	}
+	for _, ix := range spec.Indexes {
+		if err := check(ix.PK, ix.SK); err != nil {
+			return fmt.Errorf("index %s: %w", ix.Name, err)
+		}
+	}
+	return nil
+}
+
+// Describe is one line about an edit's effect, for the command's output.
+func (c EditCount) Describe() string {
+	e := c.Edit
+	switch e.Op {
+	case EditMove:
+		to := fmt.Sprintf("under %q", e.Parent)
+		if e.Parent == "" {
+			to = "to the top (a root)"
+		}
+		if c.Nodes == 0 {
+			return fmt.Sprintf("%s: move %q %s: already there", e.where(), e.ID, to)
+		}
+		return fmt.Sprintf("%s: move %q %s: %d nodes move", e.where(), e.ID, to, c.Nodes)
+	case EditDelete:
+		return fmt.Sprintf("%s: delete %q: %d descendants move up a level", e.where(), e.ID, c.Nodes-1)
+	}
+	var names []string
+	for k := range e.Attrs {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	s := fmt.Sprintf("%s: set %q", e.where(), e.ID)
+	if len(names) > 0 {
+		s += " " + strings.Join(names, ", ")
+	}
+	if len(e.Remove) > 0 {
+		s += ", remove " + strings.Join(e.Remove, ", ")
+	}
+	return s
+}
