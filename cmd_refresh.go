@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -88,112 +89,137 @@ func applyCommand() *cli.Command {
 	}
 }
 
-// refreshRun is a snapshot and a table, read and checked, ready to plan.
-type refreshRun struct {
-	in     *importer.Input
-	l      layouts.Layout
-	table  *refresh.Table
-	client *dynamodb.Client
-	shard  importer.Shard
-	ratio  float64
+// refreshJob is a refresh of one table from one snapshot: what plan, apply
+// and migrate share, taken from their flags.
+type refreshJob struct {
+	c        *cli.Context
+	client   *dynamodb.Client
+	l        layouts.Layout
+	table    string
+	snapshot string
+	input    importer.InputOptions
+	shard    importer.Shard
+	scan     exporter.ScanOptions
+	// ratio is --max-delete-ratio; maxErrors is --max-errors.
+	ratio     float64
+	maxErrors int
+	// settings identify the flags for a checkpoint's fingerprint.
+	settings map[string]any
+
+	// Read by read: the snapshot, checked, and the table.
+	in *importer.Input
+	t  *refresh.Table
 }
 
-// refreshArgs checks the command line common to plan and apply, and gives
+// refreshJobFromFlags checks the command line of plan and apply, and gives
 // each copy of a sharded run its own file names.
-func refreshArgs(c *cli.Context, files ...string) (layouts.Layout, importer.Shard, error) {
+func refreshJobFromFlags(c *cli.Context, files ...string) (*refreshJob, error) {
 	if c.NArg() > 0 {
-		return nil, importer.Shard{}, usagef("unexpected arguments %q", c.Args().Slice())
+		return nil, usagef("unexpected arguments %q", c.Args().Slice())
 	}
 	switch {
 	case c.String("in") == "":
-		return nil, importer.Shard{}, usagef("--in is required: the snapshot to refresh the table from")
+		return nil, usagef("--in is required: the snapshot to refresh the table from")
 	case c.String("table") == "":
-		return nil, importer.Shard{}, usagef("--table is required")
+		return nil, usagef("--table is required")
 	}
-	if r := c.Float64("max-delete-ratio"); r < 0 || r > 1 {
-		return nil, importer.Shard{}, usagef("--max-delete-ratio %g: give a part of the nodes between 0 and 1 (0.1 is 10%%)", r)
-	}
-	ls, _, err := newLayouts(c, false)
+	ls, lopts, err := newLayouts(c, false)
 	if err != nil {
-		return nil, importer.Shard{}, err
+		return nil, err
 	}
-	shard, err := importer.ParseShard(c.String("shard"))
-	if err != nil {
-		return nil, importer.Shard{}, usagef("%v", err)
-	}
-	if shard.Of > 1 {
-		for _, name := range files {
-			if v := c.String(name); v != "" {
-				if err := c.Set(name, shard.FileName(v)); err != nil {
-					return nil, shard, err
-				}
-			}
-		}
-	}
-	return ls[0], shard, nil
-}
-
-// readRefresh reads the snapshot and the table at the same time, and checks
-// the snapshot against the layout. A snapshot with problems stops the scan
-// and gives importer.ErrInvalid, with the problems printed.
-func readRefresh(c *cli.Context, client *dynamodb.Client, l layouts.Layout, shard importer.Shard) (*refreshRun, error) {
 	srcOpts, err := sourceOptions(c)
 	if err != nil {
 		return nil, err
 	}
+	j := &refreshJob{
+		c: c, l: ls[0], table: c.String("table"), snapshot: c.String("in"),
+		input:     importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy},
+		maxErrors: c.Int("max-errors"),
+		settings:  settings(c, ls[0]),
+	}
+	if err := j.commonFlags(c, files...); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// commonFlags reads the flags plan, apply and migrate share: the shard, the
+// Scan's and the mass-delete guard's.
+func (j *refreshJob) commonFlags(c *cli.Context, files ...string) error {
+	j.ratio = c.Float64("max-delete-ratio")
+	if j.ratio < 0 || j.ratio > 1 {
+		return usagef("--max-delete-ratio %g: give a part of the nodes between 0 and 1 (0.1 is 10%%)", j.ratio)
+	}
+	shard, err := importer.ParseShard(c.String("shard"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	j.shard = shard
+	if shard.Of > 1 {
+		for _, name := range files {
+			if v := c.String(name); v != "" {
+				if err := c.Set(name, shard.FileName(v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	segments := c.Int("segments")
 	if segments < 1 || segments > exporter.MaxSegments {
-		return nil, usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
+		return usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
 	}
-	_, lopts, err := newLayouts(c, false)
-	if err != nil {
-		return nil, err
-	}
-	table := c.String("table")
-	if err := importer.CheckTable(c.Context, client, table, l.Table()); err != nil {
-		return nil, err
+	j.scan = exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")}
+	return nil
+}
+
+// read reads the snapshot and the table at the same time, and checks the
+// snapshot against the layout. A snapshot with problems stops the scan and
+// gives importer.ErrInvalid, with the problems printed.
+func (j *refreshJob) read(ctx context.Context) error {
+	if err := importer.CheckTable(ctx, j.client, j.table, j.l.Table()); err != nil {
+		return err
 	}
 	debug.SetGCPercent(50) // see runImport
-	r := &refreshRun{l: l, client: client, shard: shard, ratio: c.Float64("max-delete-ratio")}
-	g, ctx := errgroup.WithContext(c.Context)
+	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		in, err := importer.ReadInput(ctx, importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy})
+		in, err := importer.ReadInput(gctx, j.input)
 		if err != nil {
 			return err
 		}
-		if problems := in.CheckLayout(l); len(problems) > 0 {
-			printProblems(c.App.ErrWriter, problems, c.Int("max-errors"))
+		if problems := in.CheckLayout(j.l); len(problems) > 0 {
+			printProblems(j.c.App.ErrWriter, problems, j.maxErrors)
 			return fmt.Errorf("%w: %d problems in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-				importer.ErrInvalid, len(problems), c.String("in"))
+				importer.ErrInvalid, len(problems), j.snapshot)
 		}
-		r.in = in
+		j.in = in
 		return nil
 	})
 	g.Go(func() error {
-		t, err := refresh.ReadTable(ctx, refresh.ReadTableOptions{
-			Client: client, Table: table, Layout: l, Shard: shard,
-			Scan: exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")},
-		})
-		r.table = t
+		t, err := refresh.ReadTable(gctx, refresh.ReadTableOptions{Client: j.client, Table: j.table, Layout: j.l, Shard: j.shard, Scan: j.scan})
+		j.t = t
 		return err
 	})
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return g.Wait()
+}
+
+func (j *refreshJob) header() refresh.PlanHeader {
+	return refresh.PlanHeader{Table: j.table, Layout: j.l.Name(), Snapshot: j.snapshot, Shard: j.shard.String()}
+}
+
+// plan plans, passing each operation to fn.
+func (j *refreshJob) plan(ctx context.Context, fn func(refresh.Op) error) (*refresh.Summary, error) {
+	return refresh.Plan(ctx, refresh.Options{Input: j.in, Layout: j.l, Table: j.t, Shard: j.shard}, fn)
 }
 
 func runPlan(c *cli.Context) error {
-	l, shard, err := refreshArgs(c, "out")
+	j, err := refreshJobFromFlags(c, "out")
 	if err != nil {
 		return err
 	}
-	client, err := importer.NewClient(c.Context, readAWSOptions(c, c.Int("segments")))
-	if err != nil {
+	if j.client, err = importer.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
 		return err
 	}
-	r, err := readRefresh(c, client, l, shard)
-	if err != nil {
+	if err := j.read(c.Context); err != nil {
 		return err
 	}
 	var pw *refresh.PlanWriter
@@ -203,11 +229,11 @@ func runPlan(c *cli.Context) error {
 			return err
 		}
 		defer out.Close()
-		if pw, err = refresh.NewPlanWriter(out, r.header(c)); err != nil {
+		if pw, err = refresh.NewPlanWriter(out, j.header()); err != nil {
 			return err
 		}
 	}
-	s, err := refresh.Plan(c.Context, refresh.Options{Input: r.in, Layout: l, Table: r.table, Shard: shard}, func(op refresh.Op) error {
+	s, err := j.plan(c.Context, func(op refresh.Op) error {
 		if pw != nil {
 			return pw.Write(op)
 		}
@@ -231,20 +257,16 @@ func runPlan(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.Writer, "%s\n", b)
 	} else {
-		printPlanSummary(c.App.Writer, s, r.ratio)
+		printPlanSummary(c.App.Writer, s, j.ratio)
 		if p := c.String("out"); p != "" {
 			fmt.Fprintf(c.App.Writer, "item-level plan written to %s\n", p)
 		}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", r.table.Name, r.table.Read)
+	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", j.table, j.t.Read)
 	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
 		return errDifferences
 	}
 	return nil
-}
-
-func (r *refreshRun) header(c *cli.Context) refresh.PlanHeader {
-	return refresh.PlanHeader{Table: c.String("table"), Layout: r.l.Name(), Snapshot: c.String("in"), Shard: r.shard.String()}
 }
 
 // printPlanSummary prints a plan's counts as a table.
@@ -299,18 +321,18 @@ type applyCheckpoint struct {
 	resume         bool
 }
 
-// loadApplyCheckpoint decides what a --checkpoint means for this run: a
-// finished or absent one starts a new plan; an unfinished one for the same
-// snapshot, flags and table goes on with its plan; an unfinished one for
-// anything else is refused.
-func loadApplyCheckpoint(c *cli.Context, l layouts.Layout) (*applyCheckpoint, error) {
-	path := c.String("checkpoint")
+// loadCheckpoint decides what a --checkpoint means for this run: a finished
+// or absent one starts a new plan; an unfinished one for the same snapshot,
+// flags and table goes on with its plan; an unfinished one for anything else
+// is refused.
+func (j *refreshJob) loadCheckpoint(path string) (*applyCheckpoint, error) {
 	if path == "" {
 		return nil, nil
 	}
-	set := settings(c, l)
+	set := maps.Clone(j.settings)
 	set["command"] = "apply"
-	fp, err := importer.Fingerprint(c.String("in"), set)
+	set["table"] = j.table
+	fp, err := importer.Fingerprint(j.snapshot, set)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +346,7 @@ func loadApplyCheckpoint(c *cli.Context, l layouts.Layout) (*applyCheckpoint, er
 		// A finished apply: plan afresh (the table may have changed since).
 	default:
 		if err := ck.Match(fp); err != nil {
-			return nil, fmt.Errorf("%w: %s belongs to an unfinished apply of another snapshot, other flags or another table: finish that one, or delete the checkpoint (and %s) to start over: %v",
+			return nil, fmt.Errorf("%w: %s belongs to an unfinished run of another snapshot, other flags or another table: finish that one, or delete the checkpoint (and %s) to start over: %v",
 				errUsage, path, a.planPath, err)
 		}
 		if _, err := os.Stat(a.planPath); err != nil {
@@ -333,26 +355,36 @@ func loadApplyCheckpoint(c *cli.Context, l layouts.Layout) (*applyCheckpoint, er
 		a.ck, a.resume = ck, true
 		return a, nil
 	}
-	a.ck = &importer.Checkpoint{Fingerprint: fp, Table: c.String("table"), Layout: l.Name()}
+	a.ck = &importer.Checkpoint{Fingerprint: fp, Table: j.table, Layout: j.l.Name()}
 	return a, nil
 }
 
 func runApply(c *cli.Context) error {
 	started := time.Now()
-	l, shard, err := refreshArgs(c, "checkpoint", "dead-letter", "report")
+	j, err := refreshJobFromFlags(c, "checkpoint", "dead-letter", "report")
 	if err != nil {
 		return err
 	}
-	ck, err := loadApplyCheckpoint(c, l)
-	if err != nil {
+	if j.client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
-	client, err := importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
-	if err != nil {
-		return err
+	if c.Bool("create-table") {
+		if err := importer.CreateTable(c.Context, j.client, j.table, j.l.Table(), importer.Billing{}); err != nil {
+			return err
+		}
 	}
-	table := c.String("table")
+	_, err = j.apply(started)
+	return err
+}
 
+// apply plans (or takes up the plan of an unfinished checkpoint) and writes
+// the plan. It returns the plan's summary.
+func (j *refreshJob) apply(started time.Time) (*refresh.Summary, error) {
+	c := j.c
+	ck, err := j.loadCheckpoint(c.String("checkpoint"))
+	if err != nil {
+		return nil, err
+	}
 	// The plan goes to a file first: the whole of it is known (and checked
 	// against --max-delete-ratio) before the first write, and a checkpoint
 	// can go on with it.
@@ -362,77 +394,71 @@ func runApply(c *cli.Context) error {
 		planPath = ck.planPath
 		f, err := os.Open(planPath)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		_, summary, err = refresh.ReadPlan(f, func(refresh.Op) error { return nil })
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v (delete the checkpoint to plan again)", errUsage, planPath, err)
+			return nil, fmt.Errorf("%w: %s: %v (delete the checkpoint to plan again)", errUsage, planPath, err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
 			ck.path, ck.ck.Watermark, summary.Changes())
 	} else {
-		if c.Bool("create-table") {
-			if err := importer.CreateTable(c.Context, client, table, l.Table(), importer.Billing{}); err != nil {
-				return err
-			}
-		}
-		r, err := readRefresh(c, client, l, shard)
-		if err != nil {
+		if err := j.read(c.Context); err != nil {
 			if errors.Is(err, importer.ErrTableNotFound) {
-				return fmt.Errorf("%w (add --create-table to create it)", err)
+				return nil, fmt.Errorf("%w (add --create-table to create it)", err)
 			}
-			return err
+			return nil, err
 		}
 		if ck != nil {
 			planPath = ck.planPath
 		} else {
 			tmp, err := os.CreateTemp("", "treeport-apply-*.plan.json")
 			if err != nil {
-				return err
+				return nil, err
 			}
 			tmp.Close()
 			planPath = tmp.Name()
 			defer os.Remove(planPath)
 		}
-		if summary, err = writePlan(c, r, planPath); err != nil {
-			return err
+		if summary, err = j.writePlan(planPath); err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", table, r.table.Read)
+		fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", j.table, j.t.Read)
 	}
-	printPlanSummary(c.App.Writer, summary, c.Float64("max-delete-ratio"))
-	if summary.DeleteRatio() > c.Float64("max-delete-ratio") && !c.Bool("allow-mass-delete") {
+	printPlanSummary(c.App.Writer, summary, j.ratio)
+	if summary.DeleteRatio() > j.ratio && !c.Bool("allow-mass-delete") {
 		if ck != nil && !ck.resume {
 			os.Remove(planPath)
 		}
-		return fmt.Errorf("%w: refusing to remove %d of the table's %d nodes (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
-			errUsage, summary.ByReason[refresh.ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), c.Float64("max-delete-ratio"))
+		return summary, fmt.Errorf("%w: refusing to remove %d of the table's %d nodes (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+			errUsage, summary.ByReason[refresh.ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), j.ratio)
 	}
 	if summary.Changes() == 0 {
 		if ck != nil {
 			ck.ck.Done = true
 			if err := ck.ck.Save(ck.path); err != nil {
-				return err
+				return summary, err
 			}
 			os.Remove(planPath)
 		}
-		return nil
+		return summary, nil
 	}
-	return executePlan(c, client, l, planPath, summary, ck, started)
+	return summary, j.execute(planPath, summary, ck, started)
 }
 
 // writePlan plans into a plan file.
-func writePlan(c *cli.Context, r *refreshRun, path string) (*refresh.Summary, error) {
+func (j *refreshJob) writePlan(path string) (*refresh.Summary, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	pw, err := refresh.NewPlanWriter(f, r.header(c))
+	pw, err := refresh.NewPlanWriter(f, j.header())
 	if err != nil {
 		return nil, err
 	}
-	s, err := refresh.Plan(c.Context, refresh.Options{Input: r.in, Layout: r.l, Table: r.table, Shard: r.shard}, pw.Write)
+	s, err := j.plan(j.c.Context, pw.Write)
 	if err != nil {
 		return nil, err
 	}
@@ -445,12 +471,12 @@ func writePlan(c *cli.Context, r *refreshRun, path string) (*refresh.Summary, er
 	return s, f.Close()
 }
 
-// executePlan writes a plan file's operations with the writer, from the
+// execute writes a plan file's operations with the writer, from the
 // checkpoint's watermark on.
-func executePlan(c *cli.Context, client *dynamodb.Client, l layouts.Layout, planPath string, summary *refresh.Summary, ck *applyCheckpoint, started time.Time) error {
+func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *applyCheckpoint, started time.Time) error {
+	c := j.c
 	readCtx := c.Context
 	writeCtx := context.WithoutCancel(c.Context)
-	table := c.String("table")
 	var skip int64
 	if ck != nil {
 		skip = ck.ck.Watermark
@@ -495,7 +521,7 @@ func executePlan(c *cli.Context, client *dynamodb.Client, l layouts.Layout, plan
 	if deadLetter != nil {
 		opts.DeadLetter = deadLetter
 	}
-	w := importer.NewDDBWriter(client, table, l.Table(), opts)
+	w := importer.NewDDBWriter(j.client, j.table, j.l.Table(), opts)
 	f, err := os.Open(planPath)
 	if err != nil {
 		return err
@@ -564,7 +590,7 @@ func executePlan(c *cli.Context, client *dynamodb.Client, l layouts.Layout, plan
 		return closeErr
 	}
 	fmt.Fprintf(c.App.Writer, "applied %d operations to %s in %s: %s, %d throttles, %d retries\n",
-		stats.Items, table, time.Since(started).Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+		stats.Items, j.table, time.Since(started).Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
 	if skip > 0 {
 		fmt.Fprintf(c.App.Writer, "%d operations were acknowledged by an earlier run and skipped\n", skip)
 	}

@@ -57,6 +57,7 @@ func newApp() *cli.App {
 			planCommand(),
 			applyCommand(),
 			editCommand(),
+			migrateCommand(),
 			schemaCommand(),
 			genCommand(),
 			benchCommand(),

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/refresh"
+)
+
+// The field names of the snapshot migrate takes of its source: names no
+// DynamoDB attribute of a sane table has, so that none collides with them
+// (the exporter refuses a record that has an attribute of the same name).
+const (
+	migrateIDField     = "treeport:id"
+	migrateParentField = "treeport:parent"
+)
+
+func sideLayoutFlags(side, what string) []cli.Flag {
+	cat := catLayout
+	return []cli.Flag{
+		&cli.StringFlag{Name: side + "-layout", Usage: "layout of the " + what + " table: path, sharded-path, closure or prefix", Category: cat},
+		&cli.StringSliceFlag{Name: side + "-attr", Usage: "a layout attribute, key or index renamed in the " + what + " table: OLD=NEW (repeatable)", Category: cat},
+		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
+		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},
+		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure: what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
+	}
+}
+
+func migrateCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "from-table", Usage: "the source `TABLE`; it is only read", Category: catRead},
+		&cli.StringFlag{Name: "to-table", Usage: "the destination `TABLE`", Category: catWrite},
+		&cli.BoolFlag{Name: "create-table", Usage: "create the destination table for its layout (on-demand) when it does not exist", Category: catWrite},
+		&cli.StringFlag{Name: "snapshot", Usage: "keep the snapshot of the source table (DynamoDB JSON, in the rebuilt trees' order) in `FILE` (default: a temporary file, removed at the end)", Category: catWrite},
+		&cli.IntFlag{Name: "segments", Value: exporter.DefaultSegments, Usage: "parallel Scan segments for reading the tables", Category: catRead},
+		&cli.Float64Flag{Name: "max-rcu", Usage: "cap the read rate at this many RCU per second (default: no cap)", Category: catRead},
+		&cli.BoolFlag{Name: "consistent-read", Usage: "strongly consistent reads of the source table", Category: catRead},
+		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the destination's items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter and --report", Category: catWrite},
+		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "refuse to delete more than this part of the destination's nodes (items it holds that the source does not)", Category: catWrite},
+		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "delete whatever the destination holds beyond the source, however much", Category: catWrite},
+		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
+	}
+	flags = append(flags, sideLayoutFlags("from", "source")...)
+	flags = append(flags, sideLayoutFlags("to", "destination")...)
+	for _, f := range writerFlags() {
+		if n := f.Names()[0]; n != "wcu" && n != "rcu" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, awsFlags()...)
+	return &cli.Command{
+		Name:      "migrate",
+		Usage:     "copy a table into another layout, resumable, and verify the copy item by item",
+		UsageText: "treeport migrate --from-table A --from-layout L1 --to-table B --to-layout L2 [--create-table] [--checkpoint FILE]",
+		Description: "Reads A with a parallel Scan and rebuilds its trees (never writing to A), takes them as a\n" +
+			"snapshot, plans the items of B's layout against what B holds (nothing, for a new table), and\n" +
+			"writes them with treeport's writer. With --checkpoint a rerun after a crash or Ctrl-C goes on\n" +
+			"where the acknowledged writes stopped (A is read again; if it changed, the checkpoint is\n" +
+			"refused). At the end B is read again (consistent reads) and compared with what A's trees\n" +
+			"want, item by item: exit 0 when B is exact, 1 when it is not.",
+		Flags:  flags,
+		Action: runMigrate,
+	}
+}
+
+// sideLayout makes the layout of one side of a migration.
+func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, error) {
+	name := c.String(side + "-layout")
+	if name == "" {
+		return nil, layouts.Options{}, usagef("--%s-layout is required: one of %s", side, strings.Join(layouts.Names(), ", "))
+	}
+	renames, err := layouts.ParseAttrRenames(c.StringSlice(side + "-attr"))
+	if err != nil {
+		return nil, layouts.Options{}, usagef("--%s-attr: %v", side, err)
+	}
+	o := layouts.Options{Attr: renames, Delimiter: c.String(side + "-delimiter"), Shards: c.Int(side + "-shards")}
+	switch cc := c.String(side + "-closure-copy"); cc {
+	case "all", "":
+	case "none":
+		o.ClosureCopy = []string{}
+	default:
+		for _, a := range strings.Split(cc, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				o.ClosureCopy = append(o.ClosureCopy, a)
+			}
+		}
+	}
+	l, err := layouts.New(name, o)
+	if err != nil {
+		return nil, o, usagef("--%s-layout: %v", side, err)
+	}
+	return l, o, nil
+}
+
+func runMigrate(c *cli.Context) error {
+	started := time.Now()
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	from, to := c.String("from-table"), c.String("to-table")
+	switch {
+	case from == "" || to == "":
+		return usagef("--from-table and --to-table are required")
+	case from == to:
+		return usagef("--from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", from)
+	}
+	l1, o1, err := sideLayout(c, "from")
+	if err != nil {
+		return err
+	}
+	l2, o2, err := sideLayout(c, "to")
+	if err != nil {
+		return err
+	}
+	j := &refreshJob{c: c, l: l2, table: to, maxErrors: 100,
+		settings: map[string]any{
+			"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
+			"to-table": to, "to-layout": l2.Name(), "to-options": o2, "shard": c.String("shard"),
+		}}
+	if err := j.commonFlags(c, "checkpoint", "dead-letter", "report"); err != nil {
+		return err
+	}
+	if j.client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+		return err
+	}
+	if err := importer.CheckTable(c.Context, j.client, from, l1.Table()); err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	if c.Bool("create-table") {
+		if err := importer.CreateTable(c.Context, j.client, to, l2.Table(), importer.Billing{}); err != nil {
+			return err
+		}
+	}
+
+	// A, rebuilt into trees, as a snapshot file: the same bytes for the
+	// same table, so that a checkpoint knows whether A changed.
+	snap := c.String("snapshot")
+	if snap == "" {
+		dir, err := os.MkdirTemp("", "treeport-migrate-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		snap = filepath.Join(dir, "snapshot.ddb.json")
+	}
+	scanA := j.scan
+	est, err := exporter.Export(c.Context, exporter.ExportOptions{
+		Layout: l1, Client: j.client, Table: from, Scan: scanA, Out: snap,
+		Writer: exporter.WriterOptions{Format: exporter.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+	})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", from, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "read %s (%s layout): %d nodes; %s\n", from, l1.Name(), est.Nodes, est.Read)
+	j.snapshot = snap
+	j.input = importer.InputOptions{Path: snap, ClosureCopy: o2.ClosureCopy,
+		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+
+	if _, err := j.apply(started); err != nil {
+		return err
+	}
+
+	// Verify: B read again, with consistent reads, against what A's trees
+	// want in B's layout, item by item.
+	j.scan.ConsistentRead = true
+	if err := j.read(c.Context); err != nil {
+		return fmt.Errorf("verifying %s: %w", to, err)
+	}
+	s, err := j.plan(c.Context, func(refresh.Op) error { return nil })
+	if err != nil {
+		return fmt.Errorf("verifying %s: %w", to, err)
+	}
+	where := to
+	if j.shard.Of > 1 {
+		where += " (shard " + j.shard.String() + ")"
+	}
+	if s.Changes() > 0 {
+		printPlanSummary(c.App.ErrWriter, s, j.ratio)
+		return fmt.Errorf("%w: %s does not match %s: %d items missing or different and %d extra (run the same migrate again to write them)",
+			errDifferences, where, from, s.Total.Puts, s.Total.Deletes)
+	}
+	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %d items of the %s layout for the %d nodes of %s (%s layout), in %s\n",
+		where, s.SnapshotItems, l2.Name(), s.SnapshotNodes, from, l1.Name(), time.Since(started).Round(time.Millisecond))
+	return nil
+}
