@@ -719,4 +719,3 @@ func TestEditsRefused(t *testing.T) {
 		t.Errorf("deleting a childless root: %v", err)
 	}
 }
-
