@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -102,7 +103,17 @@ func bindEnv(flags []cli.Flag) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// TREEPORT_CPUPROFILE=FILE writes a pprof CPU profile of the run, for
+	// looking into where a slow run spends its time.
+	if p := os.Getenv("TREEPORT_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer f.Close()
+			}
+		}
+	}
 	err := newApp().RunContext(ctx, os.Args)
+	pprof.StopCPUProfile()
 	stop()
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errDifferences) {

@@ -3,8 +3,10 @@ package refresh
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,37 +17,72 @@ import (
 // compares them: numbers by value ("1.50" is "1.5"), sets in any order, maps
 // by key. Two items with the same digest are, short of a 64-bit collision,
 // the same item, so a table can be compared with a snapshot holding one
-// word per item instead of the item. A digester is not safe for concurrent
-// use; it reuses its buffers.
+// word per item instead of the item. Digests are only comparable within one
+// process (the hash is seeded per process).
+//
+// A map (an item, or an M value) hashes each of its entries on its own and
+// adds the hashes up, and a set does the same with its elements: the order
+// of a Go map or of a DynamoDB set then never matters, and nothing needs
+// sorting. A digester is not safe for concurrent use; it reuses its buffers.
 type digester struct {
-	buf   []byte
-	names []string
-	elems [][]byte
+	bufs [][]byte // one per nesting level
 }
+
+// seed seeds every digest of the process.
+var seed = maphash.MakeSeed()
 
 // item returns the digest of a whole item (or of a node's attributes).
 func (d *digester) item(item map[string]types.AttributeValue) uint64 {
-	d.buf = d.appendMap(d.buf[:0], item)
-	h := fnv.New64a()
-	h.Write(d.buf)
-	return h.Sum64()
+	return d.mapHash(item, 0)
 }
 
-func (d *digester) appendMap(b []byte, m map[string]types.AttributeValue) []byte {
-	start := len(d.names)
-	for k := range m {
-		d.names = append(d.names, k)
+// itemAndAttrs returns, in one pass, the digest of a whole item and the
+// digest of its attributes less the layout's own (reserved), which is what
+// item(record.Attrs) gives for the node the item holds.
+func (d *digester) itemAndAttrs(item map[string]types.AttributeValue, reserved []string) (all, user uint64) {
+	var sumAll, sumUser uint64
+	n := 0
+	for k, v := range item {
+		h := d.entry(k, v, 0)
+		sumAll += h
+		if !slices.Contains(reserved, k) {
+			sumUser += h
+			n++
+		}
 	}
-	names := d.names[start:]
-	slices.Sort(names)
-	b = append(b, 'M')
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, k := range names {
-		b = appendBytes(b, k)
-		b = d.appendValue(b, m[k])
+	return finish('M', len(item), sumAll), finish('M', n, sumUser)
+}
+
+func (d *digester) mapHash(m map[string]types.AttributeValue, depth int) uint64 {
+	var sum uint64
+	for k, v := range m {
+		sum += d.entry(k, v, depth)
 	}
-	d.names = d.names[:start]
-	return b
+	return finish('M', len(m), sum)
+}
+
+// finish hashes a collection's tag, size and sum of element hashes.
+func finish(tag byte, n int, sum uint64) uint64 {
+	var a [17]byte
+	a[0] = tag
+	binary.LittleEndian.PutUint64(a[1:], uint64(n))
+	binary.LittleEndian.PutUint64(a[9:], sum)
+	return maphash.Bytes(seed, a[:])
+}
+
+func (d *digester) buf(depth int) []byte {
+	for len(d.bufs) <= depth {
+		d.bufs = append(d.bufs, make([]byte, 0, 256))
+	}
+	return d.bufs[depth][:0]
+}
+
+// entry hashes one name and value of a map.
+func (d *digester) entry(k string, v types.AttributeValue, depth int) uint64 {
+	b := appendBytes(d.buf(depth), k)
+	b = d.appendValue(b, v, depth)
+	d.bufs[depth] = b
+	return maphash.Bytes(seed, b)
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {
@@ -53,12 +90,12 @@ func appendBytes[T string | []byte](b []byte, s T) []byte {
 	return append(b, s...)
 }
 
-func (d *digester) appendValue(b []byte, v types.AttributeValue) []byte {
+func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []byte {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		return appendBytes(append(b, 'S'), v.Value)
 	case *types.AttributeValueMemberN:
-		return appendBytes(append(b, 'N'), layouts.CanonicalNumber(v.Value))
+		return appendNumber(b, v.Value)
 	case *types.AttributeValueMemberB:
 		return appendBytes(append(b, 'B'), v.Value)
 	case *types.AttributeValueMemberBOOL:
@@ -69,20 +106,34 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue) []byte {
 	case *types.AttributeValueMemberNULL:
 		return append(b, 'Z')
 	case *types.AttributeValueMemberSS:
-		return d.appendSet(b, 's', len(v.Value), func(i int) string { return v.Value[i] })
+		var sum uint64
+		for _, e := range v.Value {
+			sum += maphash.String(seed, e)
+		}
+		return binary.LittleEndian.AppendUint64(append(b, 's'), finish('s', len(v.Value), sum))
 	case *types.AttributeValueMemberNS:
-		return d.appendSet(b, 'n', len(v.Value), func(i int) string { return layouts.CanonicalNumber(v.Value[i]) })
+		var sum uint64
+		for _, e := range v.Value {
+			t := appendNumber(d.buf(depth+1), e)
+			d.bufs[depth+1] = t
+			sum += maphash.Bytes(seed, t)
+		}
+		return binary.LittleEndian.AppendUint64(append(b, 'n'), finish('n', len(v.Value), sum))
 	case *types.AttributeValueMemberBS:
-		return d.appendSet(b, 'b', len(v.Value), func(i int) string { return string(v.Value[i]) })
+		var sum uint64
+		for _, e := range v.Value {
+			sum += maphash.Bytes(seed, e)
+		}
+		return binary.LittleEndian.AppendUint64(append(b, 'b'), finish('b', len(v.Value), sum))
 	case *types.AttributeValueMemberL:
 		b = append(b, 'L')
 		b = binary.AppendUvarint(b, uint64(len(v.Value)))
 		for _, e := range v.Value {
-			b = d.appendValue(b, e)
+			b = d.appendValue(b, e, depth)
 		}
 		return b
 	case *types.AttributeValueMemberM:
-		return d.appendMap(b, v.Value)
+		return binary.LittleEndian.AppendUint64(append(b, 'M'), d.mapHash(v.Value, depth+1))
 	case nil:
 		return append(b, '0')
 	}
@@ -90,27 +141,69 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue) []byte {
 	return appendBytes(append(b, '?'), fmt.Sprintf("%#v", v))
 }
 
-// appendSet writes a set's elements in sorted order, so that a set compares
-// equal to itself in any order.
-func (d *digester) appendSet(b []byte, tag byte, n int, elem func(int) string) []byte {
-	start := len(d.elems)
-	for i := range n {
-		d.elems = append(d.elems, []byte(elem(i)))
+// appendNumber appends a DynamoDB number by value: its sign, the power of
+// ten of its first significant digit and its significant digits, so that
+// "1.50", "1.5" and "15e-1" append the same bytes. It allocates nothing.
+// Text that is not a number is appended as itself, marked.
+func appendNumber(b []byte, s string) []byte {
+	t := s
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
 	}
-	elems := d.elems[start:]
-	slices.SortFunc(elems, func(x, y []byte) int { return compareBytes(x, y) })
-	b = append(b, tag)
-	b = binary.AppendUvarint(b, uint64(n))
-	for _, e := range elems {
-		b = appendBytes(b, e)
+	exp := 0
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		e, err := strconv.Atoi(t[i+1:])
+		if err != nil {
+			return appendBytes(append(b, '?'), s)
+		}
+		exp, t = e, t[:i]
 	}
-	clear(elems)
-	d.elems = d.elems[:start]
-	return b
-}
-
-func compareBytes(x, y []byte) int {
-	return slices.Compare(x, y)
+	point := strings.IndexByte(t, '.')
+	if point < 0 {
+		point = len(t)
+	}
+	start := len(b)
+	b = append(b, 'N', '+', 0, 0, 0, 0)
+	first := -1 // the power of ten of the first significant digit
+	digits := 0
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if i == point {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return appendBytes(append(b[:start], '?'), s)
+		}
+		pos := i // the digit's index among the digits
+		if i > point {
+			pos--
+		}
+		if first < 0 {
+			if c == '0' {
+				continue
+			}
+			first = point - 1 - pos + exp
+		}
+		b = append(b, c)
+		digits++
+	}
+	if digits == 0 && point == len(t) && len(t) == 0 {
+		return appendBytes(append(b[:start], '?'), s)
+	}
+	// Trailing zeros are not significant.
+	for len(b) > start+6 && b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if len(b) == start+6 { // zero, of either sign
+		return append(b[:start], 'N', '0', ';')
+	}
+	if neg {
+		b[start+1] = '-'
+	}
+	binary.BigEndian.PutUint32(b[start+2:], uint32(int32(first)))
+	return append(b, ';')
 }
 
 // keyOf encodes an item's primary key (its partition key, then its sort key)
@@ -118,12 +211,16 @@ func compareBytes(x, y []byte) int {
 // are kept as they are: the layouts write keys as DynamoDB returns them (S
 // ids and paths, and closure's RelativeDepth as a plain integer).
 func keyOf(spec layouts.TableSpec, item map[string]types.AttributeValue) string {
-	var b []byte
+	return string(appendKey(nil, spec, item))
+}
+
+// appendKey appends keyOf's encoding to b.
+func appendKey(b []byte, spec layouts.TableSpec, item map[string]types.AttributeValue) []byte {
 	b = appendKeyPart(b, item[spec.PK.Name])
 	if spec.SK != nil {
 		b = appendKeyPart(b, item[spec.SK.Name])
 	}
-	return string(b)
+	return b
 }
 
 func appendKeyPart(b []byte, v types.AttributeValue) []byte {

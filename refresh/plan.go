@@ -198,17 +198,20 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		changed    int64
 		// changedInPlace counts the changed nodes that did not move.
 		changedInPlace int64
+		keyBuf         []byte
 	)
 	spec := l.Table()
+	reserved := l.Reserved()
 	es, err := in.Emit(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, item layouts.Item) error {
 		id := owner(t.fields, item)
 		i := f.Lookup(id)
 		if i != cur {
 			cur, curKnown, curChanged = i, false, false
 		}
-		if rec, isNode, err := l.Node(item); err == nil && isNode && i >= 0 && inTable[i] {
+		digest, attrs := d.itemAndAttrs(item, reserved)
+		if i >= 0 && inTable[i] && t.isNode(item) {
 			curKnown = true
-			curChanged = d.item(rec.Attrs) != t.nodes[id].attrs
+			curChanged = attrs != t.nodes[id].attrs
 			if curChanged {
 				changed++
 				if !moved[i] {
@@ -216,9 +219,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 				}
 			}
 		}
-		key := keyOf(spec, item)
-		digest := d.item(item)
-		if ti, ok := t.items[key]; ok {
+		keyBuf = appendKey(keyBuf[:0], spec, item)
+		if k, ok := t.items[string(keyBuf)]; ok {
+			ti := &t.entries[k]
 			ti.seen = true
 			if ti.digest == digest {
 				return nil
@@ -251,8 +254,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 
 	// Then what the table holds and the snapshot does not want.
 	var gone []string
-	for k, ti := range t.items {
-		if !ti.seen {
+	for k, i := range t.items {
+		if !t.entries[i].seen {
 			gone = append(gone, k)
 		}
 	}
@@ -261,7 +264,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ti := t.items[k]
+		ti := t.entries[t.items[k]]
 		key, err := decodeKey(spec, k)
 		if err != nil {
 			return nil, err
@@ -269,6 +272,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		id := owner(t.fields, key)
 		reason := ReasonRepair
 		switch i := f.Lookup(id); {
+		case id == "":
 		case i < 0:
 			reason = ReasonRemoved
 		case moved[i]:
@@ -281,8 +285,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 	}
 	// Forget what this plan saw, so that the table can be planned again.
-	for _, ti := range t.items {
-		ti.seen = false
+	for i := range t.entries {
+		t.entries[i].seen = false
 	}
 	s.Unchanged = s.SnapshotNodes - s.ByReason[ReasonNew].Nodes - s.ByReason[ReasonMoved].Nodes - changedInPlace
 	return s, nil

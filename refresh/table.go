@@ -25,8 +25,11 @@ type Table struct {
 	fields layouts.Fields
 	shard  importer.Shard
 
-	items map[string]*tableItem
-	nodes map[string]tableNode
+	// items indexes entries by key; entries hold no pointers, so that the
+	// garbage collector need not look into them.
+	items   map[string]int32
+	entries []tableItem
+	nodes   map[string]tableNode
 	// Duplicates counts node items whose id another node item had already
 	// (a table written by something else, or by hand); the plan deletes
 	// the items that the snapshot does not want.
@@ -71,8 +74,9 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	}
 	t := &Table{
 		Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), fields: f, shard: opts.Shard,
-		items: map[string]*tableItem{}, nodes: map[string]tableNode{},
+		items: map[string]int32{}, nodes: map[string]tableNode{},
 	}
+	reserved := opts.Layout.Reserved()
 	var mu sync.Mutex
 	type seenItem struct {
 		key string
@@ -87,19 +91,15 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		its := make([]seenItem, 0, len(items))
 		var nodes []seenNode
 		for _, item := range items {
-			rec, isNode, err := opts.Layout.Node(item)
-			if err != nil {
-				return fmt.Errorf("refresh: table %s: item %s: %w (is --layout %s right, with the --attr renames and --delimiter the table was written with?)",
-					opts.Table, describeKey(t.spec, item), err, opts.Layout.Name())
-			}
-			if isNode {
-				nodes = append(nodes, seenNode{rec.ID, tableNode{parent: rec.Parent, attrs: d.item(rec.Attrs)}})
+			all, user := d.itemAndAttrs(item, reserved)
+			if id, parent, ok := t.nodeOf(item); ok {
+				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
 			}
 			if !opts.Shard.Owns(partitionKey(t.spec, item)) {
 				continue
 			}
 			its = append(its, seenItem{keyOf(t.spec, item), tableItem{
-				digest:  d.item(item),
+				digest:  all,
 				size:    uint32(transform.ItemSize(item)),
 				indexes: uint8(layouts.IndexesOf(t.spec, item)),
 			}})
@@ -108,8 +108,12 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		defer mu.Unlock()
 		t.Items += int64(len(items))
 		for _, s := range its {
-			it := s.it
-			t.items[s.key] = &it
+			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
+				t.entries[i] = s.it
+				continue
+			}
+			t.items[s.key] = int32(len(t.entries))
+			t.entries = append(t.entries, s.it)
 		}
 		for _, s := range nodes {
 			if _, dup := t.nodes[s.id]; dup {
@@ -125,6 +129,59 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// nodeOf returns the node an item of the table holds, when it holds one:
+// its id and its parent's. The layout's other attributes are not checked:
+// an item that is not what the layout writes for its node comes out of the
+// plan as a repair.
+func (t *Table) nodeOf(item layouts.Item) (id, parent string, ok bool) {
+	str := func(name string) (string, bool) {
+		v, ok := item[name].(*types.AttributeValueMemberS)
+		if !ok {
+			return "", false
+		}
+		return v.Value, true
+	}
+	f := t.fields
+	if f.Layout == layouts.PrefixName {
+		key, ok1 := str(f.Key)
+		child, ok2 := str(f.Child)
+		if !ok1 || !ok2 || child != f.Delimiter || !strings.HasPrefix(key, f.Delimiter) {
+			return "", "", false
+		}
+		path := key[len(f.Delimiter):]
+		i := strings.LastIndex(path, f.Delimiter)
+		if i < 0 {
+			return path, "", path != ""
+		}
+		id, parent = path[i+len(f.Delimiter):], path[:i]
+		if j := strings.LastIndex(parent, f.Delimiter); j >= 0 {
+			parent = parent[j+len(f.Delimiter):]
+		}
+		return id, parent, id != ""
+	}
+	if !t.isNode(item) {
+		return "", "", false
+	}
+	id, ok = str(f.ID)
+	parent, _ = str(f.Parent)
+	return id, parent, ok && id != ""
+}
+
+// isNode reports whether an item the layout built is the item that holds
+// its node (and its attributes): every item of the path layouts, closure's
+// row at relative depth 0, prefix's object row.
+func (t *Table) isNode(item layouts.Item) bool {
+	switch t.fields.Layout {
+	case layouts.ClosureName:
+		v, ok := item[t.fields.RelativeDepth].(*types.AttributeValueMemberN)
+		return ok && v.Value == "0"
+	case layouts.PrefixName:
+		v, ok := item[t.fields.Child].(*types.AttributeValueMemberS)
+		return ok && v.Value == t.fields.Delimiter
+	}
+	return true
 }
 
 // Nodes is the number of nodes in the table.
