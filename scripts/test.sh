@@ -31,6 +31,13 @@ if [ -z "${TREEPORT_TEST_S3_ENDPOINT:-}" ]; then
 fi
 export TREEPORT_TEST_S3_ENDPOINT
 echo "s3rver at $TREEPORT_TEST_S3_ENDPOINT"
+# Headless Chromium renders bench's HTML report (installed with apt-get once).
+if [ -z "${TREEPORT_TEST_CHROMIUM:-}" ]; then
+  ./scripts/chromium.sh install >/dev/null
+  eval "$(./scripts/chromium.sh env)"
+fi
+export TREEPORT_TEST_CHROMIUM
+echo "chromium at $TREEPORT_TEST_CHROMIUM"
 
 echo "== go vet"
 go vet ./...

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/layoutbench"
+	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/layouts"
+)
+
+func benchCommand() *cli.Command {
+	flags := inputFlags()
+	flags = append(flags,
+		&cli.StringFlag{Name: "layouts", Value: strings.Join(layouts.Names(), ","), Usage: "the layouts to compare, comma separated (or all)", Category: catLayout},
+	)
+	for _, f := range layoutFlags(false) {
+		if f.Names()[0] != "layout" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, validationFlags()...)
+	flags = append(flags,
+		&cli.IntFlag{Name: "sample", Value: layoutbench.DefaultSample, Usage: "how many nodes to query, move and delete (stratified by depth)", Category: catBench},
+		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the sample", Category: catBench},
+		&cli.StringFlag{Name: "read-mix", Value: layoutbench.DefaultMix, Usage: "the reads to weigh, kind=weight: get, children, descendants, descendants_depth2, ancestors", Category: catBench},
+		&cli.StringSliceFlag{Name: "out", Usage: "write the report to `FILE`: .md, .json or .html (repeatable); the terminal table is always printed", Category: catBench},
+		&cli.BoolFlag{Name: "offline", Usage: "compute from the file alone (no server): reads are estimated, latency is left out", Category: catBench},
+		&cli.Int64Flag{Name: "scale", Usage: "project the costs to this many `NODES` (default: the dataset's)", Category: catBench},
+		&cli.BoolFlag{Name: "keep-tables", Usage: "online: leave the tables in place (they are deleted by default)", Category: catBench},
+		&cli.StringFlag{Name: "table-prefix", Value: "treeport-bench", Usage: "online: the tables are named PREFIX-LAYOUT-RANDOM", Category: catBench},
+		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "online: BatchWriteItem calls in flight while loading", Category: catBench},
+	)
+	flags = append(flags, awsFlags()...)
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "compare the layouts on your data: storage, load, partitions, queries, rewrites, cost; ranked for your read mix",
+		UsageText: "treeport bench --in PATH [--layouts path,sharded-path,closure,prefix] [--sample N] [--read-mix get=10,children=40,descendants=30,ancestors=20]\n" +
+			"               [--out report.md --out report.json --out report.html] (--endpoint-url URL | --offline) [--scale NODES]",
+		Description: "Online (--endpoint-url, e.g. DynamoDB Local), each layout is loaded into a fresh table with\n" +
+			"treeport's writer, a depth-stratified sample of nodes is queried, and the tables are deleted\n" +
+			"(also on Ctrl-C). Offline, everything that needs no server comes from the file alone.",
+		Flags:  flags,
+		Action: runBench,
+	}
+}
+
+const catBench = "Bench"
+
+func runBench(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	inPath := c.String("in")
+	if inPath == "" {
+		return usagef("--in is required")
+	}
+	offline := c.Bool("offline")
+	endpoint := c.String("endpoint-url")
+	if !offline && endpoint == "" {
+		return usagef("give --endpoint-url (DynamoDB Local, e.g. http://localhost:8000, or a real endpoint: bench creates and deletes tables there) or --offline")
+	}
+	if c.Int("sample") <= 0 {
+		return usagef("--sample %d: want 1 or more", c.Int("sample"))
+	}
+	if c.Int64("seed") < 0 {
+		return usagef("--seed %d: want 0 or more", c.Int64("seed"))
+	}
+	if c.Int64("scale") < 0 {
+		return usagef("--scale %d: want a node count", c.Int64("scale"))
+	}
+	mix, err := layoutbench.ParseMix(c.String("read-mix"))
+	if err != nil {
+		return usagef("--read-mix: %v", err)
+	}
+	outs := c.StringSlice("out")
+	writers := make([]func(io.Writer, *layoutbench.Report) error, len(outs))
+	for i, o := range outs {
+		if writers[i], err = layoutbench.Writer(o); err != nil {
+			return usagef("--out: %v", err)
+		}
+	}
+	lopts, err := layoutOptions(c)
+	if err != nil {
+		return err
+	}
+	var ls []layouts.Layout
+	seen := map[string]bool{}
+	for _, name := range strings.Split(c.String("layouts"), ",") {
+		name = strings.TrimSpace(name)
+		names := []string{name}
+		if name == "all" {
+			names = layouts.Names()
+		}
+		for _, n := range names {
+			if n == "" || seen[n] {
+				continue
+			}
+			l, err := layouts.New(n, lopts)
+			if err != nil {
+				return usagef("--layouts: %v", err)
+			}
+			seen[n] = true
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) == 0 {
+		return usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
+	}
+	onInvalid := c.String("on-invalid")
+	if onInvalid != "fail" && onInvalid != "skip" {
+		return usagef("--on-invalid %q: want fail or skip", onInvalid)
+	}
+	srcOpts, err := sourceOptions(c)
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+
+	debug.SetGCPercent(50) // the skeleton lives for the whole run; see runImport
+	started := time.Now()
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy})
+	if err != nil {
+		return err
+	}
+	// Every layout's problems, before anything is created.
+	invalid := 0
+	var rejects *bufio.Writer
+	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rejects = bufio.NewWriter(f)
+		defer rejects.Flush()
+	}
+	for _, l := range ls {
+		in.Forest.Reset()
+		problems := in.CheckLayout(l)
+		if len(problems) == 0 {
+			continue
+		}
+		invalid++
+		if len(ls) > 1 {
+			fmt.Fprintf(stderr, "%s:\n", l.Name())
+		}
+		printProblems(stderr, problems, c.Int("max-errors"))
+		if rejects != nil {
+			for _, p := range problems {
+				line, _ := json.Marshal(map[string]any{"layout": l.Name(), "file": p.File, "line": p.Line, "id": p.ID, "reason": p.Err.Error()})
+				rejects.Write(append(line, '\n'))
+			}
+		}
+	}
+	if invalid > 0 && onInvalid == "fail" {
+		return fmt.Errorf("%w: the input has problems (above) for %d of the layouts; nothing was created (fix them, or use --on-invalid=skip to bench the valid trees)",
+			importer.ErrInvalid, invalid)
+	}
+
+	opts := layoutbench.Options{
+		Layouts: ls, Sample: c.Int("sample"), Seed: uint64(c.Int64("seed")), Mix: mix, Scale: c.Int64("scale"),
+		Prices: pricing.Default, TablePrefix: c.String("table-prefix"), KeepTables: c.Bool("keep-tables"),
+		Concurrency: c.Int("concurrency"),
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(stderr, "bench: %5.1fs  %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, args...))
+		},
+	}
+	if !offline {
+		client, err := importer.NewClient(c.Context, awsOptions(c))
+		if err != nil {
+			return err
+		}
+		opts.Client, opts.Endpoint = client, endpoint
+	}
+	rep, err := layoutbench.Run(c.Context, in, opts)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			if c.Bool("keep-tables") {
+				return fmt.Errorf("%w: bench stopped; its tables were kept (--keep-tables)", errInterrupted)
+			}
+			return fmt.Errorf("%w: bench stopped; its tables were deleted", errInterrupted)
+		}
+		return err
+	}
+	if err := layoutbench.WriteText(c.App.Writer, rep); err != nil {
+		return err
+	}
+	for i, o := range outs {
+		if err := writeFileWith(o, func(w io.Writer) error { return writers[i](w, rep) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o)
+	}
+	return nil
+}
+
+// writeFileWith writes a file through a buffered writer and reports the
+// first error, the close's included.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

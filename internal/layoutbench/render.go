@@ -1,0 +1,273 @@
+package layoutbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats the report is written in, by file extension.
+var formats = map[string]func(io.Writer, *Report) error{
+	".md":   WriteMarkdown,
+	".json": WriteJSON,
+	".html": WriteHTML,
+	".htm":  WriteHTML,
+}
+
+// Writer returns the writer for a report file, chosen by its extension
+// (.md, .json, .html), or an error naming the ones there are.
+func Writer(path string) (func(io.Writer, *Report) error, error) {
+	if w, ok := formats[strings.ToLower(filepath.Ext(path))]; ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("report %q: the file name must end in .md, .json or .html", path)
+}
+
+// WriteJSON writes the report as indented JSON (docs/bench-report.schema.json).
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// mixText is the read mix as "get 10%, children 40%, …".
+func mixText(r *Report) string {
+	var parts []string
+	for _, m := range r.ReadMix {
+		parts = append(parts, fmt.Sprintf("%s %s%%", m.Kind, num(100*m.Share)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// summary is the report's first line.
+func summary(r *Report) string {
+	trees := "trees"
+	if r.Input.Trees == 1 {
+		trees = "tree"
+	}
+	where := "offline (from the file alone)"
+	if r.Mode == "online" {
+		where = "online against " + r.Endpoint
+	}
+	return fmt.Sprintf("%s: %d nodes, %d %s, depth up to %d; %s; sample of %d nodes (seed %d)",
+		r.Input.Path, r.Input.Nodes, r.Input.Trees, trees, r.Input.MaxDepth, where, r.Sample.Nodes, r.Sample.Seed)
+}
+
+// query returns a layout's stats for a kind.
+func (res *Result) query(kind string) QueryStats {
+	for _, q := range res.Queries {
+		if q.Kind == kind {
+			return q
+		}
+	}
+	return QueryStats{Kind: kind}
+}
+
+// WriteText writes the terminal summary: one row per layout and the
+// ranking.
+func WriteText(w io.Writer, r *Report) error {
+	fmt.Fprintf(w, "treeport bench: %s\n", summary(r))
+	fmt.Fprintf(w, "read mix: %s; costs at %d nodes; prices %s as of %s\n\n", mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"layout", "items", "stored", "WCU load"}
+	if r.Mode == "online" {
+		head = append(head, "load s")
+	}
+	for _, k := range Kinds {
+		head = append(head, shortKind(k)+" RCU")
+	}
+	head = append(head, "RCU/read", "req/read", "move items", "delete items", "$ load", "$ import", "$ storage/mo", "$ 1M reads")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, res := range r.Layouts {
+		row := []string{res.Layout, fmt.Sprint(res.Items), humanBytes(res.StoredBytes), fmt.Sprint(res.Load.WCU)}
+		if r.Mode == "online" {
+			row = append(row, fmt.Sprintf("%.2f", deref(res.Load.Seconds)))
+		}
+		for _, k := range Kinds {
+			row = append(row, num(res.query(k).RCU.Mean))
+		}
+		row = append(row, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp),
+			num(res.Rewrites.Move.MeanItems), num(res.Rewrites.Delete.MeanItems),
+			usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nrecommendation for this read mix:\n")
+	for _, e := range r.Ranking {
+		fmt.Fprintf(w, "  %d. %s: %s\n", e.Rank, e.Layout, e.Why)
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func shortKind(k string) string {
+	switch k {
+	case KindDescendants:
+		return "desc"
+	case KindDepth2:
+		return "desc≤2"
+	case KindAncestors:
+		return "anc"
+	}
+	return k
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// humanBytes prints a size in B, KiB, MiB or GiB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// where names the table or an index.
+func where(index string) string {
+	if index == "" {
+		return "table"
+	}
+	return index
+}
+
+// WriteMarkdown writes the report as Markdown.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# treeport bench: %s\n\n", filepath.Base(r.Input.Path))
+	p("%s.\n\n", summary(r))
+	p("Read mix: %s. Costs projected to %d nodes. Prices: %s, as of %s.\n\n", mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+
+	p("## Recommendation\n\n")
+	for _, e := range r.Ranking {
+		p("%d. **%s**: %s\n", e.Rank, e.Layout, e.Why)
+	}
+
+	p("\n## At a glance\n\n")
+	p("| layout | items | stored (table + indexes) | largest item | WCU to load | consumed WCU | load time | RCU per read | requests per read | items per move | items per delete |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, res := range r.Layouts {
+		consumed, secs := "—", "—"
+		if res.Load.ConsumedWCU != nil {
+			consumed = num(*res.Load.ConsumedWCU)
+		}
+		if res.Load.Seconds != nil {
+			secs = fmt.Sprintf("%.2f s", *res.Load.Seconds)
+		}
+		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
+			res.Load.WCU, consumed, secs, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Rewrites.Move.MeanItems), num(res.Rewrites.Delete.MeanItems))
+	}
+
+	p("\n## Cost at %d nodes\n\n", r.Scale.Nodes)
+	p("| layout | load, on-demand writes | load, ImportTable | storage per month | a million reads of the mix |\n|---|---:|---:|---:|---:|\n")
+	for _, res := range r.Layouts {
+		p("| %s | %s | %s | %s | %s |\n", res.Layout, usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
+	}
+
+	p("\n## Reads\n\n")
+	src := "estimated from the layouts' requests and the items' sizes"
+	if r.Mode == "online" {
+		src = "measured on the server"
+	}
+	p("Per query, over the sample (%s): mean (p95) of requests, items read and RCU", src)
+	if r.Mode == "online" {
+		p(", and latency p50 / p95")
+	}
+	p(".\n\n| query | layout | answer nodes | requests | items read | RCU |")
+	if r.Mode == "online" {
+		p(" latency ms |")
+	}
+	p("\n|---|---|---:|---:|---:|---:|")
+	if r.Mode == "online" {
+		p("---:|")
+	}
+	p("\n")
+	for _, k := range Kinds {
+		for _, res := range r.Layouts {
+			q := res.query(k)
+			p("| %s | %s | %s | %s (%s) | %s (%s) | %s (%s) |", k, res.Layout, num(q.Nodes), num(q.Requests.Mean), num(q.Requests.P95),
+				num(q.ItemsRead.Mean), num(q.ItemsRead.P95), num(q.RCU.Mean), num(q.RCU.P95))
+			if q.LatencyMS != nil {
+				p(" %s / %s |", num(q.LatencyMS.P50), num(q.LatencyMS.P95))
+			}
+			p("\n")
+		}
+	}
+
+	p("\n## Storage\n\n| layout | table or index | items | bytes | billed bytes |\n|---|---|---:|---:|---:|\n")
+	for _, res := range r.Layouts {
+		for _, s := range res.Storage {
+			p("| %s | %s | %d | %s | %s |\n", res.Layout, where(s.Index), s.Items, humanBytes(s.Bytes), humanBytes(s.BilledBytes))
+		}
+	}
+
+	p("\n## Keys and items against DynamoDB's limits\n\n| layout | where | key | attribute | longest | limit |\n|---|---|---|---|---:|---:|\n")
+	for _, res := range r.Layouts {
+		p("| %s | item | — | — | %d B | %d B |\n", res.Layout, res.MaxItemBytes, res.ItemLimit)
+		for _, k := range res.Keys {
+			p("| %s | %s | %s | %s | %d B | %d B |\n", res.Layout, where(k.Index), k.Role, k.Attr, k.Longest, k.Limit)
+		}
+	}
+
+	p("\n## Hottest partitions\n\nThe partition key values holding the most items (top %d), with their share of the table's or index's items.\n\n", topN)
+	p("| layout | table or index | partitions | by items | by bytes |\n|---|---|---:|---|---|\n")
+	for _, res := range r.Layouts {
+		for _, s := range res.Partitions {
+			var byItems, byBytes []string
+			for _, v := range s.ByItems {
+				byItems = append(byItems, fmt.Sprintf("`%s` %d (%s%%)", mdCode(v.Value), v.Items, num(100*v.Share)))
+			}
+			for _, v := range s.ByBytes {
+				byBytes = append(byBytes, fmt.Sprintf("`%s` %s", mdCode(v.Value), humanBytes(v.Bytes)))
+			}
+			p("| %s | %s (%s) | %d | %s | %s |\n", res.Layout, where(s.Index), s.Attr, s.Partitions, strings.Join(byItems, ", "), strings.Join(byBytes, ", "))
+		}
+	}
+
+	p("\n## Rewrites\n\n| layout | change | samples | mean puts | mean deletes | mean items | worst (node) |\n|---|---|---:|---:|---:|---:|---|\n")
+	for _, res := range r.Layouts {
+		for _, c := range []struct {
+			name string
+			s    RewriteStats
+		}{{"move a subtree", res.Rewrites.Move}, {"delete a node", res.Rewrites.Delete}} {
+			p("| %s | %s | %d | %s | %s | %s | %d (`%s`) |\n", res.Layout, c.name, c.s.Samples, num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), c.s.WorstItems, mdCode(c.s.WorstNode))
+		}
+	}
+
+	p("\n## Sample\n\n| depths | nodes | sampled |\n|---|---:|---:|\n")
+	for _, s := range r.Sample.Strata {
+		d := fmt.Sprint(s.MinDepth)
+		if s.MaxDepth != s.MinDepth {
+			d = fmt.Sprintf("%d–%d", s.MinDepth, s.MaxDepth)
+		}
+		p("| %s | %d | %d |\n", d, s.Population, s.Sampled)
+	}
+
+	p("\n## Notes\n\n")
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCode makes a value safe inside a Markdown code span in a table.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(s)
+}
