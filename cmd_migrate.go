@@ -82,18 +82,8 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 	if err != nil {
 		return nil, layouts.Options{}, usagef("--%s-attr: %v", side, err)
 	}
-	o := layouts.Options{Attr: renames, Delimiter: c.String(side + "-delimiter"), Shards: c.Int(side + "-shards")}
-	switch cc := c.String(side + "-closure-copy"); cc {
-	case "all", "":
-	case "none":
-		o.ClosureCopy = []string{}
-	default:
-		for _, a := range strings.Split(cc, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				o.ClosureCopy = append(o.ClosureCopy, a)
-			}
-		}
-	}
+	o := layouts.Options{Attr: renames, Delimiter: c.String(side + "-delimiter"), Shards: c.Int(side + "-shards"),
+		ClosureCopy: closureCopy(c.String(side + "-closure-copy"))}
 	l, err := layouts.New(name, o)
 	if err != nil {
 		return nil, o, usagef("--%s-layout: %v", side, err)

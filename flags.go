@@ -104,18 +104,26 @@ func layoutOptions(c *cli.Context) (layouts.Options, error) {
 		Delimiter: c.String("delimiter"),
 		Shards:    c.Int("shards"),
 	}
-	switch cc := c.String("closure-copy"); cc {
+	o.ClosureCopy = closureCopy(c.String("closure-copy"))
+	return o, nil
+}
+
+// closureCopy reads --closure-copy: nil for all, empty for none, else the
+// named attributes.
+func closureCopy(cc string) []string {
+	switch cc {
 	case "all", "":
+		return nil
 	case "none":
-		o.ClosureCopy = []string{}
-	default:
-		for _, a := range strings.Split(cc, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				o.ClosureCopy = append(o.ClosureCopy, a)
-			}
+		return []string{}
+	}
+	var names []string
+	for _, a := range strings.Split(cc, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			names = append(names, a)
 		}
 	}
-	return o, nil
+	return names
 }
 
 // newLayouts returns the named layout, or all four for "all".

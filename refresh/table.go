@@ -2,7 +2,6 @@ package refresh
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -220,25 +219,4 @@ func owner(f layouts.Fields, item layouts.Item) string {
 	}
 	key := str(f.Key)
 	return key[strings.LastIndex(key, f.Delimiter)+len(f.Delimiter):]
-}
-
-// describeKey is an item's key for a message: Id="A", RelativeDepth=2.
-func describeKey(spec layouts.TableSpec, item layouts.Item) string {
-	part := func(name string) string {
-		switch v := item[name].(type) {
-		case *types.AttributeValueMemberS:
-			return fmt.Sprintf("%s=%q", name, v.Value)
-		case *types.AttributeValueMemberN:
-			return fmt.Sprintf("%s=%s", name, v.Value)
-		case nil:
-			return name + " missing"
-		default:
-			return fmt.Sprintf("%s of type %T", name, v)
-		}
-	}
-	s := part(spec.PK.Name)
-	if spec.SK != nil {
-		s += ", " + part(spec.SK.Name)
-	}
-	return s
 }
