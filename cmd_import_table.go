@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,11 +110,11 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		emit.Skip = ck.Watermark
 	}
 
-	var deadLetter *os.File
-	if p := c.String("dead-letter"); p != "" {
-		if deadLetter, err = os.Create(p); err != nil {
-			return err
-		}
+	deadLetter, priorDead, err := openDeadLetter(c.String("dead-letter"), emit.Skip > 0)
+	if err != nil {
+		return err
+	}
+	if deadLetter != nil {
 		defer deadLetter.Close()
 	}
 
@@ -198,11 +199,41 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	if est.Rejected > 0 {
 		fmt.Fprintf(c.App.Writer, "%d records rejected: see %s\n", est.Rejected, c.String("rejects"))
 	}
-	if stats.DeadLettered > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", stats.DeadLettered, c.String("dead-letter"))
-		return errDifferences
+	return deadLetterResult(c, stats.DeadLettered, priorDead)
+}
+
+// openDeadLetter opens the --dead-letter file: a new one, or, when a run
+// resumes from a checkpoint, the earlier run's, appended to, since the items
+// it set aside are behind the checkpoint and will not come again. It returns
+// how many items the file holds already.
+func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
+	if path == "" {
+		return nil, 0, nil
 	}
-	return nil
+	if !resume {
+		f, err := os.Create(path)
+		return f, 0, err
+	}
+	var prior int64
+	if data, err := os.ReadFile(path); err == nil {
+		prior = int64(bytes.Count(data, []byte("\n")))
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	return f, prior, err
+}
+
+// deadLetterResult reports the items set aside, this run's and an earlier
+// one's, and makes the run exit 1 when there are any.
+func deadLetterResult(c *cli.Context, now, prior int64) error {
+	if now+prior == 0 {
+		return nil
+	}
+	if prior > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s (%d of them by the run this one resumed)\n", now+prior, c.String("dead-letter"), prior)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", now, c.String("dead-letter"))
+	}
+	return errDifferences
 }
 
 // wcuText is the write capacity a run used: DynamoDB's own figure when it

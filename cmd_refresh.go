@@ -435,6 +435,9 @@ func (j *refreshJob) apply(started time.Time) (*refresh.Summary, error) {
 			errUsage, summary.ByReason[refresh.ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), j.ratio)
 	}
 	if summary.Changes() == 0 {
+		if err := writeApplyReport(c.String("report"), summary, 0, importer.Stats{}, started); err != nil {
+			return summary, err
+		}
 		if ck != nil {
 			ck.ck.Done = true
 			if err := ck.ck.Save(ck.path); err != nil {
@@ -445,6 +448,25 @@ func (j *refreshJob) apply(started time.Time) (*refresh.Summary, error) {
 		return summary, nil
 	}
 	return summary, j.execute(planPath, summary, ck, started)
+}
+
+// writeApplyReport writes --report: the plan's counts and what the writer
+// did (nothing, for a plan without changes: a report is written all the
+// same, so that a job never reads an earlier run's as its own).
+func writeApplyReport(path string, summary *refresh.Summary, skip int64, stats importer.Stats, started time.Time) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(struct {
+		Plan    *refresh.Summary `json:"plan"`
+		Skipped int64            `json:"operations_skipped_from_checkpoint"`
+		Writer  importer.Stats   `json:"writer"`
+		Total   float64          `json:"duration_seconds"`
+	}{summary, skip, stats, time.Since(started).Seconds()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // writePlan plans into a plan file.
@@ -481,12 +503,11 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 	if ck != nil {
 		skip = ck.ck.Watermark
 	}
-	var deadLetter *os.File
-	if p := c.String("dead-letter"); p != "" {
-		var err error
-		if deadLetter, err = os.Create(p); err != nil {
-			return err
-		}
+	deadLetter, priorDead, err := openDeadLetter(c.String("dead-letter"), ck != nil && ck.resume)
+	if err != nil {
+		return err
+	}
+	if deadLetter != nil {
 		defer deadLetter.Close()
 	}
 	prog := newProgress(c, summary.Changes(), skip)
@@ -560,19 +581,8 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 			os.Remove(planPath)
 		}
 	}
-	if p := c.String("report"); p != "" {
-		b, err := json.MarshalIndent(struct {
-			Plan    *refresh.Summary `json:"plan"`
-			Skipped int64            `json:"operations_skipped_from_checkpoint"`
-			Writer  importer.Stats   `json:"writer"`
-			Total   float64          `json:"duration_seconds"`
-		}{summary, skip, stats, time.Since(started).Seconds()}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+	if err := writeApplyReport(c.String("report"), summary, skip, stats, started); err != nil {
+		return err
 	}
 	if interrupted {
 		if ck != nil {
@@ -594,9 +604,5 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 	if skip > 0 {
 		fmt.Fprintf(c.App.Writer, "%d operations were acknowledged by an earlier run and skipped\n", skip)
 	}
-	if stats.DeadLettered > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", stats.DeadLettered, c.String("dead-letter"))
-		return errDifferences
-	}
-	return nil
+	return deadLetterResult(c, stats.DeadLettered, priorDead)
 }

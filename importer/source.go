@@ -159,7 +159,7 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 		format = FormatJSONL
 	}
 	if format != FormatCSV && len(opts.Types) > 0 {
-		return nil, fmt.Errorf("importer: --types applies to CSV only; %s carries its own types", format)
+		return nil, fmt.Errorf("%w: --types applies to CSV only; %s carries its own types", ErrInvalid, format)
 	}
 	switch format {
 	case FormatCSV:

@@ -78,18 +78,18 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 		comma = opts.CSVDelimiter
 	}
 	if !validDelim(comma) {
-		return nil, fmt.Errorf("importer: %s: %q cannot separate CSV fields; choose another --csv-delimiter", file, comma)
+		return nil, fmt.Errorf("%w: %s: %q cannot separate CSV fields; choose another --csv-delimiter", ErrInvalid, file, comma)
 	}
 	r := newCSVReader(in.r, comma)
 	s := &csvSource{in: in, r: r, file: file, opts: opts}
 	header, err := r.read()
 	if err != nil {
 		if err == io.EOF {
-			return nil, fmt.Errorf("importer: %s is empty: a CSV input needs a header row naming its columns", file)
+			return nil, fmt.Errorf("%w: %s is empty: a CSV input needs a header row naming its columns", ErrInvalid, file)
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("importer: %s: the header row cannot be read: %v", file, pe)
+			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", ErrInvalid, file, pe)
 		}
 		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, inputError(err, file, 1, ""))
 	}
