@@ -75,13 +75,6 @@ type Count struct {
 	WCU     int64 `json:"wcu"`
 }
 
-func (c *Count) add(o Count) {
-	c.Nodes += o.Nodes
-	c.Puts += o.Puts
-	c.Deletes += o.Deletes
-	c.WCU += o.WCU
-}
-
 // Summary is what a plan does, counted.
 type Summary struct {
 	Table         string `json:"table"`
