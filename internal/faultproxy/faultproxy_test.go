@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -294,8 +295,11 @@ func TestCapacity(t *testing.T) {
 		t.Errorf("accepted %d WCU in %.2fs, more than %v", n.AcceptedWCU, el, max)
 	}
 	// Less a few requests' worth: the bucket admits whole requests only.
-	if min := rate*el - 80; float64(n.AcceptedWCU) < min {
-		t.Errorf("accepted %d WCU in %.2fs, want at least %v", n.AcceptedWCU, el, min)
+	// On a busy machine this loop may offer less than the capacity; then
+	// the bound is what it offered.
+	offered := 2 * float64(sent)
+	if min := math.Min(rate*el, offered) - 80; float64(n.AcceptedWCU) < min {
+		t.Errorf("accepted %d WCU in %.2fs (%.0f offered), want at least %v", n.AcceptedWCU, el, offered, min)
 	}
 	if n.CapacityRejected == 0 {
 		t.Errorf("nothing refused: %+v", n)
