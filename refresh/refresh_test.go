@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -106,12 +107,12 @@ func randomAttrs(r *rand.Rand, id string) transform.Attrs {
 	return a
 }
 
-var idSeq int
+// idSeq numbers the ids of every test's trees; subtests run in parallel.
+var idSeq atomic.Int64
 
 func newID(r *rand.Rand) string {
-	idSeq++
 	names := []string{"CM%d", "n %d", "é%d", "CM%d0", "x\"%d"}
-	return fmt.Sprintf(names[r.IntN(len(names))], idSeq)
+	return fmt.Sprintf(names[r.IntN(len(names))], idSeq.Add(1))
 }
 
 func randomTree(r *rand.Rand, nodes int) *tree {
