@@ -32,15 +32,24 @@ var (
 	csvDir string
 )
 
+// TestMain makes the directory of the generated inputs: a temporary one, or
+// $TREEPORT_BENCH_DIR, where they are kept from one run to the next (which
+// keeps their generation out of instruction counts such as callgrind's).
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "treeport-bench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	dir, keep := os.Getenv("TREEPORT_BENCH_DIR"), true
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "treeport-bench-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		keep = false
 	}
 	csvDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	if !keep {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
 }
 
@@ -56,7 +65,12 @@ func randomCSVN(b *testing.B, n int) string {
 		return p
 	}
 	path := filepath.Join(csvDir, fmt.Sprintf("random-%d.csv", n))
-	f, err := os.Create(path)
+	if _, err := os.Stat(path); err == nil {
+		csvPaths[n] = path
+		return path
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,6 +87,12 @@ func randomCSVN(b *testing.B, n int) string {
 	if err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,11 +101,43 @@ func randomCSVN(b *testing.B, n int) string {
 }
 
 // BenchmarkCSVToItems measures the whole in-memory pipeline: reading the CSV
-// twice (skeleton, then attributes), validating, and building every item.
-// Run with -cpu 1 for the one-core figure. nodes/cpu-s divides by the CPU
-// time the process used instead of the wall clock: on a shared machine, it
-// is what one core of its own would do.
+// twice (skeleton, then attributes), validating, and building every item
+// with EmitAttrs, the way the import-file writer takes them: each item a
+// slice of attributes whose values are built in memory reused for the next
+// item. Run with -cpu 1 for the one-core figure. nodes/cpu-s divides by the
+// CPU time the process used instead of the wall clock: on a shared machine,
+// it is what one core of its own would do. attrs/item counts the attributes
+// the callback saw, so that an item that was not built shows.
 func BenchmarkCSVToItems(b *testing.B) {
+	benchCSVToItems(b, func(in *importer.Input, l layouts.Layout) (items, attrs int64) {
+		st, err := in.EmitAttrs(context.Background(), importer.EmitOptions{Layout: l}, func(_ int64, item []layouts.Attr) error {
+			attrs += int64(len(item))
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.Items, attrs
+	})
+}
+
+// BenchmarkCSVToItemMaps is BenchmarkCSVToItems with Emit, which gives each
+// item as a fresh map the callback may keep (what the DynamoDB writer
+// takes).
+func BenchmarkCSVToItemMaps(b *testing.B) {
+	benchCSVToItems(b, func(in *importer.Input, l layouts.Layout) (items, attrs int64) {
+		st, err := in.Emit(context.Background(), importer.EmitOptions{Layout: l}, func(_ int64, item layouts.Item) error {
+			attrs += int64(len(item))
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.Items, attrs
+	})
+}
+
+func benchCSVToItems(b *testing.B, emit func(*importer.Input, layouts.Layout) (items, attrs int64)) {
 	path := randomCSV(b)
 	colTypes, _ := importer.ParseTypes("size:N,score:N")
 	for _, name := range layouts.Names() {
@@ -94,7 +146,7 @@ func BenchmarkCSVToItems(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var items int64
+			var items, attrs int64
 			b.ResetTimer()
 			cpu := cpuTime()
 			for range b.N {
@@ -107,13 +159,10 @@ func BenchmarkCSVToItems(b *testing.B) {
 				if p := in.CheckLayout(l); len(p) > 0 {
 					b.Fatal(p[0])
 				}
-				st, err := in.Emit(context.Background(), importer.EmitOptions{Layout: l}, func(int64, layouts.Item) error { return nil })
-				if err != nil {
-					b.Fatal(err)
-				}
-				items = st.Items
+				items, attrs = emit(in, l)
 			}
 			reportRates(b, cpuTime()-cpu, benchNodes, items)
+			b.ReportMetric(float64(attrs)/float64(items), "attrs/item")
 		})
 	}
 }
@@ -140,7 +189,8 @@ func reportRates(b *testing.B, cpu time.Duration, nodes, items int64) {
 }
 
 // BenchmarkCSVPhases times the three steps of BenchmarkCSVToItems/path one
-// by one: ReadInput (the skeleton read), CheckLayout and Emit.
+// by one: ReadInput (the skeleton read), CheckLayout and EmitAttrs; and
+// Emit, which BenchmarkCSVToItemMaps uses instead.
 func BenchmarkCSVPhases(b *testing.B) {
 	path := randomCSV(b)
 	colTypes, _ := importer.ParseTypes("size:N,score:N")
@@ -174,6 +224,15 @@ func BenchmarkCSVPhases(b *testing.B) {
 	b.Run("emit", func(b *testing.B) {
 		cpu := cpuTime()
 		for range b.N {
+			if _, err := in.EmitAttrs(context.Background(), importer.EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRates(b, cpuTime()-cpu, benchNodes, 0)
+	})
+	b.Run("emit-maps", func(b *testing.B) {
+		cpu := cpuTime()
+		for range b.N {
 			if _, err := in.Emit(context.Background(), importer.EmitOptions{Layout: l}, func(int64, layouts.Item) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
@@ -183,8 +242,9 @@ func BenchmarkCSVPhases(b *testing.B) {
 }
 
 // BenchmarkImportFiles measures the gzip DynamoDB JSON writer alone, on
-// path-layout items built beforehand: the default settings, then each gzip
-// level for comparison.
+// path-layout items built beforehand: by WriteAttrs (attrs, what
+// WriteImportFiles uses), then by Write with the default settings and each
+// gzip level for comparison.
 func BenchmarkImportFiles(b *testing.B) {
 	path := randomCSV(b)
 	l, _ := layouts.New("path", layouts.Options{})
@@ -201,6 +261,40 @@ func BenchmarkImportFiles(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
+	// The same items as attributes, for WriteAttrs (the order of a map's
+	// attributes does not matter: the encoder sorts them).
+	attrs := make([][]layouts.Attr, len(items))
+	for i, it := range items {
+		for k, v := range it {
+			attrs[i] = append(attrs[i], layouts.Attr{Name: k, Value: v})
+		}
+	}
+	b.Run("attrs", func(b *testing.B) {
+		var raw int64
+		cpu := cpuTime()
+		for range b.N {
+			dir := filepath.Join(b.TempDir(), "out")
+			sink, err := importer.NewFileSink(importer.FileSinkOptions{Dir: dir, ItemsPerFile: 50_000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, it := range attrs {
+				if err := sink.WriteAttrs(it); err != nil {
+					b.Fatal(err)
+				}
+			}
+			files, err := sink.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw = 0
+			for _, f := range files {
+				raw += f.Raw
+			}
+		}
+		reportRates(b, cpuTime()-cpu, 0, int64(len(items)))
+		b.ReportMetric(float64(raw)*float64(b.N)/b.Elapsed().Seconds()/1e6, "rawMB/s")
+	})
 	for _, level := range []int{0, 1, 2, 3, 4, 5, 6} {
 		name := "default"
 		if level > 0 {
@@ -235,6 +329,37 @@ func BenchmarkImportFiles(b *testing.B) {
 			b.ReportMetric(float64(compressed)/float64(raw), "ratio")
 		})
 	}
+}
+
+// BenchmarkCSVToImportFiles measures what `treeport import --out` does, on
+// both cores: ReadInput, CheckLayout, then WriteImportFiles (EmitAttrs
+// into the file writer, which encodes each item at once and compresses on
+// another goroutine), for the path layout.
+func BenchmarkCSVToImportFiles(b *testing.B) {
+	path := randomCSV(b)
+	colTypes, _ := importer.ParseTypes("size:N,score:N")
+	l, _ := layouts.New("path", layouts.Options{})
+	var items int64
+	cpu := cpuTime()
+	for range b.N {
+		in, err := importer.ReadInput(context.Background(), importer.InputOptions{
+			Path: path, Source: importer.SourceOptions{Types: colTypes}, SizeHint: benchNodes,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p := in.CheckLayout(l); len(p) > 0 {
+			b.Fatal(p[0])
+		}
+		m, err := importer.WriteImportFiles(context.Background(), in, importer.FilesOptions{
+			Dir: filepath.Join(b.TempDir(), "out"), Table: "t", ItemsPerFile: 50_000, Emit: importer.EmitOptions{Layout: l},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		items = m.Items
+	}
+	reportRates(b, cpuTime()-cpu, benchNodes, items)
 }
 
 // BenchmarkItemMap measures the least a path item costs however it is

@@ -3,9 +3,12 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"io"
+	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // csvReader reads RFC 4180 records exactly as encoding/csv's Reader does
@@ -31,9 +34,10 @@ type csvReader struct {
 	recordBuffer []byte // the careful path's unescaped fields, one after another
 	fieldIndexes []int
 	fields       [][]byte
-	// data holds the last record's fields, and starts where each begins in
-	// it: fields[i] is data[starts[i]:starts[i]+len(fields[i])], so that a
-	// caller can copy the record once and cut its fields out of the copy.
+	// data holds the last record's fields, and starts (filled by
+	// fieldSlices) where each begins in it: fields[i] is
+	// data[starts[i]:starts[i]+len(fields[i])], so that a caller can copy
+	// the record once and cut its fields out of the copy.
 	data   []byte
 	starts []int
 
@@ -43,6 +47,15 @@ type csvReader struct {
 	// the quick path, and nil otherwise. Its fields are the pieces between
 	// the one-byte delimiters, so it is valid UTF-8 exactly when they all are.
 	body []byte
+	// ascii: body is all ASCII, so valid UTF-8.
+	ascii bool
+	// bounds holds where each field of the last record starts and ends in
+	// data: field j is data[bounds[2j]:bounds[2j+1]].
+	bounds []int
+	// win is readQuick's window on the bufio.Reader's buffer, of which it
+	// has read pos bytes.
+	win []byte
+	pos int
 }
 
 func newCSVReader(r *bufio.Reader, comma rune) *csvReader {
@@ -64,6 +77,24 @@ func validDelim(r rune) bool {
 // (a failure to read) what was read of the record. The fields are valid
 // until the next call.
 func (r *csvReader) read() ([][]byte, error) {
+	err := r.next()
+	if err == io.EOF {
+		return nil, err
+	}
+	return r.fieldSlices(), err
+}
+
+// next is read without making the fields slices: field j of the record is
+// r.data[r.bounds[2j]:r.bounds[2j+1]], and the record has nfield() fields.
+// fieldSlices makes them slices, as read returns them.
+func (r *csvReader) next() error {
+	r.fields = r.fields[:0] // made again by fieldSlices
+	if r.commaByte != 0 {
+		if r.readQuick() {
+			return r.countFields(nil)
+		}
+		r.sync()
+	}
 	// Read a line, skipping empty ones.
 	var line []byte
 	var errRead error
@@ -76,27 +107,27 @@ func (r *csvReader) read() ([][]byte, error) {
 		break
 	}
 	if errRead == io.EOF {
-		return nil, errRead
+		r.bounds = r.bounds[:0]
+		return errRead
 	}
 	r.recLine = r.numLine
-	r.fields = r.fields[:0]
-	r.starts = r.starts[:0]
+	r.bounds = r.bounds[:0]
 	r.body = nil
+	r.ascii = false
 	var err error
 	if r.commaByte != 0 && bytes.IndexByte(line, '"') < 0 {
-		// The quick path: no quote, so every field is what lies between
-		// two delimiters, and the record is this one line.
+		// No quote, so every field is what lies between two delimiters,
+		// and the record is this one line.
 		body := line[:len(line)-lengthNL(line)]
 		r.body, r.data = body, body
 		start := 0
 		for {
 			i := bytes.IndexByte(body[start:], r.commaByte)
-			r.starts = append(r.starts, start)
 			if i < 0 {
-				r.fields = append(r.fields, body[start:])
+				r.bounds = append(r.bounds, start, len(body))
 				break
 			}
-			r.fields = append(r.fields, body[start:start+i:start+i])
+			r.bounds = append(r.bounds, start, start+i)
 			start += i + 1
 		}
 	} else {
@@ -105,19 +136,173 @@ func (r *csvReader) read() ([][]byte, error) {
 	if err == nil {
 		err = errRead
 	}
+	return r.countFields(err)
+}
+
+// countFields is the end of next: the first record sets the number of
+// fields, and another number is csv.ErrFieldCount, unless err came first.
+func (r *csvReader) countFields(err error) error {
+	n := r.nfield()
 	if r.nfields > 0 {
-		if len(r.fields) != r.nfields && err == nil {
+		if n != r.nfields && err == nil {
 			err = &csv.ParseError{StartLine: r.recLine, Line: r.recLine, Column: 1, Err: csv.ErrFieldCount}
 		}
 	} else {
-		r.nfields = len(r.fields)
+		r.nfields = n
 	}
-	return r.fields, err
+	return err
 }
 
+// nfield is the number of fields of the last record.
+func (r *csvReader) nfield() int { return len(r.bounds) / 2 }
+
+// field returns field j of the last record, valid until the next read.
+func (r *csvReader) field(j int) []byte {
+	a, b := r.bounds[2*j], r.bounds[2*j+1]
+	return r.data[a:b:b]
+}
+
+// fieldSlices returns the fields of the last record as read does, and
+// fills r.starts, where each starts in r.data.
+func (r *csvReader) fieldSlices() [][]byte {
+	if len(r.fields) == r.nfield() && len(r.fields) > 0 {
+		return r.fields // made since the last read
+	}
+	r.fields, r.starts = r.fields[:0], r.starts[:0]
+	for j := range r.nfield() {
+		r.fields = append(r.fields, r.field(j))
+		r.starts = append(r.starts, r.bounds[2*j])
+	}
+	return r.fields
+}
+
+// readQuick reads the next record when it is a line that holds no quote
+// and is not empty: the common case, which it splits into fields in one
+// pass over the bytes, looking at eight at a time for the delimiter, a line
+// end, a quote or a byte that is not ASCII. It reads from a window on the
+// bufio.Reader's buffer, which it hands back (sync) only when the window
+// has no whole line left, or before next reads the careful way. It reports
+// false, having read nothing, for any other line, and for a line of more
+// fields than r.bounds has room for; next then takes the line the careful
+// way (which makes the room).
+func (r *csvReader) readQuick() bool {
+	switch r.quickLine() {
+	case quickDone:
+		return true
+	case quickNo:
+		return false
+	}
+	// No whole line left in the window: look at what is buffered, and
+	// then at more.
+	r.sync()
+	if n := r.r.Buffered(); n > 0 {
+		r.win, _ = r.r.Peek(n)
+		switch r.quickLine() {
+		case quickDone:
+			return true
+		case quickNo:
+			return false
+		}
+		r.sync()
+	}
+	r.win, _ = r.r.Peek(r.r.Buffered() + 1)
+	return r.quickLine() == quickDone
+}
+
+// sync hands the part of the window readQuick has read back to the
+// bufio.Reader, and forgets the window.
+func (r *csvReader) sync() {
+	if r.pos > 0 {
+		r.r.Discard(r.pos)
+	}
+	r.win, r.pos = nil, 0
+}
+
+// What quickLine did.
+const (
+	quickDone = iota // read a record
+	quickNo          // a line for the careful way
+	quickMore        // no whole line in the window
+)
+
+// quickLine is readQuick on the window.
+func (r *csvReader) quickLine() int {
+	buf := r.win[r.pos:]
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		return quickMore
+	}
+	end := nl
+	if end > 0 && buf[end-1] == '\r' {
+		end-- // \r\n ends a line as \n does
+	}
+	line := buf[:end]
+	if end == 0 || bytes.IndexByte(line, '"') >= 0 {
+		return quickNo // an empty line, which next skips, or quotes
+	}
+	// A line of n bytes has at most n+1 fields: with room for as many,
+	// the loops below store their bounds without a check.
+	if cap(r.bounds) < 2*len(line)+2 {
+		r.bounds = make([]int, 0, 2*(2*len(line)+2))
+	}
+	bounds := r.bounds[:2*len(line)+2]
+	bp := unsafe.Pointer(unsafe.SliceData(bounds))
+	lp := unsafe.Pointer(unsafe.SliceData(line))
+	commas := uint64(r.commaByte) * lsbs
+	nb := 0    // bounds filled
+	start := 0 // of the field being read
+	var high uint64
+	i := 0
+	// The delimiters, eight bytes at a time; and whether a byte is not ASCII.
+	for ; i+8 <= len(line); i += 8 {
+		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(lp, i))[:])
+		high |= w
+		for cm := zeroBytes(w ^ commas); cm != 0; cm &= cm - 1 {
+			e := i + bits.TrailingZeros64(cm)>>3
+			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
+			nb += 2
+			start = e + 1
+		}
+	}
+	for ; i < len(line); i++ {
+		c := line[i]
+		high |= uint64(c)
+		if c == r.commaByte {
+			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, i}
+			nb += 2
+			start = i + 1
+		}
+	}
+	bounds[nb], bounds[nb+1] = start, end
+	r.bounds = bounds[:nb+2]
+	r.ascii = high&msbs == 0
+	r.numLine++
+	r.recLine = r.numLine
+	r.body, r.data = line, line
+	r.pos += nl + 1
+	return quickDone
+}
+
+// zeroBytes has the high bit of each byte of x that is zero set, and no
+// other bit.
+func zeroBytes(x uint64) uint64 {
+	// (x & 0x7f) + 0x7f has the high bit set when the low seven bits are
+	// not all zero, and never carries into the next byte.
+	return ^((x&low7s + low7s) | x | low7s)
+}
+
+// intSize is the size of an int.
+const intSize = unsafe.Sizeof(int(0))
+
+const (
+	lsbs  uint64 = 0x0101010101010101
+	msbs  uint64 = 0x8080808080808080
+	low7s uint64 = 0x7f7f7f7f7f7f7f7f
+)
+
 // parse is encoding/csv's readRecord from its first line on, without the
-// options treeport does not use. It fills r.fields and returns a
-// *csv.ParseError, or nil.
+// options treeport does not use. It fills r.data and r.bounds and returns
+// a *csv.ParseError, or nil.
 func (r *csvReader) parse(line []byte, errRead error) error {
 	var err error
 	const quoteLen = len(`"`)
@@ -212,8 +397,7 @@ parseField:
 	}
 	prev := 0
 	for _, end := range r.fieldIndexes {
-		r.starts = append(r.starts, prev)
-		r.fields = append(r.fields, r.recordBuffer[prev:end:end])
+		r.bounds = append(r.bounds, prev, end)
 		prev = end
 	}
 	r.data = r.recordBuffer

@@ -55,8 +55,9 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	if err != nil {
 		return nil, err
 	}
-	st, err := in.Emit(ctx, opts.Emit, func(_ int64, item layouts.Item) error {
-		return sink.Write(item)
+	// Each item is encoded as it comes: the items need not be kept.
+	st, err := in.EmitAttrs(ctx, opts.Emit, func(_ int64, item []layouts.Attr) error {
+		return sink.WriteAttrs(item)
 	})
 	files, cerr := sink.Close()
 	if err != nil {

@@ -12,6 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -181,14 +185,16 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 		if err == io.EOF {
 			break
 		}
-		var re *transform.RowError
-		if errors.As(err, &re) {
+		if err != nil {
+			// re is declared here, for errors.As makes it escape: a good
+			// row allocates nothing.
+			var re *transform.RowError
+			if !errors.As(err, &re) {
+				return err
+			}
 			in.Records++
 			b.AddBad(re, row.Parent)
 			continue
-		}
-		if err != nil {
-			return err
 		}
 		in.Records++
 		// Add keeps copies of the strings, which are the reader's.
@@ -248,6 +254,9 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 	}
 	checker := layouts.NewChecker(l)
 	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
+		if checker.Fits(s) {
+			return nil // what almost every node does, at a fraction of Check's cost
+		}
 		return checker.Check(s)
 	})...)
 	return problems
@@ -283,17 +292,12 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		return st, err
 	}
 	defer src.Close()
-	f := in.Forest
 	spec := opts.Layout.Table()
-	unit := unitOf(in.Opts)
 	var (
-		node    transform.Node
-		pathBuf []string
-		seq     int64
-		ferr    error
-		rejects *json.Encoder
-		buf     transform.Record
-		guess   int // the node the next row most likely is: the one after the last
+		node transform.Node
+		seq  int64
+		ferr error
+		buf  transform.Record
 	)
 	next := src.Next
 	if rs, ok := src.(reuseSource); ok && fast {
@@ -301,10 +305,6 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 			err := rs.nextReuse(ctx, &buf)
 			return &buf, err
 		}
-	}
-	if opts.Rejects != nil {
-		rejects = json.NewEncoder(opts.Rejects)
-		rejects.SetEscapeHTML(false)
 	}
 	emit := func(item layouts.Item) {
 		if ferr != nil {
@@ -322,18 +322,152 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 		ferr = fn(s, item)
 	}
+	var path []string
+	err = in.scan(ctx, opts, &st, next, func(rec *transform.Record, i int) (error, error) {
+		node.Record = *rec
+		node.Record.Raw = nil
+		node.Depth = in.Forest.Depth(i)
+		path = in.Forest.AppendPath(path[:0], i)
+		node.Path = path
+		return opts.Layout.Items(&node, emit), ferr
+	})
+	return st, err
+}
+
+// EmitAttrs is Emit for a caller that uses each item at once, such as a
+// file writer that encodes it: it emits the same items, numbered the same,
+// with the same stats, but each item is a slice of attributes built in
+// memory reused for the next item (see Layout.AppendItems), valid only
+// during the call to fn; fn must copy what it keeps. Reading a CSV input
+// this way allocates nothing per row.
+func (in *Input) EmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
+	return in.emitAttrs(ctx, opts, fn, true)
+}
+
+// emitAttrs is EmitAttrs; fast=false reads with Next even from a
+// flatSource.
+func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error, fast bool) (EmitStats, error) {
+	var st EmitStats
+	src, err := OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	if err != nil {
+		return st, err
+	}
+	defer src.Close()
+	spec := opts.Layout.Table()
+	var (
+		node  layouts.FlatNode
+		items layouts.ItemBuffer
+		seq   int64
+		ferr  error
+		row   flatRecord
+	)
+	var attrs []layouts.Attr
+	next := func(ctx context.Context) (*transform.Record, error) {
+		rec, err := src.Next(ctx)
+		if rec == nil {
+			return nil, err
+		}
+		row.Record = *rec
+		attrs = attrs[:0]
+		for k, v := range rec.Attrs {
+			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
+		}
+		row.Flat = attrs
+		return &row.Record, err
+	}
+	if fs, ok := src.(flatSource); ok && fast {
+		next = func(ctx context.Context) (*transform.Record, error) {
+			err := fs.nextFlat(ctx, &row)
+			return &row.Record, err
+		}
+	}
+	emit := func(item []layouts.Attr) {
+		if ferr != nil {
+			return
+		}
+		s := seq
+		seq++
+		if opts.Shard.Of > 1 && !opts.Shard.Owns(partitionKeyOf(spec, item)) {
+			return
+		}
+		st.Items++
+		if s < opts.Skip {
+			st.Skipped++
+			return
+		}
+		ferr = fn(s, item)
+	}
+	// The keys of the path and prefix layouts join the ids of the path:
+	// the forest joins them as it walks up the parents.
+	delim := opts.Layout.Delimiter()
+	var (
+		ids  []string
+		text []byte
+	)
+	err = in.scan(ctx, opts, &st, next, func(rec *transform.Record, i int) (error, error) {
+		f := in.Forest
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
+		if delim != "" {
+			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
+			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
+		} else {
+			ids = f.AppendPath(ids[:0], i)
+		}
+		node.Path = ids
+		return opts.Layout.AppendItems(&node, &items, emit), ferr
+	})
+	return st, err
+}
+
+// flatSource is a Source that can read a row with its attributes as a
+// slice, reusing the caller's record and the values: EmitAttrs builds each
+// node's items before it reads the next row.
+type flatSource interface {
+	Source
+	nextFlat(ctx context.Context, rec *flatRecord) error
+}
+
+// flatRecord is a row of the flat read: the record without its Attrs map,
+// and the attributes as a slice.
+type flatRecord struct {
+	transform.Record
+	Flat []layouts.Attr
+}
+
+// scan is the loop of Emit and EmitAttrs. It reads every row with next,
+// writes the rejected ones to opts.Rejects, and calls items for each node
+// that is not rejected, with its index in the forest. items returns the
+// layout's error for the node, and fn's error, which stops the loop as it
+// is. The strings of next's records need only last until the following
+// call.
+func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats,
+	next func(context.Context) (*transform.Record, error),
+	items func(rec *transform.Record, node int) (layoutErr, fnErr error)) error {
+	f := in.Forest
+	unit := unitOf(in.Opts)
+	var (
+		rejects *json.Encoder
+		guess   int // the node the next row most likely is: the one after the last
+	)
+	if opts.Rejects != nil {
+		rejects = json.NewEncoder(opts.Rejects)
+		rejects.SetEscapeHTML(false)
+	}
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return st, err
+				return err
 			}
 		}
 		rec, err := next(ctx)
 		if err == io.EOF {
 			break
 		}
-		var re *transform.RowError
-		if errors.As(err, &re) {
+		if err != nil {
+			var re *transform.RowError // here, for it escapes
+			if !errors.As(err, &re) {
+				return err
+			}
 			st.Rejected++
 			if rejects != nil {
 				var raw []byte
@@ -341,13 +475,10 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 					raw = rec.Raw
 				}
 				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
-					return st, err
+					return err
 				}
 			}
 			continue
-		}
-		if err != nil {
-			return st, err
 		}
 		// Rows come in the order the skeleton was built in: the node after
 		// the last one is the likely one, and an id comparison is cheaper
@@ -367,25 +498,22 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 					reason = f.Reason(i)
 				}
 				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)); err != nil {
-					return st, err
+					return err
 				}
 			}
 			continue
 		}
-		node.Record = *rec
-		node.Record.Raw = nil
-		node.Depth = f.Depth(i)
-		pathBuf = f.AppendPath(pathBuf[:0], i)
-		node.Path = pathBuf
 		st.Nodes++
-		if err := opts.Layout.Items(&node, emit); err != nil {
-			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: err}
+		lerr, ferr := items(rec, i)
+		if lerr != nil {
+			// The record's strings may be the reader's: the error keeps copies.
+			return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: lerr}
 		}
 		if ferr != nil {
-			return st, ferr
+			return ferr
 		}
 	}
-	return st, nil
+	return nil
 }
 
 // EmitStats count what Emit did.
@@ -471,4 +599,23 @@ func Fingerprint(path string, settings any) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// partitionKeyOf is partitionKey for an item given as attributes.
+func partitionKeyOf(spec layouts.TableSpec, item []layouts.Attr) string {
+	for _, a := range item {
+		if a.Name != spec.PK.Name {
+			continue
+		}
+		switch v := a.Value.(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value
+		case *types.AttributeValueMemberN:
+			return v.Value
+		case *types.AttributeValueMemberB:
+			return string(v.Value)
+		}
+		return ""
+	}
+	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -69,7 +71,22 @@ type FileSink struct {
 	failed atomic.Bool
 	slots  chan struct{}       // a file takes one while it is written: two at most
 	free   chan []layouts.Item // batches handed back by the encoders
+	// mode is how items come: by Write (modeItems) or by WriteAttrs
+	// (modeAttrs), never both; 0 before the first item.
+	mode int
+	// text is WriteAttrs' chunk of encoded items for the current file.
+	text []byte
 }
+
+// The ways items come to a FileSink.
+const (
+	modeItems = 1 + iota
+	modeAttrs
+)
+
+// ErrSinkMixed is returned when one FileSink is given items by both Write
+// and WriteAttrs.
+var ErrSinkMixed = errors.New("importer: a file sink takes items by Write or by WriteAttrs, not both")
 
 // batchSize is how many items go to a file's encoder at a time.
 const batchSize = 512
@@ -133,6 +150,12 @@ func NewFileSink(opts FileSinkOptions) (*FileSink, error) {
 
 // Write adds one item. It returns the first error of writing any file.
 func (s *FileSink) Write(item layouts.Item) error {
+	if s.mode != modeItems {
+		if s.mode != 0 {
+			return ErrSinkMixed
+		}
+		s.mode = modeItems
+	}
 	if s.batch == nil {
 		select {
 		case s.batch = <-s.free:
@@ -159,6 +182,57 @@ func (s *FileSink) Write(item layouts.Item) error {
 	return nil
 }
 
+// WriteAttrs adds one item given as attributes, as Layout.AppendItems
+// builds it. The item is encoded before WriteAttrs returns, so the caller
+// may reuse its memory at once; the encoding is the same as Write's. The
+// encoded text goes to the file's compressor a chunk at a time, so the
+// caller encodes while the compressor works. A sink takes its items either
+// by Write or by WriteAttrs. It returns the first error of writing any file.
+func (s *FileSink) WriteAttrs(item []layouts.Attr) error {
+	if s.mode != modeAttrs {
+		if s.mode != 0 {
+			return ErrSinkMixed
+		}
+		s.mode = modeAttrs
+	}
+	if s.cur == nil {
+		fw, err := s.openFile(false)
+		if err != nil {
+			return err
+		}
+		s.cur = fw
+		s.text = (*chunkPool.Get().(*[]byte))[:0]
+	}
+	s.text = appendAttrsLine(s.text, item)
+	s.items++
+	s.cur.items++
+	if s.cur.items >= int64(s.opts.ItemsPerFile) {
+		s.endAttrsFile()
+	} else if len(s.text) >= chunkSize {
+		s.cur.chunks <- s.text
+		s.text = (*chunkPool.Get().(*[]byte))[:0]
+	}
+	if s.failed.Load() {
+		return s.firstErr()
+	}
+	return nil
+}
+
+// endAttrsFile hands the last chunk of the current file to its compressor
+// and closes the file's queue.
+func (s *FileSink) endAttrsFile() {
+	fw := s.cur
+	if t := s.text; len(t) > 0 {
+		fw.chunks <- t
+	} else {
+		chunkPool.Put(&t)
+	}
+	s.text = nil
+	fw.encoded = fw.items // read by the compressor once chunks is closed
+	close(fw.chunks)
+	s.cur = nil
+}
+
 // flush hands the batch to the current file, opening it first if need be,
 // and finishes the file when it is full.
 func (s *FileSink) flush() error {
@@ -166,7 +240,7 @@ func (s *FileSink) flush() error {
 		return nil
 	}
 	if s.cur == nil {
-		fw, err := s.openFile()
+		fw, err := s.openFile(true)
 		if err != nil {
 			return err
 		}
@@ -197,7 +271,9 @@ func (s *FileSink) setErr(err error) {
 	s.failed.Store(true)
 }
 
-func (s *FileSink) openFile() (*fileWriter, error) {
+// openFile starts the next file: its compressor, and with encoder, an
+// encoder of the batches Write gathers (WriteAttrs encodes on the caller).
+func (s *FileSink) openFile(encoder bool) (*fileWriter, error) {
 	s.slots <- struct{}{}
 	s.mu.Lock()
 	idx := len(s.files)
@@ -216,11 +292,14 @@ func (s *FileSink) openFile() (*fileWriter, error) {
 	s.mu.Lock() // the writers of earlier files fill in their entries
 	s.files = append(s.files, DataFile{Name: name})
 	s.mu.Unlock()
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		fw.encode(s.free)
-	}()
+	if encoder {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			fw.encode(s.free)
+		}()
+	}
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.slots }()
@@ -238,10 +317,17 @@ func (s *FileSink) openFile() (*fileWriter, error) {
 // Close finishes the last file and waits for every file to be written and
 // synced. It returns the files in order.
 func (s *FileSink) Close() ([]DataFile, error) {
-	err := s.flush()
-	if s.cur != nil {
-		close(s.cur.batches)
-		s.cur = nil
+	var err error
+	if s.mode == modeAttrs {
+		if s.cur != nil {
+			s.endAttrsFile()
+		}
+	} else {
+		err = s.flush()
+		if s.cur != nil {
+			close(s.cur.batches)
+			s.cur = nil
+		}
 	}
 	s.wg.Wait()
 	if err != nil {
@@ -262,9 +348,9 @@ type fileWriter struct {
 	name    string
 	f       *os.File
 	idx     int
-	batches chan []layouts.Item
+	batches chan []layouts.Item // nil for a file WriteAttrs encodes
 	chunks  chan []byte
-	items   int64 // items handed to batches; touched only by the producer
+	items   int64 // items handed to batches or encoded by WriteAttrs; touched only by the producer
 	encoded int64 // items encoded; the compressor reads it once chunks is closed
 }
 
@@ -333,4 +419,31 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// appendAttrsLine appends the item as ddbjson.AppendLine writes it: one
+// {"Item":{...}} line, the attributes in name order.
+func appendAttrsLine(dst []byte, item []layouts.Attr) []byte {
+	// Sort a copy on the stack: an item has a handful of attributes.
+	var buf [16]layouts.Attr
+	attrs := append(buf[:0], item...)
+	if len(attrs) > len(buf) {
+		slices.SortFunc(attrs, func(a, b layouts.Attr) int { return strings.Compare(a.Name, b.Name) })
+	} else {
+		for i := 1; i < len(attrs); i++ {
+			for j := i; j > 0 && attrs[j].Name < attrs[j-1].Name; j-- {
+				attrs[j], attrs[j-1] = attrs[j-1], attrs[j]
+			}
+		}
+	}
+	dst = append(dst, `{"Item":{`...)
+	for i, a := range attrs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = ddbjson.AppendString(dst, a.Name)
+		dst = append(dst, ':')
+		dst = ddbjson.AppendValue(dst, a.Value)
+	}
+	return append(dst, '}', '}', '\n')
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -16,15 +18,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
 // csvSource reads RFC 4180 CSV with a header row.
 //
-// Besides Next, it has the two ways of reading the pipeline uses: a
+// Besides Next, it has the three ways of reading the pipeline uses: a
 // skeleton read (nextSkeleton), which checks every cell and measures the
-// attributes without building them, and a read into the caller's record
-// (nextReuse), which reuses its Attrs map.
+// attributes without building them, a read into the caller's record
+// (nextReuse), which reuses its Attrs map, and a flat read (nextFlat),
+// which builds the attributes as a slice over the reader's buffer.
 type csvSource struct {
 	in     *input
 	r      *csvReader
@@ -35,15 +39,22 @@ type csvSource struct {
 	idCol  int
 	parCol int
 	ncols  int // attribute columns: all but the id and the parent
-	done   bool
-	slab   slab
-	strs   strChunk
-	b64    []byte // scratch for decoding B cells whose value is not kept
+	// attrCols are the indexes of those columns.
+	attrCols []int
+	done     bool
+	slab     slab
+	strs     strChunk
+	b64      []byte // scratch for decoding B cells whose value is not kept
+
+	// The flat read (nextFlat) builds each row's values in these, one per
+	// column, reused from row to row.
+	flat flatValues
 
 	// The skeleton read: copyCol marks the columns a closure ancestor row
 	// copies (nil: all of them), and seen the attribute columns already
 	// seen filled in a good row, whose first places are in firstSeen.
 	copyCol   []bool
+	skelCols  []skelCol
 	seen      []bool
 	unseen    int
 	firstSeen []attrPlace
@@ -53,7 +64,57 @@ var (
 	_ Source         = (*csvSource)(nil)
 	_ skeletonSource = (*csvSource)(nil)
 	_ reuseSource    = (*csvSource)(nil)
+	_ flatSource     = (*csvSource)(nil)
 )
+
+// flatValues are the values of one row of the flat read, one of each kind
+// per column, reused from row to row.
+type flatValues struct {
+	s    []types.AttributeValueMemberS
+	n    []types.AttributeValueMemberN
+	bool []types.AttributeValueMemberBOOL
+	b    []types.AttributeValueMemberB
+	bbuf [][]byte // the decoded bytes of each B column
+	// full is a row's attributes when no cell is empty: one for each of
+	// attrCols, its value the column's value above (a JSON column's is set
+	// for each row). some is the scratch for a row with empty cells.
+	full, some []layouts.Attr
+	cols       []flatCol
+}
+
+// flatCol is what nextFlat needs of an attribute column: its index, its
+// type and, for S and N, the value it fills.
+type flatCol struct {
+	col int
+	typ byte
+	s   *types.AttributeValueMemberS
+	n   *types.AttributeValueMemberN
+}
+
+// initFlat makes the flat read's values.
+func (s *csvSource) initFlat() {
+	n := len(s.header)
+	s.flat = flatValues{
+		s: make([]types.AttributeValueMemberS, n), n: make([]types.AttributeValueMemberN, n),
+		bool: make([]types.AttributeValueMemberBOOL, n), b: make([]types.AttributeValueMemberB, n),
+		bbuf: make([][]byte, n),
+	}
+	for _, i := range s.attrCols {
+		var v types.AttributeValue
+		switch s.typ[i] {
+		case 0:
+			v = &s.flat.s[i]
+		case 'N':
+			v = &s.flat.n[i]
+		case 'b':
+			v = &s.flat.bool[i]
+		case 'B':
+			v = &s.flat.b[i]
+		}
+		s.flat.full = append(s.flat.full, layouts.Attr{Name: s.header[i], Value: v})
+		s.flat.cols = append(s.flat.cols, flatCol{col: i, typ: s.typ[i], s: &s.flat.s[i], n: &s.flat.n[i]})
+	}
+}
 
 func openCSV(path string, opts SourceOptions) (Source, error) {
 	in, err := openInput(path)
@@ -153,20 +214,93 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 	}
 	s.seen = make([]bool, len(s.header))
 	s.unseen = s.ncols
+	for i := range s.header {
+		if i != s.idCol && i != s.parCol {
+			s.attrCols = append(s.attrCols, i)
+		}
+	}
 	return s, nil
+}
+
+// nextFlat reads the next row into rec as Next would return it, with the
+// attributes as a slice in column order (rec.Attrs is left nil). Nothing is
+// copied: rec.Flat, its values and their strings, and rec.Raw are the
+// source's, valid until the next call, and so are the strings of a
+// returned RowError (the caller clones what it keeps).
+func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
+	raw := rec.Raw[:0]
+	*rec = flatRecord{}
+	line, bad, err := s.row()
+	if err != nil {
+		if bad != nil {
+			rec.Record = *bad
+		}
+		return err
+	}
+	rec.File, rec.Line = s.file, line
+	if s.opts.KeepRaw {
+		rec.Raw = appendCSVRecord(raw, s.r.fieldSlices(), s.r.comma)
+	}
+	rec.ID = transientString(s.r.field(s.idCol))
+	rec.Parent = transientString(s.r.field(s.parCol))
+	if s.flat.s == nil {
+		s.initFlat()
+	}
+	full := s.flat.full
+	empty := false
+	data, bounds := s.r.data, s.r.bounds
+	for j := range s.flat.cols {
+		c := &s.flat.cols[j]
+		a, b := bounds[2*c.col], bounds[2*c.col+1]
+		if a == b {
+			empty = true
+			continue
+		}
+		f := data[a:b:b]
+		// Text, and the common numbers, into the column's value, without
+		// cellFlat's generality.
+		switch c.typ {
+		case 0:
+			c.s.Value = transientString(f)
+			continue
+		case 'N':
+			if _, ok := quickNumberIn(data, a, b); ok {
+				c.n.Value = transientString(f)
+				continue
+			}
+		}
+		v, err := s.cellFlat(c.col, f)
+		if err != nil {
+			return &transform.RowError{File: s.file, Line: line, ID: rec.ID, Err: err}
+		}
+		full[j].Value = v // the same, but for a JSON column's fresh value
+	}
+	if !empty {
+		rec.Flat = full
+		return nil
+	}
+	some := s.flat.some[:0]
+	for j, i := range s.attrCols {
+		if bounds[2*i] != bounds[2*i+1] {
+			some = append(some, full[j])
+		}
+	}
+	s.flat.some = some
+	rec.Flat = some
+	return nil
 }
 
 // Next reads the next row. Ragged rows, quoting errors, invalid UTF-8 and
 // values that do not fit their column's type are RowErrors; reading goes on
 // with the next row.
 func (s *csvSource) Next(ctx context.Context) (*transform.Record, error) {
-	fields, line, bad, err := s.row()
+	line, bad, err := s.row()
 	if err != nil {
 		return bad, err
 	}
 	rec := s.slab.record()
 	rec.Attrs = make(transform.Attrs, s.ncols)
-	return rec, s.build(rec, fields, line)
+	return rec, s.build(rec, s.r.fieldSlices(), line)
 }
 
 // nextReuse reads the next row into rec as Next would return it, reusing
@@ -180,7 +314,7 @@ func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
 	} else {
 		clear(attrs)
 	}
-	fields, line, bad, err := s.row()
+	line, bad, err := s.row()
 	if err != nil {
 		if bad != nil {
 			*rec = *bad
@@ -191,7 +325,7 @@ func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
 		return err
 	}
 	rec.Attrs = attrs
-	return s.build(rec, fields, line)
+	return s.build(rec, s.r.fieldSlices(), line)
 }
 
 // nextSkeleton reads the next row as the skeleton read needs it: every cell
@@ -199,7 +333,7 @@ func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
 // the attributes are kept. row.ID and row.Parent are valid until the next
 // call; the strings of a returned RowError are the caller's.
 func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
-	fields, line, bad, err := s.row()
+	line, bad, err := s.row()
 	if err != nil {
 		*row = skeletonRow{}
 		if bad != nil {
@@ -208,26 +342,43 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 		return err
 	}
 	row.File, row.Line = s.file, line
-	row.ID = transientString(fields[s.idCol])
-	row.Parent = transientString(fields[s.parCol])
+	row.ID = transientString(s.r.field(s.idCol))
+	row.Parent = transientString(s.r.field(s.parCol))
+	if s.skelCols == nil && len(s.attrCols) > 0 {
+		s.skeleton(nil)
+	}
 	size, copyBytes := 0, 0
-	for i, f := range fields {
-		if len(f) == 0 || i == s.idCol || i == s.parCol {
+	data, bounds := s.r.data, s.r.bounds
+	for _, c := range s.skelCols {
+		a, b := bounds[2*c.col], bounds[2*c.col+1]
+		if a == b {
 			continue
 		}
-		_, n, err := s.cell(i, f, nil)
-		if err != nil {
-			return &transform.RowError{File: s.file, Line: line, ID: strings.Clone(row.ID), Err: err}
+		// Text, and the common numbers, without cell's generality.
+		n := b - a
+		switch c.typ {
+		case 0:
+		case 'N':
+			var ok bool
+			if n, ok = quickNumberIn(data, a, b); ok {
+				break
+			}
+			fallthrough
+		default:
+			var err error
+			if _, n, err = s.cell(c.col, data[a:b:b], nil); err != nil {
+				return &transform.RowError{File: s.file, Line: line, ID: strings.Clone(row.ID), Err: err}
+			}
 		}
-		n += len(s.header[i])
+		n += c.nameLen
 		size += n
-		if s.copyCol == nil || s.copyCol[i] {
+		if c.copy {
 			copyBytes += n
 		}
 	}
 	row.AttrBytes, row.CopyBytes = size, copyBytes
 	if s.unseen > 0 {
-		s.markSeen(fields, line, row.ID)
+		s.markSeen(s.r.fieldSlices(), line, row.ID)
 	}
 	return nil
 }
@@ -255,48 +406,61 @@ func (s *csvSource) skeleton(copySet map[string]bool) {
 			s.copyCol[i] = copySet[name]
 		}
 	}
+	s.skelCols = s.skelCols[:0]
+	for _, i := range s.attrCols {
+		s.skelCols = append(s.skelCols, skelCol{col: i, typ: s.typ[i], copy: s.copyCol == nil || s.copyCol[i], nameLen: len(s.header[i])})
+	}
+}
+
+// skelCol is what nextSkeleton needs of an attribute column.
+type skelCol struct {
+	col     int
+	nameLen int
+	typ     byte
+	copy    bool // a closure ancestor row copies it
 }
 
 // attrsSeen returns each attribute name that a good row read by
 // nextSkeleton had, with the first place it was seen, in that order.
 func (s *csvSource) attrsSeen() []attrPlace { return s.firstSeen }
 
-// row reads the next row's fields, valid until the next call, and checks
-// their UTF-8. A bad row comes back as Next returns it: what could be read
-// of it, and a RowError.
-func (s *csvSource) row() (fields [][]byte, line int, bad *transform.Record, err error) {
+// row reads the next row, whose fields are then the reader's (s.r.field,
+// or s.r.data and s.r.bounds), valid until the next call, and checks their
+// UTF-8. A bad row comes back as Next returns it: what could be read of it,
+// and a RowError.
+func (s *csvSource) row() (line int, bad *transform.Record, err error) {
 	if s.done {
-		return nil, 0, nil, io.EOF
+		return 0, nil, io.EOF
 	}
-	fields, err = s.r.read()
-	if err != nil {
+	if err = s.r.next(); err != nil {
 		var pe *csv.ParseError
 		switch {
 		case err == io.EOF:
 			s.done = true
-			return nil, 0, nil, io.EOF
+			return 0, nil, io.EOF
 		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
+			fields := s.r.fieldSlices()
 			bad, err = s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))
-			return nil, 0, bad, err
+			return 0, bad, err
 		case errors.As(err, &pe):
-			bad, err = s.rowError(fields, pe.StartLine, parseErr("line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
-			return nil, 0, bad, err
+			bad, err = s.rowError(s.r.fieldSlices(), pe.StartLine, parseErr("line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
+			return 0, bad, err
 		default:
 			s.done = true
-			return nil, 0, nil, inputError(err, s.file, s.r.recLine, "")
+			return 0, nil, inputError(err, s.file, s.r.recLine, "")
 		}
 	}
 	line = s.r.recLine
 	// A line read in one piece is valid UTF-8 exactly when its fields are.
-	if body := s.r.body; body == nil || !utf8.Valid(body) {
-		for i, f := range fields {
+	if body := s.r.body; !s.r.ascii && (body == nil || !utf8.Valid(body)) {
+		for i, f := range s.r.fieldSlices() {
 			if !utf8.Valid(f) {
-				bad, err = s.rowError(fields, line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
-				return nil, 0, bad, err
+				bad, err = s.rowError(s.r.fieldSlices(), line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
+				return 0, bad, err
 			}
 		}
 	}
-	return fields, line, nil, nil
+	return line, nil, nil
 }
 
 // build fills rec from a good row's fields. The strings it keeps are copied
@@ -327,69 +491,224 @@ func (s *csvSource) build(rec *transform.Record, fields [][]byte, line int) erro
 
 // cell checks one non-empty cell against its column's type. With str (the
 // text of a column, kept), it returns the cell's value; without, its
-// DynamoDB size (transform.ValueSize of the value it would build). Both
-// reads go through here, so that they report the same errors.
+// DynamoDB size (transform.ValueSize of the value it would build). Every
+// read goes through here or cellFlat, and both through checkCell, so that
+// they report the same errors.
 func (s *csvSource) cell(col int, f []byte, str func(col int) string) (types.AttributeValue, int, error) {
 	build := str != nil
+	var dst []byte
+	if s.typ[col] == 'B' {
+		n := base64DecodedLen(f)
+		if build {
+			dst = make([]byte, n)
+		} else {
+			s.b64 = slices.Grow(s.b64[:0], n)
+			dst = s.b64[:n]
+		}
+	}
+	c, err := s.checkCell(col, f, dst)
+	if err != nil {
+		return nil, 0, err
+	}
 	switch s.typ[col] {
 	case 'N':
-		if err := ddbjson.CheckNumber(transientString(f)); err != nil {
-			return nil, 0, parseErr("column %q (N): %q is not a number DynamoDB can store: %s",
-				s.header[col], f, strings.TrimPrefix(strings.TrimPrefix(err.Error(), ddbjson.ErrNumber.Error()), ": "))
-		}
 		if !build {
 			return nil, numberSize(f), nil
 		}
 		return s.slab.n(str(col)), 0, nil
 	case 'b':
-		var v bool
-		switch {
-		case len(f) == 1 && f[0] == '1' || bytes.EqualFold(f, []byte("true")):
-			v = true
-		case len(f) == 1 && f[0] == '0' || bytes.EqualFold(f, []byte("false")):
-			v = false
-		default:
-			return nil, 0, parseErr("column %q (BOOL): %q is not true, false, 1 or 0", s.header[col], f)
-		}
 		if !build {
 			return nil, 1, nil
 		}
-		return &types.AttributeValueMemberBOOL{Value: v}, 0, nil
+		return &types.AttributeValueMemberBOOL{Value: c.bool}, 0, nil
 	case 'J':
-		// The decoder copies what it keeps out of f.
-		v, err := ddbjson.DecodePlainValue(f)
-		if err != nil {
-			return nil, 0, parseErr("column %q (JSON): %q is not valid JSON: %s", s.header[col], shorten(string(f)), plainErr(err))
-		}
 		if build {
-			return v, 0, nil
+			return c.json, 0, nil
 		}
-		return nil, transform.ValueSize(v), nil
+		return nil, transform.ValueSize(c.json), nil
 	case 'B':
-		enc := base64.StdEncoding
-		if len(f)%4 != 0 {
-			enc = base64.RawStdEncoding
-		}
-		var dst []byte
-		if build {
-			dst = make([]byte, enc.DecodedLen(len(f)))
-		} else {
-			s.b64 = slices.Grow(s.b64[:0], enc.DecodedLen(len(f)))
-			dst = s.b64[:enc.DecodedLen(len(f))]
-		}
-		n, err := enc.Decode(dst, f)
-		if err != nil {
-			return nil, 0, parseErr("column %q (B): %q is not base64: %v", s.header[col], shorten(string(f)), err)
-		}
 		if !build {
-			return nil, n, nil
+			return nil, len(c.bytes), nil
 		}
-		return &types.AttributeValueMemberB{Value: dst[:n]}, 0, nil
+		return &types.AttributeValueMemberB{Value: c.bytes}, 0, nil
 	}
 	if !build {
 		return nil, len(f), nil
 	}
 	return s.slab.s(str(col)), 0, nil
+}
+
+// cellFlat is cell for the flat read: the value is built in the column's
+// reused value, over f itself, without a copy (only a JSON cell's value is
+// fresh).
+func (s *csvSource) cellFlat(col int, f []byte) (types.AttributeValue, error) {
+	var dst []byte
+	if s.typ[col] == 'B' {
+		s.flat.bbuf[col] = slices.Grow(s.flat.bbuf[col][:0], base64DecodedLen(f))
+		dst = s.flat.bbuf[col][:base64DecodedLen(f)]
+	}
+	c, err := s.checkCell(col, f, dst)
+	if err != nil {
+		return nil, err
+	}
+	switch s.typ[col] {
+	case 'N':
+		v := &s.flat.n[col]
+		v.Value = transientString(f)
+		return v, nil
+	case 'b':
+		v := &s.flat.bool[col]
+		v.Value = c.bool
+		return v, nil
+	case 'J':
+		return c.json, nil
+	case 'B':
+		v := &s.flat.b[col]
+		v.Value = c.bytes
+		return v, nil
+	}
+	v := &s.flat.s[col]
+	v.Value = transientString(f)
+	return v, nil
+}
+
+// checked is what checkCell found in a cell: a BOOL's value, a JSON cell's
+// value, a B cell's bytes.
+type checked struct {
+	bool  bool
+	json  types.AttributeValue
+	bytes []byte
+}
+
+// base64DecodedLen is the room a B cell's bytes need.
+func base64DecodedLen(f []byte) int {
+	if len(f)%4 != 0 {
+		return base64.RawStdEncoding.DecodedLen(len(f))
+	}
+	return base64.StdEncoding.DecodedLen(len(f))
+}
+
+// checkCell checks one non-empty cell against its column's type, with the
+// error every read reports. A B cell is decoded into dst, which has
+// base64DecodedLen(f) bytes.
+func (s *csvSource) checkCell(col int, f []byte, dst []byte) (checked, error) {
+	var c checked
+	switch s.typ[col] {
+	case 'N':
+		if err := ddbjson.CheckNumber(transientString(f)); err != nil {
+			return c, parseErr("column %q (N): %q is not a number DynamoDB can store: %s",
+				s.header[col], f, strings.TrimPrefix(strings.TrimPrefix(err.Error(), ddbjson.ErrNumber.Error()), ": "))
+		}
+	case 'b':
+		switch {
+		case len(f) == 1 && f[0] == '1' || bytes.EqualFold(f, []byte("true")):
+			c.bool = true
+		case len(f) == 1 && f[0] == '0' || bytes.EqualFold(f, []byte("false")):
+			c.bool = false
+		default:
+			return c, parseErr("column %q (BOOL): %q is not true, false, 1 or 0", s.header[col], f)
+		}
+	case 'J':
+		// The decoder copies what it keeps out of f.
+		v, err := ddbjson.DecodePlainValue(f)
+		if err != nil {
+			return c, parseErr("column %q (JSON): %q is not valid JSON: %s", s.header[col], shorten(string(f)), plainErr(err))
+		}
+		c.json = v
+	case 'B':
+		enc := base64.StdEncoding
+		if len(f)%4 != 0 {
+			enc = base64.RawStdEncoding
+		}
+		n, err := enc.Decode(dst, f)
+		if err != nil {
+			return c, parseErr("column %q (B): %q is not base64: %v", s.header[col], shorten(string(f)), err)
+		}
+		c.bytes = dst[:n]
+	}
+	return c, nil
+}
+
+// quickNumber is ddbjson.CheckNumber and numberSize at once for the common
+// numbers: an optional sign, then digits with at most one point, at least
+// one digit, no exponent, and at most 38 bytes in all. Such a number has at
+// most 38 significant digits and a magnitude between 1E-38 and 1E+38, well
+// within DynamoDB's limits, so CheckNumber accepts it. For anything else it
+// returns false, and the caller asks CheckNumber (TestQuickNumber holds the
+// two together).
+func quickNumber(f []byte) (size int, ok bool) {
+	if len(f) == 0 || len(f) > ddbjson.MaxNumberDigits {
+		return 0, false
+	}
+	i := 0
+	if f[0] == '-' || f[0] == '+' {
+		i = 1
+	}
+	first, last, digits := -1, -1, 0
+	point := false
+	for ; i < len(f); i++ {
+		switch c := f[i]; {
+		case c-'1' < 9:
+			if first < 0 {
+				first = digits
+			}
+			last = digits
+			digits++
+		case c == '0':
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	switch {
+	case digits == 0:
+		return 0, false
+	case first < 0:
+		return 1, true
+	}
+	return (last-first+1+1)/2 + 1, true
+}
+
+// quickNumberIn is quickNumber(data[a:b]). A number of up to 8 bytes with
+// 8 bytes of data before its end, the common case, is checked and measured
+// a word at a time.
+func quickNumberIn(data []byte, a, b int) (size int, ok bool) {
+	k := b - a
+	if k <= 0 || k > 8 || b < 8 || b > len(data) {
+		return quickNumber(data[a:b])
+	}
+	// The field in the low k bytes, zeros above.
+	w := binary.LittleEndian.Uint64(data[b-8 : b])
+	w >>= 8 * uint(8-k)
+	if c := byte(w); c == '-' || c == '+' {
+		w >>= 8
+		k--
+	}
+	if k == 0 {
+		return 0, false
+	}
+	low := msbs >> (8 * uint(8-k)) // the high bit of each of the k bytes
+	t := w ^ (lsbs * '0')          // digits become 0 to 9
+	digit := ^(t&low7s + lsbs*(0x80-10)) &^ t & msbs & low
+	dot := zeroBytes(w^(lsbs*'.')) & low
+	if digit|dot != low || digit == 0 || dot&(dot-1) != 0 {
+		return 0, false // another byte, no digit, or two points
+	}
+	nz := digit &^ zeroBytes(t) // the digits that are not 0
+	if nz == 0 {
+		return 1, true
+	}
+	first := bits.TrailingZeros64(nz) >> 3
+	last := (63 - bits.LeadingZeros64(nz)) >> 3
+	n := last - first + 1 // the significant digits, and the point between them
+	if dot != 0 {
+		if p := bits.TrailingZeros64(dot) >> 3; first < p && p < last {
+			n--
+		}
+	}
+	return (n+1)/2 + 1, true
 }
 
 // numberSize is transform.NumberSize of a number CheckNumber accepts, in

@@ -25,6 +25,7 @@ type closureLayout struct {
 	// attributes named in copy (none when it is empty).
 	copyAll bool
 	copy    []string
+	rs      reservedSet
 }
 
 var _ Layout = (*closureLayout)(nil)
@@ -54,6 +55,7 @@ func newClosure(opts Options) (*closureLayout, error) {
 			l.copy = append(l.copy, c)
 		}
 	}
+	l.rs = newReservedSet(&l.base)
 	return l, nil
 }
 
@@ -120,6 +122,56 @@ func (l *closureLayout) Items(n *transform.Node, emit func(Item)) error {
 		emit(item)
 	}
 	return nil
+}
+
+// AppendItems is Items into buf: the same rows, with the same checks.
+func (l *closureLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
+	if err := l.checkFlatNode(&l.rs, n); err != nil {
+		return err
+	}
+	b.s[0].Value = n.ID
+	b.s[1].Value = n.Parent
+	attrs := append(b.attrs[:0], n.Attrs...)
+	attrs = l.appendRow(attrs, b, n, 0)
+	emit(attrs)
+	for r := 1; r <= n.Depth; r++ {
+		attrs = attrs[:0]
+		if l.copyAll {
+			attrs = append(attrs, n.Attrs...)
+		} else {
+			for _, k := range l.copy {
+				for _, a := range n.Attrs {
+					if a.Name == k {
+						attrs = append(attrs, a)
+						break
+					}
+				}
+			}
+		}
+		attrs = l.appendRow(attrs, b, n, r)
+		emit(attrs)
+	}
+	b.attrs = attrs
+	return nil
+}
+
+// appendRow appends the layout attributes of row r (RelativeDepth r) of
+// the node to attrs. b.s[0] holds the node's id and b.s[1] its parent.
+func (l *closureLayout) appendRow(attrs []Attr, b *ItemBuffer, n *FlatNode, r int) []Attr {
+	b.reset()
+	attrs = append(attrs, Attr{l.id, &b.s[0]})
+	b.n.Value = b.appendInt(r)
+	attrs = append(attrs, Attr{l.rd, &b.n})
+	if r == 0 {
+		attrs = append(attrs, Attr{l.anc, &b.s[0]})
+	} else {
+		b.s[2].Value = n.Path[n.Depth-r]
+		attrs = append(attrs, Attr{l.anc, &b.s[2]})
+	}
+	if n.Parent != "" {
+		attrs = append(attrs, Attr{l.parent, &b.s[1]})
+	}
+	return attrs
 }
 
 // Node returns the record of a RelativeDepth 0 row (its parent is ParentId)

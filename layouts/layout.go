@@ -44,6 +44,15 @@ type Layout interface {
 	// Node rebuilds the record an item holds. It returns false for an item
 	// that is not a node (a prefix listing row, a closure ancestor row).
 	Node(item Item) (transform.Record, bool, error)
+	// AppendItems is Items for a caller that does not keep the items, such
+	// as a file writer that encodes each one at once: it checks the node as
+	// Items does and emits the same items in the same order, each as a
+	// slice of attributes built in buf. The slice, the layout attributes'
+	// values and their text are reused for the next item, so an item is
+	// only valid during its call to emit; the node's own attribute values
+	// are passed on as they are. Building an item allocates nothing once
+	// buf has grown to the size the items need.
+	AppendItems(n *FlatNode, buf *ItemBuffer, emit func(item []Attr)) error
 
 	// Delimiter is the string that joins ids in the layout's keys (after
 	// --delimiter); "" for closure, which has none.

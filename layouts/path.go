@@ -26,6 +26,7 @@ type pathLayout struct {
 	byParent, byPath              string
 	// shards is S for sharded-path, whose tree attribute is GraphId; 0 for path.
 	shards int
+	rs     reservedSet
 }
 
 var _ Layout = (*pathLayout)(nil)
@@ -39,12 +40,14 @@ func newPath(opts Options) (*pathLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathLayout{
+	l := &pathLayout{
 		base: newBase(pathSchema, names, delim),
 		id:   names["Id"], parent: names["ParentId"], tree: names["TreeId"],
 		path: names["Path"], depth: names["Depth"],
 		byParent: names["ByParent"], byPath: names["ByPath"],
-	}, nil
+	}
+	l.rs = newReservedSet(&l.base)
+	return l, nil
 }
 
 // Table: partition key Id; ByParent (ParentId, Id) and ByPath (TreeId or
@@ -112,6 +115,48 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 		}
 	}
 	emit(item)
+	return nil
+}
+
+// AppendItems is Items into buf: the same item, with the same checks.
+func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
+	node := n.node()
+	if err := l.checkShape(&node); err != nil {
+		return err
+	}
+	b.reset()
+	path := b.joinedPath(n, l.delim)
+	if strings.Count(path, l.delim) != n.Depth {
+		if err := l.checkDelims(&node); err != nil {
+			return err
+		}
+	}
+	if err := l.checkFlatAttrs(&l.rs, n); err != nil {
+		return err
+	}
+	attrs := append(b.attrs[:0], n.Attrs...)
+	b.s[0].Value = n.ID
+	attrs = append(attrs, Attr{l.id, &b.s[0]})
+	if n.Parent != "" {
+		b.s[1].Value = n.Parent
+		attrs = append(attrs, Attr{l.parent, &b.s[1]})
+	}
+	if l.shards > 0 {
+		start := len(b.text)
+		b.text = append(b.text, n.Path[0]...)
+		b.text = append(b.text, '#')
+		b.text = strconv.AppendInt(b.text, int64(Shard(n.ID, l.shards)), 10)
+		b.s[2].Value = b.str(start)
+	} else {
+		b.s[2].Value = n.Path[0]
+	}
+	attrs = append(attrs, Attr{l.tree, &b.s[2]})
+	b.s[3].Value = path
+	attrs = append(attrs, Attr{l.path, &b.s[3]})
+	b.n.Value = b.appendInt(n.Depth)
+	attrs = append(attrs, Attr{l.depth, &b.n})
+	b.attrs = attrs
+	emit(attrs)
 	return nil
 }
 

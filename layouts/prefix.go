@@ -18,6 +18,7 @@ var prefixSchema = schema{
 type prefixLayout struct {
 	base
 	key, child string
+	rs         reservedSet
 }
 
 var _ Layout = (*prefixLayout)(nil)
@@ -37,6 +38,7 @@ func newPrefix(opts Options) (*prefixLayout, error) {
 			return nil, errorf("--attr gives the prefix layout the attribute name %q, which starts with the delimiter %q; pick another", a, delim)
 		}
 	}
+	l.rs = newReservedSet(&l.base)
 	return l, nil
 }
 
@@ -81,6 +83,41 @@ func (l *prefixLayout) Items(n *transform.Node, emit func(Item)) error {
 		l.key:   &types.AttributeValueMemberS{Value: listing},
 		l.child: &types.AttributeValueMemberS{Value: n.ID},
 	})
+	return nil
+}
+
+// AppendItems is Items into buf: the same two rows, with the same checks.
+func (l *prefixLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
+	if err := l.checkFlatNode(&l.rs, n); err != nil {
+		return err
+	}
+	b.reset()
+	// The object key is the delimiter and the ids joined by it; the
+	// listing key is that without the node's own id.
+	b.text = append(b.text, l.delim...)
+	if n.PathText != "" && n.PathDelim == l.delim {
+		b.text = append(b.text, n.PathText...)
+	} else {
+		for i, id := range n.Path {
+			if i > 0 {
+				b.text = append(b.text, l.delim...)
+			}
+			b.text = append(b.text, id...)
+		}
+	}
+	object := b.str(0)
+	listing := len(object) - len(n.ID)
+
+	attrs := append(b.attrs[:0], n.Attrs...)
+	b.s[0].Value = object
+	b.s[1].Value = l.delim
+	attrs = append(attrs, Attr{l.key, &b.s[0]}, Attr{l.child, &b.s[1]})
+	emit(attrs)
+	b.s[0].Value = object[:listing]
+	b.s[1].Value = n.ID
+	attrs = append(attrs[:0], Attr{l.key, &b.s[0]}, Attr{l.child, &b.s[1]})
+	emit(attrs)
+	b.attrs = attrs
 	return nil
 }
 

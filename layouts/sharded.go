@@ -2,7 +2,6 @@ package layouts
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strconv"
 )
 
@@ -31,23 +30,35 @@ func newSharded(opts Options) (*pathLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathLayout{
+	l := &pathLayout{
 		base: newBase(shardedSchema, names, delim),
 		id:   names["Id"], parent: names["ParentId"], tree: names["GraphId"],
 		path: names["Path"], depth: names["Depth"],
 		byParent: names["ByParent"], byPath: names["ByPath"],
 		shards: shards,
-	}, nil
+	}
+	l.rs = newReservedSet(&l.base)
+	return l, nil
 }
 
 // Shard is the sharded-path k of a node: 1 + (the FNV-1a 64-bit hash of
 // its id, mod shards). It depends on the id alone, so a second run writes the
 // same items. shards must be at least 1.
 func Shard(id string, shards int) int {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return 1 + int(h.Sum64()%uint64(shards))
+	// FNV-1a, as hash/fnv computes it, without its allocations.
+	h := uint64(fnvOffset64)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= fnvPrime64
+	}
+	return 1 + int(h%uint64(shards))
 }
+
+// The FNV-1a 64-bit parameters of hash/fnv.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 // GraphID is the sharded-path layout's ByPath partition key of a node of
 // tree root in shard k: "<root>#<k>". A descendants query reads k = 1 … S.

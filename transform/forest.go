@@ -1,25 +1,31 @@
 package transform
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
 // Forest is the skeleton of an input: every node's id, parent and place in its
 // tree, without the attributes' values. It is what lets treeport validate a
 // whole input before writing anything, and then stream the attributes in a
-// second read: ten million nodes take 830 MB once built (83 bytes a node,
+// second read: ten million nodes take 657 MB once built (66 bytes a node,
 // measured in benchmarks/README.md).
 //
 // A Forest is built once by a Builder and is then read-only: it is safe for
 // concurrent reads.
 type Forest struct {
-	ids       []string // interned in an arena, not one allocation each
-	parent    []int32  // -1 for a root (or a node whose parent is missing)
+	// Each node's parent and id, without a pointer for the garbage
+	// collector to follow (see nodeRec); the ids of more than 8 bytes are
+	// in the arena.
+	nodes     []nodeRec
+	arena     []byte
 	depth     []int32
 	root      []int32
 	pathBytes []int32 // saturating
@@ -30,11 +36,19 @@ type Forest struct {
 	loc       []uint64 // file index << 40 | line
 	files     []string
 	units     []string
-	order     []int32 // parents before children
 	child0    []int32 // CSR: children of i are children[child0[i]:child0[i+1]]
-	children  []int32
 	roots     int
 	index     idIndex
+
+	// topo: every node's parent has a smaller index than the node, as in
+	// an input that lists parents first. Index order is then an order with
+	// parents before children, there is no cycle, and the breadth-first
+	// order and the children's CSR are only built when asked for.
+	topo      bool
+	order     []int32 // parents before children, breadth-first
+	children  []int32
+	orderOnce sync.Once
+	childOnce sync.Once
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
@@ -43,6 +57,32 @@ type Forest struct {
 	baseRejected []uint64
 	baseReason   map[int32]*RowError
 }
+
+// nodeRec is a node's parent and id in 16 bytes: an id of up to 8 bytes is
+// held in the record itself, and a longer one in the arena, at the offset
+// the record holds. A walk up the parents, to make a path, then reads one
+// cache line a node for most inputs, and a lookup in the index one.
+type nodeRec struct {
+	parent int32   // -1 for a root (or a node whose parent is missing)
+	n      uint32  // the id's length
+	b      [8]byte // the id, or its offset in the arena (little-endian)
+}
+
+// id is node i's id. It shares the memory of the record or of the arena,
+// which is never written again where an id was stored.
+func (f *Forest) id(i int32) string {
+	r := &f.nodes[i]
+	switch {
+	case r.n == 0:
+		return ""
+	case r.n <= 8:
+		return unsafe.String(&r.b[0], int(r.n))
+	}
+	return unsafe.String(&f.arena[binary.LittleEndian.Uint64(r.b[:])], int(r.n))
+}
+
+// idLen is the length of node i's id.
+func (f *Forest) idLen(i int32) int { return int(f.nodes[i].n) }
 
 // Reset forgets what Check rejected and goes back to the forest as Build
 // made it, so that the same input can be checked against another layout.
@@ -55,29 +95,82 @@ func (f *Forest) Reset() {
 }
 
 // Len is the number of distinct nodes.
-func (f *Forest) Len() int { return len(f.ids) }
+func (f *Forest) Len() int { return len(f.nodes) }
 
 // Roots is the number of trees.
 func (f *Forest) Roots() int { return f.roots }
 
 // Lookup returns the index of the node with the id, or -1.
-func (f *Forest) Lookup(id string) int { return int(f.index.get(id, f.ids)) }
+func (f *Forest) Lookup(id string) int { return int(f.index.get(id, f.index.hash(id), f)) }
 
 // ID returns the id of node i.
-func (f *Forest) ID(i int) string { return f.ids[i] }
+func (f *Forest) ID(i int) string { return f.id(int32(i)) }
 
 // Parent returns the index of node i's parent, or -1 for a root.
-func (f *Forest) Parent(i int) int { return int(f.parent[i]) }
+func (f *Forest) Parent(i int) int { return int(f.nodes[i].parent) }
 
 // Depth returns the depth of node i (0 at a root).
 func (f *Forest) Depth(i int) int { return int(f.depth[i]) }
 
-// Children returns the indexes of node i's children. The slice is shared.
-func (f *Forest) Children(i int) []int32 { return f.children[f.child0[i]:f.child0[i+1]] }
+// Children returns the indexes of node i's children, in index order. The
+// slice is shared.
+func (f *Forest) Children(i int) []int32 {
+	f.buildChildren()
+	return f.children[f.child0[i]:f.child0[i+1]]
+}
 
-// Order returns every placed node's index, parents before children. Nodes in
-// a cycle, or below one, are not in it. The slice is shared.
-func (f *Forest) Order() []int32 { return f.order }
+// Order returns every placed node's index, parents before children
+// (breadth-first from the roots, in index order). Nodes in a cycle, or
+// below one, are not in it. The slice is shared.
+func (f *Forest) Order() []int32 {
+	if f.topo {
+		f.orderOnce.Do(func() { f.order = f.bfs(nil) })
+	}
+	return f.order
+}
+
+// buildChildren fills the children's CSR, once: Build leaves it to the
+// first call for an input that lists parents first.
+func (f *Forest) buildChildren() {
+	f.childOnce.Do(func() {
+		if f.children != nil {
+			return
+		}
+		n := f.Len()
+		f.children = make([]int32, f.child0[n])
+		fill := make([]int32, n)
+		copy(fill, f.child0[:n])
+		for i := range f.nodes {
+			if p := f.nodes[i].parent; p >= 0 {
+				f.children[fill[p]] = int32(i)
+				fill[p]++
+			}
+		}
+	})
+}
+
+// bfs returns the placed nodes breadth-first from the roots, in index
+// order, each node's children in index order; placed, when not nil, marks
+// each node it reaches.
+func (f *Forest) bfs(placed []bool) []int32 {
+	f.buildChildren()
+	n := f.Len()
+	order := make([]int32, 0, n)
+	for i := range f.nodes {
+		if f.nodes[i].parent < 0 {
+			order = append(order, int32(i))
+		}
+	}
+	for h := 0; h < len(order); h++ {
+		order = append(order, f.Children(int(order[h]))...)
+	}
+	if placed != nil {
+		for _, i := range order {
+			placed[i] = true
+		}
+	}
+	return order
+}
 
 // Location returns where node i was read.
 func (f *Forest) Location(i int) (file string, line int, unit string) {
@@ -99,9 +192,9 @@ func (f *Forest) Reason(i int) error {
 	if e := f.reason[int32(i)]; e != nil {
 		return e
 	}
-	for a := f.parent[i]; a >= 0; a = f.parent[a] {
+	for a := f.nodes[i].parent; a >= 0; a = f.nodes[a].parent {
 		if e := f.reason[a]; e != nil {
-			return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.ids[a], e.Err)
+			return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), e.Err)
 		}
 	}
 	return ErrAncestor
@@ -133,8 +226,8 @@ func (f *Forest) reject(i int32, err *RowError) {
 // Stats fills s with node i's place in the forest.
 func (f *Forest) Stats(i int, s *Stats) {
 	*s = Stats{
-		ID:                 f.ids[i],
-		RootID:             f.ids[f.root[i]],
+		ID:                 f.id(int32(i)),
+		RootID:             f.id(f.root[i]),
 		Depth:              int(f.depth[i]),
 		PathBytes:          int(f.pathBytes[i]),
 		MaxAncestorIDBytes: int(f.maxAnc[i]),
@@ -149,41 +242,86 @@ func (f *Forest) Stats(i int, s *Stats) {
 	} else {
 		s.CopyBytes = s.AttrBytes
 	}
-	if p := f.parent[i]; p >= 0 {
-		s.ParentID = f.ids[p]
+	if p := f.nodes[i].parent; p >= 0 {
+		s.ParentID = f.id(p)
 	}
 }
 
 // Check runs check on every placed node, parents before children, and
 // rejects the nodes it returns an error for. A node below a rejected one is
-// not checked: it goes with its ancestor. Check returns the problems found.
+// not checked: it goes with its ancestor. Check returns the problems found,
+// in the order of Order.
 func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 	var problems []*RowError
+	var nodes []int32 // of the problems
 	var s Stats
-	for _, i := range f.order {
+	visit := func(i int32) {
 		if f.Rejected(int(i)) {
-			continue
+			return
 		}
-		if p := f.parent[i]; p >= 0 && f.Rejected(int(p)) {
+		if p := f.nodes[i].parent; p >= 0 && f.Rejected(int(p)) {
 			f.reject(i, nil)
-			continue
+			return
 		}
 		f.Stats(int(i), &s)
 		if err := check(int(i), &s); err != nil {
 			file, line, unit := f.Location(int(i))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.ids[i], Err: err}
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: err}
 			f.reject(i, re)
 			problems = append(problems, re)
+			nodes = append(nodes, i)
 		}
 	}
+	if !f.topo {
+		for _, i := range f.order {
+			visit(i)
+		}
+		f.propagate()
+		return problems
+	}
+	// Index order has parents first too, and reads the node arrays in
+	// sequence; the same nodes are checked, and the problems are then put
+	// in breadth-first order.
+	for i := range int32(f.Len()) {
+		visit(i)
+	}
 	f.propagate()
+	if len(problems) > 1 {
+		pos := make(map[int32]int, len(nodes))
+		for _, i := range nodes {
+			pos[i] = -1
+		}
+		for k, i := range f.Order() {
+			if _, ok := pos[i]; ok {
+				pos[i] = k
+			}
+		}
+		idx := make([]int, len(problems))
+		for k := range idx {
+			idx[k] = k
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return pos[nodes[idx[a]]] < pos[nodes[idx[b]]] })
+		sorted := make([]*RowError, len(problems))
+		for k, j := range idx {
+			sorted[k] = problems[j]
+		}
+		problems = sorted
+	}
 	return problems
 }
 
 // propagate rejects every descendant of a rejected node.
 func (f *Forest) propagate() {
+	if f.topo {
+		for i := range f.nodes {
+			if p := f.nodes[i].parent; p >= 0 && f.Rejected(int(p)) {
+				f.reject(int32(i), nil)
+			}
+		}
+		return
+	}
 	for _, i := range f.order {
-		if p := f.parent[i]; p >= 0 && f.Rejected(int(p)) {
+		if p := f.nodes[i].parent; p >= 0 && f.Rejected(int(p)) {
 			f.reject(i, nil)
 		}
 	}
@@ -199,11 +337,114 @@ func (f *Forest) AppendPath(dst []string, i int) []string {
 	dst = slices.Grow(dst, d+1)[:start+d+1]
 	n := int32(i)
 	for k := start + d; k >= start; k-- {
-		dst[k] = f.ids[n]
-		n = f.parent[n]
+		dst[k] = f.id(n)
+		n = f.nodes[n].parent
 	}
 	return dst
 }
+
+// AppendPathText is AppendPath that also appends to text the ids joined by
+// delim, strings.Join of what it appends to ids, in one walk up the
+// parents: the ids it appends are the pieces of that text, and share its
+// memory.
+func (f *Forest) AppendPathText(ids []string, text []byte, i int, delim string) ([]string, []byte) {
+	d := int(f.depth[i])
+	// pathBytes is the length of the d+1 ids the walk below goes through,
+	// unless it saturated, or the node is not placed (in or below a cycle,
+	// where it is 0 and d is 0): then count.
+	total := int(f.pathBytes[i])
+	if total == math.MaxInt32 || total == 0 {
+		total = 0
+		n := int32(i)
+		for range d + 1 {
+			total += f.idLen(n)
+			n = f.nodes[n].parent
+		}
+	}
+	total += d * len(delim)
+	start := len(text)
+	text = slices.Grow(text, total)[:start+total]
+	first := len(ids)
+	ids = slices.Grow(ids, d+1)[:first+d+1]
+	if len(delim) == 1 {
+		f.joinPath(ids[first:], text[start:], int32(i), delim[0])
+		return ids, text
+	}
+	// Any other delimiter: the same walk, without the tricks.
+	t := text[start:]
+	pos := len(t)
+	n := int32(i)
+	for k := d; k >= 0; k-- {
+		id := f.id(n)
+		pos -= len(id)
+		copy(t[pos:], id)
+		ids[first+k] = unsafe.String(unsafe.SliceData(t[pos:]), len(id))
+		if k > 0 {
+			pos -= len(delim)
+			copy(t[pos:], delim)
+		}
+		n = f.nodes[n].parent
+	}
+	return ids, text
+}
+
+// joinPath is AppendPathText's walk for a one-byte delimiter: out has a
+// place for each id on node i's path and t exactly the room for their text.
+//
+// It is the hot loop of building path items, so it works on pointers, to
+// keep its variables in registers and out of bounds checks, and writes the
+// text from its end, the node's id first, a word of 8 bytes at a time: the
+// bytes a word puts before an id land where the ids above it go next,
+// which are written later. Only where a word would start before t does it
+// copy byte by byte. An id of up to 8 bytes is one word of its record; a
+// longer one is copied from the arena, which starts with arenaPad bytes of
+// padding, so that a word ending in an id starts in the arena.
+func (f *Forest) joinPath(out []string, t []byte, i int32, delim byte) {
+	if len(t) == 0 || len(out) == 0 {
+		return
+	}
+	pt := unsafe.Pointer(unsafe.SliceData(t))
+	pa := unsafe.Pointer(unsafe.SliceData(f.arena))
+	nodes := f.nodes
+	pos := len(t)
+	n := i
+	for k := len(out) - 1; k >= 0; k-- {
+		r := &nodes[n]
+		l := int(r.n)
+		if l > pos {
+			panic("transform: a path longer than its node's pathBytes")
+		}
+		pos -= l
+		switch {
+		case l <= 8 && pos+l >= 8:
+			// The id is the last l bytes of the word [pos+l-8, pos+l).
+			w := binary.LittleEndian.Uint64(r.b[:]) << (8 * uint(8-l))
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(pt, pos+l-8))[:], w)
+		case l <= 8:
+			for j := l - 1; j >= 0; j-- {
+				*(*byte)(unsafe.Add(pt, pos+j)) = r.b[j]
+			}
+		case pos >= 8:
+			// Words [pos+e-8, pos+e) of t from [a+e-8, a+e) of the arena:
+			// pos+e-8 >= pos-7 >= 1 and a+e-8 >= a-7 >= 1, within both.
+			a := int(binary.LittleEndian.Uint64(r.b[:]))
+			for e := l; e > 0; e -= 8 {
+				*(*[8]byte)(unsafe.Add(pt, pos+e-8)) = *(*[8]byte)(unsafe.Add(pa, a+e-8))
+			}
+		default:
+			copy(t[pos:pos+l], f.id(n))
+		}
+		out[k] = unsafe.String((*byte)(unsafe.Add(pt, pos)), l)
+		if k > 0 {
+			pos--
+			*(*byte)(unsafe.Add(pt, pos)) = delim
+		}
+		n = r.parent
+	}
+}
+
+// arenaPad is the padding at the start of the arena.
+const arenaPad = 8
 
 type pending struct {
 	i   int32
@@ -218,8 +459,7 @@ type pendingParent struct {
 // Builder collects the skeleton of an input, one record at a time, and then
 // builds the Forest. It is not safe for concurrent use.
 type Builder struct {
-	f   Forest
-	ids arena
+	f Forest
 	// Parents that had not been seen when their child was added, resolved
 	// by Build. In an input where parents come first, it stays empty.
 	unresolved []pendingParent
@@ -236,9 +476,11 @@ type Builder struct {
 // closure layout's ancestor rows.
 func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 	b := &Builder{fileIdx: map[string]int{}, keepCopy: copyBytes}
+	// The arena starts with arenaPad bytes that belong to no id (see
+	// AppendPathText).
+	b.f.arena = make([]byte, arenaPad, 4<<10)
 	if sizeHint > 0 {
-		b.f.ids = make([]string, 0, sizeHint)
-		b.f.parent = make([]int32, 0, sizeHint)
+		b.f.nodes = make([]nodeRec, 0, sizeHint)
 		b.f.loc = make([]uint64, 0, sizeHint)
 		b.f.attrBytes = make([]uint32, 0, sizeHint)
 	}
@@ -293,44 +535,58 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 		}
 		return
 	}
-	i := int32(len(b.f.ids))
-	slot, j := b.f.index.find(id, b.f.ids)
+	f := &b.f
+	n := f.Len()
+	h := f.index.hash(id)
+	slot, j := f.index.find(id, h, f)
 	if j >= 0 {
 		if bad == nil {
-			ff, fl, _ := b.f.Location(int(j))
-			err := &RowError{File: file, Line: line, Unit: unit, ID: b.f.ids[j],
+			// The id is cloned: f.id's memory is the records', which may
+			// yet move (and the old array would stay alive with it).
+			ff, fl, _ := f.Location(int(j))
+			err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
 				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl))}
 			b.problems = append(b.problems, err)
 			b.preReject = append(b.preReject, pending{j, err})
 		}
 		return
 	}
-	if len(b.f.ids) >= math.MaxInt32-1 {
+	if n >= math.MaxInt32-1 {
 		panic("transform: more than 2^31 nodes")
 	}
-	sid := b.ids.intern(id)
-	b.f.ids = append(b.f.ids, sid)
-	b.f.index.putAt(slot, i, b.f.ids)
+	if len(id) > math.MaxUint32 {
+		panic("transform: an id of more than 4 GB")
+	}
+	i := int32(n)
+	rec := nodeRec{parent: -1, n: uint32(len(id))}
+	if len(id) <= 8 {
+		copy(rec.b[:], id)
+	} else {
+		binary.LittleEndian.PutUint64(rec.b[:], uint64(len(f.arena)))
+		f.arena = append(f.arena, id...)
+	}
+	f.nodes = append(f.nodes, rec)
+	f.index.putAt(slot, i, h, f)
 	p := int32(-1) // a root, or its own parent (reported below)
 	if parent != "" && parent != id {
-		if p = b.f.index.get(parent, b.f.ids); p < 0 {
+		if p = f.index.get(parent, f.index.hash(parent), f); p < 0 {
 			b.unresolved = append(b.unresolved, pendingParent{i, b.pids.intern(parent)})
 		}
 	}
-	b.f.parent = append(b.f.parent, p)
-	b.f.loc = append(b.f.loc, b.location(file, line, unit))
-	b.f.attrBytes = append(b.f.attrBytes, clampU32(attrBytes))
+	f.nodes[i].parent = p
+	f.loc = append(f.loc, b.location(file, line, unit))
+	f.attrBytes = append(f.attrBytes, clampU32(attrBytes))
 	if b.keepCopy {
-		for len(b.f.copyBytes) < int(i) {
-			b.f.copyBytes = append(b.f.copyBytes, 0)
+		for len(f.copyBytes) < int(i) {
+			f.copyBytes = append(f.copyBytes, 0)
 		}
-		b.f.copyBytes = append(b.f.copyBytes, clampU32(copyBytes))
+		f.copyBytes = append(f.copyBytes, clampU32(copyBytes))
 	}
 	if bad != nil {
 		b.preReject = append(b.preReject, pending{i, bad})
 	}
 	if parent == id && bad == nil {
-		err := &RowError{File: file, Line: line, Unit: unit, ID: sid, Err: ErrSelfParent}
+		err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id), Err: ErrSelfParent}
 		b.problems = append(b.problems, err)
 		b.preReject = append(b.preReject, pending{i, err})
 	}
@@ -359,92 +615,101 @@ func clampU32(n int) uint32 {
 // their descendants are marked. The Builder must not be used afterwards.
 func (b *Builder) Build() (*Forest, []*RowError) {
 	f := &b.f
-	n := len(f.ids)
+	n := f.Len()
 	f.rejected = make([]uint64, (n+63)/64)
 	for _, p := range b.preReject {
 		f.reject(p.i, p.err)
 	}
 	problems := b.problems
 
-	// Resolve the parents that came after their children.
+	// Resolve the parents that came after their children. Every other
+	// parent came before its child, so with none resolved here the
+	// forest is in topological order.
+	f.topo = true
 	for _, pp := range b.unresolved {
-		p := f.index.get(pp.id, f.ids)
+		p := f.index.get(pp.id, f.index.hash(pp.id), f)
 		if p < 0 {
 			file, line, unit := f.Location(int(pp.i))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.ids[pp.i],
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(pp.i),
 				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
 			problems = append(problems, re)
 			f.reject(pp.i, re)
 			continue
 		}
-		f.parent[pp.i] = p
+		f.nodes[pp.i].parent = p
+		f.topo = false
 	}
 	b.unresolved = nil
 	b.pids = arena{}
 
-	// Children in CSR form.
+	// How many children each node has, as the CSR's offsets.
 	f.child0 = make([]int32, n+1)
-	for i := 0; i < n; i++ {
-		if p := f.parent[i]; p >= 0 {
+	for i := range f.nodes {
+		if p := f.nodes[i].parent; p >= 0 {
 			f.child0[p+1]++
 		}
 	}
 	for i := 0; i < n; i++ {
 		f.child0[i+1] += f.child0[i]
 	}
-	f.children = make([]int32, f.child0[n])
-	fill := make([]int32, n)
-	copy(fill, f.child0[:n])
-	for i := 0; i < n; i++ {
-		if p := f.parent[i]; p >= 0 {
-			f.children[fill[p]] = int32(i)
-			fill[p]++
-		}
-	}
-	fill = nil
 
-	// Breadth-first from the roots: order, depth, root, path bytes.
-	f.order = make([]int32, 0, n)
 	f.depth = make([]int32, n)
 	f.root = make([]int32, n)
 	f.pathBytes = make([]int32, n)
 	f.maxAnc = make([]int32, n)
-	placed := make([]bool, n)
-	for i := 0; i < n; i++ {
-		if f.parent[i] < 0 {
-			f.order = append(f.order, int32(i))
-			f.root[i] = int32(i)
-			f.pathBytes[i] = clampI32(len(f.ids[i]))
-			placed[i] = true
-			if !f.Rejected(i) {
-				f.roots++
+	f.subtree = make([]int32, n)
+	for i := range f.nodes {
+		if f.nodes[i].parent < 0 && !f.Rejected(i) {
+			f.roots++
+		}
+	}
+	if f.topo {
+		// Depth, root and path bytes in index order: a parent comes first.
+		for i := range f.nodes {
+			p := f.nodes[i].parent
+			if p < 0 {
+				f.root[i] = int32(i)
+				f.pathBytes[i] = clampI32(f.idLen(int32(i)))
+				continue
+			}
+			f.depth[i] = f.depth[p] + 1
+			f.root[i] = f.root[p]
+			f.pathBytes[i] = clampI32(int(f.pathBytes[p]) + f.idLen(int32(i)))
+			f.maxAnc[i] = max(f.maxAnc[p], clampI32(f.idLen(p)))
+		}
+		for i := n - 1; i >= 0; i-- {
+			f.subtree[i]++
+			if p := f.nodes[i].parent; p >= 0 {
+				f.subtree[p] += f.subtree[i]
 			}
 		}
-	}
-	for h := 0; h < len(f.order); h++ {
-		p := f.order[h]
-		for _, c := range f.Children(int(p)) {
-			f.order = append(f.order, c)
-			placed[c] = true
+	} else {
+		// Breadth-first from the roots: order, depth, root, path bytes.
+		placed := make([]bool, n)
+		f.order = f.bfs(placed)
+		for _, c := range f.order {
+			p := f.nodes[c].parent
+			if p < 0 {
+				f.root[c] = c
+				f.pathBytes[c] = clampI32(f.idLen(c))
+				continue
+			}
 			f.depth[c] = f.depth[p] + 1
 			f.root[c] = f.root[p]
-			f.pathBytes[c] = clampI32(int(f.pathBytes[p]) + len(f.ids[c]))
-			f.maxAnc[c] = max(f.maxAnc[p], clampI32(len(f.ids[p])))
+			f.pathBytes[c] = clampI32(int(f.pathBytes[p]) + f.idLen(c))
+			f.maxAnc[c] = max(f.maxAnc[p], clampI32(f.idLen(p)))
 		}
-	}
-
-	// What is not placed is in a cycle or below one.
-	if len(f.order) < n {
-		problems = append(problems, f.cycles(placed)...)
-	}
-
-	// Subtree sizes, children before parents.
-	f.subtree = make([]int32, n)
-	for h := len(f.order) - 1; h >= 0; h-- {
-		i := f.order[h]
-		f.subtree[i]++
-		if p := f.parent[i]; p >= 0 {
-			f.subtree[p] += f.subtree[i]
+		// What is not placed is in a cycle or below one.
+		if len(f.order) < n {
+			problems = append(problems, f.cycles(placed)...)
+		}
+		// Subtree sizes, children before parents.
+		for h := len(f.order) - 1; h >= 0; h-- {
+			i := f.order[h]
+			f.subtree[i]++
+			if p := f.nodes[i].parent; p >= 0 {
+				f.subtree[p] += f.subtree[i]
+			}
 		}
 	}
 	f.propagate()
@@ -460,8 +725,8 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 // could not be placed.
 func (f *Forest) cycles(placed []bool) []*RowError {
 	var problems []*RowError
-	state := make([]uint8, len(f.ids)) // 0 new, 1 on the current walk, 2 done
-	for i := range f.ids {
+	state := make([]uint8, f.Len()) // 0 new, 1 on the current walk, 2 done
+	for i := range f.Len() {
 		if placed[i] || state[i] != 0 {
 			continue
 		}
@@ -470,7 +735,7 @@ func (f *Forest) cycles(placed []bool) []*RowError {
 		for n >= 0 && !placed[n] && state[n] == 0 {
 			state[n] = 1
 			walk = append(walk, n)
-			n = f.parent[n]
+			n = f.nodes[n].parent
 		}
 		if n >= 0 && state[n] == 1 {
 			// walk from n onwards is a cycle.
@@ -485,11 +750,11 @@ func (f *Forest) cycles(placed []bool) []*RowError {
 					ids = append(ids, fmt.Sprintf("… (%d more)", len(cyc)-20))
 					break
 				}
-				ids = append(ids, fmt.Sprintf("%q", f.ids[c]))
+				ids = append(ids, fmt.Sprintf("%q", f.id(c)))
 			}
-			ids = append(ids, fmt.Sprintf("%q", f.ids[cyc[0]]))
+			ids = append(ids, fmt.Sprintf("%q", f.id(cyc[0])))
 			file, line, unit := f.Location(int(cyc[0]))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.ids[cyc[0]],
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(cyc[0]),
 				Err: fmt.Errorf("%w: %s (each is an ancestor of itself: fix one parent)", ErrCycle, strings.Join(ids, " → "))}
 			problems = append(problems, re)
 			for _, c := range cyc {
@@ -503,7 +768,7 @@ func (f *Forest) cycles(placed []bool) []*RowError {
 	}
 	// Nodes hanging below a cycle are rejected with it: the cycle's members
 	// carry the reason.
-	for i := range f.ids {
+	for i := range f.Len() {
 		if !placed[i] {
 			f.reject(int32(i), nil)
 		}
@@ -518,8 +783,9 @@ func clampI32(n int) int32 {
 	return int32(n)
 }
 
-// arena interns strings in large shared blocks, so that ten million ids cost
-// ten million string headers and their bytes, not ten million allocations.
+// arena interns strings in large shared blocks, so that many strings cost
+// their headers and their bytes, not an allocation each. The Builder keeps
+// the parents it could not resolve yet in one.
 type arena struct {
 	buf []byte
 }
@@ -540,11 +806,12 @@ func (a *arena) intern(s string) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// idIndex is an open-addressing hash table from id to node index, holding
-// only int32 slots: a quarter of what a map[string]int32 costs.
+// idIndex is an open-addressing hash table from id to node index. A slot
+// holds the node's index and 32 bits of its id's hash, so that a probe
+// past another id rarely needs to read that id: most cost one cache miss.
 type idIndex struct {
 	seed  maphash.Seed
-	slots []int32 // node index + 1; 0 is empty
+	slots []uint64 // hash>>32 << 32 | node index + 1; 0 is empty
 	used  int
 }
 
@@ -554,75 +821,67 @@ func (x *idIndex) init(hint int) {
 	for size < hint*2 {
 		size <<= 1
 	}
-	x.slots = make([]int32, size)
+	x.slots = make([]uint64, size)
 }
 
-func (x *idIndex) get(id string, ids []string) int32 {
+func (x *idIndex) hash(id string) uint64 { return maphash.String(x.seed, id) }
+
+// get returns the node with the id, whose hash is h, or -1.
+func (x *idIndex) get(id string, h uint64, f *Forest) int32 {
+	_, i := x.find(id, h, f)
+	return i
+}
+
+// find returns the node with the id, whose hash is h, or -1 and the empty
+// slot where putAt inserts it: one probe for a lookup and an insert.
+func (x *idIndex) find(id string, h uint64, f *Forest) (slot uint64, i int32) {
 	mask := uint64(len(x.slots) - 1)
-	h := maphash.String(x.seed, id) & mask
-	for {
-		s := x.slots[h]
+	tag := h >> 32 << 32
+	for k := h & mask; ; k = (k + 1) & mask {
+		s := x.slots[k]
 		if s == 0 {
-			return -1
+			return k, -1
 		}
-		if ids[s-1] == id {
-			return s - 1
+		if s&^(1<<32-1) == tag {
+			if j := int32(uint32(s)) - 1; f.id(j) == id {
+				return k, j
+			}
 		}
-		h = (h + 1) & mask
 	}
 }
 
-// find returns the node with the id, or -1 and the empty slot where putAt
-// inserts it: one probe for a lookup and an insert.
-func (x *idIndex) find(id string, ids []string) (slot uint64, i int32) {
-	mask := uint64(len(x.slots) - 1)
-	h := maphash.String(x.seed, id) & mask
-	for {
-		s := x.slots[h]
-		if s == 0 {
-			return h, -1
-		}
-		if ids[s-1] == id {
-			return h, s - 1
-		}
-		h = (h + 1) & mask
-	}
-}
-
-// putAt inserts node i at slot, which find returned for ids[i] with no
-// insert since; ids must already hold ids[i], for the table may grow.
-func (x *idIndex) putAt(slot uint64, i int32, ids []string) {
+// putAt inserts node i, whose id's hash is h, at slot, which find returned
+// with no insert since. f must already hold the id of node i, for the
+// table may grow.
+func (x *idIndex) putAt(slot uint64, i int32, h uint64, f *Forest) {
 	if (x.used+1)*10 > len(x.slots)*7 {
-		x.grow(ids)
-		x.put(ids[i], i)
+		x.grow(f)
+		x.put(h, i)
 		return
 	}
-	x.slots[slot] = i + 1
+	x.slots[slot] = h>>32<<32 | uint64(i+1)
 	x.used++
 }
 
-func (x *idIndex) put(id string, i int32) {
+func (x *idIndex) put(h uint64, i int32) {
 	mask := uint64(len(x.slots) - 1)
-	h := maphash.String(x.seed, id) & mask
-	for x.slots[h] != 0 {
-		h = (h + 1) & mask
+	k := h & mask
+	for x.slots[k] != 0 {
+		k = (k + 1) & mask
 	}
-	x.slots[h] = i + 1
+	x.slots[k] = h>>32<<32 | uint64(i+1)
 	x.used++
 }
 
-func (x *idIndex) grow(ids []string) {
+func (x *idIndex) grow(f *Forest) {
 	old := x.slots
-	x.slots = make([]int32, len(old)*2)
-	mask := uint64(len(x.slots) - 1)
+	x.slots = make([]uint64, len(old)*2)
+	x.used = 0
 	for _, s := range old {
 		if s == 0 {
 			continue
 		}
-		h := maphash.String(x.seed, ids[s-1]) & mask
-		for x.slots[h] != 0 {
-			h = (h + 1) & mask
-		}
-		x.slots[h] = s
+		j := int32(uint32(s)) - 1
+		x.put(x.hash(f.id(j)), j)
 	}
 }

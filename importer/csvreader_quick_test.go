@@ -1,0 +1,132 @@
+package importer
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+)
+
+// zeroBytes marks exactly the zero bytes of a word, whatever the others.
+func TestZeroBytes(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for n := 0; n < 200000; n++ {
+		var x uint64
+		for k := 0; k < 8; k++ {
+			var b uint64
+			switch rng.Intn(4) {
+			case 0: // zero, and the bytes a borrow or a carry would upset
+			case 1:
+				b = uint64([]byte{1, 0x7f, 0x80, 0x81, 0xff}[rng.Intn(5)])
+			default:
+				b = uint64(rng.Intn(256))
+			}
+			x |= b << (8 * k)
+		}
+		var want uint64
+		for k := 0; k < 8; k++ {
+			if x>>(8*k)&0xff == 0 {
+				want |= 0x80 << (8 * k)
+			}
+		}
+		if got := zeroBytes(x); got != want {
+			t.Fatalf("zeroBytes(%#016x) = %#016x, want %#016x", x, got, want)
+		}
+	}
+}
+
+// The quick path and the careful one, and the switches between them at
+// every place of the bufio.Reader's buffer, read as encoding/csv does:
+// random text of delimiters, quotes, line ends, CRs, ASCII, non-ASCII and
+// invalid UTF-8, with buffers of many sizes.
+func TestCSVReaderRandomText(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	pieces := []string{"a", "bc", "defghijk", "0123456789012345", ",", ",", ",", "\n", "\n", "\r\n", "\r", "\"", "\"\"", "é", "日本", "\xff", "😀", ";", "\t", "|", "¦"}
+	for n := 0; n < 3000; n++ {
+		var b []byte
+		quotes := rng.Intn(3) == 0
+		for k := rng.Intn(60); k > 0; k-- {
+			p := pieces[rng.Intn(len(pieces))]
+			if !quotes && p[0] == '"' {
+				continue
+			}
+			b = append(b, p...)
+		}
+		comma := csvDelims[rng.Intn(len(csvDelims))]
+		compareCSV(t, b, comma, 16+rng.Intn(64))
+		compareCSV(t, b, comma, 4096)
+	}
+}
+
+// quickNumber accepts only numbers CheckNumber accepts, with their
+// numberSize, and most of the plain ones.
+func TestQuickNumber(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	numbers := []string{"", "-", "+", ".", "-.", "0", "-0", "+0.000", "00", "1", "-1", "10", ".5", "5.", "1.2.3", "1e5", "1E5", "--1", "1-",
+		" 1", "1 ", "0x1", "12345678901234567890123456789012345678", "123456789012345678901234567890123456789",
+		"0.0000000000000000000000000000000000001", "-1234567890123456789012345678901234567", "9.9"}
+	for range 20000 {
+		alphabet := "00123456789.-+eE x"
+		if rng.Intn(2) == 0 {
+			alphabet = "00123456789." // mostly plain numbers
+		}
+		var b []byte
+		if rng.Intn(3) == 0 {
+			b = append(b, '-')
+		}
+		for k := rng.Intn(45); k > 0; k-- {
+			b = append(b, alphabet[rng.Intn(len(alphabet))])
+		}
+		numbers = append(numbers, string(b))
+	}
+	quick := 0
+	for _, n := range numbers {
+		size, ok := quickNumber([]byte(n))
+		if !ok {
+			continue
+		}
+		quick++
+		if err := ddbjson.CheckNumber(n); err != nil {
+			t.Fatalf("quickNumber(%q) accepts what CheckNumber refuses: %v", n, err)
+		}
+		if want := numberSize([]byte(n)); size != want {
+			t.Fatalf("quickNumber(%q) says %d bytes, numberSize %d", n, size, want)
+		}
+	}
+	for _, n := range []string{"0", "-12", "3.25", ".5", "5.", "+7", "12345678901234567890123456789012345678"} {
+		if _, ok := quickNumber([]byte(n)); !ok {
+			t.Errorf("quickNumber(%q) leaves a plain number to CheckNumber", n)
+		}
+	}
+	if quick < 2000 {
+		t.Fatalf("only %d numbers took the quick path", quick)
+	}
+}
+
+// quickNumberIn, a word at a time, agrees with quickNumber, whatever the
+// bytes around the number.
+func TestQuickNumberIn(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	alphabets := []string{"0123456789", "00000.1", "0123456789.-+", "0123456789.-+eE x,\xff"}
+	for n := 0; n < 300000; n++ {
+		alphabet := alphabets[rng.Intn(len(alphabets))]
+		var f []byte
+		for k := rng.Intn(11); k > 0; k-- {
+			f = append(f, alphabet[rng.Intn(len(alphabet))])
+		}
+		if rng.Intn(3) == 0 && len(f) > 0 {
+			f[0] = "-+"[rng.Intn(2)]
+		}
+		before := make([]byte, rng.Intn(12))
+		for i := range before {
+			before[i] = byte(rng.Intn(256))
+		}
+		data := append(append(before, f...), []byte(",x")[:rng.Intn(3)]...)
+		a, b := len(before), len(before)+len(f)
+		gs, gok := quickNumberIn(data, a, b)
+		ws, wok := quickNumber(f)
+		if gok != wok || gs != ws {
+			t.Fatalf("quickNumberIn(%q in %q) = %d, %v; quickNumber says %d, %v", f, data, gs, gok, ws, wok)
+		}
+	}
+}

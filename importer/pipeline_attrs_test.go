@@ -1,0 +1,183 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// emitAttrsAll is emitAll for EmitAttrs: every item, copied during its call
+// to fn, as DynamoDB JSON, then the stats; and the rejects file.
+func emitAttrsAll(t *testing.T, in *Input, opts EmitOptions, fast bool) (items, rejects string) {
+	t.Helper()
+	var out, rej bytes.Buffer
+	opts.Rejects = &rej
+	var kept []layouts.Item
+	var seqs []int64
+	st, err := in.emitAttrs(context.Background(), opts, func(seq int64, item []layouts.Attr) error {
+		seqs = append(seqs, seq)
+		kept = append(kept, layouts.ItemOf(item))
+		return nil
+	}, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, item := range kept {
+		fmt.Fprintf(&out, "%d ", seqs[i])
+		out.Write(ddbjson.AppendLine(nil, item))
+	}
+	fmt.Fprintf(&out, "%+v\n", st)
+	return out.String(), rej.String()
+}
+
+// emitMapsAll is the same for Emit.
+func emitMapsAll(t *testing.T, in *Input, opts EmitOptions) (items, rejects string) {
+	t.Helper()
+	var out, rej bytes.Buffer
+	opts.Rejects = &rej
+	st, err := in.Emit(context.Background(), opts, func(seq int64, item layouts.Item) error {
+		fmt.Fprintf(&out, "%d ", seq)
+		out.Write(ddbjson.AppendLine(nil, item))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&out, "%+v\n", st)
+	return out.String(), rej.String()
+}
+
+// TestEmitAttrsMatchesEmit holds EmitAttrs to Emit on random forests with
+// every column type and every kind of bad row, and on every fixture: the
+// same items with the same numbers, the same stats and the same rejects,
+// for every layout, with and without --shard and a checkpoint's Skip, by
+// the CSV source's flat read and by the record-by-record fallback.
+func TestEmitAttrsMatchesEmit(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range pipelineCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := ReadInput(ctx, InputOptions{Path: tc.path, Source: SourceOptions{Types: tc.types}, ClosureCopy: tc.copy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range layouts.Names() {
+				l, err := layouts.New(name, layouts.Options{ClosureCopy: tc.copy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Forest.Reset()
+				in.CheckLayout(l)
+				for _, opts := range []EmitOptions{
+					{Layout: l},
+					{Layout: l, Skip: 37, Shard: Shard{K: 1, Of: 3}},
+				} {
+					want, wantRejects := emitMapsAll(t, in, opts)
+					for _, fast := range []bool{true, false} {
+						got, gotRejects := emitAttrsAll(t, in, opts, fast)
+						if got != want {
+							t.Errorf("%s (fast %v, skip %d, shard %v): EmitAttrs's items differ from Emit's:\n%.600s\nEmit:\n%.600s", name, fast, opts.Skip, opts.Shard, got, want)
+						}
+						if gotRejects != wantRejects {
+							t.Errorf("%s (fast %v): rejects:\n%s\nEmit:\n%s", name, fast, gotRejects, wantRejects)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// EmitAttrs stops at fn's first error and returns it.
+func TestEmitAttrsStopsOnError(t *testing.T) {
+	path := writeTemp(t, "random.csv", []byte(randomTreeCSV(300, 5)))
+	in, err := ReadInput(context.Background(), InputOptions{Path: path, Source: SourceOptions{Types: randomTreeTypes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	in.CheckLayout(l)
+	stop := fmt.Errorf("stop")
+	calls := 0
+	_, err = in.EmitAttrs(context.Background(), EmitOptions{Layout: l}, func(int64, []layouts.Attr) error {
+		calls++
+		if calls == 10 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || calls != 10 {
+		t.Fatalf("EmitAttrs: %v after %d calls, want the callback's error after 10", err, calls)
+	}
+}
+
+// FuzzCSVFlatRead holds the flat read to Next on arbitrary input: the
+// same rows, errors, ids, lines, raw text and attributes.
+func FuzzCSVFlatRead(f *testing.F) {
+	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), true)
+	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
+	f.Add([]byte("id,parent_id,name\nx,,\xff\n,x,ok\ny,x,\"two\nlines\"\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
+		opts := SourceOptions{KeepRaw: true}
+		if typed {
+			opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
+		}
+		open := func() *csvSource {
+			in := memInput(t, data)
+			if in == nil {
+				return nil
+			}
+			s, err := newCSVSource(in, "fuzz.csv", opts)
+			if err != nil {
+				return nil
+			}
+			return s
+		}
+		next, flat := open(), open()
+		if next == nil {
+			return
+		}
+		ctx := context.Background()
+		var rec flatRecord
+		for n := 0; n < 20000; n++ {
+			want, werr := next.Next(ctx)
+			ferr := flat.nextFlat(ctx, &rec)
+			if errText(werr) != errText(ferr) {
+				t.Fatalf("row %d: Next says %v, the flat read %v", n, werr, ferr)
+			}
+			if werr == io.EOF {
+				return
+			}
+			if want == nil {
+				if rec.ID != "" || rec.Raw != nil || len(rec.Flat) > 0 {
+					t.Fatalf("row %d: no record from Next, but the flat read has %+v", n, rec)
+				}
+				continue
+			}
+			if rec.ID != want.ID || rec.Parent != want.Parent || rec.Line != want.Line || rec.File != want.File || !bytes.Equal(rec.Raw, want.Raw) {
+				t.Fatalf("row %d: flat read %+v, Next %+v", n, rec.Record, *want)
+			}
+			if werr != nil {
+				continue
+			}
+			if rec.Attrs != nil {
+				t.Fatalf("row %d: the flat read filled the Attrs map", n)
+			}
+			got := layouts.ItemOf(rec.Flat)
+			if len(got) != len(rec.Flat) {
+				t.Fatalf("row %d: an attribute name twice in %v", n, rec.Flat)
+			}
+			if g, w := string(ddbjson.AppendItem(nil, got)), string(ddbjson.AppendItem(nil, want.Attrs)); g != w {
+				t.Fatalf("row %d: flat read's attributes %s, Next's %s", n, g, w)
+			}
+			if transform.AttrsSize(got) != transform.AttrsSize(want.Attrs) {
+				t.Fatalf("row %d: sizes differ", n)
+			}
+		}
+	})
+}

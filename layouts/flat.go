@@ -1,0 +1,246 @@
+package layouts
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// Attr is one attribute of an item: its name and its value.
+type Attr struct {
+	Name  string
+	Value types.AttributeValue
+}
+
+// FlatNode is a node as AppendItems takes it: transform.Node with the
+// node's own attributes as a slice instead of a map.
+type FlatNode struct {
+	ID     string
+	Parent string // "" for a root
+	// Depth is 0 at a root; Path holds the ids from the root to the node,
+	// both included, as in transform.Node.
+	Depth int
+	Path  []string
+	// PathText, when not "", is the ids of Path joined by PathDelim,
+	// exactly strings.Join(Path, PathDelim), which the caller had at hand:
+	// a layout whose keys join Path by that delimiter takes it as it is
+	// instead of joining Path again.
+	PathText, PathDelim string
+	// Attrs are the node's own attributes, each name at most once.
+	Attrs []Attr
+}
+
+// joinedPath returns the ids of n.Path joined by delim: n.PathText when it
+// is that, and otherwise the join appended to b.text.
+func (b *ItemBuffer) joinedPath(n *FlatNode, delim string) string {
+	if n.PathText != "" && n.PathDelim == delim {
+		return n.PathText
+	}
+	return b.appendPath(n.Path, delim)
+}
+
+// ItemBuffer is the memory AppendItems builds items in: the attribute slice,
+// the layout attributes' values and their text. It is reused from one item
+// to the next, so that building an item allocates nothing. The zero value
+// is ready to use. An ItemBuffer is not safe for concurrent use; give each
+// goroutine its own.
+type ItemBuffer struct {
+	attrs []Attr
+	text  []byte
+	s     [4]types.AttributeValueMemberS
+	n     types.AttributeValueMemberN
+}
+
+// reset starts a new node: the text of the last one may be overwritten.
+func (b *ItemBuffer) reset() { b.text = b.text[:0] }
+
+// str returns the text appended to b.text since start, as a string that is
+// valid until the next reset.
+func (b *ItemBuffer) str(start int) string {
+	t := b.text[start:]
+	if len(t) == 0 {
+		return ""
+	}
+	return unsafe.String(&t[0], len(t))
+}
+
+// appendPath appends the ids of path joined by delim to b.text and returns
+// them as a string valid until the next reset. A path of one id is that id,
+// without a copy.
+func (b *ItemBuffer) appendPath(path []string, delim string) string {
+	if len(path) == 1 {
+		return path[0]
+	}
+	n := len(delim) * (len(path) - 1)
+	for _, id := range path {
+		n += len(id)
+	}
+	start := len(b.text)
+	b.text = slices.Grow(b.text, n)[:start+n]
+	t := b.text[start:]
+	k := copy(t, path[0])
+	if len(delim) == 1 {
+		d := delim[0]
+		for _, id := range path[1:] {
+			t[k] = d
+			k += 1 + copy(t[k+1:], id)
+		}
+	} else {
+		for _, id := range path[1:] {
+			k += copy(t[k:], delim)
+			k += copy(t[k:], id)
+		}
+	}
+	return b.str(start)
+}
+
+// appendInt appends n's decimal text and returns it, valid until the next
+// reset.
+func (b *ItemBuffer) appendInt(n int) string {
+	if 0 <= n && n < 100 {
+		return strconv.Itoa(n) // a constant's piece: no copy, no allocation
+	}
+	start := len(b.text)
+	b.text = strconv.AppendInt(b.text, int64(n), 10)
+	return b.str(start)
+}
+
+// ItemOf returns the item the attributes make, as Items would give it: a
+// fresh map. The values are copied, so the map stays valid after the
+// ItemBuffer they came from is reused.
+func ItemOf(attrs []Attr) Item {
+	item := make(Item, len(attrs))
+	for _, a := range attrs {
+		item[a.Name] = CloneValue(a.Value)
+	}
+	return item
+}
+
+// CloneValue returns a deep copy of v, sharing no memory with it: the
+// strings and byte slices are copied too. A nil slice or map stays nil.
+func CloneValue(v types.AttributeValue) types.AttributeValue {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return &types.AttributeValueMemberS{Value: strings.Clone(v.Value)}
+	case *types.AttributeValueMemberN:
+		return &types.AttributeValueMemberN{Value: strings.Clone(v.Value)}
+	case *types.AttributeValueMemberB:
+		return &types.AttributeValueMemberB{Value: cloneBytes(v.Value)}
+	case *types.AttributeValueMemberBOOL:
+		return &types.AttributeValueMemberBOOL{Value: v.Value}
+	case *types.AttributeValueMemberNULL:
+		return &types.AttributeValueMemberNULL{Value: v.Value}
+	case *types.AttributeValueMemberSS:
+		return &types.AttributeValueMemberSS{Value: cloneSlice(v.Value, strings.Clone)}
+	case *types.AttributeValueMemberNS:
+		return &types.AttributeValueMemberNS{Value: cloneSlice(v.Value, strings.Clone)}
+	case *types.AttributeValueMemberBS:
+		return &types.AttributeValueMemberBS{Value: cloneSlice(v.Value, cloneBytes)}
+	case *types.AttributeValueMemberL:
+		return &types.AttributeValueMemberL{Value: cloneSlice(v.Value, CloneValue)}
+	case *types.AttributeValueMemberM:
+		if v.Value == nil {
+			return &types.AttributeValueMemberM{}
+		}
+		m := make(map[string]types.AttributeValue, len(v.Value))
+		for k, e := range v.Value {
+			m[strings.Clone(k)] = CloneValue(e)
+		}
+		return &types.AttributeValueMemberM{Value: m}
+	}
+	return v
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+func cloneSlice[T any](s []T, clone func(T) T) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(s))
+	for i, e := range s {
+		out[i] = clone(e)
+	}
+	return out
+}
+
+// node is n as checkShape and checkDelims take it (without attributes).
+func (n *FlatNode) node() transform.Node {
+	return transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent}, Depth: n.Depth, Path: n.Path}
+}
+
+// checkFlatAttrs is checkAttrs for a FlatNode: no user attribute may have a
+// layout attribute's name, nor, for prefix, start with the delimiter. rs
+// is the layout's reservedSet.
+func (b *base) checkFlatAttrs(rs *reservedSet, n *FlatNode) error {
+	for _, a := range n.Attrs {
+		if rs.maybe(a.Name) && b.reservedName(a.Name) {
+			return fmt.Errorf("layouts: node %q: %w", n.ID, b.attrNameError(a.Name))
+		}
+	}
+	return nil
+}
+
+// reservedSet tells at a glance most names that are not reserved: by their
+// first byte and their length. It has a bit for every name reservedName
+// may hold reserved, and for a few more.
+type reservedSet struct {
+	byFirst [256]uint64 // bit len(name), or every bit for a name of 63 bytes or more
+}
+
+func newReservedSet(b *base) reservedSet {
+	var rs reservedSet
+	for _, r := range b.attrs {
+		if len(r) < 63 {
+			rs.byFirst[r[0]] |= 1 << len(r)
+		} else {
+			rs.byFirst[r[0]] = ^uint64(0)
+		}
+	}
+	if b.layout == PrefixName {
+		rs.byFirst[b.delim[0]] = ^uint64(0)
+	}
+	return rs
+}
+
+// maybe is false when reservedName(name) is false for sure.
+func (rs *reservedSet) maybe(name string) bool {
+	if len(name) == 0 {
+		return true
+	}
+	return rs.byFirst[name[0]]&(1<<min(len(name), 63)) != 0
+}
+
+// reservedName reports whether a user attribute may not be called name:
+// attrNameError's rule, without building the error.
+func (b *base) reservedName(name string) bool {
+	for _, r := range b.attrs {
+		if len(r) == len(name) && r == name {
+			return true
+		}
+	}
+	return b.layout == PrefixName && strings.HasPrefix(name, b.delim)
+}
+
+// checkFlatNode is checkNode for a FlatNode.
+func (b *base) checkFlatNode(rs *reservedSet, n *FlatNode) error {
+	node := n.node()
+	if err := b.checkShape(&node); err != nil {
+		return err
+	}
+	if err := b.checkDelims(&node); err != nil {
+		return err
+	}
+	return b.checkFlatAttrs(rs, n)
+}

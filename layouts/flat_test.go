@@ -1,0 +1,243 @@
+package layouts_test
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// flatOf is n as AppendItems takes it, its attributes in name order.
+func flatOf(n *transform.Node) *layouts.FlatNode {
+	f := &layouts.FlatNode{ID: n.ID, Parent: n.Parent, Depth: n.Depth, Path: n.Path}
+	for k, v := range n.Attrs {
+		f.Attrs = append(f.Attrs, layouts.Attr{Name: k, Value: v})
+	}
+	sort.Slice(f.Attrs, func(i, j int) bool { return f.Attrs[i].Name < f.Attrs[j].Name })
+	return f
+}
+
+// appendAll returns the items AppendItems emits for n, each copied with
+// ItemOf during its call to emit, and the error.
+func appendAll(l layouts.Layout, n *layouts.FlatNode, buf *layouts.ItemBuffer) ([]layouts.Item, error) {
+	var items []layouts.Item
+	err := l.AppendItems(n, buf, func(attrs []layouts.Attr) {
+		seen := map[string]bool{}
+		for _, a := range attrs {
+			if seen[a.Name] {
+				panic(fmt.Sprintf("attribute %q twice in one item", a.Name))
+			}
+			seen[a.Name] = true
+		}
+		items = append(items, layouts.ItemOf(attrs))
+	})
+	return items, err
+}
+
+// itemsAll returns the items Items emits for n, and the error.
+func itemsAll(l layouts.Layout, n *transform.Node) ([]layouts.Item, error) {
+	var items []layouts.Item
+	err := l.Items(n, func(it layouts.Item) { items = append(items, it) })
+	return items, err
+}
+
+// TestAppendItemsMatchesItems holds the two ways of building items
+// together: on random forests, for every layout variant, AppendItems gives
+// the same items in the same order as Items, with one ItemBuffer reused
+// across every node and every layout, whether the node comes with its
+// PathText or not.
+func TestAppendItemsMatchesItems(t *testing.T) {
+	seeds := 120
+	if testing.Short() {
+		seeds = 25
+	}
+	var buf layouts.ItemBuffer
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		f := randomForest(rng, 60, seed%5 == 4)
+		for _, v := range variants {
+			l := v.new(t)
+			for _, n := range f.nodes {
+				want, werr := itemsAll(l, n)
+				// Without PathText, with the layout's delimiter's, and with
+				// another delimiter's, which the layout must not take.
+				for _, delim := range []string{"", l.Delimiter(), "\x00"} {
+					fn := flatOf(n)
+					if delim != "" {
+						fn.PathText, fn.PathDelim = strings.Join(n.Path, delim), delim
+					}
+					got, gerr := appendAll(l, fn, &buf)
+					if werr != nil || gerr != nil {
+						t.Fatalf("%s seed %d node %q: Items: %v; AppendItems: %v", v.name, seed, n.ID, werr, gerr)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("%s seed %d node %q: %d items, Items gives %d", v.name, seed, n.ID, len(got), len(want))
+					}
+					for i := range want {
+						if g, w := ddbJSON(got[i]), ddbJSON(want[i]); g != w {
+							t.Fatalf("%s seed %d node %q item %d (PathText joined by %q):\n got %s\nwant %s", v.name, seed, n.ID, i, delim, g, w)
+						}
+						if !reflect.DeepEqual(got[i], want[i]) {
+							t.Fatalf("%s seed %d node %q item %d: the values differ in type: %#v, want %#v", v.name, seed, n.ID, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAppendItemsRefusesAsItems: on nodes that Items refuses (a layout
+// attribute name, a delimiter in an id, a Path that does not fit), AppendItems
+// refuses too, with the same error and no item.
+func TestAppendItemsRefusesAsItems(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var buf layouts.ItemBuffer
+	for _, v := range variants {
+		l := v.new(t)
+		var bad []*transform.Node
+		f := randomForest(rng, 40, false)
+		for i, n := range f.nodes {
+			m := *n
+			m.Attrs = transform.Attrs{}
+			for k, a := range n.Attrs {
+				m.Attrs[k] = a
+			}
+			switch i % 5 {
+			case 0: // a layout attribute's name
+				m.Attrs[l.Reserved()[i%len(l.Reserved())]] = &types.AttributeValueMemberS{Value: "x"}
+			case 1: // the delimiter in the node's id
+				if d := l.Delimiter(); d != "" {
+					m.ID = m.ID + d + "x"
+					m.Path = append(append([]string(nil), n.Path[:n.Depth]...), m.ID)
+				}
+			case 2: // the delimiter in an ancestor's id
+				if d := l.Delimiter(); d != "" && n.Depth > 0 {
+					m.Path = append([]string(nil), n.Path...)
+					m.Path[0] += d
+					if n.Depth == 1 {
+						m.Parent = m.Path[0]
+					}
+				}
+			case 3: // a Path that does not end with the node
+				m.Path = append(append([]string(nil), n.Path...), "other")
+			case 4: // a prefix attribute starting with the delimiter
+				if d := l.Delimiter(); d != "" {
+					m.Attrs[d+"name"] = &types.AttributeValueMemberS{Value: "x"}
+				}
+			}
+			bad = append(bad, &m)
+		}
+		bad = append(bad,
+			&transform.Node{Record: transform.Record{ID: "b"}, Depth: 1, Path: []string{"a", "b"}},
+			&transform.Node{Record: transform.Record{ID: "b"}},
+			&transform.Node{Record: transform.Record{ID: "b"}, Depth: -1},
+			&transform.Node{Path: []string{""}},
+			&transform.Node{Record: transform.Record{ID: "a", Parent: "p"}, Path: []string{"a"}},
+		)
+		refused := 0
+		for _, n := range bad {
+			want, werr := itemsAll(l, n)
+			if werr != nil {
+				refused++
+			}
+			for _, withText := range []bool{false, true} {
+				fn := flatOf(n)
+				if withText && l.Delimiter() != "" {
+					fn.PathText, fn.PathDelim = strings.Join(n.Path, l.Delimiter()), l.Delimiter()
+				}
+				got, gerr := appendAll(l, fn, &buf)
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Fatalf("%s node %q path %q attrs %v: AppendItems: %v; Items: %v", v.name, n.ID, n.Path, n.Attrs, gerr, werr)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s node %q: %d items, Items gives %d", v.name, n.ID, len(got), len(want))
+				}
+				if werr != nil && len(got) > 0 {
+					t.Fatalf("%s node %q: %d items with the error %v", v.name, n.ID, len(got), gerr)
+				}
+			}
+		}
+		if refused < len(bad)/3 {
+			t.Fatalf("%s: only %d of %d bad nodes refused", v.name, refused, len(bad))
+		}
+	}
+}
+
+// TestAppendItemsAllocatesNothing: once its buffer has grown, building an
+// item allocates nothing, which is the point of AppendItems.
+func TestAppendItemsAllocatesNothing(t *testing.T) {
+	f := benchForest()
+	for _, v := range variants {
+		l := v.new(t)
+		nodes := make([]*layouts.FlatNode, len(f.nodes))
+		for i, n := range f.nodes {
+			nodes[i] = flatOf(n)
+		}
+		var buf layouts.ItemBuffer
+		items := 0
+		emit := func([]layouts.Attr) { items++ }
+		for _, n := range nodes {
+			if err := l.AppendItems(n, &buf, emit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		i := 0
+		allocs := testing.AllocsPerRun(1000, func() {
+			if err := l.AppendItems(nodes[i%len(nodes)], &buf, emit); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.2f allocations a node, want 0", v.name, allocs)
+		}
+	}
+}
+
+// TestShardIsFNV: Shard, which hashes inline, is FNV-1a as hash/fnv
+// computes it: a table written by an older treeport keeps its GraphIds.
+func TestShardIsFNV(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	ids := append([]string{""}, specialIDs...)
+	for range 500 {
+		ids = append(ids, randomText(rng, rng.IntN(40)))
+	}
+	for _, id := range ids {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		for _, s := range []int{1, 2, 4, 7, 1000} {
+			if got, want := layouts.Shard(id, s), 1+int(h.Sum64()%uint64(s)); got != want {
+				t.Fatalf("Shard(%q, %d) = %d, want %d", id, s, got, want)
+			}
+		}
+	}
+}
+
+// TestItemOfCopies: an item from ItemOf shares no memory with the
+// attributes it was made from.
+func TestItemOfCopies(t *testing.T) {
+	text := []byte("hello")
+	b := []byte{1, 2}
+	attrs := []layouts.Attr{
+		{Name: "s", Value: &types.AttributeValueMemberS{Value: string(text)}},
+		{Name: "b", Value: &types.AttributeValueMemberB{Value: b}},
+		{Name: "l", Value: &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberB{Value: b}}}},
+		{Name: "m", Value: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberBS{Value: [][]byte{b}}}}},
+	}
+	item := layouts.ItemOf(attrs)
+	before := ddbJSON(item)
+	b[0] = 9
+	attrs[0].Value.(*types.AttributeValueMemberS).Value = "changed"
+	if after := ddbJSON(item); after != before || !strings.Contains(before, `"hello"`) {
+		t.Fatalf("the item changed with its source: %s, then %s", before, after)
+	}
+}
