@@ -338,7 +338,9 @@ func (w *DDBWriter) Write(ctx context.Context, seq int64, item layouts.Item) err
 }
 
 // Delete queues a delete of the item with the given key attributes,
-// numbered seq like a Write. It costs one WCU per index as well as the table
+// numbered seq like a Write. Batches in flight are not ordered with each
+// other, so a Write and a Delete of the same key in one run may land in
+// either order; refresh plans and edits never hold a key twice. It costs one WCU per index as well as the table
 // write, as DynamoDB charges by the size of the deleted item, unknown here.
 func (w *DDBWriter) Delete(ctx context.Context, seq int64, key layouts.Item) error {
 	return w.add(ctx, seq, key, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
