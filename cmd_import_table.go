@@ -124,30 +124,14 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		total /= int64(emit.Shard.Of)
 	}
 	prog := newProgress(c, total, emit.Skip)
-	var ckMu sync.Mutex
-	lastSave := time.Time{}
-	saveCheckpoint := func(w int64, force bool) error {
-		if ck == nil {
-			return nil
-		}
-		ckMu.Lock()
-		defer ckMu.Unlock()
-		if w > ck.Watermark {
-			ck.Watermark = w
-		}
-		if !force && time.Since(lastSave) < checkpointInterval {
-			return nil
-		}
-		lastSave = time.Now()
-		return ck.Save(ckPath)
-	}
+	saver := &checkpointSaver{ck: ck, path: ckPath}
 	opts := importer.WriterOptions{
 		Concurrency: c.Int("concurrency"),
 		MaxWCU:      c.Float64("max-wcu"),
 		StartSeq:    emit.Skip,
 		// DynamoDB's own count of consumed capacity is only needed for the report.
 		ConsumedCapacity: c.String("report") != "",
-		OnAck:            func(w int64) error { return saveCheckpoint(w, false) },
+		OnAck:            saver.ack,
 		OnProgress:       prog.update,
 	}
 	if deadLetter != nil {
@@ -160,17 +144,8 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	stats, closeErr := w.Close(writeCtx)
 	prog.finish()
 	interrupted := errors.Is(emitErr, context.Canceled) || errors.Is(closeErr, context.Canceled)
-	if ck != nil {
-		ckMu.Lock()
-		if stats.Watermark > ck.Watermark {
-			ck.Watermark = stats.Watermark
-		}
-		ck.Done = emitErr == nil && closeErr == nil
-		err := ck.Save(ckPath)
-		ckMu.Unlock()
-		if err != nil {
-			return err
-		}
+	if err := saver.finish(stats.Watermark, emitErr == nil && closeErr == nil); err != nil {
+		return err
 	}
 	if p := c.String("report"); p != "" {
 		if err := writeReport(p, l, table, est, stats, time.Since(started)); err != nil {
@@ -234,6 +209,47 @@ func deadLetterResult(c *cli.Context, now, prior int64) error {
 		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", now, c.String("dead-letter"))
 	}
 	return errDifferences
+}
+
+// checkpointSaver keeps a checkpoint's watermark as the writer acknowledges
+// items, and saves it at most every checkpointInterval. A nil checkpoint
+// saves nothing.
+type checkpointSaver struct {
+	mu   sync.Mutex
+	ck   *importer.Checkpoint
+	path string
+	last time.Time
+}
+
+// ack is WriterOptions.OnAck.
+func (s *checkpointSaver) ack(w int64) error { return s.save(w, false) }
+
+// save raises the watermark to w and saves it, now if force is set.
+func (s *checkpointSaver) save(w int64, force bool) error {
+	if s.ck == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w > s.ck.Watermark {
+		s.ck.Watermark = w
+	}
+	if !force && time.Since(s.last) < checkpointInterval {
+		return nil
+	}
+	s.last = time.Now()
+	return s.ck.Save(s.path)
+}
+
+// finish saves the final watermark, and whether the run is done.
+func (s *checkpointSaver) finish(w int64, done bool) error {
+	if s.ck == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.ck.Done = done
+	s.mu.Unlock()
+	return s.save(w, true)
 }
 
 // wcuText is the write capacity a run used: DynamoDB's own figure when it

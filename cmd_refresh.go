@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"runtime/debug"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -511,24 +510,11 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 		defer deadLetter.Close()
 	}
 	prog := newProgress(c, summary.Changes(), skip)
-	var ckMu sync.Mutex
-	var lastSave time.Time
-	save := func(w int64, force bool) error {
-		if ck == nil {
-			return nil
-		}
-		ckMu.Lock()
-		defer ckMu.Unlock()
-		if w > ck.ck.Watermark {
-			ck.ck.Watermark = w
-		}
-		if !force && time.Since(lastSave) < checkpointInterval {
-			return nil
-		}
-		lastSave = time.Now()
-		return ck.ck.Save(ck.path)
+	saver := &checkpointSaver{}
+	if ck != nil {
+		saver.ck, saver.path = ck.ck, ck.path
 	}
-	if err := save(skip, true); err != nil {
+	if err := saver.save(skip, true); err != nil {
 		return err
 	}
 	opts := importer.WriterOptions{
@@ -536,7 +522,7 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 		MaxWCU:           c.Float64("max-wcu"),
 		StartSeq:         skip,
 		ConsumedCapacity: c.String("report") != "",
-		OnAck:            func(w int64) error { return save(w, false) },
+		OnAck:            saver.ack,
 		OnProgress:       prog.update,
 	}
 	if deadLetter != nil {
@@ -566,20 +552,11 @@ func (j *refreshJob) execute(planPath string, summary *refresh.Summary, ck *appl
 	stats, closeErr := w.Close(writeCtx)
 	prog.finish()
 	interrupted := errors.Is(readErr, context.Canceled) || errors.Is(closeErr, context.Canceled)
-	if ck != nil {
-		ckMu.Lock()
-		if stats.Watermark > ck.ck.Watermark {
-			ck.ck.Watermark = stats.Watermark
-		}
-		ck.ck.Done = readErr == nil && closeErr == nil
-		err := ck.ck.Save(ck.path)
-		ckMu.Unlock()
-		if err != nil {
-			return err
-		}
-		if ck.ck.Done {
-			os.Remove(planPath)
-		}
+	if err := saver.finish(stats.Watermark, readErr == nil && closeErr == nil); err != nil {
+		return err
+	}
+	if ck != nil && ck.ck.Done {
+		os.Remove(planPath)
 	}
 	if err := writeApplyReport(c.String("report"), summary, skip, stats, started); err != nil {
 		return err

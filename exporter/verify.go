@@ -236,7 +236,7 @@ func SameValue(a, b types.AttributeValue) bool {
 		return ok && sameSet(a.Value, b.Value, func(s string) string { return s })
 	case *types.AttributeValueMemberNS:
 		b, ok := b.(*types.AttributeValueMemberNS)
-		return ok && sameSet(a.Value, b.Value, canonicalNumber)
+		return ok && sameSet(a.Value, b.Value, layouts.CanonicalNumber)
 	case *types.AttributeValueMemberBS:
 		b, ok := b.(*types.AttributeValueMemberBS)
 		return ok && sameSet(a.Value, b.Value, func(b []byte) string { return string(b) })
@@ -262,17 +262,7 @@ func sameSet[T any](a, b []T, key func(T) string) bool {
 // sameNumber compares two DynamoDB numbers by value; text that is not a
 // number compares as text.
 func sameNumber(a, b string) bool {
-	return a == b || canonicalNumber(a) == canonicalNumber(b)
-}
-
-// canonicalNumber is the one text of a number's value, or the text itself
-// when it is not a number.
-func canonicalNumber(s string) string {
-	d, ok := parseDecimal(s)
-	if !ok {
-		return s
-	}
-	return d.String()
+	return a == b || layouts.CanonicalNumber(a) == layouts.CanonicalNumber(b)
 }
 
 // WriteReport prints the diff for a person: a summary line, then each kind

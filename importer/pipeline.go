@@ -312,7 +312,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 		s := seq
 		seq++
-		if opts.Shard.Of > 1 && !opts.Shard.Owns(partitionKey(spec, item)) {
+		if opts.Shard.Of > 1 && !opts.Shard.OwnsValue(item[spec.PK.Name]) {
 			return
 		}
 		st.Items++
@@ -387,7 +387,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		}
 		s := seq
 		seq++
-		if opts.Shard.Of > 1 && !opts.Shard.Owns(partitionKeyOf(spec, item)) {
+		if opts.Shard.Of > 1 && !opts.Shard.OwnsValue(partitionValue(spec, item)) {
 			return
 		}
 		st.Items++
@@ -601,21 +601,12 @@ func Fingerprint(path string, settings any) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// partitionKeyOf is partitionKey for an item given as attributes.
-func partitionKeyOf(spec layouts.TableSpec, item []layouts.Attr) string {
+// partitionValue is the value of the item's partition key attribute.
+func partitionValue(spec layouts.TableSpec, item []layouts.Attr) types.AttributeValue {
 	for _, a := range item {
-		if a.Name != spec.PK.Name {
-			continue
+		if a.Name == spec.PK.Name {
+			return a.Value
 		}
-		switch v := a.Value.(type) {
-		case *types.AttributeValueMemberS:
-			return v.Value
-		case *types.AttributeValueMemberN:
-			return v.Value
-		case *types.AttributeValueMemberB:
-			return string(v.Value)
-		}
-		return ""
 	}
-	return ""
+	return nil
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/treeport/treeport/layouts"
 )
 
 // Shard selects the part of the items one of several copies of a job writes:
@@ -80,16 +78,20 @@ func (s Shard) FileName(path string) string {
 	return dir + stem + "." + s.Name() + ext
 }
 
-// partitionKey is the text of the item's partition key value: what --shard
-// hashes, so that all the items of one partition go to one copy of the job.
-func partitionKey(spec layouts.TableSpec, item layouts.Item) string {
-	switch v := item[spec.PK.Name].(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return string(v.Value)
+// OwnsValue reports whether the item whose partition key has this value is
+// this shard's to write. The text of the value is what is hashed, so all
+// the items of one partition go to one copy of the job.
+func (s Shard) OwnsValue(v types.AttributeValue) bool {
+	if s.Of <= 1 {
+		return true
 	}
-	return ""
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return s.Owns(v.Value)
+	case *types.AttributeValueMemberN:
+		return s.Owns(v.Value)
+	case *types.AttributeValueMemberB:
+		return s.Owns(string(v.Value))
+	}
+	return s.Owns("")
 }

@@ -141,6 +141,13 @@ func CheckAttrName(l Layout, name string) error {
 	return nil
 }
 
+// WriteUnits is what writing (or deleting) the item costs, as SPEC §5
+// counts it: one WCU per started KB, for the table and for each index the
+// item is in.
+func WriteUnits(spec TableSpec, item Item) int {
+	return transform.WCU(transform.ItemSize(item)) * (1 + IndexesOf(spec, item))
+}
+
 // IndexesOf is the number of the table's indexes the item lands in: those
 // whose key attributes it has.
 func IndexesOf(spec TableSpec, item Item) int {
@@ -183,7 +190,7 @@ func appendKey(b *strings.Builder, v types.AttributeValue) {
 		}
 	case *types.AttributeValueMemberN:
 		if v != nil {
-			tag, s = "N", canonicalNumber(v.Value)
+			tag, s = "N", CanonicalNumber(v.Value)
 		}
 	case *types.AttributeValueMemberB:
 		if v != nil {
@@ -197,40 +204,4 @@ func appendKey(b *strings.Builder, v types.AttributeValue) {
 	b.WriteString(strconv.Itoa(len(s)))
 	b.WriteByte(':')
 	b.WriteString(s)
-}
-
-// canonicalNumber writes a DynamoDB number as its significant digits and a
-// power of ten ("-15e-1" for "-1.50"), so equal numbers give equal text. Text
-// that is not a number is returned marked, as itself.
-func canonicalNumber(s string) string {
-	t := s
-	neg := false
-	if t != "" && (t[0] == '+' || t[0] == '-') {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	exp := 0
-	if i := strings.IndexAny(t, "eE"); i >= 0 {
-		e, err := strconv.Atoi(t[i+1:])
-		if err != nil {
-			return "?" + s
-		}
-		exp, t = e, t[:i]
-	}
-	whole, frac, _ := strings.Cut(t, ".")
-	ds := whole + frac
-	if ds == "" || strings.Trim(ds, "0123456789") != "" {
-		return "?" + s
-	}
-	exp -= len(frac)
-	ds = strings.TrimLeft(ds, "0")
-	if ds == "" {
-		return "0"
-	}
-	trimmed := strings.TrimRight(ds, "0")
-	exp += len(ds) - len(trimmed)
-	if neg {
-		trimmed = "-" + trimmed
-	}
-	return trimmed + "e" + strconv.Itoa(exp)
 }

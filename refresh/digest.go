@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -95,7 +93,7 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []by
 	case *types.AttributeValueMemberS:
 		return appendBytes(append(b, 'S'), v.Value)
 	case *types.AttributeValueMemberN:
-		return appendNumber(b, v.Value)
+		return layouts.AppendNumber(b, v.Value)
 	case *types.AttributeValueMemberB:
 		return appendBytes(append(b, 'B'), v.Value)
 	case *types.AttributeValueMemberBOOL:
@@ -114,7 +112,7 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []by
 	case *types.AttributeValueMemberNS:
 		var sum uint64
 		for _, e := range v.Value {
-			t := appendNumber(d.buf(depth+1), e)
+			t := layouts.AppendNumber(d.buf(depth+1), e)
 			d.bufs[depth+1] = t
 			sum += maphash.Bytes(seed, t)
 		}
@@ -139,71 +137,6 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []by
 	}
 	// An unknown member type: its Go text keeps it apart from the others.
 	return appendBytes(append(b, '?'), fmt.Sprintf("%#v", v))
-}
-
-// appendNumber appends a DynamoDB number by value: its sign, the power of
-// ten of its first significant digit and its significant digits, so that
-// "1.50", "1.5" and "15e-1" append the same bytes. It allocates nothing.
-// Text that is not a number is appended as itself, marked.
-func appendNumber(b []byte, s string) []byte {
-	t := s
-	neg := false
-	if t != "" && (t[0] == '+' || t[0] == '-') {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	exp := 0
-	if i := strings.IndexAny(t, "eE"); i >= 0 {
-		e, err := strconv.Atoi(t[i+1:])
-		if err != nil {
-			return appendBytes(append(b, '?'), s)
-		}
-		exp, t = e, t[:i]
-	}
-	point := strings.IndexByte(t, '.')
-	if point < 0 {
-		point = len(t)
-	}
-	start := len(b)
-	b = append(b, 'N', '+', 0, 0, 0, 0)
-	first := -1 // the power of ten of the first significant digit
-	digits := 0
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if i == point {
-			continue
-		}
-		if c < '0' || c > '9' {
-			return appendBytes(append(b[:start], '?'), s)
-		}
-		pos := i // the digit's index among the digits
-		if i > point {
-			pos--
-		}
-		if first < 0 {
-			if c == '0' {
-				continue
-			}
-			first = point - 1 - pos + exp
-		}
-		b = append(b, c)
-		digits++
-	}
-	if digits == 0 && point == len(t) && len(t) == 0 {
-		return appendBytes(append(b[:start], '?'), s)
-	}
-	// Trailing zeros are not significant.
-	for len(b) > start+6 && b[len(b)-1] == '0' {
-		b = b[:len(b)-1]
-	}
-	if len(b) == start+6 { // zero, of either sign
-		return append(b[:start], 'N', '0', ';')
-	}
-	if neg {
-		b[start+1] = '-'
-	}
-	binary.BigEndian.PutUint32(b[start+2:], uint32(int32(first)))
-	return append(b, ';')
 }
 
 // keyOf encodes an item's primary key (its partition key, then its sort key)

@@ -502,7 +502,7 @@ func (ed *Editor) Ops() ([]Op, error) {
 			reason = ReasonMoved
 		}
 		ops = append(ops, Op{Kind: Put, Reason: reason, ID: a.id, Item: a.item,
-			WCU: transform.WCU(transform.ItemSize(a.item)) * (1 + layouts.IndexesOf(ed.spec, a.item))})
+			WCU: layouts.WriteUnits(ed.spec, a.item)})
 	}
 	for _, k := range dels {
 		b := before[k]
@@ -515,7 +515,7 @@ func (ed *Editor) Ops() ([]Op, error) {
 			return nil, err
 		}
 		ops = append(ops, Op{Kind: Delete, Reason: reason, ID: b.id, Item: key,
-			WCU: transform.WCU(transform.ItemSize(b.item)) * (1 + layouts.IndexesOf(ed.spec, b.item))})
+			WCU: layouts.WriteUnits(ed.spec, b.item)})
 	}
 	return ops, nil
 }

@@ -234,7 +234,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			reason = ReasonRepair
 		}
 		op := Op{Kind: Put, Reason: reason, ID: id, Item: item,
-			WCU: transform.WCU(transform.ItemSize(item)) * (1 + layouts.IndexesOf(spec, item))}
+			WCU: layouts.WriteUnits(spec, item)}
 		s.Add(op)
 		return fn(op)
 	})

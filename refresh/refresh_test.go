@@ -556,7 +556,7 @@ func TestShardedPlansPartitionTheWrites(t *testing.T) {
 					sh := importer.Shard{K: k, Of: of}
 					_, ops := plan(t, client, table, l, in, sh)
 					for _, op := range ops {
-						if !sh.Owns(partitionKey(spec, op.Item)) {
+						if !sh.OwnsValue(op.Item[spec.PK.Name]) {
 							t.Fatalf("shard %s plans %v, another shard's key", sh, op.Item)
 						}
 					}

@@ -94,7 +94,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			if id, parent, ok := t.nodeOf(item); ok {
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
 			}
-			if !opts.Shard.Owns(partitionKey(t.spec, item)) {
+			if !opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
 				continue
 			}
 			its = append(its, seenItem{keyOf(t.spec, item), tableItem{
@@ -185,20 +185,6 @@ func (t *Table) isNode(item layouts.Item) bool {
 
 // Nodes is the number of nodes in the table.
 func (t *Table) Nodes() int { return len(t.nodes) }
-
-// partitionKey is the text of an item's partition key, as Shard.Owns hashes
-// it (the importer hashes the same text).
-func partitionKey(spec layouts.TableSpec, item layouts.Item) string {
-	switch v := item[spec.PK.Name].(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return string(v.Value)
-	}
-	return ""
-}
 
 // owner is the id of the node an item (or an item's key) belongs to: the
 // item's Id in the path layouts and closure; in prefix, the last id of an

@@ -1,17 +1,15 @@
 package layoutbench
 
 import (
-	"bytes"
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -212,24 +210,9 @@ func sameItem(a, b layouts.Item) bool {
 	}
 	for k, va := range a {
 		vb, ok := b[k]
-		if !ok || !sameValue(va, vb) {
+		if !ok || !exporter.SameValue(va, vb) {
 			return false
 		}
 	}
 	return true
-}
-
-func sameValue(a, b types.AttributeValue) bool {
-	switch a := a.(type) {
-	case *types.AttributeValueMemberS:
-		b, ok := b.(*types.AttributeValueMemberS)
-		return ok && a.Value == b.Value
-	case *types.AttributeValueMemberN:
-		b, ok := b.(*types.AttributeValueMemberN)
-		return ok && a.Value == b.Value
-	case *types.AttributeValueMemberB:
-		b, ok := b.(*types.AttributeValueMemberB)
-		return ok && bytes.Equal(a.Value, b.Value)
-	}
-	return reflect.DeepEqual(a, b)
 }
