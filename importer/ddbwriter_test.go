@@ -595,7 +595,12 @@ func TestWriterWindow(t *testing.T) {
 		}
 		done <- nil
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Wait for the items the window lets through (a busy machine may take
+	// a while), then a little longer for any that it should not.
+	for deadline := time.Now().Add(5 * time.Second); f.len() < 100 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
 	// The watermark stays at 25; the window lets items 25 to 124 in.
 	if n := written.Load(); n > 125 {
 		t.Errorf("with batch 25..49 stuck, %d items were accepted, want at most 125", n)
