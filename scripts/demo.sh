@@ -5,8 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/ddblocal.sh start
-started_here=1
+# A DynamoDB Local that was running already is used and left running, as
+# scripts/test.sh does: stopping it would pull it from under its other users.
+started_here=
+if ! ./scripts/ddblocal.sh status >/dev/null; then
+  ./scripts/ddblocal.sh start
+  started_here=1
+fi
 if [ -n "${TREEPORT_KEEP_DDBLOCAL:-}" ]; then started_here=; fi
 cleanup() { if [ -n "$started_here" ]; then ./scripts/ddblocal.sh stop; fi; }
 trap cleanup EXIT
