@@ -72,6 +72,10 @@ type Stats struct {
 	ConsumedRCU float64 `json:"rcu_consumed"`
 	Throttles   int64   `json:"throttles"` // throttled requests, each retried
 	Retries     int64   `json:"retries"`   // requests sent again: throttles, 5xx, network errors, unprocessed keys
+	// Failed counts the requests that got an error back (throttles, 5xx,
+	// network errors), which DynamoDB does not bill: Requests - Failed is
+	// what the reads took had nothing gone wrong.
+	Failed int64 `json:"failed_requests"`
 }
 
 // Add adds o to s.
@@ -81,6 +85,7 @@ func (s *Stats) Add(o Stats) {
 	s.ConsumedRCU += o.ConsumedRCU
 	s.Throttles += o.Throttles
 	s.Retries += o.Retries
+	s.Failed += o.Failed
 }
 
 // String is one line for a summary: "12 requests, 340 items read, 42.5 RCU".
@@ -162,6 +167,8 @@ func (r *reader) do(ctx context.Context, op string, call func(ctx context.Contex
 		if err == nil {
 			r.stats.Items += items
 			r.stats.ConsumedRCU += rcu
+		} else {
+			r.stats.Failed++
 		}
 		kind, code := classify(err)
 		if kind == errThrottle {

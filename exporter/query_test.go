@@ -553,7 +553,7 @@ func TestUnprocessedKeysAndThrottles(t *testing.T) {
 	clients := map[string]exporter.QueryAPI{"unprocessed keys": half, "throttles and 5xx": flaky}
 	for what, c := range clients {
 		t.Run(what, func(t *testing.T) {
-			var retries, throttles int64
+			var retries, throttles, failed int64
 			for _, name := range layouts.Names() {
 				lt := tables[name]
 				for _, q := range queriesFor(o, []string{recs[0].ID, "CM2"}) {
@@ -566,20 +566,33 @@ func TestUnprocessedKeysAndThrottles(t *testing.T) {
 					}
 					retries += st.Retries
 					throttles += st.Throttles
+					failed += st.Failed
+					if what == "throttles and 5xx" {
+						// The same query without faults: the failed
+						// requests are the only difference.
+						_, clean, err := exporter.Query(context.Background(), client, lt.table, lt.l, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if st.Requests-st.Failed != clean.Requests || st.Items != clean.Items {
+							t.Errorf("%s: %s %s: %+v through faults, %+v without", name, q.Kind, q.ID, st, clean)
+						}
+					}
 				}
-				recsGot, _, err := exporter.Scan(context.Background(), c, lt.table, lt.l, exporter.ScanOptions{Segments: 3, PageSize: 7})
+				recsGot, scanStats, err := exporter.Scan(context.Background(), c, lt.table, lt.l, exporter.ScanOptions{Segments: 3, PageSize: 7})
 				if err != nil {
 					t.Fatalf("%s: scan: %v", name, err)
 				}
 				if d := recordDiff(recsGot, recs); d != "" {
 					t.Errorf("%s: scan:\n%s", name, d)
 				}
+				failed += scanStats.Failed
 			}
 			if retries == 0 {
 				t.Error("no request was retried: the fault was not exercised")
 			}
-			if what == "throttles and 5xx" && (throttles == 0 || proxy.Counts().Faults() == 0) {
-				t.Errorf("%d throttles counted, proxy counts %+v", throttles, proxy.Counts())
+			if what == "throttles and 5xx" && (throttles == 0 || failed != proxy.Counts().Faults()) {
+				t.Errorf("%d throttles and %d failed requests counted, proxy counts %+v", throttles, failed, proxy.Counts())
 			}
 			if what == "unprocessed keys" && half.withheld == 0 {
 				t.Error("no key was withheld")
