@@ -448,6 +448,7 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats,
 	var (
 		rejects *json.Encoder
 		guess   int // the node the next row most likely is: the one after the last
+		warmed  int // the nodes below it have had their paths read ahead
 	)
 	if opts.Rejects != nil {
 		rejects = json.NewEncoder(opts.Rejects)
@@ -504,6 +505,12 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats,
 			continue
 		}
 		st.Nodes++
+		if i >= warmed || i < warmed-64 {
+			// Every layout walks the node's path: read the paths of
+			// the next nodes together (see WarmPaths).
+			f.WarmPaths(i, i+64)
+			warmed = i + 64
+		}
 		lerr, ferr := items(rec, i)
 		if lerr != nil {
 			// The record's strings may be the reader's: the error keeps copies.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -49,6 +50,8 @@ type Forest struct {
 	children  []int32
 	orderOnce sync.Once
 	childOnce sync.Once
+
+	warmSink atomic.Int32 // what WarmPaths read, kept so that the reads are
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
@@ -283,6 +286,10 @@ func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 	// sequence; the same nodes are checked, and the problems are then put
 	// in breadth-first order.
 	for i := range int32(f.Len()) {
+		if i%warmLen == 0 {
+			// Stats reads the parent's id.
+			f.warm(int(i), int(i)+warmLen, 1)
+		}
 		visit(i)
 	}
 	f.propagate()
@@ -388,6 +395,44 @@ func (f *Forest) AppendPathText(ids []string, text []byte, i int, delim string) 
 	return ids, text
 }
 
+// WarmPaths reads the records of the ancestors of nodes from to to-1 (at
+// most warmLen of them), so that AppendPath and AppendPathText find them in
+// the cache: it walks their paths side by side, one level of all of them
+// after the other, and the processor waits for a level's cache misses
+// together instead of one after the other, as a walk up one path must. A
+// caller that builds the paths of nodes in index order calls it for the
+// next nodes when it gets to them. It changes nothing.
+func (f *Forest) WarmPaths(from, to int) { f.warm(from, to, math.MaxInt32) }
+
+// warm is WarmPaths for at most levels ancestors of each node.
+func (f *Forest) warm(from, to int, levels int32) {
+	var cur [warmLen]int32
+	to = min(to, from+warmLen, len(f.nodes))
+	k, deepest := 0, int32(0)
+	for i := max(from, 0); i < to; i++ {
+		cur[k] = int32(i)
+		deepest = max(deepest, f.depth[i])
+		k++
+	}
+	deepest = min(deepest, levels)
+	nodes := f.nodes
+	var sink int32
+	// depth bounds each walk: a node in a cycle has depth 0.
+	for range deepest {
+		for j := range cur[:k] {
+			if c := cur[j]; c >= 0 {
+				c = nodes[c].parent
+				cur[j] = c
+				sink += c
+			}
+		}
+	}
+	f.warmSink.Add(sink)
+}
+
+// warmLen is the most nodes WarmPaths takes.
+const warmLen = 64
+
 // joinPath is AppendPathText's walk for a one-byte delimiter: out has a
 // place for each id on node i's path and t exactly the room for their text.
 //
@@ -469,13 +514,18 @@ type Builder struct {
 	preReject  []pending
 	keepCopy   bool
 	lastFile   int // index in f.files of the file of the last Add
+
+	// The nodes Add took and has not added yet (see flush).
+	queue []queued
+	qtext []byte
+	sink  uint64 // what flush read ahead, kept so that the reads are
 }
 
 // NewBuilder returns a Builder. sizeHint is the expected number of nodes (0
 // if unknown). With copyBytes, Add's copyBytes argument is kept for the
 // closure layout's ancestor rows.
 func NewBuilder(sizeHint int, copyBytes bool) *Builder {
-	b := &Builder{fileIdx: map[string]int{}, keepCopy: copyBytes}
+	b := &Builder{fileIdx: map[string]int{}, keepCopy: copyBytes, queue: make([]queued, 0, queueLen)}
 	// The arena starts with arenaPad bytes that belong to no id (see
 	// AppendPathText).
 	b.f.arena = make([]byte, arenaPad, 4<<10)
@@ -514,21 +564,91 @@ func (b *Builder) location(file string, line int, unit string) uint64 {
 // copies of rec's ID and Parent, never the strings themselves, so a caller
 // may pass strings over a buffer it reuses; File is kept as it is.
 func (b *Builder) Add(rec *Record, unit string, attrBytes, copyBytes int) {
-	b.add(rec.ID, rec.Parent, rec.File, rec.Line, unit, attrBytes, copyBytes, nil)
+	if len(b.queue) == cap(b.queue) {
+		b.flush()
+	}
+	// The strings are copied into qtext, which is reused once the queue
+	// is flushed: nothing else keeps them.
+	start := len(b.qtext)
+	b.qtext = append(b.qtext, rec.ID...)
+	b.qtext = append(b.qtext, rec.Parent...)
+	b.queue = append(b.queue, queued{
+		hid: b.f.index.hash(rec.ID), hpar: b.f.index.hash(rec.Parent),
+		at: int32(start), nid: int32(len(rec.ID)), npar: int32(len(rec.Parent)),
+		file: rec.File, line: rec.Line, unit: unit, attrBytes: attrBytes, copyBytes: copyBytes,
+	})
+}
+
+// queued is a node that Add has taken and not yet added: its id and parent
+// are qtext[at:at+nid] and the npar bytes after them.
+type queued struct {
+	hid, hpar     uint64
+	at, nid, npar int32
+	file          string
+	line          int
+	unit          string
+	attrBytes     int
+	copyBytes     int
+}
+
+// queueLen is how many nodes Add takes before it adds them.
+const queueLen = 32
+
+// flush adds the queued nodes, in the order Add took them. It first reads
+// the index slots of their ids and parents, then the records those slots
+// name, each loop's reads independent of each other: the processor waits
+// for the queue's cache misses side by side instead of one after the
+// other, as add alone would, and add then finds them in the cache. With an
+// index larger than the cache, this is most of what building costs.
+func (b *Builder) flush() {
+	q := b.queue
+	if len(q) == 0 {
+		return
+	}
+	f := &b.f
+	slots := f.index.slots
+	mask := uint64(len(slots) - 1)
+	var sink uint64
+	for k := range q {
+		sink += slots[q[k].hid&mask] ^ slots[q[k].hpar&mask]
+	}
+	nodes := f.nodes
+	for k := range q {
+		if s := slots[q[k].hpar&mask]; s != 0 {
+			if j := uint64(uint32(s)) - 1; j < uint64(len(nodes)) {
+				sink += uint64(nodes[j].parent)
+			}
+		}
+	}
+	b.sink += sink
+	text := b.qtext
+	for k := range q {
+		e := &q[k]
+		id := unsafe.String(unsafe.SliceData(text[e.at:]), int(e.nid))
+		parent := ""
+		if e.npar > 0 {
+			parent = unsafe.String(unsafe.SliceData(text[e.at+e.nid:]), int(e.npar))
+		}
+		b.add(id, parent, e.hid, e.hpar, e.file, e.line, e.unit, e.attrBytes, e.copyBytes, nil)
+	}
+	b.queue = q[:0]
+	b.qtext = text[:0]
 }
 
 // AddBad records a row that could not be read. When the row's id is known,
 // the node is kept as rejected, so that its children are rejected with it
 // instead of being reported as orphans.
 func (b *Builder) AddBad(err *RowError, parent string) {
+	b.flush()
 	b.problems = append(b.problems, err)
 	if err.ID == "" {
 		return
 	}
-	b.add(err.ID, parent, err.File, err.Line, err.Unit, 0, 0, err)
+	b.add(err.ID, parent, b.f.index.hash(err.ID), b.f.index.hash(parent), err.File, err.Line, err.Unit, 0, 0, err)
 }
 
-func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes, copyBytes int, bad *RowError) {
+// add adds a node whose id's hash is h and parent's hp.
+func (b *Builder) add(id, parent string, h, hp uint64, file string, line int, unit string, attrBytes, copyBytes int, bad *RowError) {
 	if id == "" {
 		if bad == nil {
 			b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, Err: ErrEmptyID})
@@ -537,7 +657,6 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 	}
 	f := &b.f
 	n := f.Len()
-	h := f.index.hash(id)
 	slot, j := f.index.find(id, h, f)
 	if j >= 0 {
 		if bad == nil {
@@ -569,7 +688,7 @@ func (b *Builder) add(id, parent, file string, line int, unit string, attrBytes,
 	f.index.putAt(slot, i, h, f)
 	p := int32(-1) // a root, or its own parent (reported below)
 	if parent != "" && parent != id {
-		if p = f.index.get(parent, f.index.hash(parent), f); p < 0 {
+		if p = f.index.get(parent, hp, f); p < 0 {
 			b.unresolved = append(b.unresolved, pendingParent{i, b.pids.intern(parent)})
 		}
 	}
@@ -614,6 +733,7 @@ func clampU32(n int) uint32 {
 // forest with the problems found so far, in input order. Rejected nodes and
 // their descendants are marked. The Builder must not be used afterwards.
 func (b *Builder) Build() (*Forest, []*RowError) {
+	b.flush()
 	f := &b.f
 	n := f.Len()
 	f.rejected = make([]uint64, (n+63)/64)
