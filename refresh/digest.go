@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"iter"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -38,9 +40,25 @@ func (d *digester) item(item map[string]types.AttributeValue) uint64 {
 // digest of its attributes less the layout's own (reserved), which is what
 // item(record.Attrs) gives for the node the item holds.
 func (d *digester) itemAndAttrs(item map[string]types.AttributeValue, reserved []string) (all, user uint64) {
+	return d.entriesAndAttrs(maps.All(item), len(item), reserved)
+}
+
+// flatAndAttrs is itemAndAttrs of an item as EmitAttrs gives it.
+func (d *digester) flatAndAttrs(item []layouts.Attr, reserved []string) (all, user uint64) {
+	return d.entriesAndAttrs(func(yield func(string, types.AttributeValue) bool) {
+		for _, a := range item {
+			if !yield(a.Name, a.Value) {
+				return
+			}
+		}
+	}, len(item), reserved)
+}
+
+// entriesAndAttrs is itemAndAttrs of the n entries of an item.
+func (d *digester) entriesAndAttrs(entries iter.Seq2[string, types.AttributeValue], size int, reserved []string) (all, user uint64) {
 	var sumAll, sumUser uint64
 	n := 0
-	for k, v := range item {
+	for k, v := range entries {
 		h := d.entry(k, v, 0)
 		sumAll += h
 		if !slices.Contains(reserved, k) {
@@ -48,7 +66,7 @@ func (d *digester) itemAndAttrs(item map[string]types.AttributeValue, reserved [
 			n++
 		}
 	}
-	return finish('M', len(item), sumAll), finish('M', n, sumUser)
+	return finish('M', size, sumAll), finish('M', n, sumUser)
 }
 
 func (d *digester) mapHash(m map[string]types.AttributeValue, depth int) uint64 {
@@ -144,16 +162,40 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []by
 // are kept as they are: the layouts write keys as DynamoDB returns them (S
 // ids and paths, and closure's RelativeDepth as a plain integer).
 func keyOf(spec layouts.TableSpec, item map[string]types.AttributeValue) string {
-	return string(appendKey(nil, spec, item))
+	return string(appendKey(nil, spec, mapView(item)))
 }
 
 // appendKey appends keyOf's encoding to b.
-func appendKey(b []byte, spec layouts.TableSpec, item map[string]types.AttributeValue) []byte {
-	b = appendKeyPart(b, item[spec.PK.Name])
+func appendKey[V itemView](b []byte, spec layouts.TableSpec, item V) []byte {
+	b = appendKeyPart(b, item.get(spec.PK.Name))
 	if spec.SK != nil {
-		b = appendKeyPart(b, item[spec.SK.Name])
+		b = appendKeyPart(b, item.get(spec.SK.Name))
 	}
 	return b
+}
+
+// itemView reads an item's attributes by name, in either of the forms
+// items come in: a map, or the attribute slice of EmitAttrs.
+type itemView interface {
+	get(name string) types.AttributeValue
+}
+
+// mapView is an item as a map.
+type mapView map[string]types.AttributeValue
+
+func (m mapView) get(name string) types.AttributeValue { return m[name] }
+
+// flatView is an item as EmitAttrs gives it (a few attributes: a look at
+// each is as quick as a map's hashing).
+type flatView []layouts.Attr
+
+func (f flatView) get(name string) types.AttributeValue {
+	for _, a := range f {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return nil
 }
 
 func appendKeyPart(b []byte, v types.AttributeValue) []byte {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/layouts"
@@ -195,16 +196,26 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	)
 	spec := l.Table()
 	reserved := l.Reserved()
-	es, err := in.Emit(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, item layouts.Item) error {
+	es, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, attrs []layouts.Attr) error {
+		item := flatView(attrs)
 		id := owner(t.fields, item)
-		i := f.Lookup(id)
+		// A node's items come together, and the nodes in the forest's
+		// order: the node is most often the last one or the next.
+		i := cur
+		if i < 0 || f.ID(i) != id {
+			if i+1 < f.Len() && f.ID(i+1) == id {
+				i++
+			} else {
+				i = f.Lookup(id)
+			}
+		}
 		if i != cur {
 			cur, curKnown, curChanged = i, false, false
 		}
-		digest, attrs := d.itemAndAttrs(item, reserved)
-		if i >= 0 && inTable[i] && t.isNode(item) {
+		digest, user := d.flatAndAttrs(attrs, reserved)
+		if i >= 0 && inTable[i] && isNode(t.fields, item) {
 			curKnown = true
-			curChanged = attrs != t.nodes[id].attrs
+			curChanged = user != t.nodes[id].attrs
 			if curChanged {
 				changed++
 				if !moved[i] {
@@ -233,8 +244,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		default:
 			reason = ReasonRepair
 		}
-		op := Op{Kind: Put, Reason: reason, ID: id, Item: item,
-			WCU: layouts.WriteUnits(spec, item)}
+		// The attributes are EmitAttrs' memory: the operation gets a copy.
+		put := layouts.ItemOf(attrs)
+		op := Op{Kind: Put, Reason: reason, ID: strings.Clone(id), Item: put,
+			WCU: layouts.WriteUnits(spec, put)}
 		s.Add(op)
 		return fn(op)
 	})
@@ -262,7 +275,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		if err != nil {
 			return nil, err
 		}
-		id := owner(t.fields, key)
+		id := owner(t.fields, mapView(key))
 		reason := ReasonRepair
 		switch i := f.Lookup(id); {
 		case id == "":

@@ -160,7 +160,7 @@ func (t *Table) nodeOf(item layouts.Item) (id, parent string, ok bool) {
 		}
 		return id, parent, id != ""
 	}
-	if !t.isNode(item) {
+	if !isNode(t.fields, mapView(item)) {
 		return "", "", false
 	}
 	id, ok = str(f.ID)
@@ -171,14 +171,14 @@ func (t *Table) nodeOf(item layouts.Item) (id, parent string, ok bool) {
 // isNode reports whether an item the layout built is the item that holds
 // its node (and its attributes): every item of the path layouts, closure's
 // row at relative depth 0, prefix's object row.
-func (t *Table) isNode(item layouts.Item) bool {
-	switch t.fields.Layout {
+func isNode[V itemView](f layouts.Fields, item V) bool {
+	switch f.Layout {
 	case layouts.ClosureName:
-		v, ok := item[t.fields.RelativeDepth].(*types.AttributeValueMemberN)
+		v, ok := item.get(f.RelativeDepth).(*types.AttributeValueMemberN)
 		return ok && v.Value == "0"
 	case layouts.PrefixName:
-		v, ok := item[t.fields.Child].(*types.AttributeValueMemberS)
-		return ok && v.Value == t.fields.Delimiter
+		v, ok := item.get(f.Child).(*types.AttributeValueMemberS)
+		return ok && v.Value == f.Delimiter
 	}
 	return true
 }
@@ -189,9 +189,9 @@ func (t *Table) Nodes() int { return len(t.nodes) }
 // owner is the id of the node an item (or an item's key) belongs to: the
 // item's Id in the path layouts and closure; in prefix, the last id of an
 // object row's Key, or a listing row's Child.
-func owner(f layouts.Fields, item layouts.Item) string {
+func owner[V itemView](f layouts.Fields, item V) string {
 	str := func(name string) string {
-		if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		if s, ok := item.get(name).(*types.AttributeValueMemberS); ok {
 			return s.Value
 		}
 		return ""
