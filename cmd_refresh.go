@@ -282,7 +282,7 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 		n := s.ByReason[reason]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", reasonLabel(reason, s), n.Nodes, n.Puts, n.Deletes, n.WCU)
 	}
-	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t\n", s.Total.Puts, s.Total.Deletes, s.Total.WCU)
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t\n", s.Total.Nodes, s.Total.Puts, s.Total.Deletes, s.Total.WCU)
 	tw.Flush()
 	p := pricing.Default
 	fmt.Fprintf(w, "%d nodes unchanged. Writing the plan costs %d WCU: %s on demand (%s prices of %s).\n",

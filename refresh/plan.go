@@ -98,7 +98,10 @@ type Summary struct {
 	Unchanged int64 `json:"unchanged_nodes"`
 	// ByReason counts the operations by reason.
 	ByReason map[Reason]*Count `json:"by_reason"`
-	Total    Count             `json:"total"`
+	// Total counts every operation; its Nodes are the nodes the plan
+	// changes, each once (new, removed, moved or with changed
+	// attributes). Repairs rewrite items, not nodes.
+	Total Count `json:"total"`
 }
 
 // DeleteRatio is the part of the table's nodes the plan removes.
@@ -295,6 +298,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		t.entries[i].seen = false
 	}
 	s.Unchanged = s.SnapshotNodes - s.ByReason[ReasonNew].Nodes - s.ByReason[ReasonMoved].Nodes - changedInPlace
+	// Every node the plan changes, once: a moved node whose attributes
+	// changed too is counted under both reasons.
+	s.Total.Nodes = s.SnapshotNodes - s.Unchanged + s.ByReason[ReasonRemoved].Nodes
 	return s, nil
 }
 

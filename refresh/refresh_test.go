@@ -497,6 +497,23 @@ func checkNodeCounts(t *testing.T, step int, sum *Summary, prev, cur *tree) {
 		t.Errorf("step %d: summary says %d new, %d removed, %d moved subtrees; the trees say %d, %d, %d",
 			step, sum.ByReason[ReasonNew].Nodes, sum.ByReason[ReasonRemoved].Nodes, sum.MovedSubtrees, added, removed, moved)
 	}
+	// Every node whose path or attributes differ, and every removed one.
+	pathOf := func(f *tree, id string) string {
+		path := id
+		for p := f.parent[id]; p != ""; p = f.parent[p] {
+			path = p + "/" + path
+		}
+		return path
+	}
+	touched := removed
+	for id := range cur.parent {
+		if _, ok := prev.parent[id]; !ok || pathOf(prev, id) != pathOf(cur, id) || canonText(prev.attrs[id]) != canonText(cur.attrs[id]) {
+			touched++
+		}
+	}
+	if sum.Total.Nodes != touched {
+		t.Errorf("step %d: summary says %d nodes changed in all; the trees say %d", step, sum.Total.Nodes, touched)
+	}
 	if sum.TableNodes != int64(len(prev.parent)) || sum.SnapshotNodes != int64(len(cur.parent)) {
 		t.Errorf("step %d: summary says %d table nodes, %d snapshot nodes; want %d, %d", step, sum.TableNodes, sum.SnapshotNodes, len(prev.parent), len(cur.parent))
 	}
