@@ -66,8 +66,22 @@ func TestEmitAttrsMatchesEmit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			variants := []struct {
+				name string
+				opts layouts.Options
+			}{
+				{layouts.PathName, layouts.Options{Delimiter: "¦"}},
+				{layouts.ShardedName, layouts.Options{Shards: 3, Delimiter: "/"}},
+			}
 			for _, name := range layouts.Names() {
-				l, err := layouts.New(name, layouts.Options{ClosureCopy: tc.copy})
+				variants = append(variants, struct {
+					name string
+					opts layouts.Options
+				}{name, layouts.Options{ClosureCopy: tc.copy}})
+			}
+			for _, v := range variants {
+				name := v.name
+				l, err := layouts.New(name, v.opts)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +19,18 @@ import (
 
 // randomTreeCSV is a random forest of n nodes, in shuffled order, with
 // every kind of typed column, empty cells, quoted cells and a few bad rows.
-func randomTreeCSV(n int, seed int64) string {
+func randomTreeCSV(n int, seed int64) string { return randomTreeCSVIn(n, seed, true) }
+
+// randomTreeCSVIn is randomTreeCSV with the rows shuffled or, with
+// shuffle false, every parent before its children.
+func randomTreeCSVIn(n int, seed int64, shuffle bool) string {
 	rng := rand.New(rand.NewSource(seed))
 	var sb strings.Builder
 	sb.WriteString("id,parent_id,name,size,ok,tags,blob,note\n")
 	order := rng.Perm(n)
+	if !shuffle {
+		slices.Sort(order)
+	}
 	for _, i := range order {
 		parent := ""
 		if i > 0 && rng.Intn(20) > 0 {
@@ -87,6 +95,7 @@ func pipelineCases(t *testing.T) []pipelineCase {
 		{name: "random copy none", path: writeTemp(t, "random.csv", []byte(randomTreeCSV(500, 3))), types: randomTreeTypes, copy: []string{}},
 		{name: "first seen in a bad row", path: writeTemp(t, "seen.csv", []byte("id,parent_id,a,b\nx,,,12x\ny,x,1,\nz,x,,2\n")), types: map[string]string{"b": "N"}},
 		{name: "gzip", path: writeTemp(t, "random.csv.gz", gzipped(t, []byte(randomTreeCSV(300, 4)))), types: randomTreeTypes},
+		{name: "random parents first", path: writeTemp(t, "ordered.csv", []byte(randomTreeCSVIn(3000, 5, false))), types: randomTreeTypes},
 	}
 	for _, dir := range []string{"../fixtures", "../fixtures/bad"} {
 		paths, err := filepath.Glob(filepath.Join(dir, "*.csv*"))
