@@ -100,7 +100,10 @@ type Summary struct {
 	ByReason map[Reason]*Count `json:"by_reason"`
 	// Total counts every operation; its Nodes are the nodes the plan
 	// changes, each once (new, removed, moved or with changed
-	// attributes). Repairs rewrite items, not nodes.
+	// attributes). Repairs rewrite items, not nodes. Under --shard, new,
+	// removed and moved nodes are the whole tree's (every shard classifies
+	// the whole tree) and changed ones this shard's: the shards' totals
+	// do not add up to the whole plan's.
 	Total Count `json:"total"`
 }
 

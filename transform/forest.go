@@ -51,7 +51,7 @@ type Forest struct {
 	orderOnce sync.Once
 	childOnce sync.Once
 
-	warmSink atomic.Int32 // what WarmPaths read, kept so that the reads are
+	warmSink atomic.Int32 // what WarmPaths read, kept so that the reads are not optimized away
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
@@ -518,7 +518,7 @@ type Builder struct {
 	// The nodes Add took and has not added yet (see flush).
 	queue []queued
 	qtext []byte
-	sink  uint64 // what flush read ahead, kept so that the reads are
+	sink  uint64 // what flush read ahead, kept so that the reads are not optimized away
 }
 
 // NewBuilder returns a Builder. sizeHint is the expected number of nodes (0
@@ -574,7 +574,7 @@ func (b *Builder) Add(rec *Record, unit string, attrBytes, copyBytes int) {
 	b.qtext = append(b.qtext, rec.Parent...)
 	b.queue = append(b.queue, queued{
 		hid: b.f.index.hash(rec.ID), hpar: b.f.index.hash(rec.Parent),
-		at: int32(start), nid: int32(len(rec.ID)), npar: int32(len(rec.Parent)),
+		at: start, nid: len(rec.ID), npar: len(rec.Parent),
 		file: rec.File, line: rec.Line, unit: unit, attrBytes: attrBytes, copyBytes: copyBytes,
 	})
 }
@@ -583,7 +583,7 @@ func (b *Builder) Add(rec *Record, unit string, attrBytes, copyBytes int) {
 // are qtext[at:at+nid] and the npar bytes after them.
 type queued struct {
 	hid, hpar     uint64
-	at, nid, npar int32
+	at, nid, npar int
 	file          string
 	line          int
 	unit          string
@@ -624,10 +624,10 @@ func (b *Builder) flush() {
 	text := b.qtext
 	for k := range q {
 		e := &q[k]
-		id := unsafe.String(unsafe.SliceData(text[e.at:]), int(e.nid))
+		id := unsafe.String(unsafe.SliceData(text[e.at:]), e.nid)
 		parent := ""
 		if e.npar > 0 {
-			parent = unsafe.String(unsafe.SliceData(text[e.at+e.nid:]), int(e.npar))
+			parent = unsafe.String(unsafe.SliceData(text[e.at+e.nid:]), e.npar)
 		}
 		b.add(id, parent, e.hid, e.hpar, e.file, e.line, e.unit, e.attrBytes, e.copyBytes, nil)
 	}
