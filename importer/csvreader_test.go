@@ -122,25 +122,9 @@ func FuzzCSVReader(f *testing.F) {
 // the sizes transform.AttrsSize gives Next's attributes) and the read into
 // a reused record (the same records as Next).
 func FuzzCSVReads(f *testing.F) {
-	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), true)
-	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
-	f.Add([]byte("id,parent_id,name\nx,,\xff\n,x,ok\ny,x,\"two\nlines\"\n"), false)
+	addCSVFuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
-		opts := SourceOptions{KeepRaw: true}
-		if typed {
-			opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
-		}
-		open := func() *csvSource {
-			in := memInput(t, data)
-			if in == nil {
-				return nil
-			}
-			s, err := newCSVSource(in, "fuzz.csv", opts)
-			if err != nil {
-				return nil
-			}
-			return s
-		}
+		open := fuzzCSVOpener(t, data, typed)
 		next, skel, reuse := open(), open(), open()
 		if next == nil {
 			return
@@ -196,4 +180,34 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// addCSVFuzzSeeds adds the seeds of the CSV source's fuzzers: a BOM, CRLF,
+// quotes, bad cells of every type, a short row, an open quote, invalid
+// UTF-8 and a quoted line break.
+func addCSVFuzzSeeds(f *testing.F) {
+	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), true)
+	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
+	f.Add([]byte("id,parent_id,name\nx,,\xff\n,x,ok\ny,x,\"two\nlines\"\n"), false)
+}
+
+// fuzzCSVOpener returns a function that opens data as a CSV source each
+// time it is called (typed: with a type for each of the seeds' columns), or
+// returns nil where the input cannot be opened.
+func fuzzCSVOpener(t *testing.T, data []byte, typed bool) func() *csvSource {
+	opts := SourceOptions{KeepRaw: true}
+	if typed {
+		opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
+	}
+	return func() *csvSource {
+		in := memInput(t, data)
+		if in == nil {
+			return nil
+		}
+		s, err := newCSVSource(in, "fuzz.csv", opts)
+		if err != nil {
+			return nil
+		}
+		return s
+	}
 }

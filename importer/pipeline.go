@@ -295,7 +295,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 	spec := opts.Layout.Table()
 	var (
 		node transform.Node
-		seq  int64
+		nums = numbering{opts: &opts, st: &st}
 		ferr error
 		buf  transform.Record
 	)
@@ -310,17 +310,9 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		if ferr != nil {
 			return
 		}
-		s := seq
-		seq++
-		if opts.Shard.Of > 1 && !opts.Shard.OwnsValue(item[spec.PK.Name]) {
-			return
+		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
+			ferr = fn(s, item)
 		}
-		st.Items++
-		if s < opts.Skip {
-			st.Skipped++
-			return
-		}
-		ferr = fn(s, item)
 	}
 	var path []string
 	err = in.scan(ctx, opts, &st, next, func(rec *transform.Record, i int) (error, error) {
@@ -357,7 +349,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	var (
 		node  layouts.FlatNode
 		items layouts.ItemBuffer
-		seq   int64
+		nums  = numbering{opts: &opts, st: &st}
 		ferr  error
 		row   flatRecord
 	)
@@ -385,17 +377,9 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		if ferr != nil {
 			return
 		}
-		s := seq
-		seq++
-		if opts.Shard.Of > 1 && !opts.Shard.OwnsValue(partitionValue(spec, item)) {
-			return
+		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
+			ferr = fn(s, item)
 		}
-		st.Items++
-		if s < opts.Skip {
-			st.Skipped++
-			return
-		}
-		ferr = fn(s, item)
 	}
 	// The keys of the path and prefix layouts join the ids of the path:
 	// the forest joins them as it walks up the parents.
@@ -417,6 +401,30 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		return opts.Layout.AppendItems(&node, &items, emit), ferr
 	})
 	return st, err
+}
+
+// numbering numbers the items Emit and EmitAttrs build, counting in st
+// those of opts.Shard and passing over the first opts.Skip of them.
+type numbering struct {
+	opts *EmitOptions
+	st   *EmitStats
+	seq  int64
+}
+
+// next numbers one more item, which the shard owns or not, and reports
+// whether it goes to the caller's fn.
+func (n *numbering) next(owned bool) (int64, bool) {
+	s := n.seq
+	n.seq++
+	if !owned {
+		return s, false
+	}
+	n.st.Items++
+	if s < n.opts.Skip {
+		n.st.Skipped++
+		return s, false
+	}
+	return s, true
 }
 
 // flatSource is a Source that can read a row with its attributes as a

@@ -133,25 +133,9 @@ func TestEmitAttrsStopsOnError(t *testing.T) {
 // FuzzCSVFlatRead holds the flat read to Next on arbitrary input: the
 // same rows, errors, ids, lines, raw text and attributes.
 func FuzzCSVFlatRead(f *testing.F) {
-	f.Add([]byte("\uFEFFid,parent_id,n,b,j,x\r\na,,1.5,true,[1],AAE=\r\n\"b,\"\"q\"\"\",a,,,\"{\"\"k\"\":null}\",\n"), true)
-	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
-	f.Add([]byte("id,parent_id,name\nx,,\xff\n,x,ok\ny,x,\"two\nlines\"\n"), false)
+	addCSVFuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
-		opts := SourceOptions{KeepRaw: true}
-		if typed {
-			opts.Types = map[string]string{"n": "N", "b": "BOOL", "j": "JSON", "x": "B"}
-		}
-		open := func() *csvSource {
-			in := memInput(t, data)
-			if in == nil {
-				return nil
-			}
-			s, err := newCSVSource(in, "fuzz.csv", opts)
-			if err != nil {
-				return nil
-			}
-			return s
-		}
+		open := fuzzCSVOpener(t, data, typed)
 		next, flat := open(), open()
 		if next == nil {
 			return
