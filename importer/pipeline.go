@@ -253,6 +253,11 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		return problems
 	}
 	checker := layouts.NewChecker(l)
+	if checker.FitsAll(in.Forest.Bounds()) {
+		// Every node fits: Check would find nothing, and reject nothing
+		// that Build did not (it propagated its rejections).
+		return problems
+	}
 	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
 		if checker.Fits(s) {
 			return nil // what almost every node does, at a fraction of Check's cost
@@ -315,7 +320,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 	}
 	var path []string
-	err = in.scan(ctx, opts, &st, next, func(rec *transform.Record, i int) (error, error) {
+	err = in.scan(ctx, opts, &st, true, next, func(rec *transform.Record, i int) (error, error) {
 		node.Record = *rec
 		node.Record.Raw = nil
 		node.Depth = in.Forest.Depth(i)
@@ -381,19 +386,34 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			ferr = fn(s, item)
 		}
 	}
-	// The keys of the path and prefix layouts join the ids of the path:
-	// the forest joins them as it walks up the parents.
+	// The keys of the path and prefix layouts join the ids of the path,
+	// and need no more of it: they take the joined text, which PathTexts
+	// makes from the kept text of an ancestor near the node. The closure
+	// layout takes the ids.
 	delim := opts.Layout.Delimiter()
 	var (
-		ids  []string
-		text []byte
+		ids   []string
+		text  []byte
+		paths *transform.PathTexts
 	)
-	err = in.scan(ctx, opts, &st, next, func(rec *transform.Record, i int) (error, error) {
-		f := in.Forest
+	f := in.Forest
+	if delim != "" {
+		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
+	}
+	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
 		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
-		if delim != "" {
-			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
+		if paths != nil {
+			text = paths.Append(text[:0], i)
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
+			node.Root = f.ID(f.Root(i))
+			err := opts.Layout.AppendItems(&node, &items, emit)
+			if !errors.Is(err, layouts.ErrPathNeeded) {
+				return err, ferr
+			}
+			// An id holds the delimiter, or the layout takes ids: the
+			// layout needs the ids, for its error or its items.
+			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
+			node.PathText = unsafe.String(unsafe.SliceData(text), len(text))
 		} else {
 			ids = f.AppendPath(ids[:0], i)
 		}
@@ -402,6 +422,11 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	})
 	return st, err
 }
+
+// pathTextsBudget is how many bytes of joined paths EmitAttrs keeps for n
+// nodes: 8 a node, at least 1 MB. Each lets the walks of its node's
+// descendants stop there.
+func pathTextsBudget(n int) int { return max(8*n, 1<<20) }
 
 // numbering numbers the items Emit and EmitAttrs build, counting in st
 // those of opts.Shard and passing over the first opts.Skip of them.
@@ -442,13 +467,14 @@ type flatRecord struct {
 	Flat []layouts.Attr
 }
 
-// scan is the loop of Emit and EmitAttrs. It reads every row with next,
+// scan is the loop of Emit and EmitAttrs. When warm, it reads the paths of
+// the next nodes ahead for items (see WarmPaths). It reads every row with next,
 // writes the rejected ones to opts.Rejects, and calls items for each node
 // that is not rejected, with its index in the forest. items returns the
 // layout's error for the node, and fn's error, which stops the loop as it
 // is. The strings of next's records need only last until the following
 // call.
-func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats,
+func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm bool,
 	next func(context.Context) (*transform.Record, error),
 	items func(rec *transform.Record, node int) (layoutErr, fnErr error)) error {
 	f := in.Forest
@@ -513,7 +539,7 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats,
 			continue
 		}
 		st.Nodes++
-		if i >= warmed || i < warmed-64 {
+		if warm && (i >= warmed || i < warmed-64) {
 			// Every layout walks the node's path: read the paths of
 			// the next nodes together (see WarmPaths).
 			f.WarmPaths(i, i+64)

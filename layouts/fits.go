@@ -1,6 +1,7 @@
 package layouts
 
 import (
+	"math"
 	"strings"
 
 	"github.com/treeport/treeport/transform"
@@ -21,30 +22,56 @@ const fitsSlack = 5*255 + 4*2048 + 2048 + 64
 // says nothing: call Check then (TestFitsImpliesCheck holds the two
 // together).
 func (c *Checker) Fits(s *transform.Stats) bool {
-	if max(s.AttrBytes, s.CopyBytes) > transform.MaxItemBytes-fitsSlack {
+	return c.fits(measures{
+		attr: max(s.AttrBytes, s.CopyBytes), path: s.PathBytes, depth: s.Depth,
+		id: len(s.ID), parent: len(s.ParentID), root: len(s.RootID), ancestor: s.MaxAncestorIDBytes,
+	}, func(delim string) bool { return strings.Contains(s.ID, delim) })
+}
+
+// FitsAll reports whether every node within the bounds fits, as Fits
+// would say of each: it takes each measure at its bound. A false answer
+// says nothing: check the nodes one by one then.
+func (c *Checker) FitsAll(b *transform.Bounds) bool {
+	return b.PathBytes < math.MaxInt32 && c.fits(measures{
+		attr: max(b.AttrBytes, b.CopyBytes), path: b.PathBytes, depth: b.Depth,
+		id: b.IDBytes, parent: b.IDBytes, root: b.IDBytes, ancestor: b.IDBytes,
+	}, b.IDsMayHold)
+}
+
+// measures are what fits looks at, of a node or at their bounds.
+type measures struct {
+	attr                       int // the larger of AttrBytes and CopyBytes
+	path, depth                int
+	id, parent, root, ancestor int // lengths
+}
+
+// fits is Fits on m; holds reports whether the id (or some id) holds the
+// delimiter.
+func (c *Checker) fits(m measures, holds func(delim string) bool) bool {
+	if m.attr > transform.MaxItemBytes-fitsSlack {
 		return false
 	}
 	switch l := c.l.(type) {
 	case *pathLayout:
 		// Path is the longest sort key, and holds every id on the path;
 		// the tree's id is a partition key, with the shard after it.
-		return s.PathBytes+s.Depth*len(l.delim) <= transform.MaxSortKeyBytes &&
-			len(s.ParentID) <= transform.MaxPartitionKeyBytes &&
-			len(s.RootID)+32 <= transform.MaxPartitionKeyBytes &&
-			!strings.Contains(s.ID, l.delim)
+		return m.path+m.depth*len(l.delim) <= transform.MaxSortKeyBytes &&
+			m.parent <= transform.MaxPartitionKeyBytes &&
+			m.root+32 <= transform.MaxPartitionKeyBytes &&
+			!holds(l.delim)
 	case *closureLayout:
 		// The ids are partition keys (Id, AncestorId); RelativeDepth, a
 		// sort key, has a few digits.
-		return len(s.ID) <= transform.MaxPartitionKeyBytes &&
-			s.MaxAncestorIDBytes <= transform.MaxPartitionKeyBytes &&
-			len(s.ParentID) <= transform.MaxPartitionKeyBytes
+		return m.id <= transform.MaxPartitionKeyBytes &&
+			m.ancestor <= transform.MaxPartitionKeyBytes &&
+			m.parent <= transform.MaxPartitionKeyBytes
 	case *prefixLayout:
 		// Key, a partition key, holds every id on the path and a delimiter
 		// before each, and one more; Child, a sort key, the id.
-		return s.PathBytes+(s.Depth+1)*len(l.delim) <= transform.MaxPartitionKeyBytes &&
-			len(s.ID) <= transform.MaxSortKeyBytes &&
+		return m.path+(m.depth+1)*len(l.delim) <= transform.MaxPartitionKeyBytes &&
+			m.id <= transform.MaxSortKeyBytes &&
 			len(l.delim) <= transform.MaxSortKeyBytes &&
-			!strings.Contains(s.ID, l.delim)
+			!holds(l.delim)
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package layouts_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -84,6 +85,65 @@ func TestFitsImpliesCheck(t *testing.T) {
 			if !c.Fits(s) {
 				t.Errorf("%s: Fits says no to an ordinary node %+v", v.name, *s)
 			}
+		}
+	}
+}
+
+// TestFitsAllImpliesFits: when FitsAll says a forest's bounds fit, Fits
+// says yes to each of its nodes, and Check finds nothing; on random
+// forests of long ids, deep paths, big attributes and ids holding a
+// delimiter, for every layout variant. And it says yes to ordinary forests.
+func TestFitsAllImpliesFits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	all := append([]variant{}, variants...)
+	all = append(all, variant{"prefix/4-byte-delimiter", layouts.PrefixName, layouts.Options{Delimiter: "😀"}})
+	yes, no := map[string]int{}, map[string]int{}
+	for seed := range 300 {
+		b := transform.NewBuilder(0, true)
+		n := 1 + rng.IntN(30)
+		big := seed%3 == 0
+		for i := range n {
+			id := fmt.Sprintf("n%d", i)
+			if big && rng.IntN(10) == 0 {
+				id += strings.Repeat("x", rng.IntN(2100))
+			}
+			if big && rng.IntN(20) == 0 {
+				id += []string{"#", "/", "😀", "|"}[rng.IntN(4)]
+			}
+			parent := ""
+			if i > 0 {
+				parent = fmt.Sprintf("n%d", rng.IntN(i))
+			}
+			attr := 10 + rng.IntN(100)
+			if big && rng.IntN(10) == 0 {
+				attr = transform.MaxItemBytes - rng.IntN(20000)
+			}
+			b.Add(&transform.Record{ID: id, Parent: parent, File: "in.csv", Line: i + 2}, "", attr, rng.IntN(attr+1))
+		}
+		f, _ := b.Build()
+		for _, v := range all {
+			l := v.new(t)
+			c := layouts.NewChecker(l)
+			if !c.FitsAll(f.Bounds()) {
+				no[v.name]++
+				continue
+			}
+			yes[v.name]++
+			var s transform.Stats
+			for i := range f.Len() {
+				f.Stats(i, &s)
+				if !c.Fits(&s) {
+					t.Fatalf("%s seed %d: FitsAll says yes, Fits says no to %+v", v.name, seed, s)
+				}
+				if err := c.Check(&s); err != nil {
+					t.Fatalf("%s seed %d: FitsAll says yes, Check says %v", v.name, seed, err)
+				}
+			}
+		}
+	}
+	for _, v := range all {
+		if yes[v.name] < 150 || no[v.name] < 20 {
+			t.Errorf("%s: FitsAll said yes %d times and no %d times in 300 forests", v.name, yes[v.name], no[v.name])
 		}
 	}
 }

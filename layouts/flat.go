@@ -1,6 +1,7 @@
 package layouts
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,7 +32,14 @@ type FlatNode struct {
 	// exactly strings.Join(Path, PathDelim), which the caller had at hand:
 	// a layout whose keys join Path by that delimiter takes it as it is
 	// instead of joining Path again.
+	//
+	// Path may then be nil, with Root set to Path[0]: the path and prefix
+	// layouts need no more when PathDelim is theirs and the text shows
+	// that no id holds it. When they cannot tell, and for the closure
+	// layout, AppendItems returns ErrPathNeeded having emitted nothing:
+	// call it again with Path.
 	PathText, PathDelim string
+	Root                string
 	// Attrs are the node's own attributes, each name at most once.
 	Attrs []Attr
 }
@@ -233,8 +241,63 @@ func (b *base) reservedName(name string) bool {
 	return b.layout == PrefixName && strings.HasPrefix(name, b.delim)
 }
 
+// textOnly reports whether n comes with its PathText and no Path.
+func (n *FlatNode) textOnly() bool { return n.Path == nil && n.PathText != "" }
+
+// ErrPathNeeded is AppendItems' answer to a FlatNode without Path that it
+// cannot build the items of from PathText alone.
+var ErrPathNeeded = errors.New("layouts: the node's Path is needed")
+
+// checkText is checkShape and checkDelims for a FlatNode without Path, on
+// its PathText. It returns ErrPathNeeded unless the text is the layout's,
+// holds exactly Depth delimiters (then no id holds one: each would add
+// one more), starts with Root and ends with Parent and ID, as Path's join
+// does.
+func (b *base) checkText(n *FlatNode) error {
+	t, d := n.PathText, b.delim
+	if n.ID == "" || n.PathDelim != d || d == "" || n.Depth < 0 || strings.Count(t, d) != n.Depth {
+		return ErrPathNeeded
+	}
+	if n.Depth == 0 {
+		if t != n.ID || n.Root != n.ID || n.Parent != "" {
+			return ErrPathNeeded
+		}
+		return nil
+	}
+	// root d … d parent d id, where the parent is the root at depth 1.
+	above := len(t) - len(n.ID) - len(d) // where the parent ends
+	from := above - len(n.Parent)        // and starts
+	if from < 0 || n.Parent == "" || len(t) <= len(n.Root)+len(d) ||
+		!delimAt(t, above, d) || !delimAt(t, len(n.Root), d) ||
+		t[above+len(d):] != n.ID || t[from:above] != n.Parent || t[:len(n.Root)] != n.Root {
+		return ErrPathNeeded
+	}
+	if n.Depth == 1 {
+		if from != 0 {
+			return ErrPathNeeded
+		}
+	} else if from < len(d) || !delimAt(t, from-len(d), d) {
+		return ErrPathNeeded
+	}
+	return nil
+}
+
+// delimAt reports whether t holds d at i, where i+len(d) <= len(t).
+func delimAt(t string, i int, d string) bool {
+	if len(d) == 1 {
+		return t[i] == d[0]
+	}
+	return t[i:i+len(d)] == d
+}
+
 // checkFlatNode is checkNode for a FlatNode.
 func (b *base) checkFlatNode(rs *reservedSet, n *FlatNode) error {
+	if n.textOnly() {
+		if err := b.checkText(n); err != nil {
+			return err
+		}
+		return b.checkFlatAttrs(rs, n)
+	}
 	node := n.node()
 	if err := b.checkShape(&node); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package layouts_test
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -78,19 +79,44 @@ func TestAppendItemsMatchesItems(t *testing.T) {
 					if werr != nil || gerr != nil {
 						t.Fatalf("%s seed %d node %q: Items: %v; AppendItems: %v", v.name, seed, n.ID, werr, gerr)
 					}
-					if len(got) != len(want) {
-						t.Fatalf("%s seed %d node %q: %d items, Items gives %d", v.name, seed, n.ID, len(got), len(want))
-					}
-					for i := range want {
-						if g, w := ddbJSON(got[i]), ddbJSON(want[i]); g != w {
-							t.Fatalf("%s seed %d node %q item %d (PathText joined by %q):\n got %s\nwant %s", v.name, seed, n.ID, i, delim, g, w)
+					sameItems(t, fmt.Sprintf("%s seed %d node %q (PathText joined by %q)", v.name, seed, n.ID, delim), got, want)
+				}
+				// With PathText and Root, and no Path: the path and prefix
+				// layouts build the same items, the closure layout needs
+				// the Path, and so does any layout for another delimiter.
+				for _, delim := range []string{l.Delimiter(), "\x00"} {
+					fn := flatOf(n)
+					fn.PathText, fn.PathDelim, fn.Root, fn.Path = strings.Join(n.Path, delim), delim, n.Path[0], nil
+					got, gerr := appendAll(l, fn, &buf)
+					if delim == "" || delim == "\x00" {
+						if !errors.Is(gerr, layouts.ErrPathNeeded) || len(got) > 0 {
+							t.Fatalf("%s seed %d node %q, text joined by %q and no Path: %d items, error %v; want none and ErrPathNeeded", v.name, seed, n.ID, delim, len(got), gerr)
 						}
-						if !reflect.DeepEqual(got[i], want[i]) {
-							t.Fatalf("%s seed %d node %q item %d: the values differ in type: %#v, want %#v", v.name, seed, n.ID, i, got[i], want[i])
-						}
+						continue
 					}
+					if gerr != nil {
+						t.Fatalf("%s seed %d node %q, text and no Path: %v", v.name, seed, n.ID, gerr)
+					}
+					sameItems(t, fmt.Sprintf("%s seed %d node %q (text and no Path)", v.name, seed, n.ID), got, want)
 				}
 			}
+		}
+	}
+}
+
+// sameItems fails unless got and want are the same items, in the same
+// order, with values of the same types.
+func sameItems(t *testing.T, what string, got, want []layouts.Item) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d items, Items gives %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if g, w := ddbJSON(got[i]), ddbJSON(want[i]); g != w {
+			t.Fatalf("%s item %d:\n got %s\nwant %s", what, i, g, w)
+		}
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("%s item %d: the values differ in type: %#v, want %#v", what, i, got[i], want[i])
 		}
 	}
 }
@@ -166,6 +192,24 @@ func TestAppendItemsRefusesAsItems(t *testing.T) {
 				}
 			}
 		}
+		// With the text and no Path, a node is refused with Items' error,
+		// or found to need its Path; it is never built from a text that
+		// Items would refuse.
+		for _, n := range bad {
+			if len(n.Path) == 0 || l.Delimiter() == "" {
+				continue
+			}
+			_, werr := itemsAll(l, n)
+			fn := flatOf(n)
+			fn.PathText, fn.PathDelim, fn.Root, fn.Path = strings.Join(n.Path, l.Delimiter()), l.Delimiter(), n.Path[0], nil
+			got, gerr := appendAll(l, fn, &buf)
+			if errors.Is(gerr, layouts.ErrPathNeeded) && len(got) == 0 {
+				continue
+			}
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) || (gerr != nil && len(got) > 0) {
+				t.Fatalf("%s node %q path %q, text and no Path: %d items, error %v; Items: %v", v.name, n.ID, n.Path, len(got), gerr, werr)
+			}
+		}
 		if refused < len(bad)/3 {
 			t.Fatalf("%s: only %d of %d bad nodes refused", v.name, refused, len(bad))
 		}
@@ -239,5 +283,45 @@ func TestItemOfCopies(t *testing.T) {
 	attrs[0].Value.(*types.AttributeValueMemberS).Value = "changed"
 	if after := ddbJSON(item); after != before || !strings.Contains(before, `"hello"`) {
 		t.Fatalf("the item changed with its source: %s, then %s", before, after)
+	}
+}
+
+// A node given by its text alone is built only when the text agrees with
+// its id, parent, root and depth; anything else needs the Path.
+func TestAppendItemsTextOnly(t *testing.T) {
+	l, err := layouts.New("path", layouts.Options{Delimiter: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := layouts.FlatNode{ID: "c", Parent: "b", Depth: 2, PathText: "a/b/c", PathDelim: "/", Root: "a"}
+	var buf layouts.ItemBuffer
+	if items, err := appendAll(l, &good, &buf); err != nil || len(items) != 1 {
+		t.Fatalf("%+v: %d items, %v", good, len(items), err)
+	}
+	bad := map[string]func(n *layouts.FlatNode){
+		"another root":              func(n *layouts.FlatNode) { n.Root = "x" },
+		"no root":                   func(n *layouts.FlatNode) { n.Root = "" },
+		"a root that is a prefix":   func(n *layouts.FlatNode) { n.PathText, n.Root = "ab/b/c", "a" },
+		"another parent":            func(n *layouts.FlatNode) { n.Parent = "x" },
+		"a parent that is a suffix": func(n *layouts.FlatNode) { n.PathText, n.Root = "a/xb/c", "a" },
+		"no parent":                 func(n *layouts.FlatNode) { n.Parent = "" },
+		"too shallow":               func(n *layouts.FlatNode) { n.Depth = 1 },
+		"too deep":                  func(n *layouts.FlatNode) { n.Depth = 3 },
+		"negative depth":            func(n *layouts.FlatNode) { n.Depth = -1 },
+		"another id":                func(n *layouts.FlatNode) { n.ID = "d" },
+		"an id that is a suffix":    func(n *layouts.FlatNode) { n.PathText, n.ID = "a/b/xc", "c" },
+		"no id":                     func(n *layouts.FlatNode) { n.ID = "" },
+		"another delimiter":         func(n *layouts.FlatNode) { n.PathDelim = "|" },
+		"a delimiter in an id":      func(n *layouts.FlatNode) { n.PathText = "a/b/x/c" },
+		"a root with a parent":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Depth = "a", "a", "a", 0 },
+		"a root of another id":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Parent, n.Depth = "a", "x", "a", "", 0 },
+	}
+	for name, change := range bad {
+		n := good
+		change(&n)
+		items, err := appendAll(l, &n, &buf)
+		if !errors.Is(err, layouts.ErrPathNeeded) || len(items) > 0 {
+			t.Errorf("%s (%+v): %d items, error %v; want none and ErrPathNeeded", name, n, len(items), err)
+		}
 	}
 }

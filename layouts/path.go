@@ -120,15 +120,22 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 
 // AppendItems is Items into buf: the same item, with the same checks.
 func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
-	node := n.node()
-	if err := l.checkShape(&node); err != nil {
-		return err
-	}
 	b.reset()
-	path := b.joinedPath(n, l.delim)
-	if strings.Count(path, l.delim) != n.Depth {
-		if err := l.checkDelims(&node); err != nil {
+	path, root := n.PathText, n.Root
+	if n.textOnly() {
+		if err := l.checkText(n); err != nil {
 			return err
+		}
+	} else {
+		node := n.node()
+		if err := l.checkShape(&node); err != nil {
+			return err
+		}
+		path, root = b.joinedPath(n, l.delim), n.Path[0]
+		if strings.Count(path, l.delim) != n.Depth {
+			if err := l.checkDelims(&node); err != nil {
+				return err
+			}
 		}
 	}
 	if err := l.checkFlatAttrs(&l.rs, n); err != nil {
@@ -143,12 +150,12 @@ func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) 
 	}
 	if l.shards > 0 {
 		start := len(b.text)
-		b.text = append(b.text, n.Path[0]...)
+		b.text = append(b.text, root...)
 		b.text = append(b.text, '#')
 		b.text = strconv.AppendInt(b.text, int64(Shard(n.ID, l.shards)), 10)
 		b.s[2].Value = b.str(start)
 	} else {
-		b.s[2].Value = n.Path[0]
+		b.s[2].Value = root
 	}
 	attrs = append(attrs, Attr{l.tree, &b.s[2]})
 	b.s[3].Value = path

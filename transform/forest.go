@@ -53,6 +53,9 @@ type Forest struct {
 
 	warmSink atomic.Int32 // what WarmPaths read, kept so that the reads are not optimized away
 
+	bounds     Bounds
+	boundsOnce sync.Once
+
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
 
@@ -111,6 +114,10 @@ func (f *Forest) ID(i int) string { return f.id(int32(i)) }
 
 // Parent returns the index of node i's parent, or -1 for a root.
 func (f *Forest) Parent(i int) int { return int(f.nodes[i].parent) }
+
+// Root returns the index of node i's root; for a node that is not placed
+// (in or below a cycle), 0 or the node itself.
+func (f *Forest) Root(i int) int { return int(f.root[i]) }
 
 // Depth returns the depth of node i (0 at a root).
 func (f *Forest) Depth(i int) int { return int(f.depth[i]) }
@@ -449,7 +456,6 @@ func (f *Forest) joinPath(out []string, t []byte, i int32, delim byte) {
 		return
 	}
 	pt := unsafe.Pointer(unsafe.SliceData(t))
-	pa := unsafe.Pointer(unsafe.SliceData(f.arena))
 	nodes := f.nodes
 	pos := len(t)
 	n := i
@@ -460,24 +466,11 @@ func (f *Forest) joinPath(out []string, t []byte, i int32, delim byte) {
 			panic("transform: a path longer than its node's pathBytes")
 		}
 		pos -= l
-		switch {
-		case l <= 8 && pos+l >= 8:
-			// The id is the last l bytes of the word [pos+l-8, pos+l).
+		if l <= 8 && pos+l >= 8 {
 			w := binary.LittleEndian.Uint64(r.b[:]) << (8 * uint(8-l))
 			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(pt, pos+l-8))[:], w)
-		case l <= 8:
-			for j := l - 1; j >= 0; j-- {
-				*(*byte)(unsafe.Add(pt, pos+j)) = r.b[j]
-			}
-		case pos >= 8:
-			// Words [pos+e-8, pos+e) of t from [a+e-8, a+e) of the arena:
-			// pos+e-8 >= pos-7 >= 1 and a+e-8 >= a-7 >= 1, within both.
-			a := int(binary.LittleEndian.Uint64(r.b[:]))
-			for e := l; e > 0; e -= 8 {
-				*(*[8]byte)(unsafe.Add(pt, pos+e-8)) = *(*[8]byte)(unsafe.Add(pa, a+e-8))
-			}
-		default:
-			copy(t[pos:pos+l], f.id(n))
+		} else {
+			putID(pt, pos, r, f, n)
 		}
 		out[k] = unsafe.String((*byte)(unsafe.Add(pt, pos)), l)
 		if k > 0 {
