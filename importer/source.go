@@ -177,7 +177,8 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 // input is an opened input file, decompressed when it needs to be.
 type input struct {
 	r           *bufio.Reader
-	compression string // "", "gzip" or "zstd"
+	compression string      // "", "gzip" or "zstd"
+	info        os.FileInfo // the regular file as it was opened; nil for anything else
 	closers     []func() error
 }
 
@@ -196,6 +197,9 @@ func openInput(path string) (*input, error) {
 		return nil, err
 	}
 	in.closers = append(in.closers, f.Close)
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		in.info = info
+	}
 	return in, nil
 }
 

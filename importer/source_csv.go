@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -49,6 +50,11 @@ type csvSource struct {
 	// The flat read (nextFlat) builds each row's values in these, one per
 	// column, reused from row to row.
 	flat flatValues
+
+	// found records the good rows of the skeleton read; trusted holds
+	// those of an earlier read of the same file, whose cells this read
+	// need not check again.
+	found, trusted *goodRows
 
 	// The skeleton read: copyCol marks the columns a closure ancestor row
 	// copies (nil: all of them), and seen the attribute columns already
@@ -249,6 +255,7 @@ func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
 	full := s.flat.full
 	empty := false
 	data, bounds := s.r.data, s.r.bounds
+	trusted := s.trusted.has(line)
 	for j := range s.flat.cols {
 		c := &s.flat.cols[j]
 		a, b := bounds[2*c.col], bounds[2*c.col+1]
@@ -264,6 +271,10 @@ func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
 			c.s.Value = transientString(f)
 			continue
 		case 'N':
+			if trusted {
+				c.n.Value = transientString(f)
+				continue
+			}
 			if _, ok := quickNumberIn(data, a, b); ok {
 				c.n.Value = transientString(f)
 				continue
@@ -377,6 +388,7 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 		}
 	}
 	row.AttrBytes, row.CopyBytes = size, copyBytes
+	s.found.add(line)
 	if s.unseen > 0 {
 		s.markSeen(s.r.fieldSlices(), line, row.ID)
 	}
@@ -399,6 +411,9 @@ func (s *csvSource) markSeen(fields [][]byte, line int, id string) {
 // skeleton starts a skeleton read. copySet names the attributes a closure
 // ancestor row copies; nil means all of them.
 func (s *csvSource) skeleton(copySet map[string]bool) {
+	if s.in.info != nil {
+		s.found = &goodRows{file: s.in.info}
+	}
 	s.copyCol = nil
 	if copySet != nil {
 		s.copyCol = make([]bool, len(s.header))
@@ -452,7 +467,7 @@ func (s *csvSource) row() (line int, bad *transform.Record, err error) {
 	}
 	line = s.r.recLine
 	// A line read in one piece is valid UTF-8 exactly when its fields are.
-	if body := s.r.body; !s.r.ascii && (body == nil || !utf8.Valid(body)) {
+	if body := s.r.body; !s.r.ascii && !s.trusted.has(line) && (body == nil || !utf8.Valid(body)) {
 		for i, f := range s.r.fieldSlices() {
 			if !utf8.Valid(f) {
 				bad, err = s.rowError(s.r.fieldSlices(), line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
@@ -886,4 +901,63 @@ func (c *strChunk) str(b []byte) string {
 // not written to, so it must not be kept past the next read.
 func transientString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// goodRows are the rows of a CSV file that its skeleton read found good,
+// by the line they start on, and the file as that read opened it. A later
+// read of the same file, unchanged, takes their cells as valid numbers and
+// UTF-8 without checking them again: the skeleton read checked them all.
+type goodRows struct {
+	file os.FileInfo
+	good []uint64 // bit l: the row that starts on line l is good
+}
+
+func (g *goodRows) add(line int) {
+	if g == nil {
+		return
+	}
+	for line>>6 >= len(g.good) {
+		g.good = append(g.good, 0)
+	}
+	g.good[line>>6] |= 1 << (line & 63)
+}
+
+// has reports whether the row on line is good; false for a nil g.
+func (g *goodRows) has(line int) bool {
+	return g != nil && line>>6 < len(g.good) && g.good[line>>6]&(1<<(line&63)) != 0
+}
+
+// goodRows returns the good rows the skeleton read found, if the file
+// is as it was when the read opened it; else nil.
+func (s *csvSource) goodRows() *goodRows {
+	if g := s.found; g != nil && sameFile(g.file, s.file) {
+		return g
+	}
+	return nil
+}
+
+// trust takes the good rows of an earlier skeleton read, and reports
+// whether they are of this file as it was opened, which was then as that
+// read found it. The cells of those rows are then not checked again.
+func (s *csvSource) trust(g *goodRows) bool {
+	if g == nil || s.in.info == nil || !sameInfo(g.file, s.in.info) {
+		return false
+	}
+	s.trusted = g
+	return true
+}
+
+// sameFile reports whether the file at path is still the one info
+// describes, unchanged.
+func sameFile(info os.FileInfo, path string) bool {
+	now, err := os.Stat(path)
+	return err == nil && sameInfo(info, now)
+}
+
+// sameInfo reports whether a and b describe the same file with the same
+// content: the same inode, size and times of modification and of change
+// (the last, unlike the others, cannot be set back).
+func sameInfo(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) &&
+		changeTime(a).Equal(changeTime(b))
 }
