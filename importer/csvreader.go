@@ -264,6 +264,20 @@ func (r *csvReader) quickLine() int {
 			start = e + 1
 		}
 	}
+	if rest := len(line) - i; rest > 0 && i+8 <= len(buf) {
+		// The last bytes, as the low ones of a word that goes on into
+		// the line's end and what follows it in the window.
+		keep := ^uint64(0) >> (64 - 8*uint(rest))
+		w := binary.LittleEndian.Uint64(buf[i : i+8])
+		high |= w & keep
+		for cm := zeroBytes(w^commas) & keep; cm != 0; cm &= cm - 1 {
+			e := i + bits.TrailingZeros64(cm)>>3
+			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
+			nb += 2
+			start = e + 1
+		}
+		i = len(line)
+	}
 	for ; i < len(line); i++ {
 		c := line[i]
 		high |= uint64(c)

@@ -409,9 +409,14 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	if delim != "" {
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}
+	warmed := 0 // the nodes below have had their paths read ahead
 	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
 		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
 		if paths != nil {
+			if i >= warmed || i < warmed-64 {
+				paths.Warm(i, i+64)
+				warmed = i + 64
+			}
 			text = paths.Append(text[:0], i)
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 			node.Root = f.ID(f.Root(i))

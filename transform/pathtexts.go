@@ -187,3 +187,47 @@ func putID(pt unsafe.Pointer, pos int, r *nodeRec, f *Forest, n int32) {
 		copy(unsafe.Slice((*byte)(unsafe.Add(pt, pos)), l), f.id(n))
 	}
 }
+
+// Warm reads ahead what Append reads for nodes from to to-1 (at most
+// warmLen of them): the records up to each one's nearest kept ancestor, and
+// the start of that ancestor's text. It walks their paths side by side, a
+// level of all of them at a time, so that the processor waits for their
+// cache misses together, as WarmPaths does.
+func (p *PathTexts) Warm(from, to int) {
+	f := p.f
+	if p.kept == nil {
+		return
+	}
+	var cur [warmLen]int32
+	to = min(to, from+warmLen, len(f.nodes))
+	k := 0
+	for i := max(from, 0); i < to; i++ {
+		cur[k] = int32(i)
+		k++
+	}
+	nodes, kept, text := f.nodes, p.kept, p.text
+	var sink byte
+	for live := k; live > 0; {
+		live = 0
+		for j := range cur[:k] {
+			c := cur[j]
+			if c < 0 {
+				continue
+			}
+			if o := kept[c]; o != 0 {
+				sink += text[o-1]
+				cur[j] = -1
+				continue
+			}
+			// A node in a cycle is not kept, and its walk would not end:
+			// a node at depth 0 ends it.
+			if f.depth[c] == 0 {
+				cur[j] = -1
+				continue
+			}
+			cur[j] = nodes[c].parent
+			live++
+		}
+	}
+	f.warmSink.Add(int32(sink))
+}
