@@ -51,6 +51,7 @@ type Forest struct {
 	children  []int32
 	orderOnce sync.Once
 	childOnce sync.Once
+	countOnce sync.Once
 
 	warmSink atomic.Int32 // what WarmPaths read, kept so that the reads are not optimized away
 
@@ -147,6 +148,7 @@ func (f *Forest) buildChildren() {
 		if f.children != nil {
 			return
 		}
+		f.countChildren()
 		n := f.Len()
 		f.children = make([]int32, f.child0[n])
 		fill := make([]int32, n)
@@ -157,6 +159,25 @@ func (f *Forest) buildChildren() {
 				fill[p]++
 			}
 		}
+	})
+}
+
+// countChildren makes child0, the CSR's offsets, from how many children
+// each node has, once: only Children, the breadth-first order and Stats
+// need them.
+func (f *Forest) countChildren() {
+	f.countOnce.Do(func() {
+		n := f.Len()
+		child0 := make([]int32, n+1)
+		for i := range f.nodes {
+			if p := f.nodes[i].parent; p >= 0 {
+				child0[p+1]++
+			}
+		}
+		for i := range n {
+			child0[i+1] += child0[i]
+		}
+		f.child0 = child0
 	})
 }
 
@@ -236,6 +257,12 @@ func (f *Forest) reject(i int32, err *RowError) {
 	}
 }
 
+// childCount is how many children node i has.
+func (f *Forest) childCount(i int) int {
+	f.countChildren()
+	return int(f.child0[i+1] - f.child0[i])
+}
+
 // Stats fills s with node i's place in the forest.
 func (f *Forest) Stats(i int, s *Stats) {
 	*s = Stats{
@@ -245,7 +272,7 @@ func (f *Forest) Stats(i int, s *Stats) {
 		PathBytes:          int(f.pathBytes[i]),
 		MaxAncestorIDBytes: int(f.maxAnc[i]),
 		AttrBytes:          int(f.attrBytes[i]),
-		Children:           int(f.child0[i+1] - f.child0[i]),
+		Children:           f.childCount(i),
 		Subtree:            int(f.subtree[i]),
 		TreeSize:           int(f.subtree[f.root[i]]),
 		Roots:              f.roots,
@@ -329,6 +356,9 @@ func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 
 // propagate rejects every descendant of a rejected node.
 func (f *Forest) propagate() {
+	if !slices.ContainsFunc(f.rejected, func(w uint64) bool { return w != 0 }) {
+		return // nothing rejected
+	}
 	if f.topo {
 		for i := range f.nodes {
 			if p := f.nodes[i].parent; p >= 0 && f.Rejected(int(p)) {
@@ -760,32 +790,19 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	b.unresolved = nil
 	b.pids = arena{}
 
-	// How many children each node has, as the CSR's offsets.
-	f.child0 = make([]int32, n+1)
-	for i := range f.nodes {
-		if p := f.nodes[i].parent; p >= 0 {
-			f.child0[p+1]++
-		}
-	}
-	for i := 0; i < n; i++ {
-		f.child0[i+1] += f.child0[i]
-	}
-
 	f.depth = make([]int32, n)
 	f.root = make([]int32, n)
 	f.pathBytes = make([]int32, n)
 	f.maxAnc = make([]int32, n)
 	f.subtree = make([]int32, n)
-	for i := range f.nodes {
-		if f.nodes[i].parent < 0 && !f.Rejected(i) {
-			f.roots++
-		}
-	}
 	if f.topo {
 		// Depth, root and path bytes in index order: a parent comes first.
 		for i := range f.nodes {
 			p := f.nodes[i].parent
 			if p < 0 {
+				if !f.Rejected(i) {
+					f.roots++
+				}
 				f.root[i] = int32(i)
 				f.pathBytes[i] = clampI32(f.idLen(int32(i)))
 				continue
@@ -802,6 +819,11 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 			}
 		}
 	} else {
+		for i := range f.nodes {
+			if f.nodes[i].parent < 0 && !f.Rejected(i) {
+				f.roots++
+			}
+		}
 		// Breadth-first from the roots: order, depth, root, path bytes.
 		placed := make([]bool, n)
 		f.order = f.bfs(placed)
