@@ -198,11 +198,14 @@ func (p *PathTexts) Warm(from, to int) {
 	if p.kept == nil {
 		return
 	}
-	var cur [warmLen]int32
+	var (
+		cur  [warmLen]int32
+		left [warmLen]int32 // levels the walk may yet go up: a node in a cycle is at depth 0
+	)
 	to = min(to, from+warmLen, len(f.nodes))
 	k := 0
 	for i := max(from, 0); i < to; i++ {
-		cur[k] = int32(i)
+		cur[k], left[k] = int32(i), f.depth[i]
 		k++
 	}
 	nodes, kept, text := f.nodes, p.kept, p.text
@@ -219,12 +222,11 @@ func (p *PathTexts) Warm(from, to int) {
 				cur[j] = -1
 				continue
 			}
-			// A node in a cycle is not kept, and its walk would not end:
-			// a node at depth 0 ends it.
-			if f.depth[c] == 0 {
+			if left[j] == 0 {
 				cur[j] = -1
 				continue
 			}
+			left[j]--
 			cur[j] = nodes[c].parent
 			live++
 		}
