@@ -228,6 +228,11 @@ const (
 // quickLine is readQuick on the window.
 func (r *csvReader) quickLine() int {
 	buf := r.win[r.pos:]
+	if len(buf) >= 64 {
+		if res, ok := r.quickLine64(buf); ok {
+			return res
+		}
+	}
 	nl := bytes.IndexByte(buf, '\n')
 	if nl < 0 {
 		return quickMore
@@ -295,6 +300,49 @@ func (r *csvReader) quickLine() int {
 	r.body, r.data = line, line
 	r.pos += nl + 1
 	return quickDone
+}
+
+// quickLine64 is quickLine for a line that ends within the first 64 bytes
+// of buf, which holds at least 64: one scan64 of them finds its end, its
+// delimiters, any quote, and whether it is all ASCII. It reports false,
+// having done nothing, for a longer line.
+func (r *csvReader) quickLine64(buf []byte) (int, bool) {
+	commas, quotes, nls, high := scan64(&buf[0], uint64(r.commaByte)*lsbs)
+	if nls == 0 {
+		return 0, false
+	}
+	nl := bits.TrailingZeros64(nls)
+	end := nl
+	if end > 0 && buf[end-1] == '\r' {
+		end-- // \r\n ends a line as \n does
+	}
+	in := uint64(1)<<uint(end) - 1 // the line's bytes
+	if end == 0 || quotes&in != 0 {
+		return quickNo, true // an empty line, which next skips, or quotes
+	}
+	commas &= in
+	n := 2*bits.OnesCount64(commas) + 2
+	if cap(r.bounds) < n {
+		r.bounds = make([]int, 0, 2*n)
+	}
+	bounds := r.bounds[:n]
+	bp := unsafe.Pointer(unsafe.SliceData(bounds))
+	nb, start := 0, 0
+	for ; commas != 0; commas &= commas - 1 {
+		e := bits.TrailingZeros64(commas)
+		*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
+		nb += 2
+		start = e + 1
+	}
+	bounds[nb], bounds[nb+1] = start, end
+	line := buf[:end]
+	r.bounds = bounds
+	r.ascii = high&in == 0
+	r.numLine++
+	r.recLine = r.numLine
+	r.body, r.data = line, line
+	r.pos += nl + 1
+	return quickDone, true
 }
 
 // zeroBytes has the high bit of each byte of x that is zero set, and no

@@ -700,7 +700,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	if n >= math.MaxInt32-1 {
 		panic("transform: more than 2^31 nodes")
 	}
-	if len(id) > math.MaxUint32 {
+	if uint64(len(id)) > math.MaxUint32 {
 		panic("transform: an id of more than 4 GB")
 	}
 	i := int32(n)
@@ -750,7 +750,7 @@ func clampU32(n int) uint32 {
 	if n < 0 {
 		return 0
 	}
-	if n > math.MaxUint32 {
+	if uint64(n) > math.MaxUint32 {
 		return math.MaxUint32
 	}
 	return uint32(n)

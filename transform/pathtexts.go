@@ -54,7 +54,7 @@ func (f *Forest) NewPathTexts(delim string, budget int) *PathTexts {
 		}
 	}
 	from, total := len(bytes), 0
-	for b := len(bytes) - 1; b >= 2 && total+bytes[b] <= min(budget, math.MaxUint32-1); b-- {
+	for b := len(bytes) - 1; b >= 2 && uint64(total+bytes[b]) <= min(uint64(budget), math.MaxUint32-1); b-- {
 		total += bytes[b]
 		from = b
 	}
