@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"io"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -302,47 +303,63 @@ func (r *csvReader) quickLine() int {
 	return quickDone
 }
 
-// quickLine64 is quickLine for a line that ends within the first 64 bytes
-// of buf, which holds at least 64: one scan64 of them finds its end, its
-// delimiters, any quote, and whether it is all ASCII. It reports false,
-// having done nothing, for a longer line.
+// quickLine64 is quickLine for a line that ends within buf's whole blocks
+// of 64 bytes: a scan64 of each block finds its delimiters, quotes, line
+// feed and non-ASCII bytes at once. It reports false, having changed
+// nothing but the memory of r.bounds, when no block holds the line's end.
 func (r *csvReader) quickLine64(buf []byte) (int, bool) {
-	commas, quotes, nls, high := scan64(&buf[0], uint64(r.commaByte)*lsbs)
-	if nls == 0 {
-		return 0, false
-	}
-	nl := bits.TrailingZeros64(nls)
-	end := nl
-	if end > 0 && buf[end-1] == '\r' {
-		end-- // \r\n ends a line as \n does
-	}
-	in := uint64(1)<<uint(end) - 1 // the line's bytes
-	if end == 0 || quotes&in != 0 {
-		return quickNo, true // an empty line, which next skips, or quotes
-	}
-	commas &= in
-	n := 2*bits.OnesCount64(commas) + 2
-	if cap(r.bounds) < n {
-		r.bounds = make([]int, 0, 2*n)
-	}
-	bounds := r.bounds[:n]
-	bp := unsafe.Pointer(unsafe.SliceData(bounds))
+	comma := uint64(r.commaByte) * lsbs
+	bounds := r.bounds[:0]
 	nb, start := 0, 0
-	for ; commas != 0; commas &= commas - 1 {
-		e := bits.TrailingZeros64(commas)
-		*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
-		nb += 2
-		start = e + 1
+	var high uint64
+	for blk := 0; blk+64 <= len(buf); blk += 64 {
+		commas, quotes, nls, hi := scan64(&buf[blk], comma)
+		in := ^uint64(0) // the block's bytes that are the line's
+		if nls != 0 {
+			in = uint64(1)<<uint(bits.TrailingZeros64(nls)) - 1
+		}
+		if quotes&in != 0 {
+			return quickNo, true // quotes: the careful way
+		}
+		high |= hi & in
+		commas &= in
+		// A field for each delimiter, and the last one.
+		if need := nb + 2*bits.OnesCount64(commas) + 2; need > cap(bounds) {
+			bounds = slices.Grow(bounds[:nb], 2*need)
+		}
+		bounds = bounds[:cap(bounds)]
+		bp := unsafe.Pointer(unsafe.SliceData(bounds))
+		for ; commas != 0; commas &= commas - 1 {
+			e := blk + bits.TrailingZeros64(commas)
+			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
+			nb += 2
+			start = e + 1
+		}
+		if nls == 0 {
+			continue
+		}
+		nl := blk + bits.TrailingZeros64(nls)
+		end := nl
+		if end > 0 && buf[end-1] == '\r' {
+			end-- // \r\n ends a line as \n does
+		}
+		if end == 0 {
+			return quickNo, true // an empty line, which next skips
+		}
+		bounds[nb], bounds[nb+1] = start, end
+		line := buf[:end]
+		r.bounds = bounds[:nb+2]
+		r.ascii = high == 0
+		r.numLine++
+		r.recLine = r.numLine
+		r.body, r.data = line, line
+		r.pos += nl + 1
+		return quickDone, true
 	}
-	bounds[nb], bounds[nb+1] = start, end
-	line := buf[:end]
-	r.bounds = bounds
-	r.ascii = high&in == 0
-	r.numLine++
-	r.recLine = r.numLine
-	r.body, r.data = line, line
-	r.pos += nl + 1
-	return quickDone, true
+	if cap(bounds) > cap(r.bounds) {
+		r.bounds = bounds[:0] // keep the room it took
+	}
+	return 0, false
 }
 
 // zeroBytes has the high bit of each byte of x that is zero set, and no

@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"context"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -127,6 +129,65 @@ func TestQuickNumberIn(t *testing.T) {
 		ws, wok := quickNumber(f)
 		if gok != wok || gs != ws {
 			t.Fatalf("quickNumberIn(%q in %q) = %d, %v; quickNumber says %d, %v", f, data, gs, gok, ws, wok)
+		}
+	}
+}
+
+// Lines of every length around the 64-byte blocks of quickLine64, with
+// delimiters anywhere, CRLF or LF ends (a CR at a block's end too), an
+// occasional quote or non-ASCII byte, read as encoding/csv reads them.
+func TestCSVReaderBlockEdges(t *testing.T) {
+	rng := rand.New(rand.NewSource(64))
+	for n := 1; n <= 200; n++ {
+		for range 4 {
+			var b []byte
+			for range 3 {
+				line := make([]byte, n)
+				for i := range line {
+					switch r := rng.Intn(20); {
+					case r < 4:
+						line[i] = ','
+					case r == 4 && rng.Intn(10) == 0:
+						line[i] = '"'
+					case r == 5 && rng.Intn(5) == 0:
+						line[i] = 0xc3 // invalid alone
+					default:
+						line[i] = 'a' + byte(rng.Intn(26))
+					}
+				}
+				b = append(b, line...)
+				if rng.Intn(2) == 0 {
+					b = append(b, '\r')
+				}
+				b = append(b, '\n')
+			}
+			for _, size := range []int{16, 64, 100, 4096} {
+				compareCSV(t, b, ',', size)
+			}
+		}
+	}
+}
+
+// A byte that is not ASCII, in any block of a line, sends the line to the
+// UTF-8 check: invalid UTF-8 is refused wherever it is, valid UTF-8 kept.
+func TestCSVNonASCIIInEveryBlock(t *testing.T) {
+	for at := range 140 { // the byte at 3+at of the line
+		for _, tc := range []struct {
+			b  string
+			ok bool
+		}{{"\xff", false}, {"é", true}} {
+			pad := strings.Repeat("x", at)
+			// Rows after it, so that the window holds its blocks.
+			data := "id,parent_id,name\na,," + pad + tc.b + "y\n" + strings.Repeat("b,a,"+strings.Repeat("z", 200)+"\n", 3)
+			src, err := OpenSource(writeTemp(t, "in.csv", []byte(data)), SourceOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = src.Next(context.Background())
+			src.Close()
+			if (err == nil) != tc.ok {
+				t.Errorf("%q at %d: error %v, want ok=%v", tc.b, at+3, err, tc.ok)
+			}
 		}
 	}
 }
