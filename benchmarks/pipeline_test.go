@@ -151,7 +151,7 @@ func benchCSVToItems(b *testing.B, emit func(*importer.Input, layouts.Layout) (i
 			cpu := cpuTime()
 			for range b.N {
 				in, err := importer.ReadInput(context.Background(), importer.InputOptions{
-					Path: path, Source: importer.SourceOptions{Types: colTypes}, SizeHint: benchNodes,
+					Path: path, Source: importer.SourceOptions{Types: colTypes},
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -195,7 +195,7 @@ func BenchmarkCSVPhases(b *testing.B) {
 	path := randomCSV(b)
 	colTypes, _ := importer.ParseTypes("size:N,score:N")
 	l, _ := layouts.New("path", layouts.Options{})
-	opts := importer.InputOptions{Path: path, Source: importer.SourceOptions{Types: colTypes}, SizeHint: benchNodes}
+	opts := importer.InputOptions{Path: path, Source: importer.SourceOptions{Types: colTypes}}
 	read := func(b *testing.B) *importer.Input {
 		in, err := importer.ReadInput(context.Background(), opts)
 		if err != nil {
@@ -343,7 +343,7 @@ func BenchmarkCSVToImportFiles(b *testing.B) {
 	cpu := cpuTime()
 	for range b.N {
 		in, err := importer.ReadInput(context.Background(), importer.InputOptions{
-			Path: path, Source: importer.SourceOptions{Types: colTypes}, SizeHint: benchNodes,
+			Path: path, Source: importer.SourceOptions{Types: colTypes},
 		})
 		if err != nil {
 			b.Fatal(err)

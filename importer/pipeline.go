@@ -31,7 +31,8 @@ type InputOptions struct {
 	Source SourceOptions
 	// ClosureCopy is what closure ancestor rows copy (nil: all; empty: none).
 	ClosureCopy []string
-	// SizeHint is the expected number of records (0 if unknown).
+	// SizeHint is the expected number of records; 0 lets ReadInput guess
+	// it from the size of a CSV or JSON Lines file.
 	SizeHint int
 }
 
@@ -77,7 +78,11 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 			copySet[a] = true
 		}
 	}
-	b := transform.NewBuilder(opts.SizeHint, copySet != nil)
+	hint := opts.SizeHint
+	if hint == 0 {
+		hint = estimateRecords(opts.Path, formatOf(opts))
+	}
+	b := transform.NewBuilder(hint, copySet != nil)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
 	unit := unitOf(opts)
 	if sk, ok := src.(skeletonSource); ok && fast {

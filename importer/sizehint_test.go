@@ -1,0 +1,52 @@
+package importer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// estimateRecords counts a small file's lines, guesses a large one's
+// within a few percent (a little over), and makes no guess for what it
+// cannot tell from the size.
+func TestEstimateRecords(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var big bytes.Buffer
+	big.WriteString("id,parent_id,name\n")
+	for i := range 200000 {
+		fmt.Fprintf(&big, "N%d,N%d,name %d\n", i, i/3, i%1000)
+	}
+	small := write("small.csv", []byte("id,parent_id\na,\nb,a\n"))
+	large := write("large.csv", big.Bytes())
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(big.Bytes())
+	zw.Close()
+	for _, tc := range []struct {
+		path, format string
+		lo, hi       int
+	}{
+		{small, "csv", 4, 4}, // three lines and the one after the last
+		{large, "csv", 200001, 200001 * 110 / 100},
+		{large, "CSV", 200001, 200001 * 110 / 100},
+		{large, "jsonl", 200001, 200001 * 110 / 100},
+		{large, "json", 0, 0},
+		{large, "parquet", 0, 0},
+		{write("large.csv.gz", gz.Bytes()), "csv", 0, 0},
+		{filepath.Join(dir, "missing.csv"), "csv", 0, 0},
+	} {
+		if got := estimateRecords(tc.path, tc.format); got < tc.lo || got > tc.hi {
+			t.Errorf("%s as %s: %d, want %d to %d", filepath.Base(tc.path), tc.format, got, tc.lo, tc.hi)
+		}
+	}
+}
