@@ -256,9 +256,10 @@ func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
 	empty := false
 	data, bounds := s.r.data, s.r.bounds
 	trusted := s.trusted.has(line)
+	bp := rowBounds(bounds, len(s.header))
 	for j := range s.flat.cols {
 		c := &s.flat.cols[j]
-		a, b := bounds[2*c.col], bounds[2*c.col+1]
+		a, b := cellAt(bp, c.col)
 		if a == b {
 			empty = true
 			continue
@@ -360,8 +361,9 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 	}
 	size, copyBytes := 0, 0
 	data, bounds := s.r.data, s.r.bounds
+	bp := rowBounds(bounds, len(s.header))
 	for _, c := range s.skelCols {
-		a, b := bounds[2*c.col], bounds[2*c.col+1]
+		a, b := cellAt(bp, c.col)
 		if a == b {
 			continue
 		}
@@ -960,4 +962,19 @@ func sameFile(info os.FileInfo, path string) bool {
 func sameInfo(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) &&
 		changeTime(a).Equal(changeTime(b))
+}
+
+// rowBounds returns the pointer cellAt reads a good row's field bounds
+// from, having checked once that they hold cols fields.
+func rowBounds(bounds []int, cols int) unsafe.Pointer {
+	if len(bounds) < 2*cols {
+		panic("importer: a good row without all its fields")
+	}
+	return unsafe.Pointer(unsafe.SliceData(bounds))
+}
+
+// cellAt returns the bounds of field col of the row rowBounds checked.
+func cellAt(bp unsafe.Pointer, col int) (a, b int) {
+	ab := *(*[2]int)(unsafe.Add(bp, uintptr(2*col)*intSize))
+	return ab[0], ab[1]
 }
