@@ -12,7 +12,8 @@ import (
 // with one that adds each row at once: the two agree, and every placed
 // node's path, joined by AppendPathText's fast walk for a one-byte
 // delimiter and its plain walk for a longer one, is AppendPath's, after
-// WarmPaths read ahead over any range.
+// WarmPaths read ahead over any range; and PathTexts, with any budget,
+// joins what AppendPathText does.
 func FuzzForestPaths(f *testing.F) {
 	f.Add("a,\nb,a\nc,b\nd,a\n", uint8(3))
 	f.Add("x,y\ny,x\nz,\nlong-identifier-of-bytes,z\nw,long-identifier-of-bytes\n", uint8(1))
@@ -46,15 +47,22 @@ func FuzzForestPaths(f *testing.F) {
 		}
 		fo := forests[0]
 		fo.WarmPaths(int(queue)%8-2, int(queue))
+		// PathTexts with a budget from none to all, by the queue byte.
+		budget := []int{0, 3, 40, 1 << 20}[queue%4]
+		texts := map[string]*PathTexts{"/": fo.NewPathTexts("/", budget), "::": fo.NewPathTexts("::", budget)}
 		for i := range fo.Len() {
 			if i%64 == 0 {
 				fo.WarmPaths(i, i+64)
+				texts["/"].Warm(i, i+64)
 			}
 			want := fo.AppendPath(nil, i)
 			for _, delim := range []string{"/", "::"} {
 				ids, text := fo.AppendPathText([]string{"x"}, []byte("pre"), i, delim)
 				if !slices.Equal(ids[1:], want) || string(text) != "pre"+strings.Join(want, delim) {
 					t.Fatalf("node %d: %q %q, want %q", i, ids, text, want)
+				}
+				if got := texts[delim].Append([]byte("pre"), i); string(got) != string(text) {
+					t.Fatalf("node %d, %q: PathTexts %q, AppendPathText %q", i, delim, got, text)
 				}
 			}
 		}
