@@ -17,8 +17,9 @@ import (
 // Forest is the skeleton of an input: every node's id, parent and place in its
 // tree, without the attributes' values. It is what lets treeport validate a
 // whole input before writing anything, and then stream the attributes in a
-// second read: ten million nodes take 657 MB once built (66 bytes a node,
-// measured in benchmarks/README.md).
+// second read: ten million nodes take about 620 MB once built (62 bytes a
+// node), and a whole import of them at most 654 MB of live heap (measured
+// in benchmarks/README.md).
 //
 // A Forest is built once by a Builder and is then read-only: it is safe for
 // concurrent reads.
@@ -961,8 +962,9 @@ func (x *idIndex) init(hint int) {
 	for k := range x.keys {
 		x.keys[k] = maphash.Comparable(x.seed, k) | 1
 	}
+	// Room for hint ids at most at the load putAt grows the table at.
 	size := 1024
-	for size < hint*2 {
+	for size*7 < hint*10 {
 		size <<= 1
 	}
 	x.slots = make([]uint64, size)
