@@ -31,8 +31,9 @@ type InputOptions struct {
 	Source SourceOptions
 	// ClosureCopy is what closure ancestor rows copy (nil: all; empty: none).
 	ClosureCopy []string
-	// SizeHint is the expected number of records; 0 lets ReadInput guess
-	// it from the size of a CSV or JSON Lines file.
+	// SizeHint is the expected number of records; 0 lets ReadInput take
+	// a Parquet file's count, or guess it from the size of a CSV or JSON
+	// Lines file.
 	SizeHint int
 }
 
@@ -79,6 +80,9 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		}
 	}
 	hint := opts.SizeHint
+	if c, ok := src.(interface{ records() int }); ok && hint == 0 {
+		hint = c.records() // a Parquet footer's count
+	}
 	if hint == 0 {
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}

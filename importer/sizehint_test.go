@@ -3,7 +3,9 @@ package importer
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,6 +49,30 @@ func TestEstimateRecords(t *testing.T) {
 	} {
 		if got := estimateRecords(tc.path, tc.format); got < tc.lo || got > tc.hi {
 			t.Errorf("%s as %s: %d, want %d to %d", filepath.Base(tc.path), tc.format, got, tc.lo, tc.hi)
+		}
+	}
+}
+
+// A Parquet source tells the rows its footer counts, which ReadInput
+// sizes the forest by.
+func TestParquetRecords(t *testing.T) {
+	for _, name := range []string{"cars", "folders", "org"} {
+		src, err := OpenSource(filepath.Join("..", "fixtures", name+".parquet"), SourceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			_, err := src.Next(context.Background())
+			if err == io.EOF {
+				break
+			}
+			rows++
+		}
+		got := src.(interface{ records() int }).records()
+		src.Close()
+		if got != rows || rows == 0 {
+			t.Errorf("%s: the footer counts %d rows, the file has %d", name, got, rows)
 		}
 	}
 }

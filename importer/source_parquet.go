@@ -46,7 +46,12 @@ type parquetSource struct {
 	rowNo  int // 1-based number of the last row returned
 	cols   [][]parquet.Value
 	done   bool
+	total  int64 // the rows the footer counts
 }
+
+// records is how many rows the file's footer counts: ReadInput sizes the
+// forest by it.
+func (s *parquetSource) records() int { return int(min(s.total, 1<<30)) }
 
 var _ Source = (*parquetSource)(nil)
 
@@ -113,6 +118,7 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 	}
 	root.optional = false
 	s = &parquetSource{
+		total:  pf.NumRows(),
 		file:   file,
 		opts:   opts,
 		root:   root,
