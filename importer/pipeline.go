@@ -430,7 +430,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 			node.Root = f.ID(f.Root(i))
 			err := opts.Layout.AppendItems(&node, &items, emit)
-			if !errors.Is(err, layouts.ErrPathNeeded) {
+			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
 			}
 			// An id holds the delimiter, or the layout takes ids: the
