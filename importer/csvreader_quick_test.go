@@ -130,6 +130,9 @@ func TestQuickNumberIn(t *testing.T) {
 		if gok != wok || gs != ws {
 			t.Fatalf("quickNumberIn(%q in %q) = %d, %v; quickNumber says %d, %v", f, data, gs, gok, ws, wok)
 		}
+		if ok := quickNumberOK(data, a, b); ok != wok {
+			t.Fatalf("quickNumberOK(%q in %q) = %v; quickNumber says %v", f, data, ok, wok)
+		}
 	}
 }
 

@@ -47,9 +47,6 @@ type Input struct {
 	// attrNames holds every attribute name seen, with the first place it
 	// was seen, for the layouts' reserved-name checks.
 	attrNames map[string]*transform.RowError
-	// good holds the rows that the skeleton read of a CSV file found good,
-	// which the flat read of the same file, unchanged, does not check again.
-	good *goodRows
 }
 
 // ReadInput reads the whole input once and builds its skeleton: ids,
@@ -212,9 +209,6 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 		// Add keeps copies of the strings, which are the reader's.
 		rec := transform.Record{ID: row.ID, Parent: row.Parent, File: row.File, Line: row.Line}
 		b.Add(&rec, unit, row.AttrBytes, row.CopyBytes)
-	}
-	if g, ok := src.(interface{ goodRows() *goodRows }); ok {
-		in.good = g.goodRows()
 	}
 	for _, a := range src.attrsSeen() {
 		if _, ok := in.attrNames[a.Name]; !ok {
@@ -388,9 +382,6 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		return &row.Record, err
 	}
 	if fs, ok := src.(flatSource); ok && fast {
-		if t, ok := src.(interface{ trust(*goodRows) bool }); ok {
-			t.trust(in.good)
-		}
 		next = func(ctx context.Context) (*transform.Record, error) {
 			err := fs.nextFlat(ctx, &row)
 			return &row.Record, err

@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
@@ -181,75 +178,4 @@ func FuzzCSVFlatRead(f *testing.F) {
 			}
 		}
 	})
-}
-
-// The flat read takes the cells of the rows the skeleton read found good
-// as checked, but only while the file is the one that read opened: a file
-// changed in between is checked again, row by row.
-func TestGoodRowsOnlyForTheSameFile(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "in.csv")
-	write := func(body string, mtime time.Time) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(path, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	// Row 3 is bad in the first read (x1 is no number), good in the second.
-	good, bad := "id,parent_id,n\na,,1\nb,a,x1\nc,a,3\n", "id,parent_id,n\na,,1\nb,a,22\nc,a,y\n"
-	l, err := layouts.New(layouts.PathName, layouts.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name        string
-		second      string
-		mtime       time.Time
-		wantTrusted bool
-		wantNodes   int64
-	}{
-		{"unchanged", good, t0, true, 2},
-		{"changed, same size, later", bad, t0.Add(time.Second), false, 1},
-		{"changed, same size and time", bad, t0, false, 1}, // a new file: another inode
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			write(good, t0)
-			in, err := ReadInput(ctx, InputOptions{Path: path, Source: SourceOptions{Types: map[string]string{"n": "N"}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if in.good == nil || !in.good.has(2) || in.good.has(3) || !in.good.has(4) {
-				t.Fatalf("good rows %+v: want lines 2 and 4", in.good)
-			}
-			if tc.second != good || tc.mtime != t0 {
-				if err := os.Remove(path); err != nil {
-					t.Fatal(err)
-				}
-				write(tc.second, tc.mtime)
-			}
-			src, err := OpenSource(path, SourceOptions{Types: map[string]string{"n": "N"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			trusted := src.(*csvSource).trust(in.good)
-			src.Close()
-			if trusted != tc.wantTrusted {
-				t.Fatalf("trusted %v, want %v", trusted, tc.wantTrusted)
-			}
-			in.CheckLayout(l)
-			st, err := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Unchanged: a and c. Changed: c's y is found bad, and b was
-			// rejected by the first read.
-			if st.Nodes != tc.wantNodes {
-				t.Fatalf("%+v: want %d nodes", st, tc.wantNodes)
-			}
-		})
-	}
 }

@@ -177,8 +177,7 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 // input is an opened input file, decompressed when it needs to be.
 type input struct {
 	r           *bufio.Reader
-	compression string      // "", "gzip" or "zstd"
-	info        os.FileInfo // the regular file as it was opened; nil for anything else
+	compression string // "", "gzip" or "zstd"
 	closers     []func() error
 }
 
@@ -197,9 +196,6 @@ func openInput(path string) (*input, error) {
 		return nil, err
 	}
 	in.closers = append(in.closers, f.Close)
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-		in.info = info
-	}
 	return in, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -50,11 +49,6 @@ type csvSource struct {
 	// The flat read (nextFlat) builds each row's values in these, one per
 	// column, reused from row to row.
 	flat flatValues
-
-	// found records the good rows of the skeleton read; trusted holds
-	// those of an earlier read of the same file, whose cells this read
-	// need not check again.
-	found, trusted *goodRows
 
 	// The skeleton read: copyCol marks the columns a closure ancestor row
 	// copies (nil: all of them), and seen the attribute columns already
@@ -255,7 +249,6 @@ func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
 	full := s.flat.full
 	empty := false
 	data, bounds := s.r.data, s.r.bounds
-	trusted := s.trusted.has(line)
 	bp := rowBounds(bounds, len(s.header))
 	for j := range s.flat.cols {
 		c := &s.flat.cols[j]
@@ -272,11 +265,7 @@ func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
 			c.s.Value = transientString(f)
 			continue
 		case 'N':
-			if trusted {
-				c.n.Value = transientString(f)
-				continue
-			}
-			if _, ok := quickNumberIn(data, a, b); ok {
+			if quickNumberOK(data, a, b) {
 				c.n.Value = transientString(f)
 				continue
 			}
@@ -390,7 +379,6 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 		}
 	}
 	row.AttrBytes, row.CopyBytes = size, copyBytes
-	s.found.add(line)
 	if s.unseen > 0 {
 		s.markSeen(s.r.fieldSlices(), line, row.ID)
 	}
@@ -413,9 +401,6 @@ func (s *csvSource) markSeen(fields [][]byte, line int, id string) {
 // skeleton starts a skeleton read. copySet names the attributes a closure
 // ancestor row copies; nil means all of them.
 func (s *csvSource) skeleton(copySet map[string]bool) {
-	if s.in.info != nil {
-		s.found = &goodRows{file: s.in.info}
-	}
 	s.copyCol = nil
 	if copySet != nil {
 		s.copyCol = make([]bool, len(s.header))
@@ -469,7 +454,7 @@ func (s *csvSource) row() (line int, bad *transform.Record, err error) {
 	}
 	line = s.r.recLine
 	// A line read in one piece is valid UTF-8 exactly when its fields are.
-	if body := s.r.body; !s.r.ascii && !s.trusted.has(line) && (body == nil || !utf8.Valid(body)) {
+	if body := s.r.body; !s.r.ascii && (body == nil || !utf8.Valid(body)) {
 		for i, f := range s.r.fieldSlices() {
 			if !utf8.Valid(f) {
 				bad, err = s.rowError(s.r.fieldSlices(), line, parseErr("column %q is not valid UTF-8: %q", s.header[i], f))
@@ -696,22 +681,13 @@ func quickNumberIn(data []byte, a, b int) (size int, ok bool) {
 	if k <= 0 || k > 8 || b < 8 || b > len(data) {
 		return quickNumber(data[a:b])
 	}
-	// The field in the low k bytes, zeros above.
-	w := binary.LittleEndian.Uint64(data[b-8 : b])
-	w >>= 8 * uint(8-k)
+	w := binary.LittleEndian.Uint64(data[b-8:b]) >> (8 * uint(8-k)) // the field in the low k bytes
 	if c := byte(w); c == '-' || c == '+' {
-		w >>= 8
-		k--
+		w, k = w>>8, k-1
 	}
-	if k == 0 {
+	digit, dot, t, ok := numberBits(w, k)
+	if !ok {
 		return 0, false
-	}
-	low := msbs >> (8 * uint(8-k)) // the high bit of each of the k bytes
-	t := w ^ (lsbs * '0')          // digits become 0 to 9
-	digit := ^(t&low7s + lsbs*(0x80-10)) &^ t & msbs & low
-	dot := zeroBytes(w^(lsbs*'.')) & low
-	if digit|dot != low || digit == 0 || dot&(dot-1) != 0 {
-		return 0, false // another byte, no digit, or two points
 	}
 	nz := digit &^ zeroBytes(t) // the digits that are not 0
 	if nz == 0 {
@@ -726,6 +702,35 @@ func quickNumberIn(data []byte, a, b int) (size int, ok bool) {
 		}
 	}
 	return (n+1)/2 + 1, true
+}
+
+// quickNumberOK is quickNumberIn without the size, for the second read,
+// which needs only to know that the number is one.
+func quickNumberOK(data []byte, a, b int) bool {
+	k := b - a
+	if k <= 0 || k > 8 || b < 8 || b > len(data) {
+		_, ok := quickNumber(data[a:b])
+		return ok
+	}
+	w := binary.LittleEndian.Uint64(data[b-8:b]) >> (8 * uint(8-k)) // the field in the low k bytes
+	if c := byte(w); c == '-' || c == '+' {
+		w, k = w>>8, k-1
+	}
+	_, _, _, ok := numberBits(w, k)
+	return ok
+}
+
+// numberBits checks the number in the low k bytes of w (zeros above, its
+// sign shifted out), a word at a time: digit has the high bit of each
+// digit's byte, dot that of its point, and t is the word with '0' taken
+// from each byte.
+func numberBits(w uint64, k int) (digit, dot, t uint64, ok bool) {
+	low := msbs >> (64 - 8*uint(k)) // the high bit of each of the k bytes
+	t = w ^ (lsbs * '0')           // digits become 0 to 9
+	digit = ^(t&low7s + lsbs*(0x80-10)) &^ t & low
+	dot = zeroBytes(w^(lsbs*'.')) & low
+	// Only digits and one point at most, and a digit (none when k is 0).
+	return digit, dot, t, digit != 0 && (digit|dot)^low|dot&(dot-1) == 0
 }
 
 // numberSize is transform.NumberSize of a number CheckNumber accepts, in
@@ -903,65 +908,6 @@ func (c *strChunk) str(b []byte) string {
 // not written to, so it must not be kept past the next read.
 func transientString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// goodRows are the rows of a CSV file that its skeleton read found good,
-// by the line they start on, and the file as that read opened it. A later
-// read of the same file, unchanged, takes their cells as valid numbers and
-// UTF-8 without checking them again: the skeleton read checked them all.
-type goodRows struct {
-	file os.FileInfo
-	good []uint64 // bit l: the row that starts on line l is good
-}
-
-func (g *goodRows) add(line int) {
-	if g == nil {
-		return
-	}
-	for line>>6 >= len(g.good) {
-		g.good = append(g.good, 0)
-	}
-	g.good[line>>6] |= 1 << (line & 63)
-}
-
-// has reports whether the row on line is good; false for a nil g.
-func (g *goodRows) has(line int) bool {
-	return g != nil && line>>6 < len(g.good) && g.good[line>>6]&(1<<(line&63)) != 0
-}
-
-// goodRows returns the good rows the skeleton read found, if the file
-// is as it was when the read opened it; else nil.
-func (s *csvSource) goodRows() *goodRows {
-	if g := s.found; g != nil && sameFile(g.file, s.file) {
-		return g
-	}
-	return nil
-}
-
-// trust takes the good rows of an earlier skeleton read, and reports
-// whether they are of this file as it was opened, which was then as that
-// read found it. The cells of those rows are then not checked again.
-func (s *csvSource) trust(g *goodRows) bool {
-	if g == nil || s.in.info == nil || !sameInfo(g.file, s.in.info) {
-		return false
-	}
-	s.trusted = g
-	return true
-}
-
-// sameFile reports whether the file at path is still the one info
-// describes, unchanged.
-func sameFile(info os.FileInfo, path string) bool {
-	now, err := os.Stat(path)
-	return err == nil && sameInfo(info, now)
-}
-
-// sameInfo reports whether a and b describe the same file with the same
-// content: the same inode, size and times of modification and of change
-// (the last, unlike the others, cannot be set back).
-func sameInfo(a, b os.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) &&
-		changeTime(a).Equal(changeTime(b))
 }
 
 // rowBounds returns the pointer cellAt reads a good row's field bounds
