@@ -726,7 +726,7 @@ func quickNumberOK(data []byte, a, b int) bool {
 // from each byte.
 func numberBits(w uint64, k int) (digit, dot, t uint64, ok bool) {
 	low := msbs >> (64 - 8*uint(k)) // the high bit of each of the k bytes
-	t = w ^ (lsbs * '0')           // digits become 0 to 9
+	t = w ^ (lsbs * '0')            // digits become 0 to 9
 	digit = ^(t&low7s + lsbs*(0x80-10)) &^ t & low
 	dot = zeroBytes(w^(lsbs*'.')) & low
 	// Only digits and one point at most, and a digit (none when k is 0).
