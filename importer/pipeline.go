@@ -396,9 +396,10 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		}
 	}
 	// The keys of the path and prefix layouts join the ids of the path,
-	// and need no more of it: they take the joined text, which PathTexts
-	// makes from the kept text of an ancestor near the node. The closure
-	// layout takes the ids.
+	// and need no more of it: for a one-byte delimiter, they take the
+	// joined text alone, which PathTexts makes from the kept text of an
+	// ancestor near the node; for a longer one, the text and the ids. The
+	// closure layout, and a layout of another package, take the ids.
 	delim := opts.Layout.Delimiter()
 	var (
 		ids   []string
@@ -406,7 +407,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		paths *transform.PathTexts
 	)
 	f := in.Forest
-	if delim != "" {
+	if len(delim) == 1 && layouts.TakesPathText(opts.Layout) {
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}
 	warmed := 0 // the nodes below have had their paths read ahead
@@ -424,10 +425,14 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
 			}
-			// An id holds the delimiter, or the layout takes ids: the
-			// layout needs the ids, for its error or its items.
+			// An id holds the delimiter, or the text cannot show that the
+			// node is whole: the layout needs the ids, for its error or
+			// its items.
 			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
 			node.PathText = unsafe.String(unsafe.SliceData(text), len(text))
+		} else if delim != "" {
+			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
+			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 		} else {
 			ids = f.AppendPath(ids[:0], i)
 		}

@@ -179,3 +179,58 @@ func FuzzCSVFlatRead(f *testing.F) {
 		}
 	})
 }
+
+// outsideLayout is a Layout of another package, as EmitAttrs sees it: it
+// records whether a node came without its Path.
+type outsideLayout struct {
+	layouts.Layout
+	pathless int
+}
+
+func (l *outsideLayout) AppendItems(n *layouts.FlatNode, b *layouts.ItemBuffer, emit func([]layouts.Attr)) error {
+	if n.Path == nil {
+		l.pathless++
+	}
+	return l.Layout.AppendItems(n, b, emit)
+}
+
+// A layout of another package is given every node's Path, and builds the
+// same items; and a node whose id holds the delimiter, given to EmitAttrs
+// without CheckLayout, gets Emit's error (the text alone cannot show it,
+// and the node is given again with its ids).
+func TestEmitAttrsPathWhereNeeded(t *testing.T) {
+	ctx := context.Background()
+	path := writeTemp(t, "in.csv", []byte("id,parent_id,n\na,,1\nb,a,2\nc,b,3\nd,a,4\n"))
+	in, err := ReadInput(ctx, InputOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{layouts.PathName, layouts.PrefixName} {
+		l, err := layouts.New(name, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Forest.Reset()
+		in.CheckLayout(l)
+		want, _ := emitAttrsAll(t, in, EmitOptions{Layout: l}, true)
+		outside := &outsideLayout{Layout: l}
+		got, _ := emitAttrsAll(t, in, EmitOptions{Layout: outside}, true)
+		if got != want || outside.pathless > 0 {
+			t.Errorf("%s from another package: %d nodes without Path; items\n%s\nwant\n%s", name, outside.pathless, got, want)
+		}
+	}
+
+	path = writeTemp(t, "delim.csv", []byte("id,parent_id\na,\nb/x,a\nc,b/x\n"))
+	if in, err = ReadInput(ctx, InputOptions{Path: path}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := layouts.New(layouts.PathName, layouts.Options{Delimiter: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, werr := in.Emit(ctx, EmitOptions{Layout: l}, func(int64, layouts.Item) error { return nil })
+	_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
+	if werr == nil || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+		t.Errorf("an id holding the delimiter: EmitAttrs %v, Emit %v", gerr, werr)
+	}
+}

@@ -33,11 +33,12 @@ type FlatNode struct {
 	// a layout whose keys join Path by that delimiter takes it as it is
 	// instead of joining Path again.
 	//
-	// Path may then be nil, with Root set to Path[0]: the path and prefix
-	// layouts need no more when PathDelim is theirs and the text shows
-	// that no id holds it. When they cannot tell, and for the closure
-	// layout, AppendItems returns ErrPathNeeded having emitted nothing:
-	// call it again with Path.
+	// Path may then be nil, with Root set to Path[0], for a layout of which
+	// TakesPathText says so (path, sharded-path and prefix): they need no
+	// more when PathDelim is theirs and the text shows that no id holds
+	// it. When they cannot tell, AppendItems returns ErrPathNeeded having
+	// emitted nothing: call it again with Path. The closure layout always
+	// does.
 	PathText, PathDelim string
 	Root                string
 	// Attrs are the node's own attributes, each name at most once.
@@ -241,6 +242,17 @@ func (b *base) reservedName(name string) bool {
 	return b.layout == PrefixName && strings.HasPrefix(name, b.delim)
 }
 
+// TakesPathText reports whether l builds its items from a FlatNode's
+// PathText and Root without its Path (see FlatNode). A Layout of another
+// package is given the Path.
+func TakesPathText(l Layout) bool {
+	t, ok := l.(interface{ takesPathText() bool })
+	return ok && t.takesPathText()
+}
+
+func (l *pathLayout) takesPathText() bool   { return true }
+func (l *prefixLayout) takesPathText() bool { return true }
+
 // textOnly reports whether n comes with its PathText and no Path.
 func (n *FlatNode) textOnly() bool { return n.Path == nil && n.PathText != "" }
 
@@ -251,8 +263,8 @@ var ErrPathNeeded = errors.New("layouts: the node's Path is needed")
 // checkText is checkShape and checkDelims for a FlatNode without Path, on
 // its PathText. It returns ErrPathNeeded unless the text is the layout's,
 // holds exactly Depth delimiters (then no id holds one: each would add
-// one more), starts with Root and ends with Parent and ID, as Path's join
-// does.
+// one more), and its first id is Root, its last ID and the one before it
+// Parent, each between delimiters, as Path's join has them.
 func (b *base) checkText(n *FlatNode) error {
 	t, d := n.PathText, b.delim
 	if n.ID == "" || n.PathDelim != d || d == "" || n.Depth < 0 || strings.Count(t, d) != n.Depth {
@@ -277,6 +289,11 @@ func (b *base) checkText(n *FlatNode) error {
 			return ErrPathNeeded
 		}
 	} else if from < len(d) || !delimAt(t, from-len(d), d) {
+		return ErrPathNeeded
+	}
+	// Root and Parent are whole ids: the first delimiter ends the root,
+	// and the last before the node's starts its parent.
+	if strings.Index(t, d) != len(n.Root) || strings.LastIndex(t[:above], d) != max(from-len(d), -1) {
 		return ErrPathNeeded
 	}
 	return nil

@@ -315,6 +315,8 @@ func TestAppendItemsTextOnly(t *testing.T) {
 		"a delimiter in an id":      func(n *layouts.FlatNode) { n.PathText = "a/b/x/c" },
 		"a root with a parent":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Depth = "a", "a", "a", 0 },
 		"a root of another id":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Parent, n.Depth = "a", "x", "a", "", 0 },
+		"a root of two ids":         func(n *layouts.FlatNode) { n.Root = "a/b" },
+		"a parent of two ids":       func(n *layouts.FlatNode) { n.PathText, n.Root, n.Parent, n.Depth = "a/x/b/c", "a", "x/b", 3 },
 	}
 	for name, change := range bad {
 		n := good

@@ -38,10 +38,12 @@ type PathTexts struct {
 const maxKept = MaxPartitionKeyBytes
 
 // NewPathTexts makes the PathTexts of the forest for delim, keeping at
-// most budget bytes of text (and 4 bytes a node of offsets).
+// most budget bytes of text (and 4 bytes a node of offsets). It keeps
+// texts for a one-byte delimiter only; with another, Append is
+// AppendPathText.
 func (f *Forest) NewPathTexts(delim string, budget int) *PathTexts {
 	p := &PathTexts{f: f, delim: delim}
-	if delim == "" {
+	if len(delim) != 1 {
 		return p
 	}
 	// The bytes of text the nodes would take, by the bit length of their
