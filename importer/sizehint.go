@@ -7,16 +7,26 @@ import (
 	"strings"
 )
 
-// hintSample is how much of a file estimateRecords reads.
-const hintSample = 256 << 10
+const (
+	// hintSample is how much of each end of a file estimateRecords reads.
+	hintSample = 256 << 10
+	// maxHint bounds a guess, a footer's count or a caller's hint that
+	// sizes the forest: past it, the forest grows as it reads.
+	maxHint = 1 << 27
+)
 
 // estimateRecords guesses how many records a CSV or JSON Lines file holds,
-// one a line, from the lines of its first and last hintSample bytes and its size,
 // so that the forest can be sized once instead of growing (a build about a
-// quarter faster). It returns 0, for no guess, for anything else: another
-// format, a compressed file, or one that cannot be read.
+// quarter faster). It counts the records in the file's first and last
+// hintSample bytes, line ends outside quotes that end a line with
+// something on it (a CSV cell may hold line ends, and blank lines are no
+// records), and scales them to the file's size. It returns 0, for no
+// guess, for anything else: another format, a compressed file, or one that
+// cannot be read.
 func estimateRecords(path, format string) int {
-	if format = strings.ToLower(format); format != FormatCSV && format != FormatJSONL && format != "ndjson" {
+	format = strings.ToLower(format)
+	csv := format == FormatCSV
+	if !csv && format != FormatJSONL && format != "ndjson" {
 		return 0
 	}
 	f, err := os.Open(path)
@@ -37,22 +47,56 @@ func estimateRecords(path, format string) int {
 	if bytes.HasPrefix(buf, []byte{0x1f, 0x8b}) || bytes.HasPrefix(buf, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
 		return 0 // compressed: the size says little
 	}
-	lines := bytes.Count(buf, []byte{'\n'})
+	header := 0
+	if csv {
+		header = 1
+	}
+	records, last := countRecords(buf, csv)
 	if n < hintSample {
-		return lines + 1 // the whole file
+		// The whole file, whose last line may have no end.
+		if !last {
+			records++
+		}
+		return max(records-header, 0)
 	}
 	// Lines tend to grow down a file (ids count up): the sample is the
-	// file's first bytes and its last.
+	// file's first bytes and its last, unless those may be inside quotes.
 	sampled := n
 	if info.Size() >= 2*hintSample {
-		if m, err := f.ReadAt(buf, info.Size()-hintSample); err == nil || err == io.EOF {
-			lines += bytes.Count(buf[:m], []byte{'\n'})
+		if m, err := f.ReadAt(buf, info.Size()-hintSample); (err == nil || err == io.EOF) && bytes.IndexByte(buf[:m], '"') < 0 {
+			r, _ := countRecords(buf[:m], false)
+			records += r
 			sampled += m
 		}
 	}
-	if lines == 0 {
+	if records == 0 {
 		return 0
 	}
-	est := int(info.Size() * int64(lines) / int64(sampled))
-	return min(est+est/32, 1<<30) // a little over: growing costs more than room to spare
+	est := int(info.Size() * int64(records) / int64(sampled))
+	return min(est+est/32, maxHint) // a little over: growing costs more than room to spare
+}
+
+// countRecords counts the line ends in b that end a record: outside
+// double quotes when quotes, after a line with more than a CR on it. last
+// reports whether b ends at the end of a record or a blank line.
+func countRecords(b []byte, quotes bool) (records int, last bool) {
+	in, blank := false, true
+	for _, c := range b {
+		switch c {
+		case '"':
+			in = in != quotes // toggles when quotes count
+			blank = false
+		case '\n':
+			if !in {
+				if !blank {
+					records++
+				}
+				blank = true
+			}
+		case '\r':
+		default:
+			blank = false
+		}
+	}
+	return records, blank && !in
 }

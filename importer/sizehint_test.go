@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// estimateRecords counts a small file's lines, guesses a large one's
-// within a few percent (a little over), and makes no guess for what it
-// cannot tell from the size.
+// estimateRecords counts a small file's records, guesses a large one's
+// within a few percent (a little over), counts neither the line ends in
+// quoted cells nor blank lines, and makes no guess for what it cannot tell
+// from the size.
 func TestEstimateRecords(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
@@ -34,14 +36,25 @@ func TestEstimateRecords(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(big.Bytes())
 	zw.Close()
+	// Records of many lines each (a quoted note), and blank lines.
+	var notes, blanks bytes.Buffer
+	notes.WriteString("id,parent_id,note\n")
+	blanks.WriteString("id,parent_id\n")
+	for i := range 3000 {
+		fmt.Fprintf(&notes, "N%d,,\"%s\"\n", i, strings.Repeat("a line, of a \"\"note\"\"\r\n", 30))
+		fmt.Fprintf(&blanks, "N%d,\n\n\r\n\n", i)
+	}
 	for _, tc := range []struct {
 		path, format string
 		lo, hi       int
 	}{
-		{small, "csv", 4, 4}, // three lines and the one after the last
-		{large, "csv", 200001, 200001 * 110 / 100},
-		{large, "CSV", 200001, 200001 * 110 / 100},
-		{large, "jsonl", 200001, 200001 * 110 / 100},
+		{small, "csv", 2, 2}, // the rows, exactly
+		{write("nolastend.csv", []byte("id,parent_id\na,\nb,a")), "csv", 2, 2},
+		{large, "csv", 200000, 200000 * 110 / 100},
+		{large, "CSV", 200000, 200000 * 110 / 100},
+		{large, "jsonl", 200000, 200000 * 110 / 100},
+		{write("notes.csv", notes.Bytes()), "csv", 3000, 3000 * 110 / 100},
+		{write("blanks.csv", blanks.Bytes()), "csv", 3000, 3000 * 110 / 100},
 		{large, "json", 0, 0},
 		{large, "parquet", 0, 0},
 		{write("large.csv.gz", gz.Bytes()), "csv", 0, 0},

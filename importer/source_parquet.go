@@ -49,9 +49,16 @@ type parquetSource struct {
 	total  int64 // the rows the footer counts
 }
 
-// records is how many rows the file's footer counts: ReadInput sizes the
-// forest by it.
-func (s *parquetSource) records() int { return int(min(s.total, 1<<30)) }
+// records is how many rows the file's footer counts, which ReadInput sizes
+// the forest by, at most one a byte of the file (a footer is not to be
+// trusted further) and maxHint.
+func (s *parquetSource) records() int {
+	n := min(s.total, maxHint)
+	if info, err := s.f.Stat(); err == nil {
+		n = min(n, info.Size())
+	}
+	return int(max(n, 0))
+}
 
 var _ Source = (*parquetSource)(nil)
 

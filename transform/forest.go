@@ -556,6 +556,8 @@ func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 	// The arena starts with arenaPad bytes that belong to no id (see
 	// AppendPathText).
 	b.f.arena = make([]byte, arenaPad, 4<<10)
+	// Past this, a hint is no better than growing (and may be wrong).
+	sizeHint = min(sizeHint, 1<<27)
 	if sizeHint > 0 {
 		b.f.nodes = make([]nodeRec, 0, sizeHint)
 		b.f.loc = make([]uint64, 0, sizeHint)

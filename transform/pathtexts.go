@@ -49,14 +49,14 @@ func (f *Forest) NewPathTexts(delim string, budget int) *PathTexts {
 	// The bytes of text the nodes would take, by the bit length of their
 	// subtree's size: a node with children has a subtree of at least 2,
 	// of bit length 2 or more. A node in or below a cycle has none.
-	var bytes [33]int
+	var bytes [33]int64
 	for i := range f.nodes {
 		if l := p.pathLen(i); l > 0 {
-			bytes[bits.Len32(uint32(f.subtree[i]))] += l
+			bytes[bits.Len32(uint32(f.subtree[i]))] += int64(l)
 		}
 	}
-	from, total := len(bytes), 0
-	for b := len(bytes) - 1; b >= 2 && uint64(total+bytes[b]) <= min(uint64(budget), math.MaxUint32-1); b-- {
+	from, total := len(bytes), int64(0)
+	for b := len(bytes) - 1; b >= 2 && total+bytes[b] <= min(int64(budget), math.MaxUint32-1); b-- {
 		total += bytes[b]
 		from = b
 	}
