@@ -420,7 +420,6 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			}
 			text = paths.Append(text[:0], i)
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
-			node.Root = f.ID(f.Root(i))
 			err := opts.Layout.AppendItems(&node, &items, emit)
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr

@@ -80,6 +80,13 @@ func estimateRecords(path, format string) int {
 // double quotes when quotes, after a line with more than a CR on it. last
 // reports whether b ends at the end of a record or a blank line.
 func countRecords(b []byte, quotes bool) (records int, last bool) {
+	if (!quotes || bytes.IndexByte(b, '"') < 0) && !bytes.Contains(b, []byte("\n\n")) &&
+		!bytes.Contains(b, []byte("\n\r\n")) && (len(b) == 0 || b[0] != '\n' && b[0] != '\r') {
+		// No quote that counts, and no blank line: every line end ends a
+		// record (the usual file, counted at once).
+		end := len(b) > 0 && b[len(b)-1] == '\n'
+		return bytes.Count(b, []byte{'\n'}), end || len(b) == 0
+	}
 	in, blank := false, true
 	for _, c := range b {
 		switch c {

@@ -38,6 +38,8 @@ var variants = []variant{
 	{"prefix", layouts.PrefixName, layouts.Options{}},
 	{"prefix/slash", layouts.PrefixName, layouts.Options{Delimiter: "/"}},
 	{"prefix/renamed", layouts.PrefixName, layouts.Options{Attr: map[string]string{"Key": "PK", "Child": "SK"}}},
+	{"path/broken-bar", layouts.PathName, layouts.Options{Delimiter: "¦"}},
+	{"prefix/arrow", layouts.PrefixName, layouts.Options{Delimiter: "→"}},
 }
 
 // attr is the variant's name for a layout attribute.

@@ -33,14 +33,12 @@ type FlatNode struct {
 	// a layout whose keys join Path by that delimiter takes it as it is
 	// instead of joining Path again.
 	//
-	// Path may then be nil, with Root set to Path[0], for a layout of which
-	// TakesPathText says so (path, sharded-path and prefix): they need no
-	// more when PathDelim is theirs and the text shows that no id holds
-	// it. When they cannot tell, AppendItems returns ErrPathNeeded having
-	// emitted nothing: call it again with Path. The closure layout always
-	// does.
+	// Path may then be nil, for a layout of which TakesPathText says so
+	// (path, sharded-path and prefix): they need no more when PathDelim is
+	// theirs and the text shows that no id holds it. When they cannot
+	// tell, AppendItems returns ErrPathNeeded having emitted nothing: call
+	// it again with Path.
 	PathText, PathDelim string
-	Root                string
 	// Attrs are the node's own attributes, each name at most once.
 	Attrs []Attr
 }
@@ -243,7 +241,7 @@ func (b *base) reservedName(name string) bool {
 }
 
 // TakesPathText reports whether l builds its items from a FlatNode's
-// PathText and Root without its Path (see FlatNode). A Layout of another
+// PathText without its Path (see FlatNode). A Layout of another
 // package is given the Path.
 func TakesPathText(l Layout) bool {
 	t, ok := l.(interface{ takesPathText() bool })
@@ -261,56 +259,49 @@ func (n *FlatNode) textOnly() bool { return n.Path == nil && n.PathText != "" }
 var ErrPathNeeded = errors.New("layouts: the node's Path is needed")
 
 // checkText is checkShape and checkDelims for a FlatNode without Path, on
-// its PathText. It returns ErrPathNeeded unless the text is the layout's,
-// holds exactly Depth delimiters (then no id holds one: each would add
-// one more), and its first id is Root, its last ID and the one before it
-// Parent, each between delimiters, as Path's join has them.
-func (b *base) checkText(n *FlatNode) error {
+// its PathText, and returns the root's id, the text's first. It returns
+// ErrPathNeeded unless the text is the layout's and holds exactly Depth
+// delimiters (then no id holds one: each would add one more; and a
+// delimiter, one character, is found only where it is), ends with ID, and
+// has Parent before it, or none at a root.
+func (b *base) checkText(n *FlatNode) (root string, err error) {
 	t, d := n.PathText, b.delim
 	if n.ID == "" || n.PathDelim != d || d == "" || n.Depth < 0 || strings.Count(t, d) != n.Depth {
-		return ErrPathNeeded
+		return "", ErrPathNeeded
 	}
 	if n.Depth == 0 {
-		if t != n.ID || n.Root != n.ID || n.Parent != "" {
-			return ErrPathNeeded
+		if t != n.ID || n.Parent != "" {
+			return "", ErrPathNeeded
 		}
-		return nil
+		return t, nil
 	}
 	// root d … d parent d id, where the parent is the root at depth 1.
 	above := len(t) - len(n.ID) - len(d) // where the parent ends
-	from := above - len(n.Parent)        // and starts
-	if from < 0 || n.Parent == "" || len(t) <= len(n.Root)+len(d) ||
-		!delimAt(t, above, d) || !delimAt(t, len(n.Root), d) ||
-		t[above+len(d):] != n.ID || t[from:above] != n.Parent || t[:len(n.Root)] != n.Root {
-		return ErrPathNeeded
+	if above <= 0 || t[above:above+len(d)] != d || t[above+len(d):] != n.ID {
+		return "", ErrPathNeeded
 	}
-	if n.Depth == 1 {
-		if from != 0 {
-			return ErrPathNeeded
-		}
-	} else if from < len(d) || !delimAt(t, from-len(d), d) {
-		return ErrPathNeeded
-	}
-	// Root and Parent are whole ids: the first delimiter ends the root,
-	// and the last before the node's starts its parent.
-	if strings.Index(t, d) != len(n.Root) || strings.LastIndex(t[:above], d) != max(from-len(d), -1) {
-		return ErrPathNeeded
-	}
-	return nil
-}
-
-// delimAt reports whether t holds d at i, where i+len(d) <= len(t).
-func delimAt(t string, i int, d string) bool {
+	from := 0 // where the parent starts: after the delimiter before it, but for a root
 	if len(d) == 1 {
-		return t[i] == d[0]
+		// The parent is short: a loop costs less than LastIndex's call.
+		for i := above - 1; i >= 0; i-- {
+			if t[i] == d[0] {
+				from = i + 1
+				break
+			}
+		}
+	} else if i := strings.LastIndex(t[:above], d); i >= 0 {
+		from = i + len(d)
 	}
-	return t[i:i+len(d)] == d
+	if n.Parent == "" || t[from:above] != n.Parent {
+		return "", ErrPathNeeded
+	}
+	return t[:strings.Index(t, d)], nil
 }
 
 // checkFlatNode is checkNode for a FlatNode.
 func (b *base) checkFlatNode(rs *reservedSet, n *FlatNode) error {
 	if n.textOnly() {
-		if err := b.checkText(n); err != nil {
+		if _, err := b.checkText(n); err != nil {
 			return err
 		}
 		return b.checkFlatAttrs(rs, n)

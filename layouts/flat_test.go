@@ -81,12 +81,12 @@ func TestAppendItemsMatchesItems(t *testing.T) {
 					}
 					sameItems(t, fmt.Sprintf("%s seed %d node %q (PathText joined by %q)", v.name, seed, n.ID, delim), got, want)
 				}
-				// With PathText and Root, and no Path: the path and prefix
+				// With PathText and no Path: the path and prefix
 				// layouts build the same items, the closure layout needs
 				// the Path, and so does any layout for another delimiter.
 				for _, delim := range []string{l.Delimiter(), "\x00"} {
 					fn := flatOf(n)
-					fn.PathText, fn.PathDelim, fn.Root, fn.Path = strings.Join(n.Path, delim), delim, n.Path[0], nil
+					fn.PathText, fn.PathDelim, fn.Path = strings.Join(n.Path, delim), delim, nil
 					got, gerr := appendAll(l, fn, &buf)
 					if delim == "" || delim == "\x00" {
 						if !errors.Is(gerr, layouts.ErrPathNeeded) || len(got) > 0 {
@@ -201,7 +201,7 @@ func TestAppendItemsRefusesAsItems(t *testing.T) {
 			}
 			_, werr := itemsAll(l, n)
 			fn := flatOf(n)
-			fn.PathText, fn.PathDelim, fn.Root, fn.Path = strings.Join(n.Path, l.Delimiter()), l.Delimiter(), n.Path[0], nil
+			fn.PathText, fn.PathDelim, fn.Path = strings.Join(n.Path, l.Delimiter()), l.Delimiter(), nil
 			got, gerr := appendAll(l, fn, &buf)
 			if errors.Is(gerr, layouts.ErrPathNeeded) && len(got) == 0 {
 				continue
@@ -287,23 +287,27 @@ func TestItemOfCopies(t *testing.T) {
 }
 
 // A node given by its text alone is built only when the text agrees with
-// its id, parent, root and depth; anything else needs the Path.
+// its id, parent and depth, for a one-byte and a four-byte delimiter;
+// anything else needs the Path.
 func TestAppendItemsTextOnly(t *testing.T) {
-	l, err := layouts.New("path", layouts.Options{Delimiter: "/"})
+	for _, delim := range []string{"/", "😀"} {
+		t.Run(delim, func(t *testing.T) { textOnly(t, delim) })
+	}
+}
+
+func textOnly(t *testing.T, delim string) {
+	l, err := layouts.New("path", layouts.Options{Delimiter: delim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := layouts.FlatNode{ID: "c", Parent: "b", Depth: 2, PathText: "a/b/c", PathDelim: "/", Root: "a"}
+	good := layouts.FlatNode{ID: "c", Parent: "b", Depth: 2, PathText: strings.ReplaceAll("a/b/c", "/", delim), PathDelim: delim}
 	var buf layouts.ItemBuffer
 	if items, err := appendAll(l, &good, &buf); err != nil || len(items) != 1 {
 		t.Fatalf("%+v: %d items, %v", good, len(items), err)
 	}
 	bad := map[string]func(n *layouts.FlatNode){
-		"another root":              func(n *layouts.FlatNode) { n.Root = "x" },
-		"no root":                   func(n *layouts.FlatNode) { n.Root = "" },
-		"a root that is a prefix":   func(n *layouts.FlatNode) { n.PathText, n.Root = "ab/b/c", "a" },
 		"another parent":            func(n *layouts.FlatNode) { n.Parent = "x" },
-		"a parent that is a suffix": func(n *layouts.FlatNode) { n.PathText, n.Root = "a/xb/c", "a" },
+		"a parent that is a suffix": func(n *layouts.FlatNode) { n.PathText = "a/xb/c" },
 		"no parent":                 func(n *layouts.FlatNode) { n.Parent = "" },
 		"too shallow":               func(n *layouts.FlatNode) { n.Depth = 1 },
 		"too deep":                  func(n *layouts.FlatNode) { n.Depth = 3 },
@@ -313,14 +317,21 @@ func TestAppendItemsTextOnly(t *testing.T) {
 		"no id":                     func(n *layouts.FlatNode) { n.ID = "" },
 		"another delimiter":         func(n *layouts.FlatNode) { n.PathDelim = "|" },
 		"a delimiter in an id":      func(n *layouts.FlatNode) { n.PathText = "a/b/x/c" },
-		"a root with a parent":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Depth = "a", "a", "a", 0 },
-		"a root of another id":      func(n *layouts.FlatNode) { n.PathText, n.Root, n.ID, n.Parent, n.Depth = "a", "x", "a", "", 0 },
-		"a root of two ids":         func(n *layouts.FlatNode) { n.Root = "a/b" },
-		"a parent of two ids":       func(n *layouts.FlatNode) { n.PathText, n.Root, n.Parent, n.Depth = "a/x/b/c", "a", "x/b", 3 },
+		"a root with a parent":      func(n *layouts.FlatNode) { n.PathText, n.ID, n.Depth = "a", "a", 0 },
+		"a parent of two ids":       func(n *layouts.FlatNode) { n.PathText, n.Parent, n.Depth = "a/x/b/c", "x/b", 3 },
+		"an id with the delimiter, and none before it": func(n *layouts.FlatNode) { n.PathText, n.ID = "a/bx/c", "/c" },
+		"a parent that is the end of the root":         func(n *layouts.FlatNode) { n.PathText, n.Depth = "ab/c", 1 },
 	}
 	for name, change := range bad {
 		n := good
 		change(&n)
+		// The cases are written with "/": the same with the delimiter.
+		for _, f := range []*string{&n.PathText, &n.ID, &n.Parent} {
+			*f = strings.ReplaceAll(*f, "/", delim)
+		}
+		if n.PathDelim == "/" {
+			n.PathDelim = delim
+		}
 		items, err := appendAll(l, &n, &buf)
 		if !errors.Is(err, layouts.ErrPathNeeded) || len(items) > 0 {
 			t.Errorf("%s (%+v): %d items, error %v; want none and ErrPathNeeded", name, n, len(items), err)

@@ -121,11 +121,13 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 // AppendItems is Items into buf: the same item, with the same checks.
 func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
 	b.reset()
-	path, root := n.PathText, n.Root
+	var path, root string
 	if n.textOnly() {
-		if err := l.checkText(n); err != nil {
+		var err error
+		if root, err = l.checkText(n); err != nil {
 			return err
 		}
+		path = n.PathText
 	} else {
 		node := n.node()
 		if err := l.checkShape(&node); err != nil {
