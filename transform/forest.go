@@ -118,10 +118,6 @@ func (f *Forest) ID(i int) string { return f.id(int32(i)) }
 // Parent returns the index of node i's parent, or -1 for a root.
 func (f *Forest) Parent(i int) int { return int(f.nodes[i].parent) }
 
-// Root returns the index of node i's root; for a node that is not placed
-// (in or below a cycle), 0 or the node itself.
-func (f *Forest) Root(i int) int { return int(f.root[i]) }
-
 // Depth returns the depth of node i (0 at a root).
 func (f *Forest) Depth(i int) int { return int(f.depth[i]) }
 
