@@ -10,6 +10,8 @@ import (
 	"slices"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/treeport/treeport/internal/swar"
 )
 
 // csvReader reads RFC 4180 records exactly as encoding/csv's Reader does
@@ -254,7 +256,7 @@ func (r *csvReader) quickLine() int {
 	bounds := r.bounds[:2*len(line)+2]
 	bp := unsafe.Pointer(unsafe.SliceData(bounds))
 	lp := unsafe.Pointer(unsafe.SliceData(line))
-	commas := uint64(r.commaByte) * lsbs
+	commas := uint64(r.commaByte) * swar.LSBs
 	nb := 0    // bounds filled
 	start := 0 // of the field being read
 	var high uint64
@@ -263,7 +265,7 @@ func (r *csvReader) quickLine() int {
 	for ; i+8 <= len(line); i += 8 {
 		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(lp, i))[:])
 		high |= w
-		for cm := zeroBytes(w ^ commas); cm != 0; cm &= cm - 1 {
+		for cm := swar.ZeroBytes(w ^ commas); cm != 0; cm &= cm - 1 {
 			e := i + bits.TrailingZeros64(cm)>>3
 			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
 			nb += 2
@@ -276,7 +278,7 @@ func (r *csvReader) quickLine() int {
 		keep := ^uint64(0) >> (64 - 8*uint(rest))
 		w := binary.LittleEndian.Uint64(buf[i : i+8])
 		high |= w & keep
-		for cm := zeroBytes(w^commas) & keep; cm != 0; cm &= cm - 1 {
+		for cm := swar.ZeroBytes(w^commas) & keep; cm != 0; cm &= cm - 1 {
 			e := i + bits.TrailingZeros64(cm)>>3
 			*(*[2]int)(unsafe.Add(bp, uintptr(nb)*intSize)) = [2]int{start, e}
 			nb += 2
@@ -295,7 +297,7 @@ func (r *csvReader) quickLine() int {
 	}
 	bounds[nb], bounds[nb+1] = start, end
 	r.bounds = bounds[:nb+2]
-	r.ascii = high&msbs == 0
+	r.ascii = high&swar.MSBs == 0
 	r.numLine++
 	r.recLine = r.numLine
 	r.body, r.data = line, line
@@ -308,7 +310,7 @@ func (r *csvReader) quickLine() int {
 // feed and non-ASCII bytes at once. It reports false, having changed
 // nothing but the memory of r.bounds, when no block holds the line's end.
 func (r *csvReader) quickLine64(buf []byte) (int, bool) {
-	comma := uint64(r.commaByte) * lsbs
+	comma := uint64(r.commaByte) * swar.LSBs
 	bounds := r.bounds[:0]
 	nb, start := 0, 0
 	var high uint64
@@ -362,22 +364,8 @@ func (r *csvReader) quickLine64(buf []byte) (int, bool) {
 	return 0, false
 }
 
-// zeroBytes has the high bit of each byte of x that is zero set, and no
-// other bit.
-func zeroBytes(x uint64) uint64 {
-	// (x & 0x7f) + 0x7f has the high bit set when the low seven bits are
-	// not all zero, and never carries into the next byte.
-	return ^((x&low7s + low7s) | x | low7s)
-}
-
 // intSize is the size of an int.
 const intSize = unsafe.Sizeof(int(0))
-
-const (
-	lsbs  uint64 = 0x0101010101010101
-	msbs  uint64 = 0x8080808080808080
-	low7s uint64 = 0x7f7f7f7f7f7f7f7f
-)
 
 // parse is encoding/csv's readRecord from its first line on, without the
 // options treeport does not use. It fills r.data and r.bounds and returns

@@ -3,6 +3,8 @@ package importer
 import (
 	"encoding/binary"
 	"unsafe"
+
+	"github.com/treeport/treeport/internal/swar"
 )
 
 // scan64Go returns, for the 64 bytes at p, a bit for each byte that is the
@@ -12,10 +14,10 @@ import (
 func scan64Go(p *byte, comma uint64) (commas, quotes, newlines, high uint64) {
 	for k := 0; k < 64; k += 8 {
 		w := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(p), k))[:])
-		commas |= moveMask(zeroBytes(w^comma)) << uint(k)
-		quotes |= moveMask(zeroBytes(w^(lsbs*'"'))) << uint(k)
-		newlines |= moveMask(zeroBytes(w^(lsbs*'\n'))) << uint(k)
-		high |= moveMask(w&msbs) << uint(k)
+		commas |= moveMask(swar.ZeroBytes(w^comma)) << uint(k)
+		quotes |= moveMask(swar.ZeroBytes(w^(swar.LSBs*'"'))) << uint(k)
+		newlines |= moveMask(swar.ZeroBytes(w^(swar.LSBs*'\n'))) << uint(k)
+		high |= moveMask(w&swar.MSBs) << uint(k)
 	}
 	return commas, quotes, newlines, high
 }

@@ -3,6 +3,8 @@ package importer
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/treeport/treeport/internal/swar"
 )
 
 // scan64 (the assembly, on amd64) and scan64Go agree with a byte-by-byte
@@ -32,7 +34,7 @@ func TestScan64(t *testing.T) {
 				}
 			}
 			for name, f := range map[string]func(*byte, uint64) (uint64, uint64, uint64, uint64){"scan64": scan64, "scan64Go": scan64Go} {
-				c, q, l, h := f(p, uint64(d)*lsbs)
+				c, q, l, h := f(p, uint64(d)*swar.LSBs)
 				if got := [4]uint64{c, q, l, h}; got != want {
 					t.Fatalf("%s(%q, %q): %x, want %x", name, buf[off:off+64], d, got, want)
 				}

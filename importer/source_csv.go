@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/swar"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -689,7 +690,7 @@ func quickNumberIn(data []byte, a, b int) (size int, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	nz := digit &^ zeroBytes(t) // the digits that are not 0
+	nz := digit &^ swar.ZeroBytes(t) // the digits that are not 0
 	if nz == 0 {
 		return 1, true
 	}
@@ -725,10 +726,10 @@ func quickNumberOK(data []byte, a, b int) bool {
 // digit's byte, dot that of its point, and t is the word with '0' taken
 // from each byte.
 func numberBits(w uint64, k int) (digit, dot, t uint64, ok bool) {
-	low := msbs >> (64 - 8*uint(k)) // the high bit of each of the k bytes
-	t = w ^ (lsbs * '0')            // digits become 0 to 9
-	digit = ^(t&low7s + lsbs*(0x80-10)) &^ t & low
-	dot = zeroBytes(w^(lsbs*'.')) & low
+	low := swar.MSBs >> (64 - 8*uint(k)) // the high bit of each of the k bytes
+	t = w ^ (swar.LSBs * '0')            // digits become 0 to 9
+	digit = ^(t&swar.Low7s + swar.LSBs*(0x80-10)) &^ t & low
+	dot = swar.ZeroBytes(w^(swar.LSBs*'.')) & low
 	// Only digits and one point at most, and a digit (none when k is 0).
 	return digit, dot, t, digit != 0 && (digit|dot)^low|dot&(dot-1) == 0
 }

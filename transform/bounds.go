@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"unsafe"
+
+	"github.com/treeport/treeport/internal/swar"
 )
 
 // Bounds are upper bounds on the Stats of every node of a forest: the
@@ -39,28 +41,18 @@ func (b *Bounds) IDsMayHold(s string) bool {
 		return false
 	}
 	// A word of the byte against each record's id, masked to its length.
-	c := uint64(s[0]) * lsbs
+	c := uint64(s[0]) * swar.LSBs
 	for i := range f.nodes {
 		r := &f.nodes[i]
 		if r.n > 8 {
 			continue
 		}
-		if hasZero(binary.LittleEndian.Uint64(r.b[:])^c)&(msbs>>(64-8*uint(r.n))) != 0 {
+		if swar.ZeroBytes(binary.LittleEndian.Uint64(r.b[:])^c)&(swar.MSBs>>(64-8*uint(r.n))) != 0 {
 			return true
 		}
 	}
 	return false
 }
-
-// hasZero has the high bit of each byte of x that is zero set, and no other
-// bit.
-func hasZero(x uint64) uint64 { return ^((x&low7s + low7s) | x | low7s) }
-
-const (
-	lsbs  uint64 = 0x0101010101010101
-	msbs  uint64 = 0x8080808080808080
-	low7s uint64 = 0x7f7f7f7f7f7f7f7f
-)
 
 // Bounds returns the bounds of the forest's nodes, placed or not, rejected
 // or not. They are measured once, on the first call.

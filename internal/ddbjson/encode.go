@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/treeport/treeport/internal/swar"
 )
 
 // AppendLine appends the item as one line of a DynamoDB export,
@@ -195,23 +196,18 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-const (
-	lsbs = 0x0101010101010101
-	msbs = 0x8080808080808080
-)
-
 // plain8 reports whether the eight bytes of s are ASCII that a JSON string
 // holds as they are: no control character, quote, backslash or non-ASCII.
 func plain8(s string) bool {
 	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	if x&msbs != 0 {
+	if x&swar.MSBs != 0 {
 		return false
 	}
 	// With every byte below 0x80, b - n borrows into the high bit exactly
 	// when b < n, and b^c is zero exactly when b == c.
-	less := (x - lsbs*0x20) & msbs
-	q := x ^ (lsbs * '"')
-	bs := x ^ (lsbs * '\\')
-	return (less | ((q - lsbs) &^ q & msbs) | ((bs - lsbs) &^ bs & msbs)) == 0
+	less := (x - swar.LSBs*0x20) & swar.MSBs
+	q := x ^ (swar.LSBs * '"')
+	bs := x ^ (swar.LSBs * '\\')
+	return (less | ((q - swar.LSBs) &^ q & swar.MSBs) | ((bs - swar.LSBs) &^ bs & swar.MSBs)) == 0
 }
