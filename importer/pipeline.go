@@ -412,14 +412,20 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	}
 	warmed := 0 // the nodes below have had their paths read ahead
 	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
 				paths.Warm(i, i+64)
 				warmed = i + 64
 			}
-			text = paths.Append(text[:0], i)
-			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
+			// The forest's id, parent and path, which the layout takes
+			// as they are when no id holds the delimiter. A row whose
+			// parent is not the one the skeleton read found keeps its
+			// own, and gets the layout's checks.
+			text = node.SetPath(paths, i, text) // every field but Attrs
+			if node.Parent != rec.Parent {
+				node.ID, node.Parent = rec.ID, rec.Parent
+			}
+			node.Attrs = row.Flat
 			err := opts.Layout.AppendItems(&node, &items, emit)
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
@@ -428,11 +434,14 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			// node is whole: the layout needs the ids, for its error or
 			// its items.
 			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
-			node.PathText = unsafe.String(unsafe.SliceData(text), len(text))
+			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat,
+				PathText: unsafe.String(unsafe.SliceData(text), len(text)), PathDelim: delim}
 		} else if delim != "" {
+			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
 			ids, text = f.AppendPathText(ids[:0], text[:0], i, delim)
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 		} else {
+			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
 			ids = f.AppendPath(ids[:0], i)
 		}
 		node.Path = ids

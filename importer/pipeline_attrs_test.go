@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -232,5 +234,34 @@ func TestEmitAttrsPathWhereNeeded(t *testing.T) {
 	_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
 	if werr == nil || fmt.Sprint(gerr) != fmt.Sprint(werr) {
 		t.Errorf("an id holding the delimiter: EmitAttrs %v, Emit %v", gerr, werr)
+	}
+}
+
+// A row whose parent is no longer the one the skeleton read found (the file
+// was edited in between) is refused by EmitAttrs as by Emit, for each
+// layout: no item carries a parent that its path does not hold.
+func TestEmitAttrsParentChangedSinceRead(t *testing.T) {
+	ctx := context.Background()
+	path := writeTemp(t, "in.csv", []byte("id,parent_id,n\na,,1\nb,a,2\nc,b,3\nd,a,4\n"))
+	in, err := ReadInput(ctx, InputOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c's parent is now d, of the same length.
+	if err := os.WriteFile(path, []byte("id,parent_id,n\na,,1\nb,a,2\nc,d,3\nd,a,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range layouts.Names() {
+		l, err := layouts.New(name, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Forest.Reset()
+		in.CheckLayout(l)
+		_, werr := in.Emit(ctx, EmitOptions{Layout: l}, func(int64, layouts.Item) error { return nil })
+		_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
+		if werr == nil || gerr == nil || !strings.Contains(gerr.Error(), `"c"`) {
+			t.Errorf("%s: a parent changed since the skeleton read: EmitAttrs %v, Emit %v", name, gerr, werr)
+		}
 	}
 }

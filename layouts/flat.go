@@ -41,7 +41,59 @@ type FlatNode struct {
 	PathText, PathDelim string
 	// Attrs are the node's own attributes, each name at most once.
 	Attrs []Attr
+
+	// What SetPath set, to tell that it has not been changed since.
+	set setPath
 }
+
+// setPath is where the strings SetPath gave a FlatNode are, and their
+// lengths, when its text splits back into the node's path (text is 0
+// otherwise). They are kept as numbers, which the garbage collector need
+// not be told of: the strings themselves are the node's fields.
+type setPath struct {
+	text, id, parent, delim    uintptr
+	ntext, nid, nparent, depth int
+}
+
+// SetPath sets n's ID, Parent, Depth, PathText and PathDelim to those of
+// node i of the forest whose paths p joins, with the text in buf's memory,
+// and Path to nil. It returns that memory, for the next call.
+//
+// The text is then known to be the node's path, joined from the forest's
+// own ids: when p.Splits(i) (no id of the forest holds the delimiter), the
+// path, sharded-path and prefix layouts take it as it is, without the
+// checks of a PathText given by hand, for as long as these fields hold
+// what SetPath set.
+func (n *FlatNode) SetPath(p *transform.PathTexts, i int, buf []byte) []byte {
+	f := p.Forest()
+	buf = p.Append(buf[:0], i)
+	n.ID, n.Parent, n.Depth, n.Path = f.ID(i), "", f.Depth(i), nil
+	if q := f.Parent(i); q >= 0 {
+		n.Parent = f.ID(q)
+	}
+	n.PathText, n.PathDelim = unsafe.String(unsafe.SliceData(buf), len(buf)), p.Delim()
+	if len(buf) > 0 && p.Splits(i) {
+		n.set = setPath{text: addr(n.PathText), id: addr(n.ID), parent: addr(n.Parent), delim: addr(n.PathDelim),
+			ntext: len(n.PathText), nid: len(n.ID), nparent: len(n.Parent), depth: n.Depth}
+	} else {
+		n.set = setPath{}
+	}
+	return buf
+}
+
+// splits reports whether n's PathText is what SetPath set, for a forest
+// whose ids do not hold delim, and the other fields are still as it set
+// them.
+func (n *FlatNode) splits(delim string) bool {
+	s := &n.set
+	return s.text != 0 && addr(n.PathText) == s.text && len(n.PathText) == s.ntext &&
+		addr(n.ID) == s.id && len(n.ID) == s.nid && addr(n.Parent) == s.parent && len(n.Parent) == s.nparent &&
+		n.Depth == s.depth && n.Path == nil && addr(n.PathDelim) == s.delim && len(n.PathDelim) == len(delim) &&
+		(s.delim == addr(delim) || n.PathDelim == delim)
+}
+
+// addr is where s is in memory.
+func addr(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
 
 // joinedPath returns the ids of n.Path joined by delim: n.PathText when it
 // is that, and otherwise the join appended to b.text.
@@ -110,13 +162,23 @@ func (b *ItemBuffer) appendPath(path []string, delim string) string {
 // appendInt appends n's decimal text and returns it, valid until the next
 // reset.
 func (b *ItemBuffer) appendInt(n int) string {
-	if 0 <= n && n < 100 {
-		return strconv.Itoa(n) // a constant's piece: no copy, no allocation
+	if 0 <= n && n < 10 {
+		return digits1[n : n+1] // a constant's piece: no copy, no allocation
+	}
+	if 10 <= n && n < 100 {
+		return digits2[2*n-20 : 2*n-18]
 	}
 	start := len(b.text)
 	b.text = strconv.AppendInt(b.text, int64(n), 10)
 	return b.str(start)
 }
+
+const (
+	digits1 = "0123456789"
+	digits2 = "10111213141516171819202122232425262728293031323334353637383940414243444546474849" +
+		"50515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+		"90919293949596979899"
+)
 
 // ItemOf returns the item the attributes make, as Items would give it: a
 // fresh map. The values are copied, so the map stays valid after the
@@ -266,6 +328,16 @@ var ErrPathNeeded = errors.New("layouts: the node's Path is needed")
 // has Parent before it, or none at a root.
 func (b *base) checkText(n *FlatNode) (root string, err error) {
 	t, d := n.PathText, b.delim
+	if n.splits(d) {
+		// SetPath's: the forest's ids, none holding d, joined by d.
+		if n.Depth == 0 {
+			return t, nil
+		}
+		if len(d) == 1 {
+			return t[:strings.IndexByte(t, d[0])], nil
+		}
+		return t[:strings.Index(t, d)], nil
+	}
 	if n.ID == "" || n.PathDelim != d || d == "" || n.Depth < 0 || strings.Count(t, d) != n.Depth {
 		return "", ErrPathNeeded
 	}

@@ -2,6 +2,7 @@ package layouts
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,17 @@ func TestReservedSetCoversReserved(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestAppendIntIsItoa holds appendInt's small-number table to strconv.
+func TestAppendIntIsItoa(t *testing.T) {
+	var b ItemBuffer
+	for n := -150; n <= 1500; n++ {
+		b.reset()
+		if got, want := b.appendInt(n), strconv.Itoa(n); got != want {
+			t.Fatalf("appendInt(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

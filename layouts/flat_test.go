@@ -338,3 +338,143 @@ func textOnly(t *testing.T, delim string) {
 		}
 	}
 }
+
+// transformForest builds f as a transform.Forest, its rows added in a
+// shuffled order (children before their parents too), and returns it with
+// the forest's index of each of f's nodes.
+func transformForest(t *testing.T, rng *rand.Rand, f *forest) (*transform.Forest, []int) {
+	t.Helper()
+	b := transform.NewBuilder(0, false)
+	for _, k := range rng.Perm(len(f.nodes)) {
+		n := f.nodes[k]
+		b.Add(&transform.Record{ID: n.ID, Parent: n.Parent, Line: k + 2}, "line", 0, 0)
+	}
+	// Two nodes in a cycle, which are not placed.
+	b.Add(&transform.Record{ID: "cycle-a", Parent: "cycle-b", Line: 1}, "line", 0, 0)
+	b.Add(&transform.Record{ID: "cycle-b", Parent: "cycle-a", Line: 1}, "line", 0, 0)
+	tf, problems := b.Build()
+	if len(problems) != 1 || !errors.Is(problems[0], transform.ErrCycle) {
+		t.Fatalf("problems %v, want the cycle", problems)
+	}
+	at := make([]int, len(f.nodes))
+	for k, n := range f.nodes {
+		if at[k] = tf.Lookup(n.ID); at[k] < 0 {
+			t.Fatalf("node %q is not in the forest", n.ID)
+		}
+	}
+	return tf, at
+}
+
+// TestSetPath: a FlatNode that SetPath filled in builds, for every layout
+// variant and every budget of kept texts, the same items as Items, or, for
+// the closure layout and where an id holds the delimiter, asks for the
+// Path and then builds them. A field changed after SetPath is looked at as
+// a text given by hand would be: the same items when only its memory
+// changed, ErrPathNeeded when its value did.
+func TestSetPath(t *testing.T) {
+	var buf layouts.ItemBuffer
+	var text []byte
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		f := randomForest(rng, 60, false)
+		tf, at := transformForest(t, rng, f)
+		for _, v := range variants {
+			l := v.new(t)
+			budget := []int{0, 64, 1 << 20}[seed%3]
+			paths := tf.NewPathTexts(l.Delimiter(), budget)
+			for _, id := range []string{"cycle-a", "cycle-b"} {
+				var fn layouts.FlatNode
+				text = fn.SetPath(paths, tf.Lookup(id), text)
+				if got, err := appendAll(l, &fn, &buf); !errors.Is(err, layouts.ErrPathNeeded) || len(got) > 0 {
+					t.Fatalf("%s seed %d: %q, in a cycle: %d items, error %v; want none and ErrPathNeeded", v.name, seed, id, len(got), err)
+				}
+			}
+			for k, n := range f.nodes {
+				want, werr := itemsAll(l, n)
+				var fn layouts.FlatNode
+				text = fn.SetPath(paths, at[k], text)
+				if fn.ID != n.ID || fn.Parent != n.Parent || fn.Depth != n.Depth || fn.PathText != strings.Join(n.Path, l.Delimiter()) {
+					t.Fatalf("%s seed %d: SetPath gave %q, %q, %d, %q for %q, %q, %d, %q", v.name, seed,
+						fn.ID, fn.Parent, fn.Depth, fn.PathText, n.ID, n.Parent, n.Depth, strings.Join(n.Path, l.Delimiter()))
+				}
+				fn.Attrs = flatOf(n).Attrs
+				what := fmt.Sprintf("%s seed %d node %q", v.name, seed, n.ID)
+				got, gerr := appendAll(l, &fn, &buf)
+				if errors.Is(gerr, layouts.ErrPathNeeded) {
+					if len(got) > 0 {
+						t.Fatalf("%s: %d items with ErrPathNeeded", what, len(got))
+					}
+					if l.Name() != layouts.ClosureName && werr == nil && !strings.Contains(strings.Join(n.Path, ""), l.Delimiter()) {
+						t.Fatalf("%s: ErrPathNeeded for a text that splits", what)
+					}
+					fn.Path = n.Path
+					got, gerr = appendAll(l, &fn, &buf)
+				}
+				if (werr != nil) != (gerr != nil) {
+					t.Fatalf("%s: Items: %v; AppendItems after SetPath: %v", what, werr, gerr)
+				}
+				if werr != nil {
+					continue
+				}
+				sameItems(t, what, got, want)
+				if !layouts.TakesPathText(l) {
+					continue
+				}
+				tampered(t, what, l, &buf, paths, at[k], fn.Attrs, want)
+			}
+		}
+	}
+}
+
+// tampered changes each field of node i's FlatNode after SetPath, once to
+// the same value in other memory (the items must not change) and once to
+// another value (the layout must look and ask for the Path).
+func tampered(t *testing.T, what string, l layouts.Layout, buf *layouts.ItemBuffer, paths *transform.PathTexts, i int, attrs []layouts.Attr, want []layouts.Item) {
+	t.Helper()
+	other := func(s string) string { return s + "x" }
+	for name, change := range map[string]func(n *layouts.FlatNode, same bool){
+		"ID": func(n *layouts.FlatNode, same bool) {
+			if n.ID = strings.Clone(n.ID); !same {
+				n.ID = other(n.ID)
+			}
+		},
+		"Parent": func(n *layouts.FlatNode, same bool) {
+			if n.Parent = strings.Clone(n.Parent); !same {
+				n.Parent = other(n.Parent)
+			}
+		},
+		"PathText": func(n *layouts.FlatNode, same bool) {
+			if n.PathText = strings.Clone(n.PathText); !same {
+				n.PathText = other(n.PathText)
+			}
+		},
+		"PathDelim": func(n *layouts.FlatNode, same bool) {
+			if n.PathDelim = strings.Clone(n.PathDelim); !same {
+				n.PathDelim = other(n.PathDelim)
+			}
+		},
+		"Depth": func(n *layouts.FlatNode, same bool) {
+			if !same {
+				n.Depth++
+			}
+		},
+	} {
+		for _, same := range []bool{true, false} {
+			var n layouts.FlatNode
+			n.SetPath(paths, i, nil)
+			n.Attrs = attrs
+			change(&n, same)
+			got, err := appendAll(l, &n, buf)
+			switch {
+			case same && errors.Is(err, layouts.ErrPathNeeded):
+				// A text that does not split: the layout cannot tell.
+			case same && err != nil:
+				t.Fatalf("%s, %s in other memory: %v", what, name, err)
+			case same:
+				sameItems(t, what+", "+name+" in other memory", got, want)
+			case !errors.Is(err, layouts.ErrPathNeeded) || len(got) > 0:
+				t.Fatalf("%s, another %s: %d items, error %v; want none and ErrPathNeeded", what, name, len(got), err)
+			}
+		}
+	}
+}

@@ -21,12 +21,29 @@ type Bounds struct {
 }
 
 // IDsMayHold reports whether some id may hold s. False means that none
-// does. It reads every id, a word at a time for a one-byte s.
+// does. It reads every id, a word at a time for a one-byte s, on the
+// first call for s; it remembers the answer.
 func (b *Bounds) IDsMayHold(s string) bool {
-	f := b.f
-	if f == nil || s == "" {
+	if b.f == nil || s == "" {
 		return true
 	}
+	f := b.f
+	f.heldMu.Lock()
+	defer f.heldMu.Unlock()
+	held, ok := f.held[s]
+	if !ok {
+		held = b.idsMayHold(s)
+		if f.held == nil {
+			f.held = map[string]bool{}
+		}
+		f.held[s] = held
+	}
+	return held
+}
+
+// idsMayHold is IDsMayHold, measured.
+func (b *Bounds) idsMayHold(s string) bool {
+	f := b.f
 	// The ids of more than 8 bytes are in the arena, which holds nothing
 	// else but its padding: s in the arena may only span two ids.
 	if strings.Contains(unsafe.String(unsafe.SliceData(f.arena[arenaPad:]), len(f.arena)-arenaPad), s) {

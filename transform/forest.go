@@ -58,6 +58,8 @@ type Forest struct {
 
 	bounds     Bounds
 	boundsOnce sync.Once
+	heldMu     sync.Mutex
+	held       map[string]bool // Bounds.IDsMayHold's answers so far
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one

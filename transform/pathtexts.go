@@ -31,6 +31,9 @@ type PathTexts struct {
 	kept []uint32
 	text []byte
 	ids  []string // AppendPathText's, for the paths it does not join itself
+	// splits is 0 until Splits has asked the forest's bounds, then 2 when
+	// no id holds the delimiter, and 1 when one may.
+	splits uint8
 }
 
 // maxKept is the longest path PathTexts keeps: any longer one is longer
@@ -105,6 +108,26 @@ func (p *PathTexts) pathLen(i int) int {
 		return 0
 	}
 	return l
+}
+
+// Forest is the forest whose paths p joins.
+func (p *PathTexts) Forest() *Forest { return p.f }
+
+// Delim is the delimiter p joins ids with.
+func (p *PathTexts) Delim() string { return p.delim }
+
+// Splits reports whether the text Append makes for node i splits back, at
+// the delimiter, into exactly the ids of node i's path in the forest: the
+// node is placed in its tree (not in or below a cycle), and no id of the
+// forest holds the delimiter (Bounds.IDsMayHold, measured once).
+func (p *PathTexts) Splits(i int) bool {
+	if p.splits == 0 {
+		p.splits = 1
+		if !p.f.Bounds().IDsMayHold(p.delim) {
+			p.splits = 2
+		}
+	}
+	return p.splits == 2 && p.f.pathBytes[i] != 0
 }
 
 // Kept is how many bytes of text p holds.
