@@ -114,6 +114,10 @@ type ItemBuffer struct {
 	text  []byte
 	s     [4]types.AttributeValueMemberS
 	n     types.AttributeValueMemberN
+	// head is a path item: the layout attributes of headOf, pointing at
+	// s and n, and then the node's own.
+	head   []Attr
+	headOf *pathLayout
 }
 
 // reset starts a new node: the text of the last one may be overwritten.

@@ -143,13 +143,16 @@ func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) 
 	if err := l.checkFlatAttrs(&l.rs, n); err != nil {
 		return err
 	}
-	attrs := append(b.attrs[:0], n.Attrs...)
-	b.s[0].Value = n.ID
-	attrs = append(attrs, Attr{l.id, &b.s[0]})
-	if n.Parent != "" {
-		b.s[1].Value = n.Parent
-		attrs = append(attrs, Attr{l.parent, &b.s[1]})
+	// The layout attributes come first, the same for every node of the
+	// layout (but a root's, without the parent): only their values are
+	// set, and the node's own attributes are copied after them.
+	if b.headOf != l {
+		b.head = append(b.head[:0], Attr{l.parent, &b.s[1]}, Attr{l.id, &b.s[0]}, Attr{l.tree, &b.s[2]},
+			Attr{l.path, &b.s[3]}, Attr{l.depth, &b.n})
+		b.headOf = l
 	}
+	b.s[0].Value = n.ID
+	b.s[1].Value = n.Parent
 	if l.shards > 0 {
 		start := len(b.text)
 		b.text = append(b.text, root...)
@@ -159,15 +162,19 @@ func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) 
 	} else {
 		b.s[2].Value = root
 	}
-	attrs = append(attrs, Attr{l.tree, &b.s[2]})
 	b.s[3].Value = path
-	attrs = append(attrs, Attr{l.path, &b.s[3]})
 	b.n.Value = b.appendInt(n.Depth)
-	attrs = append(attrs, Attr{l.depth, &b.n})
-	b.attrs = attrs
+	attrs := append(b.head[:pathHead], n.Attrs...)
+	b.head = attrs
+	if n.Parent == "" {
+		attrs = attrs[1:]
+	}
 	emit(attrs)
 	return nil
 }
+
+// pathHead is how many layout attributes a path item has (but a root's).
+const pathHead = 5
 
 // pathValues holds the layout attributes of one path item.
 type pathValues struct {
