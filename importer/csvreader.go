@@ -93,7 +93,19 @@ func (r *csvReader) read() ([][]byte, error) {
 func (r *csvReader) next() error {
 	r.fields = r.fields[:0] // made again by fieldSlices
 	if r.commaByte != 0 {
-		if r.readQuick() {
+		// readQuick, with its most common case first.
+		quick := false
+		if buf := r.win[r.pos:]; len(buf) >= 64 {
+			res, ok := r.quickLine64(buf)
+			if ok {
+				quick = res == quickDone
+			} else {
+				quick = r.readQuick()
+			}
+		} else {
+			quick = r.readQuick()
+		}
+		if quick {
 			return r.countFields(nil)
 		}
 		r.sync()
