@@ -431,28 +431,20 @@ func TestSetPath(t *testing.T) {
 // another value (the layout must look and ask for the Path).
 func tampered(t *testing.T, what string, l layouts.Layout, buf *layouts.ItemBuffer, paths *transform.PathTexts, i int, attrs []layouts.Attr, want []layouts.Item) {
 	t.Helper()
-	other := func(s string) string { return s + "x" }
+	// A string field: the same value in other memory, or another value.
+	text := func(field func(n *layouts.FlatNode) *string) func(n *layouts.FlatNode, same bool) {
+		return func(n *layouts.FlatNode, same bool) {
+			f := field(n)
+			if *f = strings.Clone(*f); !same {
+				*f += "x"
+			}
+		}
+	}
 	for name, change := range map[string]func(n *layouts.FlatNode, same bool){
-		"ID": func(n *layouts.FlatNode, same bool) {
-			if n.ID = strings.Clone(n.ID); !same {
-				n.ID = other(n.ID)
-			}
-		},
-		"Parent": func(n *layouts.FlatNode, same bool) {
-			if n.Parent = strings.Clone(n.Parent); !same {
-				n.Parent = other(n.Parent)
-			}
-		},
-		"PathText": func(n *layouts.FlatNode, same bool) {
-			if n.PathText = strings.Clone(n.PathText); !same {
-				n.PathText = other(n.PathText)
-			}
-		},
-		"PathDelim": func(n *layouts.FlatNode, same bool) {
-			if n.PathDelim = strings.Clone(n.PathDelim); !same {
-				n.PathDelim = other(n.PathDelim)
-			}
-		},
+		"ID":        text(func(n *layouts.FlatNode) *string { return &n.ID }),
+		"Parent":    text(func(n *layouts.FlatNode) *string { return &n.Parent }),
+		"PathText":  text(func(n *layouts.FlatNode) *string { return &n.PathText }),
+		"PathDelim": text(func(n *layouts.FlatNode) *string { return &n.PathDelim }),
 		"Depth": func(n *layouts.FlatNode, same bool) {
 			if !same {
 				n.Depth++
