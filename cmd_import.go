@@ -132,8 +132,8 @@ func runImport(c *cli.Context) error {
 	if len(problems) > 0 {
 		printProblems(stderr, problems, maxErrors)
 		if onInvalid == "fail" {
-			return fmt.Errorf("%w: %d problems in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
-				importer.ErrInvalid, len(problems), inPath)
+			return fmt.Errorf("%w: %s in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
+				importer.ErrInvalid, countProblems(len(problems)), inPath)
 		}
 		fmt.Fprintf(stderr, "treeport: %d nodes rejected (their subtrees with them); see %s\n", in.Forest.RejectedCount(), c.String("rejects"))
 	}

@@ -187,8 +187,8 @@ func (j *refreshJob) read(ctx context.Context) error {
 		}
 		if problems := in.CheckLayout(j.l); len(problems) > 0 {
 			printProblems(j.c.App.ErrWriter, problems, j.maxErrors)
-			return fmt.Errorf("%w: %d problems in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-				importer.ErrInvalid, len(problems), j.snapshot)
+			return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
+				importer.ErrInvalid, countProblems(len(problems)), j.snapshot)
 		}
 		j.in = in
 		return nil

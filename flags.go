@@ -158,11 +158,19 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 func printProblems(w io.Writer, problems []*transform.RowError, max int) {
 	for k, p := range problems {
 		if k == max {
-			fmt.Fprintf(w, "… and %d more problems (raise --max-errors to see them)\n", len(problems)-max)
+			fmt.Fprintf(w, "… and %s more (raise --max-errors to see them)\n", countProblems(len(problems)-max))
 			break
 		}
 		fmt.Fprintf(w, "%v\n", p)
 	}
+}
+
+// countProblems says "1 problem" or "N problems".
+func countProblems(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return fmt.Sprintf("%d problems", n)
 }
 
 // exitCode maps an error to treeport's exit codes. It is the only place that

@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,44 +57,120 @@ func run(t *testing.T, env []string, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// TestBadInputCorpus runs every file of fixtures/bad: each must exit 2, name
-// the place and the id, and leave no output behind.
+// TestBadInputCorpus runs every file of fixtures/bad: each must exit 2, print
+// a line that starts with the place and the id and gives the reason, and
+// leave nothing behind: no output directory, nothing in one that exists, and
+// nothing on stdout.
 func TestBadInputCorpus(t *testing.T) {
 	tests := []struct {
 		name   string
 		file   string
 		args   []string
-		where  string // file:line
-		id     string
+		where  string // file:line, or file (row N)
+		id     string // "" only where the problem is that there is none
 		reason string
 	}{
-		{name: "ragged CSV row", file: "ragged.csv", where: "ragged.csv:3", id: "B", reason: "field"},
-		{name: "bad JSON", file: "bad-json.jsonl", where: "bad-json.jsonl:2", reason: "JSON"},
-		{name: "wrong type for a typed column", file: "wrong-type.csv", args: []string{"--types", "size:N"}, where: "wrong-type.csv:3", id: "B", reason: "ten"},
-		{name: "invalid UTF-8", file: "invalid-utf8.csv", where: "invalid-utf8.csv:3", reason: "UTF-8"},
+		{name: "ragged CSV row", file: "ragged.csv", where: "ragged.csv:3", id: "B", reason: "the row has 4 fields, the header has 3"},
+		{name: "bad JSON", file: "bad-json.jsonl", where: "bad-json.jsonl:2", id: "B", reason: "want a JSON value"},
+		{name: "wrong type for a typed column", file: "wrong-type.csv", args: []string{"--types", "size:N"}, where: "wrong-type.csv:3", id: "B", reason: `column "size" (N): "ten" is not a number`},
+		{name: "invalid UTF-8", file: "invalid-utf8.csv", where: "invalid-utf8.csv:3", id: "B", reason: `column "name" is not valid UTF-8`},
 		{name: "empty id", file: "empty-id.csv", where: "empty-id.csv:3", reason: "empty id"},
-		{name: "duplicate id, both places", file: "duplicate-id.csv", where: "duplicate-id.csv:5", id: "B", reason: "duplicate-id.csv:3"},
-		{name: "missing parent", file: "missing-parent.csv", where: "missing-parent.csv:3", id: "B", reason: `"Z"`},
+		{name: "duplicate id, both places", file: "duplicate-id.csv", where: "duplicate-id.csv:5", id: "B", reason: "duplicate id: also at fixtures/bad/duplicate-id.csv:3"},
+		{name: "duplicate id in Parquet, both rows", file: "duplicate-id.parquet", where: "duplicate-id.parquet (row 4)", id: "B", reason: "duplicate id: also at fixtures/bad/duplicate-id.parquet (row 2)"},
+		{name: "missing parent", file: "missing-parent.csv", where: "missing-parent.csv:3", id: "B", reason: `parent not in input: parent "Z"`},
+		{name: "missing parent in Parquet", file: "missing-parent.parquet", where: "missing-parent.parquet (row 3)", id: "C", reason: `parent not in input: parent "Z"`},
 		{name: "own parent", file: "self-parent.csv", where: "self-parent.csv:3", id: "B", reason: "own parent"},
-		{name: "cycle with its ids", file: "cycle.csv", where: "cycle.csv:3", id: "B", reason: `"C"`},
+		{name: "cycle with its ids", file: "cycle.csv", where: "cycle.csv:3", id: "B", reason: `cycle: "B" → "C" → "B"`},
 		{name: "delimiter in id", file: "delimiter-in-id.csv", where: "delimiter-in-id.csv:3", id: "B|1", reason: "delimiter"},
-		{name: "reserved attribute name", file: "reserved-attr.csv", where: "reserved-attr.csv:2", id: "A", reason: "--attr Path="},
-		{name: "partition key too long", file: "partition-key-too-long.csv", where: "partition-key-too-long.csv:3", id: "KKKK", reason: "2049"},
-		{name: "sort key (Path) too long", file: "sort-key-too-long.csv", where: "sort-key-too-long.csv:12", id: "010ppp", reason: "Path"},
-		{name: "item over 400 KB", file: "item-too-large.csv.gz", where: "item-too-large.csv.gz:3", id: "B", reason: "400 KB"},
+		{name: "reserved attribute name", file: "reserved-attr.csv", where: "reserved-attr.csv:2", id: "A", reason: "--attr Path=NEWNAME"},
+		{name: "partition key too long", file: "partition-key-too-long.csv", where: "partition-key-too-long.csv:3", id: strings.Repeat("K", 2049), reason: "the partition key Id of the table is 2049 bytes"},
+		{name: "sort key (Path) too long", file: "sort-key-too-long.csv", where: "sort-key-too-long.csv:12", id: "010" + strings.Repeat("p", 97), reason: "the sort key Path of index ByPath is 1110 bytes"},
+		{name: "item over 400 KB", file: "item-too-large.csv.gz", where: "item-too-large.csv.gz:3", id: "B", reason: "item over 400 KB"},
+	}
+	listed := map[string]bool{}
+	for _, tt := range tests {
+		listed[tt.file] = true
+	}
+	entries, err := os.ReadDir(filepath.Join("fixtures", "bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !listed[e.Name()] {
+			t.Errorf("fixtures/bad/%s has no case here: add one", e.Name())
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			outDir := filepath.Join(t.TempDir(), "out")
-			args := append([]string{"import", "--in", filepath.Join("fixtures", "bad", tt.file), "--layout", "path", "--out", outDir}, tt.args...)
-			_, stderr, code := run(t, nil, args...)
+			// The line the problem must be on: the place, then the id as
+			// an error shows it (cut after 64 bytes), then the reason.
+			prefix := filepath.Join("fixtures", "bad", tt.where) + ": "
+			if tt.id != "" {
+				prefix += "id " + strconv.Quote(tt.id[:min(len(tt.id), 64)])
+			}
+			for _, existing := range []bool{false, true} {
+				outDir := filepath.Join(t.TempDir(), "out")
+				if existing {
+					if err := os.Mkdir(outDir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				args := append([]string{"import", "--in", filepath.Join("fixtures", "bad", tt.file), "--layout", "path", "--out", outDir}, tt.args...)
+				stdout, stderr, code := run(t, nil, args...)
+				if code != 2 {
+					t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+				}
+				found := false
+				for _, line := range strings.Split(stderr, "\n") {
+					if strings.HasPrefix(line, prefix) && strings.Contains(line, tt.reason) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("stderr has no line starting %q and saying %q:\n%s", prefix, tt.reason, stderr)
+				}
+				if stdout != "" {
+					t.Errorf("stdout: %q", stdout)
+				}
+				if !existing {
+					if _, err := os.Stat(outDir); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("output directory was created (%v)", err)
+					}
+				} else if left, err := os.ReadDir(outDir); err != nil || len(left) > 0 {
+					t.Errorf("the existing output directory holds %v (%v)", left, err)
+				}
+			}
+		})
+	}
+}
+
+// TestBadInputOtherLayouts runs the corpus's layout-specific problems for
+// the layouts whose own rules they break: the prefix layout's delimiter
+// U+00A6 in an id, the closure layout's reserved names, and the
+// sharded-path layout's Path sort key.
+func TestBadInputOtherLayouts(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, layout, csv, prefix, reason string
+	}{
+		{"prefix: ¦ in an id", "prefix", "id,parent_id\nA,\nB¦1,A\n", `:3: id "B¦1"`, "delimiter"},
+		{"prefix: attribute name starting with ¦", "prefix", "id,parent_id,¦x\nA,,1\n", `:2: id "A"`, "¦x"},
+		{"closure: attribute AncestorId", "closure", "id,parent_id,AncestorId\nA,,1\n", `:2: id "A"`, "--attr AncestorId=NEWNAME"},
+		{"sharded-path: attribute GraphId", "sharded-path", "id,parent_id,GraphId\nA,,1\n", `:2: id "A"`, "--attr GraphId=NEWNAME"},
+	}
+	for k, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(dir, fmt.Sprintf("in%d.csv", k))
+			if err := os.WriteFile(in, []byte(tt.csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			outDir := filepath.Join(dir, fmt.Sprintf("out%d", k))
+			_, stderr, code := run(t, nil, "import", "--in", in, "--layout", tt.layout, "--out", outDir)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 			}
-			for _, want := range []string{tt.where, tt.id, tt.reason} {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("stderr lacks %q:\n%s", want, stderr)
-				}
+			if !strings.Contains(stderr, in+tt.prefix) || !strings.Contains(stderr, tt.reason) {
+				t.Errorf("stderr lacks %q and %q:\n%s", in+tt.prefix, tt.reason, stderr)
 			}
 			if _, err := os.Stat(outDir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("output directory was created (%v)", err)

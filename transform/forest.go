@@ -689,10 +689,10 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 		if bad == nil {
 			// The id is cloned: f.id's memory is the records', which may
 			// yet move (and the old array would stay alive with it).
-			ff, fl, _ := f.Location(int(j))
+			ff, fl, fu := f.Location(int(j))
 			file, line, unit := f.locate(loc)
 			err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
-				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl))}
+				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))}
 			b.problems = append(b.problems, err)
 			b.preReject = append(b.preReject, pending{j, err})
 		}
@@ -745,13 +745,6 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 // memory: a file name passed for every row, say.
 func sameString(a, b string) bool {
 	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
-}
-
-func place(file string, line int) string {
-	if file == "" {
-		return fmt.Sprintf("line %d", line)
-	}
-	return fmt.Sprintf("%s:%d", file, line)
 }
 
 func clampU32(n int) uint32 {

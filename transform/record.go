@@ -7,6 +7,8 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -55,25 +57,46 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		unit := e.Unit
-		if unit == "" {
-			unit = "line"
-		}
-		if loc == "" {
-			loc = fmt.Sprintf("%s %d", unit, e.Line)
-		} else {
-			loc = fmt.Sprintf("%s:%d", loc, e.Line)
-			if unit == "row" {
-				loc = fmt.Sprintf("%s (row %d)", e.File, e.Line)
-			}
-		}
-	}
+	loc := place(e.File, e.Line, e.Unit)
 	if e.ID != "" {
-		return fmt.Sprintf("%s: id %q: %v", loc, e.ID, e.Err)
+		return fmt.Sprintf("%s: id %s: %v", loc, quoteID(e.ID), e.Err)
 	}
 	return fmt.Sprintf("%s: %v", loc, e.Err)
+}
+
+// place says where a record is, as a RowError does: "file:line", or
+// "file (row N)" for a unit of "row" (Parquet), or the file alone when line
+// is 0.
+func place(file string, line int, unit string) string {
+	switch {
+	case line <= 0:
+		return file
+	case unit == "row" && file != "":
+		return fmt.Sprintf("%s (row %d)", file, line)
+	case file != "":
+		return fmt.Sprintf("%s:%d", file, line)
+	case unit == "":
+		unit = "line"
+	}
+	return fmt.Sprintf("%s %d", unit, line)
+}
+
+// maxShownID is the most bytes of an id that an error message shows: an id
+// of thousands of bytes (the one a key-length error is about) would bury
+// the message, and the file and line already say which record it is.
+const maxShownID = 64
+
+// quoteID quotes id for a message, cut at maxShownID bytes (on a rune
+// boundary) with its length said when it is longer.
+func quoteID(id string) string {
+	if len(id) <= maxShownID {
+		return strconv.Quote(id)
+	}
+	cut := maxShownID
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(id[:cut]), len(id))
 }
 
 // Unwrap returns the cause.

@@ -29,6 +29,10 @@
 //     languages L, manager_since S (a date) on managers, and nickname S on
 //     some, empty on one (DynamoDB allows empty non-key strings; CSV cannot
 //     tell an empty cell from an absent attribute, so NAME.csv lacks it).
+//
+// It also writes the Parquet members of the bad-input corpus in
+// fixtures/bad (the corpus's text files are written by hand), so that a
+// problem is located by Parquet row as well as by line.
 package main
 
 import (
@@ -38,7 +42,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/transform"
 )
 
 func main() {
@@ -66,7 +73,48 @@ func writeAll(dir string) error {
 			}
 		}
 	}
+	files, err := renderBad()
+	if err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// renderBad returns the Parquet files of the bad-input corpus, by their
+// names under dir: each holds one problem of SPEC §2, at a known row.
+func renderBad() (map[string][]byte, error) {
+	node := func(id, parent, name string) *transform.Record {
+		return &transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"name": &types.AttributeValueMemberS{Value: name}}}
+	}
+	bad := map[string][]*transform.Record{
+		// B again at row 4; the first B is at row 2.
+		"duplicate-id.parquet": {node("A", "", "root"), node("B", "A", "first"), node("C", "B", "child"), node("B", "A", "again")},
+		// C's parent Z is nowhere, at row 3.
+		"missing-parent.parquet": {node("A", "", "root"), node("B", "A", "child"), node("C", "Z", "orphan")},
+	}
+	files := map[string][]byte{}
+	for name, recs := range bad {
+		var buf bytes.Buffer
+		w, err := exporter.NewRecordWriter(&buf, exporter.WriterOptions{Format: exporter.FormatParquet})
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				return nil, fmt.Errorf("bad/%s: %w", name, err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("bad/%s: %w", name, err)
+		}
+		files[filepath.Join("bad", name)] = buf.Bytes()
+	}
+	return files, nil
 }
 
 // render returns a dataset's files, by name.

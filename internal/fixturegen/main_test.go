@@ -16,11 +16,19 @@ import (
 // TestFixturesUpToDate fails when the files in fixtures/ are not what the
 // data here renders to: someone changed one without the other.
 func TestFixturesUpToDate(t *testing.T) {
+	bad, err := renderBad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []map[string][]byte{bad}
 	for _, ds := range datasets() {
 		files, err := render(ds)
 		if err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, files)
+	}
+	for _, files := range all {
 		for name, want := range files {
 			got, err := os.ReadFile(filepath.Join("..", "..", "fixtures", name))
 			if err != nil || !bytes.Equal(got, want) {
