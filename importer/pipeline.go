@@ -245,20 +245,20 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	badAttr := map[string]bool{}
+	var badAttrs []string
 	for _, k := range names {
 		if err := layouts.CheckAttrName(l, k); err != nil {
 			at := in.attrNames[k]
 			problems = append(problems, &transform.RowError{File: at.File, Line: at.Line, Unit: at.Unit, ID: at.ID, Err: err})
-			badAttr[k] = true
+			badAttrs = append(badAttrs, strings.TrimPrefix(err.Error(), transform.ErrReservedAttr.Error()+": "))
 		}
 	}
-	if len(badAttr) > 0 {
+	if len(badAttrs) > 0 {
 		// A reserved name cannot be written on any node: that is a problem
-		// of the whole input, which only --attr fixes. Every node is rejected.
-		in.Forest.Check(func(int, *transform.Stats) error {
-			return fmt.Errorf("%w: the input uses a layout attribute name", transform.ErrReservedAttr)
-		})
+		// of the whole input, which only --attr fixes. Every node is
+		// rejected, with the reason that says which --attr.
+		err := fmt.Errorf("%w: %s (no node of the input is written until it is renamed)", transform.ErrReservedAttr, strings.Join(badAttrs, "; "))
+		in.Forest.Check(func(int, *transform.Stats) error { return err })
 		return problems
 	}
 	checker := layouts.NewChecker(l)
