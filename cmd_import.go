@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -21,7 +22,7 @@ func importCommand() *cli.Command {
 	flags := append(inputFlags(), layoutFlags(true)...)
 	flags = append(flags, validationFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "table", Usage: "load into this DynamoDB `TABLE`", Category: catWrite},
+		&cli.StringFlag{Name: "table", Usage: "load into this DynamoDB `TABLE`; with --out, the table that create-table.json and import-table.json name (default treeport-LAYOUT)", Category: catWrite},
 		&cli.BoolFlag{Name: "create-table", Usage: "create the table and its indexes for the layout (on-demand unless --wcu/--rcu)", Category: catWrite},
 		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` or to s3://BUCKET/PREFIX instead of a table", Category: catWrite},
 		&cli.StringFlag{Name: "import-table", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's import from S3 into the new table `T` (the layout's keys and indexes) and follow it to the end; it spends no write capacity", Category: catWrite},
@@ -57,8 +58,8 @@ func runImport(c *cli.Context) error {
 	case dryRun:
 	case table == "" && out == "":
 		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
-	case table != "" && out != "":
-		return usagef("--table and --out go separately: one run loads a table or writes files")
+	case out != "" && c.Bool("create-table"):
+		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
 	case c.String("import-table") != "" && !importer.IsS3URL(out):
 		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
 	}
@@ -121,6 +122,11 @@ func runImport(c *cli.Context) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	for _, name := range lopts.ClosureCopy {
+		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return l.Name() == "closure" }) {
+			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
+		}
+	}
 	maxErrors := c.Int("max-errors")
 
 	if dryRun {
@@ -135,7 +141,7 @@ func runImport(c *cli.Context) error {
 			return fmt.Errorf("%w: %s in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
 				importer.ErrInvalid, countProblems(len(problems)), inPath)
 		}
-		fmt.Fprintf(stderr, "treeport: %d nodes rejected (their subtrees with them); see %s\n", in.Forest.RejectedCount(), c.String("rejects"))
+		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.Forest.RejectedCount(), "node"), c.String("rejects"))
 	}
 	var rejects io.Writer
 	if path := c.String("rejects"); path != "" {
@@ -185,7 +191,7 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 }
 
 func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
-	fmt.Fprintf(w, "dry run: %s, %d records, %d trees; nothing was written\n\n", in.Opts.Path, in.Records, in.Forest.Roots())
+	fmt.Fprintf(w, "dry run: %s, %s, %s; nothing was written\n\n", in.Opts.Path, countOf(in.Records, "record"), countOf(in.Forest.Roots(), "tree"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
 	for _, p := range plans {

@@ -33,11 +33,17 @@ func writerFlags() []cli.Flag {
 	}
 }
 
-func billing(c *cli.Context) importer.Billing {
-	if c.Int64("wcu") > 0 || c.Int64("rcu") > 0 {
-		return importer.Billing{Provisioned: true, WCU: c.Int64("wcu"), RCU: c.Int64("rcu")}
+// billing is the capacity a new table gets: provisioned when --wcu or --rcu
+// is set (then both must be), on-demand otherwise.
+func billing(c *cli.Context) (importer.Billing, error) {
+	wcu, rcu := c.Int64("wcu"), c.Int64("rcu")
+	if wcu == 0 && rcu == 0 {
+		return importer.Billing{}, nil
 	}
-	return importer.Billing{}
+	if wcu <= 0 || rcu <= 0 {
+		return importer.Billing{}, usagef("provisioned capacity needs both --wcu and --rcu above 0 (got --wcu %d --rcu %d); leave both out for on-demand", wcu, rcu)
+	}
+	return importer.Billing{Provisioned: true, WCU: wcu, RCU: rcu}, nil
 }
 
 func awsOptions(c *cli.Context) importer.AWSOptions {
@@ -54,7 +60,11 @@ func awsOptions(c *cli.Context) importer.AWSOptions {
 func prepareTable(ctx context.Context, c *cli.Context, client *dynamodb.Client, table string, spec layouts.TableSpec) error {
 	if c.Bool("create-table") {
 		// An existing table is checked instead of created.
-		return importer.CreateTable(ctx, client, table, spec, billing(c))
+		b, err := billing(c)
+		if err != nil {
+			return err
+		}
+		return importer.CreateTable(ctx, client, table, spec, b)
 	}
 	err := importer.CheckTable(ctx, client, table, spec)
 	if errors.Is(err, importer.ErrTableNotFound) {
@@ -172,7 +182,7 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
 	}
 	if est.Rejected > 0 {
-		fmt.Fprintf(c.App.Writer, "%d records rejected: see %s\n", est.Rejected, c.String("rejects"))
+		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
 	}
 	return deadLetterResult(c, stats.DeadLettered, priorDead)
 }

@@ -98,17 +98,17 @@ func importToFiles(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	}
 	w := c.App.Writer
 	if s3out == nil {
-		fmt.Fprintf(w, "wrote %d items of %d nodes (%s layout) in %d files to %s in %s\n",
-			m.Items, m.Nodes, l.Name(), len(m.Files), dir, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(w, "wrote %d items of %d nodes (%s layout) in %s to %s in %s\n",
+			m.Items, m.Nodes, l.Name(), countOf(len(m.Files), "file"), dir, time.Since(started).Round(time.Millisecond))
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "wrote %d items of %d nodes (%s layout) in %d files (%s); uploading to %s\n",
-			m.Items, m.Nodes, l.Name(), len(m.Files), humanBytes(m.Bytes), s3out.loc)
+		fmt.Fprintf(c.App.ErrWriter, "wrote %d items of %d nodes (%s layout) in %s (%s); uploading to %s\n",
+			m.Items, m.Nodes, l.Name(), countOf(len(m.Files), "file"), humanBytes(m.Bytes), s3out.loc)
 		if err := uploadFiles(c, s3out, dir, m, l, emit.Shard); err != nil {
 			return err
 		}
 	}
 	if m.Rejected > 0 {
-		fmt.Fprintf(w, "%d records rejected: see %s\n", m.Rejected, c.String("rejects"))
+		fmt.Fprintf(w, "%s rejected: see %s\n", countOf(int(m.Rejected), "record"), c.String("rejects"))
 	}
 	if s3out == nil || c.String("import-table") == "" {
 		return nil
@@ -163,7 +163,11 @@ func startImport(c *cli.Context, s3out *s3Output, l layouts.Layout, shard import
 			shard, joinInts(missing), shard.Of, table)
 		return nil
 	}
-	in, err := importer.ImportTableInput(table, l.Table(), billing(c), s3out.loc.Bucket, s3out.loc.DataPrefix(), src.Token)
+	b, err := billing(c)
+	if err != nil {
+		return err
+	}
+	in, err := importer.ImportTableInput(table, l.Table(), b, s3out.loc.Bucket, s3out.loc.DataPrefix(), src.Token)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,11 @@ func schemaCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			b, err := importer.SchemaJSON(c.String("table"), ls[0].Table(), billing(c))
+			bill, err := billing(c)
+			if err != nil {
+				return err
+			}
+			b, err := importer.SchemaJSON(c.String("table"), ls[0].Table(), bill)
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ func validationFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "on-invalid", Value: "fail", Usage: "fail: write nothing if any record is invalid; skip: write the valid trees, set the rest aside in --rejects", Category: catValid},
 		&cli.StringFlag{Name: "rejects", Usage: "with --on-invalid=skip, the JSON Lines `FILE` that receives each rejected record with its reason", Category: catValid},
-		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems to print", Category: catValid},
+		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems to print", Category: catValid, Action: atLeastOne("max-errors")},
 	}
 }
 
@@ -53,7 +53,7 @@ func layoutFlags(allowAll bool) []cli.Flag {
 		&cli.StringFlag{Name: "layout", Usage: usage, Category: catLayout},
 		&cli.StringSliceFlag{Name: "attr", Usage: "rename a layout attribute, key or index: OLD=NEW (repeatable), e.g. --attr Id=ComponentId --attr ByPath=GSI2", Category: catLayout},
 		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
-		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout},
+		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout, Action: atLeastOne("shards")},
 		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure: what ancestor rows copy: all, none or a,b,c", Category: catLayout},
 	}
 }
@@ -91,6 +91,16 @@ func sourceOptions(c *cli.Context) (importer.SourceOptions, error) {
 		o.Types = types
 	}
 	return o, nil
+}
+
+// atLeastOne refuses a value below 1 for an integer flag that counts.
+func atLeastOne(name string) func(*cli.Context, int) error {
+	return func(_ *cli.Context, n int) error {
+		if n < 1 {
+			return usagef("--%s %d: want 1 or more", name, n)
+		}
+		return nil
+	}
 }
 
 // layoutOptions turns the layout flags into layouts.Options.
@@ -166,11 +176,14 @@ func printProblems(w io.Writer, problems []*transform.RowError, max int) {
 }
 
 // countProblems says "1 problem" or "N problems".
-func countProblems(n int) string {
+func countProblems(n int) string { return countOf(n, "problem") }
+
+// countOf says "1 thing" or "N things".
+func countOf(n int, thing string) string {
 	if n == 1 {
-		return "1 problem"
+		return "1 " + thing
 	}
-	return fmt.Sprintf("%d problems", n)
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // exitCode maps an error to treeport's exit codes. It is the only place that

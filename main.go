@@ -38,6 +38,19 @@ var errDifferences = errors.New("finished with differences")
 // errInterrupted ends a command stopped by Ctrl-C after it saved its progress.
 var errInterrupted = errors.New("interrupted")
 
+// requiredFlags marks urfave/cli's error for a required flag left out as a
+// usage error: the library neither exports it nor passes it to
+// OnUsageError, so its message is the only way to tell it.
+func requiredFlags(err error) error {
+	if err == nil || errors.Is(err, errUsage) {
+		return err
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "Required flag ") || strings.HasPrefix(msg, "Required flags ") {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return err
+}
+
 func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
@@ -62,6 +75,16 @@ func newApp() *cli.App {
 			schemaCommand(),
 			genCommand(),
 			benchCommand(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				names := make([]string, 0, len(c.App.Commands))
+				for _, cmd := range c.App.Commands {
+					names = append(names, cmd.Name)
+				}
+				return usagef("unknown command %q; the commands are %s", c.Args().First(), strings.Join(names, ", "))
+			}
+			return cli.ShowAppHelp(c)
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
@@ -112,7 +135,7 @@ func main() {
 			}
 		}
 	}
-	err := newApp().RunContext(ctx, os.Args)
+	err := requiredFlags(newApp().RunContext(ctx, os.Args))
 	pprof.StopCPUProfile()
 	stop()
 	code := exitCode(err)

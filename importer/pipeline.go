@@ -49,6 +49,12 @@ type Input struct {
 	attrNames map[string]*transform.RowError
 }
 
+// HasAttr reports whether some record of the input has the attribute name.
+func (in *Input) HasAttr(name string) bool {
+	_, ok := in.attrNames[name]
+	return ok
+}
+
 // ReadInput reads the whole input once and builds its skeleton: ids,
 // parents and attribute sizes, never the attribute values. The structural
 // problems of SPEC §2 (bad rows, empty, duplicate and self-parent ids,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -147,12 +148,44 @@ func DetectFormat(path string) string {
 // its magic bytes, whatever its name. An error here (a missing file, an
 // unknown format, a CSV header without the id column) means nothing can be
 // read; problems with single records come later, from Next.
+//
+// An error that says what is wrong with the input, or with the options that
+// say how to read it, is ErrInvalid (errors.Is); an error reading the file
+// itself is not.
 func OpenSource(path string, opts SourceOptions) (Source, error) {
+	src, err := openSource(path, opts)
+	if err != nil {
+		return nil, invalidInput(err)
+	}
+	return src, nil
+}
+
+// invalidInput marks err as a problem of the input, unless it is one
+// already or an error of the file system or of reading the file.
+func invalidInput(err error) error {
+	var re *readError
+	var pe *fs.PathError
+	if errors.Is(err, ErrInvalid) || errors.As(err, &re) || errors.As(err, &pe) {
+		return err
+	}
+	return &invalidError{err}
+}
+
+// invalidError is an input problem that keeps its own message.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string   { return e.err.Error() }
+func (e *invalidError) Unwrap() []error { return []error{e.err, ErrInvalid} }
+
+func openSource(path string, opts SourceOptions) (Source, error) {
 	format := strings.ToLower(opts.Format)
 	if format == "" {
 		format = DetectFormat(path)
+		if sniffed := sniffFormat(path); sniffed != "" && sniffed != format {
+			format = sniffed
+		}
 		if format == "" {
-			return nil, fmt.Errorf("importer: cannot tell the format of %s from its name; use --format csv, json, jsonl, parquet or ddbjson", path)
+			return nil, fmt.Errorf("importer: cannot tell the format of %s from its name or its first bytes; use --format csv, json, jsonl, parquet or ddbjson", path)
 		}
 	}
 	if format == "ndjson" {
@@ -172,6 +205,42 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 		return openDDBJSON(path, opts)
 	}
 	return nil, fmt.Errorf("importer: unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
+}
+
+// sniffFormat tells the formats that the first bytes of a file name for
+// sure, whatever the file's name: Parquet by its magic number, and DynamoDB
+// JSON by a first line that is an {"Item": …} object (the data files of an
+// export to S3 are named *.json.gz). It returns "" when they do not tell,
+// and for a directory.
+func sniffFormat(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [4]byte
+	if n, _ := io.ReadFull(f, head[:]); n == 4 && string(head[:]) == "PAR1" {
+		return FormatParquet
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ""
+	}
+	in, err := newInput(f, path)
+	if err != nil {
+		return ""
+	}
+	defer in.Close()
+	first, _ := in.r.Peek(64)
+	first = bytes.TrimLeft(bytes.TrimPrefix(first, []byte("\uFEFF")), " \t\r\n")
+	if rest, ok := bytes.CutPrefix(first, []byte("{")); ok {
+		rest = bytes.TrimLeft(rest, " \t")
+		if rest, ok = bytes.CutPrefix(rest, []byte(`"Item"`)); ok {
+			if rest = bytes.TrimLeft(rest, " \t"); bytes.HasPrefix(rest, []byte(":")) {
+				return FormatDDBJSON
+			}
+		}
+	}
+	return ""
 }
 
 // input is an opened input file, decompressed when it needs to be.

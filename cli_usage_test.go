@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestUsageAndInputErrorsExit2 holds every mistake in the command line, and
+// every input that cannot be read at all, to exit code 2 (SPEC §4: invalid
+// input or usage, nothing written), with a message that says what to do.
+// Exit 3 is for the service and the infrastructure only.
+func TestUsageAndInputErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.csv", "id,parent_id\nA,\nB,A\n")
+	out := filepath.Join(dir, "out")
+	tests := []struct {
+		name string
+		args []string
+		say  string
+	}{
+		{"a name that tells no format", []string{"import", "--in", write("data.bin", "id,parent_id\nA,\n"), "--layout", "path", "--out", out}, "use --format"},
+		{"two columns of one name", []string{"import", "--in", write("dup.csv", "id,parent_id,a,a\n1,,x,y\n"), "--layout", "path", "--out", out}, `columns 3 and 4 are both named "a"`},
+		{"no id column", []string{"import", "--in", write("noid.csv", "key,parent_id\n1,\n"), "--layout", "path", "--out", out}, "--id-field"},
+		{"--types on a JSON input", []string{"import", "--in", write("t.jsonl", `{"id":"A"}`+"\n"), "--types", "a:N", "--layout", "path", "--out", out}, "--types applies to CSV only"},
+		{"a required flag left out", []string{"gen", "--nodes", "5"}, `Required flag "out"`},
+		{"an unknown command", []string{"improt", "--in", good}, `unknown command "improt"`},
+		{"an unknown flag", []string{"import", "--in", good, "--layuot", "path"}, "layuot"},
+		{"--shards 0", []string{"import", "--in", good, "--layout", "sharded-path", "--shards", "0", "--dry-run"}, "--shards 0: want 1 or more"},
+		{"--max-errors 0", []string{"import", "--in", good, "--layout", "path", "--max-errors", "0", "--dry-run"}, "--max-errors 0: want 1 or more"},
+		{"--wcu without --rcu", []string{"schema", "--layout", "path", "--table", "T", "--wcu", "5"}, "both --wcu and --rcu"},
+		{"a missing input", []string{"import", "--in", filepath.Join(dir, "nowhere.csv"), "--layout", "path", "--out", out}, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, nil, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tt.say) {
+				t.Errorf("stderr lacks %q:\n%s", tt.say, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
+
+// TestFormatFromFirstBytes reads a Parquet file and a DynamoDB JSON file
+// whatever their names say, as their first bytes tell (an export to S3 names
+// its DynamoDB JSON data files *.json.gz), and gives the same items as the
+// same data under its proper name.
+func TestFormatFromFirstBytes(t *testing.T) {
+	dir := t.TempDir()
+	items := func(in string) string {
+		t.Helper()
+		out := filepath.Join(dir, "out-"+filepath.Base(in))
+		stdout, stderr, code := run(t, nil, "import", "--in", in, "--layout", "path", "--out", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", in, code, stdout, stderr)
+		}
+		return strings.Join(importItems(t, out), "\n")
+	}
+	gen := func(name string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if _, stderr, code := run(t, nil, "gen", "--nodes", "50", "--shape", "random", "--seed", "3", "--out", p); code != 0 {
+			t.Fatalf("gen %s: exit %d: %s", name, code, stderr)
+		}
+		return p
+	}
+	want := items(gen("g.jsonl"))
+
+	pq, err := os.ReadFile(gen("g.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asJSON := filepath.Join(dir, "parquet.json")
+	if err := os.WriteFile(asJSON, pq, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := items(asJSON); got != want {
+		t.Errorf("a Parquet file named .json gave other items:\n%s\nwant:\n%s", got, want)
+	}
+
+	ddb, err := os.ReadFile(gen("g.ddbjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(ddb)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exportName := filepath.Join(dir, "01700000000000-a1b2c3d4.json.gz")
+	if err := os.WriteFile(exportName, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := items(exportName); got != want {
+		t.Errorf("an export's DynamoDB JSON data file gave other items:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// importItems returns the lines of the import files in out, sorted.
+func importItems(t *testing.T, out string) []string {
+	t.Helper()
+	var m struct {
+		Files []struct{ Name string } `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "manifest.json"))), &m); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range m.Files {
+		zr, err := gzip.NewReader(strings.NewReader(readFile(t, filepath.Join(out, filepath.FromSlash(f.Name)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	if len(lines) == 0 {
+		t.Fatalf("%s holds no items", out)
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// TestOutNamesTheTable: with --out, --table names the table of
+// create-table.json and import-table.json, so the files fit a table that
+// already has a name; --create-table with --out is refused.
+func TestOutNamesTheTable(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, stderr, code := run(t, nil, "import", "--in", "fixtures/cars.json", "--layout", "path", "--out", out, "--table", "Parts"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var create struct{ TableName string }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "create-table.json"))), &create); err != nil {
+		t.Fatal(err)
+	}
+	var imp struct{ TableCreationParameters struct{ TableName string } }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "import-table.json"))), &imp); err != nil {
+		t.Fatal(err)
+	}
+	if create.TableName != "Parts" || imp.TableCreationParameters.TableName != "Parts" {
+		t.Errorf("create-table.json names %q, import-table.json %q; want Parts", create.TableName, imp.TableCreationParameters.TableName)
+	}
+	out2 := filepath.Join(dir, "out2")
+	_, stderr, code := run(t, nil, "import", "--in", "fixtures/cars.json", "--layout", "path", "--out", out2, "--table", "Parts", "--create-table")
+	if code != 2 || !strings.Contains(stderr, "--create-table goes with --table alone") {
+		t.Errorf("--create-table with --out: exit %d: %s", code, stderr)
+	}
+}
