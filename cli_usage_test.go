@@ -171,3 +171,58 @@ func TestOutNamesTheTable(t *testing.T) {
 		t.Errorf("--create-table with --out: exit %d: %s", code, stderr)
 	}
 }
+
+// TestRejectsKeepTheRecordAsItCame: the rejects file gives back every
+// rejected record byte for byte: a CSV line as text, a JSON record as JSON,
+// and a line that is not UTF-8 as base64 bytes.
+func TestRejectsKeepTheRecordAsItCame(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, file, input string
+		want              map[string]string // id → the record as it came in
+	}{
+		{"csv", "in.csv", "id,parent_id,name\r\nR,,root\r\nE,R,caf\xe9\r\nC,Z,orphan\r\nG,R,\"bad \"quote\"\r\n",
+			map[string]string{"E": "E,R,caf\xe9", "C": "C,Z,orphan", "G": `G,R,"bad "quote"`}},
+		// A record over two lines with a stray quote, then one whose quote
+		// never closes: it takes the rest of the file, which the rejects
+		// file must then hold.
+		{"csv over lines", "lines.csv", "id,parent_id,note\nR,,root\nM,R,\"two\nlines\" x\nU,R,\"never closed\nV,U,v\nW,R,w\n",
+			map[string]string{"M": "M,R,\"two\nlines\" x", "U": "U,R,\"never closed\nV,U,v\nW,R,w"}},
+		{"jsonl", "in.jsonl", "{\"id\":\"R\"}\n{\"id\":\"C\",\"parent_id\":\"Z\",\"n\":1.50}\n{\"id\":\"E\",\"parent_id\":\"R\",\"name\":\"caf\xe9\"}\n",
+			map[string]string{"C": `{"id":"C","parent_id":"Z","n":1.50}`, "E": "{\"id\":\"E\",\"parent_id\":\"R\",\"name\":\"caf\xe9\"}"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(in, []byte(tt.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rejects := filepath.Join(dir, tt.name+"-rejects.jsonl")
+			_, stderr, code := run(t, nil, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, tt.name+"-out"), "--on-invalid", "skip", "--rejects", rejects)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(readFile(t, rejects)), "\n") {
+				var r struct {
+					ID     string          `json:"id"`
+					Record json.RawMessage `json:"record"`
+					Text   string          `json:"text"`
+					Bytes  []byte          `json:"bytes"`
+				}
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("rejects line %q: %v", line, err)
+				}
+				got[r.ID] = string(r.Record) + r.Text + string(r.Bytes)
+			}
+			for id, want := range tt.want {
+				if got[id] != want {
+					t.Errorf("reject %s: %q, want %q", id, got[id], want)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("rejects: %q, want %d", got, len(tt.want))
+			}
+		})
+	}
+}

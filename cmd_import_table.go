@@ -176,8 +176,8 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	if closeErr != nil {
 		return closeErr
 	}
-	fmt.Fprintf(c.App.Writer, "loaded %d items of %d nodes into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
-		stats.Items, est.Nodes, table, l.Name(), time.Since(started).Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
+		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), time.Since(started).Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
 	if est.Skipped > 0 {
 		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
 	}

@@ -98,11 +98,11 @@ func importToFiles(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	}
 	w := c.App.Writer
 	if s3out == nil {
-		fmt.Fprintf(w, "wrote %d items of %d nodes (%s layout) in %s to %s in %s\n",
-			m.Items, m.Nodes, l.Name(), countOf(len(m.Files), "file"), dir, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(w, "wrote %s of %s (%s layout) in %s to %s in %s\n",
+			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), dir, time.Since(started).Round(time.Millisecond))
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "wrote %d items of %d nodes (%s layout) in %s (%s); uploading to %s\n",
-			m.Items, m.Nodes, l.Name(), countOf(len(m.Files), "file"), humanBytes(m.Bytes), s3out.loc)
+		fmt.Fprintf(c.App.ErrWriter, "wrote %s of %s (%s layout) in %s (%s); uploading to %s\n",
+			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), humanBytes(m.Bytes), s3out.loc)
 		if err := uploadFiles(c, s3out, dir, m, l, emit.Shard); err != nil {
 			return err
 		}
@@ -132,8 +132,8 @@ func uploadFiles(c *cli.Context, s3out *s3Output, dir string, m *importer.Manife
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "uploaded %d items of %d nodes (%s layout) in %d data files, with the manifest and the CreateTable and ImportTable requests (%s), to %s in %s (%s/s)\n",
-		m.Items, m.Nodes, l.Name(), len(m.Files), humanBytes(st.Bytes), s3out.loc, st.Took.Round(time.Millisecond), humanBytes(rate(st.Bytes, st.Took)))
+	fmt.Fprintf(c.App.Writer, "uploaded %s of %s (%s layout) in %s, with the manifest and the CreateTable and ImportTable requests (%s), to %s in %s (%s/s)\n",
+		countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "data file"), humanBytes(st.Bytes), s3out.loc, st.Took.Round(time.Millisecond), humanBytes(rate(st.Bytes, st.Took)))
 	return nil
 }
 

@@ -59,6 +59,11 @@ type csvReader struct {
 	// has read pos bytes.
 	win []byte
 	pos int
+
+	// keepRaw: parse keeps the lines of a record it reads in raw, so that
+	// a record it cannot parse can still be given back as it came in.
+	keepRaw bool
+	raw     []byte
 }
 
 func newCSVReader(r *bufio.Reader, comma rune) *csvReader {
@@ -386,6 +391,9 @@ func (r *csvReader) parse(line []byte, errRead error) error {
 	var err error
 	const quoteLen = len(`"`)
 	recLine := r.recLine
+	if r.keepRaw {
+		r.raw = append(r.raw[:0], line...)
+	}
 	r.recordBuffer = r.recordBuffer[:0]
 	r.fieldIndexes = r.fieldIndexes[:0]
 	col := 1 // of pos, in the current line
@@ -456,6 +464,9 @@ parseField:
 				if len(line) > 0 {
 					posLine++
 					col = 1
+				}
+				if r.keepRaw {
+					r.raw = append(r.raw, line...)
 				}
 				if errRead == io.EOF {
 					errRead = nil

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -611,6 +612,9 @@ type rejectRecord struct {
 	Reason string          `json:"reason"`
 	Record json.RawMessage `json:"record,omitempty"`
 	Text   string          `json:"text,omitempty"`
+	// Bytes holds, in base64, a record that is not valid UTF-8, which
+	// Text could not give back byte for byte.
+	Bytes []byte `json:"bytes,omitempty"`
 }
 
 func rejectLine(file string, line int, unit, id string, reason error, raw []byte) rejectRecord {
@@ -621,10 +625,13 @@ func rejectLine(file string, line int, unit, id string, reason error, raw []byte
 		r.Line = line
 	}
 	if len(raw) > 0 {
-		if json.Valid(raw) {
+		switch {
+		case json.Valid(raw):
 			r.Record = raw
-		} else {
+		case utf8.Valid(raw):
 			r.Text = string(raw)
+		default:
+			r.Bytes = raw
 		}
 	}
 	return r

@@ -143,6 +143,7 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 		return nil, fmt.Errorf("%w: %s: %q cannot separate CSV fields; choose another --csv-delimiter", ErrInvalid, file, comma)
 	}
 	r := newCSVReader(in.r, comma)
+	r.keepRaw = opts.KeepRaw
 	s := &csvSource{in: in, r: r, file: file, opts: opts}
 	header, err := r.read()
 	if err != nil {
@@ -458,6 +459,11 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 			return 0, bad, err
 		case errors.As(err, &pe):
 			bad, err = s.rowError(s.r.fieldSlices(), pe.StartLine, parseErr("line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
+			if s.opts.KeepRaw {
+				// The fields read before the problem are not the record:
+				// give back its lines as they came in.
+				bad.Raw = append([]byte(nil), bytes.TrimSuffix(s.r.raw, []byte("\n"))...)
+			}
 			return 0, bad, err
 		default:
 			s.done = true
