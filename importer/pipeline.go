@@ -626,12 +626,12 @@ func rejectLine(file string, line int, unit, id string, reason error, raw []byte
 	}
 	if len(raw) > 0 {
 		switch {
+		case !utf8.Valid(raw):
+			r.Bytes = raw // so that the rejects file is UTF-8 itself
 		case json.Valid(raw):
 			r.Record = raw
-		case utf8.Valid(raw):
-			r.Text = string(raw)
 		default:
-			r.Bytes = raw
+			r.Text = string(raw)
 		}
 	}
 	return r
