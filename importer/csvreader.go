@@ -64,6 +64,9 @@ type csvReader struct {
 	// a record it cannot parse can still be given back as it came in.
 	keepRaw bool
 	raw     []byte
+	// crlf: the last line readLine returned ended in \r\n, which it gave
+	// as \n.
+	crlf bool
 }
 
 func newCSVReader(r *bufio.Reader, comma rune) *csvReader {
@@ -392,7 +395,7 @@ func (r *csvReader) parse(line []byte, errRead error) error {
 	const quoteLen = len(`"`)
 	recLine := r.recLine
 	if r.keepRaw {
-		r.raw = append(r.raw[:0], line...)
+		r.raw = r.appendLine(r.raw[:0], line)
 	}
 	r.recordBuffer = r.recordBuffer[:0]
 	r.fieldIndexes = r.fieldIndexes[:0]
@@ -454,8 +457,11 @@ parseField:
 					break parseField
 				}
 			} else if len(line) > 0 {
-				// The end of the line, inside the quotes: the field goes on.
-				r.recordBuffer = append(r.recordBuffer, line...)
+				// The end of the line, inside the quotes: the field goes on,
+				// with the line's end as it was (encoding/csv turns a \r\n
+				// there into \n; RFC 4180 keeps it, and so does treeport, so
+				// that an attribute is copied as it is).
+				r.recordBuffer = r.appendLine(r.recordBuffer, line)
 				if errRead != nil {
 					break parseField
 				}
@@ -466,7 +472,7 @@ parseField:
 					col = 1
 				}
 				if r.keepRaw {
-					r.raw = append(r.raw, line...)
+					r.raw = r.appendLine(r.raw, line)
 				}
 				if errRead == io.EOF {
 					errRead = nil
@@ -517,11 +523,23 @@ func (r *csvReader) readLine() ([]byte, error) {
 		}
 	}
 	r.numLine++
+	r.crlf = false
 	if n := len(line); n >= 2 && line[n-2] == '\r' && line[n-1] == '\n' {
 		line[n-2] = '\n'
 		line = line[:n-1]
+		r.crlf = true
 	}
 	return line, err
+}
+
+// appendLine appends the line readLine returned last to dst, with the
+// \r\n it ended in when it did.
+func (r *csvReader) appendLine(dst, line []byte) []byte {
+	if r.crlf && len(line) > 0 && line[len(line)-1] == '\n' {
+		dst = append(dst, line[:len(line)-1]...)
+		return append(dst, '\r', '\n')
+	}
+	return append(dst, line...)
 }
 
 // lengthNL is the length of b's trailing \n: 1 or 0.

@@ -39,7 +39,9 @@ func compareCSV(t *testing.T, data []byte, comma rune, bufSize int) {
 			t.Fatalf("record %d: %d fields %q, encoding/csv reads %d: %q", n, len(gf), gf, len(wf), wf)
 		}
 		for i := range wf {
-			if wf[i] != string(gf[i]) {
+			// treeport keeps a \r\n inside quotes, where encoding/csv
+			// gives \n (TestCSVKeepsQuotedCRLF).
+			if wf[i] != strings.ReplaceAll(string(gf[i]), "\r\n", "\n") {
 				t.Fatalf("record %d, field %d: %q, encoding/csv reads %q", n, i, gf[i], wf[i])
 			}
 			if start := got.starts[i]; start+len(gf[i]) > len(got.data) || !bytes.Equal(got.data[start:start+len(gf[i])], gf[i]) {

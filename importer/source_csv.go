@@ -462,7 +462,7 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 			if s.opts.KeepRaw {
 				// The fields read before the problem are not the record:
 				// give back its lines as they came in.
-				bad.Raw = append([]byte(nil), bytes.TrimSuffix(s.r.raw, []byte("\n"))...)
+				bad.Raw = append([]byte(nil), bytes.TrimSuffix(bytes.TrimSuffix(s.r.raw, []byte("\n")), []byte("\r"))...)
 			}
 			return 0, bad, err
 		default:

@@ -1,8 +1,13 @@
 package importer
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
 )
 
 func TestCSVSource(t *testing.T) {
@@ -250,5 +255,61 @@ func TestCSVRaw(t *testing.T) {
 		if r.rec != nil && r.rec.Raw != nil {
 			t.Errorf("Raw %q without KeepRaw", r.rec.Raw)
 		}
+	}
+}
+
+// TestCSVKeepsQuotedCRLF: a line end inside quotes is part of the value as it
+// is, \r\n included (RFC 4180; encoding/csv would give \n), on the first
+// read, the flat second read and in Raw; the line ends between records are
+// not values.
+func TestCSVKeepsQuotedCRLF(t *testing.T) {
+	data := "id,parent_id,note\r\nA,,\"two\r\nlines\"\r\nB,A,\"lf\nonly\"\r\nC,A,\"cr\r\r\nlf\"\r\n"
+	path := writeTemp(t, "crlf.csv", []byte(data))
+	want := map[string]string{"A": "two\r\nlines", "B": "lf\nonly", "C": "cr\r\r\nlf"}
+	got := openAll(t, path, SourceOptions{KeepRaw: true})
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for _, r := range got {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		note, _ := r.rec.Attrs["note"].(*types.AttributeValueMemberS)
+		if note == nil || note.Value != want[r.rec.ID] {
+			t.Errorf("%s: note %#v, want %q", r.rec.ID, r.rec.Attrs["note"], want[r.rec.ID])
+		}
+	}
+	in, err := ReadInput(context.Background(), InputOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := layouts.New("path", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := in.CheckLayout(l); len(p) > 0 {
+		t.Fatal(p[0])
+	}
+	seen := 0
+	_, err = in.EmitAttrs(context.Background(), EmitOptions{Layout: l}, func(_ int64, item []layouts.Attr) error {
+		var id, note string
+		for _, a := range item {
+			if s, ok := a.Value.(*types.AttributeValueMemberS); ok {
+				switch a.Name {
+				case "Id":
+					id = s.Value
+				case "note":
+					note = s.Value
+				}
+			}
+		}
+		if note != want[id] {
+			t.Errorf("EmitAttrs %s: note %q, want %q", id, note, want[id])
+		}
+		seen++
+		return nil
+	})
+	if err != nil || seen != len(want) {
+		t.Fatalf("EmitAttrs: %d items, %v", seen, err)
 	}
 }
