@@ -48,6 +48,7 @@ type s3Export struct {
 	summary string            // manifest-summary.json; "" for none
 	files   map[string][]byte // data file name → gzip DynamoDB JSON
 	order   []string          // the files in manifest order
+	counts  map[string]int    // items a data file holds
 	// manifestKey gives a data file's dataFileS3Key; nil for no
 	// manifest-files.json.
 	manifestKey func(folder, name string) string
@@ -63,6 +64,7 @@ func newS3Export(t *testing.T, items []layouts.Item, perFile int) *s3Export {
 	e := &s3Export{
 		summary: `{"version":"2020-06-30","exportArn":"arn:aws:dynamodb:us-east-1:1:table/T/export/` + exportID + `","itemCount":` + fmt.Sprint(len(items)) + `,"outputFormat":"DYNAMODB_JSON","exportType":"FULL_EXPORT"}`,
 		files:   map[string][]byte{},
+		counts:  map[string]int{},
 		manifestKey: func(folder, name string) string {
 			return folder + "data/" + name
 		},
@@ -80,7 +82,9 @@ func newS3Export(t *testing.T, items []layouts.Item, perFile int) *s3Export {
 	}
 	for n := 0; n*perFile < len(items); n++ {
 		name := fmt.Sprintf("%08xexample%d.json.gz", n*7919, n)
-		e.files[name] = gz(items[n*perFile : min((n+1)*perFile, len(items))])
+		part := items[n*perFile : min((n+1)*perFile, len(items))]
+		e.files[name] = gz(part)
+		e.counts[name] = len(part)
 		e.order = append(e.order, name)
 	}
 	e.files["emptypartition.json.gz"] = gz(nil)
@@ -107,7 +111,7 @@ func (e *s3Export) put(t *testing.T, client *s3.Client, bucket, prefix string) s
 			md5b64 = base64.StdEncoding.EncodeToString(make([]byte, 16))
 		}
 		if e.manifestKey != nil {
-			fmt.Fprintf(&manifest, `{"itemCount":1,"md5Checksum":%q,"etag":"x-1","dataFileS3Key":%q}`+"\n", md5b64, e.manifestKey(folder, name))
+			fmt.Fprintf(&manifest, `{"itemCount":%d,"md5Checksum":%q,"etag":"x-1","dataFileS3Key":%q}`+"\n", e.counts[name], md5b64, e.manifestKey(folder, name))
 		}
 	}
 	if e.manifestKey != nil {

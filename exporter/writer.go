@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -87,6 +88,11 @@ type Column struct {
 	// Scale is the number of digits after the decimal point of a
 	// NumberDecimal column.
 	Scale int
+	// Timestamp, on an S column of RFC 3339 times in UTC, makes Parquet
+	// store it as a TIMESTAMP of this unit (time.Millisecond,
+	// time.Microsecond or time.Nanosecond; see TimestampColumn); the other
+	// formats write the text. 0 is a plain string column.
+	Timestamp time.Duration
 }
 
 // NumberKind is how a Parquet file stores an N column.
@@ -207,6 +213,8 @@ func checkColumns(opts WriterOptions) error {
 			return fmt.Errorf("exporter: column %q: decimal scale %d is outside 0..%d", c.Name, c.Scale, maxDecimalDigits)
 		case c.Number < NumberAuto || c.Number > NumberJSON:
 			return fmt.Errorf("exporter: column %q: unknown number kind %d", c.Name, int(c.Number))
+		case c.Timestamp != 0 && (c.Type != "S" || (c.Timestamp != time.Millisecond && c.Timestamp != time.Microsecond && c.Timestamp != time.Nanosecond)):
+			return fmt.Errorf("exporter: column %q: a timestamp column is an S column of unit time.Millisecond, time.Microsecond or time.Nanosecond, not %s %v", c.Name, c.Type, c.Timestamp)
 		}
 		seen[c.Name] = true
 	}

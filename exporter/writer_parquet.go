@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
@@ -31,28 +32,42 @@ const maxStructFields = 64
 type pkind int
 
 const (
-	pString  pkind = iota // UTF-8 BYTE_ARRAY, from S
-	pBinary               // BYTE_ARRAY, from B
-	pBool                 // BOOLEAN
-	pInt64                // INT64, from N
-	pDouble               // DOUBLE, from N
-	pDecimal              // DECIMAL(38, scale) in FIXED_LEN_BYTE_ARRAY(16), from N
-	pJSON                 // JSON-annotated BYTE_ARRAY holding any value as plain JSON
-	pList                 // LIST of elem, from L or a set
-	pMap                  // MAP of UTF-8 keys to elem, from M
-	pStruct               // a group of fields, from M
+	pString    pkind = iota // UTF-8 BYTE_ARRAY, from S
+	pBinary                 // BYTE_ARRAY, from B
+	pBool                   // BOOLEAN
+	pInt64                  // INT64, from N
+	pDouble                 // DOUBLE, from N
+	pDecimal                // DECIMAL(38, scale) in FIXED_LEN_BYTE_ARRAY(16), from N
+	pJSON                   // JSON-annotated BYTE_ARRAY holding any value as plain JSON
+	pList                   // LIST of elem, from L or a set
+	pMap                    // MAP of UTF-8 keys to elem, from M
+	pStruct                 // a group of fields, from M
+	pTimestamp              // TIMESTAMP adjusted to UTC in an INT64, from S holding RFC 3339 text
 )
+
+// TimestampColumn declares an S column of RFC 3339 times in UTC, such as
+// 2024-01-02T03:04:05Z or 2024-01-02T03:04:05.123Z, that Parquet stores as
+// a TIMESTAMP(MICROS) adjusted to UTC. treeport's Parquet reader gives such a
+// timestamp back as RFC 3339 text in UTC with the fraction's trailing zeros
+// dropped (time.RFC3339Nano), so a value is accepted only when that is its
+// own text; any other value (another zone offset, lowercase letters, a
+// fraction finer than a microsecond or ending in 0) is an error, never a
+// silent change. The other formats write the column as the S column it is.
+func TimestampColumn(name string) Column {
+	return Column{Name: name, Type: "S", Timestamp: time.Microsecond}
+}
 
 // pnode is one value position of the schema. Every pnode is an optional
 // Parquet node: null means an absent attribute, an absent struct field, or
 // (where nullable) a NULL.
 type pnode struct {
 	kind     pkind
-	scale    int      // pDecimal
-	strict   bool     // pDouble from NumberAuto: the error says to declare the column
-	nullable bool     // a NULL value is written as null (list elements, map values)
-	elem     *pnode   // pList element, pMap value
-	fields   []pfield // pStruct, in name order
+	scale    int           // pDecimal
+	unit     time.Duration // pTimestamp
+	strict   bool          // pDouble from NumberAuto: the error says to declare the column
+	nullable bool          // a NULL value is written as null (list elements, map values)
+	elem     *pnode        // pList element, pMap value
+	fields   []pfield      // pStruct, in name order
 
 	col    int   // the leaf's column; for pMap, the key column
 	rep    int   // pList, pMap: the repetition level of the repeated child
@@ -103,6 +118,9 @@ func newParquetWriter(out io.Writer, opts WriterOptions) (*parquetWriter, error)
 func declaredNode(c Column) *pnode {
 	switch c.Type {
 	case "S":
+		if c.Timestamp != 0 {
+			return &pnode{kind: pTimestamp, unit: c.Timestamp}
+		}
 		return &pnode{kind: pString}
 	case "BOOL":
 		return &pnode{kind: pBool}
@@ -172,6 +190,14 @@ func (n *pnode) parquetNode() parquet.Node {
 		return parquet.Leaf(parquet.DoubleType)
 	case pDecimal:
 		return parquet.Decimal(n.scale, maxDecimalDigits, parquet.FixedLenByteArrayType(16))
+	case pTimestamp:
+		switch n.unit {
+		case time.Millisecond:
+			return parquet.Timestamp(parquet.Millisecond)
+		case time.Nanosecond:
+			return parquet.Timestamp(parquet.Nanosecond)
+		}
+		return parquet.Timestamp(parquet.Microsecond)
 	case pList:
 		return parquet.List(parquet.Optional(n.elem.parquetNode()))
 	case pMap:
@@ -341,6 +367,16 @@ func (w *parquetWriter) value(n *pnode, v types.AttributeValue, r, d int) error 
 			return mismatch()
 		}
 		w.add(n.col, w.stringValue(s.Value).Level(r, d, n.col))
+	case pTimestamp:
+		s, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return mismatch()
+		}
+		ts, err := n.timestamp(s.Value)
+		if err != nil {
+			return err
+		}
+		w.add(n.col, parquet.Int64Value(ts).Level(r, d, n.col))
 	case pBinary:
 		b, ok := v.(*types.AttributeValueMemberB)
 		if !ok {
@@ -466,6 +502,35 @@ func (n *pnode) number(text string) (parquet.Value, error) {
 	return parquet.FixedLenByteArrayValue(decimalBytes(d.unscaled(n.scale))), nil
 }
 
+// timestamp converts RFC 3339 text to the column's count of units since
+// the Unix epoch, when a reader gives back the same text from it.
+func (n *pnode) timestamp(text string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if err == nil && t.UTC().Format(time.RFC3339Nano) == text && t.Nanosecond()%int(n.unit) == 0 {
+		switch n.unit {
+		case time.Millisecond:
+			return t.UnixMilli(), nil
+		case time.Microsecond:
+			return t.UnixMicro(), nil
+		}
+		// Nanoseconds since 1970 fit an INT64 from 1677 to 2262 only.
+		if ns := t.UnixNano(); time.Unix(0, ns).Equal(t) {
+			return ns, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not an RFC 3339 time in UTC that a TIMESTAMP(%s) column gives back as the same text (such as 2024-01-02T03:04:05Z or 2024-01-02T03:04:05.5Z); declare the column a plain S column", text, unitName(n.unit))
+}
+
+func unitName(u time.Duration) string {
+	switch u {
+	case time.Millisecond:
+		return "MILLIS"
+	case time.Nanosecond:
+		return "NANOS"
+	}
+	return "MICROS"
+}
+
 // shortDouble parses plain decimal text (no exponent) of at most 15
 // significant digits. Any such number is exact as a DOUBLE: a double holds 15
 // decimal digits, so the shortest text of the float is the same number.
@@ -533,7 +598,7 @@ func listElems(v types.AttributeValue) ([]types.AttributeValue, bool) {
 }
 
 func (k pkind) String() string {
-	return [...]string{"UTF-8 strings", "binary", "booleans", "INT64", "DOUBLE", "DECIMAL", "JSON", "lists", "maps", "structs"}[k]
+	return [...]string{"UTF-8 strings", "binary", "booleans", "INT64", "DOUBLE", "DECIMAL", "JSON", "lists", "maps", "structs", "timestamps"}[k]
 }
 
 func (w *parquetWriter) Close() error {

@@ -2,15 +2,21 @@ package exporter
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"math/big"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -427,5 +433,100 @@ func TestParquetFailedRecordLeavesNoTrace(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestParquetTimestampColumn writes a declared timestamp column as a Parquet
+// TIMESTAMP that treeport's reader gives back as the very same text, and
+// refuses a value it would give back changed.
+func TestParquetTimestampColumn(t *testing.T) {
+	good := map[int][]string{
+		3: {"2024-01-02T03:04:05Z", "2024-01-02T03:04:05.5Z", "2024-01-02T03:04:05.123Z", "1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z"},
+		6: {"2024-01-02T03:04:05Z", "2024-01-02T03:04:05.000001Z", "2024-01-02T03:04:05.12345Z", "1969-12-31T23:59:59.999999Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"},
+		9: {"2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123456789Z", "1969-12-31T23:59:59.999999999Z", "1678-01-01T00:00:00Z", "2262-04-11T23:47:16.854775807Z"},
+	}
+	bad := map[int][]string{
+		3: {"2024-01-02T03:04:05.0001Z"},
+		6: {"2024-01-02T03:04:05.1234567Z"},
+		9: {"1677-01-01T00:00:00Z", "2263-01-01T00:00:00Z"},
+	}
+	for _, v := range []string{
+		"2024-01-02T03:04:05+01:00", "2024-01-02T03:04:05+00:00", "2024-01-02T03:04:05.500Z", "2024-01-02t03:04:05z",
+		"2024-01-02 03:04:05Z", "2024-01-02", "2024-01-02T03:04:05", "not a time", "",
+	} {
+		for scale := range good {
+			bad[scale] = append(bad[scale], v)
+		}
+	}
+	units := map[int]string{3: "MILLIS", 6: "MICROS", 9: "NANOS"}
+	unitOf := map[int]time.Duration{3: time.Millisecond, 6: time.Microsecond, 9: time.Nanosecond}
+	for scale, values := range good {
+		t.Run(units[scale], func(t *testing.T) {
+			col := Column{Name: "at", Type: "S", Timestamp: unitOf[scale]}
+			if scale == 6 && !reflect.DeepEqual(TimestampColumn("at"), col) {
+				t.Fatalf("TimestampColumn = %+v, want %+v", TimestampColumn("at"), col)
+			}
+			var recs []*transform.Record
+			for i, v := range values {
+				recs = append(recs, &transform.Record{ID: fmt.Sprint(i), Attrs: transform.Attrs{"at": attrS(v)}})
+			}
+			recs = append(recs, &transform.Record{ID: "absent", Attrs: transform.Attrs{}})
+			data := writeRecords(t, WriterOptions{Format: FormatParquet, Columns: []Column{col}}, recs)
+			f := openParquetBytes(t, data)
+			want := fmt.Sprintf("message treeport {\n optional int64 at (TIMESTAMP(isAdjustedToUTC=true,unit=%s));\n required binary id (STRING);\n optional binary parent_id (STRING);\n}", units[scale])
+			if got := parquetSchemaText(f); got != want {
+				t.Errorf("schema:\n%s\nwant:\n%s", got, want)
+			}
+
+			path := filepath.Join(t.TempDir(), "at.parquet")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := importer.OpenSource(path, importer.SourceOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			for _, r := range recs {
+				got, err := src.Next(context.Background())
+				if err != nil {
+					t.Fatalf("reading %s back: %v", r.ID, err)
+				}
+				if !reflect.DeepEqual(got.Attrs, r.Attrs) {
+					t.Errorf("%s: read back %v, wrote %v", r.ID, got.Attrs["at"], r.Attrs["at"])
+				}
+			}
+
+			// What a CSV file holds does not change with the timestamp.
+			plain := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "at", Type: "S"}}}, recs)
+			if csv := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{col}}, recs); !bytes.Equal(csv, plain) {
+				t.Errorf("CSV with a timestamp column:\n%s\nwith a plain one:\n%s", csv, plain)
+			}
+		})
+	}
+	for scale, values := range bad {
+		for _, v := range values {
+			w, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "at", Type: "S", Timestamp: unitOf[scale]}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = w.Write(&transform.Record{ID: "x", Attrs: transform.Attrs{"at": attrS(v)}})
+			if err == nil || !strings.Contains(err.Error(), "at") || !strings.Contains(err.Error(), fmt.Sprintf("%q is not an RFC 3339 time in UTC that a TIMESTAMP(%s) column gives back as the same text", v, units[scale])) ||
+				!strings.Contains(err.Error(), "declare the column a plain S column") {
+				t.Errorf("%s, %q: got %v, want an error saying it would not read back the same", units[scale], v, err)
+			}
+		}
+	}
+	for _, col := range []Column{{Name: "at", Type: "S", Timestamp: time.Second}, {Name: "at", Type: "N", Timestamp: time.Millisecond}} {
+		if _, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{col}}); err == nil || !strings.Contains(err.Error(), "a timestamp column is an S column of unit") {
+			t.Errorf("%+v: got %v, want an error", col, err)
+		}
+	}
+	w, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{TimestampColumn("at")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&transform.Record{ID: "x", Attrs: transform.Attrs{"at": attrN("1")}}); err == nil || !strings.Contains(err.Error(), "column of timestamps") {
+		t.Errorf("a number in a timestamp column: got %v", err)
 	}
 }

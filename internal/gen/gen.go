@@ -74,16 +74,18 @@ const (
 	AttrName    = "name"    // S: a pronounceable made-up word
 	AttrSize    = "size"    // N: an integer in 0..10^7
 	AttrScore   = "score"   // N: a decimal in 0.01..99.99 with two digits after the point
-	AttrCreated = "created" // S: an RFC 3339 UTC timestamp in 2015..2024
+	AttrCreated = "created" // S: an RFC 3339 UTC timestamp in 2015..2024, in whole seconds
 )
 
 // Columns returns the columns of generated records, for
 // exporter.WriterOptions, so that CSV and Parquet writers stream them
-// (size as INT64 and score as DOUBLE in Parquet) instead of holding every
-// record to infer them.
+// instead of holding every record to infer them. In Parquet, size is INT64,
+// score DOUBLE and created a TIMESTAMP(MICROS) adjusted to UTC, so that a
+// generated Parquet file exercises a reader's timestamp path; treeport reads
+// it back as the same text the other formats carry.
 func Columns() []exporter.Column {
 	return []exporter.Column{
-		{Name: AttrCreated, Type: "S"},
+		exporter.TimestampColumn(AttrCreated),
 		{Name: AttrName, Type: "S"},
 		{Name: AttrScore, Type: "N", Number: exporter.NumberDouble},
 		{Name: AttrSize, Type: "N", Number: exporter.NumberInt64},
