@@ -16,11 +16,23 @@ import (
 )
 
 // drain reads a source to its end and checks the Source contract: no panic,
-// errors are RowErrors or io.EOF, io.EOF stays io.EOF, records name their
-// place and hold valid UTF-8 ids.
-func drain(t *testing.T, src Source, file string) {
+// errors are RowErrors or io.EOF, io.EOF stays io.EOF, records and errors
+// name their place, in the order of the input, and records hold valid
+// UTF-8 ids. unit is the RowError.Unit of the source's format: "row" for
+// Parquet, "" (meaning "line") for the others.
+//
+// A RowError's Line is 0 only for a problem that has no single line (see
+// transform.RowError), which only the checks of the whole forest find; a
+// source reports one row or one place at a time, so its lines count from 1.
+func drain(t *testing.T, src Source, file, unit string) {
 	t.Helper()
-	defer src.Close()
+	defer func() {
+		// The input is in memory: there is nothing that could fail to close.
+		if err := src.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	last := 0 // the line of the last record or error
 	for i := 0; i < 20000; i++ {
 		rec, err := src.Next(context.Background())
 		if err == io.EOF {
@@ -37,6 +49,16 @@ func drain(t *testing.T, src Source, file string) {
 			if re.File != file {
 				t.Fatalf("RowError.File = %q, want %q", re.File, file)
 			}
+			if re.Line < 1 {
+				t.Fatalf("RowError %v: Line = %d, want the line (or row) it is at, from 1", err, re.Line)
+			}
+			if re.Unit != unit && (unit != "" || re.Unit != "line") {
+				t.Fatalf("RowError %v: Unit = %q, want %q", err, re.Unit, unit)
+			}
+			if re.Line < last {
+				t.Fatalf("RowError %v at %d comes after line %d", err, re.Line, last)
+			}
+			last = re.Line
 			if !errors.Is(err, transform.ErrParse) {
 				t.Fatalf("RowError %v does not wrap transform.ErrParse", err)
 			}
@@ -48,6 +70,10 @@ func drain(t *testing.T, src Source, file string) {
 		if rec.File != file || rec.Line < 1 {
 			t.Fatalf("record at %s:%d", rec.File, rec.Line)
 		}
+		if rec.Line < last {
+			t.Fatalf("record %q at %d comes after line %d", rec.ID, rec.Line, last)
+		}
+		last = rec.Line
 		if !utf8.ValidString(rec.ID) || !utf8.ValidString(rec.Parent) {
 			t.Fatalf("id %q or parent %q is not valid UTF-8", rec.ID, rec.Parent)
 		}
@@ -85,7 +111,7 @@ func FuzzCSVSource(f *testing.F) {
 		if err != nil {
 			return
 		}
-		drain(t, src, "fuzz.csv")
+		drain(t, src, "fuzz.csv", "")
 	})
 }
 
@@ -104,7 +130,7 @@ func fuzzJSON(f *testing.F, format string) {
 		if err != nil {
 			return
 		}
-		drain(t, src, "fuzz.json")
+		drain(t, src, "fuzz.json", "")
 	})
 }
 
@@ -126,7 +152,7 @@ func FuzzDDBJSONSource(f *testing.F) {
 		if in := memInput(t, data); in == nil {
 			return // not even its compression header can be read: OpenItemSource would fail
 		}
-		drain(t, src, "fuzz.json")
+		drain(t, src, "fuzz.json", "")
 	})
 }
 
@@ -155,7 +181,7 @@ func FuzzParquetSource(f *testing.F) {
 		if err != nil {
 			return
 		}
-		drain(t, src, "fuzz.parquet")
+		drain(t, src, "fuzz.parquet", "row")
 	})
 }
 
@@ -207,7 +233,9 @@ func BenchmarkCSVSource(b *testing.B) {
 		if n != rows {
 			b.Fatalf("read %d rows, want %d", n, rows)
 		}
-		src.Close()
+		if err := src.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

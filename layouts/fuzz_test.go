@@ -2,7 +2,12 @@ package layouts_test
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -11,34 +16,90 @@ import (
 )
 
 // The fuzz targets feed each layout's Node decoder arbitrary items, built
-// from the fuzzer's bytes: it must never panic, every error must wrap
-// ErrItem, and a record it returns must have an id and no layout attribute.
+// from the fuzzer's bytes, under a variant of the layout's options that the
+// fuzzer picks (fuzzVariants): it must never panic nor change the item,
+// every error must wrap ErrItem, and a record it returns must be the node
+// SPEC §3 "Rebuilding a tree from a table" reads from the item: its id and
+// parent, and the item's attributes but the layout's.
 
 func FuzzPathNode(f *testing.F)        { fuzzNode(f, layouts.PathName) }
 func FuzzShardedPathNode(f *testing.F) { fuzzNode(f, layouts.ShardedName) }
 func FuzzClosureNode(f *testing.F)     { fuzzNode(f, layouts.ClosureName) }
 func FuzzPrefixNode(f *testing.F)      { fuzzNode(f, layouts.PrefixName) }
 
-func fuzzNode(f *testing.F, name string) {
-	l, err := layouts.New(name, layouts.Options{})
+// fuzzVariant is one way of configuring a layout: its attribute names and
+// its delimiter.
+type fuzzVariant struct {
+	// names maps each name the SPEC gives to the one the items carry.
+	names map[string]string
+	// delim is the delimiter the items use ("" for closure).
+	delim string
+	opts  layouts.Options
+}
+
+// fuzzVariants returns the variants of a layout the fuzz targets try: the
+// defaults, every attribute renamed, another delimiter, and the attribute
+// names permuted among themselves (Id named ParentId, and so on) with a
+// multi-byte delimiter.
+func fuzzVariants(tb testing.TB, name string) []fuzzVariant {
+	def, err := layouts.New(name, layouts.Options{})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	forest := smallForest()
-	for _, n := range forest.nodes {
-		if err := l.Items(n, func(it layouts.Item) { f.Add(itemToBytes(it)) }); err != nil {
+	canon := def.Reserved()
+	defDelim := def.Delimiter()
+	hasDelim := defDelim != ""
+	variant := func(rename func(i int) string, delim string) fuzzVariant {
+		v := fuzzVariant{names: map[string]string{}, delim: defDelim}
+		if rename != nil {
+			v.opts.Attr = map[string]string{}
+		}
+		for i, c := range canon {
+			v.names[c] = c
+			if rename != nil {
+				v.names[c] = rename(i)
+				v.opts.Attr[c] = rename(i)
+			}
+		}
+		if hasDelim && delim != "" {
+			v.opts.Delimiter, v.delim = delim, delim
+		}
+		return v
+	}
+	return []fuzzVariant{
+		variant(nil, ""),
+		variant(func(i int) string { return "my" + canon[i] }, ""),
+		variant(nil, "/"),
+		variant(func(i int) string { return canon[len(canon)-1-i] }, "→"),
+	}
+}
+
+func fuzzNode(f *testing.F, name string) {
+	variants := fuzzVariants(f, name)
+	ls := make([]layouts.Layout, len(variants))
+	for v := range variants {
+		l, err := layouts.New(name, variants[v].opts)
+		if err != nil {
 			f.Fatal(err)
 		}
+		ls[v] = l
+		for _, n := range smallForest().nodes {
+			if err := l.Items(n, func(it layouts.Item) { f.Add(byte(v), itemToBytes(it)) }); err != nil {
+				f.Fatal(err)
+			}
+		}
 	}
-	f.Add([]byte{})
-	f.Add([]byte{2, 'I', 'd', tagNil})
-	f.Add([]byte{2, 'I', 'd', tagNilS})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Add(byte(0), []byte{})
+	f.Add(byte(0), []byte{2, 'I', 'd', tagNil})
+	f.Add(byte(0), []byte{2, 'I', 'd', tagNilS})
+	f.Fuzz(func(t *testing.T, variant byte, data []byte) {
+		v := int(variant) % len(variants)
+		l, names := ls[v], variants[v].names
 		item := itemFromBytes(data)
-		size := len(item)
+		before, shallow := canonicalItem(item), maps.Clone(item)
 		rec, ok, err := l.Node(item)
-		if len(item) != size {
-			t.Fatalf("Node changed the item")
+		if after := canonicalItem(item); after != before || !maps.Equal(item, shallow) {
+			t.Fatalf("Node changed the item:\n %s\nto %s", before, after)
 		}
 		if err != nil {
 			if ok || !errors.Is(err, layouts.ErrItem) {
@@ -50,7 +111,11 @@ func fuzzNode(f *testing.F, name string) {
 			return
 		}
 		if rec.ID == "" {
-			t.Fatalf("Node returned a record without an id from %s", ddbJSON(item))
+			t.Fatalf("Node returned a record without an id from %s", before)
+		}
+		id, parent := nodeOf(t, name, names, variants[v].delim, item)
+		if rec.ID != id || rec.Parent != parent {
+			t.Fatalf("Node = id %q, parent %q; the item says id %q, parent %q: %s", rec.ID, rec.Parent, id, parent, before)
 		}
 		for k, v := range rec.Attrs {
 			if slices.Contains(l.Reserved(), k) {
@@ -60,7 +125,109 @@ func fuzzNode(f *testing.F, name string) {
 				t.Fatalf("Node returned attribute %q that the item does not hold", k)
 			}
 		}
+		for k := range item {
+			if _, kept := rec.Attrs[k]; !kept && !slices.Contains(l.Reserved(), k) {
+				t.Fatalf("Node dropped user attribute %q of %s", k, before)
+			}
+		}
 	})
+}
+
+// nodeOf is the id and parent of the node an item the decoder took as a
+// node stands for, read as SPEC §3 says, with the variant's names and
+// delimiter.
+func nodeOf(t *testing.T, layout string, names map[string]string, delim string, item layouts.Item) (id, parent string) {
+	t.Helper()
+	str := func(canon string) string {
+		v, ok := item[names[canon]]
+		if !ok {
+			return ""
+		}
+		s, ok := v.(*types.AttributeValueMemberS)
+		if !ok || s == nil {
+			t.Fatalf("Node took an item whose %s is %T", names[canon], v)
+		}
+		return s.Value
+	}
+	switch layout {
+	case layouts.PrefixName:
+		// Object rows are the nodes: Key is delim c1 delim … delim ck.
+		if child := str("Child"); child != delim {
+			t.Fatalf("Node took the row with %s %q, not %q, for a node", names["Child"], child, delim)
+		}
+		parts := strings.Split(str("Key"), delim)
+		if len(parts) < 2 || parts[0] != "" {
+			t.Fatalf("Node took the row with %s %q, which does not start with %q, for a node", names["Key"], str("Key"), delim)
+		}
+		return parts[len(parts)-1], parts[len(parts)-2]
+	case layouts.ClosureName:
+		// The row at RelativeDepth 0 is the node.
+		rd, ok := item[names["RelativeDepth"]].(*types.AttributeValueMemberN)
+		if !ok || rd == nil {
+			t.Fatalf("Node took a row without an N %s for a node", names["RelativeDepth"])
+		}
+		if f, err := strconv.ParseFloat(rd.Value, 64); err != nil || f != 0 {
+			t.Fatalf("Node took the row with %s %q for a node", names["RelativeDepth"], rd.Value)
+		}
+	}
+	return str("Id"), str("ParentId")
+}
+
+// canonicalItem encodes an item with its names sorted, telling apart every
+// value an item can hold, typed nil pointers included (which ddbJSON
+// cannot encode).
+func canonicalItem(item layouts.Item) string {
+	var b strings.Builder
+	var value func(v types.AttributeValue)
+	value = func(v types.AttributeValue) {
+		if rv := reflect.ValueOf(v); !rv.IsValid() || rv.Kind() == reflect.Pointer && rv.IsNil() {
+			fmt.Fprintf(&b, "%T(nil)", v)
+			return
+		}
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			fmt.Fprintf(&b, "S%q", v.Value)
+		case *types.AttributeValueMemberN:
+			fmt.Fprintf(&b, "N%q", v.Value)
+		case *types.AttributeValueMemberB:
+			fmt.Fprintf(&b, "B%q%t", v.Value, v.Value == nil)
+		case *types.AttributeValueMemberBOOL:
+			fmt.Fprintf(&b, "BOOL%t", v.Value)
+		case *types.AttributeValueMemberNULL:
+			fmt.Fprintf(&b, "NULL%t", v.Value)
+		case *types.AttributeValueMemberSS:
+			fmt.Fprintf(&b, "SS%q%t", v.Value, v.Value == nil)
+		case *types.AttributeValueMemberNS:
+			fmt.Fprintf(&b, "NS%q%t", v.Value, v.Value == nil)
+		case *types.AttributeValueMemberBS:
+			fmt.Fprintf(&b, "BS%q%t", v.Value, v.Value == nil)
+		case *types.AttributeValueMemberL:
+			fmt.Fprintf(&b, "L%t[", v.Value == nil)
+			for _, e := range v.Value {
+				value(e)
+				b.WriteByte(',')
+			}
+			b.WriteByte(']')
+		case *types.AttributeValueMemberM:
+			fmt.Fprintf(&b, "M%t{", v.Value == nil)
+			for _, k := range slices.Sorted(maps.Keys(v.Value)) {
+				fmt.Fprintf(&b, "%q:", k)
+				value(v.Value[k])
+				b.WriteByte(',')
+			}
+			b.WriteByte('}')
+		default:
+			fmt.Fprintf(&b, "%T", v)
+		}
+	}
+	b.WriteByte('{')
+	for _, k := range slices.Sorted(maps.Keys(item)) {
+		fmt.Fprintf(&b, "%q:", k)
+		value(item[k])
+		b.WriteByte(',')
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // The byte format the fuzz targets decode: entries of a name (a length byte,
@@ -265,24 +432,26 @@ func itemToBytes(item layouts.Item) []byte {
 }
 
 // TestFuzzEncoding: the seeds decode to the items they came from, so the
-// fuzz targets start from real items.
+// fuzz targets start from real items, in every variant.
 func TestFuzzEncoding(t *testing.T) {
 	for _, name := range layouts.Names() {
-		t.Run(name, func(t *testing.T) {
-			l, err := layouts.New(name, layouts.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range smallForest().nodes {
-				err := l.Items(n, func(it layouts.Item) {
-					if got := itemFromBytes(itemToBytes(it)); ddbJSON(got) != ddbJSON(it) {
-						t.Fatalf("decoded %s, want %s", ddbJSON(got), ddbJSON(it))
-					}
-				})
+		for v, variant := range fuzzVariants(t, name) {
+			t.Run(fmt.Sprintf("%s/%d", name, v), func(t *testing.T) {
+				l, err := layouts.New(name, variant.opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-			}
-		})
+				for _, n := range smallForest().nodes {
+					err := l.Items(n, func(it layouts.Item) {
+						if got := itemFromBytes(itemToBytes(it)); ddbJSON(got) != ddbJSON(it) {
+							t.Fatalf("decoded %s, want %s", ddbJSON(got), ddbJSON(it))
+						}
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
