@@ -242,8 +242,9 @@ func formatOf(opts InputOptions) string {
 // CheckLayout adds the problems the layout finds (delimiters in ids,
 // reserved attribute names, keys over DynamoDB's limits, items over 400 KB)
 // and marks the rejected nodes and their subtrees. It returns every problem
-// of the input for that layout, structural ones first. Call Forest.Reset to
-// check the same input against another layout.
+// of the input for that layout, in the order of their places (file, then
+// line: Forest.SortProblems). Call Forest.Reset to check the same input
+// against another layout.
 func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 	problems := append([]*transform.RowError(nil), in.Problems...)
 	// Reserved attribute names: one problem per name, where it is first seen.
@@ -266,12 +267,14 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		// rejected, with the reason that says which --attr.
 		err := fmt.Errorf("%w: %s (no node of the input is written until it is renamed)", transform.ErrReservedAttr, strings.Join(badAttrs, "; "))
 		in.Forest.Check(func(int, *transform.Stats) error { return err })
+		in.Forest.SortProblems(problems)
 		return problems
 	}
 	checker := layouts.NewChecker(l)
 	if checker.FitsAll(in.Forest.Bounds()) {
 		// Every node fits: Check would find nothing, and reject nothing
 		// that Build did not (it propagated its rejections).
+		in.Forest.SortProblems(problems)
 		return problems
 	}
 	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
@@ -280,6 +283,7 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		}
 		return checker.Check(s)
 	})...)
+	in.Forest.SortProblems(problems)
 	return problems
 }
 

@@ -1,11 +1,14 @@
 package transform
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -64,6 +67,19 @@ type Forest struct {
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
 
+	// detached are the nodes whose parent is not known: missing, the
+	// node itself, or on a row that could not be read. The path of such a
+	// node, and of its descendants, is not known.
+	detached []int32
+
+	// reasonBy holds, for each rejected node, the node whose reason is
+	// its reason: itself, or its nearest ancestor with one (-1: none).
+	// Reason builds it on its first call, in one pass, so that the
+	// reasons of a deep subtree cost its size, not its size times its
+	// depth; Check and Reset drop it.
+	reasonMu sync.Mutex
+	reasonBy []int32
+
 	// What Build found, so that Reset can undo what Check added.
 	baseRejected []uint64
 	baseReason   map[int32]*RowError
@@ -98,6 +114,7 @@ func (f *Forest) idLen(i int32) int { return int(f.nodes[i].n) }
 // Reset forgets what Check rejected and goes back to the forest as Build
 // made it, so that the same input can be checked against another layout.
 func (f *Forest) Reset() {
+	f.reasonBy = nil
 	copy(f.rejected, f.baseRejected)
 	f.reason = make(map[int32]*RowError, len(f.baseReason))
 	for k, v := range f.baseReason {
@@ -225,12 +242,59 @@ func (f *Forest) Reason(i int) error {
 	if e := f.reason[int32(i)]; e != nil {
 		return e
 	}
-	for a := f.nodes[i].parent; a >= 0; a = f.nodes[a].parent {
-		if e := f.reason[a]; e != nil {
-			return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), e.Err)
-		}
+	if a := f.rejectedBy(int32(i)); a >= 0 {
+		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reason[a].Err)
 	}
 	return ErrAncestor
+}
+
+// rejectedBy is the node whose reason is node i's: i itself, or its nearest
+// ancestor with a reason; -1 when there is none.
+func (f *Forest) rejectedBy(i int32) int32 {
+	f.reasonMu.Lock()
+	defer f.reasonMu.Unlock()
+	if f.reasonBy == nil {
+		f.reasonBy = f.buildReasonBy()
+	}
+	return f.reasonBy[i]
+}
+
+// buildReasonBy makes reasonBy: each node walks up to the first node whose
+// answer is known and passes it down the walk, so that every node is
+// walked through once.
+func (f *Forest) buildReasonBy() []int32 {
+	const (
+		unknown = -2
+		walking = -3 // on the current walk: a cycle without a reason
+	)
+	by := make([]int32, f.Len())
+	for i := range by {
+		by[i] = unknown
+	}
+	for k := range f.reason {
+		by[k] = k
+	}
+	var walk []int32
+	for i := range by {
+		if by[i] != unknown || !f.Rejected(i) {
+			continue
+		}
+		a := int32(i)
+		for a >= 0 && by[a] == unknown {
+			by[a] = walking
+			walk = append(walk, a)
+			a = f.nodes[a].parent
+		}
+		r := int32(-1)
+		if a >= 0 && by[a] >= 0 {
+			r = by[a]
+		}
+		for _, w := range walk {
+			by[w] = r
+		}
+		walk = walk[:0]
+	}
+	return by
 }
 
 // RejectedCount is the number of rejected nodes, descendants included.
@@ -286,64 +350,86 @@ func (f *Forest) Stats(i int, s *Stats) {
 	}
 }
 
-// Check runs check on every placed node, parents before children, and
-// rejects the nodes it returns an error for. A node below a rejected one is
-// not checked: it goes with its ancestor. Check returns the problems found,
-// in the order of Order.
+// Check runs check on every node and rejects the nodes it returns an error
+// for, with their subtrees. A node below a rejected one is checked too, so
+// that one run finds every problem of the input; but a node for which check
+// returns the very error it returned for the node's parent goes with its
+// parent without a problem of its own, so that a check that finds one
+// problem with every node (an attribute name that no node may have)
+// reports it once a tree.
+//
+// The path of a node in or below a cycle, or below a missing parent, a
+// node that is its own parent or a row that could not be read, is not
+// known. check sees such a node as a root of its own (rootStats), and the
+// key lengths it finds for it (errors.Is ErrKeyTooLong), which it measured
+// on a path that is not the node's, are dropped; its other problems (an id
+// that holds the delimiter, an item over the limit even with no ancestor)
+// are the node's own.
+//
+// Check returns the problems found, in index order: the order in which the
+// nodes were first read.
 func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
-	var problems []*RowError
-	var nodes []int32 // of the problems
-	var s Stats
+	f.reasonBy = nil
+	unknown, unplaced := f.unknownPaths()
+	var (
+		problems []*RowError
+		nodes    []int32 // of the problems
+		origin   []int32 // 1 + the index in problems of what rejected each node here; made at the first problem
+		s        Stats
+	)
 	visit := func(i int32) {
-		if f.Rejected(int(i)) {
+		var err error
+		if unknown != nil && unknown[i>>6]&(1<<(i&63)) != 0 {
+			f.rootStats(int(i), &s)
+			err = withoutKeyLengths(check(int(i), &s))
+		} else {
+			f.Stats(int(i), &s)
+			err = check(int(i), &s)
+		}
+		if err == nil {
 			return
 		}
-		if p := f.nodes[i].parent; p >= 0 && f.Rejected(int(p)) {
+		if origin == nil {
+			origin = make([]int32, f.Len())
+		}
+		if p := f.nodes[i].parent; p >= 0 && origin[p] > 0 && sameError(err, problems[origin[p]-1].Err) {
+			origin[i] = origin[p]
 			f.reject(i, nil)
 			return
 		}
-		f.Stats(int(i), &s)
-		if err := check(int(i), &s); err != nil {
-			file, line, unit := f.Location(int(i))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: err}
-			f.reject(i, re)
-			problems = append(problems, re)
-			nodes = append(nodes, i)
-		}
+		file, line, unit := f.Location(int(i))
+		re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: err}
+		f.reject(i, re)
+		problems = append(problems, re)
+		nodes = append(nodes, i)
+		origin[i] = int32(len(problems))
 	}
-	if !f.topo {
-		for _, i := range f.order {
+	if f.topo {
+		// Index order has parents first, and reads the node arrays in
+		// sequence.
+		for i := range int32(f.Len()) {
+			if i%warmLen == 0 {
+				// Stats reads the parent's id.
+				f.warm(int(i), int(i)+warmLen, 1)
+			}
 			visit(i)
 		}
 		f.propagate()
 		return problems
 	}
-	// Index order has parents first too, and reads the node arrays in
-	// sequence; the same nodes are checked, and the problems are then put
-	// in breadth-first order.
-	for i := range int32(f.Len()) {
-		if i%warmLen == 0 {
-			// Stats reads the parent's id.
-			f.warm(int(i), int(i)+warmLen, 1)
-		}
+	for _, i := range f.order {
+		visit(i)
+	}
+	for _, i := range unplaced {
 		visit(i)
 	}
 	f.propagate()
 	if len(problems) > 1 {
-		pos := make(map[int32]int, len(nodes))
-		for _, i := range nodes {
-			pos[i] = -1
-		}
-		for k, i := range f.Order() {
-			if _, ok := pos[i]; ok {
-				pos[i] = k
-			}
-		}
 		idx := make([]int, len(problems))
 		for k := range idx {
 			idx[k] = k
 		}
-		sort.SliceStable(idx, func(a, b int) bool { return pos[nodes[idx[a]]] < pos[nodes[idx[b]]] })
+		sort.SliceStable(idx, func(a, b int) bool { return nodes[idx[a]] < nodes[idx[b]] })
 		sorted := make([]*RowError, len(problems))
 		for k, j := range idx {
 			sorted[k] = problems[j]
@@ -351,6 +437,152 @@ func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 		problems = sorted
 	}
 	return problems
+}
+
+// sameError reports whether a and b are the same error value (never true
+// of two errors whose type cannot be compared).
+func sameError(a, b error) bool {
+	return a != nil && b != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
+}
+
+// unknownPaths returns, as a bitset, the nodes whose path is not known:
+// those in or below a cycle (unplaced lists them) and those below a
+// detached node. Both are nil when every path is known.
+func (f *Forest) unknownPaths() (unknown []uint64, unplaced []int32) {
+	all := f.topo || len(f.order) == f.Len()
+	if len(f.detached) == 0 && all {
+		return nil, nil
+	}
+	n := f.Len()
+	unknown = make([]uint64, (n+63)/64)
+	set := func(i int32) { unknown[i>>6] |= 1 << (i & 63) }
+	has := func(i int32) bool { return unknown[i>>6]&(1<<(i&63)) != 0 }
+	for _, d := range f.detached {
+		set(d)
+	}
+	if len(f.detached) > 0 {
+		// Parents first: a node below a detached one is detached too.
+		down := func(i int32) {
+			if p := f.nodes[i].parent; p >= 0 && has(p) {
+				set(i)
+			}
+		}
+		if f.topo {
+			for i := range int32(n) {
+				down(i)
+			}
+		} else {
+			for _, i := range f.order {
+				down(i)
+			}
+		}
+	}
+	if !all {
+		placed := make([]uint64, len(unknown))
+		for _, i := range f.order {
+			placed[i>>6] |= 1 << (i & 63)
+		}
+		for i := range int32(n) {
+			if placed[i>>6]&(1<<(i&63)) == 0 {
+				set(i)
+				unplaced = append(unplaced, i)
+			}
+		}
+	}
+	return unknown, unplaced
+}
+
+// rootStats fills s with what is known of node i without its ancestors:
+// its id and its attributes' sizes, as if it were a root whose id is
+// unknown (RootID is empty). Each measure is then at most the node's
+// own, whatever its ancestors are. It is what Check passes for a node whose
+// path is not known.
+func (f *Forest) rootStats(i int, s *Stats) {
+	*s = Stats{
+		ID:        f.id(int32(i)),
+		PathBytes: f.idLen(int32(i)),
+		AttrBytes: int(f.attrBytes[i]),
+		Children:  f.childCount(i),
+		Subtree:   1,
+		TreeSize:  1,
+		Roots:     f.roots,
+	}
+	if f.copyBytes != nil {
+		s.CopyBytes = int(f.copyBytes[i])
+	} else {
+		s.CopyBytes = s.AttrBytes
+	}
+}
+
+// withoutKeyLengths is err without its key-length problems (see Check).
+func withoutKeyLengths(err error) error {
+	if err == nil || !errors.Is(err, ErrKeyTooLong) {
+		return err
+	}
+	m, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var kept joinedErrors
+	for _, e := range m.Unwrap() {
+		if !errors.Is(e, ErrKeyTooLong) {
+			kept = append(kept, e)
+		}
+	}
+	switch len(kept) {
+	case 0:
+		return nil
+	case 1:
+		return kept[0]
+	}
+	return kept
+}
+
+// joinedErrors is several problems of one node, on one line.
+type joinedErrors []error
+
+func (j joinedErrors) Error() string {
+	s := make([]string, len(j))
+	for k, e := range j {
+		s[k] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+// Unwrap lets errors.Is and errors.As see every problem.
+func (j joinedErrors) Unwrap() []error { return j }
+
+// SortProblems sorts problems by their place: by file, in the order in
+// which the forest's files were read (a file it did not read comes last),
+// then by line. It is stable: the problems of one line keep their order.
+func (f *Forest) SortProblems(problems []*RowError) {
+	if len(problems) < 2 {
+		return
+	}
+	rank := make(map[string]int, len(f.files))
+	for k, name := range f.files {
+		if _, ok := rank[name]; !ok {
+			rank[name] = k
+		}
+	}
+	type keyed struct {
+		file, line int
+		p          *RowError
+	}
+	ks := make([]keyed, len(problems))
+	for k, p := range problems {
+		r, ok := rank[p.File]
+		if !ok {
+			r = len(f.files)
+		}
+		ks[k] = keyed{r, p.Line, p}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
+	})
+	for k := range ks {
+		problems[k] = ks[k].p
+	}
 }
 
 // propagate rejects every descendant of a rejected node.
@@ -521,6 +753,12 @@ type pending struct {
 	err *RowError
 }
 
+// dupAt is another place of the id of node i.
+type dupAt struct {
+	i   int32
+	loc uint64 // see Builder.location
+}
+
 type pendingParent struct {
 	i  int32
 	id string
@@ -537,6 +775,8 @@ type Builder struct {
 	fileIdx    map[string]int
 	problems   []*RowError
 	preReject  []pending
+	dups       []dupAt // the places of the second and later copies of an id
+	detached   []int32 // see Forest.detached
 	keepCopy   bool
 	lastFile   int // index in f.files of the file of the last Add
 
@@ -666,10 +906,13 @@ func (b *Builder) flush() {
 func (b *Builder) AddBad(err *RowError, parent string) {
 	b.flush()
 	b.problems = append(b.problems, err)
+	// The file is known even when no row of it could be read, so that
+	// Forest.SortProblems puts its problems in their place.
+	loc := b.location(err.File, err.Line, err.Unit)
 	if err.ID == "" {
 		return
 	}
-	b.add(err.ID, parent, b.f.index.hash(err.ID), b.f.index.hash(parent), b.location(err.File, err.Line, err.Unit), 0, 0, err)
+	b.add(err.ID, parent, b.f.index.hash(err.ID), b.f.index.hash(parent), loc, 0, 0, err)
 }
 
 // add adds a node whose id's hash is h and parent's hp, read at loc (see
@@ -694,7 +937,9 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 			err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
 				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))}
 			b.problems = append(b.problems, err)
-			b.preReject = append(b.preReject, pending{j, err})
+			// The first copy is rejected by Build, with a reason that
+			// says where the others are.
+			b.dups = append(b.dups, dupAt{j, loc})
 		}
 		return
 	}
@@ -731,13 +976,17 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 		f.copyBytes = append(f.copyBytes, clampU32(copyBytes))
 	}
 	if bad != nil {
+		// The parent of a row that could not be read may be wrong: the
+		// node's path is not known.
 		b.preReject = append(b.preReject, pending{i, bad})
+		b.detached = append(b.detached, i)
 	}
 	if self && bad == nil {
 		file, line, unit := f.locate(loc)
 		err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id), Err: ErrSelfParent}
 		b.problems = append(b.problems, err)
 		b.preReject = append(b.preReject, pending{i, err})
+		b.detached = append(b.detached, i)
 	}
 }
 
@@ -769,6 +1018,9 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	for _, p := range b.preReject {
 		f.reject(p.i, p.err)
 	}
+	f.rejectDuplicates(b.dups)
+	b.dups = nil
+	f.detached = b.detached
 	problems := b.problems
 
 	// Resolve the parents that came after their children. Every other
@@ -783,6 +1035,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
 			problems = append(problems, re)
 			f.reject(pp.i, re)
+			f.detached = append(f.detached, pp.i)
 			continue
 		}
 		f.nodes[pp.i].parent = p
@@ -860,6 +1113,43 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		f.baseReason[k] = v
 	}
 	return f, problems
+}
+
+// maxDupPlaces is the most places of one id that a duplicate's reason
+// names.
+const maxDupPlaces = 10
+
+// rejectDuplicates rejects the first copy of each duplicate id. Its reason
+// names every place of the id: the rejects file gives it to every copy
+// (their records all find the first copy's node), and each must be told
+// where the others are.
+func (f *Forest) rejectDuplicates(dups []dupAt) {
+	if len(dups) == 0 {
+		return
+	}
+	at := map[int32][]uint64{}
+	var first []int32
+	for _, d := range dups {
+		if _, ok := at[d.i]; !ok {
+			first = append(first, d.i)
+		}
+		at[d.i] = append(at[d.i], d.loc)
+	}
+	for _, i := range first {
+		locs := append([]uint64{f.loc[i]}, at[i]...)
+		places := make([]string, 0, min(len(locs), maxDupPlaces+1))
+		for k, l := range locs {
+			if k == maxDupPlaces {
+				places = append(places, fmt.Sprintf("%d more places", len(locs)-k))
+				break
+			}
+			places = append(places, place(f.locate(l)))
+		}
+		last := len(places) - 1
+		file, line, unit := f.Location(int(i))
+		f.reject(i, &RowError{File: file, Line: line, Unit: unit, ID: f.id(i),
+			Err: fmt.Errorf("%w: at %s and %s", ErrDuplicateID, strings.Join(places[:last], ", "), places[last])})
+	}
 }
 
 // cycles reports each cycle once, with its ids, and rejects every node that
