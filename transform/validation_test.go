@@ -8,19 +8,6 @@ import (
 	"time"
 )
 
-// buildIn is build for rows of several files: each row is a file, an id and
-// a parent, and is on the line after the file's previous row.
-func buildIn(t *testing.T, rows [][3]string) (*Forest, []*RowError) {
-	t.Helper()
-	b := NewBuilder(0, false)
-	line := map[string]int{}
-	for _, r := range rows {
-		line[r[0]]++
-		b.Add(&Record{ID: r[1], Parent: r[2], File: r[0], Line: line[r[0]] + 1}, "", 10, 10)
-	}
-	return b.Build()
-}
-
 // delimCheck is a layout's check, as layouts.Checker's behaves: a fresh
 // error for each problem of each node, an id holding "|" and a path (ids
 // and delimiters) over 12 bytes.
