@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -47,6 +48,13 @@ type parquetSource struct {
 	cols   [][]parquet.Value
 	done   bool
 	total  int64 // the rows the footer counts
+
+	// What the row groups' page headers are checked against (see
+	// checkRowGroup) before parquet-go reads them.
+	r         io.ReaderAt
+	size      int64
+	meta      *format.FileMetaData
+	maxMemory int64 // pqMaxMemory, lower in the fuzz test
 }
 
 // records is how many rows the file's footer counts, which ReadInput sizes
@@ -102,8 +110,27 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 	if _, err := r.ReadAt(tail[:], size-8); err != nil {
 		return nil, fmt.Errorf("importer: reading %s: %w", file, err)
 	}
-	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); string(tail[4:]) == "PAR1" && footer > size-12 {
-		return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer would be %d bytes long, and the file is %d", file, footer, size)
+	switch footer := int64(binary.LittleEndian.Uint32(tail[:4])); string(tail[4:]) {
+	case "PARE":
+		// parquet-go would allocate the footer's length, up to 4 GiB,
+		// before it compares it with the file's size, and then need keys.
+		return nil, fmt.Errorf("importer: %s is an encrypted Parquet file (its footer is encrypted), which treeport cannot read", file)
+	case "PAR1":
+		if footer > size-12 {
+			return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer would be %d bytes long, and the file is %d", file, footer, size)
+		}
+		// parquet-go sizes the footer's lists by the counts they declare,
+		// which a corrupt footer can make any size up to 2^31 (a list of
+		// 2^31 schema elements is 192 GiB: a crash, not an error). The
+		// footer is checked to hold what it declares first.
+		b := make([]byte, footer)
+		if _, err := r.ReadAt(b, size-8-footer); err != nil {
+			return nil, fmt.Errorf("importer: reading %s: %w", file, err)
+		}
+		sc := thriftScan{b: b, full: true}
+		if err := sc.structure(0); err != nil {
+			return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer (metadata) is corrupt: %w", file, err)
+		}
 	}
 	// parquet-go panics on some malformed files; a bad file is an error
 	// here, never a crash.
@@ -112,7 +139,9 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 			s, err = nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: %v", file, p)
 		}
 	}()
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	// Pages are read synchronously, in this goroutine, so that a panic in
+	// parquet-go is recovered here and in readBatch.
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.FileReadMode(parquet.ReadModeSync))
 	if err != nil {
 		return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: %w", file, err)
 	}
@@ -133,6 +162,15 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 		groups: pf.RowGroups(),
 		batch:  make([]parquet.Row, parquetBatch),
 		cols:   make([][]parquet.Value, root.ncols),
+
+		r:         r,
+		size:      size,
+		meta:      pf.Metadata(),
+		maxMemory: pqMaxMemory,
+	}
+	if len(s.meta.RowGroups) != len(s.groups) { // checkRowGroup needs them to be the same
+		return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer lists %d row groups, of which parquet-go opened %d",
+			file, len(s.meta.RowGroups), len(s.groups))
 	}
 	return s, nil
 }
@@ -170,6 +208,9 @@ func (s *parquetSource) readBatch() (err error) {
 			if s.gi >= len(s.groups) {
 				s.done = true
 				return nil
+			}
+			if err := s.checkRowGroup(s.gi); err != nil {
+				return err
 			}
 			s.rows = s.groups[s.gi].Rows()
 			s.gi++
@@ -824,4 +865,364 @@ func nonEmpty(s, otherwise string) string {
 		return otherwise
 	}
 	return s
+}
+
+// Checking a file's metadata before parquet-go trusts it.
+//
+// parquet-go allocates what a file declares before it reads it: a page's
+// compressed size (FilePages.readPage), its uncompressed size (decompress),
+// its number of values (levels, offsets and values are sized by it), a
+// string's length or a list's count in the Thrift-encoded footer and page
+// headers (encoding/thrift: compactReader.ReadBytes, decodeFuncSliceOf). A
+// corrupt file of a few hundred bytes can so ask for gigabytes, and a
+// footer list of 2^31 elements crashes the process with "out of memory".
+// So the footer and, before a row group is read, the page headers of its
+// column chunks are checked here: every length and count against the bytes
+// that are actually there, and what the pages a row group holds at once
+// declare against pqMaxMemory.
+
+// pqMaxMemory bounds the memory the pages of one row group, the current
+// page and the dictionary of every column, may declare that they need: their
+// decompressed bytes plus pqValueBytes a value. parquet-go holds them all
+// at once while it reads rows. 1 GiB is far more than files written with
+// usual page sizes need (1 MiB, 20,000 rows) and leaves room for old writers'
+// pages that hold a whole row group of nulls or of one repeated value.
+const pqMaxMemory = 1 << 30
+
+// pqValueBytes is what a value costs parquet-go once its page is decoded, at
+// most: its levels, its offset or dictionary index, and its value.
+const pqValueBytes = 16
+
+// checkRowGroup checks the page headers of the column chunks of row group
+// i, the way parquet-go will read them (FilePages.init, ReadPage,
+// readDictionary): the dictionary page at the start of the chunk, then the
+// pages from its data page offset to the end of the chunk.
+func (s *parquetSource) checkRowGroup(i int) error {
+	rg := &s.meta.RowGroups[i]
+	var mem, worst int64
+	worstCol := ""
+	for j := range rg.Columns {
+		md := &rg.Columns[j].MetaData
+		col := strings.Join(md.PathInSchema, ".")
+		m, err := s.checkChunk(md)
+		if err != nil {
+			return fmt.Errorf("row group %d, column %q: %w", i+1, col, err)
+		}
+		mem += m
+		if m > worst {
+			worst, worstCol = m, col
+		}
+	}
+	if mem > s.maxMemory {
+		return fmt.Errorf("row group %d: its pages declare that reading them takes %s (column %q %s), more than the %s treeport allows; the file is corrupt, or it needs rewriting with smaller pages or row groups",
+			i+1, byteSize(mem), worstCol, byteSize(worst), byteSize(s.maxMemory))
+	}
+	return nil
+}
+
+// byteSize writes a size in MiB, or in bytes when it is less than one.
+func byteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// checkChunk checks the pages of a column chunk and returns the memory its
+// dictionary and its largest data page declare.
+func (s *parquetSource) checkChunk(md *format.ColumnMetaData) (int64, error) {
+	if md.DataPageOffset < 0 || md.DictionaryPageOffset < 0 || md.TotalCompressedSize < 0 {
+		return 0, fmt.Errorf("the chunk's offsets or size are negative (data page offset %d, dictionary page offset %d, size %d)",
+			md.DataPageOffset, md.DictionaryPageOffset, md.TotalCompressedSize)
+	}
+	base := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		base = md.DictionaryPageOffset
+	}
+	if base > s.size {
+		return 0, fmt.Errorf("the chunk starts at byte %d, past the end of the file (%d bytes)", base, s.size)
+	}
+	end := s.size
+	if md.TotalCompressedSize < s.size-base {
+		end = base + md.TotalCompressedSize
+	}
+	var dict, page int64
+	if md.DictionaryPageOffset != 0 && base < end {
+		// parquet-go reads this page as the dictionary, whatever its type.
+		h, n, err := s.pageHeader(base, end)
+		if err != nil {
+			return 0, err
+		}
+		if dict, err = checkPage(h, base, n, end); err != nil {
+			return 0, err
+		}
+	}
+	if md.DataPageOffset < base {
+		return 0, fmt.Errorf("the data pages start at byte %d, before the dictionary page at byte %d", md.DataPageOffset, base)
+	}
+	for pos := md.DataPageOffset; pos < end; {
+		h, n, err := s.pageHeader(pos, end)
+		if err != nil {
+			return 0, err
+		}
+		m, err := checkPage(h, pos, n, end)
+		if err != nil {
+			return 0, err
+		}
+		if h.Type == format.DictionaryPage {
+			dict = max(dict, m)
+		} else {
+			page = max(page, m)
+		}
+		pos += n + int64(h.CompressedPageSize)
+	}
+	return dict + page, nil
+}
+
+// pageHeader reads the page header at pos, which must end before end.
+func (s *parquetSource) pageHeader(pos, end int64) (h *format.PageHeader, n int64, err error) {
+	for window := int64(1 << 10); ; window *= 8 {
+		w := min(window, end-pos)
+		b := make([]byte, w)
+		k, err := s.r.ReadAt(b, pos)
+		if k < len(b) && err != io.EOF {
+			return nil, 0, fmt.Errorf("reading the page header at byte %d: %w", pos, err)
+		}
+		sc := thriftScan{b: b[:k], full: k < len(b) || w == end-pos}
+		switch err := sc.structure(0); {
+		case err == errThriftShort:
+			continue
+		case err != nil:
+			return nil, 0, fmt.Errorf("the page header at byte %d is corrupt: %w", pos, err)
+		}
+		h = new(format.PageHeader)
+		if err := thrift.Unmarshal(&thrift.CompactProtocol{}, b[:sc.off], h); err != nil {
+			return nil, 0, fmt.Errorf("the page header at byte %d is corrupt: %w", pos, err)
+		}
+		return h, int64(sc.off), nil
+	}
+}
+
+// checkPage checks a page's header, n bytes long at pos, against the bytes
+// left in its column chunk, which ends at end, and returns the memory the
+// page declares.
+func checkPage(h *format.PageHeader, pos, n, end int64) (int64, error) {
+	comp, size := int64(h.CompressedPageSize), int64(h.UncompressedPageSize)
+	if comp < 0 || size < 0 {
+		return 0, fmt.Errorf("the page at byte %d declares a negative size (%d bytes, %d uncompressed)", pos, comp, size)
+	}
+	if left := end - pos - n; comp > left {
+		return 0, fmt.Errorf("the page at byte %d declares %d bytes of data, and its column chunk has %d bytes left", pos, comp, left)
+	}
+	size = max(size, comp)
+	var values int64
+	switch h.Type {
+	case format.DataPage:
+		if !h.DataPageHeader.Valid {
+			return size, nil
+		}
+		values = int64(h.DataPageHeader.V.NumValues)
+	case format.DataPageV2:
+		if !h.DataPageHeaderV2.Valid {
+			return size, nil
+		}
+		v := &h.DataPageHeaderV2.V
+		values = int64(v.NumValues)
+		switch {
+		case v.NumNulls < 0 || v.NumNulls > v.NumValues:
+			return 0, fmt.Errorf("the page at byte %d declares %d nulls among %d values", pos, v.NumNulls, v.NumValues)
+		case v.NumRows < 0 || v.NumRows > v.NumValues:
+			return 0, fmt.Errorf("the page at byte %d declares %d rows in %d values", pos, v.NumRows, v.NumValues)
+		case v.RepetitionLevelsByteLength < 0 || v.DefinitionLevelsByteLength < 0 ||
+			int64(v.RepetitionLevelsByteLength)+int64(v.DefinitionLevelsByteLength) > comp:
+			return 0, fmt.Errorf("the page at byte %d declares %d bytes of repetition and %d of definition levels in %d bytes",
+				pos, v.RepetitionLevelsByteLength, v.DefinitionLevelsByteLength, comp)
+		}
+	case format.DictionaryPage:
+		if !h.DictionaryPageHeader.Valid {
+			return size, nil
+		}
+		// A dictionary is PLAIN-encoded: a value takes a bit at least.
+		values = int64(h.DictionaryPageHeader.V.NumValues)
+		if values > 8*size+8 {
+			return 0, fmt.Errorf("the dictionary page at byte %d declares %d values in %d bytes", pos, values, size)
+		}
+	default:
+		return size, nil
+	}
+	if values < 0 {
+		return 0, fmt.Errorf("the page at byte %d declares %d values", pos, values)
+	}
+	return size + values*pqValueBytes, nil
+}
+
+// errThriftShort is thriftScan's answer when the bytes it was given end
+// before the value and more could be read.
+var errThriftShort = errors.New("thrift value cut short")
+
+// thriftScan walks one value of the Thrift compact protocol (the encoding
+// of Parquet's footer and page headers) without decoding it, checking that
+// every length and count it declares fits in the bytes that are there and
+// that it nests at most pqMaxDepth deep, so that parquet-go's decoder, run
+// on it next, allocates no more than the bytes hold.
+type thriftScan struct {
+	b    []byte
+	off  int
+	full bool // b holds all the bytes there are: running out is an error
+}
+
+const pqMaxDepth = 64
+
+func (s *thriftScan) need(n uint64, what string, args ...any) error {
+	left := uint64(len(s.b) - s.off)
+	if n <= left {
+		return nil
+	}
+	if !s.full {
+		return errThriftShort
+	}
+	if what == "" {
+		return errors.New("it is cut short")
+	}
+	return fmt.Errorf("it declares "+what+", and %d bytes are left", append(args, left)...)
+}
+
+func (s *thriftScan) byte() (byte, error) {
+	if err := s.need(1, ""); err != nil {
+		return 0, err
+	}
+	s.off++
+	return s.b[s.off-1], nil
+}
+
+func (s *thriftScan) uvarint() (uint64, error) {
+	var v uint64
+	for shift := 0; shift < 70; shift += 7 {
+		c, err := s.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, errors.New("a varint is longer than 10 bytes")
+}
+
+func (s *thriftScan) skip(n uint64) error {
+	if err := s.need(n, ""); err != nil {
+		return err
+	}
+	s.off += int(n)
+	return nil
+}
+
+// size reads a length or count, which the compact protocol bounds by 2^31-1
+// (and parquet-go with it).
+func (s *thriftScan) size() (uint64, error) {
+	n, err := s.uvarint()
+	if err == nil && n > math.MaxInt32 {
+		err = fmt.Errorf("a length or count of %d", n)
+	}
+	return n, err
+}
+
+// structure walks a struct: fields up to a stop byte.
+func (s *thriftScan) structure(depth int) error {
+	if depth > pqMaxDepth {
+		return fmt.Errorf("it nests more than %d levels deep", pqMaxDepth)
+	}
+	for {
+		b, err := s.byte()
+		if err != nil || b == 0 {
+			return err
+		}
+		if b>>4 == 0 { // a field id of its own, not a delta
+			if _, err := s.uvarint(); err != nil {
+				return err
+			}
+		}
+		if err := s.value(b&0x0f, false, depth); err != nil {
+			return err
+		}
+	}
+}
+
+// value walks a value of type t, a field's (elem false) or a list's, set's
+// or map's element (elem true: a boolean then takes a byte).
+func (s *thriftScan) value(t byte, elem bool, depth int) error {
+	switch t {
+	case 1, 2: // true, false
+		if elem {
+			return s.skip(1)
+		}
+		return nil
+	case 3: // i8
+		return s.skip(1)
+	case 4, 5, 6: // i16, i32, i64
+		_, err := s.uvarint()
+		return err
+	case 7: // double
+		return s.skip(8)
+	case 8: // binary, string
+		n, err := s.size()
+		if err != nil {
+			return err
+		}
+		if err := s.need(n, "a string of %d bytes", n); err != nil {
+			return err
+		}
+		s.off += int(n)
+		return nil
+	case 9, 10: // list, set
+		h, err := s.byte()
+		if err != nil {
+			return err
+		}
+		n, et := uint64(h>>4), h&0x0f
+		if n == 15 {
+			if n, err = s.size(); err != nil {
+				return err
+			}
+		}
+		return s.elements(n, depth, et)
+	case 11: // map
+		n, err := s.size()
+		if err != nil || n == 0 {
+			return err
+		}
+		kv, err := s.byte()
+		if err != nil {
+			return err
+		}
+		return s.elements(n, depth, kv>>4, kv&0x0f)
+	case 12: // struct
+		return s.structure(depth + 1)
+	case 13: // uuid
+		return s.skip(16)
+	}
+	return fmt.Errorf("a value of unknown type %d", t)
+}
+
+// elements walks n elements of a container, each a value of every type of
+// types in turn (a map's key and value). Each takes a byte at least.
+func (s *thriftScan) elements(n uint64, depth int, types ...byte) error {
+	if n == 0 {
+		return nil
+	}
+	if depth+1 > pqMaxDepth {
+		return fmt.Errorf("it nests more than %d levels deep", pqMaxDepth)
+	}
+	if err := s.need(n*uint64(len(types)), "%d elements", n); err != nil {
+		return err
+	}
+	for range n {
+		for _, t := range types {
+			if err := s.value(t, true, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

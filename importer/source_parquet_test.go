@@ -2,8 +2,12 @@ package importer
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +15,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/treeport/treeport/transform"
 )
 
 type pqOwner struct {
@@ -63,8 +73,14 @@ func bigEndian(v int64) []byte {
 
 func writeParquet[T any](t testing.TB, rows []T, perGroup int) string {
 	t.Helper()
+	return writeTemp(t, "nodes.parquet", pqBytes(t, rows, perGroup))
+}
+
+// pqBytes writes rows as a Parquet file, perGroup rows a row group.
+func pqBytes[T any](t testing.TB, rows []T, perGroup int, opts ...parquet.WriterOption) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[T](&buf)
+	w := parquet.NewGenericWriter[T](&buf, opts...)
 	for i := 0; i < len(rows); i += perGroup {
 		if _, err := w.Write(rows[i:min(i+perGroup, len(rows))]); err != nil {
 			t.Fatal(err)
@@ -76,7 +92,43 @@ func writeParquet[T any](t testing.TB, rows []T, perGroup int) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return writeTemp(t, "nodes.parquet", buf.Bytes())
+	return buf.Bytes()
+}
+
+// compactParquet rewrites a Parquet file written by parquet-go without
+// what a reader does not need (statistics, page indexes, key-value
+// metadata, created_by), which is about 40% of a small file.
+func compactParquet(t testing.TB, data []byte) []byte {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(&thrift.CompactProtocol{}, data[len(data)-8-n:len(data)-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	end := int64(4)
+	md.CreatedBy, md.KeyValueMetadata, md.ColumnOrders = "", nil, nil
+	for i := range md.RowGroups {
+		rg := &md.RowGroups[i]
+		rg.SortingColumns = nil
+		for j := range rg.Columns {
+			c := &rg.Columns[j]
+			c.OffsetIndexOffset, c.OffsetIndexLength, c.ColumnIndexOffset, c.ColumnIndexLength = 0, 0, 0, 0
+			m := &c.MetaData
+			m.Statistics, m.EncodingStats, m.SizeStatistics, m.KeyValueMetadata = format.Statistics{}, nil, format.SizeStatistics{}, nil
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset != 0 {
+				start = m.DictionaryPageOffset
+			}
+			end = max(end, start+m.TotalCompressedSize)
+		}
+	}
+	footer, err := thrift.Marshal(&thrift.CompactProtocol{}, &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(bytes.Clone(data[:end]), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
 }
 
 func TestParquetSource(t *testing.T) {
@@ -248,5 +300,203 @@ func TestParquetTruncated(t *testing.T) {
 	if src, err := OpenSource(cut, SourceOptions{}); err == nil {
 		src.Close()
 		t.Fatal("a cut file opened without an error")
+	}
+}
+
+// fuzzInput reads an input of FuzzParquetSource's corpus in testdata.
+func fuzzInput(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzParquetSource", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "go test fuzz v1\n[]byte(")
+	if !ok || !strings.HasSuffix(q, ")") {
+		t.Fatalf("%s is not a corpus file of one []byte", name)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(q, ")"))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return []byte(s)
+}
+
+// A corrupt file that declares gigabytes (of a page, of a string in a page
+// header, of a list in its footer) is an error that names the file and says
+// what is wrong, and reading it allocates little. Before the checks, the
+// first input crashed the process ("fatal error: runtime: out of memory":
+// a slice of 2^31 schema elements, 192 GiB), and the others, found by
+// FuzzParquetSource, allocated 2.2, 1.6 and 1.8 GiB each.
+func TestParquetCorruptSizes(t *testing.T) {
+	tests := []struct {
+		input string
+		open  bool // the error is OpenSource's, not Next's
+		err   string
+	}{
+		{input: "footer-list-2G-elements", open: true,
+			err: "is not a Parquet file that can be read: its footer (metadata) is corrupt: it declares 2147483647 elements, and 70 bytes are left"},
+		{input: "footer-encrypted-2.2GB", open: true,
+			err: "is an encrypted Parquet file (its footer is encrypted), which treeport cannot read"},
+		{input: "page-header-string-1.6GB",
+			err: `(row 1): the data cannot be decoded (row group 1, column "id": the page header at byte 4 is corrupt: it declares a string of 1687540635 bytes, and 26 bytes are left); reading stops here`},
+		{input: "page-size-1.6GB",
+			err: `(row 1): the data cannot be decoded (row group 1, column "id": the page at byte 4 declares 1696784233 bytes of data, and its column chunk has 17 bytes left); reading stops here`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.input, func(t *testing.T) {
+			path := writeTemp(t, "corrupt.parquet", fuzzInput(t, tt.input))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var err error
+			src, openErr := OpenSource(path, SourceOptions{})
+			if openErr == nil {
+				got := readAll(t, src)
+				src.Close()
+				if len(got) != 1 || got[0].err == nil {
+					t.Fatalf("got %d results, want one error: %+v", len(got), got)
+				}
+				if re := got[0].err; re.File != path || re.Line != 1 || !errors.Is(re, transform.ErrParse) {
+					t.Errorf("RowError at %s (row %d), want %s (row 1), wrapping ErrParse", re.File, re.Line, path)
+				}
+				err = got[0].err
+			} else {
+				err = openErr
+			}
+			runtime.ReadMemStats(&after)
+			if (openErr != nil) != tt.open {
+				t.Fatalf("OpenSource: %v; want an error from it: %v", openErr, tt.open)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "importer: "+path) && !strings.HasPrefix(msg, path) || !strings.Contains(msg, tt.err) {
+				t.Errorf("error %q\nwant the file and %q", msg, tt.err)
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 16<<20 {
+				t.Errorf("reading it allocated %d MiB", a>>20)
+			}
+		})
+	}
+}
+
+// What the pages of a row group declare that reading them takes is checked
+// against a budget before parquet-go allocates it.
+func TestParquetMemoryLimit(t *testing.T) {
+	type row struct {
+		ID  int64  `parquet:"id"`
+		Tag string `parquet:"tag"`
+	}
+	rows := make([]row, 2000)
+	for i := range rows {
+		rows[i] = row{ID: int64(i), Tag: strconv.Itoa(i % 7)}
+	}
+	data := pqBytes(t, rows, len(rows))
+	read := func(limit int64) []result {
+		src, err := newParquetSource(bytes.NewReader(data), int64(len(data)), "big.parquet", SourceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit > 0 {
+			src.maxMemory = limit
+		}
+		defer src.Close()
+		return readAll(t, src)
+	}
+	if got := read(0); len(got) != len(rows) || got[len(got)-1].err != nil {
+		t.Fatalf("under the default limit: %d results, want %d records", len(got), len(rows))
+	}
+	got := read(32 << 10)
+	if len(got) != 1 || got[0].err == nil {
+		t.Fatalf("got %d results, want one error", len(got))
+	}
+	want := `big.parquet (row 1): the data cannot be decoded (row group 1: its pages declare that reading them takes `
+	if msg := got[0].err.Error(); !strings.HasPrefix(msg, want) || !strings.Contains(msg, "more than the 32768 bytes treeport allows") {
+		t.Errorf("error %q\nwant %q… and the limit", msg, want)
+	}
+}
+
+// The checks of the pages accept what writers write: dictionaries,
+// compression, pages of both versions, many pages and row groups.
+func TestParquetPagesChecked(t *testing.T) {
+	type row struct {
+		ID     int64    `parquet:"id"`
+		Parent *int64   `parquet:"parent_id,optional"`
+		Kind   string   `parquet:"kind,dict"`
+		Tags   []string `parquet:"tags,list"`
+	}
+	rows := make([]row, 3000)
+	for i := range rows {
+		rows[i] = row{ID: int64(i), Kind: []string{"file", "dir", "link"}[i%3], Tags: []string{strings.Repeat("t", i%5)}}
+		if i > 0 {
+			rows[i].Parent = ptr(int64(i / 2))
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		opts []parquet.WriterOption
+	}{
+		{"v2", nil},
+		{"v1", []parquet.WriterOption{parquet.DataPageVersion(1)}},
+		{"snappy small pages", []parquet.WriterOption{parquet.Compression(&snappy.Codec{}), parquet.PageBufferSize(512)}},
+		{"zstd v1 small pages", []parquet.WriterOption{parquet.Compression(&zstd.Codec{}), parquet.PageBufferSize(512), parquet.DataPageVersion(1)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTemp(t, "pages.parquet", pqBytes(t, rows, 1000, tt.opts...))
+			got := openAll(t, path, SourceOptions{})
+			if len(got) != len(rows) {
+				t.Fatalf("got %d results, want %d", len(got), len(rows))
+			}
+			for i, r := range got {
+				if r.err != nil || r.rec.ID != strconv.Itoa(i) {
+					t.Fatalf("#%d: %+v %v", i, r.rec, r.err)
+				}
+				if k, _ := r.rec.Attrs["kind"].(*types.AttributeValueMemberS); k == nil || k.Value != rows[i].Kind {
+					t.Fatalf("#%d: kind %v", i, r.rec.Attrs["kind"])
+				}
+			}
+		})
+	}
+}
+
+func TestThriftScan(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []byte
+		err  string // "" for none
+	}{
+		{"empty struct", []byte{0x00}, ""},
+		{"fields", []byte{0x15, 0x04, 0x18, 0x02, 'i', 'd', 0x16, 0x02, 0x11, 0x00}, ""},
+		{"long field id", []byte{0x05, 0x14, 0x02, 0x00}, ""},
+		{"booleans in a list", []byte{0x19, 0x21, 0x01, 0x02, 0x00}, ""},
+		{"map", []byte{0x1b, 0x01, 0x88, 0x01, 'k', 0x01, 'v', 0x00}, ""},
+		{"nested structs", append(bytes.Repeat([]byte{0x1c}, 64), bytes.Repeat([]byte{0x00}, 65)...), ""},
+		{"string longer than the bytes", []byte{0x18, 0x05, 'a', 'b'}, "it declares a string of 5 bytes, and 2 bytes are left"},
+		{"list longer than the bytes", []byte{0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00}, "it declares 2147483647 elements, and 1 bytes are left"},
+		{"map longer than the bytes", []byte{0x1b, 0x05, 0x88, 0x00}, "it declares 5 elements, and 1 bytes are left"},
+		{"too deep", bytes.Repeat([]byte{0x1c}, 100), "it nests more than 64 levels deep"},
+		{"lists too deep", bytes.Repeat([]byte{0x19, 0x19}, 100), "it nests more than 64 levels deep"},
+		{"unknown type", []byte{0x1e, 0x00}, "a value of unknown type 14"},
+		{"cut short", []byte{0x15}, "it is cut short"},
+		{"no stop", []byte{0x15, 0x02}, "it is cut short"},
+		{"long varint", append([]byte{0x15}, bytes.Repeat([]byte{0xff}, 11)...), "a varint is longer than 10 bytes"},
+		{"length over 2^31", []byte{0x18, 0x80, 0x80, 0x80, 0x80, 0x10}, "a length or count of 4294967296"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := thriftScan{b: tt.in, full: true}
+			err := s.structure(0)
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.err == "" && s.off != len(tt.in):
+				t.Fatalf("read %d bytes of %d", s.off, len(tt.in))
+			case tt.err != "" && (err == nil || err.Error() != tt.err):
+				t.Fatalf("error %v, want %q", err, tt.err)
+			}
+			// With more bytes to read, running out asks for them.
+			if tt.err == "it is cut short" || strings.Contains(tt.err, "bytes are left") {
+				s := thriftScan{b: tt.in}
+				if err := s.structure(0); err != errThriftShort {
+					t.Errorf("without all the bytes: %v, want errThriftShort", err)
+				}
+			}
+		})
 	}
 }
