@@ -63,11 +63,15 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 	m := layouts.NewMeasure(l)
 	f := in.Forest
 	var s transform.Stats
+	valid := validCounts(f)
 	for _, i := range f.Order() {
 		if f.Rejected(int(i)) {
 			continue
 		}
 		f.Stats(int(i), &s)
+		if valid != nil {
+			valid.fix(i, &s)
+		}
 		l.Measure(&s, m)
 	}
 	p := &Plan{
@@ -114,4 +118,52 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		ImportPerGB:     prices.ImportPerGB,
 	}
 	return p, problems
+}
+
+// validOnly holds the forest's counts without its rejected nodes: the
+// forest's own (Stats) count every node read, and a plan measures only what
+// would be written (a rejected node takes its subtree along, so a valid
+// node's rejected children and descendants are left out of its counts).
+type validOnly struct {
+	subtree, children, root []int32
+	roots                   int
+}
+
+// validCounts counts the valid nodes of f's subtrees; nil when no node is
+// rejected and the forest's own counts hold.
+func validCounts(f *transform.Forest) *validOnly {
+	if f.RejectedCount() == 0 {
+		return nil
+	}
+	n, order := f.Len(), f.Order()
+	v := &validOnly{subtree: make([]int32, n), children: make([]int32, n), root: make([]int32, n)}
+	for _, i := range order { // parents first
+		if p := f.Parent(int(i)); p >= 0 {
+			v.root[i] = v.root[p]
+		} else {
+			v.root[i] = i
+		}
+	}
+	for k := len(order) - 1; k >= 0; k-- { // children first
+		i := order[k]
+		if f.Rejected(int(i)) {
+			continue
+		}
+		v.subtree[i]++
+		if p := f.Parent(int(i)); p >= 0 {
+			v.subtree[p] += v.subtree[i]
+			v.children[p]++
+		} else {
+			v.roots++
+		}
+	}
+	return v
+}
+
+// fix puts the valid counts of node i into s.
+func (v *validOnly) fix(i int32, s *transform.Stats) {
+	s.Subtree = int(v.subtree[i])
+	s.Children = int(v.children[i])
+	s.TreeSize = int(v.subtree[v.root[i]])
+	s.Roots = v.roots
 }
