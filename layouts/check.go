@@ -95,7 +95,7 @@ func (c *Checker) Check(s *transform.Stats) error {
 	case 1:
 		return errs[0]
 	}
-	return problems(errs)
+	return transform.Problems(errs)
 }
 
 // keyHint says what to do about a key that is too long.
@@ -112,20 +112,6 @@ func keyHint(l Layout, name string) string {
 	}
 	return "shorten the id"
 }
-
-// problems is more than one problem with a node, printed on one line.
-type problems []error
-
-func (p problems) Error() string {
-	s := make([]string, len(p))
-	for i, e := range p {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "; ")
-}
-
-// Unwrap lets errors.Is and errors.As see every problem.
-func (p problems) Unwrap() []error { return p }
 
 // CheckAttrName returns an error wrapping transform.ErrReservedAttr when a
 // user attribute may not be called name under layout l: the name of one of

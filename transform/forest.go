@@ -523,7 +523,7 @@ func withoutKeyLengths(err error) error {
 	if !ok {
 		return nil
 	}
-	var kept joinedErrors
+	var kept Problems
 	for _, e := range m.Unwrap() {
 		if !errors.Is(e, ErrKeyTooLong) {
 			kept = append(kept, e)
@@ -538,19 +538,19 @@ func withoutKeyLengths(err error) error {
 	return kept
 }
 
-// joinedErrors is several problems of one node, on one line.
-type joinedErrors []error
+// Problems is several problems of one node, printed on one line.
+type Problems []error
 
-func (j joinedErrors) Error() string {
-	s := make([]string, len(j))
-	for k, e := range j {
+func (p Problems) Error() string {
+	s := make([]string, len(p))
+	for k, e := range p {
 		s[k] = e.Error()
 	}
 	return strings.Join(s, "; ")
 }
 
 // Unwrap lets errors.Is and errors.As see every problem.
-func (j joinedErrors) Unwrap() []error { return j }
+func (p Problems) Unwrap() []error { return p }
 
 // SortProblems sorts problems by their place: by file, in the order in
 // which the forest's files were read (a file it did not read comes last),
