@@ -115,6 +115,18 @@ func TestFormatFromFirstBytes(t *testing.T) {
 	if got := items(exportName); got != want {
 		t.Errorf("an export's DynamoDB JSON data file gave other items:\n%s\nwant:\n%s", got, want)
 	}
+
+	// Records whose first attribute is named Item are JSON Lines, as the
+	// name says, and JSON when it says JSON: they are no DynamoDB JSON.
+	for _, name := range []string{"item.jsonl", "item.json"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(`{"Item": "x", "id": "a"}`+"\n"+`{"id": "b", "parent_id": "a"}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := items(p); !strings.Contains(got, `"Item":{"S":"x"}`) || strings.Count(got, "\n") != 1 {
+			t.Errorf("%s: items\n%s", name, got)
+		}
+	}
 }
 
 // importItems returns the lines of the import files in out, sorted.

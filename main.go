@@ -77,7 +77,7 @@ func newApp() *cli.App {
 			benchCommand(),
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
+			if c.NArg() > 0 && c.Args().First() != "help" {
 				names := make([]string, 0, len(c.App.Commands))
 				for _, cmd := range c.App.Commands {
 					names = append(names, cmd.Name)

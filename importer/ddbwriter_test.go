@@ -208,13 +208,21 @@ func TestWatermarkNeverPassesUnacknowledged(t *testing.T) {
 		},
 	}))
 	ctx := context.Background()
+	// The first call goes alone (the probe), and the others wait for its
+	// answer: it must not be one of the held batches, or nothing moves
+	// and the Writes below block. So the first batch is written, and
+	// answered, before the rest are given.
+	deadline := time.Now().Add(5 * time.Second)
 	for i := range 300 {
 		if err := w.Write(ctx, int64(i), testItem(i)); err != nil {
 			t.Fatal(err)
 		}
+		for i == MaxBatchItems-1 && f.len() < MaxBatchItems && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	// Everything but the two held batches gets written.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for f.len() < 250 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -592,6 +600,11 @@ func TestWriterWindow(t *testing.T) {
 				return
 			}
 			written.Store(int64(i) + 1)
+			// The first batch is the probe only if it is answered before
+			// the second is given (see TestWatermarkNeverPassesUnacknowledged).
+			for deadline := time.Now().Add(5 * time.Second); i == MaxBatchItems-1 && f.len() < MaxBatchItems && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 		}
 		done <- nil
 	}()

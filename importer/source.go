@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -181,7 +182,7 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 	format := strings.ToLower(opts.Format)
 	if format == "" {
 		format = DetectFormat(path)
-		if sniffed := sniffFormat(path); sniffed != "" && sniffed != format {
+		if sniffed := sniffFormat(path, format); sniffed != "" {
 			format = sniffed
 		}
 		if format == "" {
@@ -207,12 +208,13 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 	return nil, fmt.Errorf("importer: unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
 }
 
-// sniffFormat tells the formats that the first bytes of a file name for
-// sure, whatever the file's name: Parquet by its magic number, and DynamoDB
-// JSON by a first line that is an {"Item": …} object (the data files of an
-// export to S3 are named *.json.gz). It returns "" when they do not tell,
-// and for a directory.
-func sniffFormat(path string) string {
+// sniffFormat tells the format that the first bytes of a file name for
+// sure where its name (which says byName) does not: Parquet by its magic
+// number, whatever the name; and DynamoDB JSON, for a name that says JSON
+// or nothing, by a first line that decodes as an {"Item": …} line (the data
+// files of an export to S3 are named *.json.gz). It returns "" when they do
+// not tell, and for a directory.
+func sniffFormat(path, byName string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -230,15 +232,19 @@ func sniffFormat(path string) string {
 		return ""
 	}
 	defer in.Close()
-	first, _ := in.r.Peek(64)
-	first = bytes.TrimLeft(bytes.TrimPrefix(first, []byte("\uFEFF")), " \t\r\n")
-	if rest, ok := bytes.CutPrefix(first, []byte("{")); ok {
-		rest = bytes.TrimLeft(rest, " \t")
-		if rest, ok = bytes.CutPrefix(rest, []byte(`"Item"`)); ok {
-			if rest = bytes.TrimLeft(rest, " \t"); bytes.HasPrefix(rest, []byte(":")) {
-				return FormatDDBJSON
-			}
-		}
+	if byName != "" && byName != FormatJSON {
+		return ""
+	}
+	first, _ := in.r.Peek(64 << 10)
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	first = bytes.TrimSpace(bytes.TrimPrefix(first, []byte("\uFEFF")))
+	if !bytes.HasPrefix(first, []byte("{")) {
+		return ""
+	}
+	if _, err := ddbjson.DecodeLine(first); err == nil {
+		return FormatDDBJSON
 	}
 	return ""
 }

@@ -884,10 +884,11 @@ func nonEmpty(s, otherwise string) string {
 // pqMaxMemory bounds the memory the pages of one row group, the current
 // page and the dictionary of every column, may declare that they need: their
 // decompressed bytes plus pqValueBytes a value. parquet-go holds them all
-// at once while it reads rows. 1 GiB is far more than files written with
+// at once while it reads rows. 4 GiB is far more than files written with
 // usual page sizes need (1 MiB, 20,000 rows) and leaves room for old writers'
-// pages that hold a whole row group of nulls or of one repeated value.
-const pqMaxMemory = 1 << 30
+// pages that hold a whole row group of nulls or of one repeated value (a
+// value is charged pqValueBytes, more than a null costs).
+const pqMaxMemory = 4 << 30
 
 // pqValueBytes is what a value costs parquet-go once its page is decoded, at
 // most: its levels, its offset or dictionary index, and its value.

@@ -392,7 +392,7 @@ func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 		if origin == nil {
 			origin = make([]int32, f.Len())
 		}
-		if p := f.nodes[i].parent; p >= 0 && origin[p] > 0 && sameError(err, problems[origin[p]-1].Err) {
+		if p := f.nodes[i].parent; p >= 0 && origin[p] > 0 && (sameError(err, problems[origin[p]-1].Err) || longerKeys(err, problems[origin[p]-1].Err)) {
 			origin[i] = origin[p]
 			f.reject(i, nil)
 			return
@@ -442,7 +442,22 @@ func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
 // sameError reports whether a and b are the same error value (never true
 // of two errors whose type cannot be compared).
 func sameError(a, b error) bool {
-	return a != nil && b != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
+	if a == nil || b == nil {
+		return false
+	}
+	// Only pointers: comparing two values of a struct type that holds a
+	// slice would panic.
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Kind() == reflect.Pointer && a == b
+}
+
+// longerKeys reports whether err is only keys over DynamoDB's limits below
+// a node whose problem was keys over the limits too: the node's keys grow
+// from its parent's, so its problem is its parent's, and a deep subtree
+// under a long path is one problem, not one a node (which could take
+// gigabytes on a deep input).
+func longerKeys(err, parent error) bool {
+	return errors.Is(parent, ErrKeyTooLong) && errors.Is(err, ErrKeyTooLong) && withoutKeyLengths(err) == nil
 }
 
 // unknownPaths returns, as a bitset, the nodes whose path is not known:

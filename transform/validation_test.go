@@ -60,9 +60,13 @@ func TestCheckReportsProblemsBelowRejected(t *testing.T) {
 			want: []string{"cccccccccc: " + ErrKeyTooLong.Error()},
 		},
 		{
+			// Keys only grow down a path: a long path's subtree is its
+			// one problem, not one a node (which a deep input would
+			// make millions of); a problem of another kind below it is
+			// still the node's own.
 			name: "a long path below a long path",
-			rows: [][2]string{{"a", ""}, {"bbbbbbbbbbb", "a"}, {"c", "bbbbbbbbbbb"}},
-			want: []string{"bbbbbbbbbbb: " + ErrKeyTooLong.Error(), "c: " + ErrKeyTooLong.Error()},
+			rows: [][2]string{{"a", ""}, {"bbbbbbbbbbb", "a"}, {"c", "bbbbbbbbbbb"}, {"d|1", "c"}},
+			want: []string{"bbbbbbbbbbb: " + ErrKeyTooLong.Error(), "d|1: " + ErrDelimiter.Error(), "d|1: " + ErrKeyTooLong.Error()},
 		},
 		{
 			// Below a missing parent, the path is not known: no key
