@@ -26,6 +26,18 @@ import (
 // written. The problems themselves are in Input.Problems.
 var ErrInvalid = errors.New("importer: invalid input")
 
+// ErrRestUnreadable marks a RowError after which a source cannot read on
+// (Parquet data that cannot be decoded): ReadInput fails with it whatever
+// --on-invalid says, for the rows after it would be lost without a trace.
+var ErrRestUnreadable = errors.New("importer: the rest of the input cannot be read")
+
+// restError is a problem that ends a source's stream (ErrRestUnreadable),
+// with its own message.
+type restError struct{ err error }
+
+func (e *restError) Error() string   { return e.err.Error() }
+func (e *restError) Unwrap() []error { return []error{e.err, ErrRestUnreadable} }
+
 // InputOptions say how to read and check an input.
 type InputOptions struct {
 	Path   string
@@ -111,6 +123,9 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 			break
 		}
 		var re *transform.RowError
+		if errors.As(err, &re) && errors.Is(re, ErrRestUnreadable) {
+			return nil, fmt.Errorf("%w: %w; nothing is written, whatever --on-invalid says, for the rows after it cannot be read", ErrInvalid, re)
+		}
 		if errors.As(err, &re) {
 			in.Records++
 			parent := ""
