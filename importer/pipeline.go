@@ -31,12 +31,12 @@ var ErrInvalid = errors.New("importer: invalid input")
 // --on-invalid says, for the rows after it would be lost without a trace.
 var ErrRestUnreadable = errors.New("importer: the rest of the input cannot be read")
 
-// restError is a problem that ends a source's stream (ErrRestUnreadable),
-// with its own message.
-type restError struct{ err error }
+// marked is err, which keeps its own message, classed as mark too
+// (errors.Is): ErrInvalid, or ErrRestUnreadable.
+type marked struct{ err, mark error }
 
-func (e *restError) Error() string   { return e.err.Error() }
-func (e *restError) Unwrap() []error { return []error{e.err, ErrRestUnreadable} }
+func (e *marked) Error() string   { return e.err.Error() }
+func (e *marked) Unwrap() []error { return []error{e.err, e.mark} }
 
 // InputOptions say how to read and check an input.
 type InputOptions struct {

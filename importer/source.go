@@ -169,14 +169,8 @@ func invalidInput(err error) error {
 	if errors.Is(err, ErrInvalid) || errors.As(err, &re) || errors.As(err, &pe) {
 		return err
 	}
-	return &invalidError{err}
+	return &marked{err, ErrInvalid}
 }
-
-// invalidError is an input problem that keeps its own message.
-type invalidError struct{ err error }
-
-func (e *invalidError) Error() string   { return e.err.Error() }
-func (e *invalidError) Unwrap() []error { return []error{e.err, ErrInvalid} }
 
 func openSource(path string, opts SourceOptions) (Source, error) {
 	format := strings.ToLower(opts.Format)

@@ -188,7 +188,7 @@ func (s *parquetSource) Next(ctx context.Context) (*transform.Record, error) {
 		}
 		if err := s.readBatch(); err != nil {
 			s.done = true
-			return nil, &transform.RowError{File: s.file, Line: s.rowNo + 1, Unit: "row", Err: &restError{parseErr("the data cannot be decoded (%v); reading stops here", err)}}
+			return nil, &transform.RowError{File: s.file, Line: s.rowNo + 1, Unit: "row", Err: &marked{parseErr("the data cannot be decoded (%v); reading stops here", err), ErrRestUnreadable}}
 		}
 	}
 	return nil, io.EOF
