@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -138,7 +139,7 @@ func runExport(c *cli.Context) error {
 			}
 		}
 	}
-	if importer.IsS3URL(in) {
+	if s3io.IsURL(in) {
 		dir, cleanup, err := downloadExport(c, in)
 		if err != nil {
 			return err
@@ -232,7 +233,7 @@ func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
 // downloadExport fetches the ExportTableToPointInTime export at the S3 URL
 // in into a temporary directory, which cleanup removes.
 func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err error) {
-	loc, err := importer.ParseS3URL(in)
+	loc, err := s3io.ParseURL(in)
 	if err != nil {
 		return "", nil, usagef("--in: %v", err)
 	}
