@@ -84,7 +84,7 @@ func (a AttrDiff) Kind() string {
 		return "missing from the table"
 	case a.File == nil:
 		return "not in the file"
-	case typeName(a.File) != typeName(a.Table):
+	case ddbjson.TypeName(a.File) != ddbjson.TypeName(a.Table):
 		return "type"
 	}
 	return "value"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -245,7 +246,7 @@ func writeRecordFileForTest(t *testing.T, path string, recs []*transform.Record)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := exporter.NewRecordWriter(f, exporter.WriterOptions{Format: exporter.FormatDDBJSON})
+	w, err := recordfile.NewWriter(f, recordfile.Options{Format: recordfile.FormatDDBJSON})
 	if err != nil {
 		t.Fatal(err)
 	}
