@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -175,7 +175,7 @@ func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stat
 
 // ReadExport rebuilds the records of a DynamoDB export written from a table
 // of layout l: a DynamoDB JSON file or an ExportTableToPointInTime
-// directory (see importer.OpenItemSource). Items that are not nodes are
+// directory (see ddbitems.Open). Items that are not nodes are
 // passed over. It returns the records in the order of SortRecords and the
 // number of items read. A line that cannot be read, or an item that does not
 // fit the layout, is an error naming its file and line.
@@ -189,7 +189,7 @@ func ReadExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 
 // readExport is ReadExport without the sort.
 func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transform.Record, int64, error) {
-	src, err := importer.OpenItemSource(path)
+	src, err := ddbitems.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -29,7 +29,7 @@ import (
 // Reading an ExportTableToPointInTime export from S3 (export --in
 // s3://bucket/prefix/AWSDynamoDB/<export id>/): DownloadExport copies the
 // export's manifests and data files into a local directory with the layout
-// importer.OpenItemSource reads, and Export then reads that directory as it
+// ddbitems.Open reads, and Export then reads that directory as it
 // reads any export directory. The files are fetched with the S3 transfer
 // manager, several at once and large ones in parallel ranges, so the copy runs
 // at the network's speed; the records are held in memory to be sorted anyway,
