@@ -50,12 +50,9 @@ var ErrNotAnExport = errors.New("exporter: not a DynamoDB export")
 
 // DownloadOptions configure DownloadExport. The zero value works.
 type DownloadOptions struct {
-	// Files is how many data files are fetched at once (default 4).
-	Files int
-	// PartSize and PartConcurrency set the ranged GETs of one file
-	// (default 16 MiB, 4 in flight).
-	PartSize        int64
-	PartConcurrency int
+	// Transfer is how many data files are fetched at once (default 4) and
+	// the ranged GETs of one file (default 16 MiB, 4 in flight).
+	s3io.Transfer
 	// OnFile, when set, is called after each data file is fetched, never
 	// twice at once.
 	OnFile func(DownloadStats)
@@ -97,15 +94,7 @@ type exportFile struct {
 func DownloadExport(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir string, opts DownloadOptions) (DownloadStats, error) {
 	started := time.Now()
 	var st DownloadStats
-	if opts.Files <= 0 {
-		opts.Files = 4
-	}
-	if opts.PartSize <= 0 {
-		opts.PartSize = 16 << 20
-	}
-	if opts.PartConcurrency <= 0 {
-		opts.PartConcurrency = 4
-	}
+	opts.Transfer = opts.Transfer.WithDefaults()
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return st, fmt.Errorf("exporter: %w", err)
 	}

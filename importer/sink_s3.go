@@ -192,13 +192,10 @@ type UploadOptions struct {
 	// Shard names this copy's manifest (see s3io.Location); its data files are
 	// named by WriteImportFiles already.
 	Shard Shard
-	// Files is how many files are uploaded at once (default 4).
-	Files int
-	// PartSize is the size of a multipart part (default 16 MiB; S3's
-	// minimum is 5 MiB). A file smaller than this is one PutObject.
-	PartSize int64
-	// PartConcurrency is how many parts of one file are in flight (default 4).
-	PartConcurrency int
+	// Transfer is how many files are uploaded at once and the multipart
+	// parts of each (4 files, parts of 16 MiB, 4 parts in flight); a file
+	// smaller than a part is one PutObject.
+	s3io.Transfer
 	// OnFile, when set, is called after each object is uploaded, from any
 	// goroutine but never twice at once.
 	OnFile func(st UploadStats)
@@ -220,15 +217,7 @@ type UploadStats struct {
 // table, for import-table.json.
 func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, spec layouts.TableSpec, opts UploadOptions) (UploadStats, error) {
 	started := time.Now()
-	if opts.Files <= 0 {
-		opts.Files = 4
-	}
-	if opts.PartSize <= 0 {
-		opts.PartSize = 16 << 20
-	}
-	if opts.PartConcurrency <= 0 {
-		opts.PartConcurrency = 4
-	}
+	opts.Transfer = opts.Transfer.WithDefaults()
 	importReq, err := ImportTableJSON(m.Table, spec, opts.To.Bucket, opts.To.DataPrefix())
 	if err != nil {
 		return UploadStats{}, err

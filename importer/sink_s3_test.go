@@ -119,7 +119,7 @@ func TestUploadMultipart(t *testing.T) {
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
 	m := &Manifest{Table: "Tree", Files: []DataFile{{Name: "data/part-00000.json.gz", Bytes: int64(len(big))}}}
 	loc := s3io.Location{Bucket: bucket, Prefix: "mp"}
-	if _, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{To: loc, PartSize: 5 << 20}); err != nil {
+	if _, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{To: loc, Transfer: s3io.Transfer{PartSize: 5 << 20}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s3local.Get(t, client, bucket, "mp/data/part-00000.json.gz"); !bytes.Equal(got, big) {

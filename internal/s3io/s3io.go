@@ -79,6 +79,35 @@ func (l Location) DataPrefix() string { return l.Key("data/") }
 // ObjectURL is s3://bucket/key.
 func ObjectURL(bucket, key string) string { return "s3://" + bucket + "/" + key }
 
+// Transfer says how many files an upload or a download moves at once, and
+// how it splits each file with the S3 transfer manager. The zero value
+// takes the defaults.
+type Transfer struct {
+	// Files is how many files move at once (default 4).
+	Files int
+	// PartSize is the size of a multipart part or of a ranged GET (default
+	// 16 MiB; S3's minimum part is 5 MiB). A smaller file is one request.
+	PartSize int64
+	// PartConcurrency is how many parts of one file are in flight
+	// (default 4).
+	PartConcurrency int
+}
+
+// WithDefaults is t with each field that is not positive set to its
+// default.
+func (t Transfer) WithDefaults() Transfer {
+	if t.Files <= 0 {
+		t.Files = 4
+	}
+	if t.PartSize <= 0 {
+		t.PartSize = 16 << 20
+	}
+	if t.PartConcurrency <= 0 {
+		t.PartConcurrency = 4
+	}
+	return t
+}
+
 // GetSmall reads a small object whole, or its first limit bytes.
 func GetSmall(ctx context.Context, api manager.DownloadAPIClient, bucket, key string, limit int64) ([]byte, error) {
 	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})

@@ -43,3 +43,16 @@ func TestParseURL(t *testing.T) {
 		t.Errorf("%s %s", root, root.DataPrefix())
 	}
 }
+
+func TestTransferDefaults(t *testing.T) {
+	if got, want := (Transfer{}).WithDefaults(), (Transfer{Files: 4, PartSize: 16 << 20, PartConcurrency: 4}); got != want {
+		t.Errorf("zero value: got %+v, want %+v", got, want)
+	}
+	set := Transfer{Files: 2, PartSize: 5 << 20, PartConcurrency: 1}
+	if got := set.WithDefaults(); got != set {
+		t.Errorf("got %+v, want %+v kept", got, set)
+	}
+	if got := (Transfer{Files: -1, PartSize: -1, PartConcurrency: -1}).WithDefaults(); got != (Transfer{}).WithDefaults() {
+		t.Errorf("negative values: got %+v, want the defaults", got)
+	}
+}
