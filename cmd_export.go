@@ -12,6 +12,8 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -50,9 +52,9 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
 		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output)", Category: catOutput},
-		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(exporter.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
-		&cli.StringFlag{Name: "id-field", Value: exporter.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
-		&cli.StringFlag{Name: "parent-field", Value: exporter.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(recordfile.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
+		&cli.StringFlag{Name: "id-field", Value: recordfile.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "parent-field", Value: recordfile.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
 		&cli.StringFlag{Name: "csv-delimiter", Value: ",", Usage: "CSV field delimiter (one character; \\t for tab)", Category: catOutput},
 	)
 	flags = append(flags, layoutFlags(false)...)
@@ -95,9 +97,9 @@ func runExport(c *cli.Context) error {
 	l := ls[0]
 	format := c.String("format")
 	if format == "" {
-		format = exporter.FormatFromPath(out)
+		format = recordfile.FormatFromPath(out)
 		if format == "" {
-			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(exporter.Formats, ", "))
+			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(recordfile.Formats, ", "))
 		}
 	}
 	delim, err := csvDelimiter(c.String("csv-delimiter"))
@@ -119,7 +121,7 @@ func runExport(c *cli.Context) error {
 			Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read"),
 		},
 		Out: out, Stdout: c.App.Writer,
-		Writer: exporter.WriterOptions{
+		Writer: recordfile.Options{
 			Format: format, IDField: c.String("id-field"), ParentField: c.String("parent-field"), CSVDelimiter: delim,
 		},
 	}
@@ -138,7 +140,7 @@ func runExport(c *cli.Context) error {
 			}
 		}
 	}
-	if importer.IsS3URL(in) {
+	if s3io.IsURL(in) {
 		dir, cleanup, err := downloadExport(c, in)
 		if err != nil {
 			return err
@@ -232,7 +234,7 @@ func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
 // downloadExport fetches the ExportTableToPointInTime export at the S3 URL
 // in into a temporary directory, which cleanup removes.
 func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err error) {
-	loc, err := importer.ParseS3URL(in)
+	loc, err := s3io.ParseURL(in)
 	if err != nil {
 		return "", nil, usagef("--in: %v", err)
 	}

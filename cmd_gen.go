@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/gen"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -36,7 +36,7 @@ func runGen(c *cli.Context) error {
 	out := c.String("out")
 	format := c.String("format")
 	if format == "" {
-		format = exporter.FormatFromPath(out)
+		format = recordfile.FormatFromPath(out)
 	}
 	if format == "" {
 		return usagef("cannot tell the format of %q: give --format", out)
@@ -47,7 +47,7 @@ func runGen(c *cli.Context) error {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	rw, err := exporter.NewRecordWriter(bw, exporter.WriterOptions{Format: format, Columns: gen.Columns()})
+	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: format, Columns: gen.Columns()})
 	if err != nil {
 		return usagef("%v", err)
 	}

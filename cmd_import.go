@@ -14,6 +14,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -60,7 +61,7 @@ func runImport(c *cli.Context) error {
 		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
 	case out != "" && c.Bool("create-table"):
 		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
-	case c.String("import-table") != "" && !importer.IsS3URL(out):
+	case c.String("import-table") != "" && !s3io.IsURL(out):
 		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
 	}
 	ls, lopts, err := newLayouts(c, dryRun)
@@ -98,7 +99,7 @@ func runImport(c *cli.Context) error {
 	var s3out *s3Output
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
-		if importer.IsS3URL(out) {
+		if s3io.IsURL(out) {
 			if s3out, err = prepareS3Output(c, out, shard); err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -49,14 +50,14 @@ func s3Options(c *cli.Context) importer.S3Options {
 // s3Output is where `import --out s3://...` uploads, checked before the
 // input is read.
 type s3Output struct {
-	loc    importer.S3Location
+	loc    s3io.Location
 	client *s3.Client
 }
 
 // prepareS3Output parses --out s3://BUCKET/PREFIX and checks that the
 // location holds nothing this run would mix with.
 func prepareS3Output(c *cli.Context, out string, shard importer.Shard) (*s3Output, error) {
-	loc, err := importer.ParseS3URL(out)
+	loc, err := s3io.ParseURL(out)
 	if err != nil {
 		return nil, usagef("--out: %v", err)
 	}
@@ -182,7 +183,7 @@ func startImport(c *cli.Context, s3out *s3Output, l layouts.Layout, shard import
 	}
 	items := src.Items()
 	fmt.Fprintf(c.App.ErrWriter, "import %s started: %d items from %s into the new table %s (about $%s at list price, no write capacity)\n",
-		st.ARN, items, importer.ObjectURL(s3out.loc.Bucket, s3out.loc.DataPrefix()), table, money(pricing.Default.Import(src.RawBytes())))
+		st.ARN, items, s3io.ObjectURL(s3out.loc.Bucket, s3out.loc.DataPrefix()), table, money(pricing.Default.Import(src.RawBytes())))
 	return followImport(ctx, c.App.Writer, c.App.ErrWriter, client, st.ARN, items, importPoll)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )
@@ -145,7 +146,7 @@ func runMigrate(c *cli.Context) error {
 	scanA := j.scan
 	est, err := exporter.Export(c.Context, exporter.ExportOptions{
 		Layout: l1, Client: j.client, Table: from, Scan: scanA, Out: snap,
-		Writer: exporter.WriterOptions{Format: exporter.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
 	})
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", from, err)

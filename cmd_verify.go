@@ -57,10 +57,15 @@ func runVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	src, err := importer.OpenSource(in, srcOpts)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	d, err := exporter.Verify(c.Context, exporter.VerifyOptions{
 		Layout: ls[0], Client: client, Table: table,
 		Scan: exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")},
-		In:   in, Source: srcOpts,
+		In:   in, Records: src,
 		MaxExamples: c.Int("max-examples"),
 	})
 	if err != nil {

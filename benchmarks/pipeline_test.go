@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -76,7 +76,7 @@ func randomCSVN(b *testing.B, n int) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := exporter.NewRecordWriter(bw, exporter.WriterOptions{Format: "csv", Columns: gen.Columns()})
+	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: "csv", Columns: gen.Columns()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/s3local"
 	"github.com/treeport/treeport/layouts"
 )
@@ -97,7 +98,7 @@ func BenchmarkS3Upload(b *testing.B) {
 	b.Run("treeport", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
-			loc := importer.S3Location{Bucket: bucket, Prefix: prefix()}
+			loc := s3io.Location{Bucket: bucket, Prefix: prefix()}
 			if _, err := importer.UploadImportFiles(context.Background(), client, dir, m, l.Table(), importer.UploadOptions{To: loc}); err != nil {
 				b.Fatal(err)
 			}

@@ -1,10 +1,10 @@
 // Package exporter reads trees back out of DynamoDB: the parallel scanner,
-// the layouts' own queries, the file writers and verify.
+// the layouts' own queries, export and verify.
 //
 //   - Export reads a whole table with Scan (or one subtree with a descendants
 //     Query, or a DynamoDB export with ReadExport), sorts the records with
-//     SortRecords and writes them with a RecordWriter (NewRecordWriter:
-//     csv, json, jsonl, parquet, ddbjson).
+//     SortRecords and writes them with a recordfile.Writer (csv, json,
+//     jsonl, parquet, ddbjson).
 //   - Scan and ScanItems run a parallel Scan: ScanOptions.Segments goroutines
 //     under one errgroup, one rate limiter in RCU shared by all of them
 //     (ScanOptions.MaxRCU), retries with full-jitter exponential backoff on

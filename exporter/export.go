@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -47,7 +47,7 @@ type ExportOptions struct {
 	// Writer sets the format (from Out's name when empty), the id and
 	// parent field names and the CSV delimiter. Its Columns are inferred
 	// from the records when nil.
-	Writer WriterOptions
+	Writer recordfile.Options
 }
 
 // ExportStats say what an export did.
@@ -64,7 +64,7 @@ type ExportStats struct {
 // Export reads the records of a table (or of a DynamoDB export), sorts them
 // with SortRecords and writes them in opts.Writer.Format with their types:
 // exact numbers, binary, maps and lists, NULL and BOOL as far as the format
-// can hold them (see NewRecordWriter). Every record is held in memory to be
+// can hold them (see recordfile.NewWriter). Every record is held in memory to be
 // sorted; for json, jsonl and ddbjson a table's records are held encoded,
 // each encoded as soon as its page is read, so that only copying them out
 // in order is left once the scan ends. Records that are not a forest (a
@@ -78,7 +78,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 	wopts := opts.Writer
 	if wopts.Format == "" {
-		wopts.Format = FormatFromPath(opts.Out)
+		wopts.Format = recordfile.FormatFromPath(opts.Out)
 	}
 	if wopts.Format == "" {
 		return st, fmt.Errorf("exporter: cannot tell the output format from %q; pass --format (csv, json, jsonl, parquet or ddbjson)", opts.Out)
@@ -89,7 +89,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 
 	// A format the options do not suit fails now, not after the scan.
-	if _, err := NewRecordWriter(io.Discard, wopts); err != nil {
+	if _, err := recordfile.NewWriter(io.Discard, wopts); err != nil {
 		return st, err
 	}
 
@@ -112,21 +112,21 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		recs, st.Read, err = subtree(ctx, opts)
 		held = holdRecords(recs)
 	default:
-		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, encoderFor(wopts))
+		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, recordfile.EncoderFor(wopts))
 	}
 	if err != nil {
 		return st, err
 	}
 	order, forest := forestOrder(held.ids, held.parents)
 	st.Forest = forest
-	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw RecordWriter) error {
+	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw recordfile.Writer) error {
 		if held.encs != nil {
-			ew, ok := rw.(encodedWriter)
+			ew, ok := rw.(recordfile.EncodedWriter)
 			if !ok {
 				return fmt.Errorf("exporter: the %s writer takes no encoded records", wopts.Format)
 			}
 			for _, i := range order {
-				if err := ew.writeEncoded(held.encs[i]); err != nil {
+				if err := ew.WriteEncoded(held.encs[i]); err != nil {
 					return err
 				}
 			}
@@ -152,39 +152,6 @@ func holdRecords(recs []*transform.Record) *heldNodes {
 	return &heldNodes{ids: ids, parents: parents, recs: recs}
 }
 
-// recordEncoder encodes one record apart from the file it goes in, so that
-// records can be encoded as they are read, in several goroutines, and
-// written later in their order by the format's encodedWriter. It keeps
-// scratch space between calls: each goroutine needs its own.
-type recordEncoder interface {
-	// encode appends the record's bytes to dst. An error names the record
-	// and the attribute at fault.
-	encode(dst []byte, rec *transform.Record) ([]byte, error)
-}
-
-// encodedWriter is a RecordWriter that also takes records its format's
-// recordEncoder encoded, adding what their place in the file needs (the
-// commas of a JSON array).
-type encodedWriter interface {
-	RecordWriter
-	writeEncoded(enc []byte) error
-}
-
-// encoderFor returns a maker of encoders of opts.Format for the records
-// NewRecordWriter(w, opts) writes, or nil for the formats that must see every
-// record before they write one (csv and parquet infer their columns).
-func encoderFor(opts WriterOptions) func() recordEncoder {
-	opts.IDField = cmp.Or(opts.IDField, DefaultIDField)
-	opts.ParentField = cmp.Or(opts.ParentField, DefaultParentField)
-	switch opts.Format {
-	case FormatJSON, FormatJSONL:
-		return func() recordEncoder { return &jsonEncoder{opts: opts} }
-	case FormatDDBJSON:
-		return func() recordEncoder { return &ddbjsonEncoder{opts: opts} }
-	}
-	return nil
-}
-
 // subtree reads the subtree of opts.Root with a descendants query, in no
 // particular order.
 func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stats, error) {
@@ -208,7 +175,7 @@ func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stat
 
 // ReadExport rebuilds the records of a DynamoDB export written from a table
 // of layout l: a DynamoDB JSON file or an ExportTableToPointInTime
-// directory (see importer.OpenItemSource). Items that are not nodes are
+// directory (see ddbitems.Open). Items that are not nodes are
 // passed over. It returns the records in the order of SortRecords and the
 // number of items read. A line that cannot be read, or an item that does not
 // fit the layout, is an error naming its file and line.
@@ -222,7 +189,7 @@ func ReadExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 
 // readExport is ReadExport without the sort.
 func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transform.Record, int64, error) {
-	src, err := importer.OpenItemSource(path)
+	src, err := ddbitems.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -252,8 +219,8 @@ func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 }
 
 // writeExportFile writes to out ("-": stdout) the records write gives the
-// RecordWriter, through a temporary file that is renamed once complete.
-func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, write func(RecordWriter) error) error {
+// recordfile.Writer, through a temporary file that is renamed once complete.
+func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, write func(recordfile.Writer) error) error {
 	if out == "-" {
 		if stdout == nil {
 			stdout = os.Stdout
@@ -288,8 +255,8 @@ func writeExportFile(out string, stdout io.Writer, wopts WriterOptions, write fu
 	return nil
 }
 
-func writeRecordsTo(w io.Writer, wopts WriterOptions, write func(RecordWriter) error) error {
-	rw, err := NewRecordWriter(w, wopts)
+func writeRecordsTo(w io.Writer, wopts recordfile.Options, write func(recordfile.Writer) error) error {
+	rw, err := recordfile.NewWriter(w, wopts)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -111,7 +112,7 @@ func TestExportRoundTrip(t *testing.T) {
 				in, srcOpts := fixtureSource(t, ds, sources[(li+di)%len(sources)])
 				want := readFile(t, in, srcOpts)
 				table := importFile(t, client, l, in, srcOpts)
-				for _, format := range exporter.Formats {
+				for _, format := range recordfile.Formats {
 					t.Run(ds+"/"+format, func(t *testing.T) {
 						out := filepath.Join(t.TempDir(), "export."+formatExt[format])
 						st, err := exporter.Export(context.Background(), exporter.ExportOptions{
@@ -130,7 +131,7 @@ func TestExportRoundTrip(t *testing.T) {
 						readOpts := importer.SourceOptions{Format: format}
 						expected := want
 						if format == "csv" {
-							typesFlag := exporter.TypesFlag(exporter.InferColumns(want))
+							typesFlag := recordfile.TypesFlag(recordfile.InferColumns(want))
 							if readOpts.Types, err = importer.ParseTypes(typesFlag); err != nil {
 								t.Fatal(err)
 							}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -56,13 +56,13 @@ func readWithImporter(t *testing.T, path string, opts importer.SourceOptions) []
 	}
 }
 
-func writeRecordFile(t *testing.T, path string, opts exporter.WriterOptions, recs []*transform.Record) {
+func writeRecordFile(t *testing.T, path string, opts recordfile.Options, recs []*transform.Record) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := exporter.NewRecordWriter(f, opts)
+	w, err := recordfile.NewWriter(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func roundTripRecords() []*transform.Record {
 
 func TestRoundTripThroughImporter(t *testing.T) {
 	recs := roundTripRecords()
-	cols := exporter.InferColumns(recs)
+	cols := recordfile.InferColumns(recs)
 	jsonCols := map[string]bool{}
 	for _, c := range cols {
 		jsonCols[c.Name] = !slices.Contains([]string{"S", "N", "BOOL", "B"}, c.Type)
@@ -231,7 +231,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    string
-		wopts   exporter.WriterOptions
+		wopts   recordfile.Options
 		ropts   importer.SourceOptions
 		want    []*transform.Record
 		compare func(t *testing.T, got []*transform.Record)
@@ -239,7 +239,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "csv",
 			file:  "out.csv",
-			wopts: exporter.WriterOptions{Format: exporter.FormatCSV},
+			wopts: recordfile.Options{Format: recordfile.FormatCSV},
 			// An empty string is an empty cell, which reads as absent;
 			// JSON columns hold binary as base64 text.
 			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
@@ -255,7 +255,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "csv with renamed fields and a delimiter",
 			file:  "out.tsv",
-			wopts: exporter.WriterOptions{Format: exporter.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
+			wopts: recordfile.Options{Format: recordfile.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			ropts: importer.SourceOptions{Format: importer.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
@@ -270,25 +270,25 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "json",
 			file:  "out.json",
-			wopts: exporter.WriterOptions{Format: exporter.FormatJSON},
+			wopts: recordfile.Options{Format: recordfile.FormatJSON},
 			want:  mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue { return throughJSON(v) }),
 		},
 		{
 			name:  "jsonl",
 			file:  "out.jsonl",
-			wopts: exporter.WriterOptions{Format: exporter.FormatJSONL},
+			wopts: recordfile.Options{Format: recordfile.FormatJSONL},
 			want:  mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue { return throughJSON(v) }),
 		},
 		{
 			name:  "ddbjson",
 			file:  "out.ddbjson",
-			wopts: exporter.WriterOptions{Format: exporter.FormatDDBJSON},
+			wopts: recordfile.Options{Format: recordfile.FormatDDBJSON},
 			want:  recs,
 		},
 		{
 			name:  "parquet",
 			file:  "out.parquet",
-			wopts: exporter.WriterOptions{Format: exporter.FormatParquet},
+			wopts: recordfile.Options{Format: recordfile.FormatParquet},
 			// Sets are lists in Parquet.
 			want: mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue {
 				if _, ok := v.(*types.AttributeValueMemberSS); ok {
@@ -302,8 +302,8 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), tc.file)
 			writeRecordFile(t, path, tc.wopts, recs)
-			if tc.wopts.Format == exporter.FormatCSV {
-				types, err := importer.ParseTypes(exporter.TypesFlag(cols))
+			if tc.wopts.Format == recordfile.FormatCSV {
+				types, err := importer.ParseTypes(recordfile.TypesFlag(cols))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -323,7 +323,7 @@ func TestParquetJSONColumnRoundTrip(t *testing.T) {
 		{ID: "b", Parent: "a", Attrs: transform.Attrs{"mixed": attrN("12345678901234567890123456789012345678")}},
 	}
 	path := filepath.Join(t.TempDir(), "out.parquet")
-	writeRecordFile(t, path, exporter.WriterOptions{Format: exporter.FormatParquet}, recs)
+	writeRecordFile(t, path, recordfile.Options{Format: recordfile.FormatParquet}, recs)
 	got := readWithImporter(t, path, importer.SourceOptions{})
 	sameRecordSets(t, "parquet JSON columns", got, recs)
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,18 +19,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/s3io"
 )
 
 // Reading an ExportTableToPointInTime export from S3 (export --in
 // s3://bucket/prefix/AWSDynamoDB/<export id>/): DownloadExport copies the
 // export's manifests and data files into a local directory with the layout
-// importer.OpenItemSource reads, and Export then reads that directory as it
+// ddbitems.Open reads, and Export then reads that directory as it
 // reads any export directory. The files are fetched with the S3 transfer
 // manager, several at once and large ones in parallel ranges, so the copy runs
 // at the network's speed; the records are held in memory to be sorted anyway,
@@ -52,12 +50,9 @@ var ErrNotAnExport = errors.New("exporter: not a DynamoDB export")
 
 // DownloadOptions configure DownloadExport. The zero value works.
 type DownloadOptions struct {
-	// Files is how many data files are fetched at once (default 4).
-	Files int
-	// PartSize and PartConcurrency set the ranged GETs of one file
-	// (default 16 MiB, 4 in flight).
-	PartSize        int64
-	PartConcurrency int
+	// Transfer is how many data files are fetched at once (default 4) and
+	// the ranged GETs of one file (default 16 MiB, 4 in flight).
+	s3io.Transfer
 	// OnFile, when set, is called after each data file is fetched, never
 	// twice at once.
 	OnFile func(DownloadStats)
@@ -96,31 +91,23 @@ type exportFile struct {
 // every data/*.json.gz under loc is fetched. An Amazon Ion or incremental
 // export is refused: treeport reads full exports in DynamoDB JSON. The
 // caller removes dir.
-func DownloadExport(ctx context.Context, api S3ExportAPI, loc importer.S3Location, dir string, opts DownloadOptions) (DownloadStats, error) {
+func DownloadExport(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir string, opts DownloadOptions) (DownloadStats, error) {
 	started := time.Now()
 	var st DownloadStats
-	if opts.Files <= 0 {
-		opts.Files = 4
-	}
-	if opts.PartSize <= 0 {
-		opts.PartSize = 16 << 20
-	}
-	if opts.PartConcurrency <= 0 {
-		opts.PartConcurrency = 4
-	}
+	opts.Transfer = opts.Transfer.WithDefaults()
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return st, fmt.Errorf("exporter: %w", err)
 	}
 
-	summary, err := getSmall(ctx, api, loc.Bucket, loc.Key("manifest-summary.json"))
+	summary, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-summary.json"), 256<<20)
 	switch {
-	case isNotFound(err):
+	case s3io.IsNotFound(err):
 	case err != nil:
-		return st, s3Err("GetObject", importer.ObjectURL(loc.Bucket, loc.Key("manifest-summary.json")), err)
+		return st, s3Err("GetObject", s3io.ObjectURL(loc.Bucket, loc.Key("manifest-summary.json")), err)
 	default:
 		var s exportSummary
 		if err := json.Unmarshal(summary, &s); err != nil {
-			return st, fmt.Errorf("exporter: %s: not the summary of a DynamoDB export: %v", importer.ObjectURL(loc.Bucket, loc.Key("manifest-summary.json")), err)
+			return st, fmt.Errorf("exporter: %s: not the summary of a DynamoDB export: %v", s3io.ObjectURL(loc.Bucket, loc.Key("manifest-summary.json")), err)
 		}
 		if s.OutputFormat != "" && s.OutputFormat != "DYNAMODB_JSON" {
 			return st, fmt.Errorf("%w in DynamoDB JSON: %s is an %s export; export the table again with --export-format DYNAMODB_JSON", ErrNotAnExport, loc, s.OutputFormat)
@@ -174,10 +161,10 @@ func DownloadExport(ctx context.Context, api S3ExportAPI, loc importer.S3Locatio
 
 // exportFiles reads the export's manifest-files.json and copies it into dir;
 // without one, it lists data/ instead.
-func exportFiles(ctx context.Context, api S3ExportAPI, loc importer.S3Location, dir string) ([]exportFile, error) {
-	manifestURL := importer.ObjectURL(loc.Bucket, loc.Key("manifest-files.json"))
-	raw, err := getSmall(ctx, api, loc.Bucket, loc.Key("manifest-files.json"))
-	if isNotFound(err) {
+func exportFiles(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir string) ([]exportFile, error) {
+	manifestURL := s3io.ObjectURL(loc.Bucket, loc.Key("manifest-files.json"))
+	raw, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-files.json"), 256<<20)
+	if s3io.IsNotFound(err) {
 		return listDataFiles(ctx, api, loc)
 	}
 	if err != nil {
@@ -212,7 +199,7 @@ func exportFiles(ctx context.Context, api S3ExportAPI, loc importer.S3Location, 
 // listDataFiles lists data/*.json.gz and data/*.json under loc, for an
 // export without its manifest. With none, the error lists the exports found
 // below loc, if loc is the export prefix rather than an export's folder.
-func listDataFiles(ctx context.Context, api S3ExportAPI, loc importer.S3Location) ([]exportFile, error) {
+func listDataFiles(ctx context.Context, api S3ExportAPI, loc s3io.Location) ([]exportFile, error) {
 	var files []exportFile
 	p := s3.NewListObjectsV2Paginator(api, &s3.ListObjectsV2Input{Bucket: aws.String(loc.Bucket), Prefix: aws.String(loc.Key("data/"))})
 	for p.HasMorePages() {
@@ -248,12 +235,12 @@ func listDataFiles(ctx context.Context, api S3ExportAPI, loc importer.S3Location
 
 // fetch downloads one data file to dst and checks its MD5 against the
 // manifest's. It returns the file's size.
-func fetch(ctx context.Context, down *manager.Downloader, loc importer.S3Location, f exportFile, dst string) (int64, error) {
+func fetch(ctx context.Context, down *manager.Downloader, loc s3io.Location, f exportFile, dst string) (int64, error) {
 	// The manifest's key names the file in the bucket; some writers leave
 	// the export prefix out of it, so the file is looked for in the
 	// export's own data/ folder by its base name.
 	key := loc.Key("data/" + path.Base(f.DataFileS3Key))
-	url := importer.ObjectURL(loc.Bucket, key)
+	url := s3io.ObjectURL(loc.Bucket, key)
 	out, err := os.Create(dst)
 	if err != nil {
 		return 0, fmt.Errorf("exporter: %w", err)
@@ -284,24 +271,5 @@ func fetch(ctx context.Context, down *manager.Downloader, loc importer.S3Locatio
 	return n, nil
 }
 
-// getSmall reads a small object whole.
-func getSmall(ctx context.Context, api manager.DownloadAPIClient, bucket, key string) ([]byte, error) {
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, err
-	}
-	defer out.Body.Close()
-	return io.ReadAll(io.LimitReader(out.Body, 256<<20))
-}
-
-func isNotFound(err error) bool {
-	var re *awshttp.ResponseError
-	return err != nil && errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound
-}
-
-func s3Err(op, url string, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	return &importer.S3Error{Op: op, URL: url, Err: err}
-}
+// s3Err is s3io.Wrap, the failure matching ErrService.
+func s3Err(op, url string, err error) error { return s3io.Wrap(op, url, err, ErrService) }

@@ -18,6 +18,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/s3local"
 	"github.com/treeport/treeport/layouts"
 )
@@ -172,7 +173,7 @@ func TestExportFromS3(t *testing.T) {
 			if tc.url != nil {
 				url = tc.url(folder)
 			}
-			loc, err := importer.ParseS3URL(url)
+			loc, err := s3io.ParseURL(url)
 			if err != nil {
 				t.Fatal(err)
 			}

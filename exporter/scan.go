@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -258,14 +259,14 @@ const arenaBlock = 64 << 10
 // only its id, parent and bytes are kept: the encoding, the heaviest part
 // of writing, is spread over the scan instead of following it, and what is
 // held is a fraction of the items' size.
-func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, newEncoder func() recordEncoder) (*heldNodes, Stats, error) {
+func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, newEncoder func() recordfile.Encoder) (*heldNodes, Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	var mu sync.Mutex
 	var pages []*heldNodes
 	spec := l.Table()
 	err := scanTable(ctx, client, r, table, opts, nodeFilter(l), func(items []layouts.Item) error {
 		page := &heldNodes{ids: make([]string, 0, len(items)), parents: make([]string, 0, len(items))}
-		var enc recordEncoder
+		var enc recordfile.Encoder
 		var arena []byte
 		if newEncoder != nil {
 			enc = newEncoder()
@@ -298,7 +299,7 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 				arena = make([]byte, 0, arenaBlock)
 			}
 			start := len(arena)
-			if arena, err = enc.encode(arena, &rec); err != nil {
+			if arena, err = enc.Encode(arena, &rec); err != nil {
 				return err
 			}
 			page.encs = append(page.encs, arena[start:len(arena):len(arena)])

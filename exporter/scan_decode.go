@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/treeport/treeport/internal/ddbjson"
 )
 
 // fastScanDecoding has a Scan's successful response decoded by
@@ -209,7 +211,7 @@ func (d *scanDecoder) number() ([]byte, bool) {
 		break
 	}
 	s := d.b[start:d.pos]
-	return s, isJSONNumber(string(s))
+	return s, ddbjson.IsJSONNumber(string(s))
 }
 
 func (d *scanDecoder) int32() (int32, bool) {

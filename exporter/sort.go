@@ -232,3 +232,13 @@ func checkForestByID(ids, parents []string) ForestCheck {
 	c.CycleIDs = examples(c.CycleIDs)
 	return c
 }
+
+// sortedKeys returns a map's keys in order, so that output is deterministic.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

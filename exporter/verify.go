@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -20,16 +19,18 @@ import (
 // keeps when VerifyOptions.MaxExamples is 0.
 const DefaultMaxExamples = 10
 
-// VerifyOptions say what to compare: the input file In, read as import
-// reads it, with the table Table of layout Layout.
+// VerifyOptions say what to compare: the records of the input file In,
+// read as import reads them, with the table Table of layout Layout.
 type VerifyOptions struct {
 	Layout layouts.Layout
 	Client ScanAPI
 	Table  string
 	Scan   ScanOptions
 
-	In     string
-	Source importer.SourceOptions
+	// In names the file, for the Diff. Records reads its records; the
+	// caller opens it (importer.OpenSource) and closes it.
+	In      string
+	Records RecordSource
 
 	// MaxExamples is how many examples of each kind of difference to keep
 	// (DefaultMaxExamples); the counts are always complete.
@@ -84,7 +85,7 @@ func (a AttrDiff) Kind() string {
 		return "missing from the table"
 	case a.File == nil:
 		return "not in the file"
-	case typeName(a.File) != typeName(a.Table):
+	case ddbjson.TypeName(a.File) != ddbjson.TypeName(a.Table):
 		return "type"
 	}
 	return "value"
@@ -93,6 +94,13 @@ func (a AttrDiff) Kind() string {
 // Differences is the number of nodes that differ, counted once per kind.
 func (d *Diff) Differences() int {
 	return d.Missing.Count + d.Extra.Count + d.Moved.Count + d.Changed.Count
+}
+
+// RecordSource is what Verify reads a file's records from: Next returns
+// each record, a *transform.RowError for a row that cannot be read, and
+// io.EOF at the end. importer.Source satisfies it.
+type RecordSource interface {
+	Next(ctx context.Context) (*transform.Record, error)
 }
 
 // Verify compares the records of a file with the nodes of a table: nodes
@@ -106,7 +114,7 @@ func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 	if keep <= 0 {
 		keep = DefaultMaxExamples
 	}
-	file, err := readRecords(ctx, opts.In, opts.Source)
+	file, err := readRecords(ctx, opts.Records)
 	if err != nil {
 		return nil, err
 	}
@@ -156,12 +164,7 @@ func diffSet(all []NodeDiff, keep int) DiffSet {
 }
 
 // readRecords reads a whole input file into a map by id.
-func readRecords(ctx context.Context, path string, opts importer.SourceOptions) (map[string]*transform.Record, error) {
-	src, err := importer.OpenSource(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
+func readRecords(ctx context.Context, src RecordSource) (map[string]*transform.Record, error) {
 	recs := map[string]*transform.Record{}
 	for {
 		rec, err := src.Next(ctx)

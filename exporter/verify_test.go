@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -177,7 +178,7 @@ func TestVerify(t *testing.T) {
 				t.Parallel()
 				table := loadTable(t, client, l, tt.plant(recs))
 				d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{
-					Layout: l, Client: client, Table: table, In: in, Source: srcOpts,
+					Layout: l, Client: client, Table: table, In: in, Records: openInput(t, in, srcOpts),
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -201,6 +202,18 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// openInput opens the input file path as verify does, to be closed when
+// the test ends.
+func openInput(t *testing.T, path string, opts importer.SourceOptions) importer.Source {
+	t.Helper()
+	src, err := importer.OpenSource(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
 // only checks that the diff has exactly one difference, of the kind given,
 // about id.
 func only(t *testing.T, d *exporter.Diff, kind string, s exporter.DiffSet, id string) {
@@ -221,7 +234,7 @@ func TestVerifyReportsManyDifferences(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "forest.ddbjson")
 	writeRecordFileForTest(t, file, recs)
-	d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, MaxExamples: 3})
+	d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, importer.SourceOptions{}), MaxExamples: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +258,7 @@ func writeRecordFileForTest(t *testing.T, path string, recs []*transform.Record)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := exporter.NewRecordWriter(f, exporter.WriterOptions{Format: exporter.FormatDDBJSON})
+	w, err := recordfile.NewWriter(f, recordfile.Options{Format: recordfile.FormatDDBJSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +284,13 @@ func TestVerifyBadInput(t *testing.T) {
 	if err := os.WriteFile(file, []byte("id,parent_id\nA,\nB,A\nA,\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Source: importer.SourceOptions{}})
+	_, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, importer.SourceOptions{})})
 	var re *transform.RowError
 	if !errors.As(err, &re) || !errors.Is(err, transform.ErrDuplicateID) || re.Line != 4 || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("err = %v, want a duplicate id error at line 4 naming line 2", err)
 	}
-	_, err = exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: filepath.Join(t.TempDir(), "missing.csv")})
+	// verify opens its file as import does: a missing one is not found.
+	_, err = importer.OpenSource(filepath.Join(t.TempDir(), "missing.csv"), importer.SourceOptions{})
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v for a missing file, want one matching os.ErrNotExist", err)
 	}

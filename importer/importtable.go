@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -105,7 +106,7 @@ func ValidateImportTableInput(in *dynamodb.ImportTableInput) error {
 	} else {
 		if b := aws.ToString(s.S3Bucket); b == "" {
 			bad("S3BucketSource.S3Bucket is required")
-		} else if !bucketName.MatchString(b) {
+		} else if !s3io.ValidBucket(b) {
 			bad("S3BucketSource.S3Bucket %q is not a valid bucket name", b)
 		}
 		if p := aws.ToString(s.S3KeyPrefix); len(p) > 1024 {

@@ -18,13 +18,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
 // ErrInvalid is returned when the input has problems and nothing may be
-// written. The problems themselves are in Input.Problems.
-var ErrInvalid = errors.New("importer: invalid input")
+// written. The problems themselves are in Input.Problems. It is
+// infile.ErrInvalid, which the DynamoDB JSON item reader returns too.
+var ErrInvalid = infile.ErrInvalid
 
 // ErrRestUnreadable marks a RowError after which a source cannot read on
 // (Parquet data that cannot be decoded): ReadInput fails with it whatever

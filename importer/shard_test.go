@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
@@ -118,7 +119,7 @@ func readForest(t testing.TB, path string) *Input {
 // primary key, as DynamoDB JSON. A key seen twice fails the test.
 func readItems(t *testing.T, dir string, spec layouts.TableSpec) map[string]string {
 	t.Helper()
-	src, err := OpenItemSource(dir)
+	src, err := ddbitems.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

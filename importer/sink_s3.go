@@ -7,9 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -118,57 +117,6 @@ func NewS3Client(ctx context.Context, opts S3Options) (*s3.Client, error) {
 	}), nil
 }
 
-// S3Location is an S3 bucket and a key prefix, as s3://bucket/prefix names
-// them. Prefix has no leading or trailing slash; it is "" for the whole
-// bucket.
-type S3Location struct {
-	Bucket string
-	Prefix string
-}
-
-// IsS3URL reports whether s names an S3 location (s3://...).
-func IsS3URL(s string) bool { return strings.HasPrefix(s, "s3://") }
-
-// bucketName is the rule for S3 bucket names (general purpose buckets).
-var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-
-// ParseS3URL reads s3://bucket/prefix. A trailing slash is allowed and
-// dropped; the prefix may be empty.
-func ParseS3URL(raw string) (S3Location, error) {
-	rest, ok := strings.CutPrefix(raw, "s3://")
-	if !ok {
-		return S3Location{}, fmt.Errorf("importer: %q is not an S3 URL: want s3://bucket/prefix", raw)
-	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	if !bucketName.MatchString(bucket) {
-		return S3Location{}, fmt.Errorf("importer: %q: %q is not a valid bucket name (3 to 63 lower-case letters, digits, dots and dashes)", raw, bucket)
-	}
-	prefix = strings.Trim(prefix, "/")
-	if strings.Contains(prefix, "//") {
-		return S3Location{}, fmt.Errorf("importer: %q: the prefix has an empty folder (//)", raw)
-	}
-	return S3Location{Bucket: bucket, Prefix: prefix}, nil
-}
-
-// String is s3://bucket/prefix/.
-func (l S3Location) String() string {
-	if l.Prefix == "" {
-		return "s3://" + l.Bucket + "/"
-	}
-	return "s3://" + l.Bucket + "/" + l.Prefix + "/"
-}
-
-// Key is the object key of rel (a slash-separated name) under the prefix.
-func (l S3Location) Key(rel string) string {
-	if l.Prefix == "" {
-		return rel
-	}
-	return l.Prefix + "/" + rel
-}
-
-// DataPrefix is the S3KeyPrefix ImportTable reads: prefix/data/.
-func (l S3Location) DataPrefix() string { return l.Key("data/") }
-
 // manifestName is the name of the manifest of shard s in an S3 prefix:
 // manifest.json for the whole, manifest.shard-k-of-N.json for a shard.
 func manifestName(s Shard) string { return s.FileName("manifest.json") }
@@ -190,7 +138,7 @@ var _ S3API = (*s3.Client)(nil)
 // shards of the same N may have uploaded already. The error matches
 // ErrOutputNotEmpty. A bucket that does not exist, or cannot be listed, is a
 // service error.
-func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc S3Location, shard Shard) error {
+func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc s3io.Location, shard Shard) error {
 	root := ""
 	if loc.Prefix != "" {
 		root = loc.Prefix + "/"
@@ -240,17 +188,14 @@ func otherShardObject(rel, ofN string) (string, bool) {
 // UploadOptions configure UploadImportFiles.
 type UploadOptions struct {
 	// To is where the files go.
-	To S3Location
-	// Shard names this copy's manifest (see S3Location); its data files are
+	To s3io.Location
+	// Shard names this copy's manifest (see s3io.Location); its data files are
 	// named by WriteImportFiles already.
 	Shard Shard
-	// Files is how many files are uploaded at once (default 4).
-	Files int
-	// PartSize is the size of a multipart part (default 16 MiB; S3's
-	// minimum is 5 MiB). A file smaller than this is one PutObject.
-	PartSize int64
-	// PartConcurrency is how many parts of one file are in flight (default 4).
-	PartConcurrency int
+	// Transfer is how many files are uploaded at once and the multipart
+	// parts of each (4 files, parts of 16 MiB, 4 parts in flight); a file
+	// smaller than a part is one PutObject.
+	s3io.Transfer
 	// OnFile, when set, is called after each object is uploaded, from any
 	// goroutine but never twice at once.
 	OnFile func(st UploadStats)
@@ -272,15 +217,7 @@ type UploadStats struct {
 // table, for import-table.json.
 func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, spec layouts.TableSpec, opts UploadOptions) (UploadStats, error) {
 	started := time.Now()
-	if opts.Files <= 0 {
-		opts.Files = 4
-	}
-	if opts.PartSize <= 0 {
-		opts.PartSize = 16 << 20
-	}
-	if opts.PartConcurrency <= 0 {
-		opts.PartConcurrency = 4
-	}
+	opts.Transfer = opts.Transfer.WithDefaults()
 	importReq, err := ImportTableJSON(m.Table, spec, opts.To.Bucket, opts.To.DataPrefix())
 	if err != nil {
 		return UploadStats{}, err
@@ -351,7 +288,7 @@ func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, 
 // ImportSource is the uploaded files of every shard of a sharded run, or of
 // one unsharded run, found complete in S3 by ShardsUploaded.
 type ImportSource struct {
-	Loc       S3Location
+	Loc       s3io.Location
 	Manifests []*Manifest // in shard order
 	// Token is an idempotency token for ImportTable derived from the
 	// manifests' bytes: every shard that finds the upload complete starts
@@ -383,7 +320,7 @@ func (s *ImportSource) RawBytes() int64 {
 // missing when some have not finished uploading, and the complete source
 // otherwise. Manifests that disagree (another layout or table, other flags)
 // are an error: those shards were not run as one job.
-func ShardsUploaded(ctx context.Context, api S3API, loc S3Location, shard Shard) (*ImportSource, []int, error) {
+func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard Shard) (*ImportSource, []int, error) {
 	n := max(shard.Of, 1)
 	src := &ImportSource{Loc: loc, Manifests: make([]*Manifest, n)}
 	h := sha256.New()
@@ -392,8 +329,8 @@ func ShardsUploaded(ctx context.Context, api S3API, loc S3Location, shard Shard)
 	for k := range n {
 		s := Shard{K: k, Of: shard.Of}
 		key := loc.Key(manifestName(s))
-		raw, err := getSmall(ctx, api, loc.Bucket, key)
-		if isNotFound(err) {
+		raw, err := s3io.GetSmall(ctx, api, loc.Bucket, key, 64<<20)
+		if s3io.IsNotFound(err) {
 			missing = append(missing, k)
 			continue
 		}
@@ -441,62 +378,5 @@ func sameRun(a, b *Manifest) error {
 	return nil
 }
 
-// getSmall reads a small object whole.
-func getSmall(ctx context.Context, api manager.DownloadAPIClient, bucket, key string) ([]byte, error) {
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, err
-	}
-	defer out.Body.Close()
-	return io.ReadAll(io.LimitReader(out.Body, 64<<20))
-}
-
-// isNotFound reports whether err says the object does not exist.
-func isNotFound(err error) bool {
-	if err == nil {
-		return false
-	}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound {
-		return true
-	}
-	return false
-}
-
-// S3Error is an S3 failure: what was being done, on which object, and the
-// SDK's error. It matches ErrService, so that the command exits 3.
-type S3Error struct {
-	Op  string // "ListObjectsV2", "upload of data/part-00000.json.gz", ...
-	URL string // s3://bucket/key
-	Err error
-}
-
-func (e *S3Error) Error() string {
-	hint := ""
-	var re *awshttp.ResponseError
-	if errors.As(e.Err, &re) {
-		switch re.HTTPStatusCode() {
-		case http.StatusForbidden:
-			hint = "; check the credentials (--profile, AWS_PROFILE) and that they may read and write the bucket"
-		case http.StatusNotFound:
-			hint = "; check the bucket name and --region (or --s3-endpoint-url)"
-		}
-	}
-	return fmt.Sprintf("importer: S3 %s (%s) failed: %v%s", e.Op, e.URL, e.Err, hint)
-}
-
-// Unwrap returns the SDK's error.
-func (e *S3Error) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrService) true.
-func (e *S3Error) Is(target error) bool { return target == ErrService }
-
-func s3Error(op, url string, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	return &S3Error{Op: op, URL: url, Err: err}
-}
-
-// ObjectURL is s3://bucket/key.
-func ObjectURL(bucket, key string) string { return "s3://" + bucket + "/" + key }
+// s3Error is s3io.Wrap, the failure matching ErrService.
+func s3Error(op, url string, err error) error { return s3io.Wrap(op, url, err, ErrService) }

@@ -13,48 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/s3local"
 	"github.com/treeport/treeport/layouts"
 )
-
-func TestParseS3URL(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    S3Location
-		wantErr string
-	}{
-		{name: "bucket and prefix", in: "s3://my-bucket/loads/2024", want: S3Location{Bucket: "my-bucket", Prefix: "loads/2024"}},
-		{name: "trailing slash", in: "s3://my-bucket/loads/", want: S3Location{Bucket: "my-bucket", Prefix: "loads"}},
-		{name: "bucket only", in: "s3://my-bucket", want: S3Location{Bucket: "my-bucket"}},
-		{name: "bucket and slash", in: "s3://my-bucket/", want: S3Location{Bucket: "my-bucket"}},
-		{name: "not s3", in: "/tmp/out", wantErr: "not an S3 URL"},
-		{name: "upper-case bucket", in: "s3://MyBucket/x", wantErr: "not a valid bucket name"},
-		{name: "no bucket", in: "s3:///x", wantErr: "not a valid bucket name"},
-		{name: "empty folder", in: "s3://my-bucket/a//b", wantErr: "empty folder"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseS3URL(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ParseS3URL(%q) = %+v, %v; want an error containing %q", tc.in, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("ParseS3URL(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
-			}
-		})
-	}
-	loc := S3Location{Bucket: "b-1", Prefix: "p/q"}
-	if loc.String() != "s3://b-1/p/q/" || loc.DataPrefix() != "p/q/data/" || loc.Key("manifest.json") != "p/q/manifest.json" {
-		t.Errorf("%s %s %s", loc, loc.DataPrefix(), loc.Key("manifest.json"))
-	}
-	if root := (S3Location{Bucket: "b-1"}); root.DataPrefix() != "data/" || root.String() != "s3://b-1/" {
-		t.Errorf("%s %s", root, root.DataPrefix())
-	}
-}
 
 // writeShardFiles writes the import files of one shard of a small forest.
 func writeShardFiles(t *testing.T, in *Input, l layouts.Layout, s Shard, perFile int) (string, *Manifest) {
@@ -82,7 +44,7 @@ func TestUploadImportFiles(t *testing.T) {
 		t.Fatal(p)
 	}
 	dir, m := writeShardFiles(t, in, l, Shard{}, 300)
-	loc := S3Location{Bucket: bucket, Prefix: "loads/run-1"}
+	loc := s3io.Location{Bucket: bucket, Prefix: "loads/run-1"}
 	if err := CheckS3Output(context.Background(), client, loc, Shard{}); err != nil {
 		t.Fatalf("an empty prefix: %v", err)
 	}
@@ -156,8 +118,8 @@ func TestUploadMultipart(t *testing.T) {
 	}
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
 	m := &Manifest{Table: "Tree", Files: []DataFile{{Name: "data/part-00000.json.gz", Bytes: int64(len(big))}}}
-	loc := S3Location{Bucket: bucket, Prefix: "mp"}
-	if _, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{To: loc, PartSize: 5 << 20}); err != nil {
+	loc := s3io.Location{Bucket: bucket, Prefix: "mp"}
+	if _, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{To: loc, Transfer: s3io.Transfer{PartSize: 5 << 20}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s3local.Get(t, client, bucket, "mp/data/part-00000.json.gz"); !bytes.Equal(got, big) {
@@ -186,7 +148,7 @@ func TestCheckS3Output(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			loc := S3Location{Bucket: bucket, Prefix: fmt.Sprintf("check-%d", i)}
+			loc := s3io.Location{Bucket: bucket, Prefix: fmt.Sprintf("check-%d", i)}
 			for _, o := range tc.objects {
 				s3local.Put(t, client, bucket, loc.Key(o), []byte("x"))
 			}
@@ -205,8 +167,8 @@ func TestCheckS3Output(t *testing.T) {
 		})
 	}
 	t.Run("a missing bucket is a service error", func(t *testing.T) {
-		err := CheckS3Output(context.Background(), client, S3Location{Bucket: "no-such-bucket-treeport"}, Shard{})
-		var s3err *S3Error
+		err := CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, Shard{})
+		var s3err *s3io.Error
 		if !errors.As(err, &s3err) || !errors.Is(err, ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
 			t.Fatalf("err = %v", err)
 		}
@@ -223,7 +185,7 @@ func TestShardsUploaded(t *testing.T) {
 	if p := in.CheckLayout(l); len(p) > 0 {
 		t.Fatal(p)
 	}
-	loc := S3Location{Bucket: bucket, Prefix: "sharded"}
+	loc := s3io.Location{Bucket: bucket, Prefix: "sharded"}
 	ctx := context.Background()
 	upload := func(k int) *Manifest {
 		s := Shard{K: k, Of: 3}

@@ -4,7 +4,6 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,10 +16,9 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -164,7 +162,7 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 // invalidInput marks err as a problem of the input, unless it is one
 // already or an error of the file system or of reading the file.
 func invalidInput(err error) error {
-	var re *readError
+	var re *infile.ReadError
 	var pe *fs.PathError
 	if errors.Is(err, ErrInvalid) || errors.As(err, &re) || errors.As(err, &pe) {
 		return err
@@ -221,7 +219,7 @@ func sniffFormat(path, byName string) string {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return ""
 	}
-	in, err := newInput(f, path)
+	in, err := infile.New(f, path)
 	if err != nil {
 		return ""
 	}
@@ -229,7 +227,7 @@ func sniffFormat(path, byName string) string {
 	if byName != "" && byName != FormatJSON {
 		return ""
 	}
-	first, _ := in.r.Peek(64 << 10)
+	first, _ := in.R.Peek(64 << 10)
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
@@ -243,143 +241,12 @@ func sniffFormat(path, byName string) string {
 	return ""
 }
 
-// input is an opened input file, decompressed when it needs to be.
-type input struct {
-	r           *bufio.Reader
-	compression string // "", "gzip" or "zstd"
-	closers     []func() error
-}
+// readBufferSize is the size of an input's read buffer.
+const readBufferSize = infile.ReadBufferSize
 
-const readBufferSize = 256 << 10
-
-// openInput opens path and looks at its first bytes for gzip's or zstd's
-// magic number.
-func openInput(path string) (*input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("importer: %w", err)
-	}
-	in, err := newInput(&fileReader{f}, path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	in.closers = append(in.closers, f.Close)
-	return in, nil
-}
-
-func newInput(r io.Reader, name string) (*input, error) {
-	br := bufio.NewReaderSize(r, readBufferSize)
-	magic, err := br.Peek(4)
-	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("importer: reading %s: %w", name, err)
-	}
-	in := &input{r: br}
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)
-		}
-		in.r = bufio.NewReaderSize(&decompressReader{r: zr, format: "gzip"}, readBufferSize)
-		in.compression = "gzip"
-		// The decompressor holds no resource but memory, and a complaint
-		// about the data has already come out of Read.
-		in.closers = append(in.closers, func() error { zr.Close(); return nil })
-	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
-		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
-		}
-		in.r = bufio.NewReaderSize(&decompressReader{r: zr, format: "zstd"}, readBufferSize)
-		in.compression = "zstd"
-		in.closers = append(in.closers, func() error { zr.Close(); return nil })
-	}
-	return in, nil
-}
-
-func (in *input) Close() error {
-	var errs []error
-	for i := len(in.closers) - 1; i >= 0; i-- {
-		errs = append(errs, in.closers[i]())
-	}
-	in.closers = nil
-	return errors.Join(errs...)
-}
-
-// fileReader marks the errors of reading the file itself, so that they are
-// told apart from corrupt compressed data.
-type fileReader struct{ f *os.File }
-
-func (r *fileReader) Read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
-	if err != nil && err != io.EOF {
-		err = &readError{err}
-	}
-	return n, err
-}
-
-type readError struct{ err error }
-
-func (e *readError) Error() string { return e.err.Error() }
-func (e *readError) Unwrap() error { return e.err }
-
-// decompressReader turns a decompressor's complaints about its data into
-// corruptError, leaving errors reading the file as they are.
-type decompressReader struct {
-	r      io.Reader
-	format string
-}
-
-func (r *decompressReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if err != nil && err != io.EOF {
-		var re *readError
-		if !errors.As(err, &re) {
-			err = &corruptError{format: r.format, err: err}
-		}
-	}
-	return n, err
-}
-
-// corruptError is compressed input that cannot be decompressed: invalid
-// input, not a failure to read it.
-type corruptError struct {
-	format string
-	err    error
-}
-
-func (e *corruptError) Error() string {
-	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
-}
-
-func (e *corruptError) Unwrap() error { return e.err }
-
-// inputError turns an error that ended a read into what Next returns: a
-// RowError for invalid input (corrupt compressed data), the error itself for
-// a failure to read.
-func inputError(err error, file string, line int, unit string) error {
-	var ce *corruptError
-	if errors.As(err, &ce) {
-		return &transform.RowError{File: file, Line: line, Unit: unit, Err: parseErr("%v", ce)}
-	}
-	var re *readError
-	if errors.As(err, &re) {
-		return fmt.Errorf("importer: reading %s: %w", file, re.err)
-	}
-	return err
-}
-
-// parseError is a row that cannot be parsed. It matches transform.ErrParse
-// with errors.Is, and says what is wrong without repeating that sentinel.
-type parseError struct{ msg string }
-
-func (e *parseError) Error() string        { return e.msg }
-func (e *parseError) Is(target error) bool { return target == transform.ErrParse }
-
-func parseErr(format string, args ...any) error {
-	return &parseError{msg: fmt.Sprintf(format, args...)}
-}
+// parseErr is infile.Parsef: a row that cannot be parsed, matching
+// transform.ErrParse.
+func parseErr(format string, args ...any) error { return infile.Parsef(format, args...) }
 
 // takeKey takes the id or the parent out of the attributes. An S is taken
 // as it is and an N as its text; a NULL or an absent field gives "". Another

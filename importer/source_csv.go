@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/internal/swar"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -31,7 +32,7 @@ import (
 // (nextReuse), which reuses its Attrs map, and a flat read (nextFlat),
 // which builds the attributes as a slice over the reader's buffer.
 type csvSource struct {
-	in     *input
+	in     *infile.Input
 	r      *csvReader
 	file   string
 	opts   SourceOptions
@@ -118,7 +119,7 @@ func (s *csvSource) initFlat() {
 }
 
 func openCSV(path string, opts SourceOptions) (Source, error) {
-	in, err := openInput(path)
+	in, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +131,10 @@ func openCSV(path string, opts SourceOptions) (Source, error) {
 	return s, nil
 }
 
-func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error) {
+func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource, error) {
 	// A UTF-8 byte order mark is not part of the first column's name.
-	if bom, _ := in.r.Peek(3); string(bom) == "\uFEFF" {
-		in.r.Discard(3)
+	if bom, _ := in.R.Peek(3); string(bom) == "\uFEFF" {
+		in.R.Discard(3)
 	}
 	comma := ','
 	if opts.CSVDelimiter != 0 {
@@ -142,7 +143,7 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 	if !validDelim(comma) {
 		return nil, fmt.Errorf("%w: %s: %q cannot separate CSV fields; choose another --csv-delimiter", ErrInvalid, file, comma)
 	}
-	r := newCSVReader(in.r, comma)
+	r := newCSVReader(in.R, comma)
 	r.keepRaw = opts.KeepRaw
 	s := &csvSource{in: in, r: r, file: file, opts: opts}
 	header, err := r.read()
@@ -154,7 +155,7 @@ func newCSVSource(in *input, file string, opts SourceOptions) (*csvSource, error
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", ErrInvalid, file, pe)
 		}
-		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, inputError(err, file, 1, ""))
+		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, infile.NextError(err, file, 1, ""))
 	}
 	s.header = make([]string, len(header))
 	for i, name := range header {
@@ -467,7 +468,7 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 			return 0, bad, err
 		default:
 			s.done = true
-			return 0, nil, inputError(err, s.file, s.r.recLine, "")
+			return 0, nil, infile.NextError(err, s.file, s.r.recLine, "")
 		}
 	}
 	line = s.r.recLine

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )
@@ -393,7 +394,7 @@ func checkInvalid(t *testing.T, err error, want []string) {
 
 func TestOpenItemSource(t *testing.T) {
 	dir, files := writeExport(t, true)
-	src, err := OpenItemSource(dir)
+	src, err := ddbitems.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +430,7 @@ func TestOpenItemSource(t *testing.T) {
 
 func TestItemSourceBadLine(t *testing.T) {
 	path := writeTemp(t, "x.json", []byte("{\"Item\":{\"a\":{\"S\":\"x\"}}}\n{\"Item\":{\"a\":{\"Q\":1}}}\n{\"Item\":{}}\n"))
-	src, err := OpenItemSource(path)
+	src, err := ddbitems.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -83,8 +85,8 @@ func drain(t *testing.T, src Source, file, unit string) {
 	}
 }
 
-func memInput(t *testing.T, data []byte) *input {
-	in, err := newInput(bytes.NewReader(data), "fuzz")
+func memInput(t *testing.T, data []byte) *infile.Input {
+	in, err := infile.New(bytes.NewReader(data), "fuzz")
 	if err != nil {
 		return nil
 	}
@@ -140,15 +142,10 @@ func FuzzDDBJSONSource(f *testing.F) {
 	f.Add([]byte("{\"id\":{\"S\":\"bare\"}}\n\nnot json\n{\"Item\":{\"id\":{\"BOOL\":true}}}\n"))
 	f.Add(gzipped(f, []byte(`{"Item":{"id":{"S":"a"}}}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		items := &itemSource{
-			files: []string{"fuzz.json"},
-			open: func(string) (*input, error) {
-				return newInput(bytes.NewReader(data), "fuzz.json")
-			},
-		}
+		items := ddbitems.NewReader(bytes.NewReader(data), "fuzz.json")
 		src := &ddbjsonSource{items: items, opts: SourceOptions{KeepRaw: true}}
 		if in := memInput(t, data); in == nil {
-			return // not even its compression header can be read: OpenItemSource would fail
+			return // not even its compression header can be read: ddbitems.Open would fail
 		}
 		drain(t, src, "fuzz.json", "")
 	})
@@ -216,7 +213,7 @@ func BenchmarkCSVSource(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		in, err := newInput(bytes.NewReader(data), "bench.csv")
+		in, err := infile.New(bytes.NewReader(data), "bench.csv")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -31,7 +32,7 @@ const (
 // It reads through a window of the input: buf[pos:] is what has been read
 // but not consumed, and line is the line of buf[pos].
 type jsonSource struct {
-	in   *input
+	in   *infile.Input
 	file string
 	opts SourceOptions
 	mode int
@@ -51,7 +52,7 @@ var _ Source = (*jsonSource)(nil)
 // line, and a stream of objects over many lines (a pretty-printed object,
 // or several) when it does not. "jsonl" is always one object a line.
 func openJSON(path, format string, opts SourceOptions) (Source, error) {
-	in, err := openInput(path)
+	in, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -63,17 +64,17 @@ func openJSON(path, format string, opts SourceOptions) (Source, error) {
 	return s, nil
 }
 
-func newJSONSource(in *input, file, format string, opts SourceOptions) (*jsonSource, error) {
+func newJSONSource(in *infile.Input, file, format string, opts SourceOptions) (*jsonSource, error) {
 	s := &jsonSource{in: in, file: file, opts: opts, line: 1, mode: jsonLines}
-	if bom, _ := in.r.Peek(3); string(bom) == "\uFEFF" {
-		in.r.Discard(3)
+	if bom, _ := in.R.Peek(3); string(bom) == "\uFEFF" {
+		in.R.Discard(3)
 	}
 	if format == FormatJSONL {
 		return s, nil
 	}
 	more, err := s.skipSpace()
 	if err != nil {
-		return nil, fmt.Errorf("importer: %s: %w", file, inputError(err, file, s.line, ""))
+		return nil, fmt.Errorf("importer: %s: %w", file, infile.NextError(err, file, s.line, ""))
 	}
 	if !more {
 		s.done = true // no records at all
@@ -88,7 +89,7 @@ func newJSONSource(in *input, file, format string, opts SourceOptions) (*jsonSou
 		if _, err := s.extent(true); err != nil {
 			var xe *extentError
 			if !errors.As(err, &xe) {
-				return nil, fmt.Errorf("importer: %s: %w", file, inputError(err, file, s.line, ""))
+				return nil, fmt.Errorf("importer: %s: %w", file, infile.NextError(err, file, s.line, ""))
 			}
 			s.mode = jsonStream
 		}
@@ -285,7 +286,7 @@ func (s *jsonSource) broken(msg string) error {
 // fatal ends the stream on an error reading the input.
 func (s *jsonSource) fatal(err error) error {
 	s.done = true
-	return inputError(err, s.file, s.line, "")
+	return infile.NextError(err, s.file, s.line, "")
 }
 
 // skipSpace consumes blank space. It returns false at the end of the input.
@@ -390,7 +391,7 @@ func (s *jsonSource) fill() (bool, error) {
 		s.buf = grown
 	}
 	for {
-		n, err := s.in.r.Read(s.buf[len(s.buf):cap(s.buf)])
+		n, err := s.in.R.Read(s.buf[len(s.buf):cap(s.buf)])
 		s.buf = s.buf[:len(s.buf)+n]
 		if err == io.EOF {
 			s.eof = true

@@ -13,8 +13,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -29,7 +29,7 @@ func writeGen(t *testing.T, dir, name string, opts Options) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := exporter.NewRecordWriter(bw, exporter.WriterOptions{Format: exporter.FormatFromPath(name), Columns: Columns()})
+	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: recordfile.FormatFromPath(name), Columns: Columns()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func readBack(t *testing.T, path string, opts importer.SourceOptions) map[string
 func TestParquetTimestampReadsBackAsOtherFormats(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Nodes: 3000, Shape: ShapeRandom, Seed: 11, Shuffle: true}
-	types, err := importer.ParseTypes(exporter.TypesFlag(Columns()))
+	types, err := importer.ParseTypes(recordfile.TypesFlag(Columns()))
 	if err != nil {
 		t.Fatal(err)
 	}

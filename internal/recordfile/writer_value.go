@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"encoding/base64"
@@ -18,10 +18,10 @@ import (
 // DynamoDB's own limit of 38 significant digits, which 16 bytes hold.
 const maxDecimalDigits = 38
 
-// appendPlainJSON appends v as plain JSON, the way SPEC §1 reads JSON back:
+// AppendPlainJSON appends v as plain JSON, the way SPEC §1 reads JSON back:
 // S a string, N a number (its exact text), BOOL, NULL null, L and sets
 // arrays, M an object with its keys in order, and B a base64 string.
-func appendPlainJSON(dst []byte, v types.AttributeValue) ([]byte, error) {
+func AppendPlainJSON(dst []byte, v types.AttributeValue) ([]byte, error) {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		return ddbjson.AppendString(dst, v.Value), nil
@@ -40,7 +40,7 @@ func appendPlainJSON(dst []byte, v types.AttributeValue) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendPlainJSON(dst, e); err != nil {
+			if dst, err = AppendPlainJSON(dst, e); err != nil {
 				return dst, fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
@@ -54,7 +54,7 @@ func appendPlainJSON(dst []byte, v types.AttributeValue) ([]byte, error) {
 			dst = ddbjson.AppendString(dst, k)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = appendPlainJSON(dst, v.Value[k]); err != nil {
+			if dst, err = AppendPlainJSON(dst, v.Value[k]); err != nil {
 				return dst, fmt.Errorf(".%s: %w", k, err)
 			}
 		}
@@ -105,7 +105,7 @@ func appendBase64String(dst []byte, b []byte) []byte {
 // already a valid JSON number is kept byte for byte; other decimal forms
 // DynamoDB accepts (+5, .5, 5., 007) are rewritten to the same value.
 func appendJSONNumber(dst []byte, s string) ([]byte, error) {
-	if isJSONNumber(s) {
+	if ddbjson.IsJSONNumber(s) {
 		return append(dst, s...), nil
 	}
 	d, ok := parseDecimal(s)
@@ -113,43 +113,6 @@ func appendJSONNumber(dst []byte, s string) ([]byte, error) {
 		return dst, fmt.Errorf("%q is not a number", s)
 	}
 	return append(dst, d.String()...), nil
-}
-
-// isJSONNumber reports whether s matches JSON's number grammar,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	if i < len(s) && s[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // decimal is a parsed number: digits × 10^exp, with neither leading nor

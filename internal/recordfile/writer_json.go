@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"bufio"
@@ -22,24 +22,24 @@ type jsonWriter struct {
 	buf   []byte
 }
 
-var _ encodedWriter = (*jsonWriter)(nil)
+var _ EncodedWriter = (*jsonWriter)(nil)
 
-func newJSONWriter(bw *bufio.Writer, opts WriterOptions, array bool) *jsonWriter {
+func newJSONWriter(bw *bufio.Writer, opts Options, array bool) *jsonWriter {
 	return &jsonWriter{bw: bw, enc: jsonEncoder{opts: opts}, array: array}
 }
 
 func (w *jsonWriter) Write(rec *transform.Record) error {
-	b, err := w.enc.encode(w.buf[:0], rec)
+	b, err := w.enc.Encode(w.buf[:0], rec)
 	w.buf = b
 	if err != nil {
 		return err
 	}
-	return w.writeEncoded(b)
+	return w.WriteEncoded(b)
 }
 
 // writeEncoded writes one object that a jsonEncoder encoded, with the
 // separator or newline its place asks for.
-func (w *jsonWriter) writeEncoded(b []byte) error {
+func (w *jsonWriter) WriteEncoded(b []byte) error {
 	var err error
 	if w.array {
 		sep := ",\n"
@@ -81,11 +81,11 @@ func (w *jsonWriter) Close() error {
 // and no newline. It keeps a scratch list of attributes between calls, so
 // each goroutine needs its own.
 type jsonEncoder struct {
-	opts  WriterOptions
+	opts  Options
 	attrs []namedValue
 }
 
-var _ recordEncoder = (*jsonEncoder)(nil)
+var _ Encoder = (*jsonEncoder)(nil)
 
 // namedValue is one attribute of a record.
 type namedValue struct {
@@ -93,7 +93,7 @@ type namedValue struct {
 	value types.AttributeValue
 }
 
-func (e *jsonEncoder) encode(b []byte, rec *transform.Record) ([]byte, error) {
+func (e *jsonEncoder) Encode(b []byte, rec *transform.Record) ([]byte, error) {
 	if rec.ID == "" {
 		return b, checkRecord(rec, &e.opts)
 	}
@@ -123,7 +123,7 @@ func (e *jsonEncoder) encode(b []byte, rec *transform.Record) ([]byte, error) {
 		b = ddbjson.AppendString(b, a.name)
 		b = append(b, ':')
 		var err error
-		if b, err = appendPlainJSON(b, a.value); err != nil {
+		if b, err = AppendPlainJSON(b, a.value); err != nil {
 			return b, recordError(rec, a.name, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"bufio"
@@ -18,23 +18,23 @@ type ddbjsonWriter struct {
 	buf []byte
 }
 
-var _ encodedWriter = (*ddbjsonWriter)(nil)
+var _ EncodedWriter = (*ddbjsonWriter)(nil)
 
-func newDDBJSONWriter(bw *bufio.Writer, opts WriterOptions) *ddbjsonWriter {
+func newDDBJSONWriter(bw *bufio.Writer, opts Options) *ddbjsonWriter {
 	return &ddbjsonWriter{bw: bw, enc: ddbjsonEncoder{opts: opts}}
 }
 
 func (w *ddbjsonWriter) Write(rec *transform.Record) error {
-	b, err := w.enc.encode(w.buf[:0], rec)
+	b, err := w.enc.Encode(w.buf[:0], rec)
 	w.buf = b
 	if err != nil {
 		return err
 	}
-	return w.writeEncoded(b)
+	return w.WriteEncoded(b)
 }
 
 // writeEncoded writes one line that a ddbjsonEncoder encoded.
-func (w *ddbjsonWriter) writeEncoded(b []byte) error {
+func (w *ddbjsonWriter) WriteEncoded(b []byte) error {
 	if _, err := w.bw.Write(b); err != nil {
 		return fmt.Errorf("exporter: writing DynamoDB JSON: %w", err)
 	}
@@ -52,13 +52,13 @@ func (w *ddbjsonWriter) Close() error {
 // included. It keeps a scratch item between calls, so each goroutine needs
 // its own.
 type ddbjsonEncoder struct {
-	opts WriterOptions
+	opts Options
 	item map[string]types.AttributeValue
 }
 
-var _ recordEncoder = (*ddbjsonEncoder)(nil)
+var _ Encoder = (*ddbjsonEncoder)(nil)
 
-func (e *ddbjsonEncoder) encode(b []byte, rec *transform.Record) ([]byte, error) {
+func (e *ddbjsonEncoder) Encode(b []byte, rec *transform.Record) ([]byte, error) {
 	if err := checkRecord(rec, &e.opts); err != nil {
 		return b, err
 	}

@@ -1,4 +1,8 @@
-package exporter
+// Package recordfile writes adjacency-list records to files that treeport's
+// own readers read back to the same records: CSV, JSON, JSON Lines, Parquet
+// and DynamoDB JSON (see NewWriter). export writes its output with it, and
+// gen and the fixture generator their files.
+package recordfile
 
 import (
 	"bufio"
@@ -13,10 +17,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )
 
-// The formats a RecordWriter writes, as --format names them.
+// The formats a Writer writes, as --format names them.
 const (
 	FormatCSV     = "csv"
 	FormatJSON    = "json"  // one JSON array of objects
@@ -25,7 +30,7 @@ const (
 	FormatDDBJSON = "ddbjson" // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
 )
 
-// Formats lists every format NewRecordWriter accepts, in the order help text
+// Formats lists every format NewWriter accepts, in the order help text
 // shows them.
 var Formats = []string{FormatCSV, FormatJSON, FormatJSONL, FormatParquet, FormatDDBJSON}
 
@@ -35,14 +40,14 @@ const (
 	DefaultParentField = "parent_id"
 )
 
-// RecordWriter writes adjacency-list records to a file that treeport's own
+// Writer writes adjacency-list records to a file that treeport's own
 // readers read back to the same records (see each format's notes for what a
 // format cannot express).
 //
-// A RecordWriter is not safe for concurrent use. Write may keep rec until
+// A Writer is not safe for concurrent use. Write may keep rec until
 // Close (CSV and Parquet do when they infer their columns), so the caller must
 // not modify a record after writing it.
-type RecordWriter interface {
+type Writer interface {
 	// Write writes one record. An error names the record's id and the
 	// attribute at fault; after an error the output is incomplete.
 	Write(rec *transform.Record) error
@@ -53,8 +58,8 @@ type RecordWriter interface {
 	Close() error
 }
 
-// WriterOptions configure NewRecordWriter.
-type WriterOptions struct {
+// Options configure NewWriter.
+type Options struct {
 	// Format is one of Formats; FormatFromPath derives it from a file name.
 	Format string
 	// IDField and ParentField name the id and parent columns; they default
@@ -65,7 +70,7 @@ type WriterOptions struct {
 	// and DynamoDB JSON ignore them. When nil, CSV and Parquet hold every
 	// record in memory until Close and infer the columns from them
 	// (InferColumns for CSV; a richer inference for Parquet, see
-	// NewRecordWriter). When given, they stream, and a record with an
+	// NewWriter). When given, they stream, and a record with an
 	// attribute that is not among them, or whose type the column cannot
 	// hold, is an error.
 	Columns []Column
@@ -137,7 +142,7 @@ func (k NumberKind) String() string {
 // Column types a Column may declare.
 var columnTypes = []string{"S", "N", "BOOL", "B", "NULL", "L", "M", "SS", "NS", "BS", "JSON"}
 
-// NewRecordWriter returns a RecordWriter that writes opts.Format to w. It
+// NewWriter returns a Writer that writes opts.Format to w. It
 // buffers its output and flushes it at Close; the caller closes w.
 //
 // Formats, and what they cannot express:
@@ -170,7 +175,7 @@ var columnTypes = []string{"S", "N", "BOOL", "B", "NULL", "L", "M", "SS", "NS", 
 //     columns.
 //   - ddbjson: {"Item":{…}} a line, id and parent as S attributes; exact for
 //     every type, sets included.
-func NewRecordWriter(w io.Writer, opts WriterOptions) (RecordWriter, error) {
+func NewWriter(w io.Writer, opts Options) (Writer, error) {
 	opts.IDField = cmp.Or(opts.IDField, DefaultIDField)
 	opts.ParentField = cmp.Or(opts.ParentField, DefaultParentField)
 	if opts.IDField == opts.ParentField {
@@ -197,7 +202,7 @@ func NewRecordWriter(w io.Writer, opts WriterOptions) (RecordWriter, error) {
 	return nil, fmt.Errorf("exporter: unknown output format %q; use one of %s", opts.Format, strings.Join(Formats, ", "))
 }
 
-func checkColumns(opts WriterOptions) error {
+func checkColumns(opts Options) error {
 	seen := make(map[string]bool, len(opts.Columns))
 	for _, c := range opts.Columns {
 		switch {
@@ -279,7 +284,7 @@ type columnStats struct {
 }
 
 func (s *columnStats) add(v types.AttributeValue) {
-	t := typeName(v)
+	t := ddbjson.TypeName(v)
 	if !slices.Contains(s.types, t) {
 		s.types = append(s.types, t)
 	}
@@ -308,37 +313,9 @@ func (s *columnStats) column(name string) Column {
 
 func isScalarType(t string) bool { return t == "S" || t == "N" || t == "BOOL" || t == "B" }
 
-// typeName is the DynamoDB type of a value ("S", "N", …), or "?" for a value
-// of a type DynamoDB does not define.
-func typeName(v types.AttributeValue) string {
-	switch v.(type) {
-	case *types.AttributeValueMemberS:
-		return "S"
-	case *types.AttributeValueMemberN:
-		return "N"
-	case *types.AttributeValueMemberBOOL:
-		return "BOOL"
-	case *types.AttributeValueMemberB:
-		return "B"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "L"
-	case *types.AttributeValueMemberM:
-		return "M"
-	case *types.AttributeValueMemberSS:
-		return "SS"
-	case *types.AttributeValueMemberNS:
-		return "NS"
-	case *types.AttributeValueMemberBS:
-		return "BS"
-	}
-	return "?"
-}
-
 // checkRecord rejects what no format can write: an empty id, and an
 // attribute that has the name of the id or parent field.
-func checkRecord(rec *transform.Record, opts *WriterOptions) error {
+func checkRecord(rec *transform.Record, opts *Options) error {
 	if rec.ID == "" {
 		return recordError(rec, "", errors.New("empty id"))
 	}

@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -79,14 +80,14 @@ type pfield struct {
 	node *pnode
 }
 
-// parquetWriter writes a Parquet file with typed columns (NewRecordWriter
+// parquetWriter writes a Parquet file with typed columns (NewWriter
 // says which). With declared columns it streams, handing rows to parquet-go
 // in batches of parquetBatchRows and flushing a row group every
 // parquetRowGroupRows rows; without, it holds the records until Close and
 // infers the schema from them.
 type parquetWriter struct {
 	out   io.Writer
-	opts  WriterOptions
+	opts  Options
 	held  []*transform.Record
 	pw    *parquet.GenericWriter[any]
 	attrs map[string]*pnode
@@ -98,9 +99,9 @@ type parquetWriter struct {
 	arena            []byte            // the bytes of the batch's strings
 }
 
-var _ RecordWriter = (*parquetWriter)(nil)
+var _ Writer = (*parquetWriter)(nil)
 
-func newParquetWriter(out io.Writer, opts WriterOptions) (*parquetWriter, error) {
+func newParquetWriter(out io.Writer, opts Options) (*parquetWriter, error) {
 	w := &parquetWriter{out: out, opts: opts}
 	if opts.Columns != nil {
 		attrs := make(map[string]*pnode, len(opts.Columns))
@@ -358,7 +359,7 @@ func (w *parquetWriter) value(n *pnode, v types.AttributeValue, r, d int) error 
 	}
 	d++
 	mismatch := func() error {
-		return fmt.Errorf("a %s value in a column of %s; declare the column JSON to hold values of several types", typeName(v), n.kind)
+		return fmt.Errorf("a %s value in a column of %s; declare the column JSON to hold values of several types", ddbjson.TypeName(v), n.kind)
 	}
 	switch n.kind {
 	case pString:
@@ -402,7 +403,7 @@ func (w *parquetWriter) value(n *pnode, v types.AttributeValue, r, d int) error 
 	case pJSON:
 		start := len(w.arena)
 		var err error
-		if w.arena, err = appendPlainJSON(w.arena, v); err != nil {
+		if w.arena, err = AppendPlainJSON(w.arena, v); err != nil {
 			return err
 		}
 		w.add(n.col, parquet.ByteArrayValue(w.arena[start:len(w.arena):len(w.arena)]).Level(r, d, n.col))
@@ -632,7 +633,7 @@ type shape struct {
 }
 
 func (s *shape) observe(v types.AttributeValue) {
-	t := typeName(v)
+	t := ddbjson.TypeName(v)
 	if elems, ok := listElems(v); ok {
 		t = "L"
 		if s.elem == nil {

@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func decimalText(v parquet.Value, scale int) string {
 }
 
 func TestParquetEveryType(t *testing.T) {
-	f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, everyTypeRecords()))
+	f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, everyTypeRecords()))
 	wantSchema := `message treeport {
  optional boolean active;
  optional binary blob;
@@ -207,7 +207,7 @@ func TestParquetNestedTypes(t *testing.T) {
 			"labels":    attrM(),
 		}},
 	}
-	f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, recs))
+	f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, recs))
 	wantSchema := `message treeport {
  optional group counts (LIST) {
   repeated group list {
@@ -309,13 +309,13 @@ func TestParquetFallsBackToJSON(t *testing.T) {
 			for i, v := range tc.values {
 				recs = append(recs, &transform.Record{ID: fmt.Sprint(i), Attrs: transform.Attrs{"c": v}})
 			}
-			f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, recs))
+			f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, recs))
 			if got := parquetSchemaText(f); !strings.Contains(got, "\n "+tc.want) {
 				t.Errorf("schema:\n%s\nwant a line %q", got, tc.want)
 			}
 			if strings.HasSuffix(tc.want, "(JSON);") {
 				for i, vs := range parquetColumn(t, f, "c") {
-					want, _ := appendPlainJSON(nil, tc.values[i])
+					want, _ := AppendPlainJSON(nil, tc.values[i])
 					if vs[0].String() != string(want) {
 						t.Errorf("row %d: %s, want %s", i+1, vs[0].String(), want)
 					}
@@ -348,7 +348,7 @@ func TestParquetStreams(t *testing.T) {
 		{Name: "tags", Type: "L"},
 	}
 	var buf bytes.Buffer
-	w, err := NewRecordWriter(&buf, WriterOptions{Format: FormatParquet, Columns: cols})
+	w, err := NewWriter(&buf, Options{Format: FormatParquet, Columns: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestParquetStreams(t *testing.T) {
 // rejects halfway through its row leaves nothing behind in the next rows.
 func TestParquetFailedRecordLeavesNoTrace(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewRecordWriter(&buf, WriterOptions{Format: FormatParquet, Columns: []Column{
+	w, err := NewWriter(&buf, Options{Format: FormatParquet, Columns: []Column{
 		{Name: "a", Type: "S"}, {Name: "b", Type: "N", Number: NumberInt64},
 	}})
 	if err != nil {
@@ -471,7 +471,7 @@ func TestParquetTimestampColumn(t *testing.T) {
 				recs = append(recs, &transform.Record{ID: fmt.Sprint(i), Attrs: transform.Attrs{"at": attrS(v)}})
 			}
 			recs = append(recs, &transform.Record{ID: "absent", Attrs: transform.Attrs{}})
-			data := writeRecords(t, WriterOptions{Format: FormatParquet, Columns: []Column{col}}, recs)
+			data := writeRecords(t, Options{Format: FormatParquet, Columns: []Column{col}}, recs)
 			f := openParquetBytes(t, data)
 			want := fmt.Sprintf("message treeport {\n optional int64 at (TIMESTAMP(isAdjustedToUTC=true,unit=%s));\n required binary id (STRING);\n optional binary parent_id (STRING);\n}", units[scale])
 			if got := parquetSchemaText(f); got != want {
@@ -498,15 +498,15 @@ func TestParquetTimestampColumn(t *testing.T) {
 			}
 
 			// What a CSV file holds does not change with the timestamp.
-			plain := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "at", Type: "S"}}}, recs)
-			if csv := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{col}}, recs); !bytes.Equal(csv, plain) {
+			plain := writeRecords(t, Options{Format: FormatCSV, Columns: []Column{{Name: "at", Type: "S"}}}, recs)
+			if csv := writeRecords(t, Options{Format: FormatCSV, Columns: []Column{col}}, recs); !bytes.Equal(csv, plain) {
 				t.Errorf("CSV with a timestamp column:\n%s\nwith a plain one:\n%s", csv, plain)
 			}
 		})
 	}
 	for scale, values := range bad {
 		for _, v := range values {
-			w, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "at", Type: "S", Timestamp: unitOf[scale]}}})
+			w, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{{Name: "at", Type: "S", Timestamp: unitOf[scale]}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -518,11 +518,11 @@ func TestParquetTimestampColumn(t *testing.T) {
 		}
 	}
 	for _, col := range []Column{{Name: "at", Type: "S", Timestamp: time.Second}, {Name: "at", Type: "N", Timestamp: time.Millisecond}} {
-		if _, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{col}}); err == nil || !strings.Contains(err.Error(), "a timestamp column is an S column of unit") {
+		if _, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{col}}); err == nil || !strings.Contains(err.Error(), "a timestamp column is an S column of unit") {
 			t.Errorf("%+v: got %v, want an error", col, err)
 		}
 	}
-	w, err := NewRecordWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{TimestampColumn("at")}})
+	w, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{TimestampColumn("at")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package exporter
+package recordfile
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -18,7 +19,7 @@ import (
 type csvWriter struct {
 	bw     *bufio.Writer
 	cw     *csv.Writer
-	opts   WriterOptions
+	opts   Options
 	cols   []Column
 	index  map[string]int // column name → position in cols
 	held   []*transform.Record
@@ -27,9 +28,9 @@ type csvWriter struct {
 	buf    []byte
 }
 
-var _ RecordWriter = (*csvWriter)(nil)
+var _ Writer = (*csvWriter)(nil)
 
-func newCSVWriter(bw *bufio.Writer, opts WriterOptions) (*csvWriter, error) {
+func newCSVWriter(bw *bufio.Writer, opts Options) (*csvWriter, error) {
 	cw := csv.NewWriter(bw)
 	if opts.CSVDelimiter != 0 {
 		d := opts.CSVDelimiter
@@ -88,10 +89,10 @@ func (w *csvWriter) write(rec *transform.Record) error {
 	return nil
 }
 
-// cell renders one value for its column; see NewRecordWriter.
+// cell renders one value for its column; see NewWriter.
 func (w *csvWriter) cell(c Column, v types.AttributeValue) (string, error) {
 	mismatch := func() error {
-		return fmt.Errorf("a %s value in a %s column; declare the column JSON to hold values of several types", typeName(v), c.Type)
+		return fmt.Errorf("a %s value in a %s column; declare the column JSON to hold values of several types", ddbjson.TypeName(v), c.Type)
 	}
 	switch c.Type {
 	case "S":
@@ -119,7 +120,7 @@ func (w *csvWriter) cell(c Column, v types.AttributeValue) (string, error) {
 		return "", mismatch()
 	}
 	var err error
-	w.buf, err = appendPlainJSON(w.buf[:0], v)
+	w.buf, err = AppendPlainJSON(w.buf[:0], v)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,186 @@
+// Package infile opens treeport's input files, gzip and zstd compressed or
+// not, and words what goes wrong reading them: an error of the file itself
+// (*ReadError), data that cannot be decompressed (*CorruptError, invalid
+// input), a row that cannot be parsed (Parsef). importer's sources and the
+// DynamoDB JSON item reader (internal/ddbitems) share it.
+package infile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// ErrInvalid marks an error that says what is wrong with an input (or with
+// the options that say how to read it), as opposed to a failure to read it.
+// importer.ErrInvalid is this error.
+var ErrInvalid = errors.New("importer: invalid input")
+
+// MaxRecordBytes bounds one record (a line, a JSON object), so that a
+// missing bracket cannot make a source hold the rest of a large file in
+// memory. It is far above DynamoDB's 400 KB item limit.
+const MaxRecordBytes = 64 << 20
+
+// Input is an opened input file, decompressed when it needs to be. The
+// caller closes it.
+type Input struct {
+	R           *bufio.Reader // the (decompressed) bytes
+	Compression string        // "", "gzip" or "zstd"
+	closers     []func() error
+}
+
+// ReadBufferSize is the size of an Input's read buffer.
+const ReadBufferSize = 256 << 10
+
+// Open opens path and looks at its first bytes for gzip's or zstd's magic
+// number. An error reading the file itself, then or later, is a *ReadError.
+func Open(path string) (*Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	in, err := New(&fileReader{f}, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.OnClose(f.Close)
+	return in, nil
+}
+
+// New reads r, the input called name (for messages), decompressed when its
+// first bytes say gzip or zstd. Closing the Input does not close r.
+func New(r io.Reader, name string) (*Input, error) {
+	br := bufio.NewReaderSize(r, ReadBufferSize)
+	magic, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("importer: reading %s: %w", name, err)
+	}
+	in := &Input{R: br}
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)
+		}
+		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "gzip"}, ReadBufferSize)
+		in.Compression = "gzip"
+		// The decompressor holds no resource but memory, and a complaint
+		// about the data has already come out of Read.
+		in.closers = append(in.closers, func() error { zr.Close(); return nil })
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
+		}
+		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "zstd"}, ReadBufferSize)
+		in.Compression = "zstd"
+		in.closers = append(in.closers, func() error { zr.Close(); return nil })
+	}
+	return in, nil
+}
+
+// OnClose adds f to what Close does, before what was added earlier.
+func (in *Input) OnClose(f func() error) { in.closers = append(in.closers, f) }
+
+// Close releases the decompressor and closes the file Open opened.
+func (in *Input) Close() error {
+	var errs []error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		errs = append(errs, in.closers[i]())
+	}
+	in.closers = nil
+	return errors.Join(errs...)
+}
+
+// fileReader marks the errors of reading the file itself, so that they are
+// told apart from corrupt compressed data.
+type fileReader struct{ f *os.File }
+
+// FileReader reads f, its errors (but io.EOF) as *ReadError, for a caller
+// that passes a file's bytes through something (a checksum) before New.
+func FileReader(f *os.File) io.Reader { return &fileReader{f} }
+
+func (r *fileReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if err != nil && err != io.EOF {
+		err = &ReadError{err}
+	}
+	return n, err
+}
+
+// ReadError is an error reading the file itself (not its content).
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the file system's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// decompressReader turns a decompressor's complaints about its data into
+// CorruptError, leaving errors reading the file as they are.
+type decompressReader struct {
+	r      io.Reader
+	format string
+}
+
+func (r *decompressReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		var re *ReadError
+		if !errors.As(err, &re) {
+			err = &CorruptError{format: r.format, err: err}
+		}
+	}
+	return n, err
+}
+
+// CorruptError is compressed input that cannot be decompressed: invalid
+// input, not a failure to read it.
+type CorruptError struct {
+	format string
+	err    error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
+}
+
+// Unwrap returns the decompressor's error.
+func (e *CorruptError) Unwrap() error { return e.err }
+
+// NextError turns an error that ended a read into what a source's Next
+// returns: a *transform.RowError at file and line for invalid input (corrupt
+// compressed data), the error itself for a failure to read.
+func NextError(err error, file string, line int, unit string) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return &transform.RowError{File: file, Line: line, Unit: unit, Err: Parsef("%v", ce)}
+	}
+	var re *ReadError
+	if errors.As(err, &re) {
+		return fmt.Errorf("importer: reading %s: %w", file, re.Err)
+	}
+	return err
+}
+
+// parseError is a row that cannot be parsed. It matches transform.ErrParse
+// with errors.Is, and says what is wrong without repeating that sentinel.
+type parseError struct{ msg string }
+
+func (e *parseError) Error() string        { return e.msg }
+func (e *parseError) Is(target error) bool { return target == transform.ErrParse }
+
+// Parsef is the error of a row that cannot be parsed, worded as format
+// says (see parseError).
+func Parsef(format string, args ...any) error {
+	return &parseError{msg: fmt.Sprintf(format, args...)}
+}
