@@ -215,13 +215,17 @@ func (l *prefixLayout) NodeOf(item View) (id, parent string, ok bool) {
 }
 
 // Owner is the last id of an object row's Key, or a listing row's Child.
+// A Key without the delimiter (not written by this layout) is taken whole.
 func (l *prefixLayout) Owner(item View) string {
 	child, _ := item.str(l.child)
 	if child != l.delim {
 		return child
 	}
 	key, _ := item.str(l.key)
-	return key[strings.LastIndex(key, l.delim)+len(l.delim):]
+	if i := strings.LastIndex(key, l.delim); i >= 0 {
+		return key[i+len(l.delim):]
+	}
+	return key
 }
 
 // PathKeyed is true: the keys are paths.
