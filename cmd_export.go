@@ -215,7 +215,7 @@ func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
 	if p == "" {
 		return nil, nil
 	}
-	if l.Name() != layouts.PrefixName {
+	if !l.PathKeyed() {
 		return nil, usagef("--path is for the prefix layout, whose keys are paths; the %s layout finds a node by its id", l.Name())
 	}
 	delim := l.Delimiter()

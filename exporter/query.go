@@ -3,9 +3,9 @@ package exporter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -15,25 +15,24 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/transform"
 )
 
 // Kind is what a query asks for.
-type Kind string
+type Kind = layouts.QueryKind
 
 // The kinds of query, as the command line names them.
 const (
-	Get         Kind = "get"         // the node itself, at relative depth 0
-	Children    Kind = "children"    // its children, at relative depth 1
-	Descendants Kind = "descendants" // its subtree, counted down from it
-	Ancestors   Kind = "ancestors"   // the nodes above it, counted up from it
+	Get         = layouts.QueryGet         // the node itself, at relative depth 0
+	Children    = layouts.QueryChildren    // its children, at relative depth 1
+	Descendants = layouts.QueryDescendants // its subtree, counted down from it
+	Ancestors   = layouts.QueryAncestors   // the nodes above it, counted up from it
 )
 
 // Kinds lists every Kind, in the order help text shows them.
 var Kinds = []Kind{Get, Children, Descendants, Ancestors}
 
 // NoMaxDepth is QueryOptions.MaxDepth for no limit.
-const NoMaxDepth = -1
+const NoMaxDepth = layouts.NoMaxDepth
 
 // QueryOptions say what to ask of a table.
 type QueryOptions struct {
@@ -78,18 +77,15 @@ func Band(k Kind) (minDepth, maxDepth int) {
 	return 1, NoMaxDepth
 }
 
-// Result is one node of a query's answer.
-type Result struct {
-	ID     string
-	Parent string // "" for a root
-	// RelativeDepth is the distance from the queried node: counted down for
-	// children and descendants, up for ancestors, 0 for the node itself.
-	RelativeDepth int
-	Attrs         transform.Attrs
-}
+// Result is one node of a query's answer: its id, its parent's, its
+// relative depth (the distance from the queried node, counted down for
+// children and descendants, up for ancestors, 0 for the node itself) and
+// its attributes.
+type Result = layouts.Result
 
 // Query answers one query about one node the way the table's layout was
-// designed to (see the query_*.go files for each layout's requests):
+// designed to: the layout's Query (layouts.Reader) says which requests,
+// and this package sends them:
 //
 //   - path: GetItem; children Query ByParent; descendants Query ByPath,
 //     TreeId = t AND begins_with(Path, p + delimiter), a depth band as a
@@ -116,27 +112,27 @@ func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout,
 	if err := checkQuery(&opts); err != nil {
 		return nil, Stats{}, err
 	}
-	f, err := layouts.FieldsOf(l)
-	if err != nil {
-		return nil, Stats{}, err
+	if l.PathKeyed() {
+		for _, id := range opts.Path {
+			if strings.Contains(id, l.Delimiter()) {
+				return nil, Stats{}, fmt.Errorf("exporter: the id %q on the path contains the %s layout's delimiter %q", id, l.Name(), l.Delimiter())
+			}
+		}
 	}
 	q := &querier{
-		client: client, table: table, l: l, f: f, spec: l.Table(), opts: opts,
+		client: client, table: table, l: l, spec: l.Table(), opts: opts,
 		r: newReader(readerOptions{MaxRetries: opts.MaxRetries}),
 	}
-	var res []Result
-	switch f.Layout {
-	case layouts.PathName, layouts.ShardedName:
-		res, err = q.path(ctx)
-	case layouts.ClosureName:
-		res, err = q.closure(ctx)
-	case layouts.PrefixName:
-		res, err = q.prefix(ctx)
-	default:
-		err = fmt.Errorf("exporter: no queries for the %s layout", f.Layout)
+	req := layouts.Request{
+		Kind: opts.Kind, ID: opts.ID, Path: opts.Path,
+		MinDepth: opts.MinDepth, MaxDepth: opts.MaxDepth, Concurrency: opts.Concurrency,
 	}
+	if opts.OnLocate != nil {
+		req.OnLocate = func(path []string) { opts.OnLocate(path, q.r.snapshot()) }
+	}
+	res, err := l.Query(ctx, q, req)
 	if err != nil {
-		return nil, q.r.snapshot(), err
+		return nil, q.r.snapshot(), q.tableError(err)
 	}
 	SortResults(res)
 	return res, q.r.snapshot(), nil
@@ -188,29 +184,40 @@ func checkQuery(o *QueryOptions) error {
 	return nil
 }
 
-// querier holds what one query needs.
+// querier sends the reads of one query: it is the layouts.Reads of the
+// layout's Query, with the paced, retrying reader that counts them.
 type querier struct {
 	client QueryAPI
 	table  string
 	l      layouts.Layout
-	f      layouts.Fields
 	spec   layouts.TableSpec
 	opts   QueryOptions
 	r      *reader
 }
 
-// inBand reports whether relative depth d is in the query's band.
-func (q *querier) inBand(d int) bool {
-	return d >= q.opts.MinDepth && (q.opts.MaxDepth == NoMaxDepth || d <= q.opts.MaxDepth)
+var _ layouts.Reads = (*querier)(nil)
+
+// tableError says which table a layout's finding is about.
+func (q *querier) tableError(err error) error {
+	var item *layouts.ItemError
+	var missing *layouts.NotFoundError
+	var inconsistent *layouts.InconsistentError
+	var other *layouts.TableError
+	switch {
+	case errors.As(err, &item):
+		return itemError("table "+q.table, q.spec, item.Item, q.l, item.Err)
+	case errors.As(err, &missing):
+		return &NotFoundError{Node: missing.Node, Table: q.table, Layout: q.l.Name()}
+	case errors.As(err, &inconsistent):
+		return fmt.Errorf("%w: table %s: %s", ErrInconsistent, q.table, inconsistent.Msg)
+	case errors.As(err, &other):
+		return fmt.Errorf("exporter: table %s: %s", q.table, other.Msg)
+	}
+	return err
 }
 
-// notFound is the error for a node that is not in the table.
-func (q *querier) notFound(what string) error {
-	return &NotFoundError{Node: what, Table: q.table, Layout: q.f.Layout}
-}
-
-// getItem reads one item of the table; nil when there is none.
-func (q *querier) getItem(ctx context.Context, key layouts.Item) (layouts.Item, error) {
+// GetItem reads one item of the table; nil when there is none.
+func (q *querier) GetItem(ctx context.Context, key layouts.Item) (layouts.Item, error) {
 	in := &dynamodb.GetItemInput{
 		TableName:              aws.String(q.table),
 		Key:                    key,
@@ -239,31 +246,22 @@ func (q *querier) getItem(ctx context.Context, key layouts.Item) (layouts.Item, 
 	return out.Item, nil
 }
 
-// keyCond is a Query's key condition (and filter) with its names and values.
-type keyCond struct {
-	index  string // "" for the table
-	expr   string
-	filter string
-	names  map[string]string
-	values map[string]types.AttributeValue
-}
-
-// query runs a Query to its last page and calls fn with each page's items.
-func (q *querier) query(ctx context.Context, c keyCond, fn func(items []layouts.Item) error) error {
+// Query runs a Query to its last page and calls fn with each page's items.
+func (q *querier) Query(ctx context.Context, c layouts.QueryInput, fn func(items []layouts.Item) error) error {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(q.table),
-		KeyConditionExpression:    aws.String(c.expr),
-		ExpressionAttributeNames:  c.names,
-		ExpressionAttributeValues: c.values,
+		KeyConditionExpression:    aws.String(c.KeyCondition),
+		ExpressionAttributeNames:  c.Names,
+		ExpressionAttributeValues: c.Values,
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	}
-	if c.index != "" {
-		in.IndexName = aws.String(c.index)
+	if c.Index != "" {
+		in.IndexName = aws.String(c.Index)
 	} else {
 		in.ConsistentRead = aws.Bool(q.opts.ConsistentRead)
 	}
-	if c.filter != "" {
-		in.FilterExpression = aws.String(c.filter)
+	if c.Filter != "" {
+		in.FilterExpression = aws.String(c.Filter)
 	}
 	for {
 		var out *dynamodb.QueryOutput
@@ -277,8 +275,8 @@ func (q *querier) query(ctx context.Context, c keyCond, fn func(items []layouts.
 		})
 		if err != nil {
 			where := "table " + q.table
-			if c.index != "" {
-				where += ", index " + c.index
+			if c.Index != "" {
+				where += ", index " + c.Index
 			}
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -295,13 +293,13 @@ func (q *querier) query(ctx context.Context, c keyCond, fn func(items []layouts.
 }
 
 // MaxBatchGetKeys is DynamoDB's limit on the keys of one BatchGetItem.
-const MaxBatchGetKeys = 100
+const MaxBatchGetKeys = layouts.MaxBatchGetKeys
 
-// batchGet reads the items of keys with BatchGetItem, at most 100 keys a
+// BatchGet reads the items of keys with BatchGetItem, at most 100 keys a
 // request and Concurrency requests at once, retrying UnprocessedKeys with
 // backoff. It returns the items found, in no particular order; a key
 // without an item is left out.
-func (q *querier) batchGet(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+func (q *querier) BatchGet(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
 	var mu sync.Mutex
 	var found []layouts.Item
 	g, gctx := errgroup.WithContext(ctx)
@@ -371,43 +369,16 @@ func (q *querier) batchGetOne(ctx context.Context, keys []layouts.Item) ([]layou
 	return found, nil
 }
 
-// strAttr is an S value.
-func strAttr(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-// numAttr is an N value.
-func numAttr(n int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(n)} }
-
-// asString returns an item's S attribute, or "".
-func asString(item layouts.Item, name string) string {
-	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
-}
-
-// asInt returns an item's N attribute as an int, and whether it is one.
-func asInt(item layouts.Item, name string) (int, bool) {
-	n, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.Atoi(n.Value)
-	return v, err == nil
-}
-
-// node rebuilds the record of an item with the layout, failing on an item
-// that is not a node.
-func (q *querier) node(item layouts.Item) (transform.Record, error) {
-	rec, ok, err := q.l.Node(item)
-	if err != nil {
-		return rec, itemError("table "+q.table, q.spec, item, q.l, err)
-	}
-	if !ok {
-		return rec, itemError("table "+q.table, q.spec, item, q.l, fmt.Errorf("%w: not a node's own item", layouts.ErrItem))
-	}
-	return rec, nil
-}
-
-func result(rec transform.Record, depth int) Result {
-	return Result{ID: rec.ID, Parent: rec.Parent, RelativeDepth: depth, Attrs: rec.Attrs}
+// Scan reads the table through filter with a parallel Scan of
+// Concurrency segments; fn returning layouts.ErrStopScan ends it early.
+func (q *querier) Scan(ctx context.Context, filter *layouts.Filter, fn func(items []layouts.Item) error) error {
+	return scanTable(ctx, q.client, q.r, q.table, ScanOptions{Segments: q.opts.Concurrency, ConsistentRead: q.opts.ConsistentRead}, filter,
+		func(items []layouts.Item) error {
+			if err := fn(items); errors.Is(err, layouts.ErrStopScan) {
+				return errStop
+			} else if err != nil {
+				return err
+			}
+			return nil
+		})
 }

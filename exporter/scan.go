@@ -69,13 +69,6 @@ func ScanItems(ctx context.Context, client ScanAPI, table string, opts ScanOptio
 	return r.snapshot(), err
 }
 
-// scanFilter narrows a Scan with a FilterExpression.
-type scanFilter struct {
-	expr   string
-	names  map[string]string
-	values map[string]types.AttributeValue
-}
-
 // scanChunk is the most items a worker takes at a time: a page of 1 MB
 // (thousands of items) is cut in chunks, so that the workers share the
 // last pages of a scan instead of one of them rebuilding a whole page while
@@ -90,7 +83,7 @@ const scanChunk = 1024
 // worker a CPU (at most one a segment), and at most two chunks a worker
 // wait for it, which bounds the memory a slow fn lets pile up. fn returning
 // errStop ends the scan early, without an error.
-func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *scanFilter, fn func(items []layouts.Item) error) error {
+func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, fn func(items []layouts.Item) error) error {
 	segments := opts.Segments
 	switch {
 	case segments == 0:
@@ -153,7 +146,7 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 
 // scanSegment reads one segment of a Scan page by page, following
 // LastEvaluatedKey to its end, and hands each page to page.
-func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *scanFilter, seg, segments int, page func(items []layouts.Item) error) error {
+func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, seg, segments int, page func(items []layouts.Item) error) error {
 	in := &dynamodb.ScanInput{
 		TableName:              aws.String(table),
 		ConsistentRead:         aws.Bool(opts.ConsistentRead),
@@ -167,9 +160,9 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		in.Limit = aws.Int32(opts.PageSize)
 	}
 	if filter != nil {
-		in.FilterExpression = aws.String(filter.expr)
-		in.ExpressionAttributeNames = filter.names
-		in.ExpressionAttributeValues = filter.values
+		in.FilterExpression = aws.String(filter.Expr)
+		in.ExpressionAttributeNames = filter.Names
+		in.ExpressionAttributeValues = filter.Values
 	}
 	for {
 		var out *dynamodb.ScanOutput
@@ -264,7 +257,8 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	var mu sync.Mutex
 	var pages []*heldNodes
 	spec := l.Table()
-	err := scanTable(ctx, client, r, table, opts, nodeFilter(l), func(items []layouts.Item) error {
+	filter := l.NodeFilter()
+	err := scanTable(ctx, client, r, table, opts, filter, func(items []layouts.Item) error {
 		page := &heldNodes{ids: make([]string, 0, len(items)), parents: make([]string, 0, len(items))}
 		var enc recordfile.Encoder
 		var arena []byte
@@ -317,42 +311,14 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	if len(held.ids) == 0 && st.Items > 0 {
 		// The filter left every item on the server: none has the layout's
 		// node key.
-		f, _ := layouts.FieldsOf(l)
-		what := f.RelativeDepth + " = 0"
-		if f.Layout == layouts.PrefixName {
-			what = fmt.Sprintf("%s = %q", f.Child, f.Delimiter)
+		what := ""
+		if filter != nil {
+			what = filter.Text
 		}
 		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); is --layout right, with the --attr renames and --delimiter the table was written with?",
 			layouts.ErrItem, table, st.Items, l.Name(), what)
 	}
 	return held, st, nil
-}
-
-// nodeFilter keeps only the items that are nodes, for the layouts whose
-// tables hold other items too: closure's own rows (RelativeDepth = 0) and
-// prefix's object rows (Child = the delimiter). The filter does not lower
-// the RCU a Scan consumes, but it leaves the other rows on the server: a
-// closure table holds depth + 1 rows per node.
-func nodeFilter(l layouts.Layout) *scanFilter {
-	f, err := layouts.FieldsOf(l)
-	if err != nil {
-		return nil
-	}
-	switch f.Layout {
-	case layouts.ClosureName:
-		return &scanFilter{
-			expr:   "#rd = :zero",
-			names:  map[string]string{"#rd": f.RelativeDepth},
-			values: map[string]types.AttributeValue{":zero": numAttr(0)},
-		}
-	case layouts.PrefixName:
-		return &scanFilter{
-			expr:   "#c = :d",
-			names:  map[string]string{"#c": f.Child},
-			values: map[string]types.AttributeValue{":d": strAttr(f.Delimiter)},
-		}
-	}
-	return nil
 }
 
 // itemError says which item of which table does not fit the layout, and

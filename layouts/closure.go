@@ -1,6 +1,7 @@
 package layouts
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -285,4 +286,359 @@ func (l *closureLayout) Measure(s *transform.Stats, m *Measure) {
 	}
 	m.WCU += wcu * 2 // every row lands in ByAncestor
 	m.MaxItemBytes = max(m.MaxItemBytes, hi)
+}
+
+// NodeFilter keeps the nodes' own rows: RelativeDepth = 0.
+func (l *closureLayout) NodeFilter() *Filter {
+	return &Filter{
+		Expr:   "#rd = :zero",
+		Names:  map[string]string{"#rd": l.rd},
+		Values: map[string]types.AttributeValue{":zero": numAttr(0)},
+		Text:   l.rd + " = 0",
+	}
+}
+
+// IsNode reports whether the item is a node's own row, at RelativeDepth 0.
+func (l *closureLayout) IsNode(item View) bool {
+	v, ok := item.Get(l.rd).(*types.AttributeValueMemberN)
+	return ok && v != nil && v.Value == "0"
+}
+
+// NodeOf returns the Id and ParentId of a node's own row.
+func (l *closureLayout) NodeOf(item View) (id, parent string, ok bool) {
+	if !l.IsNode(item) {
+		return "", "", false
+	}
+	id, ok = item.str(l.id)
+	parent, _ = item.str(l.parent)
+	return id, parent, ok && id != ""
+}
+
+// Owner is the row's Id: every row of a node has its Id.
+func (l *closureLayout) Owner(item View) string {
+	id, _ := item.str(l.id)
+	return id
+}
+
+// PathKeyed is false: the table is keyed by Id.
+func (l *closureLayout) PathKeyed() bool { return false }
+
+// Query answers a query on a closure table: get is a GetItem of (Id, 0);
+// children and descendants Query ByAncestor on RelativeDepth (= 1, >= a,
+// BETWEEN a AND b); ancestors Query the table, Id = X AND RelativeDepth in
+// the band, then BatchGetItem of the ancestors' own rows.
+func (l *closureLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	var res []Result
+	checked := false // whether the node is known to exist
+	if q.Kind != QueryAncestors && q.InBand(0) {
+		self, err := l.self(ctx, r, q.ID)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, self)
+		checked = true
+	}
+	var more []Result
+	var err error
+	switch q.Kind {
+	case QueryChildren, QueryDescendants:
+		more, err = l.descendants(ctx, r, &q)
+	case QueryAncestors:
+		more, checked, err = l.ancestors(ctx, r, &q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res = append(res, more...)
+	if len(res) == 0 && !checked {
+		// Nothing below (or above) it: a leaf (or a root), or no such node.
+		if _, err := l.self(ctx, r, q.ID); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// key is the key of row (id, relative depth).
+func (l *closureLayout) key(id string, rd int) Item {
+	return Item{l.id: strAttr(id), l.rd: numAttr(rd)}
+}
+
+// self reads the node's own row (Id, 0).
+func (l *closureLayout) self(ctx context.Context, r Reads, id string) (Result, error) {
+	item, err := r.GetItem(ctx, l.key(id, 0))
+	if err != nil {
+		return Result{}, err
+	}
+	if item == nil {
+		return Result{}, &NotFoundError{Node: fmt.Sprintf("node %q", id)}
+	}
+	return nodeResult(l, item, 0)
+}
+
+// rdCondition is the RelativeDepth part of a key condition for the band
+// from lo, and sets its values.
+func rdCondition(q *Request, lo int, values map[string]types.AttributeValue) string {
+	values[":lo"] = numAttr(lo)
+	switch {
+	case q.MaxDepth == lo:
+		return "#rd = :lo"
+	case q.MaxDepth != NoMaxDepth:
+		values[":hi"] = numAttr(q.MaxDepth)
+		return "#rd BETWEEN :lo AND :hi"
+	}
+	return "#rd >= :lo"
+}
+
+// descendants queries ByAncestor: AncestorId = X and RelativeDepth in the
+// band (= 1 for children). With --closure-copy all the rows hold their
+// nodes whole; otherwise the nodes' own rows are read with BatchGetItem.
+func (l *closureLayout) descendants(ctx context.Context, r Reads, q *Request) ([]Result, error) {
+	if q.MaxDepth == 0 {
+		return nil, nil
+	}
+	values := map[string]types.AttributeValue{":x": strAttr(q.ID)}
+	in := QueryInput{
+		Index:        l.byAncestor,
+		KeyCondition: "#a = :x AND " + rdCondition(q, max(q.MinDepth, 1), values),
+		Names:        map[string]string{"#a": l.anc, "#rd": l.rd},
+		Values:       values,
+	}
+	var res []Result
+	depthOf := map[string]int{}
+	err := r.Query(ctx, in, func(items []Item) error {
+		for _, item := range items {
+			row, err := l.row(item)
+			if err != nil {
+				return err
+			}
+			if l.copyAll {
+				res = append(res, row)
+			} else {
+				depthOf[row.ID] = row.RelativeDepth
+			}
+		}
+		return nil
+	})
+	if err != nil || l.copyAll {
+		return res, err
+	}
+	return l.selfRows(ctx, r, q, depthOf, "below")
+}
+
+// ancestors queries the table: Id = X and RelativeDepth in the band. Row
+// (X, r) names the ancestor r levels up; its own row (A, 0) is read with
+// BatchGetItem, since row (X, r) holds X's attributes, not A's. It reports
+// whether the node is known to exist.
+func (l *closureLayout) ancestors(ctx context.Context, r Reads, q *Request) ([]Result, bool, error) {
+	values := map[string]types.AttributeValue{":x": strAttr(q.ID)}
+	in := QueryInput{
+		KeyCondition: "#id = :x AND " + rdCondition(q, q.MinDepth, values),
+		Names:        map[string]string{"#id": l.id, "#rd": l.rd},
+		Values:       values,
+	}
+	var res []Result
+	depthOf := map[string]int{}
+	rows := 0
+	err := r.Query(ctx, in, func(items []Item) error {
+		for _, item := range items {
+			rows++
+			rd, ok := asInt(item, l.rd)
+			if !ok {
+				return &ItemError{Item: item, Err: fmt.Errorf("%w: %s is not a whole number", ErrItem, l.rd)}
+			}
+			if rd == 0 {
+				n, err := nodeResult(l, item, 0)
+				if err != nil {
+					return err
+				}
+				res = append(res, n)
+				continue
+			}
+			anc := asString(item, l.anc)
+			if anc == "" {
+				return &ItemError{Item: item, Err: fmt.Errorf("%w: %s is missing", ErrItem, l.anc)}
+			}
+			depthOf[anc] = rd
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	// With the node's own row in the band, no row at all means no node.
+	if rows == 0 && q.MinDepth == 0 {
+		return nil, true, &NotFoundError{Node: fmt.Sprintf("node %q", q.ID)}
+	}
+	more, err := l.selfRows(ctx, r, q, depthOf, "above")
+	return append(res, more...), rows > 0, err
+}
+
+// selfRows reads the own rows (id, 0) of the nodes in depthOf with
+// BatchGetItem; each result gets the relative depth depthOf gives it.
+func (l *closureLayout) selfRows(ctx context.Context, r Reads, q *Request, depthOf map[string]int, where string) ([]Result, error) {
+	keys := make([]Item, 0, len(depthOf))
+	for _, id := range sortedKeys(depthOf) {
+		keys = append(keys, l.key(id, 0))
+	}
+	items, err := r.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]Result, 0, len(items))
+	for _, item := range items {
+		n, err := nodeResult(l, item, 0)
+		if err != nil {
+			return nil, err
+		}
+		d, ok := depthOf[n.ID]
+		if !ok {
+			continue
+		}
+		delete(depthOf, n.ID)
+		n.RelativeDepth = d
+		res = append(res, n)
+	}
+	if len(depthOf) > 0 {
+		first := sortedKeys(depthOf)[0]
+		return nil, &InconsistentError{Msg: fmt.Sprintf("%q is %d levels %s %q, but has no row (%s, 0)", first, depthOf[first], where, q.ID, first)}
+	}
+	return res, nil
+}
+
+// row is the node a ByAncestor row (Y, r) stands for: Y at relative depth
+// r, with its parent and the attributes the row copies.
+func (l *closureLayout) row(item Item) (Result, error) {
+	id := asString(item, l.id)
+	rd, ok := asInt(item, l.rd)
+	if id == "" || !ok || rd < 0 {
+		return Result{}, &ItemError{Item: item, Err: fmt.Errorf("%w: want %s (S) and %s (a whole number)", ErrItem, l.id, l.rd)}
+	}
+	attrs := make(transform.Attrs, len(item))
+	for k, v := range item {
+		attrs[k] = v
+	}
+	for _, k := range l.attrs {
+		delete(attrs, k)
+	}
+	return Result{ID: id, Parent: asString(item, l.parent), RelativeDepth: rd, Attrs: attrs}, nil
+}
+
+// Costs is the cost model of Query on a closure table.
+func (l *closureLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+	c := &closureCosts{costForest: newCostForest(f, sample), l: l, cur: -1, anc: -1,
+		sampleAt: make([]int32, f.Len()), acc: make([]closureAcc, len(sample))}
+	for i := range c.sampleAt {
+		c.sampleAt[i] = -1
+	}
+	for k, i := range sample {
+		c.sampleAt[i] = int32(k)
+	}
+	return c
+}
+
+// closureCosts keeps the size of each node's own row, and for each sampled
+// node what the rows its queries read add up to.
+type closureCosts struct {
+	costForest
+	l *closureLayout
+	// cur is the node whose rows arrive; anc walks up its ancestors along
+	// its rows.
+	cur, anc int32
+	// sampleAt maps a forest index to its place in the sample, or -1.
+	sampleAt []int32
+	acc      []closureAcc
+}
+
+// closureAcc is what a sampled node X's queries read in a closure table:
+// the ByAncestor rows naming X (by relative depth band) and X's own
+// ancestor rows.
+type closureAcc struct {
+	child, band2, desc sizeSum // ByAncestor rows (Y, r) with AncestorId X: r = 1, r ≤ 2, all r ≥ 1
+	anc                sizeSum // X's rows (X, r), r ≥ 1
+}
+
+func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
+	n, _ := item[c.l.rd].(*types.AttributeValueMemberN)
+	if n == nil {
+		return c.cur, c.anc, fmt.Errorf("layouts: a closure row without %s", c.l.rd)
+	}
+	r, err := strconv.Atoi(n.Value)
+	if err != nil {
+		return c.cur, c.anc, fmt.Errorf("layouts: a closure row with %s %q", c.l.rd, n.Value)
+	}
+	if r == 0 {
+		if c.cur, err = c.lookup(asString(item, c.l.id)); err != nil {
+			return c.cur, c.anc, err
+		}
+		c.anc = c.cur
+		c.own[c.cur] = int32(size)
+		return c.cur, c.anc, nil
+	}
+	// Rows come from the parent up: each names the parent of the one
+	// before.
+	if c.anc < 0 || c.f.Parent(int(c.anc)) < 0 {
+		return c.cur, c.anc, fmt.Errorf("layouts: closure row %d of %q has no ancestor that far up", r, asString(item, c.l.id))
+	}
+	c.anc = int32(c.f.Parent(int(c.anc)))
+	if k := c.sampleAt[c.anc]; k >= 0 {
+		a := &c.acc[k]
+		a.desc.add(size)
+		if r == 1 {
+			a.child.add(size)
+		}
+		if r <= 2 {
+			a.band2.add(size)
+		}
+	}
+	if k := c.sampleAt[c.cur]; k >= 0 {
+		c.acc[k].anc.add(size)
+	}
+	return c.cur, c.anc, nil
+}
+
+// Estimate follows Query: a Query of ByAncestor for each band (and the
+// GetItem of a leaf, or the BatchGetItem of the nodes' own rows when the
+// rows do not copy every attribute); ancestors a Query of the node's rows
+// and BatchGetItem of the ancestors' own rows.
+func (c *closureCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+	i := c.sample[k]
+	var out QueryCosts
+	own := c.get(i)
+	out.Get = own
+	out.Get.Nodes = 1
+	acc := c.acc[k]
+	for _, q := range []struct {
+		cost *Cost
+		rows sizeSum
+		band int
+	}{{&out.Children, acc.child, 1}, {&out.Descendants, acc.desc, -1}, {&out.Depth2, acc.band2, 2}} {
+		cost := queryCost(q.rows, emptyQuery)
+		if q.rows.n == 0 {
+			cost.Add(own)
+		} else if !c.l.copyAll {
+			// The rows hold only the copied attributes: the nodes' own
+			// rows are read too.
+			var b batchCost
+			c.walk(i, func(y int32, rel int) {
+				if rel > 0 && (q.band < 0 || rel <= q.band) {
+					b.add(c.own[y])
+				}
+			})
+			cost.Add(b.done())
+		}
+		cost.Nodes = q.rows.n
+		*q.cost = cost
+	}
+	a := queryCost(acc.anc, emptyQuery)
+	if acc.anc.n == 0 {
+		a.Add(own)
+	} else {
+		var b batchCost
+		c.ancestors(i, func(x int32) { b.add(c.own[x]) })
+		a.Add(b.done())
+	}
+	a.Nodes = int64(c.f.Depth(int(i)))
+	out.Ancestors = a
+	return out
 }

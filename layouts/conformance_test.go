@@ -1,6 +1,8 @@
 package layouts_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -62,7 +64,10 @@ func (v variant) new(t testing.TB) layouts.Layout {
 // TestConformance is the suite every layout passes, on many random forests:
 // nodes → items → nodes gives back the same records; no key is written
 // twice; each layout writes the number of items the SPEC says; the items
-// answer the SPEC's queries; and Measure predicts the items exactly.
+// answer the SPEC's queries; Measure predicts the items exactly; and the
+// layout's reading (layouts.Reader) tells its node items apart, answers
+// every query from a table of its items as the forest does, and prices
+// those queries as a table bills them.
 func TestConformance(t *testing.T) {
 	seeds := 150
 	if testing.Short() {
@@ -79,14 +84,26 @@ func TestConformance(t *testing.T) {
 				large := seed%5 == 4
 				f := randomForest(rng, 60, large)
 				t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-					conform(t, v, l, f, large)
+					conform(t, v, l, f, large, seed%3 == 0)
 				})
 			}
 		})
 	}
 }
 
-func conform(t *testing.T, v variant, l layouts.Layout, f *forest, large bool) {
+// TestEveryLayoutConforms: a layout New knows is a layout the suite runs.
+func TestEveryLayoutConforms(t *testing.T) {
+	for _, name := range layouts.Names() {
+		if !slices.ContainsFunc(variants, func(v variant) bool { return v.layout == name }) {
+			t.Errorf("layout %q has no variant in the conformance suite: add it to variants", name)
+		}
+	}
+}
+
+// conform runs the suite on one forest; reading (on a third of the
+// forests, for the queries take longer than the rest) adds the checks of
+// the layout's reading.
+func conform(t *testing.T, v variant, l layouts.Layout, f *forest, large, reading bool) {
 	spec := l.Table()
 	perNode := make([][]layouts.Item, len(f.nodes))
 	var all []layouts.Item
@@ -160,6 +177,12 @@ func conform(t *testing.T, v variant, l layouts.Layout, f *forest, large bool) {
 	}
 
 	checkQueries(t, v, l, f, perNode)
+	if reading {
+		checkReading(t, l, f, perNode)
+		if !large {
+			checkCosts(t, l, f, perNode)
+		}
+	}
 }
 
 // checkKeyTypes: every item has the table's keys with their types, and an
@@ -394,4 +417,231 @@ func sameAttrs(a, b transform.Attrs) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// attrsOf is an item as AppendItems gives it.
+func attrsOf(item layouts.Item) []layouts.Attr {
+	out := make([]layouts.Attr, 0, len(item))
+	for k, v := range item {
+		out = append(out, layouts.Attr{Name: k, Value: v})
+	}
+	return out
+}
+
+// checkReading: IsNode, NodeOf and NodeFilter pick each node's own item
+// (the one Node rebuilds it from), Owner names the node of every item and of
+// its key alone, and Query answers every kind of query, with depth bands,
+// from a table holding the items as the forest answers it; a node that is
+// not there is a *NotFoundError.
+func checkReading(t *testing.T, l layouts.Layout, f *forest, perNode [][]layouts.Item) {
+	t.Helper()
+	spec := l.Table()
+	var all []layouts.Item
+	filter := l.NodeFilter()
+	var conds []cond
+	if filter != nil {
+		var err error
+		u := newUses(filter.Names, filter.Values)
+		if conds, err = parseConds(filter.Expr, u); err != nil {
+			t.Fatalf("NodeFilter %q: %v", filter.Expr, err)
+		}
+		if err := u.allUsed(); err != nil {
+			t.Fatalf("NodeFilter %q: %v", filter.Expr, err)
+		}
+	}
+	for i, n := range f.nodes {
+		for _, it := range perNode[i] {
+			all = append(all, it)
+			_, node, err := l.Node(it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := layouts.Item{spec.PK.Name: it[spec.PK.Name]}
+			if spec.SK != nil {
+				key[spec.SK.Name] = it[spec.SK.Name]
+			}
+			for _, view := range []layouts.View{layouts.MapView(it), layouts.AttrsView(attrsOf(it))} {
+				if got := l.IsNode(view); got != node {
+					t.Fatalf("IsNode(%s) = %v, Node says %v", ddbJSON(it), got, node)
+				}
+				id, parent, ok := l.NodeOf(view)
+				if ok != node || (ok && (id != n.ID || parent != n.Parent)) {
+					t.Fatalf("NodeOf(%s) = %q, %q, %v; want %q, %q, %v", ddbJSON(it), id, parent, ok, n.ID, n.Parent, node)
+				}
+				if got := l.Owner(view); got != n.ID {
+					t.Fatalf("Owner(%s) = %q, want %q", ddbJSON(it), got, n.ID)
+				}
+			}
+			if got := l.Owner(layouts.MapView(key)); got != n.ID {
+				t.Fatalf("Owner of the key %s = %q, want %q", ddbJSON(key), got, n.ID)
+			}
+			if got := holds(conds, it); got != node {
+				t.Fatalf("NodeFilter %q lets %s through: %v; Node says %v", filter.Expr, ddbJSON(it), got, node)
+			}
+		}
+	}
+
+	table := newMemTable(spec, all, 3)
+	ctx := context.Background()
+	bands := []layouts.Request{
+		{Kind: layouts.QueryGet, MinDepth: 0, MaxDepth: 0},
+		{Kind: layouts.QueryChildren, MinDepth: 1, MaxDepth: 1},
+		{Kind: layouts.QueryDescendants, MinDepth: 1, MaxDepth: layouts.NoMaxDepth},
+		{Kind: layouts.QueryDescendants, MinDepth: 0, MaxDepth: layouts.NoMaxDepth},
+		{Kind: layouts.QueryDescendants, MinDepth: 0, MaxDepth: 0},
+		{Kind: layouts.QueryDescendants, MinDepth: 1, MaxDepth: 2},
+		{Kind: layouts.QueryDescendants, MinDepth: 2, MaxDepth: 3},
+		{Kind: layouts.QueryDescendants, MinDepth: 3, MaxDepth: layouts.NoMaxDepth},
+		{Kind: layouts.QueryAncestors, MinDepth: 1, MaxDepth: layouts.NoMaxDepth},
+		{Kind: layouts.QueryAncestors, MinDepth: 0, MaxDepth: layouts.NoMaxDepth},
+		{Kind: layouts.QueryAncestors, MinDepth: 0, MaxDepth: 0},
+		{Kind: layouts.QueryAncestors, MinDepth: 1, MaxDepth: 1},
+		{Kind: layouts.QueryAncestors, MinDepth: 2, MaxDepth: layouts.NoMaxDepth},
+	}
+	for i, n := range f.nodes {
+		// Every node with its Path; a few without, which a PathKeyed
+		// layout finds with a Scan.
+		paths := [][]string{n.Path}
+		if i%7 == 0 {
+			paths = append(paths, nil)
+		}
+		for _, path := range paths {
+			for _, q := range bands {
+				q.ID, q.Path, q.Concurrency = n.ID, path, 1+i%3
+				var located []string
+				q.OnLocate = func(p []string) { located = p }
+				got, err := l.Query(ctx, table, q)
+				if err != nil {
+					t.Fatalf("%s %d–%d of %q (path %q): %v", q.Kind, q.MinDepth, q.MaxDepth, n.ID, path, err)
+				}
+				checkAnswer(t, &q, got, want(f, i, &q))
+				if l.PathKeyed() && path == nil && !slices.Equal(located, n.Path) {
+					t.Fatalf("%s of %q: located %q, want %q", q.Kind, n.ID, located, n.Path)
+				}
+			}
+		}
+	}
+
+	// A node that is not in the table, asked every kind of query.
+	missing := "no such node"
+	for slices.ContainsFunc(f.nodes, func(n *transform.Node) bool { return n.ID == missing }) {
+		missing += "!"
+	}
+	for _, path := range [][]string{{missing}, nil} {
+		for _, q := range bands {
+			q.ID, q.Path, q.Concurrency = missing, path, 2
+			_, err := l.Query(ctx, table, q)
+			var nf *layouts.NotFoundError
+			if !errors.As(err, &nf) || !strings.Contains(nf.Node, fmt.Sprintf("%q", missing)) {
+				t.Fatalf("%s %d–%d of a missing node (path %q): %v, want a *NotFoundError naming it", q.Kind, q.MinDepth, q.MaxDepth, path, err)
+			}
+		}
+	}
+}
+
+// want is the forest's answer to q about node i.
+func want(f *forest, i int, q *layouts.Request) []layouts.Result {
+	var out []layouts.Result
+	add := func(j, rel int) {
+		if q.InBand(rel) {
+			n := f.nodes[j]
+			out = append(out, layouts.Result{ID: n.ID, Parent: n.Parent, RelativeDepth: rel, Attrs: n.Attrs})
+		}
+	}
+	add(i, 0)
+	switch q.Kind {
+	case layouts.QueryChildren, layouts.QueryDescendants:
+		for j, d := range f.descendants(i) {
+			add(j, d)
+		}
+	case layouts.QueryAncestors:
+		for j, r := f.parents[i], 1; j >= 0; j, r = f.parents[j], r+1 {
+			add(j, r)
+		}
+	}
+	return out
+}
+
+func checkAnswer(t *testing.T, q *layouts.Request, got, want []layouts.Result) {
+	t.Helper()
+	order := func(res []layouts.Result) {
+		sort.Slice(res, func(a, b int) bool {
+			if res[a].RelativeDepth != res[b].RelativeDepth {
+				return res[a].RelativeDepth < res[b].RelativeDepth
+			}
+			return res[a].ID < res[b].ID
+		})
+	}
+	order(got)
+	order(want)
+	text := func(res []layouts.Result) string {
+		var b strings.Builder
+		for _, r := range res {
+			fmt.Fprintf(&b, "\n  %q parent %q at %d", r.ID, r.Parent, r.RelativeDepth)
+		}
+		return b.String()
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s %d–%d of %q: got%s\nwant%s", q.Kind, q.MinDepth, q.MaxDepth, q.ID, text(got), text(want))
+	}
+	for k := range got {
+		g, w := got[k], want[k]
+		if g.ID != w.ID || g.Parent != w.Parent || g.RelativeDepth != w.RelativeDepth || !sameAttrs(g.Attrs, w.Attrs) {
+			t.Fatalf("%s %d–%d of %q: got%s\nwant%s\n(first difference: %+v, want %+v)", q.Kind, q.MinDepth, q.MaxDepth, q.ID, text(got), text(want), g, w)
+		}
+	}
+}
+
+// checkCosts: the layout's cost model, fed the items, prices each query the
+// benchmark asks (given the node's path) as the table bills it: requests,
+// items read, RCU and the nodes of the answer.
+func checkCosts(t *testing.T, l layouts.Layout, f *forest, perNode [][]layouts.Item) {
+	t.Helper()
+	tf, at := transformForest(t, rand.New(rand.NewPCG(uint64(len(f.nodes)), 11)), f)
+	sample := make([]int32, len(at))
+	for k, i := range at {
+		sample[k] = int32(i)
+	}
+	model := l.Costs(tf, sample)
+	var all []layouts.Item
+	for i, items := range perNode {
+		for _, it := range items {
+			node, _, err := model.Add(it, transform.ItemSize(it))
+			if err != nil {
+				t.Fatalf("Costs: Add(%s): %v", ddbJSON(it), err)
+			}
+			if node != int32(at[i]) {
+				t.Fatalf("Costs: Add(%s) gives node %d, want %d (%q)", ddbJSON(it), node, at[i], f.nodes[i].ID)
+			}
+			all = append(all, it)
+		}
+	}
+	table := newMemTable(l.Table(), all, 1<<30)
+	ctx := context.Background()
+	for k, n := range f.nodes {
+		est := model.Estimate(k, memEmptyQuery)
+		for _, c := range []struct {
+			q    layouts.Request
+			cost layouts.Cost
+		}{
+			{layouts.Request{Kind: layouts.QueryGet, MinDepth: 0, MaxDepth: 0}, est.Get},
+			{layouts.Request{Kind: layouts.QueryChildren, MinDepth: 1, MaxDepth: 1}, est.Children},
+			{layouts.Request{Kind: layouts.QueryDescendants, MinDepth: 1, MaxDepth: layouts.NoMaxDepth}, est.Descendants},
+			{layouts.Request{Kind: layouts.QueryDescendants, MinDepth: 1, MaxDepth: 2}, est.Depth2},
+			{layouts.Request{Kind: layouts.QueryAncestors, MinDepth: 1, MaxDepth: layouts.NoMaxDepth}, est.Ancestors},
+		} {
+			q := c.q
+			q.ID, q.Path, q.Concurrency = n.ID, n.Path, 4
+			table.take()
+			res, err := l.Query(ctx, table, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			billed := table.take()
+			billed.Nodes = int64(len(res))
+			if billed != c.cost {
+				t.Fatalf("%s %d–%d of %q: estimated %+v, billed %+v", q.Kind, q.MinDepth, q.MaxDepth, n.ID, c.cost, billed)
+			}
+		}
+	}
 }

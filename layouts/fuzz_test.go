@@ -101,6 +101,17 @@ func fuzzNode(f *testing.F, name string) {
 		if after := canonicalItem(item); after != before || !maps.Equal(item, shallow) {
 			t.Fatalf("Node changed the item:\n %s\nto %s", before, after)
 		}
+		// The reading side's quick looks take any item without a panic,
+		// and agree with Node on an item it reads.
+		view := layouts.MapView(item)
+		isNode, owner := l.IsNode(view), l.Owner(view)
+		nid, nparent, nok := l.NodeOf(view)
+		if err == nil && ok && (!isNode || !nok || nid != rec.ID || nparent != rec.Parent || owner != rec.ID) {
+			t.Fatalf("Node = %q, %q; IsNode %v, NodeOf %q, %q, %v, Owner %q: %s", rec.ID, rec.Parent, isNode, nid, nparent, nok, owner, before)
+		}
+		if err == nil && !ok && (isNode || nok) {
+			t.Fatalf("Node says not a node; IsNode %v, NodeOf %v: %s", isNode, nok, before)
+		}
 		if err != nil {
 			if ok || !errors.Is(err, layouts.ErrItem) {
 				t.Fatalf("Node = %v, %v: an error must wrap ErrItem and come with false", ok, err)

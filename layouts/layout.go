@@ -1,5 +1,11 @@
-// Package layouts turns nodes into the DynamoDB items of each table layout and
-// items back into records. Layouts are pure: no context and no network.
+// Package layouts turns nodes into the DynamoDB items of each table layout,
+// and says how a table of each layout is read back: which items hold nodes,
+// the requests of its queries, and what they cost. A layout is one file
+// (path.go with sharded.go, closure.go, prefix.go) holding both directions,
+// registered in New. Writing is pure; a query sends its reads through the
+// Reads it is given, and sends nothing else. docs/ADDING_A_LAYOUT.md says
+// how to add a layout, and the conformance suite (conformance_test.go) runs
+// every layout New knows.
 package layouts
 
 import (
@@ -31,9 +37,11 @@ type TableSpec struct {
 	Indexes []IndexSpec
 }
 
-// Layout turns nodes into items and items back into nodes.
-// Implementations are safe for concurrent use.
+// Layout turns nodes into items and items back into nodes, and reads its
+// tables (Reader). Implementations are safe for concurrent use.
 type Layout interface {
+	Reader
+
 	// Name is the layout's word on the command line.
 	Name() string
 	// Table returns the keys and indexes, with the names renamed by --attr.

@@ -1,12 +1,15 @@
 package layouts
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/transform"
 )
@@ -260,6 +263,290 @@ func (l *pathLayout) Measure(s *transform.Stats, m *Measure) {
 	} else {
 		m.collection(2, int64(s.TreeSize))
 	}
+}
+
+// NodeFilter is nil: every item of a path table holds a node.
+func (l *pathLayout) NodeFilter() *Filter { return nil }
+
+// IsNode is true: every item of a path table holds a node.
+func (l *pathLayout) IsNode(View) bool { return true }
+
+// NodeOf returns the item's Id and ParentId.
+func (l *pathLayout) NodeOf(item View) (id, parent string, ok bool) {
+	id, ok = item.str(l.id)
+	parent, _ = item.str(l.parent)
+	return id, parent, ok && id != ""
+}
+
+// Owner is the item's Id.
+func (l *pathLayout) Owner(item View) string {
+	id, _ := item.str(l.id)
+	return id
+}
+
+// PathKeyed is false: the table is keyed by Id.
+func (l *pathLayout) PathKeyed() bool { return false }
+
+// Query answers a query on a path or sharded-path table: get is a GetItem
+// on Id; children a Query of ByParent; descendants a Query of ByPath,
+// TreeId = t AND begins_with(Path, p + delimiter), with a depth band as a
+// filter on Depth (sharded-path queries the S GraphId partitions of the
+// tree in parallel); ancestors split the node's Path and read the ids with
+// BatchGetItem.
+func (l *pathLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if q.Kind == QueryChildren {
+		var res []Result
+		err := r.Query(ctx, QueryInput{
+			Index:        l.byParent,
+			KeyCondition: "#p = :x",
+			Names:        map[string]string{"#p": l.parent},
+			Values:       map[string]types.AttributeValue{":x": strAttr(q.ID)},
+		}, func(items []Item) error {
+			for _, item := range items {
+				n, err := nodeResult(l, item, 1)
+				if err != nil {
+					return err
+				}
+				res = append(res, n)
+			}
+			return nil
+		})
+		if err != nil || len(res) > 0 {
+			return res, err
+		}
+		// No children: a leaf, or no such node.
+		_, err = l.anchor(ctx, r, &q)
+		return nil, err
+	}
+
+	a, err := l.anchor(ctx, r, &q)
+	if err != nil {
+		return nil, err
+	}
+	var res []Result
+	if q.InBand(0) {
+		res = append(res, a.node)
+	}
+	switch q.Kind {
+	case QueryDescendants:
+		more, err := l.descendants(ctx, r, &q, a)
+		return append(res, more...), err
+	case QueryAncestors:
+		more, err := l.ancestors(ctx, r, &q, a)
+		return append(res, more...), err
+	}
+	return res, nil
+}
+
+// pathAnchor is the queried node of a path or sharded-path table.
+type pathAnchor struct {
+	node  Result
+	ids   []string // Path split: the root first, the node last
+	depth int
+}
+
+// anchor reads the node's item (GetItem on Id) and checks it.
+func (l *pathLayout) anchor(ctx context.Context, r Reads, q *Request) (*pathAnchor, error) {
+	item, err := r.GetItem(ctx, Item{l.id: strAttr(q.ID)})
+	if err != nil {
+		return nil, err
+	}
+	if item == nil {
+		return nil, &NotFoundError{Node: fmt.Sprintf("node %q", q.ID)}
+	}
+	node, err := nodeResult(l, item, 0)
+	if err != nil {
+		return nil, err
+	}
+	depth, _ := asInt(item, l.depth) // nodeResult checked it
+	a := &pathAnchor{node: node, ids: strings.Split(asString(item, l.path), l.delim), depth: depth}
+	if len(a.ids) != depth+1 {
+		return nil, &ItemError{Item: item, Err: fmt.Errorf("%w: %s has %d ids but %s is %d", ErrItem, l.path, len(a.ids), l.depth, depth)}
+	}
+	if l.shards > 0 {
+		// The shard is a function of the id; another k means that the
+		// table was written with another --shards, and a descendants
+		// query would miss nodes.
+		want := GraphID(a.ids[0], Shard(node.ID, l.shards))
+		if got := asString(item, l.tree); got != want {
+			return nil, &TableError{Msg: fmt.Sprintf("node %q has %s %q, but with --shards %d it would be %q: give the --shards the table was written with",
+				node.ID, l.tree, got, l.shards, want)}
+		}
+	}
+	return a, nil
+}
+
+// descendants queries ByPath: TreeId = t AND begins_with(Path, p +
+// delimiter), with the depth band as a filter on Depth. The trailing
+// delimiter keeps CM2 from matching CM20. sharded-path queries the tree's S
+// GraphId partitions in parallel.
+func (l *pathLayout) descendants(ctx context.Context, r Reads, q *Request, a *pathAnchor) ([]Result, error) {
+	if q.MaxDepth == 0 {
+		return nil, nil
+	}
+	lo := max(q.MinDepth, 1)
+	names := map[string]string{"#t": l.tree, "#p": l.path}
+	values := map[string]types.AttributeValue{
+		":p": strAttr(strings.Join(a.ids, l.delim) + l.delim),
+	}
+	filter := ""
+	switch {
+	case q.MaxDepth != NoMaxDepth:
+		filter = "#d BETWEEN :lo AND :hi"
+		values[":lo"] = numAttr(a.depth + lo)
+		values[":hi"] = numAttr(a.depth + q.MaxDepth)
+	case lo > 1:
+		filter = "#d >= :lo"
+		values[":lo"] = numAttr(a.depth + lo)
+	}
+	if filter != "" {
+		names["#d"] = l.depth
+	}
+	trees := []string{a.ids[0]}
+	if l.shards > 0 {
+		trees = trees[:0]
+		for k := 1; k <= l.shards; k++ {
+			trees = append(trees, GraphID(a.ids[0], k))
+		}
+	}
+	var mu sync.Mutex
+	var res []Result
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(q.Concurrency)
+	for _, tree := range trees {
+		vals := make(map[string]types.AttributeValue, len(values)+1)
+		for k, v := range values {
+			vals[k] = v
+		}
+		vals[":t"] = strAttr(tree)
+		g.Go(func() error {
+			return r.Query(gctx, QueryInput{
+				Index: l.byPath, KeyCondition: "#t = :t AND begins_with(#p, :p)", Filter: filter,
+				Names: names, Values: vals,
+			}, func(items []Item) error {
+				page := make([]Result, 0, len(items))
+				for _, item := range items {
+					n, err := nodeResult(l, item, 0)
+					if err != nil {
+						return err
+					}
+					d, _ := asInt(item, l.depth)
+					if n.RelativeDepth = d - a.depth; q.InBand(n.RelativeDepth) {
+						page = append(page, n)
+					}
+				}
+				mu.Lock()
+				res = append(res, page...)
+				mu.Unlock()
+				return nil
+			})
+		})
+	}
+	return res, g.Wait()
+}
+
+// ancestors splits the node's Path and reads the ancestors in the band with
+// BatchGetItem.
+func (l *pathLayout) ancestors(ctx context.Context, r Reads, q *Request, a *pathAnchor) ([]Result, error) {
+	want := map[string]int{} // id → relative depth
+	var keys []Item
+	for rd := max(q.MinDepth, 1); rd <= a.depth && q.InBand(rd); rd++ {
+		id := a.ids[a.depth-rd]
+		want[id] = rd
+		keys = append(keys, Item{l.id: strAttr(id)})
+	}
+	items, err := r.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]Result, 0, len(items))
+	for _, item := range items {
+		n, err := nodeResult(l, item, 0)
+		if err != nil {
+			return nil, err
+		}
+		n.RelativeDepth = want[n.ID]
+		res = append(res, n)
+		delete(want, n.ID)
+	}
+	if len(want) > 0 {
+		return nil, &InconsistentError{Msg: fmt.Sprintf("%q is on the Path of %q, but has no item", sortedKeys(want)[0], a.node.ID)}
+	}
+	return res, nil
+}
+
+// Costs is the cost model of Query on a path or sharded-path table.
+func (l *pathLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+	return &pathCosts{costForest: newCostForest(f, sample), l: l}
+}
+
+// pathCosts keeps the size of each node's one item.
+type pathCosts struct {
+	costForest
+	l *pathLayout
+}
+
+func (c *pathCosts) Add(item Item, size int) (int32, int32, error) {
+	i, err := c.lookup(asString(item, c.l.id))
+	if err != nil {
+		return -1, -1, err
+	}
+	c.own[i] = int32(size)
+	return i, -1, nil
+}
+
+// Estimate follows Query: children one Query of ByParent (and the GetItem
+// of a leaf); descendants the GetItem of the node and a Query per shard;
+// ancestors the GetItem and BatchGetItem of the ancestors.
+func (c *pathCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+	i := c.sample[k]
+	var out QueryCosts
+	own := c.get(i)
+	out.Get = own
+	out.Get.Nodes = 1
+
+	var children sizeSum
+	for _, ch := range c.f.Children(int(i)) {
+		children.add(int(c.own[ch]))
+	}
+	out.Children = queryCost(children, emptyQuery)
+	if children.n == 0 {
+		out.Children.Add(own)
+	}
+	out.Children.Nodes = children.n
+
+	shards := max(1, c.l.shards)
+	perShard := make([]sizeSum, shards)
+	var desc, band2 sizeSum
+	c.walk(i, func(y int32, rel int) {
+		if rel == 0 {
+			return
+		}
+		desc.add(int(c.own[y]))
+		if rel <= 2 {
+			band2.add(0)
+		}
+		k := 0
+		if c.l.shards > 0 {
+			k = Shard(c.f.ID(int(y)), c.l.shards) - 1
+		}
+		perShard[k].add(int(c.own[y]))
+	})
+	d := own // the node's Path first
+	for _, p := range perShard {
+		d.Add(queryCost(p, emptyQuery))
+	}
+	d.Nodes = desc.n
+	out.Descendants = d
+	d.Nodes = band2.n // the band is a filter: the same reads
+	out.Depth2 = d
+
+	var b batchCost
+	c.ancestors(i, func(a int32) { b.add(c.own[a]) })
+	out.Ancestors = own
+	out.Ancestors.Add(b.done())
+	out.Ancestors.Nodes = int64(c.f.Depth(int(i)))
+	return out
 }
 
 // reader takes an item's layout attributes apart, keeping the first problem.

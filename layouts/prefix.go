@@ -1,9 +1,13 @@
 package layouts
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/transform"
 )
@@ -171,4 +175,376 @@ func (l *prefixLayout) Measure(s *transform.Stats, m *Measure) {
 	m.key(0, objectKey) // the listing row's key is shorter by the id
 	m.key(1, max(delim, idLen))
 	m.collection(0, max(1, int64(s.Children), int64(s.Roots)))
+}
+
+// NodeFilter keeps the object rows: Child = the delimiter.
+func (l *prefixLayout) NodeFilter() *Filter {
+	return &Filter{
+		Expr:   "#c = :d",
+		Names:  map[string]string{"#c": l.child},
+		Values: map[string]types.AttributeValue{":d": strAttr(l.delim)},
+		Text:   fmt.Sprintf("%s = %q", l.child, l.delim),
+	}
+}
+
+// IsNode reports whether the item is an object row: its Child is the
+// delimiter.
+func (l *prefixLayout) IsNode(item View) bool {
+	child, ok := item.str(l.child)
+	return ok && child == l.delim
+}
+
+// NodeOf returns the id of an object row, the last id of its Key, and the
+// parent's, the one before it.
+func (l *prefixLayout) NodeOf(item View) (id, parent string, ok bool) {
+	key, ok1 := item.str(l.key)
+	child, ok2 := item.str(l.child)
+	if !ok1 || !ok2 || child != l.delim || !strings.HasPrefix(key, l.delim) {
+		return "", "", false
+	}
+	path := key[len(l.delim):]
+	i := strings.LastIndex(path, l.delim)
+	if i < 0 {
+		return path, "", path != ""
+	}
+	id, parent = path[i+len(l.delim):], path[:i]
+	if j := strings.LastIndex(parent, l.delim); j >= 0 {
+		parent = parent[j+len(l.delim):]
+	}
+	return id, parent, id != ""
+}
+
+// Owner is the last id of an object row's Key, or a listing row's Child.
+// A Key without the delimiter (not written by this layout) is taken whole.
+func (l *prefixLayout) Owner(item View) string {
+	child, _ := item.str(l.child)
+	if child != l.delim {
+		return child
+	}
+	key, _ := item.str(l.key)
+	if i := strings.LastIndex(key, l.delim); i >= 0 {
+		return key[i+len(l.delim):]
+	}
+	return key
+}
+
+// PathKeyed is true: the keys are paths.
+func (l *prefixLayout) PathKeyed() bool { return true }
+
+// Query answers a query on a prefix table: get is a GetItem of the object
+// row; children a Query of the listing partition, then BatchGetItem of the
+// object rows; descendants breadth-first listing Queries, a level's in
+// parallel, then BatchGetItem; ancestors BatchGetItem of the prefix object
+// rows. The keys are paths, so the node's path comes first: Request.Path,
+// or else a Scan finds it.
+func (l *prefixLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	path := q.Path
+	if len(path) == 0 {
+		var err error
+		if path, err = l.locate(ctx, r, &q); err != nil {
+			return nil, err
+		}
+	}
+	switch q.Kind {
+	case QueryGet:
+		res, err := l.self(ctx, r, path)
+		if err != nil {
+			return nil, err
+		}
+		return []Result{res}, nil
+	case QueryAncestors:
+		return l.ancestors(ctx, r, &q, path)
+	}
+	return l.descendants(ctx, r, &q, path)
+}
+
+// keyOf is the Key of the object row of the node at the end of ids.
+func (l *prefixLayout) keyOf(ids []string) string { return l.delim + strings.Join(ids, l.delim) }
+
+// objectKey is the key of the object row of the node at the end of ids.
+func (l *prefixLayout) objectKey(ids []string) Item {
+	return Item{l.key: strAttr(l.keyOf(ids)), l.child: strAttr(l.delim)}
+}
+
+// pathName names a node by its path in messages.
+func (l *prefixLayout) pathName(path []string) string {
+	return fmt.Sprintf("node %q (path %s)", path[len(path)-1], l.keyOf(path))
+}
+
+// self reads the node's object row.
+func (l *prefixLayout) self(ctx context.Context, r Reads, path []string) (Result, error) {
+	item, err := r.GetItem(ctx, l.objectKey(path))
+	if err != nil {
+		return Result{}, err
+	}
+	if item == nil {
+		return Result{}, &NotFoundError{Node: l.pathName(path)}
+	}
+	return nodeResult(l, item, 0)
+}
+
+// ancestors reads the object rows of the path's prefixes with
+// BatchGetItem. The node's own row is read too, whether or not the band
+// wants it, so that a path that is not in the table is an error.
+func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path []string) ([]Result, error) {
+	d := len(path) - 1
+	depthOf := map[string]int{l.keyOf(path): 0}
+	keys := []Item{l.objectKey(path)}
+	for rd := max(q.MinDepth, 1); rd <= d && q.InBand(rd); rd++ {
+		ids := path[:d-rd+1]
+		depthOf[l.keyOf(ids)] = rd
+		keys = append(keys, l.objectKey(ids))
+	}
+	items, err := r.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var res []Result
+	for _, item := range items {
+		n, err := nodeResult(l, item, 0)
+		if err != nil {
+			return nil, err
+		}
+		key := asString(item, l.key)
+		rd, ok := depthOf[key]
+		if !ok {
+			continue
+		}
+		delete(depthOf, key)
+		if q.InBand(rd) {
+			n.RelativeDepth = rd
+			res = append(res, n)
+		}
+	}
+	if _, ok := depthOf[l.keyOf(path)]; ok {
+		return nil, &NotFoundError{Node: l.pathName(path)}
+	}
+	if len(depthOf) > 0 {
+		return nil, &InconsistentError{Msg: fmt.Sprintf("%s is in the table, but its ancestor %s has no object row", l.pathName(path), sortedKeys(depthOf)[0])}
+	}
+	return res, nil
+}
+
+// descendants lists the subtree breadth first: each level's listing
+// partitions (Key = the parent's key + delimiter) are queried in parallel,
+// down to the band's last level; then the object rows of the levels in the
+// band are read with BatchGetItem.
+func (l *prefixLayout) descendants(ctx context.Context, r Reads, q *Request, path []string) ([]Result, error) {
+	var res []Result
+	checked := false
+	if q.InBand(0) {
+		self, err := l.self(ctx, r, path)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, self)
+		checked = true
+	}
+	type wanted struct {
+		path  []string
+		depth int
+	}
+	var want []wanted
+	level := [][]string{path}
+	for rd := 1; len(level) > 0 && (q.MaxDepth == NoMaxDepth || rd <= q.MaxDepth); rd++ {
+		next, err := l.listChildren(ctx, r, q, level)
+		if err != nil {
+			return nil, err
+		}
+		if rd == 1 && len(next) == 0 && !checked {
+			// No children: a leaf, or no such node.
+			if _, err := l.self(ctx, r, path); err != nil {
+				return nil, err
+			}
+		}
+		if q.InBand(rd) {
+			for _, p := range next {
+				want = append(want, wanted{p, rd})
+			}
+		}
+		level = next
+	}
+	keys := make([]Item, len(want))
+	depthOf := make(map[string]int, len(want))
+	for i, w := range want {
+		keys[i] = l.objectKey(w.path)
+		depthOf[l.keyOf(w.path)] = w.depth
+	}
+	items, err := r.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		n, err := nodeResult(l, item, 0)
+		if err != nil {
+			return nil, err
+		}
+		key := asString(item, l.key)
+		rd, ok := depthOf[key]
+		if !ok {
+			continue
+		}
+		delete(depthOf, key)
+		n.RelativeDepth = rd
+		res = append(res, n)
+	}
+	if len(depthOf) > 0 {
+		return nil, &InconsistentError{Msg: fmt.Sprintf("a listing row names %s, which has no object row", sortedKeys(depthOf)[0])}
+	}
+	return res, nil
+}
+
+// listChildren queries the listing partition of every path of a level, in
+// parallel, and returns the children's paths.
+func (l *prefixLayout) listChildren(ctx context.Context, r Reads, q *Request, level [][]string) ([][]string, error) {
+	var mu sync.Mutex
+	var next [][]string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(q.Concurrency)
+	for _, parent := range level {
+		g.Go(func() error {
+			return r.Query(gctx, QueryInput{
+				KeyCondition: "#k = :k",
+				Names:        map[string]string{"#k": l.key},
+				Values:       map[string]types.AttributeValue{":k": strAttr(l.keyOf(parent) + l.delim)},
+			}, func(items []Item) error {
+				page := make([][]string, 0, len(items))
+				for _, item := range items {
+					child := asString(item, l.child)
+					if child == "" || child == l.delim {
+						return &ItemError{Item: item, Err: fmt.Errorf("%w: a listing row without a child id", ErrItem)}
+					}
+					p := make([]string, len(parent)+1)
+					copy(p, parent)
+					p[len(parent)] = child
+					page = append(page, p)
+				}
+				mu.Lock()
+				next = append(next, page...)
+				mu.Unlock()
+				return nil
+			})
+		})
+	}
+	return next, g.Wait()
+}
+
+// locate finds the path of the node Request.ID with a Scan that keeps the
+// object rows whose Key contains delimiter + id, and stops at the first
+// whose Key ends with it. It costs up to a read of the whole table.
+func (l *prefixLayout) locate(ctx context.Context, r Reads, q *Request) ([]string, error) {
+	suffix := l.delim + q.ID
+	filter := &Filter{
+		Expr:  "#c = :d AND contains(#k, :x)",
+		Names: map[string]string{"#c": l.child, "#k": l.key},
+		Values: map[string]types.AttributeValue{
+			":d": strAttr(l.delim),
+			":x": strAttr(suffix),
+		},
+	}
+	var mu sync.Mutex
+	var found string
+	err := r.Scan(ctx, filter, func(items []Item) error {
+		for _, item := range items {
+			if key := asString(item, l.key); strings.HasSuffix(key, suffix) {
+				mu.Lock()
+				if found == "" || key < found {
+					found = key
+				}
+				mu.Unlock()
+				return ErrStopScan
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == "" {
+		return nil, &NotFoundError{Node: fmt.Sprintf("node %q", q.ID)}
+	}
+	path := strings.Split(strings.TrimPrefix(found, l.delim), l.delim)
+	if q.OnLocate != nil {
+		q.OnLocate(path)
+	}
+	return path, nil
+}
+
+// Costs is the cost model of Query on a prefix table, given the node's
+// path.
+func (l *prefixLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+	return &prefixCosts{costForest: newCostForest(f, sample), l: l, listing: make([]int32, f.Len()), cur: -1}
+}
+
+// prefixCosts keeps the size of each node's object row and listing row.
+type prefixCosts struct {
+	costForest
+	l       *prefixLayout
+	listing []int32
+	cur     int32 // the node whose rows arrive
+}
+
+func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
+	if asString(item, c.l.child) == c.l.delim {
+		key := asString(item, c.l.key)
+		var err error
+		if c.cur, err = c.lookup(key[strings.LastIndex(key, c.l.delim)+len(c.l.delim):]); err != nil {
+			return c.cur, -1, err
+		}
+		c.own[c.cur] = int32(size)
+		return c.cur, -1, nil
+	}
+	if c.cur < 0 {
+		return c.cur, -1, fmt.Errorf("layouts: a prefix listing row before any object row")
+	}
+	c.listing[c.cur] = int32(size)
+	return c.cur, -1, nil
+}
+
+// Estimate follows Query given the path: a listing Query per node above
+// the band's last level (and the GetItem of a leaf), then BatchGetItem of
+// the object rows; ancestors one BatchGetItem of the object rows, the
+// node's own included.
+func (c *prefixCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+	i := c.sample[k]
+	var out QueryCosts
+	own := c.get(i)
+	out.Get = own
+	out.Get.Nodes = 1
+	// listing is one listing-partition Query: the children of z.
+	listing := func(z int32) Cost {
+		var rows sizeSum
+		for _, ch := range c.f.Children(int(z)) {
+			rows.add(int(c.listing[ch]))
+		}
+		return queryCost(rows, emptyQuery)
+	}
+	leaf := len(c.f.Children(int(i))) == 0
+	for _, q := range []struct {
+		cost *Cost
+		band int
+	}{{&out.Children, 1}, {&out.Descendants, -1}, {&out.Depth2, 2}} {
+		var cost Cost
+		var b batchCost
+		c.walk(i, func(y int32, rel int) {
+			if q.band < 0 || rel < q.band {
+				cost.Add(listing(y)) // breadth first: a Query per node above the band's last level
+			}
+			if rel > 0 && (q.band < 0 || rel <= q.band) {
+				b.add(c.own[y])
+			}
+		})
+		if leaf {
+			cost.Add(own)
+		}
+		cost.Add(b.done())
+		cost.Nodes = b.c.Items
+		*q.cost = cost
+	}
+	var b batchCost
+	b.add(c.own[i])
+	c.ancestors(i, func(a int32) { b.add(c.own[a]) })
+	out.Ancestors = b.done()
+	out.Ancestors.Nodes = int64(c.f.Depth(int(i)))
+	return out
 }

@@ -178,7 +178,6 @@ type Editor struct {
 	client exporter.QueryAPI
 	table  string
 	l      layouts.Layout
-	fields layouts.Fields
 	spec   layouts.TableSpec
 	nodes  map[string]*vnode
 	kids   map[string]map[string]bool
@@ -191,11 +190,7 @@ type Editor struct {
 
 // NewEditor returns an editor of the table.
 func NewEditor(client exporter.QueryAPI, table string, l layouts.Layout) (*Editor, error) {
-	f, err := layouts.FieldsOf(l)
-	if err != nil {
-		return nil, err
-	}
-	return &Editor{client: client, table: table, l: l, fields: f, spec: l.Table(),
+	return &Editor{client: client, table: table, l: l, spec: l.Table(),
 		nodes: map[string]*vnode{}, kids: map[string]map[string]bool{}}, nil
 }
 
@@ -322,7 +317,7 @@ func (ed *Editor) ensureSubtree(ctx context.Context, e *Edit, id string) (*vnode
 		return x, err
 	}
 	opts := exporter.QueryOptions{Kind: exporter.Descendants, ID: id, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
-	if ed.fields.Layout == layouts.PrefixName {
+	if ed.l.PathKeyed() {
 		opts.Path = ed.path(id, true)
 	}
 	res, err := ed.query(ctx, opts)

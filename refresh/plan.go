@@ -204,7 +204,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	reserved := l.Reserved()
 	es, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, attrs []layouts.Attr) error {
 		item := flatView(attrs)
-		id := owner(t.fields, item)
+		view := layouts.AttrsView(attrs)
+		id := t.layout.Owner(view)
 		// A node's items come together, and the nodes in the forest's
 		// order: the node is most often the last one or the next.
 		i := cur
@@ -219,7 +220,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			cur, curKnown, curChanged = i, false, false
 		}
 		digest, user := d.flatAndAttrs(attrs, reserved)
-		if i >= 0 && inTable[i] && isNode(t.fields, item) {
+		if i >= 0 && inTable[i] && t.layout.IsNode(view) {
 			curKnown = true
 			curChanged = user != t.nodes[id].attrs
 			if curChanged {
@@ -281,7 +282,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		if err != nil {
 			return nil, err
 		}
-		id := owner(t.fields, mapView(key))
+		id := t.layout.Owner(layouts.MapView(key))
 		reason := ReasonRepair
 		switch i := f.Lookup(id); {
 		case id == "":

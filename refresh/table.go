@@ -2,10 +2,7 @@ package refresh
 
 import (
 	"context"
-	"strings"
 	"sync"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
@@ -21,7 +18,6 @@ type Table struct {
 	Name   string
 	layout layouts.Layout
 	spec   layouts.TableSpec
-	fields layouts.Fields
 	shard  importer.Shard
 
 	// items indexes entries by key; entries hold no pointers, so that the
@@ -67,12 +63,8 @@ type ReadTableOptions struct {
 // An item that does not fit the layout stops it with an error naming the
 // item's key.
 func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
-	f, err := layouts.FieldsOf(opts.Layout)
-	if err != nil {
-		return nil, err
-	}
 	t := &Table{
-		Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), fields: f, shard: opts.Shard,
+		Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard,
 		items: map[string]int32{}, nodes: map[string]tableNode{},
 	}
 	reserved := opts.Layout.Reserved()
@@ -91,7 +83,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		var nodes []seenNode
 		for _, item := range items {
 			all, user := d.itemAndAttrs(item, reserved)
-			if id, parent, ok := t.nodeOf(item); ok {
+			if id, parent, ok := t.layout.NodeOf(layouts.MapView(item)); ok {
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
 			}
 			if !opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
@@ -130,79 +122,5 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	return t, nil
 }
 
-// nodeOf returns the node an item of the table holds, when it holds one:
-// its id and its parent's. The layout's other attributes are not checked:
-// an item that is not what the layout writes for its node comes out of the
-// plan as a repair.
-func (t *Table) nodeOf(item layouts.Item) (id, parent string, ok bool) {
-	str := func(name string) (string, bool) {
-		v, ok := item[name].(*types.AttributeValueMemberS)
-		if !ok {
-			return "", false
-		}
-		return v.Value, true
-	}
-	f := t.fields
-	if f.Layout == layouts.PrefixName {
-		key, ok1 := str(f.Key)
-		child, ok2 := str(f.Child)
-		if !ok1 || !ok2 || child != f.Delimiter || !strings.HasPrefix(key, f.Delimiter) {
-			return "", "", false
-		}
-		path := key[len(f.Delimiter):]
-		i := strings.LastIndex(path, f.Delimiter)
-		if i < 0 {
-			return path, "", path != ""
-		}
-		id, parent = path[i+len(f.Delimiter):], path[:i]
-		if j := strings.LastIndex(parent, f.Delimiter); j >= 0 {
-			parent = parent[j+len(f.Delimiter):]
-		}
-		return id, parent, id != ""
-	}
-	if !isNode(t.fields, mapView(item)) {
-		return "", "", false
-	}
-	id, ok = str(f.ID)
-	parent, _ = str(f.Parent)
-	return id, parent, ok && id != ""
-}
-
-// isNode reports whether an item the layout built is the item that holds
-// its node (and its attributes): every item of the path layouts, closure's
-// row at relative depth 0, prefix's object row.
-func isNode[V itemView](f layouts.Fields, item V) bool {
-	switch f.Layout {
-	case layouts.ClosureName:
-		v, ok := item.get(f.RelativeDepth).(*types.AttributeValueMemberN)
-		return ok && v.Value == "0"
-	case layouts.PrefixName:
-		v, ok := item.get(f.Child).(*types.AttributeValueMemberS)
-		return ok && v.Value == f.Delimiter
-	}
-	return true
-}
-
 // Nodes is the number of nodes in the table.
 func (t *Table) Nodes() int { return len(t.nodes) }
-
-// owner is the id of the node an item (or an item's key) belongs to: the
-// item's Id in the path layouts and closure; in prefix, the last id of an
-// object row's Key, or a listing row's Child.
-func owner[V itemView](f layouts.Fields, item V) string {
-	str := func(name string) string {
-		if s, ok := item.get(name).(*types.AttributeValueMemberS); ok {
-			return s.Value
-		}
-		return ""
-	}
-	if f.Layout != layouts.PrefixName {
-		return str(f.ID)
-	}
-	child := str(f.Child)
-	if child != f.Delimiter {
-		return child
-	}
-	key := str(f.Key)
-	return key[strings.LastIndex(key, f.Delimiter)+len(f.Delimiter):]
-}

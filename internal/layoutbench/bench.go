@@ -203,10 +203,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	for _, k := range plan.Keys {
 		res.Keys = append(res.Keys, KeyLength{Index: k.Index, Role: k.Role, Attr: k.Attr, Longest: k.Longest, Limit: k.Limit})
 	}
-	s, err := newSink(f, l, b.sample)
-	if err != nil {
-		return nil, err
-	}
+	s := newSink(f, l, b.sample)
 
 	// One pass over the input measures the items, and online writes them.
 	emit := func(_ int64, item layouts.Item) error { return s.add(item) }
@@ -233,7 +230,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	} else {
 		b.logf("%s: measuring %d items", l.Name(), plan.Items)
 	}
-	_, err = in.Emit(ctx, importer.EmitOptions{Layout: l}, emit)
+	_, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, emit)
 	if w != nil {
 		st, cerr := w.Close(context.WithoutCancel(ctx))
 		if err == nil {
@@ -267,8 +264,8 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	if b.opts.localRules {
 		empty = 0
 	}
-	for k, x := range b.sample {
-		est[k] = estimate(s, x, k, empty)
+	for k := range b.sample {
+		est[k] = estimate(s, k, empty)
 	}
 	if b.opts.Client != nil {
 		b.logf("%s: querying %d nodes", l.Name(), len(b.sample))

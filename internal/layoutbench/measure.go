@@ -1,10 +1,7 @@
 package layoutbench
 
 import (
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -20,42 +17,18 @@ const topN = 5
 // needs. It keeps a few integers per node and one counter per partition key
 // value, never the items.
 type sink struct {
-	f      *transform.Forest
-	fields layouts.Fields
-	spec   layouts.TableSpec
+	f     *transform.Forest
+	spec  layouts.TableSpec
+	costs layouts.CostModel
 
 	storage []Storage
 	parts   []*partCount // the table's, then each index's
 	maxItem int
 
-	// size1 is each node's own item: the path item, the closure self row,
-	// the prefix object row. size2 is the prefix listing row.
-	size1, size2 []int32
-	// cur is the node whose items arrive; anc walks up its ancestors along
-	// a closure node's rows.
+	// cur is the node the item counted last belongs to; anc the other node
+	// its keys may name (a closure row's ancestor), or -1.
 	cur, anc int32
-
-	// sampleAt maps a forest index to its place in the sample, or -1;
-	// acc holds what the closure rows add up to for each sampled node.
-	sampleAt []int32
-	acc      []closureAcc
 }
-
-// closureAcc is what a sampled node X's queries read in a closure table:
-// the ByAncestor rows naming X (by relative depth band) and X's own
-// ancestor rows.
-type closureAcc struct {
-	child, band2, desc sizeSum // ByAncestor rows (Y, r) with AncestorId X: r = 1, r ≤ 2, all r ≥ 1
-	anc                sizeSum // X's rows (X, r), r ≥ 1
-}
-
-// sizeSum counts items and their bytes.
-type sizeSum struct {
-	n     int64
-	bytes int64
-}
-
-func (s *sizeSum) add(size int) { s.n++; s.bytes += int64(size) }
 
 // partCount counts the items and bytes of each partition key value. Values
 // that are a nearby node's id (the item's node, its parent, the closure
@@ -185,34 +158,20 @@ func (p *partCount) skew(f *transform.Forest, total int64) (int64, []PartitionVa
 	return n, conv(topI), conv(topB)
 }
 
-func newSink(f *transform.Forest, l layouts.Layout, sample []sampled) (*sink, error) {
-	fields, err := layouts.FieldsOf(l)
-	if err != nil {
-		return nil, err
+func newSink(f *transform.Forest, l layouts.Layout, sample []sampled) *sink {
+	nodes := make([]int32, len(sample))
+	for k, x := range sample {
+		nodes[k] = x.node
 	}
 	spec := l.Table()
-	s := &sink{f: f, fields: fields, spec: spec, cur: -1, anc: -1}
+	s := &sink{f: f, spec: spec, costs: l.Costs(f, nodes), cur: -1, anc: -1}
 	s.storage = append(s.storage, Storage{})
 	s.parts = append(s.parts, &partCount{attr: spec.PK.Name, at: map[string]int32{}})
 	for _, ix := range spec.Indexes {
 		s.storage = append(s.storage, Storage{Index: ix.Name})
 		s.parts = append(s.parts, &partCount{index: ix.Name, attr: ix.PK.Name, at: map[string]int32{}})
 	}
-	s.size1 = make([]int32, f.Len())
-	if fields.Layout == layouts.PrefixName {
-		s.size2 = make([]int32, f.Len())
-	}
-	if fields.Layout == layouts.ClosureName {
-		s.sampleAt = make([]int32, f.Len())
-		for i := range s.sampleAt {
-			s.sampleAt[i] = -1
-		}
-		for k, x := range sample {
-			s.sampleAt[x.node] = int32(k)
-		}
-		s.acc = make([]closureAcc, len(sample))
-	}
-	return s, nil
+	return s
 }
 
 // keyString is a key value as text: a string, a number's decimal text, a
@@ -233,7 +192,8 @@ func keyString(v types.AttributeValue) (string, bool) {
 func (s *sink) add(item layouts.Item) error {
 	size := transform.ItemSize(item)
 	s.maxItem = max(s.maxItem, size)
-	if err := s.place(item, size); err != nil {
+	var err error
+	if s.cur, s.anc, err = s.costs.Add(item, size); err != nil {
 		return err
 	}
 	s.count(0, item[s.spec.PK.Name], size)
@@ -267,83 +227,6 @@ func (s *sink) count(k int, key types.AttributeValue, size int) {
 		}
 	}
 	p.add(v, size)
-}
-
-// place finds the node the item belongs to and records its size.
-func (s *sink) place(item layouts.Item, size int) error {
-	f := s.fields
-	str := func(name string) string {
-		v, _ := item[name].(*types.AttributeValueMemberS)
-		if v == nil {
-			return ""
-		}
-		return v.Value
-	}
-	lookup := func(id string) (int32, error) {
-		i := s.f.Lookup(id)
-		if i < 0 {
-			return -1, fmt.Errorf("layoutbench: an item of node %q, which is not in the input", id)
-		}
-		return int32(i), nil
-	}
-	var err error
-	switch f.Layout {
-	case layouts.PathName, layouts.ShardedName:
-		if s.cur, err = lookup(str(f.ID)); err != nil {
-			return err
-		}
-		s.size1[s.cur] = int32(size)
-	case layouts.PrefixName:
-		if str(f.Child) == f.Delimiter {
-			key := str(f.Key)
-			if s.cur, err = lookup(key[strings.LastIndex(key, f.Delimiter)+len(f.Delimiter):]); err != nil {
-				return err
-			}
-			s.size1[s.cur] = int32(size)
-			return nil
-		}
-		if s.cur < 0 {
-			return fmt.Errorf("layoutbench: a prefix listing row before any object row")
-		}
-		s.size2[s.cur] = int32(size)
-	case layouts.ClosureName:
-		n, _ := item[f.RelativeDepth].(*types.AttributeValueMemberN)
-		if n == nil {
-			return fmt.Errorf("layoutbench: a closure row without %s", f.RelativeDepth)
-		}
-		r, err := strconv.Atoi(n.Value)
-		if err != nil {
-			return fmt.Errorf("layoutbench: a closure row with %s %q", f.RelativeDepth, n.Value)
-		}
-		if r == 0 {
-			if s.cur, err = lookup(str(f.ID)); err != nil {
-				return err
-			}
-			s.anc = s.cur
-			s.size1[s.cur] = int32(size)
-			return nil
-		}
-		// Rows come from the parent up: each names the parent of the one
-		// before.
-		if s.anc < 0 || s.f.Parent(int(s.anc)) < 0 {
-			return fmt.Errorf("layoutbench: closure row %d of %q has no ancestor that far up", r, str(f.ID))
-		}
-		s.anc = int32(s.f.Parent(int(s.anc)))
-		if k := s.sampleAt[s.anc]; k >= 0 {
-			a := &s.acc[k]
-			a.desc.add(size)
-			if r == 1 {
-				a.child.add(size)
-			}
-			if r <= 2 {
-				a.band2.add(size)
-			}
-		}
-		if k := s.sampleAt[s.cur]; k >= 0 {
-			s.acc[k].anc.add(size)
-		}
-	}
-	return nil
 }
 
 // skew returns the hottest partitions of the table and of each index.

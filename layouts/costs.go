@@ -1,0 +1,151 @@
+package layouts
+
+import (
+	"fmt"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// Cost is what one query takes: requests, items read (a Query's
+// ScannedCount, the items a GetItem or BatchGetItem returned), read
+// capacity, and the nodes in its answer.
+type Cost struct {
+	Requests, Items int64
+	RCU             float64
+	Nodes           int64
+}
+
+// Add adds o to c.
+func (c *Cost) Add(o Cost) {
+	c.Requests += o.Requests
+	c.Items += o.Items
+	c.RCU += o.RCU
+	c.Nodes += o.Nodes
+}
+
+// QueryCosts are the costs of the queries a CostModel prices about one
+// node, each as Query answers it: get; children; descendants; descendants
+// with MaxDepth 2 (Depth2); ancestors; all but get from relative depth 1.
+// A PathKeyed layout is given the node's path, as an application that
+// stores it would.
+type QueryCosts struct {
+	Get, Children, Descendants, Depth2, Ancestors Cost
+}
+
+// CostModel estimates what a layout's queries cost on one forest, from the
+// requests they send and the sizes of the items they read. Add is given
+// every item of the forest, in the order the layout emits them (node by
+// node, in the order of the forest's Emit); then Estimate prices the
+// queries about each sampled node.
+//
+// DynamoDB's read accounting, for the eventually consistent reads the
+// queries use: half a unit per started 4 KB; a Query pays for all the items
+// it reads, filtered or not, summed per page of at most 1 MB, and at least
+// half a unit per page; a GetItem or a BatchGetItem pays per item.
+type CostModel interface {
+	// Add records one item of size bytes. It returns the forest index of
+	// the node the item belongs to, and of the other node its keys may
+	// name (a closure row's ancestor), or -1.
+	Add(item Item, size int) (node, other int32, err error)
+	// Estimate returns the cost of the queries about sampled node k (an
+	// index into the sample). emptyQuery is what a Query that reads
+	// nothing is billed: half a unit on DynamoDB, 0 on DynamoDB Local.
+	Estimate(k int, emptyQuery float64) QueryCosts
+}
+
+// The read accounting's units.
+const (
+	readUnit  = 4096
+	pageBytes = 1 << 20
+)
+
+func readUnits(b int64) int64 { return (b + readUnit - 1) / readUnit }
+
+// getCost is one GetItem of an item of size b.
+func getCost(b int64) Cost {
+	return Cost{Requests: 1, Items: 1, RCU: 0.5 * float64(max(1, readUnits(b)))}
+}
+
+// sizeSum counts items and their bytes.
+type sizeSum struct {
+	n     int64
+	bytes int64
+}
+
+func (s *sizeSum) add(size int) { s.n++; s.bytes += int64(size) }
+
+// queryCost is one Query (and its further pages) reading the items s
+// counts. Pages are taken as full 1 MB pages, so the rounding of a page
+// boundary can add half a unit per page: the estimate is exact for answers
+// under 1 MB. A Query that finds nothing is billed emptyQuery.
+func queryCost(s sizeSum, emptyQuery float64) Cost {
+	if s.n == 0 {
+		return Cost{Requests: 1, RCU: emptyQuery}
+	}
+	pages := max(1, (s.bytes+pageBytes-1)/pageBytes)
+	return Cost{Requests: pages, Items: s.n, RCU: 0.5 * float64(max(pages, readUnits(s.bytes)))}
+}
+
+// batchCost is BatchGetItem of items of the given sizes, 100 keys a request.
+type batchCost struct{ c Cost }
+
+func (b *batchCost) add(size int32) {
+	b.c.Items++
+	b.c.RCU += 0.5 * float64(max(1, readUnits(int64(size))))
+}
+
+func (b *batchCost) done() Cost {
+	b.c.Requests = (b.c.Items + MaxBatchGetKeys - 1) / MaxBatchGetKeys
+	return b.c
+}
+
+// costForest is what every layout's cost model keeps: the forest, the
+// sample, and the size of each node's own item (the item Node rebuilds it
+// from).
+type costForest struct {
+	f      *transform.Forest
+	sample []int32
+	own    []int32
+}
+
+func newCostForest(f *transform.Forest, sample []int32) costForest {
+	return costForest{f: f, sample: sample, own: make([]int32, f.Len())}
+}
+
+// lookup is the forest index of the node with this id.
+func (c *costForest) lookup(id string) (int32, error) {
+	i := c.f.Lookup(id)
+	if i < 0 {
+		return -1, fmt.Errorf("layouts: an item of node %q, which is not in the forest", id)
+	}
+	return int32(i), nil
+}
+
+// walk calls fn with node i and every node below it, with its distance
+// below i.
+func (c *costForest) walk(i int32, fn func(y int32, rel int)) {
+	type e struct {
+		y   int32
+		rel int
+	}
+	stack := []e{{i, 0}}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fn(top.y, top.rel)
+		for _, ch := range c.f.Children(int(top.y)) {
+			stack = append(stack, e{ch, top.rel + 1})
+		}
+	}
+}
+
+// ancestors calls fn with each node above i, from its parent up.
+func (c *costForest) ancestors(i int32, fn func(a int32)) {
+	for a := c.f.Parent(int(i)); a >= 0; a = c.f.Parent(a) {
+		fn(int32(a))
+	}
+}
+
+// get is the GetItem of node i's own item, which answers get and tells a
+// leaf (or a root) from a missing node when a query comes back empty.
+func (c *costForest) get(i int32) Cost { return getCost(int64(c.own[i])) }
