@@ -32,6 +32,8 @@ func importCommand() *cli.Command {
 		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
 		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter, --rejects and --report (ck.json: ck.shard-1-of-4.json)", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
+		&cli.Int64Flag{Name: "max-items", Usage: fmt.Sprintf("refuse to start a load that would write more than `N` items (default: %d items a node of the input; the closure layout writes depth + 1 a node)", importer.MaxItemsPerNode), Category: catWrite},
+		&cli.BoolFlag{Name: "yes", Usage: "start a load whatever its size (see --max-items)", Category: catWrite},
 	)
 	flags = append(flags, writerFlags()...)
 	flags = append(flags, awsFlags()...)
@@ -143,6 +145,16 @@ func runImport(c *cli.Context) error {
 				importer.ErrInvalid, countProblems(len(problems)), inPath)
 		}
 		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.Forest.RejectedCount(), "node"), c.String("rejects"))
+	}
+	// A load of many more items than the input has nodes (closure on a
+	// deep input) says its size first, and past the limit waits for
+	// --max-items or --yes.
+	size, err := importer.CheckSize(in, l, importer.SizeLimit{MaxItems: c.Int64("max-items"), Yes: c.Bool("yes")})
+	if size != nil {
+		fmt.Fprintf(stderr, "treeport: plan: %s\n", size)
+	}
+	if err != nil {
+		return err
 	}
 	var rejects io.Writer
 	if path := c.String("rejects"); path != "" {

@@ -69,6 +69,10 @@ func TestBadInputCorpus(t *testing.T) {
 		where  string // file:line, or file (row N)
 		id     string // "" only where the problem is that there is none
 		reason string
+		// whole: a problem of the whole file (empty, a column's name),
+		// said on the error line that ends the run, which holds the place
+		// after "treeport: …: " rather than starting with it.
+		whole bool
 	}{
 		{name: "ragged CSV row", file: "ragged.csv", where: "ragged.csv:3", id: "B", reason: "the row has 4 fields, the header has 3"},
 		{name: "bad JSON", file: "bad-json.jsonl", where: "bad-json.jsonl:2", id: "B", reason: "want a JSON value"},
@@ -86,6 +90,30 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "partition key too long", file: "partition-key-too-long.csv", where: "partition-key-too-long.csv:3", id: strings.Repeat("K", 2049), reason: "the partition key Id of the table is 2049 bytes"},
 		{name: "sort key (Path) too long", file: "sort-key-too-long.csv", where: "sort-key-too-long.csv:12", id: "010" + strings.Repeat("p", 97), reason: "the sort key Path of index ByPath is 1110 bytes"},
 		{name: "item over 400 KB", file: "item-too-large.csv.gz", where: "item-too-large.csv.gz:3", id: "B", reason: "item over 400 KB"},
+		// Every rule DynamoDB applies to an attribute is found before a
+		// write could find it.
+		{name: "SS member twice", file: "duplicate-set-members.ddbjson", where: "duplicate-set-members.ddbjson:2", id: "B", reason: `attribute tags: SS holds "a" twice`},
+		{name: "NS members equal by value", file: "duplicate-ns-by-value.ddbjson", where: "duplicate-ns-by-value.ddbjson:2", id: "B", reason: `NS holds "1" and "1.0", equal by value, twice`},
+		{name: "BS member twice", file: "duplicate-bs.ddbjson", where: "duplicate-bs.ddbjson:2", id: "B", reason: "BS holds the same bytes twice"},
+		{name: "empty set", file: "empty-set.ddbjson", where: "empty-set.ddbjson:2", id: "B", reason: "SS is empty; DynamoDB does not store empty sets"},
+		{name: "NULL false", file: "null-false.ddbjson", where: "null-false.ddbjson:2", id: "B", reason: "NULL wants true"},
+		{name: "empty key in a map", file: "empty-map-key.jsonl", where: "empty-map-key.jsonl:2", id: "B", reason: "attribute m: a map has an empty key"},
+		{name: "empty key in a map in a list", file: "empty-map-key-in-list.jsonl", where: "empty-map-key-in-list.jsonl:2", id: "B", reason: "attribute l[1].ok: a map has an empty key"},
+		{name: "empty attribute name", file: "empty-attr-name.jsonl", where: "empty-attr-name.jsonl:2", id: "B", reason: "an attribute has an empty name"},
+		{name: "attribute name of 64 KB", file: "attr-name-64kb.jsonl", where: "attr-name-64kb.jsonl:2", id: "B", reason: "is over DynamoDB's limit of 65535 bytes"},
+		{name: "column name of 64 KB", file: "column-name-64kb.csv", where: "column-name-64kb.csv:1", reason: "the name of column 3 is 65536 bytes", whole: true},
+		{name: "nesting of 33 levels", file: "nesting-33.jsonl", where: "nesting-33.jsonl:2", id: "B", reason: "nest deeper than DynamoDB's 32 levels"},
+		{name: "number of 39 digits", file: "number-39-digits.jsonl", where: "number-39-digits.jsonl:2", id: "B", reason: "has 39 significant digits, DynamoDB keeps at most 38"},
+		{name: "number over 9.99…E+125", file: "number-too-large.jsonl", where: "number-too-large.jsonl:2", id: "B", reason: "larger than DynamoDB's largest number"},
+		{name: "number under 1E-130", file: "number-too-small.jsonl", where: "number-too-small.jsonl:2", id: "B", reason: "closer to zero than DynamoDB's smallest number, 1E-130"},
+		{name: "id neither a string nor a number", file: "id-not-a-string.jsonl", where: "id-not-a-string.jsonl:2", reason: `the id field "id" is a boolean`},
+		// An empty file is not an empty input ([] is).
+		{name: "empty JSON", file: "empty.json", where: "empty.json", reason: "the file is empty: a JSON input is an array of objects ([] for none)", whole: true},
+		{name: "blank JSON", file: "blank.json", where: "blank.json", reason: "the file holds nothing but blank space", whole: true},
+		{name: "empty JSON Lines", file: "empty.jsonl", where: "empty.jsonl", reason: "the file is empty", whole: true},
+		{name: "empty DynamoDB JSON", file: "empty.ddbjson", where: "empty.ddbjson", reason: "the file is empty", whole: true},
+		{name: "empty CSV", file: "empty.csv", where: "empty.csv", reason: "the file is empty: a CSV input needs a header row", whole: true},
+		{name: "empty Parquet", file: "empty.parquet", where: "empty.parquet", reason: "the file is empty", whole: true},
 	}
 	listed := map[string]bool{}
 	for _, tt := range tests {
@@ -122,6 +150,9 @@ func TestBadInputCorpus(t *testing.T) {
 				}
 				found := false
 				for _, line := range strings.Split(stderr, "\n") {
+					if tt.whole && strings.HasPrefix(line, "treeport: ") && strings.Contains(line, prefix) && strings.Contains(line, tt.reason) {
+						found = true
+					}
 					if strings.HasPrefix(line, prefix) && strings.Contains(line, tt.reason) {
 						found = true
 					}

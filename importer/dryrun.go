@@ -60,20 +60,8 @@ type Cost struct {
 func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*transform.RowError) {
 	in.Forest.Reset()
 	problems := in.CheckLayout(l)
-	m := layouts.NewMeasure(l)
+	m := measureValid(in, l)
 	f := in.Forest
-	var s transform.Stats
-	valid := validCounts(f)
-	for _, i := range f.Order() {
-		if f.Rejected(int(i)) {
-			continue
-		}
-		f.Stats(int(i), &s)
-		if valid != nil {
-			valid.fix(i, &s)
-		}
-		l.Measure(&s, m)
-	}
 	p := &Plan{
 		Layout:       l.Name(),
 		Nodes:        m.Nodes,

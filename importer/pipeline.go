@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -279,9 +280,17 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		}
 	}
 	if len(badAttrs) > 0 {
-		// A reserved name cannot be written on any node: that is a problem
-		// of the whole input, which only --attr fixes. Every node is
-		// rejected, with the reason that says which --attr.
+		// Only the records that have a reserved name are rejected, each
+		// with its own reason (and its subtree), so that skip mode writes
+		// the others; the problems are theirs, not one a name.
+		if carriers, err := in.reservedCarriers(l); err == nil {
+			problems = problems[:len(in.Problems)]
+			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
+			in.Forest.SortProblems(problems)
+			return problems
+		}
+		// The input could not be read again: no node is written, with
+		// the reason that says which --attr.
 		err := fmt.Errorf("%w: %s (no node of the input is written until it is renamed)", transform.ErrReservedAttr, strings.Join(badAttrs, "; "))
 		in.Forest.Check(func(int, *transform.Stats) error { return err })
 		in.Forest.SortProblems(problems)
@@ -302,6 +311,55 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 	})...)
 	in.Forest.SortProblems(problems)
 	return problems
+}
+
+// reservedCarriers reads the input again for the records that have an
+// attribute the layout reserves, and returns each one's node with its own
+// problem (every reserved name it has). Only an input with such a name
+// pays for this read; the rows that cannot be read are rejected already.
+func (in *Input) reservedCarriers(l layouts.Layout) (map[int32]error, error) {
+	src, err := OpenSource(in.Opts.Path, in.Opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	f := in.Forest
+	carriers := map[int32]error{}
+	var errs []error
+	for {
+		rec, err := src.Next(context.Background())
+		if err == io.EOF {
+			return carriers, nil
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		errs = errs[:0]
+		for _, k := range sortedKeys(rec.Attrs) {
+			if err := layouts.CheckAttrName(l, k); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			continue
+		}
+		i := f.Lookup(rec.ID)
+		if i < 0 {
+			continue
+		}
+		if _, ok := carriers[int32(i)]; ok {
+			continue // a duplicate id: its first record's
+		}
+		if len(errs) == 1 {
+			carriers[int32(i)] = errs[0]
+		} else {
+			carriers[int32(i)] = transform.Problems(slices.Clone(errs))
+		}
+	}
 }
 
 // EmitOptions say what to do with the items of a checked input.

@@ -177,9 +177,12 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 		if sniffed := sniffFormat(path, format); sniffed != "" {
 			format = sniffed
 		}
-		if format == "" {
-			return nil, fmt.Errorf("importer: cannot tell the format of %s from its name or its first bytes; use --format csv, json, jsonl, parquet or ddbjson", path)
-		}
+	}
+	if err := checkNotEmpty(path, format); err != nil {
+		return nil, err
+	}
+	if format == "" {
+		return nil, fmt.Errorf("importer: cannot tell the format of %s from its name or its first bytes; use --format csv, json, jsonl, parquet or ddbjson", path)
 	}
 	if format == "ndjson" {
 		format = FormatJSONL
@@ -198,6 +201,55 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 		return openDDBJSON(path, opts)
 	}
 	return nil, fmt.Errorf("importer: unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
+}
+
+// emptyHints say, for each format, what a file of it holds at the least.
+var emptyHints = map[string]string{
+	FormatCSV:     "a CSV input needs a header row naming its columns",
+	FormatJSON:    "a JSON input is an array of objects ([] for none) or one object a line",
+	FormatJSONL:   "a JSON Lines input is one object a line",
+	"ndjson":      "a JSON Lines input is one object a line",
+	FormatParquet: "a Parquet file holds at least its header and its footer",
+	FormatDDBJSON: `a DynamoDB JSON input is one {"Item":{…}} a line`,
+}
+
+// checkNotEmpty refuses a file that holds nothing, or nothing but blank
+// space (after decompressing it, and a byte order mark), whatever its
+// format: no format reads it as an input of no records (that is [] in
+// JSON), and an empty file is most often one whose writing failed. A
+// directory (an export) is left to its source.
+func checkNotEmpty(path, format string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return nil // the source says what is wrong
+	}
+	hint := emptyHints[format]
+	if hint == "" {
+		hint = "give a file with the records"
+	}
+	if fi.Size() == 0 {
+		return fmt.Errorf("%w: %s: the file is empty: %s", ErrInvalid, path, hint)
+	}
+	if format == FormatParquet {
+		return nil
+	}
+	in, err := openInput(path)
+	if err != nil {
+		return nil
+	}
+	defer in.Close()
+	head, _ := in.r.Peek(readBufferSize)
+	if len(head) == readBufferSize {
+		return nil // a long run of blank space is the source's to read
+	}
+	if len(bytes.TrimSpace(bytes.TrimPrefix(head, []byte("\uFEFF")))) > 0 {
+		return nil
+	}
+	what := "the file is empty"
+	if len(head) > 0 {
+		what = "the file holds nothing but blank space"
+	}
+	return fmt.Errorf("%w: %s: %s: %s", ErrInvalid, path, what, hint)
 }
 
 // sniffFormat tells the format that the first bytes of a file name for
@@ -284,7 +336,9 @@ func takeIDs(rec *transform.Record, opts SourceOptions) error {
 	if _, ok := rec.Attrs[""]; ok {
 		return parseErr("an attribute has an empty name; DynamoDB needs at least one character")
 	}
-	return nil
+	// Every rule DynamoDB applies to an attribute, so that no write is the
+	// first to find one (the CSV source checks its cells as it reads them).
+	return transform.CheckAttrs(rec.Attrs)
 }
 
 func typeName(v types.AttributeValue) string {

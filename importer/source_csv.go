@@ -170,6 +170,10 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 		if name == "" {
 			return nil, fmt.Errorf("importer: %s: column %d has no name in the header row", file, i+1)
 		}
+		if len(name) > transform.MaxAttrNameBytes {
+			return nil, fmt.Errorf("%w: %s:1: the name of column %d is %d bytes; DynamoDB's limit for an attribute name is %d (under 64 KB)",
+				ErrInvalid, file, i+1, len(name), transform.MaxAttrNameBytes)
+		}
 		if j, dup := seen[name]; dup {
 			return nil, fmt.Errorf("importer: %s: columns %d and %d are both named %q", file, j+1, i+1, name)
 		}
@@ -634,6 +638,11 @@ func (s *csvSource) checkCell(col int, f []byte, dst []byte) (checked, error) {
 		v, err := ddbjson.DecodePlainValue(f)
 		if err != nil {
 			return c, parseErr("column %q (JSON): %q is not valid JSON: %s", s.header[col], shorten(string(f)), plainErr(err))
+		}
+		// The decoder checks numbers and nesting; a map's keys are
+		// DynamoDB's attribute names too.
+		if err := transform.CheckAttr(s.header[col], v); err != nil {
+			return c, err
 		}
 		c.json = v
 	case 'B':

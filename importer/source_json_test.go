@@ -87,9 +87,9 @@ func TestJSONSource(t *testing.T) {
 			wants: nil,
 		},
 		{
-			name:  "empty file",
+			name:  "empty array",
 			file:  "n.json",
-			data:  "\n\n",
+			data:  "\n[ ]\n",
 			wants: nil,
 		},
 		{

@@ -271,7 +271,7 @@ func TestParquetNotParquet(t *testing.T) {
 	}{
 		{name: "text", data: []byte("id,parent_id\n"), err: "is not a Parquet file that can be read"},
 		{name: "gzip", data: gzipped(t, []byte("PAR1")), err: "is gzip-compressed; Parquet needs random access"},
-		{name: "empty", data: nil, err: "is not a Parquet file"},
+		{name: "empty", data: nil, err: "the file is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -310,3 +310,49 @@ func TestCorruptCompressedInput(t *testing.T) {
 }
 
 func ssv(s ...string) types.AttributeValue { return &types.AttributeValueMemberSS{Value: s} }
+
+// TestEmptyFileIsRefused: a file that holds nothing (or nothing but blank
+// space, once decompressed) is invalid input in every format, with a
+// message that says so; an empty JSON array is an input of no records.
+func TestEmptyFileIsRefused(t *testing.T) {
+	tests := []struct {
+		name, file string
+		data       []byte
+		err        string // "" when the input is valid
+	}{
+		{"empty CSV", "n.csv", nil, "the file is empty: a CSV input needs a header row"},
+		{"blank CSV", "n.csv", []byte("\n\r\n"), "nothing but blank space"},
+		{"empty JSON", "n.json", nil, "the file is empty: a JSON input is an array of objects ([] for none)"},
+		{"blank JSON", "n.json", []byte(" \n\t\n"), "nothing but blank space"},
+		{"BOM only JSON Lines", "n.jsonl", []byte("\uFEFF\n"), "nothing but blank space"},
+		{"empty JSON Lines", "n.jsonl", nil, "the file is empty: a JSON Lines input"},
+		{"empty gzip JSON", "n.json.gz", gzipped(t, nil), "the file is empty"},
+		{"empty Parquet", "n.parquet", nil, "the file is empty: a Parquet file"},
+		{"empty DynamoDB JSON", "n.ddbjson", nil, "the file is empty: a DynamoDB JSON input"},
+		{"empty, no format in the name", "n.txt", nil, "the file is empty"},
+		{"empty array", "n.json", []byte("[]"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTemp(t, tt.file, tt.data)
+			src, err := OpenSource(path, SourceOptions{})
+			if tt.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer src.Close()
+				if _, err := src.Next(context.Background()); err != io.EOF {
+					t.Errorf("Next: %v, want io.EOF", err)
+				}
+				return
+			}
+			if err == nil {
+				src.Close()
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("error %q: want ErrInvalid, the file and %q", err, tt.err)
+			}
+		})
+	}
+}
