@@ -233,12 +233,12 @@ func checkNotEmpty(path, format string) error {
 	if format == FormatParquet {
 		return nil
 	}
-	in, err := openInput(path)
+	in, err := infile.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer in.Close()
-	head, _ := in.r.Peek(readBufferSize)
+	head, _ := in.R.Peek(readBufferSize)
 	if len(head) == readBufferSize {
 		return nil // a long run of blank space is the source's to read
 	}
