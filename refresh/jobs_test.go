@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
