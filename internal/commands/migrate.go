@@ -1,10 +1,8 @@
-package main
+package commands
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,17 +10,8 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
-)
-
-// The field names of the snapshot migrate takes of its source: names no
-// DynamoDB attribute of a sane table has, so that none collides with them
-// (the exporter refuses a record that has an attribute of the same name).
-const (
-	migrateIDField     = "treeport:id"
-	migrateParentField = "treeport:parent"
 )
 
 func sideLayoutFlags(side, what string) []cli.Flag {
@@ -112,70 +101,42 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	j := &refreshJob{c: c, l: l2, table: to, maxErrors: 100,
-		settings: map[string]any{
-			"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
-			"to-table": to, "to-layout": l2.Name(), "to-options": o2, "shard": c.String("shard"),
-		}}
-	if err := j.commonFlags(c, "checkpoint", "dead-letter", "report"); err != nil {
-		return err
+	settings := map[string]any{
+		"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
+		"to-table": to, "to-layout": l2.Name(), "to-options": o2, "shard": c.String("shard"),
 	}
-	if j.client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
-		return err
-	}
-	if err := importer.CheckTable(c.Context, j.client, from, l1.Table()); err != nil {
-		return fmt.Errorf("source: %w", err)
-	}
-	if c.Bool("create-table") {
-		if err := importer.CreateTable(c.Context, j.client, to, l2.Table(), importer.Billing{}); err != nil {
-			return err
-		}
-	}
-
-	// A, rebuilt into trees, as a snapshot file: the same bytes for the
-	// same table, so that a checkpoint knows whether A changed.
-	snap := c.String("snapshot")
-	if snap == "" {
-		dir, err := os.MkdirTemp("", "treeport-migrate-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		snap = filepath.Join(dir, "snapshot.ddb.json")
-	}
-	scanA := j.scan
-	est, err := exporter.Export(c.Context, exporter.ExportOptions{
-		Layout: l1, Client: j.client, Table: from, Scan: scanA, Out: snap,
-		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
-	})
+	t, ratio, err := refreshTarget(c, "checkpoint", "dead-letter", "report")
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", from, err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "read %s (%s layout): %d nodes; %s\n", from, l1.Name(), est.Nodes, est.Read)
-	j.snapshot = snap
-	j.input = importer.InputOptions{Path: snap, ClosureCopy: o2.ClosureCopy,
-		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
-
-	if _, err := j.apply(started); err != nil {
 		return err
 	}
-
-	// Verify: B read again, with consistent reads, against what A's trees
-	// want in B's layout, item by item.
-	j.scan.ConsistentRead = true
-	if err := j.read(c.Context); err != nil {
-		return fmt.Errorf("verifying %s: %w", to, err)
+	t.Table, t.Layout = to, l2
+	if t.Client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+		return err
 	}
-	s, err := j.plan(c.Context, func(refresh.Op) error { return nil })
-	if err != nil {
-		return fmt.Errorf("verifying %s: %w", to, err)
+	opts := refresh.MigrateOptions{
+		ApplyOptions: applyOptions(c, t, ratio, settings, started),
+		From:         from, FromLayout: l1, Snapshot: c.String("snapshot"),
 	}
+	opts.Input.ClosureCopy = o2.ClosureCopy
+	opts.CreateTable = c.Bool("create-table")
+	opts.OnProblems = problemPrinter(c, 100)
+	prog := newProgress(c)
+	opts.OnProgress = prog.update
+	res, err := refresh.Migrate(c.Context, opts)
+	prog.finish()
+	if res == nil {
+		return err
+	}
+	if err := applyResult(c, opts.ApplyOptions, res.Apply, err); err != nil || res.Verify == nil {
+		return err
+	}
+	s := res.Verify
 	where := to
-	if j.shard.Of > 1 {
-		where += " (shard " + j.shard.String() + ")"
+	if t.Shard.Of > 1 {
+		where += " (shard " + t.Shard.String() + ")"
 	}
-	if s.Changes() > 0 {
-		printPlanSummary(c.App.ErrWriter, s, j.ratio)
+	if !res.Exact() {
+		printPlanSummary(c.App.ErrWriter, s, ratio)
 		return fmt.Errorf("%w: %s does not match %s: %d items missing or different and %d extra (run the same migrate again to write them)",
 			errDifferences, where, from, s.Total.Puts, s.Total.Deletes)
 	}

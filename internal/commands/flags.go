@@ -1,19 +1,14 @@
-package main
+package commands
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/aws/smithy-go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -184,28 +179,4 @@ func countOf(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-// exitCode maps an error to treeport's exit codes. It is the only place that
-// does.
-func exitCode(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var apiErr smithy.APIError
-	var rowErr *transform.RowError
-	switch {
-	case errors.Is(err, errInterrupted):
-		return exitInterrupted
-	case errors.Is(err, errDifferences):
-		return exitDifferences
-	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
-		errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
-		return exitInvalid
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	case errors.As(err, &apiErr):
-		return exitService
-	}
-	return exitService
 }

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"encoding/json"
@@ -98,11 +98,11 @@ func runImport(c *cli.Context) error {
 			}
 		}
 	}
-	var s3out *s3Output
+	var s3out *importer.S3Output
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
 		if s3io.IsURL(out) {
-			if s3out, err = prepareS3Output(c, out, shard); err != nil {
+			if s3out, err = openS3Output(c, out, shard); err != nil {
 				return err
 			}
 		} else if err := importer.CheckOutputDir(out); err != nil {
@@ -167,9 +167,9 @@ func runImport(c *cli.Context) error {
 	}
 	emitOpts := importer.EmitOptions{Layout: l, Shard: shard, Rejects: rejects}
 	if out != "" {
-		return importToFiles(c, in, l, emitOpts, started, s3out)
+		return importToFiles(c, in, emitOpts, started, s3out)
 	}
-	return importToTable(c, in, l, emitOpts, started)
+	return importToTable(c, in, emitOpts, started)
 }
 
 // dryRunPlans prints what a load would do for each layout.

@@ -1,0 +1,185 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// TableOptions configure LoadTable: an input's items written into a table
+// with BatchWriteItem.
+type TableOptions struct {
+	Client *dynamodb.Client
+	Table  string
+	// Emit says which items: the layout's, of one shard, with the rejected
+	// records going to Emit.Rejects. Emit.Skip is set from the checkpoint.
+	Emit EmitOptions
+	// CreateTable creates the table, with Billing; otherwise the table must
+	// exist with the layout's keys and indexes.
+	CreateTable bool
+	Billing     Billing
+	// Checkpoint is the checkpoint file ("": none). Settings identify the
+	// flags that shape the items: with the input, they make the
+	// checkpoint's fingerprint.
+	Checkpoint string
+	Settings   map[string]any
+	// DeadLetter is the file for the items DynamoDB rejects ("": such an
+	// item stops the run).
+	DeadLetter string
+	// Report is the JSON summary written at the end ("": none).
+	Report      string
+	Concurrency int
+	MaxWCU      float64
+	OnProgress  func(RunProgress)
+	// Log receives the notes of a run as it goes (resuming from a
+	// checkpoint); nil discards them.
+	Log io.Writer
+	// Started is when the job started (the input's reading included), for
+	// the durations; zero means now.
+	Started time.Time
+}
+
+// TableResult is what LoadTable did.
+type TableResult struct {
+	// AlreadyDone says the checkpoint records a finished load: nothing was
+	// written.
+	AlreadyDone bool
+	Emit        EmitStats
+	// Run is the write run; nil when it did not start.
+	Run  *RunResult
+	Took time.Duration
+}
+
+// LoadTable writes the items of in into opts.Table, resumably: it creates
+// or checks the table, takes up a checkpoint of the same input and flags,
+// and writes the items with the writer (see Run). Ctrl-C (ctx) stops the
+// reading; what was handed to the writer is acknowledged and checkpointed,
+// and LoadTable returns ErrInterrupted with its result.
+func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult, error) {
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	l, table, emit := opts.Emit.Layout, opts.Table, opts.Emit
+	spec := l.Table()
+	if err := prepareTable(ctx, opts.Client, table, spec, opts.CreateTable, opts.Billing); err != nil {
+		return nil, err
+	}
+
+	var ck *Checkpoint
+	if opts.Checkpoint != "" {
+		fp, err := Fingerprint(in.Opts.Path, opts.Settings)
+		if err != nil {
+			return nil, err
+		}
+		ck, err = LoadCheckpoint(opts.Checkpoint)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			ck = &Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
+		case err != nil:
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		default:
+			if err := ck.Match(fp); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrUsage, opts.Checkpoint, err)
+			}
+			if ck.Done {
+				return &TableResult{AlreadyDone: true, Took: time.Since(opts.Started)}, nil
+			}
+			fmt.Fprintf(log, "resuming from checkpoint %s: %d items acknowledged\n", opts.Checkpoint, ck.Watermark)
+		}
+		emit.Skip = ck.Watermark
+	}
+
+	total := layoutItems(in, l)
+	if emit.Shard.Of > 1 {
+		// Partition keys hash evenly: a fair estimate of this shard's part.
+		total /= int64(emit.Shard.Of)
+	}
+	res := &TableResult{}
+	run, err := Run(ctx, RunOptions{
+		Client: opts.Client, Table: table, Spec: spec,
+		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU,
+		// DynamoDB's own count of consumed capacity is only needed for the report.
+		ConsumedCapacity: opts.Report != "",
+		Checkpoint:       ck, CheckpointPath: opts.Checkpoint,
+		DeadLetter: opts.DeadLetter, Resume: emit.Skip > 0,
+		Total: total, OnProgress: opts.OnProgress,
+	}, func(ctx context.Context, w *DDBWriter, _ int64) error {
+		var err error
+		res.Emit, err = in.Emit(ctx, emit, func(seq int64, item layouts.Item) error {
+			return w.Write(ctx, seq, item)
+		})
+		return err
+	})
+	res.Run = run
+	res.Took = time.Since(opts.Started)
+	if run == nil {
+		return nil, err
+	}
+	if opts.Report != "" {
+		if rerr := writeReport(opts.Report, l, table, res.Emit, run.Stats, res.Took); rerr != nil {
+			return res, rerr
+		}
+	}
+	return res, err
+}
+
+// prepareTable creates the table or checks that the existing one has the
+// layout's keys and indexes, before anything is written.
+func prepareTable(ctx context.Context, client *dynamodb.Client, table string, spec layouts.TableSpec, create bool, b Billing) error {
+	if create {
+		// An existing table is checked instead of created.
+		return CreateTable(ctx, client, table, spec, b)
+	}
+	err := CheckTable(ctx, client, table, spec)
+	if errors.Is(err, ErrTableNotFound) {
+		return fmt.Errorf("%w (add --create-table to create it)", err)
+	}
+	return err
+}
+
+// layoutItems is how many items the load writes, for the progress bar's ETA.
+func layoutItems(in *Input, l layouts.Layout) int64 {
+	m := layouts.NewMeasure(l)
+	var s transform.Stats
+	f := in.Forest
+	for _, i := range f.Order() {
+		if !f.Rejected(int(i)) {
+			f.Stats(int(i), &s)
+			l.Measure(&s, m)
+		}
+	}
+	return m.Items
+}
+
+// report is the --report file of a load into a table.
+type report struct {
+	Layout  string  `json:"layout"`
+	Table   string  `json:"table"`
+	Nodes   int64   `json:"nodes"`
+	Skipped int64   `json:"items_skipped_from_checkpoint"`
+	Reject  int64   `json:"rejected_records"`
+	Writer  Stats   `json:"writer"`
+	Total   float64 `json:"duration_seconds"`
+}
+
+func writeReport(path string, l layouts.Layout, table string, est EmitStats, st Stats, d time.Duration) error {
+	b, err := json.MarshalIndent(report{Layout: l.Name(), Table: table, Nodes: est.Nodes, Skipped: est.Skipped,
+		Reject: est.Rejected, Writer: st, Total: d.Seconds()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

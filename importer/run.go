@@ -1,0 +1,214 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/treeport/treeport/layouts"
+)
+
+var (
+	// ErrInterrupted ends a run stopped by its context (Ctrl-C) after the
+	// writes in flight were acknowledged and the checkpoint, if any, saved.
+	ErrInterrupted = errors.New("interrupted")
+	// ErrUsage marks a run refused before it wrote anything, for a reason
+	// its command line can change: a checkpoint of another input or other
+	// flags, a plan that removes too much. Its text is the CLI's usage
+	// prefix, which the CLI leaves out when it prints the error.
+	ErrUsage = errors.New("usage")
+)
+
+// checkpointInterval bounds how often the checkpoint is synced to disk; what
+// a crash loses on top of the batches in flight is at most this long's
+// worth of acknowledged writes.
+const checkpointInterval = 200 * time.Millisecond
+
+// RunOptions configure Run: one resumable write run of numbered puts and
+// deletes into one table.
+type RunOptions struct {
+	Client BatchWriter
+	Table  string
+	Spec   layouts.TableSpec
+	// Concurrency, MaxWCU and ConsumedCapacity are the writer's
+	// (WriterOptions).
+	Concurrency      int
+	MaxWCU           float64
+	ConsumedCapacity bool
+	// Checkpoint, when set, is the run's checkpoint: the operations below
+	// its Watermark were acknowledged by an earlier run and are passed
+	// over. Run raises the watermark as the writer acknowledges, saves it to
+	// CheckpointPath at most every 200 ms, and once more at the end, Done
+	// when the run finished.
+	Checkpoint     *Checkpoint
+	CheckpointPath string
+	// DeadLetter is the file for the items DynamoDB rejects ("": such an
+	// item stops the run). With Resume, the file of the run this one goes
+	// on from is appended to, and its items counted, since they are behind
+	// the checkpoint and will not come again.
+	DeadLetter string
+	Resume     bool
+	// Total is an estimate of all the operations, the skipped ones
+	// included, for OnProgress.
+	Total int64
+	// OnProgress, when set, is called every second or so while the writer
+	// runs, and once at its end, from one goroutine at a time.
+	OnProgress func(RunProgress)
+}
+
+// RunProgress is a running write's progress: the writer's, and where it
+// stands against the whole run.
+type RunProgress struct {
+	Progress
+	// Skipped were acknowledged by an earlier run; Total estimates all the
+	// operations, Skipped included.
+	Skipped, Total int64
+}
+
+// Done is how many operations are done, the earlier runs' included.
+func (p RunProgress) Done() int64 { return p.Skipped + p.Items + p.DeadLettered }
+
+// RunResult is what a write run did.
+type RunResult struct {
+	Stats Stats
+	// Skipped is how many operations an earlier run acknowledged (the
+	// checkpoint's watermark when the run began).
+	Skipped int64
+	// PriorDeadLettered is how many items the dead-letter file held when
+	// the run resumed.
+	PriorDeadLettered int64
+	// Interrupted says the context ended the run; Done that every
+	// operation was acknowledged.
+	Interrupted, Done bool
+	// Watermark is the checkpoint's watermark as saved at the end (0
+	// without a checkpoint).
+	Watermark int64
+}
+
+// DeadLettered is how many items are in the dead-letter file: this run's
+// and the run's it resumed.
+func (r *RunResult) DeadLettered() int64 { return r.Stats.DeadLettered + r.PriorDeadLettered }
+
+// Run writes what feed hands to the writer, from the checkpoint's watermark
+// on: feed is told the writer and the number of the first operation to
+// write (the ones below it were acknowledged already) and must number what
+// it writes from 0, in the same order every run.
+//
+// Cancelling ctx stops feed (it is passed ctx); the operations handed to the
+// writer are still written and acknowledged (the writer runs on a context
+// that is never cancelled), so that the checkpoint is exact. The run then
+// returns ErrInterrupted with its result. Otherwise the error is feed's or
+// the writer's, with the result; the result is nil only when the run could
+// not start or its checkpoint could not be saved. A caller whose writes
+// must finish even on Ctrl-C passes context.WithoutCancel.
+func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w *DDBWriter, skip int64) error) (*RunResult, error) {
+	var skip int64
+	if opts.Checkpoint != nil {
+		skip = opts.Checkpoint.Watermark
+	}
+	deadLetter, prior, err := openDeadLetter(opts.DeadLetter, opts.Resume)
+	if err != nil {
+		return nil, err
+	}
+	if deadLetter != nil {
+		defer deadLetter.Close()
+	}
+	saver := &checkpointSaver{ck: opts.Checkpoint, path: opts.CheckpointPath}
+	wo := WriterOptions{
+		Concurrency:      opts.Concurrency,
+		MaxWCU:           opts.MaxWCU,
+		StartSeq:         skip,
+		ConsumedCapacity: opts.ConsumedCapacity,
+		OnAck:            saver.ack,
+	}
+	if opts.OnProgress != nil {
+		wo.OnProgress = func(p Progress) { opts.OnProgress(RunProgress{Progress: p, Skipped: skip, Total: opts.Total}) }
+	}
+	if deadLetter != nil {
+		wo.DeadLetter = deadLetter
+	}
+	w := NewDDBWriter(opts.Client, opts.Table, opts.Spec, wo)
+	feedErr := feed(ctx, w, skip)
+	stats, closeErr := w.Close(context.WithoutCancel(ctx))
+	res := &RunResult{
+		Stats: stats, Skipped: skip, PriorDeadLettered: prior,
+		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled),
+		Done:        feedErr == nil && closeErr == nil,
+	}
+	if err := saver.finish(stats.Watermark, res.Done); err != nil {
+		return nil, err
+	}
+	if opts.Checkpoint != nil {
+		res.Watermark = opts.Checkpoint.Watermark
+	}
+	switch {
+	case res.Interrupted:
+		return res, ErrInterrupted
+	case feedErr != nil:
+		return res, feedErr
+	}
+	return res, closeErr
+}
+
+// openDeadLetter opens the dead-letter file: a new one, or, when a run
+// resumes, the earlier run's, appended to. It returns how many items the
+// file holds already.
+func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
+	if path == "" {
+		return nil, 0, nil
+	}
+	if !resume {
+		f, err := os.Create(path)
+		return f, 0, err
+	}
+	var prior int64
+	if data, err := os.ReadFile(path); err == nil {
+		prior = int64(bytes.Count(data, []byte("\n")))
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	return f, prior, err
+}
+
+// checkpointSaver keeps a checkpoint's watermark as the writer acknowledges
+// items, and saves it at most every checkpointInterval. A nil checkpoint
+// saves nothing.
+type checkpointSaver struct {
+	mu   sync.Mutex
+	ck   *Checkpoint
+	path string
+	last time.Time
+}
+
+// ack is WriterOptions.OnAck.
+func (s *checkpointSaver) ack(w int64) error { return s.save(w, false) }
+
+// save raises the watermark to w and saves it, now if force is set.
+func (s *checkpointSaver) save(w int64, force bool) error {
+	if s.ck == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w > s.ck.Watermark {
+		s.ck.Watermark = w
+	}
+	if !force && time.Since(s.last) < checkpointInterval {
+		return nil
+	}
+	s.last = time.Now()
+	return s.ck.Save(s.path)
+}
+
+// finish saves the final watermark, and whether the run is done.
+func (s *checkpointSaver) finish(w int64, done bool) error {
+	if s.ck == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.ck.Done = done
+	s.mu.Unlock()
+	return s.save(w, true)
+}

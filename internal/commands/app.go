@@ -1,0 +1,172 @@
+// Package commands is treeport's command line: one function per command
+// returning its *cli.Command, whose Action turns the flags into a package's
+// Options, makes one call, prints the result and returns an error that
+// ExitCode maps to the exit code. The jobs themselves (loading, planning,
+// applying, migrating, editing) are the importer's and refresh's functions.
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/aws/smithy-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/refresh"
+	"github.com/treeport/treeport/transform"
+)
+
+// Exit codes (SPEC §4).
+const (
+	exitOK          = 0
+	exitDifferences = 1 // verify/plan differences, or dead-lettered items
+	exitInvalid     = 2 // invalid input or usage; nothing was written
+	exitService     = 3 // a service or infrastructure failure
+	exitInterrupted = 130
+)
+
+// errUsage marks a mistake in the command line. It is importer.ErrUsage,
+// which the jobs return for a run the command line can change (a checkpoint
+// of another run, a plan that removes too much).
+var errUsage = importer.ErrUsage
+
+// errDifferences ends a command that finished, but found differences or set
+// items aside; the details were printed already.
+var errDifferences = errors.New("finished with differences")
+
+// errInterrupted ends a command stopped by Ctrl-C after it saved its
+// progress; it is the jobs' importer.ErrInterrupted.
+var errInterrupted = importer.ErrInterrupted
+
+// requiredFlags marks urfave/cli's error for a required flag left out as a
+// usage error: the library neither exports it nor passes it to
+// OnUsageError, so its message is the only way to tell it.
+func requiredFlags(err error) error {
+	if err == nil || errors.Is(err, errUsage) {
+		return err
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "Required flag ") || strings.HasPrefix(msg, "Required flags ") {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return err
+}
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// App is treeport's command line.
+func App() *cli.App {
+	app := &cli.App{
+		Name:  "treeport",
+		Usage: "move trees into and out of Amazon DynamoDB",
+		Description: "treeport loads adjacency lists (CSV, JSON, Parquet, DynamoDB JSON) into one of four\n" +
+			"DynamoDB layouts (path, sharded-path, closure, prefix), or into the files DynamoDB's\n" +
+			"import from S3 reads, exports them back, answers tree queries and verifies round trips.\n" +
+			"Every flag can also be set from TREEPORT_<FLAG> (e.g. TREEPORT_MAX_WCU=500).",
+		Commands: []*cli.Command{
+			importCommand(),
+			exportCommand(),
+			queryCommand(),
+			verifyCommand(),
+			planCommand(),
+			applyCommand(),
+			editCommand(),
+			migrateCommand(),
+			schemaCommand(),
+			genCommand(),
+			benchCommand(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 && c.Args().First() != "help" {
+				names := make([]string, 0, len(c.App.Commands))
+				for _, cmd := range c.App.Commands {
+					names = append(names, cmd.Name)
+				}
+				return usagef("unknown command %q; the commands are %s", c.Args().First(), strings.Join(names, ", "))
+			}
+			return cli.ShowAppHelp(c)
+		},
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+		bindEnv(c.Flags)
+	}
+	return app
+}
+
+// bindEnv lets every flag be set from TREEPORT_<FLAG>, dashes as underscores.
+func bindEnv(flags []cli.Flag) {
+	for _, f := range flags {
+		name := f.Names()[0]
+		env := "TREEPORT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.IntFlag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.Int64Flag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.Float64Flag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.BoolFlag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.StringSliceFlag:
+			f.EnvVars = append(f.EnvVars, env)
+		case *cli.DurationFlag:
+			f.EnvVars = append(f.EnvVars, env)
+		}
+	}
+}
+
+// Main runs the command line args (args[0] is the program) and returns the
+// exit code. An error is printed on stderr, with a pointer to --help for a
+// usage error; differences were printed by the command already.
+func Main(ctx context.Context, args []string, stderr io.Writer) int {
+	err := requiredFlags(App().RunContext(ctx, args))
+	code := ExitCode(err)
+	if err != nil && !errors.Is(err, errDifferences) {
+		msg := err.Error()
+		msg = strings.TrimPrefix(msg, "usage: ")
+		fmt.Fprintf(stderr, "treeport: %s\n", msg)
+		if code == exitInvalid && errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, "Run 'treeport COMMAND --help' for the flags.")
+		}
+	}
+	return code
+}
+
+// ExitCode maps an error to treeport's exit codes. It is the only place that
+// does.
+func ExitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var apiErr smithy.APIError
+	var rowErr *transform.RowError
+	switch {
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.Is(err, errDifferences):
+		return exitDifferences
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
+		errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
+		return exitInvalid
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &apiErr):
+		return exitService
+	}
+	return exitService
+}

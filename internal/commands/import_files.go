@@ -1,0 +1,185 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/layouts"
+)
+
+// settings are the flags that shape the items; they go into manifests and
+// checkpoint fingerprints. The shard is one of them, so that a checkpoint is
+// only ever resumed by the copy of the job that wrote it.
+func settings(c *cli.Context, l layouts.Layout) map[string]any {
+	s := map[string]any{"layout": l.Name()}
+	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table"} {
+		if c.IsSet(name) || name == "id-field" || name == "parent-field" {
+			s[name] = c.Value(name)
+		}
+	}
+	if a := c.StringSlice("attr"); len(a) > 0 {
+		s["attr"] = a
+	}
+	return s
+}
+
+// s3EndpointFlag is --s3-endpoint-url, for the commands that read or write S3.
+func s3EndpointFlag() cli.Flag {
+	return &cli.StringFlag{Name: "s3-endpoint-url", Usage: "S3 endpoint for s3:// locations: an S3-compatible server such as s3rver or MinIO (path-style addressing)", Category: catAWS}
+}
+
+func s3Options(c *cli.Context) importer.S3Options {
+	return importer.S3Options{
+		EndpointURL: c.String("s3-endpoint-url"),
+		Region:      c.String("region"),
+		Profile:     c.String("profile"),
+	}
+}
+
+// openS3Output parses --out s3://BUCKET/PREFIX and checks that the
+// location holds nothing this run would mix with, before the input is read.
+func openS3Output(c *cli.Context, out string, shard importer.Shard) (*importer.S3Output, error) {
+	loc, err := s3io.ParseURL(out)
+	if err != nil {
+		return nil, usagef("--out: %v", err)
+	}
+	return importer.OpenS3Output(c.Context, loc, s3Options(c), shard)
+}
+
+// importToFiles is import --out: importer.LoadFiles.
+func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time, s3out *importer.S3Output) error {
+	l := emit.Layout
+	table := c.String("table")
+	if t := c.String("import-table"); t != "" {
+		table = t
+	}
+	if table == "" {
+		table = "treeport-" + l.Name()
+	}
+	opts := importer.LoadFilesOptions{
+		Files: importer.FilesOptions{
+			Dir: c.String("out"), Table: table, ItemsPerFile: c.Int("items-per-file"),
+			Emit: emit, Settings: settings(c, l),
+		},
+		S3: s3out, ImportTable: c.String("import-table"), AWS: awsOptions(c), Poll: importPoll,
+	}
+	if opts.ImportTable != "" {
+		b, err := billing(c)
+		if err != nil {
+			return err
+		}
+		opts.Billing = b
+	}
+	w, log := c.App.Writer, c.App.ErrWriter
+	var items int64
+	if s3out != nil {
+		files, last := 0, time.Now()
+		opts.OnStaged = func(m *importer.Manifest) {
+			files = len(m.Files) + 3
+			fmt.Fprintf(log, "wrote %s of %s (%s layout) in %s (%s); uploading to %s\n",
+				countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), humanBytes(m.Bytes), s3out.Loc)
+		}
+		opts.OnUpload = func(st importer.UploadStats) {
+			if !c.Bool("no-progress") && time.Since(last) >= progressEvery {
+				last = time.Now()
+				fmt.Fprintf(log, "uploading: %d/%d files, %s, %s/s\n", st.Objects, files, humanBytes(st.Bytes), humanBytes(rate(st.Bytes, st.Took)))
+			}
+		}
+		opts.OnImportStarted = func(s importer.ImportStarted) {
+			items = s.Items
+			fmt.Fprintf(log, "import %s started: %d items from %s into the new table %s (about $%s at list price, no write capacity)\n",
+				s.ARN, s.Items, s.Source, s.Table, money(pricing.Default.Import(s.RawBytes)))
+		}
+		opts.OnImportStatus = func(s importer.ImportStatus) { printImportStatus(log, s, items) }
+	}
+	res, err := importer.LoadFiles(c.Context, in, opts)
+	if res == nil {
+		return err
+	}
+	m := res.Manifest
+	if s3out == nil {
+		fmt.Fprintf(w, "wrote %s of %s (%s layout) in %s to %s in %s\n",
+			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), res.Dir, time.Since(started).Round(time.Millisecond))
+	} else if st := res.Upload; st != nil {
+		fmt.Fprintf(w, "uploaded %s of %s (%s layout) in %s, with the manifest and the CreateTable and ImportTable requests (%s), to %s in %s (%s/s)\n",
+			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "data file"), humanBytes(st.Bytes), s3out.Loc, st.Took.Round(time.Millisecond), humanBytes(rate(st.Bytes, st.Took)))
+	}
+	if res.Upload != nil || s3out == nil {
+		if m.Rejected > 0 {
+			fmt.Fprintf(w, "%s rejected: see %s\n", countOf(int(m.Rejected), "record"), c.String("rejects"))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if res.Waiting != nil {
+		shard := emit.Shard
+		fmt.Fprintf(w, "shard %s uploaded; waiting for shards %s of %d: the last copy to finish starts the import into %s\n",
+			shard, joinInts(res.Waiting), shard.Of, opts.ImportTable)
+		return nil
+	}
+	if res.Import == nil {
+		return nil
+	}
+	return importResult(w, log, *res.Import)
+}
+
+func rate(n int64, d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(float64(n) / d.Seconds())
+}
+
+// importPoll is the pause between two DescribeImport calls.
+const importPoll = 15 * time.Second
+
+// printImportStatus is a line of an import's progress.
+func printImportStatus(log io.Writer, s importer.ImportStatus, items int64) {
+	pct := ""
+	if items > 0 {
+		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(s.ProcessedItems)/float64(items))
+	}
+	fmt.Fprintf(log, "importing into %s: %s, %d of %d items processed%s, %d errors, %s\n",
+		s.Table, s.Status, s.ProcessedItems, items, pct, s.Errors, importElapsed(s).Round(time.Second))
+}
+
+// importResult reports how an import ended.
+func importResult(w, log io.Writer, last importer.ImportStatus) error {
+	fmt.Fprintf(w, "imported %d items into %s in %s (%d processed, %d errors)\n",
+		last.ImportedItems, last.Table, importElapsed(last).Round(time.Second), last.ProcessedItems, last.Errors)
+	if last.Errors > 0 {
+		where := "the import's CloudWatch log group"
+		if last.LogGroup != "" {
+			where = "CloudWatch log group " + last.LogGroup
+		}
+		fmt.Fprintf(log, "%d items could not be imported; they are described in %s\n", last.Errors, where)
+		return errDifferences
+	}
+	return nil
+}
+
+func importElapsed(s importer.ImportStatus) time.Duration {
+	switch {
+	case s.Started.IsZero():
+		return 0
+	case !s.Ended.IsZero():
+		return s.Ended.Sub(s.Started)
+	}
+	return time.Since(s.Started)
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,195 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/treeport/treeport/importer"
+)
+
+func writerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "BatchWriteItem calls in flight", Category: catWrite},
+		&cli.Float64Flag{Name: "max-wcu", Usage: "cap the write rate at this many WCU per second (default: no cap; the rate still backs off on throttling)", Category: catWrite},
+		&cli.Int64Flag{Name: "wcu", Usage: "with --create-table: provisioned write capacity (default: on-demand)", Category: catWrite},
+		&cli.Int64Flag{Name: "rcu", Usage: "with --create-table: provisioned read capacity (default: on-demand)", Category: catWrite},
+		&cli.StringFlag{Name: "dead-letter", Usage: "DynamoDB JSON `FILE` for items DynamoDB rejects; the run then exits 1 (without it, such an item stops the run)", Category: catWrite},
+		&cli.StringFlag{Name: "checkpoint", Usage: "save acknowledged progress to `FILE`; a rerun with the same input and flags resumes from it", Category: catWrite},
+		&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal", Category: catWrite},
+	}
+}
+
+// billing is the capacity a new table gets: provisioned when --wcu or --rcu
+// is set (then both must be), on-demand otherwise.
+func billing(c *cli.Context) (importer.Billing, error) {
+	wcu, rcu := c.Int64("wcu"), c.Int64("rcu")
+	if wcu == 0 && rcu == 0 {
+		return importer.Billing{}, nil
+	}
+	if wcu <= 0 || rcu <= 0 {
+		return importer.Billing{}, usagef("provisioned capacity needs both --wcu and --rcu above 0 (got --wcu %d --rcu %d); leave both out for on-demand", wcu, rcu)
+	}
+	return importer.Billing{Provisioned: true, WCU: wcu, RCU: rcu}, nil
+}
+
+func awsOptions(c *cli.Context) importer.AWSOptions {
+	return importer.AWSOptions{
+		EndpointURL: c.String("endpoint-url"),
+		Region:      c.String("region"),
+		Profile:     c.String("profile"),
+		MaxConns:    max(64, 2*c.Int("concurrency")),
+	}
+}
+
+// importToTable is import --table: importer.LoadTable.
+func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time) error {
+	table, l := c.String("table"), emit.Layout
+	opts := importer.TableOptions{
+		Table: table, Emit: emit, CreateTable: c.Bool("create-table"),
+		Checkpoint: c.String("checkpoint"), Settings: settings(c, l),
+		DeadLetter: c.String("dead-letter"), Report: c.String("report"),
+		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+		Log: c.App.ErrWriter, Started: started,
+	}
+	if opts.CreateTable {
+		b, err := billing(c)
+		if err != nil {
+			return err
+		}
+		opts.Billing = b
+	}
+	// Reading stops on Ctrl-C; writing what was read goes on until it is
+	// acknowledged, so the checkpoint is exact.
+	client, err := importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
+	if err != nil {
+		return err
+	}
+	opts.Client = client
+	prog := newProgress(c)
+	opts.OnProgress = prog.update
+	res, err := importer.LoadTable(c.Context, in, opts)
+	prog.finish()
+	if res == nil {
+		return err
+	}
+	if res.AlreadyDone {
+		fmt.Fprintf(c.App.Writer, "checkpoint %s says this load finished already; nothing to do (delete it to load again)\n", opts.Checkpoint)
+		return nil
+	}
+	run := res.Run
+	if errors.Is(err, importer.ErrInterrupted) {
+		if opts.Checkpoint != "" {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged, checkpoint saved to %s\n", run.Watermark, opts.Checkpoint)
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d items (no --checkpoint: a rerun starts over, overwriting the same items)\n", run.Stats.Items)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	stats, est := run.Stats, res.Emit
+	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
+		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+	if est.Skipped > 0 {
+		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
+	}
+	if est.Rejected > 0 {
+		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
+	}
+	return deadLetterResult(c, run)
+}
+
+// deadLetterResult reports the items set aside, this run's and an earlier
+// one's, and makes the run exit 1 when there are any.
+func deadLetterResult(c *cli.Context, run *importer.RunResult) error {
+	now, prior := run.Stats.DeadLettered, run.PriorDeadLettered
+	if now+prior == 0 {
+		return nil
+	}
+	if prior > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s (%d of them by the run this one resumed)\n", now+prior, c.String("dead-letter"), prior)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "%d items rejected by DynamoDB were set aside in %s\n", now, c.String("dead-letter"))
+	}
+	return errDifferences
+}
+
+// wcuText is the write capacity a run used: DynamoDB's own figure when it
+// was asked for (--report), treeport's count otherwise.
+func wcuText(s importer.Stats) string {
+	if s.ConsumedWCU > 0 {
+		return fmt.Sprintf("%.0f WCU consumed", s.ConsumedWCU)
+	}
+	return fmt.Sprintf("%d WCU", s.ComputedWCU)
+}
+
+// progress draws a bar on a terminal and logs a line every few seconds
+// otherwise. The bar is made at the first update, when the run's total is
+// known.
+type progress struct {
+	out     *os.File // the terminal, for a bar
+	bar     *progressbar.ProgressBar
+	log     io.Writer
+	lastLog time.Time
+}
+
+func newProgress(c *cli.Context) *progress {
+	p := &progress{}
+	if f, ok := c.App.ErrWriter.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !c.Bool("no-progress") {
+		p.out = f
+	} else if !c.Bool("no-progress") {
+		p.log = c.App.ErrWriter
+	}
+	return p
+}
+
+func (p *progress) update(pr importer.RunProgress) {
+	if p.out != nil && p.bar == nil {
+		p.bar = progressbar.NewOptions64(pr.Total,
+			progressbar.OptionSetWriter(p.out),
+			progressbar.OptionSetDescription("writing"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("items"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		_ = p.bar.Set64(pr.Skipped)
+	}
+	done := pr.Done()
+	secs := pr.Elapsed.Seconds()
+	if secs <= 0 {
+		secs = 1
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles)", float64(pr.WCU)/secs, pr.Throttles))
+		_ = p.bar.Set64(done)
+		return
+	}
+	if p.log != nil && time.Since(p.lastLog) >= 5*time.Second {
+		p.lastLog = time.Now()
+		rate := float64(pr.Items) / secs
+		eta := "?"
+		if rate > 0 {
+			eta = time.Duration(float64(pr.Total-done) / rate * float64(time.Second)).Round(time.Second).String()
+		}
+		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, limit %.0f WCU/s, %d throttles, ETA %s\n",
+			done, pr.Total, rate, float64(pr.WCU)/secs, pr.RateLimit, pr.Throttles, eta)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,286 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/refresh"
+	"github.com/treeport/treeport/transform"
+)
+
+// defaultMaxDeleteRatio is the part of a table's nodes apply deletes without
+// --allow-mass-delete.
+const defaultMaxDeleteRatio = 0.10
+
+func refreshFlags() []cli.Flag {
+	flags := append(inputFlags(), layoutFlags(false)...)
+	flags = append(flags, readFlags()...)
+	flags = append(flags,
+		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
+		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side", Category: catWrite},
+		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
+	)
+	return append(flags, awsFlags()...)
+}
+
+func planCommand() *cli.Command {
+	flags := append(refreshFlags(),
+		&cli.StringFlag{Name: "out", Usage: "write the item-level plan (every put and delete, DynamoDB JSON) to `FILE`", Category: catOutput},
+		&cli.BoolFlag{Name: "detailed-exitcode", Usage: "exit 1 when the plan has changes, 0 when the table already equals the snapshot", Category: catOutput},
+		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON", Category: catOutput},
+	)
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "show what a refresh from a snapshot would change in a table: the fewest puts and deletes",
+		UsageText: "treeport plan --in SNAPSHOT --table T --layout L [--out plan.json] [--detailed-exitcode]",
+		Description: "Reads the snapshot (validated as import validates it) and the table (one parallel Scan, at the\n" +
+			"same time), builds every item the layout wants for the snapshot and compares it with the table's\n" +
+			"item under the same key, by value. A put is planned only for an item the table lacks or holds\n" +
+			"otherwise, a delete only for a key the snapshot does not want: new nodes, removed nodes, changed\n" +
+			"attributes and moved subtrees (path: the subtree's Path, Depth and TreeId/GraphId; closure: the\n" +
+			"rows that link it to its ancestors; prefix: its object and listing rows) all come out as the\n" +
+			"smallest set of item writes. Nothing is written.",
+		Flags:  flags,
+		Action: runPlan,
+	}
+}
+
+func applyCommand() *cli.Command {
+	flags := refreshFlags()
+	flags = append(flags,
+		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "apply a plan that removes more than --max-delete-ratio of the nodes", Category: catWrite},
+		&cli.BoolFlag{Name: "create-table", Usage: "create the table (on-demand) when it does not exist", Category: catWrite},
+		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run (the plan's counts and the writer's) to `FILE`", Category: catWrite},
+	)
+	for _, f := range writerFlags() {
+		if n := f.Names()[0]; n != "wcu" && n != "rcu" {
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:      "apply",
+		Usage:     "refresh a table from a snapshot with the fewest writes (plan, then write it)",
+		UsageText: "treeport apply --in SNAPSHOT --table T --layout L [--checkpoint FILE] [--max-delete-ratio 0.1 | --allow-mass-delete]",
+		Description: "Plans as `treeport plan` does, then writes the plan with treeport's writer (rate limiting,\n" +
+			"backoff on throttling, retries, dead letters): the puts first, then the deletes as\n" +
+			"BatchWriteItem DeleteRequests. A second apply of the same snapshot writes nothing.\n" +
+			"With --checkpoint, the plan is kept beside the checkpoint (FILE.plan.json) and a rerun\n" +
+			"after a crash or Ctrl-C goes on with it where the acknowledged writes stopped, without\n" +
+			"reading the table again. A plan that removes more than --max-delete-ratio of the table's\n" +
+			"nodes is refused (exit 2, nothing written) unless --allow-mass-delete is given.",
+		Flags:  flags,
+		Action: runApply,
+	}
+}
+
+// refreshTarget reads the flags plan, apply and migrate share: the shard,
+// the Scan's and the mass-delete guard's, and gives each copy of a sharded
+// run its own file names.
+func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio float64, err error) {
+	ratio = c.Float64("max-delete-ratio")
+	if ratio < 0 || ratio > 1 {
+		return t, ratio, usagef("--max-delete-ratio %g: give a part of the nodes between 0 and 1 (0.1 is 10%%)", ratio)
+	}
+	shard, err := importer.ParseShard(c.String("shard"))
+	if err != nil {
+		return t, ratio, usagef("%v", err)
+	}
+	t.Shard = shard
+	if shard.Of > 1 {
+		for _, name := range files {
+			if v := c.String(name); v != "" {
+				if err := c.Set(name, shard.FileName(v)); err != nil {
+					return t, ratio, err
+				}
+			}
+		}
+	}
+	segments := c.Int("segments")
+	if segments < 1 || segments > exporter.MaxSegments {
+		return t, ratio, usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
+	}
+	t.Scan = exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")}
+	return t, ratio, nil
+}
+
+// snapshotFlags checks the command line of plan and apply: the table, the
+// layout and the snapshot.
+func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in importer.InputOptions, ratio float64, err error) {
+	if c.NArg() > 0 {
+		return t, in, 0, usagef("unexpected arguments %q", c.Args().Slice())
+	}
+	switch {
+	case c.String("in") == "":
+		return t, in, 0, usagef("--in is required: the snapshot to refresh the table from")
+	case c.String("table") == "":
+		return t, in, 0, usagef("--table is required")
+	}
+	ls, lopts, err := newLayouts(c, false)
+	if err != nil {
+		return t, in, 0, err
+	}
+	srcOpts, err := sourceOptions(c)
+	if err != nil {
+		return t, in, 0, err
+	}
+	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy}
+	if t, ratio, err = refreshTarget(c, files...); err != nil {
+		return t, in, ratio, err
+	}
+	t.Layout, t.Table = ls[0], c.String("table")
+	return t, in, ratio, nil
+}
+
+// problemPrinter prints a snapshot's problems, up to max.
+func problemPrinter(c *cli.Context, max int) func([]*transform.RowError) {
+	return func(problems []*transform.RowError) { printProblems(c.App.ErrWriter, problems, max) }
+}
+
+func runPlan(c *cli.Context) error {
+	t, in, ratio, err := snapshotFlags(c, "out")
+	if err != nil {
+		return err
+	}
+	if t.Client, err = importer.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
+		return err
+	}
+	res, err := refresh.PlanTable(c.Context, refresh.PlanTableOptions{
+		Target: t, Input: in, Out: c.String("out"), OnProblems: problemPrinter(c, c.Int("max-errors")),
+	})
+	if err != nil {
+		return err
+	}
+	s := res.Summary
+	if c.Bool("json") {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "%s\n", b)
+	} else {
+		printPlanSummary(c.App.Writer, s, ratio)
+		if p := c.String("out"); p != "" {
+			fmt.Fprintf(c.App.Writer, "item-level plan written to %s\n", p)
+		}
+	}
+	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", t.Table, res.Read)
+	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
+		return errDifferences
+	}
+	return nil
+}
+
+// printPlanSummary prints a plan's counts as a table.
+func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
+	where := s.Table
+	if s.Shard != "" {
+		where += " (shard " + s.Shard + ")"
+	}
+	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items; snapshot %d nodes, %d items\n",
+		where, s.Layout, s.TableNodes, s.TableItems, s.SnapshotNodes, s.SnapshotItems)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")
+	for _, reason := range refresh.Reasons {
+		n := s.ByReason[reason]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", reasonLabel(reason, s), n.Nodes, n.Puts, n.Deletes, n.WCU)
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t\n", s.Total.Nodes, s.Total.Puts, s.Total.Deletes, s.Total.WCU)
+	tw.Flush()
+	p := pricing.Default
+	fmt.Fprintf(w, "%d nodes unchanged. Writing the plan costs %d WCU: %s on demand (%s prices of %s).\n",
+		s.Unchanged, s.Total.WCU, money(p.OnDemandWrites(s.Total.WCU)), p.Region, p.AsOf)
+	if s.Changes() == 0 {
+		fmt.Fprintln(w, "No changes: the table equals the snapshot.")
+	}
+	if s.DeleteRatio() > ratio {
+		fmt.Fprintf(w, "WARNING: the plan removes %d of the table's %d nodes (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
+			s.ByReason[refresh.ReasonRemoved].Nodes, s.TableNodes, 100*s.DeleteRatio(), ratio)
+	}
+}
+
+func reasonLabel(r refresh.Reason, s *refresh.Summary) string {
+	switch r {
+	case refresh.ReasonNew:
+		return "new nodes"
+	case refresh.ReasonRemoved:
+		return "removed nodes"
+	case refresh.ReasonMoved:
+		return fmt.Sprintf("moved (%d subtrees)", s.MovedSubtrees)
+	case refresh.ReasonChanged:
+		return "changed attributes"
+	case refresh.ReasonRepair:
+		return "repairs"
+	}
+	return string(r)
+}
+
+func runApply(c *cli.Context) error {
+	started := time.Now()
+	t, in, ratio, err := snapshotFlags(c, "checkpoint", "dead-letter", "report")
+	if err != nil {
+		return err
+	}
+	if t.Client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+		return err
+	}
+	opts := applyOptions(c, t, ratio, settings(c, t.Layout), started)
+	opts.Input, opts.CreateTable = in, c.Bool("create-table")
+	opts.OnProblems = problemPrinter(c, c.Int("max-errors"))
+	prog := newProgress(c)
+	opts.OnProgress = prog.update
+	res, err := refresh.Apply(c.Context, opts)
+	prog.finish()
+	return applyResult(c, opts, res, err)
+}
+
+// applyOptions are the options apply and migrate share.
+func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[string]any, started time.Time) refresh.ApplyOptions {
+	return refresh.ApplyOptions{
+		Target: t, Settings: settings,
+		MaxDeleteRatio: ratio, AllowMassDelete: c.Bool("allow-mass-delete"),
+		Checkpoint: c.String("checkpoint"), DeadLetter: c.String("dead-letter"), Report: c.String("report"),
+		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+		Log: c.App.ErrWriter, Started: started,
+	}
+}
+
+// applyResult prints what an apply did: the plan, then the writes.
+func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyResult, err error) error {
+	if res == nil {
+		return err
+	}
+	printPlanSummary(c.App.Writer, res.Summary, opts.MaxDeleteRatio)
+	run := res.Run
+	if run == nil {
+		return err
+	}
+	if errors.Is(err, importer.ErrInterrupted) {
+		if opts.Checkpoint != "" {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d of %d operations acknowledged, checkpoint saved to %s (rerun the same command to go on)\n",
+				run.Watermark, res.Summary.Changes(), opts.Checkpoint)
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d operations (no --checkpoint: a rerun plans again and writes what is left)\n", run.Stats.Items)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	stats := run.Stats
+	fmt.Fprintf(c.App.Writer, "applied %d operations to %s in %s: %s, %d throttles, %d retries\n",
+		stats.Items, opts.Table, res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+	if run.Skipped > 0 {
+		fmt.Fprintf(c.App.Writer, "%d operations were acknowledged by an earlier run and skipped\n", run.Skipped)
+	}
+	return deadLetterResult(c, run)
+}

@@ -1,0 +1,436 @@
+package refresh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// Target is the table a refresh reads and writes, and how it is read.
+type Target struct {
+	Client *dynamodb.Client
+	Table  string
+	Layout layouts.Layout
+	// Shard, when Of > 1, plans (and writes) only the items whose partition
+	// key hashes to it.
+	Shard importer.Shard
+	Scan  exporter.ScanOptions
+}
+
+// job is a refresh of one table from one snapshot: what PlanTable, Apply and
+// Migrate share.
+type job struct {
+	Target
+	input importer.InputOptions
+	// onProblems is told a snapshot's problems before the job fails.
+	onProblems func([]*transform.RowError)
+
+	// Read by read: the snapshot, checked, and the table.
+	in *importer.Input
+	t  *Table
+}
+
+// read reads the snapshot and the table at the same time, and checks the
+// snapshot against the layout. A snapshot with problems stops the scan and
+// gives importer.ErrInvalid, after onProblems was told them.
+func (j *job) read(ctx context.Context) error {
+	if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+		return err
+	}
+	// The skeleton is large and lives for the whole run: collecting at 50%
+	// growth instead of 100% keeps the peak lower, at no visible cost in CPU.
+	debug.SetGCPercent(50)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		in, err := importer.ReadInput(gctx, j.input)
+		if err != nil {
+			return err
+		}
+		if problems := in.CheckLayout(j.Layout); len(problems) > 0 {
+			if j.onProblems != nil {
+				j.onProblems(problems)
+			}
+			return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
+				importer.ErrInvalid, countOf(len(problems), "problem"), j.input.Path)
+		}
+		j.in = in
+		return nil
+	})
+	g.Go(func() error {
+		t, err := ReadTable(gctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan})
+		j.t = t
+		return err
+	})
+	return g.Wait()
+}
+
+func (j *job) header() PlanHeader {
+	return PlanHeader{Table: j.Table, Layout: j.Layout.Name(), Snapshot: j.input.Path, Shard: j.Shard.String()}
+}
+
+// plan plans, passing each operation to fn.
+func (j *job) plan(ctx context.Context, fn func(Op) error) (*Summary, error) {
+	return Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, fn)
+}
+
+// countOf says "1 thing" or "N things".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// PlanTableOptions configure PlanTable.
+type PlanTableOptions struct {
+	Target
+	// Input is the snapshot.
+	Input importer.InputOptions
+	// Out, when set, is the plan file to write (every put and delete).
+	Out string
+	// OnProblems is told the snapshot's problems, when it has any, before
+	// PlanTable fails with importer.ErrInvalid.
+	OnProblems func([]*transform.RowError)
+}
+
+// PlanTableResult is a plan of a table's refresh.
+type PlanTableResult struct {
+	Summary *Summary
+	// Read is what reading the table cost.
+	Read exporter.Stats
+}
+
+// PlanTable reads a snapshot and a table and plans the fewest writes that
+// make the table equal to the snapshot. Nothing is written to the table.
+func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, error) {
+	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	if err := j.read(ctx); err != nil {
+		return nil, err
+	}
+	var pw *PlanWriter
+	var out *os.File
+	if opts.Out != "" {
+		var err error
+		if out, err = os.Create(opts.Out); err != nil {
+			return nil, err
+		}
+		defer out.Close()
+		if pw, err = NewPlanWriter(out, j.header()); err != nil {
+			return nil, err
+		}
+	}
+	s, err := j.plan(ctx, func(op Op) error {
+		if pw != nil {
+			return pw.Write(op)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pw != nil {
+		if err := pw.Close(s); err != nil {
+			return nil, err
+		}
+		if err := out.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return &PlanTableResult{Summary: s, Read: j.t.Read}, nil
+}
+
+// ApplyOptions configure Apply.
+type ApplyOptions struct {
+	Target
+	// Input is the snapshot.
+	Input importer.InputOptions
+	// Settings identify the flags that shape the items; with the snapshot
+	// and the table they make the checkpoint's fingerprint.
+	Settings map[string]any
+	// MaxDeleteRatio is the part of the table's nodes a plan may remove;
+	// AllowMassDelete lifts the limit.
+	MaxDeleteRatio  float64
+	AllowMassDelete bool
+	// CreateTable creates the table (on-demand) when it does not exist.
+	CreateTable bool
+	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
+	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
+	// DynamoDB rejects; Report the JSON summary written at the end.
+	Checkpoint, DeadLetter, Report string
+	Concurrency                    int
+	MaxWCU                         float64
+	OnProblems                     func([]*transform.RowError)
+	OnProgress                     func(importer.RunProgress)
+	// Log receives the notes of a run as it goes (resuming, the table
+	// read); nil discards them.
+	Log io.Writer
+	// Started is when the job started; zero means now.
+	Started time.Time
+}
+
+// ApplyResult is what Apply did.
+type ApplyResult struct {
+	// Summary is the plan (nil when Apply failed before it had one).
+	Summary *Summary
+	// Resumed says the plan was an unfinished checkpoint's.
+	Resumed bool
+	// Run is the write run (nil when nothing was to be written).
+	Run  *importer.RunResult
+	Took time.Duration
+}
+
+// Apply plans a refresh of the table (or takes up the plan of an unfinished
+// checkpoint) and writes it with the writer: the puts first, then the
+// deletes. A plan that removes more than MaxDeleteRatio of the table's nodes
+// is refused (importer.ErrUsage) before anything is written. The result
+// comes with the error whenever the plan is known.
+func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
+	if opts.CreateTable {
+		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
+			return nil, err
+		}
+	}
+	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	return apply(ctx, j, opts)
+}
+
+// applyCheckpoint is a checkpoint of apply: the writer's watermark over the
+// operations of the plan kept beside it.
+type applyCheckpoint struct {
+	path, planPath string
+	ck             *importer.Checkpoint
+	resume         bool
+}
+
+// loadCheckpoint decides what a checkpoint means for this run: a finished
+// or absent one starts a new plan; an unfinished one for the same snapshot,
+// flags and table goes on with its plan; an unfinished one for anything else
+// is refused.
+func loadCheckpoint(j *job, path string, settings map[string]any) (*applyCheckpoint, error) {
+	if path == "" {
+		return nil, nil
+	}
+	set := maps.Clone(settings)
+	if set == nil {
+		set = map[string]any{}
+	}
+	set["command"] = "apply"
+	set["table"] = j.Table
+	fp, err := importer.Fingerprint(j.input.Path, set)
+	if err != nil {
+		return nil, err
+	}
+	a := &applyCheckpoint{path: path, planPath: path + ".plan.json"}
+	ck, err := importer.LoadCheckpoint(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, err)
+	case ck.Done:
+		// A finished apply: plan afresh (the table may have changed since).
+	default:
+		if err := ck.Match(fp); err != nil {
+			return nil, fmt.Errorf("%w: %s belongs to an unfinished run of another snapshot, other flags or another table: finish that one, or delete the checkpoint (and %s) to start over: %v",
+				importer.ErrUsage, path, a.planPath, err)
+		}
+		if _, err := os.Stat(a.planPath); err != nil {
+			return nil, fmt.Errorf("%w: checkpoint %s has no plan beside it (%v); delete the checkpoint to plan again", importer.ErrUsage, path, err)
+		}
+		a.ck, a.resume = ck, true
+		return a, nil
+	}
+	a.ck = &importer.Checkpoint{Fingerprint: fp, Table: j.Table, Layout: j.Layout.Name()}
+	return a, nil
+}
+
+// apply plans (or takes up the plan of an unfinished checkpoint) and writes
+// the plan.
+func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error) {
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	ck, err := loadCheckpoint(j, opts.Checkpoint, opts.Settings)
+	if err != nil {
+		return nil, err
+	}
+	// The plan goes to a file first: the whole of it is known (and checked
+	// against MaxDeleteRatio) before the first write, and a checkpoint can
+	// go on with it.
+	res := &ApplyResult{}
+	var planPath string
+	if ck != nil && ck.resume {
+		res.Resumed = true
+		planPath = ck.planPath
+		f, err := os.Open(planPath)
+		if err != nil {
+			return nil, err
+		}
+		_, res.Summary, err = ReadPlan(f, func(Op) error { return nil })
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v (delete the checkpoint to plan again)", importer.ErrUsage, planPath, err)
+		}
+		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
+			ck.path, ck.ck.Watermark, res.Summary.Changes())
+	} else {
+		if err := j.read(ctx); err != nil {
+			if errors.Is(err, importer.ErrTableNotFound) {
+				return nil, fmt.Errorf("%w (add --create-table to create it)", err)
+			}
+			return nil, err
+		}
+		if ck != nil {
+			planPath = ck.planPath
+		} else {
+			tmp, err := os.CreateTemp("", "treeport-apply-*.plan.json")
+			if err != nil {
+				return nil, err
+			}
+			tmp.Close()
+			planPath = tmp.Name()
+			defer os.Remove(planPath)
+		}
+		if res.Summary, err = writePlan(ctx, j, planPath); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)
+	}
+	summary := res.Summary
+	if summary.DeleteRatio() > opts.MaxDeleteRatio && !opts.AllowMassDelete {
+		if ck != nil && !ck.resume {
+			os.Remove(planPath)
+		}
+		return res, fmt.Errorf("%w: refusing to remove %d of the table's %d nodes (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+			importer.ErrUsage, summary.ByReason[ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
+	}
+	if summary.Changes() == 0 {
+		res.Took = time.Since(opts.Started)
+		if err := writeApplyReport(opts.Report, summary, 0, importer.Stats{}, res.Took); err != nil {
+			return res, err
+		}
+		if ck != nil {
+			ck.ck.Done = true
+			if err := ck.ck.Save(ck.path); err != nil {
+				return res, err
+			}
+			os.Remove(planPath)
+		}
+		return res, nil
+	}
+	return res, execute(ctx, j, opts, planPath, ck, res)
+}
+
+// writeApplyReport writes the report: the plan's counts and what the writer
+// did (nothing, for a plan without changes: a report is written all the
+// same, so that a job never reads an earlier run's as its own).
+func writeApplyReport(path string, summary *Summary, skip int64, stats importer.Stats, took time.Duration) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(struct {
+		Plan    *Summary       `json:"plan"`
+		Skipped int64          `json:"operations_skipped_from_checkpoint"`
+		Writer  importer.Stats `json:"writer"`
+		Total   float64        `json:"duration_seconds"`
+	}{summary, skip, stats, took.Seconds()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// writePlan plans into a plan file.
+func writePlan(ctx context.Context, j *job, path string) (*Summary, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pw, err := NewPlanWriter(f, j.header())
+	if err != nil {
+		return nil, err
+	}
+	s, err := j.plan(ctx, pw.Write)
+	if err != nil {
+		return nil, err
+	}
+	if err := pw.Close(s); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	return s, f.Close()
+}
+
+// execute writes a plan file's operations with the writer, from the
+// checkpoint's watermark on.
+func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck *applyCheckpoint, res *ApplyResult) error {
+	ro := importer.RunOptions{
+		Client: j.Client, Table: j.Table, Spec: j.Layout.Table(),
+		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.Report != "",
+		DeadLetter: opts.DeadLetter, Resume: ck != nil && ck.resume,
+		Total: res.Summary.Changes(), OnProgress: opts.OnProgress,
+	}
+	if ck != nil {
+		// Saved before the first write, so that a rerun after a crash
+		// finds the plan's checkpoint.
+		if err := ck.ck.Save(ck.path); err != nil {
+			return err
+		}
+		ro.Checkpoint, ro.CheckpointPath = ck.ck, ck.path
+	}
+	f, err := os.Open(planPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	run, err := importer.Run(ctx, ro, func(ctx context.Context, w *importer.DDBWriter, skip int64) error {
+		var seq int64
+		_, _, err := ReadPlan(f, func(op Op) error {
+			s := seq
+			seq++
+			if s < skip {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if op.Kind == Delete {
+				return w.Delete(ctx, s, op.Item)
+			}
+			return w.Write(ctx, s, op.Item)
+		})
+		return err
+	})
+	res.Run = run
+	res.Took = time.Since(opts.Started)
+	if run == nil {
+		return err
+	}
+	if ck != nil && ck.ck.Done {
+		os.Remove(planPath)
+	}
+	if rerr := writeApplyReport(opts.Report, res.Summary, run.Skipped, run.Stats, res.Took); rerr != nil {
+		return rerr
+	}
+	return err
+}

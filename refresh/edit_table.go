@@ -1,0 +1,158 @@
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+)
+
+// EditTableOptions configure EditTable.
+type EditTableOptions struct {
+	Client *dynamodb.Client
+	Table  string
+	Layout layouts.Layout
+	// Ops is the JSON Lines file of edits (see ReadEdits).
+	Ops string
+	// DryRun reads and plans, and writes nothing.
+	DryRun bool
+	// Out, when set, is the plan file of the edits' writes.
+	Out string
+	// DeadLetter is the file for the items DynamoDB rejects ("": such an
+	// item stops the run).
+	DeadLetter  string
+	Concurrency int
+	MaxWCU      float64
+	OnProgress  func(importer.RunProgress)
+	// Log receives the notes of a run as it goes (what reading the table
+	// cost); nil discards them.
+	Log io.Writer
+	// Started is when the job started; zero means now.
+	Started time.Time
+}
+
+// EditTableResult is what EditTable did.
+type EditTableResult struct {
+	// Edits is how many edits the file held; Counts says what each did.
+	Edits  int
+	Counts []EditCount
+	// Puts, Deletes and WCU are the writes the edits take.
+	Puts, Deletes, WCU int64
+	// Run is the write run (nil for a dry run or when nothing is to be
+	// written).
+	Run  *importer.RunResult
+	Took time.Duration
+}
+
+// EditTable reads the edits, carries them out in memory against what they
+// touch in the table (see Editor), and writes the items that changed. An
+// edit that cannot be carried out fails the run (ErrEdit) before anything
+// is written. The writes, once begun, are finished even when ctx is
+// cancelled, so that the table is never left between two trees.
+func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, error) {
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	l, table := opts.Layout, opts.Table
+	edits, err := ReadEdits(opts.Ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := importer.CheckTable(ctx, opts.Client, table, l.Table()); err != nil {
+		return nil, err
+	}
+	ed, err := NewEditor(opts.Client, table, l)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := ed.Apply(ctx, edits)
+	if err != nil {
+		return nil, fmt.Errorf("%w; nothing was written", err)
+	}
+	ops, err := ed.Ops()
+	if err != nil {
+		return nil, fmt.Errorf("%w; nothing was written", err)
+	}
+	res := &EditTableResult{Edits: len(edits), Counts: counts}
+	for _, op := range ops {
+		if op.Kind == Put {
+			res.Puts++
+		} else {
+			res.Deletes++
+		}
+		res.WCU += int64(op.WCU)
+	}
+	fmt.Fprintf(log, "read table %s: %s\n", table, ed.Read)
+	if ed.Located > 0 {
+		fmt.Fprintf(log, "note: %d nodes were found with a Scan of the whole table (the prefix layout's keys are paths)\n", ed.Located)
+	}
+	if opts.Out != "" {
+		if err := writeOpsFile(opts.Out, PlanHeader{Table: table, Layout: l.Name(), Snapshot: opts.Ops}, ops); err != nil {
+			return res, err
+		}
+	}
+	if opts.DryRun || len(ops) == 0 {
+		res.Took = time.Since(opts.Started)
+		return res, nil
+	}
+
+	// The edits were read and checked whole; their writes are finished
+	// even on Ctrl-C, so that the table is never left between two trees.
+	res.Run, err = importer.Run(context.WithoutCancel(ctx), importer.RunOptions{
+		Client: opts.Client, Table: table, Spec: l.Table(),
+		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU,
+		DeadLetter: opts.DeadLetter, Total: int64(len(ops)), OnProgress: opts.OnProgress,
+	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
+		for seq, op := range ops {
+			var err error
+			if op.Kind == Delete {
+				err = w.Delete(ctx, int64(seq), op.Item)
+			} else {
+				err = w.Write(ctx, int64(seq), op.Item)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	res.Took = time.Since(opts.Started)
+	return res, err
+}
+
+// writeOpsFile writes operations as a plan file.
+func writeOpsFile(path string, h PlanHeader, ops []Op) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pw, err := NewPlanWriter(f, h)
+	if err != nil {
+		return err
+	}
+	s := &Summary{Table: h.Table, Layout: h.Layout, ByReason: map[Reason]*Count{}}
+	for _, r := range Reasons {
+		s.ByReason[r] = &Count{}
+	}
+	for _, op := range ops {
+		if err := pw.Write(op); err != nil {
+			return err
+		}
+		s.Add(op)
+	}
+	if err := pw.Close(s); err != nil {
+		return err
+	}
+	return f.Close()
+}

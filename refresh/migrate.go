@@ -1,0 +1,126 @@
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/layouts"
+)
+
+// The field names of the snapshot migrate takes of its source: names no
+// DynamoDB attribute of a sane table has, so that none collides with them
+// (the exporter refuses a record that has an attribute of the same name).
+const (
+	migrateIDField     = "treeport:id"
+	migrateParentField = "treeport:parent"
+)
+
+// MigrateOptions configure Migrate. Target is the destination; Apply's
+// options say how it is written. Of Input, only ClosureCopy is read (what
+// the destination's closure rows copy): Migrate makes the snapshot.
+type MigrateOptions struct {
+	ApplyOptions
+	// From is the source table and FromLayout its layout; the source is
+	// only read (with Target's Client and Scan).
+	From       string
+	FromLayout layouts.Layout
+	// Snapshot keeps the snapshot of the source (DynamoDB JSON, in the
+	// rebuilt trees' order) in this file ("": a temporary file, removed at
+	// the end).
+	Snapshot string
+}
+
+// MigrateResult is what Migrate did.
+type MigrateResult struct {
+	// Source is what reading the source took.
+	Source exporter.ExportStats
+	// Apply is the copy: the plan against the destination and the writes.
+	Apply *ApplyResult
+	// Verify is the plan of the destination, read again with consistent
+	// reads, against the source's trees: no changes when the copy is exact.
+	Verify *Summary
+	Took   time.Duration
+}
+
+// Exact says the destination holds exactly the items the source's trees
+// want in its layout.
+func (r *MigrateResult) Exact() bool { return r.Verify != nil && r.Verify.Changes() == 0 }
+
+// Migrate copies a table into another layout: it reads the source with a
+// parallel Scan and rebuilds its trees into a snapshot file, applies that
+// snapshot to the destination (see Apply: resumable with a checkpoint; a
+// source that changed since is refused), then reads the destination again
+// with consistent reads and compares it with what the source's trees want,
+// item by item (MigrateResult.Exact).
+//
+// Migrate is a refresh whose snapshot is the source table: it is apply's
+// plan, writes, checkpoint and guard, with a read of the source before and
+// a verification after, so it lives beside Apply.
+func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if opts.From == opts.Table {
+		return nil, fmt.Errorf("%w: --from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", importer.ErrUsage, opts.From)
+	}
+	if err := importer.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if opts.CreateTable {
+		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
+			return nil, err
+		}
+	}
+
+	// The source, rebuilt into trees, as a snapshot file: the same bytes for
+	// the same table, so that a checkpoint knows whether it changed.
+	snap := opts.Snapshot
+	if snap == "" {
+		dir, err := os.MkdirTemp("", "treeport-migrate-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		snap = filepath.Join(dir, "snapshot.ddb.json")
+	}
+	res := &MigrateResult{}
+	var err error
+	res.Source, err = exporter.Export(ctx, exporter.ExportOptions{
+		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: opts.Scan, Out: snap,
+		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", opts.From, err)
+	}
+	fmt.Fprintf(log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
+	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
+	if err != nil {
+		return res, err
+	}
+
+	// Verify: the destination read again, with consistent reads, against
+	// what the source's trees want in its layout, item by item.
+	j.Scan.ConsistentRead = true
+	if err := j.read(ctx); err != nil {
+		return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	if res.Verify, err = j.plan(ctx, func(Op) error { return nil }); err != nil {
+		return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	res.Took = time.Since(opts.Started)
+	return res, nil
+}
