@@ -103,6 +103,13 @@ func pipelineCases(t *testing.T) []pipelineCase {
 			t.Fatal(err)
 		}
 		for _, p := range paths {
+			// A file that cannot be opened at all (empty, a column's name
+			// over DynamoDB's limit) has no rows for the reads to agree on.
+			src, err := OpenSource(p, SourceOptions{})
+			if err != nil {
+				continue
+			}
+			src.Close()
 			c := pipelineCase{name: filepath.Base(p), path: p}
 			if spec, err := os.ReadFile(strings.TrimSuffix(strings.TrimSuffix(p, ".gz"), ".csv") + ".types"); err == nil {
 				if c.types, err = ParseTypes(strings.TrimSpace(string(spec))); err != nil {

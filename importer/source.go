@@ -338,7 +338,12 @@ func takeIDs(rec *transform.Record, opts SourceOptions) error {
 	}
 	// Every rule DynamoDB applies to an attribute, so that no write is the
 	// first to find one (the CSV source checks its cells as it reads them).
-	return transform.CheckAttrs(rec.Attrs)
+	// A source's row errors are all ErrParse: a value that the row holds
+	// but DynamoDB cannot.
+	if err := transform.CheckAttrs(rec.Attrs); err != nil {
+		return &marked{err, transform.ErrParse}
+	}
+	return nil
 }
 
 func typeName(v types.AttributeValue) string {

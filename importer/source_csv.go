@@ -642,7 +642,7 @@ func (s *csvSource) checkCell(col int, f []byte, dst []byte) (checked, error) {
 		// The decoder checks numbers and nesting; a map's keys are
 		// DynamoDB's attribute names too.
 		if err := transform.CheckAttr(s.header[col], v); err != nil {
-			return c, err
+			return c, &marked{err, transform.ErrParse}
 		}
 		c.json = v
 	case 'B':
