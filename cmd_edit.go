@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/refresh"
 )
 
@@ -67,7 +68,7 @@ func runEdit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
+	client, err := ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -46,8 +47,8 @@ func billing(c *cli.Context) (importer.Billing, error) {
 	return importer.Billing{Provisioned: true, WCU: wcu, RCU: rcu}, nil
 }
 
-func awsOptions(c *cli.Context) importer.AWSOptions {
-	return importer.AWSOptions{
+func awsOptions(c *cli.Context) ddb.AWSOptions {
+	return ddb.AWSOptions{
 		EndpointURL: c.String("endpoint-url"),
 		Region:      c.String("region"),
 		Profile:     c.String("profile"),
@@ -86,7 +87,7 @@ func importToTable(c *cli.Context, in *importer.Input, l layouts.Layout, emit im
 	readCtx := c.Context
 	writeCtx := context.WithoutCancel(c.Context)
 
-	client, err := importer.NewClient(writeCtx, awsOptions(c))
+	client, err := ddb.NewClient(writeCtx, awsOptions(c))
 	if err != nil {
 		return err
 	}

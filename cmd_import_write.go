@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 )
@@ -171,7 +172,7 @@ func startImport(c *cli.Context, s3out *s3Output, l layouts.Layout, shard import
 	if err != nil {
 		return err
 	}
-	client, err := importer.NewClient(ctx, awsOptions(c))
+	client, err := ddb.NewClient(ctx, awsOptions(c))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )
@@ -119,7 +120,7 @@ func runMigrate(c *cli.Context) error {
 	if err := j.commonFlags(c, "checkpoint", "dead-letter", "report"); err != nil {
 		return err
 	}
-	if j.client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+	if j.client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	if err := importer.CheckTable(c.Context, j.client, from, l1.Table()); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
@@ -215,7 +216,7 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if j.client, err = importer.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
+	if j.client, err = ddb.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
 		return err
 	}
 	if err := j.read(c.Context); err != nil {
@@ -364,7 +365,7 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if j.client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+	if j.client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	if c.Bool("create-table") {

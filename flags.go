@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
@@ -204,7 +205,7 @@ func exitCode(err error) int {
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &apiErr):
+	case errors.Is(err, ddb.ErrService), errors.As(err, &apiErr):
 		return exitService
 	}
 	return exitService

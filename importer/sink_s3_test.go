@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3local"
 	"github.com/treeport/treeport/layouts"
 )
@@ -207,7 +208,7 @@ func TestCheckS3Output(t *testing.T) {
 	t.Run("a missing bucket is a service error", func(t *testing.T) {
 		err := CheckS3Output(context.Background(), client, S3Location{Bucket: "no-such-bucket-treeport"}, Shard{})
 		var s3err *S3Error
-		if !errors.As(err, &s3err) || !errors.Is(err, ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
+		if !errors.As(err, &s3err) || !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
 			t.Fatalf("err = %v", err)
 		}
 	})
