@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -97,7 +98,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	}
 	ctx := context.Background()
-	client, err := importer.NewClient(ctx, importer.AWSOptions{EndpointURL: endpoint, Region: "us-east-1"})
+	client, err := ddb.NewClient(ctx, ddb.AWSOptions{EndpointURL: endpoint, Region: "us-east-1"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/time/rate"
 
-	"github.com/treeport/treeport/internal/awserr"
+	"github.com/treeport/treeport/internal/ddb"
 )
 
 // ScanAPI is the part of the DynamoDB client that Scan and Verify use;
@@ -36,10 +34,6 @@ var _ QueryAPI = (*dynamodb.Client)(nil)
 
 // Errors of the exporter; test with errors.Is.
 var (
-	// ErrService marks a failure of DynamoDB, or of the way to it, that
-	// retrying did not cure (access denied, no such table, retries
-	// exhausted).
-	ErrService = errors.New("exporter: DynamoDB service failure")
 	// ErrNotFound marks a query whose node is not in the table (a
 	// *NotFoundError). It also matches fs.ErrNotExist.
 	ErrNotFound = errors.New("exporter: node not found")
@@ -108,11 +102,9 @@ func formatRCU(v float64) string {
 // with full-jitter exponential backoff and, when a cap is set, holds the
 // consumed capacity to the cap. It is safe for concurrent use.
 type reader struct {
-	limiter     *rate.Limiter // nil: no cap
-	burst       int
-	maxRetries  int
-	baseBackoff time.Duration
-	maxBackoff  time.Duration
+	pacer      *ddb.ReadPacer // nil: no cap
+	maxRetries int
+	backoff    ddb.Backoff
 
 	mu    sync.Mutex
 	stats Stats
@@ -127,26 +119,18 @@ type readerOptions struct {
 }
 
 func newReader(o readerOptions) *reader {
-	r := &reader{maxRetries: o.MaxRetries, baseBackoff: o.BaseBackoff, maxBackoff: o.MaxBackoff}
+	r := &reader{maxRetries: o.MaxRetries, backoff: ddb.Backoff{Base: o.BaseBackoff, Max: o.MaxBackoff}, pacer: ddb.NewReadPacer(o.MaxRCU)}
 	if r.maxRetries <= 0 {
 		r.maxRetries = 10
 	}
-	if r.baseBackoff <= 0 {
-		r.baseBackoff = 50 * time.Millisecond
+	if r.backoff.Base <= 0 {
+		r.backoff.Base = 50 * time.Millisecond
 	}
-	if r.maxBackoff <= 0 {
-		r.maxBackoff = 5 * time.Second
-	}
-	if o.MaxRCU > 0 {
-		r.burst = max(1, int(o.MaxRCU))
-		r.limiter = rate.NewLimiter(rate.Limit(o.MaxRCU), r.burst)
+	if r.backoff.Max <= 0 {
+		r.backoff.Max = 5 * time.Second
 	}
 	return r
 }
-
-// noSDKRetry turns the SDK's own retries off for one call: the reader
-// retries, and it must see every throttle.
-func noSDKRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
 
 // do runs call until it succeeds, fails for good, or has failed
 // maxRetries times in a row. op names the operation for errors. The call
@@ -158,7 +142,7 @@ func (r *reader) do(ctx context.Context, op string, call func(ctx context.Contex
 			return err
 		}
 		cc, ccs, items, err := call(ctx)
-		rcu := capacity(cc, ccs)
+		rcu := ddb.Capacity(cc, ccs)
 		r.mu.Lock()
 		r.stats.Requests++
 		if fails > 0 {
@@ -170,47 +154,29 @@ func (r *reader) do(ctx context.Context, op string, call func(ctx context.Contex
 		} else {
 			r.stats.Failed++
 		}
-		kind, code := classify(err)
-		if kind == errThrottle {
+		kind, code := ddb.Classify(err)
+		if kind == ddb.Throttle {
 			r.stats.Throttles++
 		}
 		r.mu.Unlock()
 		if err == nil {
-			return r.pay(ctx, rcu)
+			return r.pacer.Pay(ctx, rcu)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if kind == errOther || fails >= r.maxRetries {
-			se := &ServiceError{Op: op, Code: code, Err: err}
-			if kind != errOther {
+		// A read has nothing to split: an invalid request is not retried.
+		if !kind.Retryable() || fails >= r.maxRetries {
+			se := &ddb.ServiceError{Pkg: "exporter", Op: op, Code: code, Err: err}
+			if kind.Retryable() {
 				se.Attempts = fails + 1
 			}
 			return se
 		}
-		if err := r.sleep(ctx, fails); err != nil {
+		if err := r.backoff.Sleep(ctx, fails); err != nil {
 			return err
 		}
 	}
-}
-
-// pay takes rcu units from the rate limiter, waiting as long as the cap
-// needs. A request is paid after it returns, since only then is its cost
-// known: the cap holds on average, and a burst at the start may exceed it by
-// one page per worker.
-func (r *reader) pay(ctx context.Context, rcu float64) error {
-	if r.limiter == nil || rcu <= 0 {
-		return nil
-	}
-	units := int(rcu + 0.999)
-	for units > 0 {
-		n := min(units, r.burst)
-		if err := r.limiter.WaitN(ctx, n); err != nil {
-			return err
-		}
-		units -= n
-	}
-	return nil
 }
 
 // retried counts a request sent again that do did not see fail: a
@@ -226,89 +192,4 @@ func (r *reader) snapshot() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stats
-}
-
-// sleep waits a full-jitter exponential backoff: a random time up to
-// baseBackoff·2^fails, at most maxBackoff.
-func (r *reader) sleep(ctx context.Context, fails int) error {
-	ceil := r.maxBackoff
-	if fails < 30 {
-		if d := r.baseBackoff << fails; d > 0 && d < ceil {
-			ceil = d
-		}
-	}
-	t := time.NewTimer(rand.N(ceil) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// capacity adds up what the service reported as consumed.
-func capacity(cc *types.ConsumedCapacity, ccs []types.ConsumedCapacity) float64 {
-	total := 0.0
-	if cc != nil && cc.CapacityUnits != nil {
-		total += *cc.CapacityUnits
-	}
-	for _, c := range ccs {
-		if c.CapacityUnits != nil {
-			total += *c.CapacityUnits
-		}
-	}
-	return total
-}
-
-// ServiceError is a DynamoDB failure with the operation and the service's
-// error code. It matches ErrService and unwraps to the SDK's error.
-type ServiceError struct {
-	Op       string // "Scan", "Query", "GetItem", "BatchGetItem"
-	Code     string // the service's error code; "" for a transport error
-	Attempts int    // > 0 when the error was retryable and retries ran out
-	Err      error
-}
-
-func (e *ServiceError) Error() string {
-	hint := ""
-	switch e.Code {
-	case "AccessDeniedException", "UnrecognizedClientException", "MissingAuthenticationTokenException",
-		"InvalidSignatureException", "ExpiredTokenException":
-		hint = "; check the credentials (--profile, AWS_PROFILE, AWS_ACCESS_KEY_ID) and their permissions"
-	case "ResourceNotFoundException":
-		hint = "; check --table and --region (or --endpoint-url)"
-	case "ValidationException":
-		hint = "; check that the table has the keys and indexes of --layout (and its --attr renames): treeport schema prints them"
-	}
-	if e.Attempts > 0 {
-		hint += fmt.Sprintf(" (gave up after %d attempts; lower --max-rcu or --segments, or raise the table's capacity)", e.Attempts)
-	}
-	return fmt.Sprintf("exporter: DynamoDB %s failed: %v%s", e.Op, e.Err, hint)
-}
-
-// Unwrap returns the SDK's error.
-func (e *ServiceError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrService) true.
-func (e *ServiceError) Is(target error) bool { return target == ErrService }
-
-type errKind = awserr.Kind
-
-const (
-	errOther    = awserr.Other    // not retryable
-	errThrottle = awserr.Throttle // the service asks to slow down
-	errServer   = awserr.Server   // 5xx
-	errNet      = awserr.Net      // the connection failed
-)
-
-// classify sorts an error by what the reader should do with it, and
-// returns the service's error code if there is one. A read has nothing to
-// split: an invalid request is not retried.
-func classify(err error) (errKind, string) {
-	k, code := awserr.Classify(err)
-	if k == awserr.Validation {
-		k = awserr.Other
-	}
-	return k, code
 }

@@ -19,7 +19,7 @@
 // Every function that talks to DynamoDB takes the narrow interface it uses
 // (ScanAPI, QueryAPI), which *dynamodb.Client satisfies. Each call turns the
 // SDK's own retries off: the exporter retries, and counts every throttle.
-// Failures of the service are *ServiceError, matching ErrService; a node a
-// query cannot find is a *NotFoundError, matching ErrNotFound and
-// fs.ErrNotExist.
+// Failures of the service are *ddb.ServiceError (internal/ddb), matching
+// ddb.ErrService; a node a query cannot find is a *NotFoundError, matching
+// ErrNotFound and fs.ErrNotExist.
 package exporter

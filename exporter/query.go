@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -227,7 +228,7 @@ func (q *querier) GetItem(ctx context.Context, key layouts.Item) (layouts.Item, 
 	var out *dynamodb.GetItemOutput
 	err := q.r.do(ctx, "GetItem", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 		var err error
-		out, err = q.client.GetItem(ctx, in, noSDKRetry)
+		out, err = q.client.GetItem(ctx, in, ddb.NoSDKRetry)
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -267,7 +268,7 @@ func (q *querier) Query(ctx context.Context, c layouts.QueryInput, fn func(items
 		var out *dynamodb.QueryOutput
 		err := q.r.do(ctx, "Query", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
-			out, err = q.client.Query(ctx, in, noSDKRetry)
+			out, err = q.client.Query(ctx, in, ddb.NoSDKRetry)
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -337,7 +338,7 @@ func (q *querier) batchGetOne(ctx context.Context, keys []layouts.Item) ([]layou
 		var out *dynamodb.BatchGetItemOutput
 		err := q.r.do(ctx, "BatchGetItem", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
-			out, err = q.client.BatchGetItem(ctx, in, noSDKRetry)
+			out, err = q.client.BatchGetItem(ctx, in, ddb.NoSDKRetry)
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -357,11 +358,11 @@ func (q *querier) batchGetOne(ctx context.Context, keys []layouts.Item) ([]layou
 			fails++
 		}
 		if fails > q.r.maxRetries {
-			return nil, &ServiceError{Op: "BatchGetItem", Attempts: fails,
+			return nil, &ddb.ServiceError{Pkg: "exporter", Op: "BatchGetItem", Attempts: fails,
 				Err: fmt.Errorf("table %s: %d keys stayed unprocessed", q.table, len(left))}
 		}
 		q.r.retried()
-		if err := q.r.sleep(ctx, fails); err != nil {
+		if err := q.r.backoff.Sleep(ctx, fails); err != nil {
 			return nil, err
 		}
 		pending = left

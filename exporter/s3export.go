@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 )
 
@@ -272,4 +273,4 @@ func fetch(ctx context.Context, down *manager.Downloader, loc s3io.Location, f e
 }
 
 // s3Err is s3io.Wrap, the failure matching ErrService.
-func s3Err(op, url string, err error) error { return s3io.Wrap(op, url, err, ErrService) }
+func s3Err(op, url string, err error) error { return s3io.Wrap(op, url, err, ddb.ErrService) }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -57,8 +58,8 @@ var errStop = errors.New("exporter: stop scanning")
 // goroutines at once (a pool of about one a CPU, fed by the segments, which
 // ask for their next pages while fn runs) and may keep the items. An error
 // from fn, or a failure of DynamoDB that retries do not cure (a
-// *ServiceError, matching ErrService), stops every segment and is returned
-// with the counts so far.
+// *ddb.ServiceError, matching ddb.ErrService), stops every segment and is
+// returned with the counts so far.
 //
 // The package decodes the pages of a *dynamodb.Client itself, for speed,
 // into the same items the SDK would give; what it does not know, the SDK
@@ -168,7 +169,7 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		var out *dynamodb.ScanOutput
 		err := r.do(ctx, "Scan", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
-			out, err = client.Scan(ctx, in, noSDKRetry, scanDecoding)
+			out, err = client.Scan(ctx, in, ddb.NoSDKRetry, scanDecoding)
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -325,28 +326,5 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 // what to check.
 func itemError(where string, spec layouts.TableSpec, item layouts.Item, l layouts.Layout, err error) error {
 	return fmt.Errorf("exporter: %s: item %s: %w (is --layout %s right, with the --attr renames and --delimiter the table was written with?)",
-		where, keyString(spec, item), err, l.Name())
-}
-
-// keyString renders an item's key for messages: Id="a", RelativeDepth=2.
-func keyString(spec layouts.TableSpec, item layouts.Item) string {
-	part := func(name string) string {
-		switch v := item[name].(type) {
-		case *types.AttributeValueMemberS:
-			return fmt.Sprintf("%s=%q", name, v.Value)
-		case *types.AttributeValueMemberN:
-			return fmt.Sprintf("%s=%s", name, v.Value)
-		case *types.AttributeValueMemberB:
-			return fmt.Sprintf("%s=%x", name, v.Value)
-		case nil:
-			return name + " missing"
-		default:
-			return fmt.Sprintf("%s of type %T", name, v)
-		}
-	}
-	s := part(spec.PK.Name)
-	if spec.SK != nil {
-		s += ", " + part(spec.SK.Name)
-	}
-	return s
+		where, ddb.KeyString(spec, item), err, l.Name())
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -80,7 +78,7 @@ func (p scanProtocol) DeserializeResponse(ctx context.Context, schema *smithy.Op
 // SDK would, such as a lone surrogate escape), which the caller then has
 // the SDK decode. Strings are copied: nothing refers to body afterwards.
 func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
-	d := scanDecoder{b: body}
+	d := scanDecoder{b: body, strs: ddbjson.StringReader{StrictSurrogates: true}, slab: ddbjson.Slab{Size: slabSize}}
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "Items":
@@ -113,41 +111,22 @@ const maxDecodeDepth = 32
 // scanDecoder reads a Scan response. It is written for speed, since a
 // scan's client spends most of its time here: names are interned (every
 // item repeats them), maps are made at their size, and the members of S
-// and N values are allocated by the slab.
+// and N values are allocated by the slab. Strings are read by
+// internal/ddbjson's StringReader, strict about lone surrogates, which it
+// leaves to the SDK.
 type scanDecoder struct {
 	b   []byte
 	pos int
 
 	names    map[string]string
 	lastSize int // of the last item
-	scratch  []byte
-	ss       []types.AttributeValueMemberS
-	ns       []types.AttributeValueMemberN
+	strs     ddbjson.StringReader
+	slab     ddbjson.Slab
 }
 
-// slab is how many S or N members one allocation holds: a retained value
-// keeps at most this many others' memory alive.
-const slab = 64
-
-func (d *scanDecoder) newS(v string) *types.AttributeValueMemberS {
-	if len(d.ss) == 0 {
-		d.ss = make([]types.AttributeValueMemberS, slab)
-	}
-	m := &d.ss[0]
-	d.ss = d.ss[1:]
-	m.Value = v
-	return m
-}
-
-func (d *scanDecoder) newN(v string) *types.AttributeValueMemberN {
-	if len(d.ns) == 0 {
-		d.ns = make([]types.AttributeValueMemberN, slab)
-	}
-	m := &d.ns[0]
-	d.ns = d.ns[1:]
-	m.Value = v
-	return m
-}
+// slabSize is how many S or N members one allocation holds: a retained
+// value keeps at most this many others' memory alive.
+const slabSize = 64
 
 func (d *scanDecoder) space() {
 	for d.pos < len(d.b) {
@@ -341,13 +320,13 @@ func (d *scanDecoder) value(depth int) (types.AttributeValue, bool) {
 		if !ok {
 			return nil, false
 		}
-		v = d.newS(s)
+		v = d.slab.S(s)
 	case "N":
 		s, ok := d.str()
 		if !ok {
 			return nil, false
 		}
-		v = d.newN(s)
+		v = d.slab.N(s)
 	case "B":
 		b, ok := d.binary()
 		if !ok {
@@ -467,103 +446,9 @@ func (d *scanDecoder) binary() ([]byte, bool) {
 // rawString reads a JSON string. The bytes returned alias the body or the
 // decoder's scratch space, until the next call.
 func (d *scanDecoder) rawString() ([]byte, bool) {
-	if d.pos >= len(d.b) || d.b[d.pos] != '"' {
-		return nil, false
-	}
-	start := d.pos + 1
-	for i := start; i < len(d.b); i++ {
-		switch c := d.b[i]; {
-		case c == '"':
-			d.pos = i + 1
-			return d.b[start:i], true
-		case c == '\\':
-			return d.escapedString(start, i)
-		case c < 0x20:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// escapedString finishes a string that has escapes; i is at the first
-// backslash. A lone surrogate is left to the SDK.
-func (d *scanDecoder) escapedString(start, i int) ([]byte, bool) {
-	buf := append(d.scratch[:0], d.b[start:i]...)
-	for i < len(d.b) {
-		c := d.b[i]
-		switch {
-		case c == '"':
-			d.pos = i + 1
-			d.scratch = buf
-			return buf, true
-		case c < 0x20:
-			return nil, false
-		case c != '\\':
-			buf = append(buf, c)
-			i++
-			continue
-		}
-		if i+1 >= len(d.b) {
-			return nil, false
-		}
-		switch e := d.b[i+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(d.b[i+2:])
-			if !ok {
-				return nil, false
-			}
-			if utf16.IsSurrogate(r) {
-				if i+11 >= len(d.b) || d.b[i+6] != '\\' || d.b[i+7] != 'u' {
-					return nil, false
-				}
-				r2, ok := hex4(d.b[i+8:])
-				if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
-					return nil, false
-				}
-				i += 6
-			}
-			buf = utf8.AppendRune(buf, r)
-			i += 4
-		default:
-			return nil, false
-		}
-		i += 2
-	}
-	return nil, false
-}
-
-// hex4 reads four hex digits.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	text, end, fault := d.strs.Read(d.b, d.pos)
+	d.pos = end
+	return text, fault == ddbjson.StringOK
 }
 
 // consumed reads a ConsumedCapacity of the table's total; the per-index

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -296,7 +297,7 @@ func TestVerifyBadInput(t *testing.T) {
 	}
 	// A table that does not exist is a service error that says what to check.
 	_, _, err = exporter.Scan(context.Background(), client, "no-such-table", l, exporter.ScanOptions{})
-	if !errors.Is(err, exporter.ErrService) || !strings.Contains(err.Error(), "--table") {
+	if !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "--table") {
 		t.Errorf("err = %v, want ErrService with a hint about --table", err)
 	}
 }

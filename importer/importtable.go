@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
@@ -303,7 +304,7 @@ func StartImport(ctx context.Context, api ImportAPI, in *dynamodb.ImportTableInp
 		return ImportStatus{}, serviceError("ImportTable", err)
 	}
 	if out.ImportTableDescription == nil || out.ImportTableDescription.ImportArn == nil {
-		return ImportStatus{}, &ServiceError{Op: "ImportTable", Err: errors.New("the response has no import ARN")}
+		return ImportStatus{}, &ddb.ServiceError{Pkg: "importer", Op: "ImportTable", Err: errors.New("the response has no import ARN")}
 	}
 	return importStatus(out.ImportTableDescription), nil
 }
@@ -349,7 +350,7 @@ func FollowImport(ctx context.Context, api ImportAPI, arn string, opts FollowOpt
 		case out.ImportTableDescription == nil:
 			fails++
 			if fails >= opts.MaxFailures {
-				return last, &ServiceError{Op: "DescribeImport", Err: fmt.Errorf("no description of import %s", arn)}
+				return last, &ddb.ServiceError{Pkg: "importer", Op: "DescribeImport", Err: fmt.Errorf("no description of import %s", arn)}
 			}
 		default:
 			fails = 0

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -205,7 +206,7 @@ func TestStartImportTableExists(t *testing.T) {
 	}
 	h := &recordingHTTP{status: http.StatusBadRequest, answer: `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceInUseException","message":"Table already exists: taken"}`}
 	_, err = StartImport(context.Background(), fakeDynamoDB(h), in)
-	if !errors.Is(err, ErrService) || !strings.Contains(err.Error(), "table taken exists already") {
+	if !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "table taken exists already") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -337,7 +338,7 @@ func TestFollowImport(t *testing.T) {
 				{err: throttled},
 			},
 			wantStatus:  types.ImportStatusInProgress,
-			wantErr:     ErrService,
+			wantErr:     ddb.ErrService,
 			wantErrText: "may still be running (aws dynamodb describe-import --import-arn " + testARN + ")",
 			wantSeen:    []int64{1},
 		},

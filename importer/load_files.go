@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 )
 
@@ -44,7 +45,7 @@ type LoadFilesOptions struct {
 	// its end. Billing is its capacity; AWS makes its DynamoDB client.
 	ImportTable string
 	Billing     Billing
-	AWS         AWSOptions
+	AWS         ddb.AWSOptions
 	// Poll is the pause between two DescribeImport calls (15 s).
 	Poll time.Duration
 
@@ -147,7 +148,7 @@ func startImport(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResul
 	if err != nil {
 		return err
 	}
-	client, err := NewClient(ctx, opts.AWS)
+	client, err := ddb.NewClient(ctx, opts.AWS)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/treeport/treeport/internal/awserr"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -41,12 +40,8 @@ const (
 
 // Errors of the writer. Each is wrapped with the details; test with errors.Is.
 var (
-	// ErrService marks a failure of DynamoDB or of the way to it that
-	// retrying will not cure (access denied, no such table, retries
-	// exhausted). Callers map it to exit code 3.
-	ErrService = errors.New("importer: DynamoDB service failure")
 	// ErrRetriesExhausted marks a batch that kept failing with retryable
-	// errors past WriterOptions.MaxRetries. It also matches ErrService.
+	// errors past WriterOptions.MaxRetries. It also matches ddb.ErrService.
 	ErrRetriesExhausted = errors.New("importer: retries exhausted")
 	// ErrItemRejected marks an item DynamoDB refused as invalid while no
 	// dead-letter sink was given.
@@ -58,32 +53,6 @@ var (
 	// ErrWriterClosed is returned by Write after Close.
 	ErrWriterClosed = errors.New("importer: writer closed")
 )
-
-// ServiceError is a DynamoDB failure with the operation and the service's
-// error code. It matches ErrService and unwraps to the SDK's error.
-type ServiceError struct {
-	Op   string // "BatchWriteItem", "DescribeTable", ...
-	Code string // the service's error code, "" for a transport error
-	Err  error
-}
-
-func (e *ServiceError) Error() string {
-	hint := ""
-	switch e.Code {
-	case "AccessDeniedException", "UnrecognizedClientException", "MissingAuthenticationTokenException",
-		"InvalidSignatureException", "ExpiredTokenException":
-		hint = "; check the credentials (--profile, AWS_PROFILE, AWS_ACCESS_KEY_ID) and their permissions"
-	case "ResourceNotFoundException":
-		hint = "; check --table and --region (or --endpoint-url)"
-	}
-	return fmt.Sprintf("importer: DynamoDB %s failed: %v%s", e.Op, e.Err, hint)
-}
-
-// Unwrap returns the SDK's error.
-func (e *ServiceError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrService) true.
-func (e *ServiceError) Is(target error) bool { return target == ErrService }
 
 // WriterOptions configure a DDBWriter. The zero value works: 4 workers, no
 // rate cap, 10 retries.
@@ -244,7 +213,7 @@ type DDBWriter struct {
 	table  string
 	spec   layouts.TableSpec
 	opts   WriterOptions
-	lim    *aimdLimiter
+	lim    *ddb.WriteLimiter
 	start  time.Time
 
 	// Producer side, owned by the goroutine calling Write.
@@ -301,7 +270,7 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	opts = opts.withDefaults()
 	w := &DDBWriter{
 		client: client, table: table, spec: spec, opts: opts,
-		lim:     newAIMDLimiter(opts.MaxWCU, opts.Concurrency),
+		lim:     ddb.NewWriteLimiter(opts.MaxWCU, opts.Concurrency),
 		start:   time.Now(),
 		lastSeq: opts.StartSeq - 1,
 		batches: make(chan *batch, opts.Buffer),
@@ -588,10 +557,6 @@ func (w *DDBWriter) work() error {
 	return nil
 }
 
-// noSDKRetry makes the SDK try each call once: the writer retries itself,
-// only what was not written, and must see every throttle to slow down.
-func noSDKRetry(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
-
 // write writes reqs, retrying what is not written, until all are written or
 // dead-lettered, or it gives up.
 func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
@@ -599,8 +564,9 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		if attempt > 0 {
 			w.n.retries.Add(1)
-			if err := w.sleep(ctx, fails); err != nil {
-				return err
+			backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
+			if err := backoff.Sleep(ctx, max(fails, 1)); err != nil {
+				return context.Cause(ctx)
 			}
 		}
 		cost := 0
@@ -626,43 +592,39 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
-		out, err := w.client.BatchWriteItem(actx, in, noSDKRetry)
+		out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
 		cancel()
 		if first {
 			close(w.probeDone)
 		}
 		w.n.requests.Add(1)
 		if err != nil {
-			switch kind, code := classify(err); {
+			switch kind, code := ddb.Classify(err); {
 			case ctx.Err() != nil:
 				return context.Cause(ctx)
-			case kind == errValidation:
+			case kind == ddb.Validation:
 				return w.split(ctx, reqs, err)
-			case kind == errOther:
-				return &ServiceError{Op: "BatchWriteItem", Code: code, Err: err}
+			case kind == ddb.Other:
+				return &ddb.ServiceError{Pkg: "importer", Op: "BatchWriteItem", Code: code, Err: err}
 			default:
 				switch kind {
-				case errThrottle:
+				case ddb.Throttle:
 					w.n.throttles.Add(1)
-				case errServer:
+				case ddb.Server:
 					w.n.server.Add(1)
-				case errNet:
+				case ddb.Net:
 					w.n.net.Add(1)
 				}
 				w.lim.Congestion()
 				fails++
 				if fails > w.opts.MaxRetries {
-					return fmt.Errorf("%w: %w after %d attempts of a batch of %d items (first key %s): %w",
-						ErrService, ErrRetriesExhausted, fails, len(reqs), keyString(w.spec, reqs[0].item), err)
+					return fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
+						ddb.ErrService, ErrRetriesExhausted, fails, len(reqs), ddb.KeyString(w.spec, reqs[0].item), err)
 				}
 				continue
 			}
 		}
-		for _, c := range out.ConsumedCapacity {
-			if c.CapacityUnits != nil {
-				w.n.consumedMilli.Add(int64(math.Round(*c.CapacityUnits * 1000)))
-			}
-		}
+		w.n.consumedMilli.Add(int64(math.Round(ddb.Capacity(nil, out.ConsumedCapacity) * 1000)))
 		left, err := w.unprocessed(reqs, out.UnprocessedItems[w.table])
 		if err != nil {
 			return err
@@ -685,8 +647,8 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		if len(written) > 0 {
 			fails = 0
 		} else if fails++; fails > w.opts.MaxRetries {
-			return fmt.Errorf("%w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
-				ErrService, ErrRetriesExhausted, len(reqs), fails, keyString(w.spec, reqs[0].item))
+			return fmt.Errorf("importer: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
+				ddb.ErrService, ErrRetriesExhausted, len(reqs), fails, ddb.KeyString(w.spec, reqs[0].item))
 		}
 		next := make([]*request, 0, len(left))
 		for _, r := range reqs {
@@ -741,7 +703,7 @@ func (w *DDBWriter) unprocessed(sent []*request, back []types.WriteRequest) (map
 		}
 		r := byKey[layouts.KeyOf(w.spec, item)]
 		if r == nil {
-			return nil, fmt.Errorf("%w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ErrService, keyString(w.spec, item))
+			return nil, fmt.Errorf("importer: %w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ddb.ErrService, ddb.KeyString(w.spec, item))
 		}
 		left[r] = true
 	}
@@ -786,13 +748,13 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	seq := r.seqs[len(r.seqs)-1]
 	if w.opts.DeadLetter == nil {
 		return fmt.Errorf("%w: item %d (key %s): %s; pass --dead-letter FILE to set such items aside and go on",
-			ErrItemRejected, seq, keyString(w.spec, r.item), reason)
+			ErrItemRejected, seq, ddb.KeyString(w.spec, r.item), reason)
 	}
 	w.dlMu.Lock()
 	defer w.dlMu.Unlock()
 	if limit := w.opts.MaxDeadLetters; limit >= 0 && w.n.dead.Load() >= int64(limit) {
 		return fmt.Errorf("%w: more than %d (last: item %d, key %s: %s); check that the table matches the layout",
-			ErrTooManyRejected, limit, seq, keyString(w.spec, r.item), reason)
+			ErrTooManyRejected, limit, seq, ddb.KeyString(w.spec, r.item), reason)
 	}
 	if _, err := w.opts.DeadLetter.Write(ddbjson.AppendLine(nil, r.item)); err != nil {
 		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
@@ -808,25 +770,6 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	return nil
 }
 
-// sleep waits a full-jitter exponential backoff: a random time up to
-// BaseBackoff·2^fails, at most MaxBackoff.
-func (w *DDBWriter) sleep(ctx context.Context, fails int) error {
-	ceil := w.opts.MaxBackoff
-	if fails < 30 {
-		if d := w.opts.BaseBackoff << max(fails, 1); d > 0 && d < ceil {
-			ceil = d
-		}
-	}
-	t := time.NewTimer(rand.N(ceil) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
 func writeRequests(reqs []*request) []types.WriteRequest {
 	out := make([]types.WriteRequest, len(reqs))
 	for i, r := range reqs {
@@ -834,42 +777,6 @@ func writeRequests(reqs []*request) []types.WriteRequest {
 	}
 	return out
 }
-
-// keyString renders an item's key for messages: Id="a", RelativeDepth=2.
-func keyString(spec layouts.TableSpec, item layouts.Item) string {
-	part := func(name string) string {
-		switch v := item[name].(type) {
-		case *types.AttributeValueMemberS:
-			return fmt.Sprintf("%s=%q", name, v.Value)
-		case *types.AttributeValueMemberN:
-			return fmt.Sprintf("%s=%s", name, v.Value)
-		case *types.AttributeValueMemberB:
-			return fmt.Sprintf("%s=%x", name, v.Value)
-		case nil:
-			return name + " missing"
-		default:
-			return fmt.Sprintf("%s of type %T", name, v)
-		}
-	}
-	s := part(spec.PK.Name)
-	if spec.SK != nil {
-		s += ", " + part(spec.SK.Name)
-	}
-	return s
-}
-
-type errKind = awserr.Kind
-
-const (
-	errOther      = awserr.Other      // not retryable
-	errThrottle   = awserr.Throttle   // the service asks to slow down
-	errServer     = awserr.Server     // 5xx
-	errNet        = awserr.Net        // the connection failed
-	errValidation = awserr.Validation // the request is invalid
-)
-
-// classify sorts a BatchWriteItem error by what the writer should do.
-var classify = awserr.Classify
 
 // acker tracks which sequence numbers are acknowledged and derives the
 // watermark: the lowest one that is not, or one past the last added.

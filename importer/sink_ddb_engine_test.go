@@ -165,13 +165,12 @@ func TestWriterFindsCapacity(t *testing.T) {
 
 	const n = 4000 // 10 s at capacity
 	var cuts []string
-	limiterTrace = func(format string, args ...any) { cuts = append(cuts, fmt.Sprintf(format, args...)) }
-	t.Cleanup(func() { limiterTrace = nil })
 	var rates []float64
 	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, spec, WriterOptions{
 		Concurrency: 4, ProgressInterval: 250 * time.Millisecond,
 		OnProgress: func(p Progress) { rates = append(rates, math.Round(p.RateLimit)) },
 	})
+	w.lim.Trace = func(format string, args ...any) { cuts = append(cuts, fmt.Sprintf(format, args...)) }
 	ctx := context.Background()
 	start := time.Now()
 	for i := range n {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -365,11 +366,11 @@ func TestWriterFailures(t *testing.T) {
 		is      []error
 		partial bool // some items get written before the failure
 	}{
-		{name: "access denied", err: apiErr("AccessDeniedException"), is: []error{ErrService}},
-		{name: "no table", err: &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}, is: []error{ErrService}},
-		{name: "throttled forever", err: apiErr("ProvisionedThroughputExceededException"), is: []error{ErrService, ErrRetriesExhausted}},
-		{name: "5xx forever", err: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 503}}, Err: errors.New("unavailable")}, is: []error{ErrService, ErrRetriesExhausted}},
-		{name: "network down", err: &smithyhttp.RequestSendError{Err: io.ErrUnexpectedEOF}, is: []error{ErrService, ErrRetriesExhausted}},
+		{name: "access denied", err: apiErr("AccessDeniedException"), is: []error{ddb.ErrService}},
+		{name: "no table", err: &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}, is: []error{ddb.ErrService}},
+		{name: "throttled forever", err: apiErr("ProvisionedThroughputExceededException"), is: []error{ddb.ErrService, ErrRetriesExhausted}},
+		{name: "5xx forever", err: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 503}}, Err: errors.New("unavailable")}, is: []error{ddb.ErrService, ErrRetriesExhausted}},
+		{name: "network down", err: &smithyhttp.RequestSendError{Err: io.ErrUnexpectedEOF}, is: []error{ddb.ErrService, ErrRetriesExhausted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -510,33 +511,6 @@ func TestWriterCloseCanceled(t *testing.T) {
 	}
 	if _, err2 := w.Close(context.Background()); !errors.Is(err2, context.DeadlineExceeded) {
 		t.Errorf("second Close = %v, want the first Close's error", err2)
-	}
-}
-
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want errKind
-	}{
-		{"PTEE", &types.ProvisionedThroughputExceededException{}, errThrottle},
-		{"ThrottlingException", apiErr("ThrottlingException"), errThrottle},
-		{"RequestLimitExceeded", &types.RequestLimitExceeded{}, errThrottle},
-		{"validation", apiErr("ValidationException"), errValidation},
-		{"internal", &types.InternalServerError{}, errServer},
-		{"503 without code", &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 503}}, Err: errors.New("x")}, errServer},
-		{"send", &smithyhttp.RequestSendError{Err: errors.New("connection reset by peer")}, errNet},
-		{"deserialization", &smithy.DeserializationError{Err: io.ErrUnexpectedEOF}, errNet},
-		{"access denied", apiErr("AccessDeniedException"), errOther},
-		{"not found", &types.ResourceNotFoundException{}, errOther},
-		{"plain", errors.New("no credentials"), errOther},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got, _ := classify(tt.err); got != tt.want {
-				t.Errorf("classify(%v) = %d, want %d", tt.err, got, tt.want)
-			}
-		})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,14 +18,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
@@ -68,44 +64,17 @@ type S3Options struct {
 // NewS3Client returns an S3 client configured from opts and the SDK's usual
 // sources.
 func NewS3Client(ctx context.Context, opts S3Options) (*s3.Client, error) {
-	conns := opts.MaxConns
-	if conns <= 0 {
-		conns = 64
-	}
-	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-		tr.MaxIdleConns = conns
-		tr.MaxIdleConnsPerHost = conns
-		tr.IdleConnTimeout = 90 * time.Second
-	})
-	loads := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(httpClient),
-		config.WithRetryer(func() aws.Retryer {
+	cfg, err := ddb.LoadConfig(ctx, ddb.ConfigOptions{
+		AWSOptions: ddb.AWSOptions{EndpointURL: opts.EndpointURL, Region: opts.Region, Profile: opts.Profile, MaxConns: opts.MaxConns},
+		Service:    "S3",
+		Retryer: func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 5 })
-		}),
-	}
-	if opts.Region != "" {
-		loads = append(loads, config.WithRegion(opts.Region))
-	}
-	if opts.Profile != "" {
-		loads = append(loads, config.WithSharedConfigProfile(opts.Profile))
-	}
-	if isLoopback(opts.EndpointURL) {
-		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+		},
+		// An S3-compatible server takes any credentials.
+		StandInCredentials: opts.EndpointURL != "",
+	})
 	if err != nil {
-		return nil, fmt.Errorf("importer: loading the AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		if opts.EndpointURL == "" {
-			return nil, fmt.Errorf("importer: no AWS region for S3: pass --region or set AWS_REGION")
-		}
-		cfg.Region = "us-east-1"
-	}
-	if opts.EndpointURL != "" {
-		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
-		}
+		return nil, err
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.EndpointURL != "" {
@@ -378,5 +347,5 @@ func sameRun(a, b *Manifest) error {
 	return nil
 }
 
-// s3Error is s3io.Wrap, the failure matching ErrService.
-func s3Error(op, url string, err error) error { return s3io.Wrap(op, url, err, ErrService) }
+// s3Error is s3io.Wrap, the failure matching ddb.ErrService.
+func s3Error(op, url string, err error) error { return s3io.Wrap(op, url, err, ddb.ErrService) }

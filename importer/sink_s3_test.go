@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/s3local"
 	"github.com/treeport/treeport/layouts"
@@ -169,7 +170,7 @@ func TestCheckS3Output(t *testing.T) {
 	t.Run("a missing bucket is a service error", func(t *testing.T) {
 		err := CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, Shard{})
 		var s3err *s3io.Error
-		if !errors.As(err, &s3err) || !errors.Is(err, ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
+		if !errors.As(err, &s3err) || !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -145,7 +145,7 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 	}
 	r := newCSVReader(in.R, comma)
 	r.keepRaw = opts.KeepRaw
-	s := &csvSource{in: in, r: r, file: file, opts: opts}
+	s := &csvSource{in: in, r: r, file: file, opts: opts, slab: slab{Slab: ddbjson.Slab{Size: slabSize}}}
 	header, err := r.read()
 	if err != nil {
 		if err == io.EOF {
@@ -540,7 +540,7 @@ func (s *csvSource) cell(col int, f []byte, str func(col int) string) (types.Att
 		if !build {
 			return nil, numberSize(f), nil
 		}
-		return s.slab.n(str(col)), 0, nil
+		return s.slab.N(str(col)), 0, nil
 	case 'b':
 		if !build {
 			return nil, 1, nil
@@ -560,7 +560,7 @@ func (s *csvSource) cell(col int, f []byte, str func(col int) string) (types.Att
 	if !build {
 		return nil, len(f), nil
 	}
-	return s.slab.s(str(col)), 0, nil
+	return s.slab.S(str(col)), 0, nil
 }
 
 // cellFlat is cell for the flat read: the value is built in the column's
@@ -871,9 +871,8 @@ func plainErr(err error) string {
 // a row costs a few allocations instead of one per cell. Each one handed out
 // is distinct, and the caller may keep it.
 type slab struct {
-	recs []transform.Record
-	ss   []types.AttributeValueMemberS
-	ns   []types.AttributeValueMemberN
+	recs         []transform.Record
+	ddbjson.Slab // the S and N values
 }
 
 const slabSize = 128
@@ -885,26 +884,6 @@ func (a *slab) record() *transform.Record {
 	r := &a.recs[0]
 	a.recs = a.recs[1:]
 	return r
-}
-
-func (a *slab) s(v string) *types.AttributeValueMemberS {
-	if len(a.ss) == 0 {
-		a.ss = make([]types.AttributeValueMemberS, slabSize)
-	}
-	p := &a.ss[0]
-	a.ss = a.ss[1:]
-	p.Value = v
-	return p
-}
-
-func (a *slab) n(v string) *types.AttributeValueMemberN {
-	if len(a.ns) == 0 {
-		a.ns = make([]types.AttributeValueMemberN, slabSize)
-	}
-	p := &a.ns[0]
-	a.ns = a.ns[1:]
-	p.Value = v
-	return p
 }
 
 // strChunk copies byte slices into strings carved out of shared blocks, so

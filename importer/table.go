@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -287,7 +288,7 @@ func CheckTable(ctx context.Context, client TableAPI, name string, spec layouts.
 		return describeError(name, err)
 	}
 	if out.Table == nil {
-		return &ServiceError{Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
+		return &ddb.ServiceError{Pkg: "importer", Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
 	}
 	if diffs := schemaDiffs(out.Table, spec); len(diffs) > 0 {
 		return &SchemaMismatchError{Table: name, Diffs: diffs}
@@ -304,7 +305,7 @@ func describeError(name string, err error) error {
 }
 
 func serviceError(op string, err error) error {
-	e := &ServiceError{Op: op, Err: err}
+	e := &ddb.ServiceError{Pkg: "importer", Op: op, Err: err}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		e.Code = apiErr.ErrorCode()

@@ -281,15 +281,3 @@ func TestCheckTable(t *testing.T) {
 		t.Errorf("CheckTable of a missing table = %v, want ErrTableNotFound", err)
 	}
 }
-
-func TestNewClientReachesEngine(t *testing.T) {
-	ep := ddblocal.Endpoint(t)
-	ctx := context.Background()
-	c, err := NewClient(ctx, AWSOptions{EndpointURL: ep, Region: "us-east-1", MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
-		t.Fatalf("ListTables through NewClient: %v", err)
-	}
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -165,7 +166,7 @@ func ExitCode(err error) int {
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &apiErr):
+	case errors.Is(err, ddb.ErrService), errors.As(err, &apiErr):
 		return exitService
 	}
 	return exitService

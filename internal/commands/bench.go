@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/layoutbench"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
@@ -181,7 +182,7 @@ func runBench(c *cli.Context) error {
 		},
 	}
 	if !offline {
-		client, err := importer.NewClient(c.Context, awsOptions(c))
+		client, err := ddb.NewClient(c.Context, awsOptions(c))
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/refresh"
 )
 
@@ -66,7 +66,7 @@ func runEdit(c *cli.Context) error {
 		DeadLetter: c.String("dead-letter"), Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
 		Log: c.App.ErrWriter, Started: time.Now(),
 	}
-	if opts.Client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+	if opts.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	prog := newProgress(c)

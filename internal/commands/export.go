@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
@@ -36,8 +37,8 @@ func readFlags() []cli.Flag {
 }
 
 // readAWSOptions are the AWS options of a command that reads.
-func readAWSOptions(c *cli.Context, conns int) importer.AWSOptions {
-	return importer.AWSOptions{
+func readAWSOptions(c *cli.Context, conns int) ddb.AWSOptions {
+	return ddb.AWSOptions{
 		EndpointURL: c.String("endpoint-url"),
 		Region:      c.String("region"),
 		Profile:     c.String("profile"),
@@ -126,7 +127,7 @@ func runExport(c *cli.Context) error {
 		},
 	}
 	if table != "" {
-		client, err := importer.NewClient(c.Context, readAWSOptions(c, segments))
+		client, err := ddb.NewClient(c.Context, readAWSOptions(c, segments))
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 )
 
 func writerFlags() []cli.Flag {
@@ -40,8 +41,8 @@ func billing(c *cli.Context) (importer.Billing, error) {
 	return importer.Billing{Provisioned: true, WCU: wcu, RCU: rcu}, nil
 }
 
-func awsOptions(c *cli.Context) importer.AWSOptions {
-	return importer.AWSOptions{
+func awsOptions(c *cli.Context) ddb.AWSOptions {
+	return ddb.AWSOptions{
 		EndpointURL: c.String("endpoint-url"),
 		Region:      c.String("region"),
 		Profile:     c.String("profile"),
@@ -68,7 +69,7 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	}
 	// Reading stops on Ctrl-C; writing what was read goes on until it is
 	// acknowledged, so the checkpoint is exact.
-	client, err := importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
+	client, err := ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
 	if err != nil {
 		return err
 	}

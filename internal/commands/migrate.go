@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )
@@ -110,7 +110,7 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	t.Table, t.Layout = to, l2
-	if t.Client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+	if t.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	opts := refresh.MigrateOptions{

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 )
 
 // queryCommand is "query" with one subcommand per kind, so that the flags
@@ -120,7 +120,7 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 			return usagef("--max-depth %d is below --min-depth %d", maxDepth, minDepth)
 		}
 	}
-	client, err := importer.NewClient(c.Context, readAWSOptions(c, c.Int("concurrency")))
+	client, err := ddb.NewClient(c.Context, readAWSOptions(c, c.Int("concurrency")))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
@@ -151,7 +152,7 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if t.Client, err = importer.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
+	if t.Client, err = ddb.NewClient(c.Context, readAWSOptions(c, c.Int("segments"))); err != nil {
 		return err
 	}
 	res, err := refresh.PlanTable(c.Context, refresh.PlanTableOptions{
@@ -230,7 +231,7 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if t.Client, err = importer.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+	if t.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	opts := applyOptions(c, t, ratio, settings(c, t.Layout), started)

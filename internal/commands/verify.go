@@ -7,6 +7,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 )
 
 func verifyCommand() *cli.Command {
@@ -53,7 +54,7 @@ func runVerify(c *cli.Context) error {
 	if segments < 1 || segments > exporter.MaxSegments {
 		return usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
 	}
-	client, err := importer.NewClient(c.Context, readAWSOptions(c, segments))
+	client, err := ddb.NewClient(c.Context, readAWSOptions(c, segments))
 	if err != nil {
 		return err
 	}

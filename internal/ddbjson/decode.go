@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -63,7 +62,7 @@ type decoder struct {
 	data       []byte
 	pos        int
 	sawWrapper bool
-	scratch    []byte
+	str        StringReader
 }
 
 func (d *decoder) errorf(format string, args ...any) *Error {
@@ -413,132 +412,21 @@ func (d *decoder) rawString() ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, d.errorf("want a string, found %s", d.describe())
 	}
-	d.pos++
-	start := d.pos
-	// Fast path: no escapes, printable ASCII or valid UTF-8.
-	for i := start; i < len(d.data); {
-		c := d.data[i]
-		switch {
-		case c == '"':
-			d.pos = i + 1
-			return d.data[start:i], nil
-		case c == '\\':
-			return d.slowString(start, i)
-		case c < 0x20:
-			d.pos = i
-			return nil, d.errorf("control character %#02x in a string; JSON needs it escaped", c)
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(d.data[i:])
-			if r == utf8.RuneError && size == 1 {
-				d.pos = i
-				return nil, d.errorf("invalid UTF-8 in a string")
-			}
-			i += size
-		}
+	text, end, fault := d.str.Read(d.data, d.pos)
+	d.pos = end
+	switch fault {
+	case StringOK:
+		return text, nil
+	case ControlChar:
+		return nil, d.errorf("control character %#02x in a string; JSON needs it escaped", d.data[end])
+	case BadUTF8:
+		return nil, d.errorf("invalid UTF-8 in a string")
+	case BadHex:
+		return nil, d.errorf(`bad \u escape; want four hex digits`)
+	case BadEscape:
+		return nil, d.errorf("bad escape %q in a string", "\\"+string(rune(d.data[end+1])))
 	}
-	d.pos = len(d.data)
 	return nil, d.errorf("unterminated string")
-}
-
-// slowString finishes a string that has escapes; i is the first backslash.
-func (d *decoder) slowString(start, i int) ([]byte, error) {
-	buf := append(d.scratch[:0], d.data[start:i]...)
-	for i < len(d.data) {
-		c := d.data[i]
-		switch {
-		case c == '"':
-			d.pos = i + 1
-			d.scratch = buf
-			return buf, nil
-		case c == '\\':
-			if i+1 >= len(d.data) {
-				d.pos = i
-				return nil, d.errorf("unterminated string")
-			}
-			switch e := d.data[i+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-				i += 2
-			case 'b':
-				buf = append(buf, '\b')
-				i += 2
-			case 'f':
-				buf = append(buf, '\f')
-				i += 2
-			case 'n':
-				buf = append(buf, '\n')
-				i += 2
-			case 'r':
-				buf = append(buf, '\r')
-				i += 2
-			case 't':
-				buf = append(buf, '\t')
-				i += 2
-			case 'u':
-				r, ok := hex4(d.data[i+2:])
-				if !ok {
-					d.pos = i
-					return nil, d.errorf(`bad \u escape; want four hex digits`)
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					r2, ok := rune(0), false
-					if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
-						r2, ok = hex4(d.data[i+2:])
-					}
-					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError // a lone surrogate, as encoding/json reads it
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				d.pos = i
-				return nil, d.errorf("bad escape %q in a string", "\\"+string(rune(e)))
-			}
-		case c < 0x20:
-			d.pos = i
-			return nil, d.errorf("control character %#02x in a string; JSON needs it escaped", c)
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(d.data[i:])
-			if r == utf8.RuneError && size == 1 {
-				d.pos = i
-				return nil, d.errorf("invalid UTF-8 in a string")
-			}
-			buf = append(buf, d.data[i:i+size]...)
-			i += size
-		}
-	}
-	d.pos = len(d.data)
-	return nil, d.errorf("unterminated string")
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 func (d *decoder) literal(word string) bool {

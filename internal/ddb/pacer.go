@@ -1,11 +1,31 @@
-package importer
+package ddb
 
 import (
 	"context"
 	"math"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
+
+// The two pacers. Reads and writes are both held to capacity units per
+// second, but they are not paced the same way, for reasons that matter:
+//
+//   - A write's cost is known before it is sent (from the items' sizes), so
+//     the WriteLimiter makes it wait first. A read's cost is known only from
+//     the response, so the ReadPacer makes the reader pay after the fact,
+//     and a burst at the start may exceed the cap by one page per worker.
+//   - The WriteLimiter adapts: without a cap it has to find the table's
+//     capacity, and throttled or unprocessed writes cut its limit (AIMD).
+//     The ReadPacer holds a fixed cap the user chose (--max-rcu); a
+//     throttled read costs nothing and is only retried after a backoff.
+//   - Their bursts differ: a tenth of a second of the write limit, against
+//     one second of the read cap, which TestScanRateCap (exporter) and the
+//     writer's tuning (TestWriterFindsCapacity) each rely on.
+//
+// What they share is the waiting (wait) and the backoff of the callers that
+// use them (Backoff).
 
 // The limiter's tuning. They are variables so that tests can shorten time.
 var (
@@ -51,7 +71,7 @@ var (
 	aimdPeakWindow = 30 * time.Second
 )
 
-// aimdLimiter is the writers' shared rate limiter, counted in write capacity
+// WriteLimiter is the writers' shared rate limiter, counted in write capacity
 // units. It starts at the cap (MaxWCU), or unlimited when there is no cap.
 //
 // Congestion (throttling, 5xx, unprocessed items) cuts the limit to
@@ -72,7 +92,7 @@ var (
 // all of them while finding the capacity in the first second.
 //
 // It is safe for concurrent use.
-type aimdLimiter struct {
+type WriteLimiter struct {
 	mu  sync.Mutex
 	now func() time.Time
 
@@ -92,22 +112,24 @@ type aimdLimiter struct {
 	acked meter // WCU acknowledged by the service
 	sent  meter // WCU let through by Wait
 	peak  meter // WCU acknowledged, by the second, over aimdPeakWindow
+
+	// Trace, when set before the limiter is used, is told of every cut:
+	// what it measured and the limit it set.
+	Trace func(format string, args ...any)
 }
 
-var limiterTrace func(format string, args ...any)
-
-// newAIMDLimiter returns a limiter capped at maxWCU per second (0 or less
+// NewWriteLimiter returns a limiter capped at maxWCU per second (0 or less
 // means no cap) for up to concurrency batches in flight.
-func newAIMDLimiter(maxWCU float64, concurrency int) *aimdLimiter {
-	return newAIMDLimiterClock(maxWCU, concurrency, time.Now)
+func NewWriteLimiter(maxWCU float64, concurrency int) *WriteLimiter {
+	return newWriteLimiterClock(maxWCU, concurrency, time.Now)
 }
 
-func newAIMDLimiterClock(maxWCU float64, concurrency int, now func() time.Time) *aimdLimiter {
+func newWriteLimiterClock(maxWCU float64, concurrency int, now func() time.Time) *WriteLimiter {
 	if maxWCU <= 0 {
 		maxWCU = math.Inf(1)
 	}
 	t := now()
-	return &aimdLimiter{
+	return &WriteLimiter{
 		now: now, max: maxWCU, limit: maxWCU, minSeen: maxWCU, conc: max(concurrency, 1),
 		start: t, lastRaise: t,
 		acked: newMeter(aimdWindow, 20),
@@ -119,7 +141,7 @@ func newAIMDLimiterClock(maxWCU float64, concurrency int, now func() time.Time) 
 // Wait blocks until wcu units may be spent, or ctx is done. A cost larger
 // than the burst is let through and paid for by the writes after it, so a
 // batch of large items is never refused.
-func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
+func (l *WriteLimiter) Wait(ctx context.Context, wcu int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -144,19 +166,12 @@ func (l *aimdLimiter) Wait(ctx context.Context, wcu int) error {
 	if delay <= 0 {
 		return nil
 	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait(ctx, delay)
 }
 
 // Success records wcu units acknowledged by the service and raises the limit
 // if the writers use most of it.
-func (l *aimdLimiter) Success(wcu int) {
+func (l *WriteLimiter) Success(wcu int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -188,7 +203,7 @@ func (l *aimdLimiter) Success(wcu int) {
 // Congestion records a throttle, a 5xx or unprocessed items, and cuts the
 // limit unless it was cut less than aimdCooldown ago. It reports whether it
 // cut.
-func (l *aimdLimiter) Congestion() bool {
+func (l *WriteLimiter) Congestion() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -226,8 +241,8 @@ func (l *aimdLimiter) Congestion() bool {
 	l.limit = math.Min(l.limit, math.Max(floor, base*aimdDecrease))
 	l.step = base * aimdIncreasePerSec
 	l.minSeen = math.Min(l.minSeen, l.limit)
-	if limiterTrace != nil {
-		limiterTrace("cut at %v: accepted %.0f over %.2fs base %.0f floor %.0f → limit %.0f startup %v", now.Sub(l.start).Round(time.Millisecond), accepted, span, base, floor, l.limit, l.startup)
+	if l.Trace != nil {
+		l.Trace("cut at %v: accepted %.0f over %.2fs base %.0f floor %.0f → limit %.0f startup %v", now.Sub(l.start).Round(time.Millisecond), accepted, span, base, floor, l.limit, l.startup)
 	}
 	l.lastCut = now
 	l.lastRaise = now
@@ -243,14 +258,14 @@ func (l *aimdLimiter) Congestion() bool {
 }
 
 // Limit is the current limit in WCU per second, +Inf when unlimited.
-func (l *aimdLimiter) Limit() float64 {
+func (l *WriteLimiter) Limit() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.limit
 }
 
 // MinLimit is the lowest limit set so far, +Inf if never limited.
-func (l *aimdLimiter) MinLimit() float64 {
+func (l *WriteLimiter) MinLimit() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.minSeen
@@ -300,4 +315,42 @@ func (m *meter) since(from, now time.Time) float64 {
 		}
 	}
 	return total
+}
+
+// ReadPacer holds the capacity the readers consume to a cap, in read
+// capacity units per second, shared by every worker; its burst is one
+// second of the cap. A nil *ReadPacer sets no cap. It is safe for
+// concurrent use.
+type ReadPacer struct {
+	limiter *rate.Limiter
+	burst   int
+}
+
+// NewReadPacer returns a pacer capped at maxRCU per second, or nil (no cap)
+// when maxRCU is 0 or less.
+func NewReadPacer(maxRCU float64) *ReadPacer {
+	if maxRCU <= 0 {
+		return nil
+	}
+	burst := max(1, int(maxRCU))
+	return &ReadPacer{limiter: rate.NewLimiter(rate.Limit(maxRCU), burst), burst: burst}
+}
+
+// Pay takes rcu units, rounded up, waiting as long as the cap needs, or
+// until ctx ends. A request is paid after it returns, since only then is
+// its cost known: the cap holds on average, and a burst at the start may
+// exceed it by one page per worker.
+func (p *ReadPacer) Pay(ctx context.Context, rcu float64) error {
+	if p == nil || rcu <= 0 {
+		return nil
+	}
+	units := int(rcu + 0.999)
+	for units > 0 {
+		n := min(units, p.burst)
+		if err := p.limiter.WaitN(ctx, n); err != nil {
+			return err
+		}
+		units -= n
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package importer
+package ddb
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(
 
 func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(0, 1, clk.now)
+	l := newWriteLimiterClock(0, 1, clk.now)
 	if !math.IsInf(l.Limit(), 1) {
 		t.Fatalf("limit = %v, want unlimited", l.Limit())
 	}
@@ -71,7 +71,7 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 // guess of what the workers send.
 func TestLimiterFirstGuess(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(0, 4, clk.now)
+	l := newWriteLimiterClock(0, 4, clk.now)
 	l.Wait(context.Background(), 25) // one batch out of four sent so far
 	clk.advance(2 * time.Millisecond)
 	l.Congestion()
@@ -82,7 +82,7 @@ func TestLimiterFirstGuess(t *testing.T) {
 
 func TestLimiterCooldown(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(1000, 1, clk.now)
+	l := newWriteLimiterClock(1000, 1, clk.now)
 	tests := []struct {
 		name    string
 		after   time.Duration
@@ -110,7 +110,7 @@ func TestLimiterCooldown(t *testing.T) {
 
 func TestLimiterFloor(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(1000, 1, clk.now)
+	l := newWriteLimiterClock(1000, 1, clk.now)
 	l.Congestion() // nothing accepted yet: a plain cut
 	if want := 1000 * aimdDecrease; !near(l.Limit(), want) {
 		t.Errorf("limit = %v, want %v", l.Limit(), want)
@@ -132,7 +132,7 @@ func TestLimiterFloor(t *testing.T) {
 
 func TestLimiterAdditiveIncrease(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newAIMDLimiterClock(120, 1, clk.now)
+	l := newWriteLimiterClock(120, 1, clk.now)
 	for range 10 {
 		clk.advance(100 * time.Millisecond)
 		l.Success(10)
@@ -173,7 +173,7 @@ func TestLimiterPaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
-	l := newAIMDLimiter(2000, 1)
+	l := NewWriteLimiter(2000, 1)
 	ctx := context.Background()
 	start := time.Now()
 	for range 40 {
@@ -189,11 +189,36 @@ func TestLimiterPaces(t *testing.T) {
 	// A cost far above one second's worth still goes through.
 	ctx2, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	l2 := newAIMDLimiter(10, 1)
+	l2 := NewWriteLimiter(10, 1)
 	if err := l2.Wait(ctx2, 1000); err != nil {
 		t.Errorf("a large cost on an idle limiter: %v", err)
 	}
 	if err := l2.Wait(ctx2, 1); err == nil {
 		t.Error("the next Wait should wait for the large cost to be paid, past the deadline")
+	}
+}
+
+// The read pacer lets one second of the cap through at once, then holds
+// the rest to the cap; without a cap it never waits.
+func TestReadPacer(t *testing.T) {
+	ctx := context.Background()
+	if p := NewReadPacer(0); p != nil || p.Pay(ctx, 1e9) != nil {
+		t.Fatal("a pacer without a cap waited or failed")
+	}
+	p := NewReadPacer(100)
+	start := time.Now()
+	for range 3 {
+		if err := p.Pay(ctx, 49.5); err != nil { // 50 units each, rounded up
+			t.Fatal(err)
+		}
+	}
+	// 150 units: 100 of burst, then 50 at 100 per second.
+	if took := time.Since(start); took < 450*time.Millisecond {
+		t.Errorf("150 RCU at a cap of 100 RCU/s took %v, want at least 0.5 s", took)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.Pay(ctx, 1000); err == nil {
+		t.Error("Pay on an ended context succeeded")
 	}
 }

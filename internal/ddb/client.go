@@ -1,0 +1,160 @@
+// Package ddb is treeport's DynamoDB toolkit: how a client is made, how
+// the errors of a call are sorted and reported, how a failed call backs
+// off, and the two pacers that hold reads and writes to a rate. importer,
+// exporter and refresh use it, so that they agree on what a throttle is and
+// what a service failure says.
+package ddb
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// AWSOptions say how to reach DynamoDB. Empty fields leave the SDK's
+// defaults: the usual environment variables, shared config files and
+// credential chain.
+type AWSOptions struct {
+	EndpointURL string // --endpoint-url, e.g. DynamoDB Local
+	Region      string // --region
+	Profile     string // --profile
+	// MaxConns is the number of connections kept open to DynamoDB; set it
+	// to at least the writers' or scanners' concurrency (default 64).
+	MaxConns int
+}
+
+// ConfigOptions say how to load the AWS configuration of one client.
+type ConfigOptions struct {
+	AWSOptions // the endpoint, region, profile and connections
+	// Service names the service in the error for a missing region, as in
+	// "no AWS region for S3"; "" names none.
+	Service string
+	// Retryer makes the client's retryer; nil leaves the SDK's.
+	Retryer func() aws.Retryer
+	// StandInCredentials lets dummy credentials stand in for ones the
+	// chain cannot give (a local engine or an S3-compatible server takes
+	// any). Without it, missing credentials are reported as such.
+	StandInCredentials bool
+}
+
+// LoadConfig loads the AWS configuration from opts and the SDK's usual
+// sources (environment, shared config, credential chain), with an HTTP
+// client keeping opts.MaxConns connections open. With an endpoint and no
+// region it takes us-east-1: a local engine does not care which region,
+// and the SDK needs one. Its errors begin "importer:", as they did before
+// this code had a package of its own: the messages stay as users know them.
+func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
+	conns := opts.MaxConns
+	if conns <= 0 {
+		conns = 64
+	}
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns = conns
+		tr.MaxIdleConnsPerHost = conns
+		tr.MaxConnsPerHost = 0 // unlimited: the callers' concurrency bounds it
+		tr.IdleConnTimeout = 90 * time.Second
+	})
+	loads := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
+	if opts.Retryer != nil {
+		loads = append(loads, config.WithRetryer(opts.Retryer))
+	}
+	if opts.Region != "" {
+		loads = append(loads, config.WithRegion(opts.Region))
+	}
+	if opts.Profile != "" {
+		loads = append(loads, config.WithSharedConfigProfile(opts.Profile))
+	}
+	if isLoopback(opts.EndpointURL) {
+		// A local engine never runs on an EC2 instance role: asking the
+		// instance metadata service only costs a timeout and a warning.
+		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("importer: loading the AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		if opts.EndpointURL == "" {
+			what := "no AWS region"
+			if opts.Service != "" {
+				what += " for " + opts.Service
+			}
+			return aws.Config{}, fmt.Errorf("importer: %s: pass --region or set AWS_REGION", what)
+		}
+		cfg.Region = "us-east-1"
+	}
+	if opts.StandInCredentials {
+		if cfg.Credentials == nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
+		} else if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
+		}
+	}
+	return cfg, nil
+}
+
+// NewClient returns a DynamoDB client configured from opts and the SDK's
+// usual sources (environment, shared config, credential chain).
+//
+// Its retryer makes up to 3 attempts of a call with the SDK's backoff, for
+// the callers that do not retry on their own (DescribeTable, Scan, Query),
+// but without the SDK's retry quota: that quota is one token bucket shared by
+// every goroutine of the client, and a few hundred throttles across many
+// workers would empty it and turn every later retryable error into an
+// immediate failure. The batch writer and the readers override this per
+// call with a single attempt (see NoSDKRetry): they retry on their own, and
+// their pacers must see every throttle; two retry loops stacked on each
+// other would hide the throttles and multiply the attempts.
+func NewClient(ctx context.Context, opts AWSOptions) (*dynamodb.Client, error) {
+	cfg, err := LoadConfig(ctx, ConfigOptions{
+		AWSOptions: opts,
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.MaxBackoff = 2 * time.Second
+				o.RateLimiter = ratelimit.None
+			})
+		},
+		// A local engine takes any credentials; do not make the user
+		// invent some when the chain has none. A remote endpoint keeps the
+		// chain's answer, so that missing credentials are reported as such.
+		StandInCredentials: isLoopback(opts.EndpointURL),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if opts.EndpointURL != "" {
+			o.BaseEndpoint = aws.String(opts.EndpointURL)
+		}
+	}), nil
+}
+
+// isLoopback reports whether the endpoint URL names this machine.
+func isLoopback(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
