@@ -39,7 +39,7 @@ type Size struct {
 }
 
 func (s *Size) String() string {
-	return fmt.Sprintf("the %s layout writes %d items (%s) for %d nodes", s.Layout, s.Items, sizeText(s.Bytes), s.Nodes)
+	return fmt.Sprintf("the %s layout writes %d items (%s) for %d nodes", s.Layout, s.Items, SizeText(s.Bytes), s.Nodes)
 }
 
 // CheckSize measures the load of a checked input (CheckLayout first) in
@@ -103,8 +103,8 @@ func measureValid(in *Input, l layouts.Layout) *layouts.Measure {
 	return m
 }
 
-// sizeText is a byte count for a message: 1.5 GiB.
-func sizeText(n int64) string {
+// SizeText is a byte count for a message, in binary units: 1.5 GiB.
+func SizeText(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -253,7 +253,7 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 		OnFile: func(st exporter.DownloadStats) {
 			if time.Since(last) >= progressEvery {
 				last = time.Now()
-				fmt.Fprintf(c.App.ErrWriter, "downloading %s: %d files, %s so far\n", loc, st.Files, humanBytes(st.Bytes))
+				fmt.Fprintf(c.App.ErrWriter, "downloading %s: %d files, %s so far\n", loc, st.Files, importer.SizeText(st.Bytes))
 			}
 		},
 	})
@@ -264,6 +264,6 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 		}
 		return "", nil, err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "downloaded %d files (%s) of %s in %s\n", st.Files, humanBytes(st.Bytes), loc, st.Took.Round(time.Millisecond))
+	fmt.Fprintf(c.App.ErrWriter, "downloaded %d files (%s) of %s in %s\n", st.Files, importer.SizeText(st.Bytes), loc, st.Took.Round(time.Millisecond))
 	return tmp, cleanup, nil
 }

@@ -209,7 +209,7 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
 	for _, p := range plans {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", p.Layout, p.Nodes, p.Items,
-			humanBytes(p.Bytes), humanBytes(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
+			importer.SizeText(p.Bytes), importer.SizeText(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
 	}
 	tw.Flush()
 	for _, p := range plans {
@@ -249,17 +249,4 @@ func money(usd float64) string {
 		return fmt.Sprintf("%.6f", usd)
 	}
 	return fmt.Sprintf("%.2f", usd)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
