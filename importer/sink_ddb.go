@@ -607,15 +607,18 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			case kind == ddb.Other:
 				return &ddb.ServiceError{Pkg: "importer", Op: "BatchWriteItem", Code: code, Err: err}
 			default:
+				// Only a throttle speaks of capacity: a server error or a
+				// failed connection is retried with backoff, and the shared
+				// rate stays where it is.
 				switch kind {
 				case ddb.Throttle:
 					w.n.throttles.Add(1)
+					w.lim.Congestion()
 				case ddb.Server:
 					w.n.server.Add(1)
 				case ddb.Net:
 					w.n.net.Add(1)
 				}
-				w.lim.Congestion()
 				fails++
 				if fails > w.opts.MaxRetries {
 					return fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,5 +314,130 @@ func TestWriterDeleteOnEngine(t *testing.T) {
 	compareTables(t, scanAll(t, c, table), wantTable(keep))
 	if st.Watermark != 50 {
 		t.Errorf("watermark %d, want 50", st.Watermark)
+	}
+}
+
+// Server errors and cut connections say nothing of capacity: they are
+// retried with backoff, and the shared rate is never cut for them. With no
+// throttling at all, an unlimited writer stays unlimited, and every item
+// arrives once.
+func TestServerErrorsDoNotSlowTheRate(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	direct := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, direct, testSpec)
+	proxy, err := faultproxy.New(faultproxy.Config{
+		Target: ep, Seed: 11, Operations: []string{"BatchWriteItem"},
+		ServerError: 0.05, Cut: 0.02,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	const n = 3000
+	items := make([]layouts.Item, n)
+	for i := range items {
+		items[i] = richItem(i)
+	}
+	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{
+		Concurrency: 4, MaxRetries: 20, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+	})
+	ctx := context.Background()
+	for i, it := range items {
+		if err := w.Write(ctx, int64(i), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatalf("close: %v (stats %+v)", err, st)
+	}
+	compareTables(t, scanAll(t, direct, table), wantTable(items))
+	c := proxy.Counts()
+	if c.ServerErrors == 0 || c.CutBefore+c.CutAfter == 0 {
+		t.Fatalf("the proxy injected no 5xx or no cut: %+v", c)
+	}
+	if lim := w.lim.MinLimit(); !math.IsInf(lim, 1) {
+		t.Errorf("%d server errors and %d cut connections cut the rate to %.0f WCU/s; only throttles may",
+			c.ServerErrors, c.CutBefore+c.CutAfter, lim)
+	}
+	if st.Retries == 0 {
+		t.Errorf("no retries after %d faults", c.Faults())
+	}
+}
+
+// A capacity that comes back is found again within seconds: the proxy
+// holds the table to 300 WCU/s for 4 s, then lifts the limit; the writer's
+// limit must climb far past it (here 10×) well before the run ends, and
+// every item arrives once.
+func TestWriterClimbsBackWhenCapacityLifts(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	spec := layouts.TableSpec{PK: testSpec.PK} // no index: one item, one WCU
+	direct := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, direct, spec)
+	const capacity = 300.0
+	proxy, err := faultproxy.New(faultproxy.Config{
+		Target: ep, Operations: []string{"BatchWriteItem"},
+		CapacityWCU: capacity, StartEmpty: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+
+	type sample struct {
+		at    time.Duration
+		limit float64
+	}
+	var mu sync.Mutex
+	var samples []sample
+	start := time.Now()
+	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, spec, WriterOptions{
+		Concurrency: 4, ProgressInterval: 250 * time.Millisecond,
+		OnProgress: func(p Progress) {
+			mu.Lock()
+			samples = append(samples, sample{time.Since(start), p.RateLimit})
+			mu.Unlock()
+		},
+	})
+	const lift = 4 * time.Second
+	lifted := time.AfterFunc(lift, func() { proxy.SetCapacity(0) })
+	defer lifted.Stop()
+	ctx := context.Background()
+	const n = 40000
+	for i := range n {
+		if err := w.Write(ctx, int64(i), testItem(i*3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	c := proxy.Counts()
+	if c.AcceptedItems != n || st.Watermark != n {
+		t.Fatalf("accepted %d items, watermark %d; want %d", c.AcceptedItems, st.Watermark, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var capped, climbed float64
+	var climbedAt time.Duration
+	for _, s := range samples {
+		if s.at < lift && s.limit < math.Inf(1) {
+			capped = math.Max(capped, s.limit)
+		}
+		if s.at > lift && s.limit >= 10*capacity && climbedAt == 0 {
+			climbed, climbedAt = s.limit, s.at
+		}
+	}
+	t.Logf("%d items in %v; %d requests throttled; limit under the cap at most %.0f; %.0f WCU/s %v after the lift",
+		n, elapsed.Round(time.Millisecond), c.CapacityRejected, capped, climbed, (climbedAt - lift).Round(time.Millisecond))
+	if c.CapacityRejected == 0 || capped == 0 || capped > 2*capacity {
+		t.Fatalf("the writer never found the 300 WCU/s capacity (throttled %d, limit %.0f)", c.CapacityRejected, capped)
+	}
+	// Four seconds of calm, then a doubling a second from ~300: about 8 s.
+	// The bound leaves room for a loaded machine.
+	if climbedAt == 0 || climbedAt-lift > 20*time.Second {
+		t.Errorf("the limit did not climb to 10× the old capacity within 20 s of the lift (samples %v)", samples)
 	}
 }

@@ -87,7 +87,7 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 				countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), importer.SizeText(m.Bytes), s3out.Loc)
 		}
 		opts.OnUpload = func(st importer.UploadStats) {
-			if !c.Bool("no-progress") && time.Since(last) >= progressEvery {
+			if time.Since(last) >= progressEvery {
 				last = time.Now()
 				fmt.Fprintf(log, "uploading: %d/%d files, %s, %s/s\n", st.Objects, files, importer.SizeText(st.Bytes), importer.SizeText(rate(st.Bytes, st.Took)))
 			}

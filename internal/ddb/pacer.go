@@ -56,9 +56,16 @@ var (
 	// aimdBurst is how much unused rate the limiter lets through at once
 	// after an idle spell.
 	aimdBurst = 100 * time.Millisecond
-	// aimdBusy is the share of the limit the writers must use for it to
-	// rise.
-	aimdBusy = 0.8
+	// aimdCalm is how long the limit stays in its additive climb after a
+	// cut before it probes for more capacity, doubling every
+	// aimdProbeDoubling: capacity comes back (a throttle spell ends, a
+	// table scales up), and a linear climb from a low cut would take
+	// minutes to find it. A probe that ends in a cut doubles the calm spell,
+	// up to aimdMaxCalm, so that a steady capacity is probed less and less
+	// often; a probe that at least doubles the limit resets it.
+	aimdCalm          = 4 * time.Second
+	aimdMaxCalm       = 30 * time.Second
+	aimdProbeDoubling = time.Second
 	// aimdMinRate is the floor of the limit, in WCU per second.
 	aimdMinRate = 1.0
 	// aimdPeakFloor keeps the limit at or above this share of the best rate
@@ -74,7 +81,7 @@ var (
 // WriteLimiter is the writers' shared rate limiter, counted in write capacity
 // units. It starts at the cap (MaxWCU), or unlimited when there is no cap.
 //
-// Congestion (throttling, 5xx, unprocessed items) cuts the limit to
+// Congestion (throttling, unprocessed items) cuts the limit to
 // aimdDecrease times the rate the service accepted since the last cut (over
 // at most aimdWindow), or times the limit when that is lower, at most once per
 // aimdCooldown. When the writers push harder than the table takes, what it
@@ -82,8 +89,9 @@ var (
 // arbitrary fraction of an overshooting limit. The first cut of an unlimited
 // limiter starts a startup phase in which the limit doubles every
 // aimdStartupDoubling until the next cut; after that, acknowledged writes
-// raise it linearly, and only while the writers use most of it, up to the
-// cap. It never goes below aimdPeakFloor of the best recent second, and a
+// raise it linearly for a calm spell (aimdCalm, longer after each probe that
+// ended in a cut), then double it every aimdProbeDoubling until the next cut
+// or the cap, and only while the writers use all of it. It never goes below aimdPeakFloor of the best recent second, and a
 // cut holds every writer back for aimdCutPause.
 //
 // Tuning (checked by TestWriterFindsCapacity against a proxy enforcing 400
@@ -96,13 +104,15 @@ type WriteLimiter struct {
 	mu  sync.Mutex
 	now func() time.Time
 
-	max     float64 // the cap; +Inf without one
-	limit   float64 // current limit; +Inf while unlimited
-	minSeen float64 // lowest limit set so far
-	step    float64 // additive increase per second
-	startup bool    // between the first cut of an unlimited limiter and the next
-	conc    int     // batches in flight at most
-	maxCost int     // the largest cost a Wait asked for
+	max     float64       // the cap; +Inf without one
+	limit   float64       // current limit; +Inf while unlimited
+	minSeen float64       // lowest limit set so far
+	step    float64       // additive increase per second
+	startup bool          // between the first cut of an unlimited limiter and the next
+	base    float64       // the accepted rate the last cut started from
+	calm    time.Duration // the additive spell after a cut, before probing
+	conc    int           // batches in flight at most
+	maxCost int           // the largest cost a Wait asked for
 
 	next      time.Time // GCRA: when the next reservation may start
 	lastCut   time.Time
@@ -131,7 +141,7 @@ func newWriteLimiterClock(maxWCU float64, concurrency int, now func() time.Time)
 	t := now()
 	return &WriteLimiter{
 		now: now, max: maxWCU, limit: maxWCU, minSeen: maxWCU, conc: max(concurrency, 1),
-		start: t, lastRaise: t,
+		start: t, lastRaise: t, calm: aimdCalm,
 		acked: newMeter(aimdWindow, 20),
 		sent:  newMeter(aimdWindow, 20),
 		peak:  newMeter(aimdPeakWindow, int(aimdPeakWindow/time.Second)),
@@ -170,7 +180,7 @@ func (l *WriteLimiter) Wait(ctx context.Context, wcu int) error {
 }
 
 // Success records wcu units acknowledged by the service and raises the limit
-// if the writers use most of it.
+// while the limiter, not the writers, sets the pace.
 func (l *WriteLimiter) Success(wcu int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -183,25 +193,32 @@ func (l *WriteLimiter) Success(wcu int) {
 		return
 	}
 	// Raising a limit the writers do not use (the input or the network is
-	// slower) would only store up an overshoot for later.
-	from := now.Add(-aimdWindow)
-	if from.Before(l.start) {
-		from = l.start
-	}
-	span := max(now.Sub(from), aimdMinSpan).Seconds()
-	if l.sent.since(from, now)/span < aimdBusy*l.limit {
+	// slower) would only store up an overshoot for later. The writers use
+	// it when the reservations run at or past now: no idle time is left to
+	// spend as a burst. (Counting what was sent over the last second would
+	// miss the batch about to go, and below one batch a second it sees
+	// nothing at all.)
+	if l.next.Before(now.Add(-aimdBurst / 2)) {
 		return
 	}
-	if l.startup {
+	switch {
+	case l.startup:
 		l.limit *= math.Exp2(dt / aimdStartupDoubling.Seconds())
-	} else {
+	case now.Sub(l.lastCut) >= l.calm:
+		l.limit *= math.Exp2(dt / aimdProbeDoubling.Seconds())
+		if l.limit >= 2*l.base {
+			l.calm = aimdCalm // capacity came back: the next probe comes soon again
+		}
+	default:
 		l.limit += l.step * dt
 	}
 	l.limit = math.Min(l.limit, l.max)
 }
 
-// Congestion records a throttle, a 5xx or unprocessed items, and cuts the
-// limit unless it was cut less than aimdCooldown ago. It reports whether it
+// Congestion records a capacity signal (a throttle, unprocessed items), and
+// cuts the limit unless it was cut less than aimdCooldown ago. Server errors
+// and failed connections are no such signal: the writer retries them with
+// backoff and does not call it. It reports whether it
 // cut.
 func (l *WriteLimiter) Congestion() bool {
 	l.mu.Lock()
@@ -235,8 +252,13 @@ func (l *WriteLimiter) Congestion() bool {
 		if base <= 0 || base > l.limit {
 			base = l.limit
 		}
+		if !l.startup && now.Sub(l.lastCut) >= l.calm {
+			// A probe found the capacity again: probe less often.
+			l.calm = min(2*l.calm, aimdMaxCalm)
+		}
 		l.startup = false
 	}
+	l.base = base
 	floor := math.Max(aimdMinRate, aimdPeakFloor*l.peak.max(now)/l.peak.slot.Seconds())
 	l.limit = math.Min(l.limit, math.Max(floor, base*aimdDecrease))
 	l.step = base * aimdIncreasePerSec

@@ -12,6 +12,10 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
+// inUse makes the writers hold every reservation up to now, as writers
+// waiting on the limiter do.
+func inUse(l *WriteLimiter, clk *fakeClock) { l.next = clk.now() }
+
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(b)) }
 
 func TestLimiterDiscoversFromUnlimited(t *testing.T) {
@@ -43,7 +47,7 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	// aimdStartupDoubling until the next cut.
 	before := l.Limit()
 	clk.advance(aimdStartupDoubling)
-	l.sent.add(clk.now(), l.Limit()*aimdWindow.Seconds())
+	inUse(l, clk)
 	l.Success(25)
 	if want := 2 * before; !near(l.Limit(), want) {
 		t.Errorf("limit after one doubling time = %v, want %v", l.Limit(), want)
@@ -60,7 +64,7 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 		t.Errorf("second cut to %v, want %v", cut, want)
 	}
 	clk.advance(time.Second)
-	l.sent.add(clk.now(), l.Limit())
+	inUse(l, clk)
 	l.Success(25)
 	if want := cut + 400*aimdIncreasePerSec; !near(l.Limit(), want) {
 		t.Errorf("limit a second after the second cut = %v, want %v", l.Limit(), want)
@@ -152,7 +156,7 @@ func TestLimiterAdditiveIncrease(t *testing.T) {
 
 	// Used: the limit climbs by step per second.
 	clk.advance(time.Second)
-	l.sent.add(clk.now(), l.Limit())
+	inUse(l, clk)
 	l.Success(10)
 	if want := 100*aimdDecrease + step; !near(l.Limit(), want) {
 		t.Errorf("limit after 1 s in use = %v, want %v", l.Limit(), want)
@@ -160,7 +164,7 @@ func TestLimiterAdditiveIncrease(t *testing.T) {
 	// And stops at the cap.
 	for range 100 {
 		clk.advance(time.Second)
-		l.sent.add(clk.now(), l.Limit())
+		inUse(l, clk)
 		l.Success(10)
 	}
 	if l.Limit() != 120 {
@@ -220,5 +224,91 @@ func TestReadPacer(t *testing.T) {
 	cancel()
 	if err := p.Pay(ctx, 1000); err == nil {
 		t.Error("Pay on an ended context succeeded")
+	}
+}
+
+// After a calm spell the limit stops climbing linearly and probes, doubling
+// every aimdProbeDoubling while writes succeed: capacity that comes back
+// (here from 300 to far more) is found within seconds, not the minutes a
+// linear climb from a low cut would take. A probe that ends in a throttle
+// doubles the calm spell before the next one.
+func TestLimiterClimbsBackAfterCalm(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newWriteLimiterClock(0, 4, clk.now)
+	// 300 WCU/s accepted for a second, then a throttle, then another after
+	// the startup doubling: the limit settles under 300.
+	for range 2 {
+		for range 12 {
+			clk.advance(83 * time.Millisecond)
+			l.Success(25)
+		}
+		l.Congestion()
+	}
+	cut := l.Limit()
+	if cut > 300 {
+		t.Fatalf("limit after two cuts at 300 WCU/s = %v", cut)
+	}
+	// The capacity is back. Writes succeed, the writers use the limit: by
+	// the end of the calm spell the climb was linear (a few percent a
+	// second), and then the limit doubles each second.
+	step := 100 * time.Millisecond
+	for clk.now().Sub(l.lastCut) < aimdCalm {
+		clk.advance(step)
+		inUse(l, clk)
+		l.Success(25)
+	}
+	linear := l.Limit()
+	if linear > 1.5*cut {
+		t.Errorf("limit after the calm spell = %v, from %v: want a linear climb", linear, cut)
+	}
+	for range 60 { // 6 s
+		clk.advance(step)
+		inUse(l, clk)
+		l.Success(25)
+	}
+	if got, want := l.Limit(), linear*math.Exp2(6); !near(got, want) {
+		t.Errorf("limit 6 s into the probe = %v, want %v (doubling every %v)", got, want, aimdProbeDoubling)
+	}
+	if l.Limit() < 17000 {
+		t.Errorf("limit %v: 10 s after capacity came back, want the engine's 17,000 WCU/s", l.Limit())
+	}
+	if l.calm != aimdCalm {
+		t.Errorf("calm = %v after a probe that found new capacity, want %v", l.calm, aimdCalm)
+	}
+
+	// A probe that ends in a throttle: the next calm spell is twice as
+	// long, and the one after that twice again, up to aimdMaxCalm.
+	calm := l.calm
+	clk.advance(aimdCooldown)
+	l.Congestion()
+	if l.calm != 2*calm {
+		t.Errorf("calm after a probe that ended in a throttle = %v, want %v", l.calm, 2*calm)
+	}
+	for clk.now().Sub(l.lastCut) < l.calm {
+		clk.advance(step)
+		inUse(l, clk)
+		l.Success(25)
+	}
+	clk.advance(step)
+	inUse(l, clk)
+	l.Success(25)
+	clk.advance(aimdCooldown)
+	l.Congestion()
+	if l.calm != 4*calm {
+		t.Errorf("calm after a second probe that ended in a throttle = %v, want %v", l.calm, 4*calm)
+	}
+	longest := time.Duration(0)
+	for range 4 {
+		for clk.now().Sub(l.lastCut) <= l.calm {
+			clk.advance(step)
+			inUse(l, clk)
+			l.Success(25)
+		}
+		clk.advance(aimdCooldown)
+		l.Congestion()
+		longest = max(longest, l.calm)
+	}
+	if longest != aimdMaxCalm {
+		t.Errorf("longest calm after many probes = %v, want it capped at %v", longest, aimdMaxCalm)
 	}
 }

@@ -303,12 +303,29 @@ func (p *Proxy) keep(n int) int {
 	return 1 + p.rng.IntN(n-1)
 }
 
+// SetCapacity changes the write capacity the proxy enforces while it
+// serves, as a table whose throughput is raised or lowered; 0 lifts the
+// limit. The bucket keeps its tokens and holds at most one second's worth
+// of the new capacity.
+func (p *Proxy) SetCapacity(wcu float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.CapacityWCU <= 0 {
+		p.tokens, p.filled = 0, time.Now()
+	}
+	p.cfg.CapacityWCU = wcu
+	p.cfg.BurstWCU = wcu
+}
+
 // take spends cost tokens if the bucket holds them. A cost above the burst
 // passes when the bucket is full, leaving it in debt, so that no request is
 // refused forever.
 func (p *Proxy) take(cost float64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cfg.CapacityWCU <= 0 {
+		return true
+	}
 	now := time.Now()
 	p.tokens = math.Min(p.cfg.BurstWCU, p.tokens+now.Sub(p.filled).Seconds()*p.cfg.CapacityWCU)
 	p.filled = now
@@ -385,7 +402,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if req != nil {
 		cost, items = req.cost(p.cfg.Spec)
 	}
-	if batch && p.cfg.CapacityWCU > 0 && !p.take(cost) {
+	if batch && !p.take(cost) {
 		p.n.capRejected.Add(1)
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
 			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API. (capacity enforced by faultproxy)")
