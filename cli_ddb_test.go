@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -355,4 +356,23 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 		t.Errorf("resume did not say it resumed:\n%s", msg)
 	}
 	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+}
+
+// TestNoProgressKeepsLogLines: without a terminal, --no-progress drops the
+// bar only: the log line that says how a write goes still comes (SPEC §5:
+// "without a terminal, a plain log line every few seconds"), so that a CI
+// log is not silent for minutes.
+func TestNoProgressKeepsLogLines(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	in := genInput(t, 500)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	_, stderr, code := run(t, awsEnv(endpoint), "import", "--in", in, "--layout", "path", "--table", table, "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^treeport: \d+/\d+ items, \d+ items/s, \d+ WCU/s`).MatchString(stderr) {
+		t.Errorf("no progress log line with --no-progress:\n%s", stderr)
+	}
 }
