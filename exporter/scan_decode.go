@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"io"
 	"strconv"
 	"sync"
@@ -78,7 +77,7 @@ func (p scanProtocol) DeserializeResponse(ctx context.Context, schema *smithy.Op
 // SDK would, such as a lone surrogate escape), which the caller then has
 // the SDK decode. Strings are copied: nothing refers to body afterwards.
 func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
-	d := scanDecoder{b: body, strs: ddbjson.StringReader{StrictSurrogates: true}, slab: ddbjson.Slab{Size: slabSize}}
+	d := scanDecoder{b: body, strs: ddbjson.StringReader{StrictSurrogates: true}, itemr: ddbjson.NewItemReader(slabSize)}
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "Items":
@@ -92,7 +91,7 @@ func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
 			out.ScannedCount = n
 			return ok
 		case "LastEvaluatedKey":
-			item, ok := d.item(0)
+			item, ok := d.item()
 			out.LastEvaluatedKey = item
 			return ok
 		case "ConsumedCapacity":
@@ -105,23 +104,18 @@ func decodeScanOutput(body []byte, out *dynamodb.ScanOutput) bool {
 	return ok && d.pos == len(d.b)
 }
 
-// maxDecodeDepth is how deeply lists and maps may nest, DynamoDB's limit.
-const maxDecodeDepth = 32
-
 // scanDecoder reads a Scan response. It is written for speed, since a
-// scan's client spends most of its time here: names are interned (every
-// item repeats them), maps are made at their size, and the members of S
-// and N values are allocated by the slab. Strings are read by
-// internal/ddbjson's StringReader, strict about lone surrogates, which it
-// leaves to the SDK.
+// scan's client spends most of its time here: the items are read by
+// internal/ddbjson's ItemReader (names interned, maps made at their size,
+// the members of S and N values from a slab), and the response around them
+// here. Strings are read strict about lone surrogates, and anything the
+// readers refuse is left to the SDK.
 type scanDecoder struct {
 	b   []byte
 	pos int
 
-	names    map[string]string
-	lastSize int // of the last item
-	strs     ddbjson.StringReader
-	slab     ddbjson.Slab
+	strs  ddbjson.StringReader
+	itemr *ddbjson.ItemReader
 }
 
 // slabSize is how many S or N members one allocation holds: a retained
@@ -222,7 +216,7 @@ func (d *scanDecoder) items(out *dynamodb.ScanOutput) bool {
 	}
 	for {
 		d.space()
-		item, ok := d.item(0)
+		item, ok := d.item()
 		if !ok {
 			return false
 		}
@@ -236,211 +230,18 @@ func (d *scanDecoder) items(out *dynamodb.ScanOutput) bool {
 	}
 }
 
-// item reads an object of attribute names to typed values (an item, or the
-// value of an M). A name that appears twice keeps its last value, as with
-// the SDK.
-func (d *scanDecoder) item(depth int) (map[string]types.AttributeValue, bool) {
-	if depth >= maxDecodeDepth || d.pos >= len(d.b) || d.b[d.pos] != '{' {
-		return nil, false
-	}
-	// The items of a table mostly have the same attributes: make the map
-	// at the size of the last item, so that it seldom grows.
-	hint := 0
-	if depth == 0 {
-		hint = d.lastSize
-	}
-	m := make(map[string]types.AttributeValue, hint)
-	d.pos++
-	if d.next('}') {
-		return m, true
-	}
-	for {
-		d.space()
-		name, ok := d.name()
-		if !ok || !d.next(':') {
-			return nil, false
-		}
-		d.space()
-		v, ok := d.value(depth)
-		if !ok {
-			return nil, false
-		}
-		m[name] = v
-		if d.next('}') {
-			if depth == 0 {
-				d.lastSize = len(m)
-			}
-			return m, true
-		}
-		if !d.next(',') {
-			return nil, false
-		}
-	}
+// item reads an item object (an item of the page, or its
+// LastEvaluatedKey).
+func (d *scanDecoder) item() (map[string]types.AttributeValue, bool) {
+	m, end, err := d.itemr.Item(d.b, d.pos)
+	d.pos = end
+	return m, err == nil
 }
 
-// name reads an attribute name, interned.
-func (d *scanDecoder) name() (string, bool) {
-	raw, ok := d.rawString()
-	if !ok {
-		return "", false
-	}
-	if s, ok := d.names[string(raw)]; ok {
-		return s, true
-	}
-	s := string(raw)
-	if d.names == nil {
-		d.names = make(map[string]string)
-	}
-	if len(d.names) < 1024 {
-		d.names[s] = s
-	}
-	return s, true
-}
-
+// str reads a JSON string as a Go string.
 func (d *scanDecoder) str() (string, bool) {
 	raw, ok := d.rawString()
 	return string(raw), ok
-}
-
-// value reads one typed value, {"S":"x"}, with d.pos on its brace.
-func (d *scanDecoder) value(depth int) (types.AttributeValue, bool) {
-	if !d.next('{') {
-		return nil, false
-	}
-	d.space()
-	tag, ok := d.rawString()
-	if !ok || !d.next(':') {
-		return nil, false
-	}
-	d.space()
-	var v types.AttributeValue
-	switch string(tag) {
-	case "S":
-		s, ok := d.str()
-		if !ok {
-			return nil, false
-		}
-		v = d.slab.S(s)
-	case "N":
-		s, ok := d.str()
-		if !ok {
-			return nil, false
-		}
-		v = d.slab.N(s)
-	case "B":
-		b, ok := d.binary()
-		if !ok {
-			return nil, false
-		}
-		v = &types.AttributeValueMemberB{Value: b}
-	case "BOOL":
-		switch {
-		case d.literal("true"):
-			v = &types.AttributeValueMemberBOOL{Value: true}
-		case d.literal("false"):
-			v = &types.AttributeValueMemberBOOL{Value: false}
-		default:
-			return nil, false
-		}
-	case "NULL":
-		switch {
-		case d.literal("true"):
-			v = &types.AttributeValueMemberNULL{Value: true}
-		case d.literal("false"):
-			v = &types.AttributeValueMemberNULL{Value: false}
-		default:
-			return nil, false
-		}
-	case "L":
-		list := []types.AttributeValue{}
-		ok := d.array(func() bool {
-			e, ok := d.value(depth + 1)
-			list = append(list, e)
-			return ok
-		})
-		if !ok || depth+1 >= maxDecodeDepth {
-			return nil, false
-		}
-		v = &types.AttributeValueMemberL{Value: list}
-	case "M":
-		m, ok := d.item(depth + 1)
-		if !ok {
-			return nil, false
-		}
-		v = &types.AttributeValueMemberM{Value: m}
-	case "SS", "NS":
-		set := []string{}
-		ok := d.array(func() bool {
-			s, ok := d.str()
-			set = append(set, s)
-			return ok
-		})
-		if !ok {
-			return nil, false
-		}
-		if string(tag) == "SS" {
-			v = &types.AttributeValueMemberSS{Value: set}
-		} else {
-			v = &types.AttributeValueMemberNS{Value: set}
-		}
-	case "BS":
-		set := [][]byte{}
-		ok := d.array(func() bool {
-			b, ok := d.binary()
-			set = append(set, b)
-			return ok
-		})
-		if !ok {
-			return nil, false
-		}
-		v = &types.AttributeValueMemberBS{Value: set}
-	default:
-		return nil, false
-	}
-	if !d.next('}') {
-		return nil, false
-	}
-	return v, true
-}
-
-// array reads a JSON array, calling elem with the decoder on each element.
-func (d *scanDecoder) array(elem func() bool) bool {
-	if !d.next('[') {
-		return false
-	}
-	if d.next(']') {
-		return true
-	}
-	for {
-		d.space()
-		if !elem() {
-			return false
-		}
-		if d.next(']') {
-			return true
-		}
-		if !d.next(',') {
-			return false
-		}
-	}
-}
-
-func (d *scanDecoder) literal(word string) bool {
-	if len(d.b)-d.pos >= len(word) && string(d.b[d.pos:d.pos+len(word)]) == word {
-		d.pos += len(word)
-		return true
-	}
-	return false
-}
-
-// binary reads base64 in a JSON string.
-func (d *scanDecoder) binary() ([]byte, bool) {
-	raw, ok := d.rawString()
-	if !ok {
-		return nil, false
-	}
-	b, err := base64.StdEncoding.AppendDecode(make([]byte, 0, base64.StdEncoding.DecodedLen(len(raw))), raw)
-	return b, err == nil
 }
 
 // rawString reads a JSON string. The bytes returned alias the body or the
