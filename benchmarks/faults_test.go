@@ -1,0 +1,174 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/layouts"
+)
+
+// faultNodes is the size of the forest the fault benchmarks write: about
+// the ISO 3166 dataset's 5,376 nodes.
+const faultNodes = 5_000
+
+// faultItems builds the path items of a random forest of n nodes.
+func faultItems(b *testing.B, n int) (layouts.Layout, []layouts.Item) {
+	ctx := context.Background()
+	l, _ := layouts.New("path", layouts.Options{})
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: randomCSVN(b, n), Source: benchSourceOptions()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in.CheckLayout(l)
+	var items []layouts.Item
+	if _, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
+		items = append(items, it)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return l, items
+}
+
+// benchEngine returns DynamoDB Local's endpoint and a client of it, or skips.
+func benchEngine(b *testing.B) (string, *dynamodb.Client) {
+	endpoint := os.Getenv(ddblocal.EnvEndpoint)
+	if endpoint == "" {
+		b.Skip("set " + ddblocal.EnvEndpoint + " (scripts/ddblocal.sh start; eval \"$(scripts/ddblocal.sh env)\")")
+	}
+	if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		b.Setenv("AWS_ACCESS_KEY_ID", "local")
+		b.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	}
+	client, err := ddb.NewClient(context.Background(), ddb.AWSOptions{EndpointURL: endpoint, Region: "us-east-1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return endpoint, client
+}
+
+// writeThrough writes items into a new table through endpoint with the
+// writer as `import` runs it (8 workers, no cap), and checks that the table
+// holds exactly the items: none lost, none extra.
+func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item) (time.Duration, importer.Stats) {
+	ctx := context.Background()
+	if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
+		b.Fatal(err)
+	}
+	defer direct.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	client, err := ddb.NewClient(ctx, ddb.AWSOptions{EndpointURL: endpoint, Region: "us-east-1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	w := importer.NewDDBWriter(client, table, spec, importer.WriterOptions{Concurrency: 8, MaxRetries: 50})
+	for i, it := range items {
+		if err := w.Write(ctx, int64(i), it); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(start)
+	var n int64
+	p := dynamodb.NewScanPaginator(direct, &dynamodb.ScanInput{TableName: aws.String(table), Select: "COUNT"})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += int64(page.Count)
+	}
+	if n != int64(len(items)) || st.Items != int64(len(items)) {
+		b.Fatalf("table holds %d items, writer wrote %d; want %d", n, st.Items, len(items))
+	}
+	return took, st
+}
+
+// BenchmarkServerFaults writes the same items straight to DynamoDB Local
+// and through a proxy that answers 5% of the BatchWriteItem calls with a
+// 500 or 503 and cuts 2% of the connections (half before forwarding, half
+// after), in turns. `faulty/clean` is the faulty run's rate over the clean
+// one's (goal ≥ 0.5, issue 16); every run checks that the table holds
+// exactly the items.
+func BenchmarkServerFaults(b *testing.B) {
+	endpoint, direct := benchEngine(b)
+	l, items := faultItems(b, faultNodes)
+	var clean, faulty time.Duration
+	var retries int64
+	for i := range b.N {
+		proxy, err := faultproxy.New(faultproxy.Config{
+			Target: endpoint, Seed: uint64(i + 1), Operations: []string{"BatchWriteItem"},
+			ServerError: 0.05, Cut: 0.02,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, through := range []string{"clean", "faulty"} {
+			if i%2 == 1 { // alternate which goes first
+				through = map[string]string{"clean": "faulty", "faulty": "clean"}[through]
+			}
+			switch through {
+			case "clean":
+				d, _ := writeThrough(b, direct, endpoint, tableName(), l.Table(), items)
+				clean += d
+			case "faulty":
+				d, st := writeThrough(b, direct, proxy.URL(), tableName(), l.Table(), items)
+				faulty += d
+				retries += st.Retries
+			}
+		}
+		proxy.Close()
+	}
+	n := float64(len(items) * b.N)
+	b.ReportMetric(n/clean.Seconds(), "clean-items/s")
+	b.ReportMetric(n/faulty.Seconds(), "faulty-items/s")
+	b.ReportMetric(clean.Seconds()/faulty.Seconds(), "faulty/clean")
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/run")
+}
+
+// BenchmarkCapacity writes through a proxy that enforces 400 WCU/s on a
+// new table (no burst credit), with the writer as `import` runs it: 8
+// workers and no --max-wcu, so that the writer must find the capacity by
+// itself. `used-of-W` is the WCU the proxy accepted a second over the
+// capacity (goal 0.9–1.0, issue 20), `throttled-%` the share of calls it
+// refused (goal under 5%).
+func BenchmarkCapacity(b *testing.B) {
+	endpoint, direct := benchEngine(b)
+	l, items := faultItems(b, 1_300) // path items cost 3 WCU: ~10 s at 400 WCU/s
+	const capacity = 400.0
+	var used, throttled float64
+	for range b.N {
+		table := tableName()
+		proxy, err := faultproxy.New(faultproxy.Config{
+			Target: endpoint, Operations: []string{"BatchWriteItem"},
+			CapacityWCU: capacity, StartEmpty: true,
+			Spec: map[string]layouts.TableSpec{table: l.Table()},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, _ := writeThrough(b, direct, proxy.URL(), table, l.Table(), items)
+		c := proxy.Counts()
+		used += float64(c.AcceptedWCU) / d.Seconds() / capacity
+		throttled += 100 * float64(c.CapacityRejected) / float64(c.Requests)
+		proxy.Close()
+	}
+	b.ReportMetric(used/float64(b.N), "used-of-W")
+	b.ReportMetric(throttled/float64(b.N), "throttled-%")
+}
+
+// tableName is a new table's name.
+func tableName() string { return fmt.Sprintf("bench-faults-%d", time.Now().UnixNano()) }
