@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 // TestSkipReservedAttrRejectsOnlyItsRecords: with --on-invalid=skip, a
@@ -203,5 +204,55 @@ func TestBadInputNeverReachesTheTable(t *testing.T) {
 				t.Errorf("table %s was created", table)
 			}
 		})
+	}
+}
+
+// TestTableOwnIndexKeysCheckedFirst: an existing table may have an index of
+// its own on a user attribute. A value DynamoDB would refuse for that key
+// (another type, an empty string) is found before the first write: exit 2,
+// located, and the table stays empty; DynamoDB's writer is not the first to
+// find it.
+func TestTableOwnIndexKeysCheckedFirst(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	spec := l.Table()
+	spec.Indexes = append(spec.Indexes, layouts.IndexSpec{Name: "ByEmail", PK: layouts.KeyAttr{Name: "email", Type: "S"}})
+	table := ddblocal.NewTable(t, client, spec)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "people.jsonl")
+	data := `{"id":"A","email":"a@example.com"}
+{"id":"B","parent_id":"A","email":42}
+{"id":"C","parent_id":"A","email":""}
+{"id":"D","parent_id":"A"}
+`
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, awsEnv(endpoint), "import", "--in", in, "--layout", "path", "--table", table, "--no-progress")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		`people.jsonl:2: id "B": attribute "email" is the partition key of the table's index ByEmail, of type S; this value is N`,
+		`people.jsonl:3: id "C": attribute "email" is the partition key of the table's index ByEmail; DynamoDB refuses an empty S there`,
+		"nothing was written",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if items := scanTable(t, client, table); len(items) != 0 {
+		t.Errorf("the table holds %d items; want none", len(items))
+	}
+	// Without the bad values the same load goes through.
+	if err := os.WriteFile(in, []byte(strings.ReplaceAll(strings.ReplaceAll(data, `"email":42`, `"email":"b@example.com"`), `,"email":""`, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, awsEnv(endpoint), "import", "--in", in, "--layout", "path", "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if items := scanTable(t, client, table); len(items) != 4 {
+		t.Errorf("the table holds %d items; want 4", len(items))
 	}
 }

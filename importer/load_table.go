@@ -77,6 +77,21 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 	if err := prepareTable(ctx, opts.Client, table, spec, opts.CreateTable, opts.Billing); err != nil {
 		return nil, err
 	}
+	if !opts.CreateTable {
+		// The table's own indexes on the user's attributes: every item is
+		// checked against their keys before the first write.
+		keys, err := TableIndexKeys(ctx, opts.Client, table, spec)
+		if err != nil {
+			return nil, err
+		}
+		problems, err := CheckIndexKeys(ctx, in, emit, keys, 100)
+		if err != nil {
+			return nil, err
+		}
+		if len(problems) > 0 {
+			return nil, &IndexKeyError{Table: table, Problems: problems}
+		}
+	}
 
 	var ck *Checkpoint
 	if opts.Checkpoint != "" {
