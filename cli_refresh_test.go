@@ -255,6 +255,8 @@ func modelItems(layout string, m treeModel, id string) map[string]string {
 		}
 		out[listing+id+"\x00¦"] = a
 		out[listing+"\x00"+id] = ""
+	case layouts.AdjacencyName:
+		out[id] = par + "\x00" + a
 	default:
 		panic(layout)
 	}
@@ -596,7 +598,9 @@ func TestPlanAndApplyEveryLayout(t *testing.T) {
 	// under new keys); in closure, the subtree root rewrites its Dn+1 rows
 	// (their ParentId), every other node its Dn rows above the subtree, and
 	// each node loses Do-Dn rows. The closure formula holds for a move that
-	// changes the ancestor at every distance above the subtree.
+	// changes the ancestor at every distance above the subtree. In
+	// adjacency only the subtree root's item changes (its ParentId): one
+	// put, whatever S.
 	moves := []string{"CM17", "CM31"}
 	handMoved := map[string][2]int64{}
 	var movedNodes int64
@@ -613,8 +617,9 @@ func TestPlanAndApplyEveryLayout(t *testing.T) {
 		movedNodes += S
 		for name, c := range map[string][2]int64{
 			layouts.PathName: {S, 0}, layouts.ShardedName: {S, 0},
-			layouts.PrefixName:  {2 * S, 2 * S},
-			layouts.ClosureName: {S*Dn + 1, S * (Do - Dn)},
+			layouts.PrefixName:    {2 * S, 2 * S},
+			layouts.ClosureName:   {S*Dn + 1, S * (Do - Dn)},
+			layouts.AdjacencyName: {1, 0},
 		} {
 			h := handMoved[name]
 			handMoved[name] = [2]int64{h[0] + c[0], h[1] + c[1]}
@@ -660,7 +665,7 @@ func TestPlanAndApplyEveryLayout(t *testing.T) {
 			moved, added := s.ByReason["moved"], s.ByReason["new"]
 			wantMoved := handMoved[name]
 			wantNew := map[string][2]int64{layouts.PathName: {2, 0}, layouts.ShardedName: {2, 0},
-				layouts.PrefixName: {4, 0}, layouts.ClosureName: {sumNewDepth1, 0}}[name]
+				layouts.PrefixName: {4, 0}, layouts.ClosureName: {sumNewDepth1, 0}, layouts.AdjacencyName: {2, 0}}[name]
 			if [2]int64{moved.Puts, moved.Deletes} != wantMoved || [2]int64{added.Puts, added.Deletes} != wantNew {
 				t.Errorf("moved %d puts %d deletes, want %v; new %d puts %d deletes, want %v", moved.Puts, moved.Deletes, wantMoved, added.Puts, added.Deletes, wantNew)
 			}
@@ -1084,6 +1089,8 @@ var sameLayoutVariants = map[string]migrateVariant{
 	layouts.ClosureName: {[]string{"--to-attr", "RelativeDepth=Level", "--to-attr", "ByAncestor=ByAnc"},
 		layouts.Options{Attr: map[string]string{"RelativeDepth": "Level", "ByAncestor": "ByAnc"}}},
 	layouts.PrefixName: {[]string{"--to-delimiter", "/"}, layouts.Options{Delimiter: "/"}},
+	layouts.AdjacencyName: {[]string{"--to-attr", "Id=NodeId", "--to-attr", "ByParent=GSI1"},
+		layouts.Options{Attr: map[string]string{"Id": "NodeId", "ByParent": "GSI1"}}},
 }
 
 // TestMigrateEveryLayoutPair migrates the typed cars table from every layout

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 func benchTypes(t *testing.T, name string) string {
@@ -135,7 +136,7 @@ func TestBenchOnline(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, msg)
 	}
 	r := readBenchReport(t, js)
-	if r.Mode != "online" || len(r.Layouts) != 4 {
+	if r.Mode != "online" || len(r.Layouts) != len(layouts.Names()) {
 		t.Fatalf("report %+v", r)
 	}
 	for _, l := range r.Layouts {

@@ -1,6 +1,6 @@
 // Command treeport moves trees (adjacency lists) into and out of Amazon
 // DynamoDB, in the layout of your choice: materialized path, sharded path,
-// closure or prefix rows.
+// closure, prefix rows or a plain adjacency list.
 //
 // main.go is wiring only: the command line is internal/commands, whose
 // Actions turn flags into Options for one call of a package's function

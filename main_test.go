@@ -399,8 +399,8 @@ func TestDryRunCountsFollowTheFormulas(t *testing.T) {
 		sumDepth1 += int64(d + 1)
 	}
 	n := int64(len(recs))
-	want := map[string]int64{"path": n, "sharded-path": n, "closure": sumDepth1, "prefix": 2 * n}
-	if len(res.Plans) != 4 {
+	want := map[string]int64{"path": n, "sharded-path": n, "closure": sumDepth1, "prefix": 2 * n, "adjacency": n}
+	if len(res.Plans) != len(want) {
 		t.Fatalf("%d plans", len(res.Plans))
 	}
 	for _, p := range res.Plans {

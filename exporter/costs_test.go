@@ -53,6 +53,8 @@ var costQueries = []costQuery{
 				return 1 + layouts.DefaultShards
 			case layouts.ClosureName:
 				return 1
+			case layouts.AdjacencyName:
+				return subtree // a ByParent Query per node of the subtree, N's own included
 			}
 			// A listing Query per node of the subtree, BatchGetItem per 100.
 			return subtree + (answer+99)/100
@@ -80,12 +82,14 @@ var costQueries = []costQuery{
 		q: func(_, l string) exporter.QueryOptions {
 			return exporter.QueryOptions{Kind: exporter.Ancestors, ID: l, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
 		},
-		requests: func(layout string, _, _ int) int {
+		requests: func(layout string, answer, _ int) int {
 			switch layout {
 			case layouts.PathName, layouts.ShardedName:
 				return 2 // GetItem for the Path, one BatchGetItem
 			case layouts.ClosureName:
 				return 2 // one Query, one BatchGetItem
+			case layouts.AdjacencyName:
+				return 1 + answer // a GetItem a level, L's own first
 			}
 			return 1 // one BatchGetItem
 		},
@@ -146,7 +150,11 @@ func TestQueryCosts(t *testing.T) {
 			}
 		}
 		fmt.Fprintf(&doc, "\n## %s (%d nodes): N = %s, L = %s (depth %d)\n\n", fx.name, len(recs), fx.node, deepest, len(o.path(deepest))-1)
-		doc.WriteString("| query | nodes | path | sharded-path | closure | prefix |\n|---|---:|---|---|---|---|\n")
+		doc.WriteString("| query | nodes |")
+		for _, name := range layouts.Names() {
+			doc.WriteString(" " + name + " |")
+		}
+		doc.WriteString("\n|---|---:|" + strings.Repeat("---|", len(layouts.Names())) + "\n")
 		labels := []string{}
 		for _, cq := range costQueries {
 			labels = append(labels, cq.label)
@@ -184,13 +192,16 @@ DynamoDB's rules, by:
     go test ./exporter -run TestQueryCosts -count=1 -query-costs ../benchmarks/QUERY_COSTS.md
 
 The same test, without the flag, checks the request counts (the layouts'
-designs fix them; only the prefix layout's grow with the subtree).
+designs fix them; only the prefix and adjacency layouts' grow with the
+subtree, and adjacency's ancestors with the depth).
 
 How to read it: a Query pays for the 4 KB units of all the items it reads
 (filtered or not), so path's depth band reads the whole subtree and filters;
 closure's ByAncestor answers a band from the index key alone. A BatchGetItem
 pays at least 0.5 RCU per item. Prefix descendants take one listing Query per
-node of the subtree, so their request count grows with it.
+node of the subtree, so their request count grows with it; so do adjacency's,
+one ByParent Query per node (a leaf's comes back empty), whose ancestors take
+a GetItem a level.
 `
 	if err := os.WriteFile(*queryCostsOut, []byte(header+doc.String()), 0o644); err != nil {
 		t.Fatal(err)

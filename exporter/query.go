@@ -55,8 +55,8 @@ type QueryOptions struct {
 	// Reads of a global secondary index are always eventually consistent.
 	ConsistentRead bool
 	// Concurrency bounds the requests in flight: the shards of a
-	// sharded-path descendants query, a prefix level's listing queries, the
-	// BatchGetItem calls (8).
+	// sharded-path descendants query, a prefix level's listing queries, an
+	// adjacency level's children queries, the BatchGetItem calls (8).
 	Concurrency int
 	// MaxRetries is how many times in a row a request may fail with a
 	// retryable error before the query gives up (10).
@@ -101,6 +101,9 @@ type Result = layouts.Result
 //     partition, then BatchGetItem of the object rows; descendants
 //     breadth-first listing Queries, a level's in parallel, then
 //     BatchGetItem; ancestors BatchGetItem of the prefix object rows.
+//   - adjacency: GetItem; children Query ByParent; descendants
+//     breadth-first ByParent Queries, a level's in parallel; ancestors a
+//     GetItem a level up the chain of ParentIds.
 //
 // Every request asks for ReturnConsumedCapacity TOTAL, every Query and Scan
 // follows LastEvaluatedKey, and BatchGetItem sends at most 100 keys and

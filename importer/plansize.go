@@ -10,8 +10,9 @@ import (
 
 // MaxItemsPerNode is how many items a node of the input, on average, a
 // load may write before it asks to be let go on (SizeLimit): 100, far above
-// the one or two items a node of the path, sharded-path and prefix layouts,
-// and what the closure layout writes at an average depth of 99. A deep
+// the one or two items a node of the path, sharded-path, prefix and
+// adjacency layouts, and what the closure layout writes at an average
+// depth of 99. A deep
 // input in the closure layout writes depth + 1 items a node, which for a
 // chain of 100,000 nodes is 5,000,050,000 items, hundreds of gigabytes:
 // that is not started without a word.
@@ -78,7 +79,7 @@ func CheckSize(in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
 		return s, nil
 	}
 	return s, &marked{fmt.Errorf("%w: %s, over the limit of %d items (%s); nothing was written. "+
-		"A layout that writes fewer items a node costs less (path, sharded-path and prefix write one or two), as does copying no attributes to closure's ancestor rows (--closure-copy none); "+
+		"A layout that writes fewer items a node costs less (path, sharded-path, prefix and adjacency write one or two), as does copying no attributes to closure's ancestor rows (--closure-copy none); "+
 		"to write it all the same, raise the limit with --max-items N or lift it with --yes",
 		ErrTooLarge, s, s.Limit, how), ErrInvalid}
 }

@@ -67,6 +67,13 @@ func TestCheck(t *testing.T) {
 		{"closure long ancestor", layouts.ClosureName, layouts.Options{}, chain([]string{long(2050), "b"}, 0), transform.ErrKeyTooLong,
 			[]string{"AncestorId of index ByAncestor is 2050 bytes", "an id above this node"}},
 		{"closure no delimiter", layouts.ClosureName, layouts.Options{}, chain([]string{"a|b", "c¦d"}, 0), nil, nil},
+		{"adjacency no delimiter", layouts.AdjacencyName, layouts.Options{}, chain([]string{"a|b", "c¦d"}, 0), nil, nil},
+		{"adjacency deep is fine", layouts.AdjacencyName, layouts.Options{}, chain(deep, 0), nil, nil},
+		{"adjacency id over 1024 is a ByParent sort key", layouts.AdjacencyName, layouts.Options{}, chain([]string{"r", long(1100)}, 0), transform.ErrKeyTooLong,
+			[]string{"sort key Id of index ByParent"}},
+		{"adjacency root id over 1024 is fine", layouts.AdjacencyName, layouts.Options{}, chain([]string{long(1100)}, 0), nil, nil},
+		{"adjacency id over 2048", layouts.AdjacencyName, layouts.Options{}, chain([]string{long(2100)}, 0), transform.ErrKeyTooLong,
+			[]string{"partition key Id of the table"}},
 		{"prefix delimiter in id", layouts.PrefixName, layouts.Options{}, chain([]string{"a¦b"}, 0), transform.ErrDelimiter, []string{`"¦"`, "prefix"}},
 		{"prefix deep Key over 2048", layouts.PrefixName, layouts.Options{}, chain(repeat(strings.Repeat("k", 60), 40), 0), transform.ErrKeyTooLong,
 			[]string{"partition key Key of the table"}},
@@ -249,7 +256,7 @@ func TestNewErrors(t *testing.T) {
 		opts   layouts.Options
 		want   string // "" = no error
 	}{
-		{"unknown layout", "tree", layouts.Options{}, "choose one of path, sharded-path, closure, prefix"},
+		{"unknown layout", "tree", layouts.Options{}, "choose one of path, sharded-path, closure, prefix, adjacency"},
 		{"unknown attr", layouts.PathName, layouts.Options{Attr: map[string]string{"GraphId": "G"}}, `no attribute or index "GraphId"; its names are Id, ParentId, TreeId, Path, Depth, ByParent, ByPath`},
 		{"attribute collision", layouts.PathName, layouts.Options{Attr: map[string]string{"Id": "Path"}}, `the same name "Path"`},
 		{"collision between two renames", layouts.ClosureName, layouts.Options{Attr: map[string]string{"Id": "X", "AncestorId": "X"}}, `the same name "X"`},
@@ -263,6 +270,8 @@ func TestNewErrors(t *testing.T) {
 		{"two-character delimiter", layouts.PathName, layouts.Options{Delimiter: "::"}, "give one character"},
 		{"invalid UTF-8 delimiter", layouts.PrefixName, layouts.Options{Delimiter: "\xff"}, "give one character"},
 		{"closure has no delimiter", layouts.ClosureName, layouts.Options{Delimiter: "|"}, "has no delimiter"},
+		{"adjacency has no delimiter", layouts.AdjacencyName, layouts.Options{Delimiter: "|"}, "the adjacency layout has no delimiter"},
+		{"adjacency unknown attr", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Path": "P"}}, `no attribute or index "Path"; its names are Id, ParentId, ByParent`},
 		{"closure copy of a layout attribute", layouts.ClosureName, layouts.Options{ClosureCopy: []string{"ParentId"}}, "--closure-copy ParentId"},
 		{"closure copy empty name", layouts.ClosureName, layouts.Options{ClosureCopy: []string{"a", ""}}, "empty attribute name"},
 		{"prefix attribute starting with delimiter", layouts.PrefixName, layouts.Options{Attr: map[string]string{"Key": "¦K"}}, "starts with the delimiter"},

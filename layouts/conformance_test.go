@@ -42,6 +42,9 @@ var variants = []variant{
 	{"prefix/renamed", layouts.PrefixName, layouts.Options{Attr: map[string]string{"Key": "PK", "Child": "SK"}}},
 	{"path/broken-bar", layouts.PathName, layouts.Options{Delimiter: "¦"}},
 	{"prefix/arrow", layouts.PrefixName, layouts.Options{Delimiter: "→"}},
+	{"adjacency", layouts.AdjacencyName, layouts.Options{}},
+	{"adjacency/renamed", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Id": "NodeId", "ByParent": "GSI1"}}},
+	{"adjacency/swapped", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Id": "ParentId", "ParentId": "Id"}}},
 }
 
 // attr is the variant's name for a layout attribute.
@@ -335,6 +338,29 @@ func checkQueries(t *testing.T, v variant, l layouts.Layout, f *forest, perNode 
 					t.Fatalf("row %d of %q: %s, want ancestor %q", r, n.ID, ddbJSON(it), n.Path[n.Depth-r])
 				}
 				checkCopied(t, v, l, n, it, r)
+			}
+		case layouts.AdjacencyName:
+			// Children: ByParent, ParentId = X. Descendants: breadth first.
+			byParent := spec.Indexes[0]
+			if own := perNode[i][0]; str(own, spec.PK.Name) != n.ID || str(own, byParent.PK.Name) != n.Parent {
+				t.Fatalf("item of %q: %s, want %s %q and %s %q", n.ID, ddbJSON(own), spec.PK.Name, n.ID, byParent.PK.Name, n.Parent)
+			}
+			level := []string{n.ID}
+			for d := 1; len(level) > 0; d++ {
+				var next []string
+				for _, p := range level {
+					for _, it := range all {
+						if str(it, byParent.PK.Name) == p {
+							c := str(it, byParent.SK.Name)
+							got[c] = d
+							if d == 1 {
+								kids = append(kids, c)
+							}
+							next = append(next, c)
+						}
+					}
+				}
+				level = next
 			}
 		case layouts.PrefixName:
 			object := str(perNode[i][0], spec.PK.Name)

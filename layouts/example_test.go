@@ -56,6 +56,8 @@ func ExampleNew() {
 	// prefix:
 	//   Child=¦ Key=¦CM1¦CM2¦CM4 name=gear
 	//   Child=CM4 Key=¦CM1¦CM2¦
+	// adjacency:
+	//   Id=CM4 ParentId=CM2 name=gear
 }
 
 // Check reports a node whose keys DynamoDB would refuse, before anything is

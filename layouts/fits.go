@@ -72,6 +72,11 @@ func (c *Checker) fits(m measures, holds func(delim string) bool) bool {
 			m.id <= transform.MaxSortKeyBytes &&
 			len(l.delim) <= transform.MaxSortKeyBytes &&
 			!holds(l.delim)
+	case *adjacencyLayout:
+		// Id is the table's partition key and ByParent's sort key;
+		// ParentId is ByParent's partition key.
+		return m.id <= transform.MaxSortKeyBytes &&
+			m.parent <= transform.MaxPartitionKeyBytes
 	}
 	return false
 }

@@ -24,6 +24,7 @@ func TestFitsImpliesCheck(t *testing.T) {
 		variant{"closure/copy-long-names", layouts.ClosureName, layouts.Options{ClosureCopy: []string{"x"}, Attr: map[string]string{"Id": long("i"), "ParentId": long("p"), "AncestorId": long("a"), "RelativeDepth": long("r")}}},
 		variant{"prefix/long-names", layouts.PrefixName, layouts.Options{Attr: map[string]string{"Key": long("k"), "Child": long("c")}}},
 		variant{"prefix/4-byte-delimiter", layouts.PrefixName, layouts.Options{Delimiter: "😀"}},
+		variant{"adjacency/long-names", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Id": long("i"), "ParentId": long("p")}}},
 	)
 	rng := rand.New(rand.NewPCG(9, 9))
 	near := func(limit int) int {

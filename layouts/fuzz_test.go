@@ -26,6 +26,7 @@ func FuzzPathNode(f *testing.F)        { fuzzNode(f, layouts.PathName) }
 func FuzzShardedPathNode(f *testing.F) { fuzzNode(f, layouts.ShardedName) }
 func FuzzClosureNode(f *testing.F)     { fuzzNode(f, layouts.ClosureName) }
 func FuzzPrefixNode(f *testing.F)      { fuzzNode(f, layouts.PrefixName) }
+func FuzzAdjacencyNode(f *testing.F)   { fuzzNode(f, layouts.AdjacencyName) }
 
 // fuzzVariant is one way of configuring a layout: its attribute names and
 // its delimiter.

@@ -29,6 +29,8 @@ func TestGolden(t *testing.T) {
 		{"closure-copy-name", layouts.ClosureName, layouts.Options{ClosureCopy: []string{"name"}}},
 		{"prefix", layouts.PrefixName, layouts.Options{}},
 		{"path-renamed", layouts.PathName, layouts.Options{Attr: map[string]string{"Id": "ComponentId", "ByPath": "GSI2"}, Delimiter: "/"}},
+		{"adjacency", layouts.AdjacencyName, layouts.Options{}},
+		{"adjacency-renamed", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Id": "NodeId", "ByParent": "GSI1"}}},
 	}
 	f := smallForest()
 	for _, tt := range tests {

@@ -1,8 +1,8 @@
 // Package layouts turns nodes into the DynamoDB items of each table layout,
 // and says how a table of each layout is read back: which items hold nodes,
 // the requests of its queries, and what they cost. A layout is one file
-// (path.go with sharded.go, closure.go, prefix.go) holding both directions,
-// registered in New. Writing is pure; a query sends its reads through the
+// (path.go with sharded.go, closure.go, prefix.go, adjacency.go) holding
+// both directions, registered in New. Writing is pure; a query sends its reads through the
 // Reads it is given, and sends nothing else. docs/ADDING_A_LAYOUT.md says
 // how to add a layout, and the conformance suite (conformance_test.go) runs
 // every layout New knows.

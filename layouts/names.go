@@ -13,10 +13,11 @@ import (
 
 // The layout names, as the command line spells them.
 const (
-	PathName    = "path"
-	ShardedName = "sharded-path"
-	ClosureName = "closure"
-	PrefixName  = "prefix"
+	PathName      = "path"
+	ShardedName   = "sharded-path"
+	ClosureName   = "closure"
+	PrefixName    = "prefix"
+	AdjacencyName = "adjacency"
 )
 
 // Defaults of Options.
@@ -32,11 +33,14 @@ const (
 
 // Names returns the layout names New accepts, in the order the documentation
 // lists them.
-func Names() []string { return []string{PathName, ShardedName, ClosureName, PrefixName} }
+func Names() []string {
+	return []string{PathName, ShardedName, ClosureName, PrefixName, AdjacencyName}
+}
 
 // Options configure a layout. The zero value is every layout's default.
 // Options that do not apply to a layout (Shards for path, ClosureCopy for
-// prefix) are ignored, except a Delimiter for closure, which has none.
+// prefix) are ignored, except a Delimiter for closure and adjacency, which
+// have none.
 type Options struct {
 	// Attr renames the layout's attribute, key and index names, as
 	// --attr OLD=NEW does (Id=ComponentId, ByPath=GSI2). OLD is the name the
@@ -67,6 +71,8 @@ func New(name string, opts Options) (Layout, error) {
 		return newClosure(opts)
 	case PrefixName:
 		return newPrefix(opts)
+	case AdjacencyName:
+		return newAdjacency(opts)
 	}
 	return nil, fmt.Errorf("layouts: unknown layout %q: choose one of %s", name, strings.Join(Names(), ", "))
 }

@@ -10,7 +10,8 @@
 // layouts, the subtree's Path, Depth and TreeId or GraphId; in closure, the
 // rows that link the subtree to its ancestors (rows whose key stays are
 // overwritten, rows past the new depth deleted, new ones put); in prefix,
-// the subtree's object and listing rows under their new keys.
+// the subtree's object and listing rows under their new keys; in
+// adjacency, the moved node's item alone (its ParentId).
 package refresh
 
 import (

@@ -66,8 +66,8 @@ func App() *cli.App {
 	app := &cli.App{
 		Name:  "treeport",
 		Usage: "move trees into and out of Amazon DynamoDB",
-		Description: "treeport loads adjacency lists (CSV, JSON, Parquet, DynamoDB JSON) into one of four\n" +
-			"DynamoDB layouts (path, sharded-path, closure, prefix), or into the files DynamoDB's\n" +
+		Description: "treeport loads adjacency lists (CSV, JSON, Parquet, DynamoDB JSON) into one of five\n" +
+			"DynamoDB layouts (path, sharded-path, closure, prefix, adjacency), or into the files DynamoDB's\n" +
 			"import from S3 reads, exports them back, answers tree queries and verifies round trips.\n" +
 			"Every flag can also be set from TREEPORT_<FLAG> (e.g. TREEPORT_MAX_WCU=500).",
 		Commands: []*cli.Command{

@@ -47,7 +47,7 @@ func benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "compare the layouts on your data: storage, load, partitions, queries, rewrites, cost; ranked for your read mix",
-		UsageText: "treeport bench --in PATH [--layouts path,sharded-path,closure,prefix] [--sample N] [--read-mix get=10,children=40,descendants=30,ancestors=20]\n" +
+		UsageText: "treeport bench --in PATH [--layouts path,sharded-path,closure,prefix,adjacency] [--sample N] [--read-mix get=10,children=40,descendants=30,ancestors=20]\n" +
 			"               [--out report.md --out report.json --out report.html] (--endpoint-url URL | --offline) [--scale NODES]",
 		Description: "Online (--endpoint-url, e.g. DynamoDB Local), each layout is loaded into a fresh table with\n" +
 			"treeport's writer, a depth-stratified sample of nodes is queried, and the tables are deleted\n" +

@@ -40,7 +40,7 @@ func validationFlags() []cli.Flag {
 }
 
 func layoutFlags(allowAll bool) []cli.Flag {
-	usage := "table layout: path, sharded-path, closure or prefix"
+	usage := "table layout: path, sharded-path, closure, prefix or adjacency"
 	if allowAll {
 		usage += " (or all, with --dry-run)"
 	}

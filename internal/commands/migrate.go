@@ -17,7 +17,7 @@ import (
 func sideLayoutFlags(side, what string) []cli.Flag {
 	cat := catLayout
 	return []cli.Flag{
-		&cli.StringFlag{Name: side + "-layout", Usage: "layout of the " + what + " table: path, sharded-path, closure or prefix", Category: cat},
+		&cli.StringFlag{Name: side + "-layout", Usage: "layout of the " + what + " table: path, sharded-path, closure, prefix or adjacency", Category: cat},
 		&cli.StringSliceFlag{Name: side + "-attr", Usage: "a layout attribute, key or index renamed in the " + what + " table: OLD=NEW (repeatable)", Category: cat},
 		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
 		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},

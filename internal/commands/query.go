@@ -35,6 +35,8 @@ func queryCommand() *cli.Command {
 			"                table, then BatchGetItem of the ancestors' own rows\n" +
 			"  prefix        GetItem of the object row; children: Query the listing partition, then BatchGetItem;\n" +
 			"                descendants: breadth-first listing Queries; ancestors: BatchGetItem\n" +
+			"  adjacency     GetItem; children: Query ByParent; descendants: breadth-first ByParent Queries,\n" +
+			"                a level's in parallel; ancestors: GetItem up the chain of ParentIds\n" +
 			"The prefix layout's keys are paths, so a node is found by its path: give it with --path\n" +
 			"(CM1¦CM2¦CM4). Without --path, one Scan of the table finds it first, which costs the table's size\n" +
 			"in RCU; the path found is printed so that the next query can pass it.\n" +

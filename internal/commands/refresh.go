@@ -49,8 +49,8 @@ func planCommand() *cli.Command {
 			"item under the same key, by value. A put is planned only for an item the table lacks or holds\n" +
 			"otherwise, a delete only for a key the snapshot does not want: new nodes, removed nodes, changed\n" +
 			"attributes and moved subtrees (path: the subtree's Path, Depth and TreeId/GraphId; closure: the\n" +
-			"rows that link it to its ancestors; prefix: its object and listing rows) all come out as the\n" +
-			"smallest set of item writes. Nothing is written.",
+			"rows that link it to its ancestors; prefix: its object and listing rows; adjacency: the moved\n" +
+			"node's ParentId) all come out as the smallest set of item writes. Nothing is written.",
 		Flags:  flags,
 		Action: runPlan,
 	}

@@ -184,6 +184,8 @@ func TestRewritesByHand(t *testing.T) {
 		// prefix: B's two rows go; C's two rows get new keys. Move: the same
 		// for C.
 		{"prefix", 2, 4, 2, 2},
+		// adjacency: B goes; C's ParentId changes. Move: C's ParentId.
+		{"adjacency", 1, 1, 1, 0},
 	} {
 		t.Run(tc.layout, func(t *testing.T) {
 			l, _ := layouts.New(tc.layout, layouts.Options{})
@@ -269,8 +271,8 @@ func TestRewriteClasses(t *testing.T) {
 	}
 }
 
-// TestItemCountsFollowFormulas: on every fixture, path and sharded-path
-// have one item per node, closure Σ(depth + 1), prefix two per node; the
+// TestItemCountsFollowFormulas: on every fixture, path, sharded-path and
+// adjacency have one item per node, closure Σ(depth + 1), prefix two per node; the
 // indexes hold the items with their keys; the bytes and WCU agree with the
 // layouts' own measure (the dry run's).
 func TestItemCountsFollowFormulas(t *testing.T) {
@@ -287,7 +289,7 @@ func TestItemCountsFollowFormulas(t *testing.T) {
 				}
 			}
 			rep := offline(t, in, Options{})
-			want := map[string]int64{"path": nodes, "sharded-path": nodes, "closure": rows, "prefix": 2 * nodes}
+			want := map[string]int64{"path": nodes, "sharded-path": nodes, "closure": rows, "prefix": 2 * nodes, "adjacency": nodes}
 			for _, r := range rep.Layouts {
 				if r.Items != want[r.Layout] || r.Nodes != nodes {
 					t.Errorf("%s: %d items for %d nodes, want %d", r.Layout, r.Items, r.Nodes, want[r.Layout])
@@ -298,8 +300,10 @@ func TestItemCountsFollowFormulas(t *testing.T) {
 					t.Errorf("%s: %d bytes, %d WCU; the layout's measure says %d, %d", r.Layout, r.Bytes, r.Load.WCU, plan.Bytes, plan.WCU)
 				}
 			}
-			if s := storageOf(t, layoutOf(t, rep, "path"), "ByParent"); s.Items != nodes-roots {
-				t.Errorf("ByParent holds %d items, want the %d non-roots", s.Items, nodes-roots)
+			for _, name := range []string{"path", "adjacency"} {
+				if s := storageOf(t, layoutOf(t, rep, name), "ByParent"); s.Items != nodes-roots {
+					t.Errorf("%s: ByParent holds %d items, want the %d non-roots", name, s.Items, nodes-roots)
+				}
 			}
 			if s := storageOf(t, layoutOf(t, rep, "closure"), "ByAncestor"); s.Items != rows {
 				t.Errorf("ByAncestor holds %d items, want every row (%d)", s.Items, rows)
@@ -312,7 +316,7 @@ func TestItemCountsFollowFormulas(t *testing.T) {
 			} else if top.Items != int64(treeSize(f, i)) {
 				t.Errorf("hottest ByAncestor partition %q holds %d rows, its tree has %d nodes", top.Value, top.Items, treeSize(f, i))
 			}
-			if len(rep.Ranking) != 4 || rep.Ranking[0].Layout != rep.Layouts[indexOfRank(rep, 1)].Layout {
+			if len(rep.Ranking) != len(layouts.Names()) || rep.Ranking[0].Layout != rep.Layouts[indexOfRank(rep, 1)].Layout {
 				t.Errorf("ranking %+v", rep.Ranking)
 			}
 		})

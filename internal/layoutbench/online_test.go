@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 // TestOnlineMatchesModel loads every fixture into every layout on DynamoDB
@@ -50,8 +51,9 @@ func TestOnlineMatchesModel(t *testing.T) {
 						}
 					}
 					// Children of a node with k children read k items in the
-					// path layouts (one more, the node, for a leaf).
-					if kind == KindChildren && (layout == "path" || layout == "sharded-path") {
+					// path and adjacency layouts (one more, the node, for a
+					// leaf).
+					if kind == KindChildren && (layout == "path" || layout == "sharded-path" || layout == "adjacency") {
 						k := int64(len(f.Children(f.Lookup(id))))
 						if want := max(k, 1); got.items != want || got.nodes != k {
 							t.Errorf("%s: children of %q (%d) read %d items, answered %d", layout, id, k, got.items, got.nodes)
@@ -62,10 +64,10 @@ func TestOnlineMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := 4 * 5 * rep.Sample.Nodes; queries != want || rep.Sample.Nodes != 20 {
+			if want := len(layouts.Names()) * 5 * rep.Sample.Nodes; queries != want || rep.Sample.Nodes != 20 {
 				t.Errorf("%d queries for %d sampled nodes, want %d", queries, rep.Sample.Nodes, want)
 			}
-			if len(created) != 4 {
+			if len(created) != len(layouts.Names()) {
 				t.Fatalf("created %v, want a table per layout", created)
 			}
 			for _, table := range created {
