@@ -238,3 +238,30 @@ func TestRejectsKeepTheRecordAsItCame(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidTableNamesExit2: a table name DynamoDB refuses is a usage error
+// found before any call: exit 2 with the rule, for every command that names
+// a table. The endpoint is a closed port, so a call would end in exit 3.
+func TestInvalidTableNamesExit2(t *testing.T) {
+	closed := "http://127.0.0.1:9" // discard: nothing listens
+	env := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "AWS_REGION=us-east-1", "TREEPORT_ENDPOINT_URL=" + closed}
+	in := "fixtures/cars.csv"
+	cases := [][]string{
+		{"import", "--in", in, "--layout", "path", "--table", "ab"},
+		{"import", "--in", in, "--layout", "path", "--table", "bad name", "--out", t.TempDir() + "/out"},
+		{"export", "--table", "ab", "--layout", "path", "--out", t.TempDir() + "/x.csv"},
+		{"query", "get", "--table", "tab!", "--layout", "path", "--id", "CM1"},
+		{"verify", "--in", in, "--table", "ab", "--layout", "path"},
+		{"plan", "--in", in, "--table", "ab", "--layout", "path"},
+		{"apply", "--in", in, "--table", "ab", "--layout", "path"},
+		{"migrate", "--from-table", "ab", "--from-layout", "path", "--to-table", "Parts", "--to-layout", "closure"},
+		{"migrate", "--from-table", "Parts", "--from-layout", "path", "--to-table", "x/y", "--to-layout", "closure"},
+		{"schema", "--layout", "path", "--table", "ab"},
+	}
+	for _, args := range cases {
+		_, stderr, code := run(t, env, args...)
+		if code != 2 || !strings.Contains(stderr, "is not a DynamoDB table name: a table name is 3 to 255 characters") {
+			t.Errorf("%v: exit %d, want 2 with the rule:\n%s", args, code, stderr)
+		}
+	}
+}

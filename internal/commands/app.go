@@ -102,6 +102,10 @@ func App() *cli.App {
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
+		c.Before = checkTableNames
+		for _, sub := range c.Subcommands {
+			sub.Before = checkTableNames
+		}
 		bindEnv(c.Flags)
 	}
 	return app
@@ -170,4 +174,20 @@ func ExitCode(err error) int {
 		return exitService
 	}
 	return exitService
+}
+
+// tableFlags are the flags that name a DynamoDB table.
+var tableFlags = []string{"table", "from-table", "to-table", "import-table", "bulk-put"}
+
+// checkTableNames refuses a table name DynamoDB would refuse, before any
+// call to the service: a usage error (exit 2), not a service failure.
+func checkTableNames(c *cli.Context) error {
+	for _, name := range tableFlags {
+		if v := c.String(name); v != "" {
+			if err := ddb.CheckTableName("--"+name, v); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+		}
+	}
+	return nil
 }
