@@ -27,17 +27,21 @@ type CollectionReport struct {
 // Plan is what loading an input into one layout would do, computed from
 // the forest's skeleton without building a single item.
 type Plan struct {
-	Layout       string             `json:"layout"`
-	Nodes        int64              `json:"nodes"`
-	Items        int64              `json:"items"`
-	Bytes        int64              `json:"bytes"`
-	MaxItemBytes int                `json:"max_item_bytes"`
-	WCU          int64              `json:"wcu"`
-	Keys         []KeyReport        `json:"keys"`
-	Collections  []CollectionReport `json:"largest_item_collections"`
-	Rejected     int                `json:"rejected_nodes"`
-	Problems     int                `json:"problems"`
-	Cost         Cost               `json:"cost"`
+	Layout       string `json:"layout"`
+	Nodes        int64  `json:"nodes"`
+	Items        int64  `json:"items"`
+	Bytes        int64  `json:"bytes"`
+	MaxItemBytes int    `json:"max_item_bytes"`
+	// StoredItems and StoredBytes are what storage is billed for: the
+	// table's items and their copies in every index.
+	StoredItems int64              `json:"stored_items"`
+	StoredBytes int64              `json:"stored_bytes"`
+	WCU         int64              `json:"wcu"`
+	Keys        []KeyReport        `json:"keys"`
+	Collections []CollectionReport `json:"largest_item_collections"`
+	Rejected    int                `json:"rejected_nodes"`
+	Problems    int                `json:"problems"`
+	Cost        Cost               `json:"cost"`
 }
 
 // Cost is the estimated price of loading, in US dollars.
@@ -68,6 +72,8 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		Items:        m.Items,
 		Bytes:        m.Bytes,
 		MaxItemBytes: m.MaxItemBytes,
+		StoredItems:  m.StoredItems(),
+		StoredBytes:  m.StoredBytes(),
 		WCU:          m.WCU,
 		Rejected:     f.RejectedCount(),
 		Problems:     len(problems),
@@ -99,7 +105,7 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		OnDemandWrites:  prices.OnDemandWrites(m.WCU),
 		ImportBytes:     m.Bytes + framing,
 		ImportTable:     prices.Import(m.Bytes + framing),
-		StorageMonth:    prices.StorageMonth(m.Bytes, m.Items),
+		StorageMonth:    prices.StorageMonth(m.StoredBytes(), m.StoredItems()),
 		Region:          prices.Region,
 		PricesAsOf:      prices.AsOf,
 		WritePerMillion: prices.OnDemandWritePerMillion,

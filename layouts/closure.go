@@ -264,8 +264,12 @@ func (l *closureLayout) Measure(s *transform.Stats, m *Measure) {
 	fixed := common + l.copyBytes(s)
 	ancBytes := s.PathBytes - idLen // the ids of the ancestors, each once
 	rows := int64(d)
+	bytes := rows*int64(fixed) + sumNumberSize(d) - int64(numberSize(0)) + int64(ancBytes)
 	m.Items += rows
-	m.Bytes += rows*int64(fixed) + sumNumberSize(d) - int64(numberSize(0)) + int64(ancBytes)
+	m.Bytes += bytes
+	// Every ancestor row lands in ByAncestor.
+	m.IndexItems += rows
+	m.IndexBytes += bytes
 	// An ancestor row is fixed + numberSize(r) + len(its ancestor's id):
 	// between lo and hi.
 	maxNS := maxNumberSize(d)

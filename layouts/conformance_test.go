@@ -163,6 +163,7 @@ func conform(t *testing.T, v variant, l layouts.Layout, f *forest, large, readin
 	// The whole forest: totals, keys and the largest collections.
 	actual := measureItems(spec, all)
 	if total.Items != actual.Items || total.Bytes != actual.Bytes || total.MaxItemBytes != actual.MaxItemBytes ||
+		total.IndexItems != actual.IndexItems || total.IndexBytes != actual.IndexBytes ||
 		!slices.Equal(total.Keys, actual.Keys) {
 		t.Errorf("forest Measure: items %d bytes %d max %d keys %v; items measure items %d bytes %d max %d keys %v",
 			total.Items, total.Bytes, total.MaxItemBytes, total.Keys, actual.Items, actual.Bytes, actual.MaxItemBytes, actual.Keys)
@@ -226,9 +227,11 @@ func checkKeyTypes(t *testing.T, spec layouts.TableSpec, it layouts.Item) {
 func checkMeasure(t *testing.T, v variant, n *transform.Node, got, want *layouts.Measure, large bool) {
 	t.Helper()
 	if got.Nodes != 1 || got.Items != want.Items || got.Bytes != want.Bytes || got.MaxItemBytes != want.MaxItemBytes ||
+		got.IndexItems != want.IndexItems || got.IndexBytes != want.IndexBytes ||
 		!slices.Equal(got.Keys, want.Keys) {
-		t.Fatalf("Measure of node %q (depth %d): items %d bytes %d max %d keys %v; its items: items %d bytes %d max %d keys %v",
-			n.ID, n.Depth, got.Items, got.Bytes, got.MaxItemBytes, got.Keys, want.Items, want.Bytes, want.MaxItemBytes, want.Keys)
+		t.Fatalf("Measure of node %q (depth %d): items %d bytes %d max %d keys %v, in indexes %d/%d; its items: items %d bytes %d max %d keys %v, in indexes %d/%d",
+			n.ID, n.Depth, got.Items, got.Bytes, got.MaxItemBytes, got.Keys, got.IndexItems, got.IndexBytes,
+			want.Items, want.Bytes, want.MaxItemBytes, want.Keys, want.IndexItems, want.IndexBytes)
 	}
 	// Closure's WCU is exact when all ancestor rows are in one kilobyte,
 	// which every small forest guarantees; with large attributes it may be

@@ -365,6 +365,8 @@ func measureItems(spec layouts.TableSpec, items []layouts.Item) *layouts.Measure
 		m.Items++
 		m.Bytes += int64(size)
 		m.WCU += int64(transform.WCU(size) * (1 + layouts.IndexesOf(spec, item)))
+		m.IndexItems += int64(layouts.IndexesOf(spec, item))
+		m.IndexBytes += int64(size * layouts.IndexesOf(spec, item))
 		m.MaxItemBytes = max(m.MaxItemBytes, size)
 		keys := []*layouts.KeyAttr{&spec.PK, spec.SK}
 		for _, ix := range spec.Indexes {

@@ -15,6 +15,11 @@ type Measure struct {
 	// DynamoDB sizes, and WCU the write capacity units writing them costs:
 	// for each item ceil(size / 1 KB) × (1 + the indexes it lands in).
 	Nodes, Items, Bytes, WCU int64
+	// IndexItems and IndexBytes count the copies of the items the indexes
+	// store: an item that lands in k indexes is stored k more times, whole,
+	// since every index projects all attributes. Storage is billed for the
+	// table and every index.
+	IndexItems, IndexBytes int64
 	// MaxItemBytes is the size of the largest item.
 	MaxItemBytes int
 	// Keys holds the longest key value in bytes (a number's decimal text)
@@ -40,6 +45,8 @@ func (m *Measure) Add(o *Measure) {
 	m.Items += o.Items
 	m.Bytes += o.Bytes
 	m.WCU += o.WCU
+	m.IndexItems += o.IndexItems
+	m.IndexBytes += o.IndexBytes
 	m.MaxItemBytes = max(m.MaxItemBytes, o.MaxItemBytes)
 	for len(m.Keys) < len(o.Keys) {
 		m.Keys = append(m.Keys, 0)
@@ -59,6 +66,8 @@ func (m *Measure) Add(o *Measure) {
 func (m *Measure) item(size, indexes int) {
 	m.Items++
 	m.Bytes += int64(size)
+	m.IndexItems += int64(indexes)
+	m.IndexBytes += int64(size * indexes)
 	m.WCU += int64(transform.WCU(size) * (1 + indexes))
 	m.MaxItemBytes = max(m.MaxItemBytes, size)
 }
@@ -143,3 +152,10 @@ func sumNumberSize(d int) int64 {
 	}
 	return sum
 }
+
+// StoredItems and StoredBytes are what storage is billed for: the items of
+// the table and their copies in every index.
+func (m *Measure) StoredItems() int64 { return m.Items + m.IndexItems }
+
+// StoredBytes: see StoredItems.
+func (m *Measure) StoredBytes() int64 { return m.Bytes + m.IndexBytes }

@@ -105,10 +105,10 @@ func TestMeasureClosureStraddle(t *testing.T) {
 
 // TestMeasureAdd: Add sums counts and keeps maxima.
 func TestMeasureAdd(t *testing.T) {
-	a := &layouts.Measure{Nodes: 1, Items: 2, Bytes: 30, WCU: 4, MaxItemBytes: 20, Keys: []int{5, 0, 7, 1}, Collections: []int64{1, 9}}
-	b := &layouts.Measure{Nodes: 2, Items: 3, Bytes: 10, WCU: 6, MaxItemBytes: 8, Keys: []int{9, 0, 2, 3}, Collections: []int64{4, 2}}
+	a := &layouts.Measure{Nodes: 1, Items: 2, Bytes: 30, WCU: 4, IndexItems: 1, IndexBytes: 12, MaxItemBytes: 20, Keys: []int{5, 0, 7, 1}, Collections: []int64{1, 9}}
+	b := &layouts.Measure{Nodes: 2, Items: 3, Bytes: 10, WCU: 6, IndexItems: 6, IndexBytes: 20, MaxItemBytes: 8, Keys: []int{9, 0, 2, 3}, Collections: []int64{4, 2}}
 	a.Add(b)
-	want := "{3 5 40 10 20 [9 0 7 3] [4 9]}"
+	want := "{3 5 40 10 7 32 20 [9 0 7 3] [4 9]}"
 	if got := fmt.Sprint(*a); got != want {
 		t.Fatalf("Add = %s, want %s", got, want)
 	}

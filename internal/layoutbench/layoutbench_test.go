@@ -2,6 +2,7 @@ package layoutbench
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -433,5 +434,40 @@ func TestCostsUseThePriceList(t *testing.T) {
 	}
 	if one.Prices.AsOf == "" || !strings.Contains(strings.Join(one.Notes, " "), one.Prices.AsOf) {
 		t.Error("the report does not give the prices' date")
+	}
+}
+
+// The dry run and bench give one figure for storage: the table's items and
+// their copies in every index, with DynamoDB's overhead an item in each, to
+// the byte and so to the cent, on every fixture and layout.
+func TestDryRunStorageIsBenchStorage(t *testing.T) {
+	for _, name := range []string{"cars", "folders", "org"} {
+		in := readFixture(t, name)
+		rep := offline(t, in, Options{})
+		for _, r := range rep.Layouts {
+			l, err := layouts.New(r.Layout, layouts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, problems := importer.PlanLayout(in, l, pricing.Default)
+			if len(problems) > 0 {
+				t.Fatalf("%s %s: %v", name, r.Layout, problems[0])
+			}
+			var items, bytes int64
+			for _, s := range r.Storage {
+				items += s.Items
+				bytes += s.Bytes
+			}
+			if plan.StoredItems != items || plan.StoredBytes != bytes {
+				t.Errorf("%s %s: dry run stores %d items, %d bytes; bench %d items, %d bytes (%+v)",
+					name, r.Layout, plan.StoredItems, plan.StoredBytes, items, bytes, r.Storage)
+			}
+			if len(r.Storage) != 1+len(l.Table().Indexes) {
+				t.Errorf("%s %s: bench reports %d storages, want the table and %d indexes", name, r.Layout, len(r.Storage), len(l.Table().Indexes))
+			}
+			if math.Abs(plan.Cost.StorageMonth-r.Cost.StorageMonthUSD) > 1e-6 {
+				t.Errorf("%s %s: dry run's storage $%v a month, bench's $%v", name, r.Layout, plan.Cost.StorageMonth, r.Cost.StorageMonthUSD)
+			}
+		}
 	}
 }
