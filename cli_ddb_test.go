@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -258,9 +259,13 @@ func TestKillAndResume(t *testing.T) {
 	const concurrency = 4
 	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck,
 		"--concurrency", fmt.Sprint(concurrency), "--max-wcu", "4000", "--no-progress"}
+	report := filepath.Join(t.TempDir(), "report.json")
+	args = append(args, "--report", report)
 	rng := rand.New(rand.NewPCG(7, 7))
 	kills := 0
 	finished := false
+	atMost := int64(0) // what the resumed runs said they may write again
+	sayRe := regexp.MustCompile(`at most (\d+) items are written again`)
 	// Five runs killed at random points, then one left to finish.
 	for attempt := 0; attempt < 6 && !finished; attempt++ {
 		cmd := exec.Command(treeportBin, args...)
@@ -287,23 +292,36 @@ func TestKillAndResume(t *testing.T) {
 			<-done
 			kills++
 		}
+		if m := sayRe.FindStringSubmatch(stderr.String()); m != nil {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			atMost += n
+		}
 	}
 	if kills == 0 {
 		t.Fatal("no run was killed: the test proves nothing (make the load slower)")
 	}
 	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
-	// Redone work: every accepted item beyond the table's is a rewrite. Each
-	// kill may lose at most the in-flight window (workers × 25 + one batch
-	// buffer per worker + the batch being filled) plus what was acknowledged
-	// during one checkpoint interval (200 ms at --max-wcu 4000, each closure
-	// item here costing at least 2 WCU: 400 items).
+	// Redone work: every accepted item beyond the table's is a rewrite. The
+	// checkpoint's journal holds every advance of the watermark, so a kill
+	// loses no acknowledged progress: each may redo only the items in the
+	// writer's window (2 × (workers + buffered batches + 1) × 25), and what
+	// the resumed runs said they may write again bounds what they did.
 	c := proxy.Counts()
 	redone := c.AcceptedItems - int64(len(want))
-	window := int64(concurrency*25*2 + 25)
-	bound := int64(kills) * (window + 400)
-	t.Logf("%d kills, %d items accepted for %d in the table: %d redone (bound %d)", kills, c.AcceptedItems, len(want), redone, bound)
+	window := int64(2 * (concurrency + concurrency + 1) * 25)
+	bound := int64(kills) * window
+	t.Logf("%d kills, %d items accepted for %d in the table: %d redone (bound %d; the runs said at most %d)", kills, c.AcceptedItems, len(want), redone, bound, atMost)
 	if redone > bound {
 		t.Errorf("redone %d items after %d kills, more than the bound %d", redone, kills, bound)
+	}
+	if redone > atMost {
+		t.Errorf("redone %d items, but the resumed runs said at most %d", redone, atMost)
+	}
+	var rep struct {
+		Redone *int64 `json:"items_redone_at_most"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, report)), &rep); err != nil || rep.Redone == nil || *rep.Redone > window {
+		t.Errorf("report: items_redone_at_most %v (%v), want at most %d", rep.Redone, err, window)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestUsageAndInputErrorsExit2(t *testing.T) {
 		{"an unknown flag", []string{"import", "--in", good, "--layuot", "path"}, "layuot"},
 		{"--shards 0", []string{"import", "--in", good, "--layout", "sharded-path", "--shards", "0", "--dry-run"}, "--shards 0: want 1 or more"},
 		{"--max-errors 0", []string{"import", "--in", good, "--layout", "path", "--max-errors", "0", "--dry-run"}, "--max-errors 0: want 1 or more"},
-		{"--wcu without --rcu", []string{"schema", "--layout", "path", "--table", "T", "--wcu", "5"}, "both --wcu and --rcu"},
+		{"--wcu without --rcu", []string{"schema", "--layout", "path", "--table", "Tbl", "--wcu", "5"}, "both --wcu and --rcu"},
 		{"a missing input", []string{"import", "--in", filepath.Join(dir, "nowhere.csv"), "--layout", "path", "--out", out}, "no such file"},
 	}
 	for _, tt := range tests {

@@ -113,6 +113,9 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 				return &TableResult{AlreadyDone: true, Took: time.Since(opts.Started)}, nil
 			}
 			fmt.Fprintf(log, "resuming from checkpoint %s: %d items acknowledged\n", opts.Checkpoint, ck.Watermark)
+			if ck.Sent > ck.Watermark {
+				fmt.Fprintf(log, "the interrupted run had sent up to item %d: at most %d items are written again\n", ck.Sent, ck.Sent-ck.Watermark)
+			}
 		}
 		emit.Skip = ck.Watermark
 	}
@@ -144,7 +147,7 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		return nil, err
 	}
 	if opts.Report != "" {
-		if rerr := writeReport(opts.Report, l, table, res.Emit, run.Stats, res.Took); rerr != nil {
+		if rerr := writeReport(opts.Report, l, table, res.Emit, run, res.Took); rerr != nil {
 			return res, rerr
 		}
 	}
@@ -181,18 +184,21 @@ func layoutItems(in *Input, l layouts.Layout) int64 {
 
 // report is the --report file of a load into a table.
 type report struct {
-	Layout  string  `json:"layout"`
-	Table   string  `json:"table"`
-	Nodes   int64   `json:"nodes"`
-	Skipped int64   `json:"items_skipped_from_checkpoint"`
-	Reject  int64   `json:"rejected_records"`
-	Writer  Stats   `json:"writer"`
-	Total   float64 `json:"duration_seconds"`
+	Layout  string `json:"layout"`
+	Table   string `json:"table"`
+	Nodes   int64  `json:"nodes"`
+	Skipped int64  `json:"items_skipped_from_checkpoint"`
+	// Redone bounds the items written again that the run resumed from
+	// may have written already (RunResult.RedoneAtMost).
+	Redone int64   `json:"items_redone_at_most"`
+	Reject int64   `json:"rejected_records"`
+	Writer Stats   `json:"writer"`
+	Total  float64 `json:"duration_seconds"`
 }
 
-func writeReport(path string, l layouts.Layout, table string, est EmitStats, st Stats, d time.Duration) error {
+func writeReport(path string, l layouts.Layout, table string, est EmitStats, run *RunResult, d time.Duration) error {
 	b, err := json.MarshalIndent(report{Layout: l.Name(), Table: table, Nodes: est.Nodes, Skipped: est.Skipped,
-		Reject: est.Rejected, Writer: st, Total: d.Seconds()}, "", "  ")
+		Redone: run.RedoneAtMost, Reject: est.Rejected, Writer: run.Stats, Total: d.Seconds()}, "", "  ")
 	if err != nil {
 		return err
 	}

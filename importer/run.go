@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -77,6 +78,11 @@ type RunResult struct {
 	// Skipped is how many operations an earlier run acknowledged (the
 	// checkpoint's watermark when the run began).
 	Skipped int64
+	// RedoneAtMost bounds the operations this run wrote again that the run
+	// it resumed may have written already: the ones it had sent past its
+	// watermark (Checkpoint.Sent − Skipped). 0 for a run that did not
+	// resume.
+	RedoneAtMost int64
 	// PriorDeadLettered is how many items the dead-letter file held when
 	// the run resumed.
 	PriorDeadLettered int64
@@ -116,13 +122,24 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	if deadLetter != nil {
 		defer deadLetter.Close()
 	}
-	saver := &checkpointSaver{ck: opts.Checkpoint, path: opts.CheckpointPath}
+	saver, err := newCheckpointSaver(opts.Checkpoint, opts.CheckpointPath)
+	if err != nil {
+		return nil, err
+	}
+	defer saver.close()
+	var redone int64
+	if opts.Checkpoint != nil && opts.Checkpoint.Sent > skip {
+		redone = opts.Checkpoint.Sent - skip
+	}
 	wo := WriterOptions{
 		Concurrency:      opts.Concurrency,
 		MaxWCU:           opts.MaxWCU,
 		StartSeq:         skip,
 		ConsumedCapacity: opts.ConsumedCapacity,
 		OnAck:            saver.ack,
+	}
+	if opts.Checkpoint != nil {
+		wo.OnSend = saver.sent
 	}
 	if opts.OnProgress != nil {
 		wo.OnProgress = func(p Progress) { opts.OnProgress(RunProgress{Progress: p, Skipped: skip, Total: opts.Total}) }
@@ -134,7 +151,7 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	feedErr := feed(ctx, w, skip)
 	stats, closeErr := w.Close(context.WithoutCancel(ctx))
 	res := &RunResult{
-		Stats: stats, Skipped: skip, PriorDeadLettered: prior,
+		Stats: stats, Skipped: skip, PriorDeadLettered: prior, RedoneAtMost: redone,
 		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled),
 		Done:        feedErr == nil && closeErr == nil,
 	}
@@ -173,17 +190,51 @@ func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
 }
 
 // checkpointSaver keeps a checkpoint's watermark as the writer acknowledges
-// items, and saves it at most every checkpointInterval. A nil checkpoint
-// saves nothing.
+// items, and saves it at most every checkpointInterval; in between it
+// writes every advance, and every batch sent, to the checkpoint's journal
+// (see readJournal). A nil checkpoint saves nothing.
 type checkpointSaver struct {
-	mu   sync.Mutex
-	ck   *Checkpoint
-	path string
-	last time.Time
+	mu      sync.Mutex
+	ck      *Checkpoint
+	path    string
+	last    time.Time
+	journal *os.File
+}
+
+func newCheckpointSaver(ck *Checkpoint, path string) (*checkpointSaver, error) {
+	s := &checkpointSaver{ck: ck, path: path}
+	if ck == nil {
+		return s, nil
+	}
+	f, err := os.OpenFile(journalPath(path), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("importer: checkpoint journal: %w", err)
+	}
+	s.journal = f
+	return s, nil
 }
 
 // ack is WriterOptions.OnAck.
 func (s *checkpointSaver) ack(w int64) error { return s.save(w, false) }
+
+// sent is WriterOptions.OnSend.
+func (s *checkpointSaver) sent(next int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if next > s.ck.Sent {
+		s.ck.Sent = next
+		s.writeJournal()
+	}
+}
+
+// writeJournal writes the watermark and Sent in place; s.mu is held. A
+// failed write only costs more redo after a crash: the synced checkpoint
+// still holds.
+func (s *checkpointSaver) writeJournal() {
+	if s.journal != nil {
+		s.journal.WriteAt(journalLine(s.ck.Fingerprint, s.ck.Watermark, s.ck.Sent), 0)
+	}
+}
 
 // save raises the watermark to w and saves it, now if force is set.
 func (s *checkpointSaver) save(w int64, force bool) error {
@@ -194,6 +245,7 @@ func (s *checkpointSaver) save(w int64, force bool) error {
 	defer s.mu.Unlock()
 	if w > s.ck.Watermark {
 		s.ck.Watermark = w
+		s.writeJournal()
 	}
 	if !force && time.Since(s.last) < checkpointInterval {
 		return nil
@@ -202,7 +254,8 @@ func (s *checkpointSaver) save(w int64, force bool) error {
 	return s.ck.Save(s.path)
 }
 
-// finish saves the final watermark, and whether the run is done.
+// finish saves the final watermark, and whether the run is done; the
+// checkpoint then holds all the journal did, and the journal goes.
 func (s *checkpointSaver) finish(w int64, done bool) error {
 	if s.ck == nil {
 		return nil
@@ -210,5 +263,20 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 	s.mu.Lock()
 	s.ck.Done = done
 	s.mu.Unlock()
-	return s.save(w, true)
+	if err := s.save(w, true); err != nil {
+		return err
+	}
+	s.close()
+	os.Remove(journalPath(s.path))
+	return nil
+}
+
+// close closes the journal.
+func (s *checkpointSaver) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.journal != nil {
+		s.journal.Close()
+		s.journal = nil
+	}
 }

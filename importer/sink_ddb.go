@@ -104,6 +104,11 @@ type WriterOptions struct {
 	// a last time by Close. An error from it (a checkpoint that cannot be
 	// saved) ends the run.
 	OnAck func(watermark int64) error
+	// OnSend, when set, is called before each BatchWriteItem call with one
+	// past the highest sequence number in its batch, from the workers,
+	// concurrently: after a crash, the items from the watermark up to the
+	// highest such value are all that the run may have written past it.
+	OnSend func(next int64)
 	// OnProgress is called every ProgressInterval (1 s) and once by Close,
 	// from one goroutine at a time.
 	OnProgress       func(Progress)
@@ -592,6 +597,15 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
+		if w.opts.OnSend != nil {
+			var hi int64
+			for _, r := range reqs {
+				for _, q := range r.seqs {
+					hi = max(hi, q+1)
+				}
+			}
+			w.opts.OnSend(hi)
+		}
 		out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
 		cancel()
 		if first {
