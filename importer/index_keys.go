@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -86,16 +87,12 @@ func (k IndexKey) check(v types.AttributeValue) error {
 	if k.Sort {
 		limit, what = 1024, "sort"
 	}
-	size, typ := 0, ""
+	size, typ := 0, ddbjson.TypeName(v)
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
-		size, typ = len(v.Value), "S"
-	case *types.AttributeValueMemberN:
-		size, typ = 0, "N"
+		size = len(v.Value)
 	case *types.AttributeValueMemberB:
-		size, typ = len(v.Value), "B"
-	default:
-		typ = ddbTypeName(v)
+		size = len(v.Value)
 	}
 	switch {
 	case typ != string(k.Type):
@@ -106,26 +103,6 @@ func (k IndexKey) check(v types.AttributeValue) error {
 		return fmt.Errorf("attribute %q is the %s key of the table's index %s: %d bytes, over DynamoDB's %d", k.Name, what, k.Index, size, limit)
 	}
 	return nil
-}
-
-func ddbTypeName(v types.AttributeValue) string {
-	switch v.(type) {
-	case *types.AttributeValueMemberBOOL:
-		return "BOOL"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "L"
-	case *types.AttributeValueMemberM:
-		return "M"
-	case *types.AttributeValueMemberSS:
-		return "SS"
-	case *types.AttributeValueMemberNS:
-		return "NS"
-	case *types.AttributeValueMemberBS:
-		return "BS"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // CheckIndexKeys reads the items once more, without writing, and returns a
