@@ -63,7 +63,7 @@ var (
 	// minutes to find it. A probe that ends in a cut doubles the calm spell,
 	// up to aimdMaxCalm, so that a steady capacity is probed less and less
 	// often; a probe that at least doubles the limit resets it.
-	aimdCalm          = 4 * time.Second
+	aimdCalm          = 8 * time.Second
 	aimdMaxCalm       = 30 * time.Second
 	aimdProbeDoubling = time.Second
 	// aimdMinRate is the floor of the limit, in WCU per second.

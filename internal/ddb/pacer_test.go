@@ -258,7 +258,7 @@ func TestLimiterClimbsBackAfterCalm(t *testing.T) {
 		l.Success(25)
 	}
 	linear := l.Limit()
-	if linear > 1.5*cut {
+	if linear > 2*cut {
 		t.Errorf("limit after the calm spell = %v, from %v: want a linear climb", linear, cut)
 	}
 	for range 60 { // 6 s
@@ -294,8 +294,8 @@ func TestLimiterClimbsBackAfterCalm(t *testing.T) {
 	l.Success(25)
 	clk.advance(aimdCooldown)
 	l.Congestion()
-	if l.calm != 4*calm {
-		t.Errorf("calm after a second probe that ended in a throttle = %v, want %v", l.calm, 4*calm)
+	if want := min(4*calm, aimdMaxCalm); l.calm != want {
+		t.Errorf("calm after a second probe that ended in a throttle = %v, want %v", l.calm, want)
 	}
 	longest := time.Duration(0)
 	for range 4 {
