@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/layouts"
 )
 
 // ScanAPI is the part of the DynamoDB client that Scan and Verify use;
@@ -70,6 +71,13 @@ type Stats struct {
 	// network errors), which DynamoDB does not bill: Requests - Failed is
 	// what the reads took had nothing gone wrong.
 	Failed int64 `json:"failed_requests"`
+	// EmptyQueries counts the Query requests that read nothing.
+	EmptyQueries int64 `json:"empty_queries"`
+	// PricedRCU is what DynamoDB's documented rules bill the same
+	// requests: ConsumedRCU, with each Query that read nothing raised to
+	// the minimum of its read type (layouts.MinReadRCU). DynamoDB bills
+	// them so, and the two are equal; DynamoDB Local bills them 0.
+	PricedRCU float64 `json:"rcu_priced"`
 }
 
 // Add adds o to s.
@@ -80,11 +88,17 @@ func (s *Stats) Add(o Stats) {
 	s.Throttles += o.Throttles
 	s.Retries += o.Retries
 	s.Failed += o.Failed
+	s.EmptyQueries += o.EmptyQueries
+	s.PricedRCU += o.PricedRCU
 }
 
 // String is one line for a summary: "12 requests, 340 items read, 42.5 RCU".
 func (s Stats) String() string {
 	out := fmt.Sprintf("%d requests, %d items read, %s RCU consumed", s.Requests, s.Items, formatRCU(s.ConsumedRCU))
+	if s.PricedRCU > s.ConsumedRCU {
+		// DynamoDB Local: say what DynamoDB would bill.
+		out += fmt.Sprintf("; DynamoDB would bill %s RCU (a Query that finds nothing costs the minimum; %d here)", formatRCU(s.PricedRCU), s.EmptyQueries)
+	}
 	if s.Throttles > 0 || s.Retries > 0 {
 		out += fmt.Sprintf(", %d throttled, %d retries", s.Throttles, s.Retries)
 	}
@@ -151,6 +165,7 @@ func (r *reader) do(ctx context.Context, op string, call func(ctx context.Contex
 		if err == nil {
 			r.stats.Items += items
 			r.stats.ConsumedRCU += rcu
+			r.stats.PricedRCU += rcu
 		} else {
 			r.stats.Failed++
 		}
@@ -177,6 +192,15 @@ func (r *reader) do(ctx context.Context, op string, call func(ctx context.Contex
 			return err
 		}
 	}
+}
+
+// emptyQuery counts a Query request that read nothing and was billed rcu:
+// DynamoDB's documented price is at least the minimum of its read type.
+func (r *reader) emptyQuery(rcu float64, consistent bool) {
+	r.mu.Lock()
+	r.stats.EmptyQueries++
+	r.stats.PricedRCU += max(0, layouts.MinReadRCU(consistent)-rcu)
+	r.mu.Unlock()
 }
 
 // retried counts a request sent again that do did not see fail: a

@@ -225,3 +225,51 @@ func deepestOf(o *oracle, recs []*transform.Record) string {
 	}
 	return best
 }
+
+// TestEmptyQueryPricedAtTheMinimum: a Query that finds nothing is priced
+// as DynamoDB's Query reference bills it, the minimum of its read type: half
+// a unit eventually consistent, one unit strongly consistent. DynamoDB Local
+// reports it consumed 0; Stats keeps its figure next to the price, and says
+// both.
+func TestEmptyQueryPricedAtTheMinimum(t *testing.T) {
+	client := localClient(t)
+	in, srcOpts := fixtureSource(t, "cars", "json")
+	l := mustLayout(t, layouts.ClosureName, layouts.Options{})
+	table := importFile(t, client, l, in, srcOpts)
+	tests := []struct {
+		name     string
+		q        exporter.QueryOptions
+		requests int64
+		want     float64 // the empty Query's minimum, plus the GetItem's RCU when there is one
+		empty    float64 // the empty Query's minimum
+	}{
+		// Closure's descendants of a leaf: one Query of ByAncestor, then the
+		// GetItem that tells a leaf from a missing node (half a unit).
+		{"descendants of a leaf", exporter.QueryOptions{Kind: exporter.Descendants, ID: "CM7", MinDepth: 1, MaxDepth: exporter.NoMaxDepth}, 2, 1, 0.5},
+		// Closure's ancestors of a root: one Query of the table, strongly
+		// consistent here, then the GetItem that tells a root from a
+		// missing node (one unit for a small item, strongly consistent).
+		{"ancestors of a root, strongly consistent", exporter.QueryOptions{Kind: exporter.Ancestors, ID: "CM1", MinDepth: 1, MaxDepth: exporter.NoMaxDepth, ConsistentRead: true}, 2, 2, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, st, err := exporter.Query(context.Background(), client, table, l, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 0 || st.Requests-st.Failed != tt.requests || st.EmptyQueries != 1 {
+				t.Fatalf("%d nodes, stats %+v; want %d requests, one of them a Query that read nothing", len(res), st, tt.requests)
+			}
+			if st.PricedRCU != tt.want {
+				t.Errorf("priced %v RCU, want %v (consumed %v)", st.PricedRCU, tt.want, st.ConsumedRCU)
+			}
+			// DynamoDB bills the empty Query the minimum, DynamoDB Local 0.
+			if st.ConsumedRCU != tt.want && st.ConsumedRCU != tt.want-tt.empty {
+				t.Errorf("the server says %v RCU consumed", st.ConsumedRCU)
+			}
+			if line := st.String(); st.ConsumedRCU < st.PricedRCU && !strings.Contains(line, fmt.Sprintf("DynamoDB would bill %s RCU", formatRCUForDoc(tt.want))) {
+				t.Errorf("Stats says %q", line)
+			}
+		})
+	}
+}

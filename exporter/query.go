@@ -284,6 +284,9 @@ func (q *querier) Query(ctx context.Context, c layouts.QueryInput, fn func(items
 			}
 			return fmt.Errorf("%s: %w", where, err)
 		}
+		if out.ScannedCount == 0 {
+			q.r.emptyQuery(ddb.Capacity(out.ConsumedCapacity, nil), aws.ToBool(in.ConsistentRead))
+		}
 		if len(out.Items) > 0 {
 			if err := fn(out.Items); err != nil {
 				return err

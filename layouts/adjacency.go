@@ -342,7 +342,7 @@ func (c *adjacencyCosts) Add(item Item, size int) (int32, int32, error) {
 // Query per node of the subtree above the band's last level (a leaf's
 // comes back empty); both with the GetItem of a node without children;
 // ancestors a GetItem per level, the node's own first.
-func (c *adjacencyCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
 	own := c.get(i)
@@ -354,7 +354,7 @@ func (c *adjacencyCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 		for _, ch := range c.f.Children(int(z)) {
 			items.add(int(c.own[ch]))
 		}
-		return queryCost(items, emptyQuery)
+		return queryCost(items)
 	}
 	leaf := len(c.f.Children(int(i))) == 0
 	for _, q := range []struct {

@@ -605,7 +605,7 @@ func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
 // GetItem of a leaf, or the BatchGetItem of the nodes' own rows when the
 // rows do not copy every attribute); ancestors a Query of the node's rows
 // and BatchGetItem of the ancestors' own rows.
-func (c *closureCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+func (c *closureCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
 	own := c.get(i)
@@ -617,7 +617,7 @@ func (c *closureCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 		rows sizeSum
 		band int
 	}{{&out.Children, acc.child, 1}, {&out.Descendants, acc.desc, -1}, {&out.Depth2, acc.band2, 2}} {
-		cost := queryCost(q.rows, emptyQuery)
+		cost := queryCost(q.rows)
 		if q.rows.n == 0 {
 			cost.Add(own)
 		} else if !c.l.copyAll {
@@ -634,7 +634,7 @@ func (c *closureCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 		cost.Nodes = q.rows.n
 		*q.cost = cost
 	}
-	a := queryCost(acc.anc, emptyQuery)
+	a := queryCost(acc.anc)
 	if acc.anc.n == 0 {
 		a.Add(own)
 	} else {

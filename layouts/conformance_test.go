@@ -648,7 +648,7 @@ func checkCosts(t *testing.T, l layouts.Layout, f *forest, perNode [][]layouts.I
 	table := newMemTable(l.Table(), all, 1<<30)
 	ctx := context.Background()
 	for k, n := range f.nodes {
-		est := model.Estimate(k, memEmptyQuery)
+		est := model.Estimate(k)
 		for _, c := range []struct {
 			q    layouts.Request
 			cost layouts.Cost

@@ -8,11 +8,15 @@ import (
 
 // Cost is what one query takes: requests, items read (a Query's
 // ScannedCount, the items a GetItem or BatchGetItem returned), read
-// capacity, and the nodes in its answer.
+// capacity as DynamoDB's documented rules bill it, and the nodes in its
+// answer. EmptyQueries counts the Query requests that read nothing, each
+// billed MinReadRCU in RCU; DynamoDB Local bills them 0, so its figure for
+// the same requests is RCU - EmptyQueries × MinReadRCU.
 type Cost struct {
 	Requests, Items int64
 	RCU             float64
 	Nodes           int64
+	EmptyQueries    int64
 }
 
 // Add adds o to c.
@@ -21,6 +25,37 @@ func (c *Cost) Add(o Cost) {
 	c.Items += o.Items
 	c.RCU += o.RCU
 	c.Nodes += o.Nodes
+	c.EmptyQueries += o.EmptyQueries
+}
+
+// MinReadRCU is the least DynamoDB bills a read request of the given
+// consistency, whatever it reads: half a unit eventually consistent, one
+// unit strongly consistent (a read of up to 4 KB: "An eventually consistent
+// read request of an item up to 4 KB requires one-half read unit",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+// A Query that finds nothing pays it too: "Queries that do not return
+// results consume the minimum number of read capacity units for that type
+// of read operation"
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html).
+// DynamoDB Local bills such a Query 0, which is why treeport prices reads by
+// these rules rather than by DynamoDB Local's consumed figure.
+func MinReadRCU(consistent bool) float64 {
+	if consistent {
+		return 1
+	}
+	return 0.5
+}
+
+// QueryPageRCU is DynamoDB's documented price of one Query page (one
+// request) that reads bytes of items, eventually consistent unless
+// consistent: the bytes of every item read, filtered or not, summed and
+// rounded up to 4 KB, half a unit a 4 KB (one strongly consistent), and
+// never less than MinReadRCU, also when the page read nothing. It is the
+// one place the price of a Query is computed; the layouts' cost models use
+// it, and bench and query --stats price the requests they send with it.
+func QueryPageRCU(bytes int64, consistent bool) float64 {
+	units := max(1, readUnits(bytes))
+	return MinReadRCU(consistent) * float64(units)
 }
 
 // QueryCosts are the costs of the queries a CostModel prices about one
@@ -48,9 +83,9 @@ type CostModel interface {
 	// name (a closure row's ancestor), or -1.
 	Add(item Item, size int) (node, other int32, err error)
 	// Estimate returns the cost of the queries about sampled node k (an
-	// index into the sample). emptyQuery is what a Query that reads
-	// nothing is billed: half a unit on DynamoDB, 0 on DynamoDB Local.
-	Estimate(k int, emptyQuery float64) QueryCosts
+	// index into the sample), priced by DynamoDB's documented rules (a
+	// Query that reads nothing is billed MinReadRCU).
+	Estimate(k int) QueryCosts
 }
 
 // The read accounting's units.
@@ -63,7 +98,7 @@ func readUnits(b int64) int64 { return (b + readUnit - 1) / readUnit }
 
 // getCost is one GetItem of an item of size b.
 func getCost(b int64) Cost {
-	return Cost{Requests: 1, Items: 1, RCU: 0.5 * float64(max(1, readUnits(b)))}
+	return Cost{Requests: 1, Items: 1, RCU: MinReadRCU(false) * float64(max(1, readUnits(b)))}
 }
 
 // sizeSum counts items and their bytes.
@@ -74,16 +109,20 @@ type sizeSum struct {
 
 func (s *sizeSum) add(size int) { s.n++; s.bytes += int64(size) }
 
-// queryCost is one Query (and its further pages) reading the items s
-// counts. Pages are taken as full 1 MB pages, so the rounding of a page
-// boundary can add half a unit per page: the estimate is exact for answers
-// under 1 MB. A Query that finds nothing is billed emptyQuery.
-func queryCost(s sizeSum, emptyQuery float64) Cost {
+// queryCost is one eventually consistent Query (and its further pages)
+// reading the items s counts. Pages are taken as full 1 MB pages, so the
+// rounding of a page boundary can add half a unit per page: the estimate is
+// exact for answers under 1 MB. A Query that finds nothing is one page
+// that read nothing.
+func queryCost(s sizeSum) Cost {
 	if s.n == 0 {
-		return Cost{Requests: 1, RCU: emptyQuery}
+		return Cost{Requests: 1, RCU: QueryPageRCU(0, false), EmptyQueries: 1}
 	}
 	pages := max(1, (s.bytes+pageBytes-1)/pageBytes)
-	return Cost{Requests: pages, Items: s.n, RCU: 0.5 * float64(max(pages, readUnits(s.bytes)))}
+	rcu := QueryPageRCU(s.bytes, false)
+	// Each page is billed at least the minimum.
+	rcu = max(rcu, float64(pages)*MinReadRCU(false))
+	return Cost{Requests: pages, Items: s.n, RCU: rcu}
 }
 
 // batchCost is BatchGetItem of items of the given sizes, 100 keys a request.
@@ -91,7 +130,7 @@ type batchCost struct{ c Cost }
 
 func (b *batchCost) add(size int32) {
 	b.c.Items++
-	b.c.RCU += 0.5 * float64(max(1, readUnits(int64(size))))
+	b.c.RCU += MinReadRCU(false) * float64(max(1, readUnits(int64(size))))
 }
 
 func (b *batchCost) done() Cost {

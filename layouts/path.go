@@ -498,7 +498,7 @@ func (c *pathCosts) Add(item Item, size int) (int32, int32, error) {
 // Estimate follows Query: children one Query of ByParent (and the GetItem
 // of a leaf); descendants the GetItem of the node and a Query per shard;
 // ancestors the GetItem and BatchGetItem of the ancestors.
-func (c *pathCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+func (c *pathCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
 	own := c.get(i)
@@ -509,7 +509,7 @@ func (c *pathCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 	for _, ch := range c.f.Children(int(i)) {
 		children.add(int(c.own[ch]))
 	}
-	out.Children = queryCost(children, emptyQuery)
+	out.Children = queryCost(children)
 	if children.n == 0 {
 		out.Children.Add(own)
 	}
@@ -534,7 +534,7 @@ func (c *pathCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 	})
 	d := own // the node's Path first
 	for _, p := range perShard {
-		d.Add(queryCost(p, emptyQuery))
+		d.Add(queryCost(p))
 	}
 	d.Nodes = desc.n
 	out.Descendants = d

@@ -505,7 +505,7 @@ func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
 // the band's last level (and the GetItem of a leaf), then BatchGetItem of
 // the object rows; ancestors one BatchGetItem of the object rows, the
 // node's own included.
-func (c *prefixCosts) Estimate(k int, emptyQuery float64) QueryCosts {
+func (c *prefixCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
 	own := c.get(i)
@@ -517,7 +517,7 @@ func (c *prefixCosts) Estimate(k int, emptyQuery float64) QueryCosts {
 		for _, ch := range c.f.Children(int(z)) {
 			rows.add(int(c.listing[ch]))
 		}
-		return queryCost(rows, emptyQuery)
+		return queryCost(rows)
 	}
 	leaf := len(c.f.Children(int(i))) == 0
 	for _, q := range []struct {

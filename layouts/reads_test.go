@@ -193,6 +193,9 @@ func (m *memTable) Query(_ context.Context, in layouts.QueryInput, page func([]l
 	}
 	if len(read) == 0 {
 		m.bill(1, 0, memEmptyQuery)
+		m.mu.Lock()
+		m.cost.EmptyQueries++
+		m.mu.Unlock()
 		return nil
 	}
 	for start := 0; start < len(read); start += m.pageSize {

@@ -77,9 +77,6 @@ type Options struct {
 
 	// trace, in tests, sees each measured query next to its estimate.
 	trace func(layout, id, kind string, est, got cost)
-	// localRules bills an empty Query 0 RCU in the estimates, as DynamoDB
-	// Local does, so that tests can hold the model to the server exactly.
-	localRules bool
 }
 
 // DefaultSample is the sample size when none is given.
@@ -260,12 +257,8 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 
 	// The queries: estimated always, measured online.
 	est := make([]map[string]cost, len(b.sample))
-	empty := emptyQueryRCU
-	if b.opts.localRules {
-		empty = 0
-	}
 	for k := range b.sample {
-		est[k] = estimate(s, k, empty)
+		est[k] = estimate(s, k)
 	}
 	if b.opts.Client != nil {
 		b.logf("%s: querying %d nodes", l.Name(), len(b.sample))
@@ -338,8 +331,12 @@ func (b *bench) query(ctx context.Context, l layouts.Layout, table string, est [
 			}
 			// A request the server failed (DynamoDB Local under load
 			// sometimes answers 5xx or drops a connection) was retried
-			// and is not the layout's cost.
-			out[k][kind] = cost{req: st.Requests - st.Failed, items: st.Items, rcu: st.ConsumedRCU, nodes: int64(len(ans))}
+			// and is not the layout's cost. The requests are priced by
+			// DynamoDB's documented rules (DynamoDB Local bills a Query
+			// that finds nothing 0, DynamoDB the minimum); what the server
+			// reported is kept next to it.
+			out[k][kind] = cost{req: st.Requests - st.Failed, items: st.Items, rcu: st.PricedRCU, consumed: st.ConsumedRCU,
+				empty: st.EmptyQueries, nodes: int64(len(ans))}
 			if b.opts.trace != nil {
 				b.opts.trace(l.Name(), id, kind, est[k][kind], out[k][kind])
 			}

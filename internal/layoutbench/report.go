@@ -194,7 +194,15 @@ type QueryStats struct {
 	Samples   int    `json:"samples"`
 	Requests  Dist   `json:"requests"`
 	ItemsRead Dist   `json:"items_read"`
-	RCU       Dist   `json:"rcu"`
+	// RCU is the read capacity of the requests sent (online) or modelled
+	// (offline), priced by DynamoDB's documented rules; the costs and the
+	// ranking use it.
+	RCU Dist `json:"rcu"`
+	// ConsumedRCU is what the server reported consumed for the same
+	// requests, online; null offline. DynamoDB Local bills a Query that
+	// finds nothing 0 RCU where DynamoDB bills the minimum (0.5), so
+	// against DynamoDB Local it is below RCU.
+	ConsumedRCU *Dist `json:"consumed_rcu"`
 	// LatencyMS is null offline.
 	LatencyMS *Dist `json:"latency_ms"`
 	// EstimatedRCU is the model's mean, in both modes, to hold the model

@@ -44,12 +44,13 @@ func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 func queryStats(sample []sampled, got []map[string]cost, lat []map[string]float64, est []map[string]cost) []QueryStats {
 	var out []QueryStats
 	for _, kind := range Kinds {
-		var req, items, rcu, ms, nodes, erc []weighted
+		var req, items, rcu, consumed, ms, nodes, erc []weighted
 		for k, x := range sample {
 			c := got[k][kind]
 			req = append(req, weighted{float64(c.req), x.weight})
 			items = append(items, weighted{float64(c.items), x.weight})
 			rcu = append(rcu, weighted{c.rcu, x.weight})
+			consumed = append(consumed, weighted{c.consumed, x.weight})
 			nodes = append(nodes, weighted{float64(c.nodes), x.weight})
 			erc = append(erc, weighted{est[k][kind].rcu, x.weight})
 			if lat != nil {
@@ -65,6 +66,8 @@ func queryStats(sample []sampled, got []map[string]cost, lat []map[string]float6
 			q.Source = "measured"
 			d := dist(ms)
 			q.LatencyMS = &d
+			c := dist(consumed)
+			q.ConsumedRCU = &c
 		}
 		out = append(out, q)
 	}
