@@ -107,8 +107,14 @@ type schema struct {
 // maxAttrNameBytes is DynamoDB's limit on the name of a key attribute.
 const maxAttrNameBytes = 255
 
-// indexName is what DynamoDB accepts as an index name.
-var indexName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+// tableName is DynamoDB's rule for table and index names: 3 to 255
+// characters, each a-z, A-Z, 0-9, '_', '-' or '.'. From "Supported data
+// types and naming rules in Amazon DynamoDB", DynamoDB Developer Guide
+// (HowItWorks.NamingRulesDataTypes).
+var tableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+
+// IsTableName reports whether DynamoDB accepts name as a table or index name.
+func IsTableName(name string) bool { return tableName.MatchString(name) }
 
 // resolve applies renames to the schema and returns canonical → actual
 // names for every attribute and index.
@@ -134,7 +140,7 @@ func (sc schema) resolve(renames map[string]string) (map[string]string, error) {
 		}
 		switch {
 		case slices.Contains(sc.indexes, old):
-			if !indexName.MatchString(to) {
+			if !IsTableName(to) {
 				return nil, fmt.Errorf("layouts: --attr %s=%s: an index name is 3 to 255 letters, digits, '_', '-' or '.'", old, to)
 			}
 		case to == "" || len(to) > maxAttrNameBytes || !utf8.ValidString(to):
