@@ -441,19 +441,7 @@ func (ed *Editor) Ops() ([]Op, error) {
 	}
 	slices.Sort(ids)
 	var d digester
-	type entry struct {
-		item   layouts.Item
-		id     string
-		digest uint64
-	}
-	before := map[string]entry{}
-	after := map[string]entry{}
-	collect := func(into map[string]entry, id string, parent string, attrs transform.Attrs, path []string) error {
-		n := transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: attrs}, Depth: len(path) - 1, Path: path}
-		return ed.l.Items(&n, func(item layouts.Item) {
-			into[keyOf(ed.spec, item)] = entry{item: item, id: id, digest: d.item(item)}
-		})
-	}
+	var changes []nodeChange
 	for _, id := range ids {
 		x := ed.nodes[id]
 		origPath, path := ed.path(id, true), []string(nil)
@@ -463,21 +451,85 @@ func (ed *Editor) Ops() ([]Op, error) {
 		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) {
 			continue
 		}
-		if err := collect(before, id, x.origParent, x.origAttrs, origPath); err != nil {
-			return nil, err
+		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath}}
+		if !x.deleted {
+			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path}
 		}
-		if x.deleted {
-			continue
+		changes = append(changes, c)
+	}
+	ops, err := diffItems(ed.l, changes)
+	var ne *nodeItemError
+	if errors.As(err, &ne) {
+		return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, ne.ID, ne.Err)
+	}
+	return ops, err
+}
+
+// nodeSide is a node as one side of a change has it: its parent, its
+// attributes and its path from the root (nil: the node is absent).
+type nodeSide struct {
+	Parent string
+	Attrs  transform.Attrs
+	Path   []string
+}
+
+// nodeChange is one node before and after a change.
+type nodeChange struct {
+	ID            string
+	Before, After nodeSide
+}
+
+// nodeItemError is a node whose items after a change do not fit DynamoDB
+// (a key grown past its limit, an item past 400 KB).
+type nodeItemError struct {
+	ID  string
+	Err error
+}
+
+func (e *nodeItemError) Error() string { return fmt.Sprintf("node %q: %v", e.ID, e.Err) }
+func (e *nodeItemError) Unwrap() error { return e.Err }
+
+// diffItems returns the item writes that turn the layout's items of every
+// change's Before nodes into its After nodes, compared by key and value:
+// items whose key stays and whose value changes are put, keys that go are
+// deleted, new keys are put. Puts come first, then deletes, each in key
+// order, and no key comes twice. It is what a tree edit (Editor) and a
+// followed stream (follow) write: a move rewrites the items of the moved
+// subtree that the layout derives from the path, and no other.
+func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
+	spec := l.Table()
+	var d digester
+	type entry struct {
+		item   layouts.Item
+		c      *nodeChange
+		digest uint64
+	}
+	before := map[string]entry{}
+	after := map[string]entry{}
+	collect := func(into map[string]entry, c *nodeChange, side nodeSide) error {
+		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path}
+		return l.Items(&n, func(item layouts.Item) {
+			into[keyOf(spec, item)] = entry{item: item, c: c, digest: d.item(item)}
+		})
+	}
+	for k := range changes {
+		c := &changes[k]
+		if c.Before.Path != nil {
+			if err := collect(before, c, c.Before); err != nil {
+				return nil, err
+			}
 		}
-		if err := collect(after, id, x.parent, x.attrs, path); err != nil {
-			return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, id, err)
+		if c.After.Path != nil {
+			if err := collect(after, c, c.After); err != nil {
+				return nil, &nodeItemError{ID: c.ID, Err: err}
+			}
 		}
 	}
 	var puts, dels []string
 	for k, a := range after {
 		if b, ok := before[k]; !ok || b.digest != a.digest {
-			if err := checkItem(ed.spec, a.item); err != nil {
-				return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, a.id, err)
+			if err := checkItem(spec, a.item); err != nil {
+				return nil, &nodeItemError{ID: a.c.ID, Err: err}
 			}
 			puts = append(puts, k)
 		}
@@ -493,24 +545,27 @@ func (ed *Editor) Ops() ([]Op, error) {
 	for _, k := range puts {
 		a := after[k]
 		reason := ReasonChanged
-		if !slices.Equal(ed.path(a.id, true), ed.path(a.id, false)) {
+		switch {
+		case a.c.Before.Path == nil:
+			reason = ReasonNew
+		case !slices.Equal(a.c.Before.Path, a.c.After.Path):
 			reason = ReasonMoved
 		}
-		ops = append(ops, Op{Kind: Put, Reason: reason, ID: a.id, Item: a.item,
-			WCU: layouts.WriteUnits(ed.spec, a.item)})
+		ops = append(ops, Op{Kind: Put, Reason: reason, ID: a.c.ID, Item: a.item,
+			WCU: layouts.WriteUnits(spec, a.item)})
 	}
 	for _, k := range dels {
 		b := before[k]
 		reason := ReasonMoved
-		if ed.nodes[b.id].deleted {
+		if b.c.After.Path == nil {
 			reason = ReasonRemoved
 		}
-		key, err := decodeKey(ed.spec, k)
+		key, err := decodeKey(spec, k)
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, Op{Kind: Delete, Reason: reason, ID: b.id, Item: key,
-			WCU: layouts.WriteUnits(ed.spec, b.item)})
+		ops = append(ops, Op{Kind: Delete, Reason: reason, ID: b.c.ID, Item: key,
+			WCU: layouts.WriteUnits(spec, b.item)})
 	}
 	return ops, nil
 }
