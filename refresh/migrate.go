@@ -35,6 +35,9 @@ type MigrateOptions struct {
 	// rebuilt trees' order) in this file ("": a temporary file, removed at
 	// the end).
 	Snapshot string
+	// Follow, when set, follows the source's stream after the copy; then
+	// Checkpoint holds the stream's position, not the copy's progress.
+	Follow *FollowOptions
 }
 
 // MigrateResult is what Migrate did.
@@ -46,6 +49,8 @@ type MigrateResult struct {
 	// Verify is the plan of the destination, read again with consistent
 	// reads, against the source's trees: no changes when the copy is exact.
 	Verify *Summary
+	// Follow is what following the stream did (nil without Follow).
+	Follow *FollowResult
 	Took   time.Duration
 }
 
@@ -60,6 +65,12 @@ func (r *MigrateResult) Exact() bool { return r.Verify != nil && r.Verify.Change
 // with consistent reads and compares it with what the source's trees want,
 // item by item (MigrateResult.Exact).
 //
+// With Follow, the source's stream position is taken before the copy, and
+// after it the stream is applied to the destination (see follow) until ctx
+// ends (ErrInterrupted, the position saved in the checkpoint) or the
+// stream stays idle for Follow.Idle; the destination is then verified
+// against the source read again, with consistent reads.
+//
 // Migrate is a refresh whose snapshot is the source table: it is apply's
 // plan, writes, checkpoint and guard, with a read of the source before and
 // a verification after, so it lives beside Apply.
@@ -67,9 +78,8 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if opts.Started.IsZero() {
 		opts.Started = time.Now()
 	}
-	log := opts.Log
-	if log == nil {
-		log = io.Discard
+	if opts.Log == nil {
+		opts.Log = io.Discard
 	}
 	if opts.From == opts.Table {
 		return nil, fmt.Errorf("%w: --from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", importer.ErrUsage, opts.From)
@@ -77,37 +87,17 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if err := importer.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
+	if opts.Follow != nil {
+		return migrateFollow(ctx, opts)
+	}
 	if opts.CreateTable {
 		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
 			return nil, err
 		}
 	}
-
-	// The source, rebuilt into trees, as a snapshot file: the same bytes for
-	// the same table, so that a checkpoint knows whether it changed.
-	snap := opts.Snapshot
-	if snap == "" {
-		dir, err := os.MkdirTemp("", "treeport-migrate-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		snap = filepath.Join(dir, "snapshot.ddb.json")
-	}
 	res := &MigrateResult{}
-	var err error
-	res.Source, err = exporter.Export(ctx, exporter.ExportOptions{
-		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: opts.Scan, Out: snap,
-		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", opts.From, err)
-	}
-	fmt.Fprintf(log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
-	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
-		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
-	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
-	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
+	j, cleanup, err := migrateCopy(ctx, opts, res)
+	defer cleanup()
 	if err != nil {
 		return res, err
 	}
@@ -123,4 +113,36 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	}
 	res.Took = time.Since(opts.Started)
 	return res, nil
+}
+
+// migrateCopy reads the source into a snapshot and applies it to the
+// destination. The job it returns holds the snapshot, read; cleanup
+// removes a temporary snapshot (call it even on error).
+func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (*job, func(), error) {
+	cleanup := func() {}
+	// The source, rebuilt into trees, as a snapshot file: the same bytes for
+	// the same table, so that a checkpoint knows whether it changed.
+	snap := opts.Snapshot
+	if snap == "" {
+		dir, err := os.MkdirTemp("", "treeport-migrate-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		snap = filepath.Join(dir, "snapshot.ddb.json")
+	}
+	var err error
+	res.Source, err = exporter.Export(ctx, exporter.ExportOptions{
+		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: opts.Scan, Out: snap,
+		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+	})
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("reading %s: %w", opts.From, err)
+	}
+	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
+	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
+	return j, cleanup, err
 }

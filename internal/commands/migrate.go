@@ -2,7 +2,10 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )
@@ -38,6 +42,9 @@ func migrateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "refuse to delete more than this part of the destination's nodes (items it holds that the source does not)", Category: catWrite},
 		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "delete whatever the destination holds beyond the source, however much", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
+		&cli.BoolFlag{Name: "follow", Usage: "after the copy, apply the source's DynamoDB Stream to the destination until Ctrl-C (the stream position is saved in --checkpoint) or until --follow-idle", Category: catFollow},
+		&cli.DurationFlag{Name: "follow-idle", Usage: "with --follow: stop once no stream record arrived for `D` (e.g. 30s), then verify the destination (default: follow until Ctrl-C/SIGTERM)", Category: catFollow},
+		&cli.BoolFlag{Name: "enable-stream", Usage: "with --follow: enable a NEW_AND_OLD_IMAGES stream on the source when it has none", Category: catFollow},
 	}
 	flags = append(flags, sideLayoutFlags("from", "source")...)
 	flags = append(flags, sideLayoutFlags("to", "destination")...)
@@ -50,13 +57,19 @@ func migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "migrate",
 		Usage:     "copy a table into another layout, resumable, and verify the copy item by item",
-		UsageText: "treeport migrate --from-table A --from-layout L1 --to-table B --to-layout L2 [--create-table] [--checkpoint FILE]",
+		UsageText: "treeport migrate --from-table A --from-layout L1 --to-table B --to-layout L2 [--create-table] [--checkpoint FILE]\n" +
+			"   treeport migrate ... --follow [--follow-idle D] [--enable-stream] --checkpoint FILE",
 		Description: "Reads A with a parallel Scan and rebuilds its trees (never writing to A), takes them as a\n" +
 			"snapshot, plans the items of B's layout against what B holds (nothing, for a new table), and\n" +
 			"writes them with treeport's writer. With --checkpoint a rerun after a crash or Ctrl-C goes on\n" +
 			"where the acknowledged writes stopped (A is read again; if it changed, the checkpoint is\n" +
 			"refused). At the end B is read again (consistent reads) and compared with what A's trees\n" +
-			"want, item by item: exit 0 when B is exact, 1 when it is not.",
+			"want, item by item: exit 0 when B is exact, 1 when it is not.\n\n" +
+			"With --follow, A stays live: the position of A's stream is taken before the copy, and after it\n" +
+			"every change made to A is applied to B (a move in A rewrites the items of B's layout that the\n" +
+			"move changes). Ctrl-C finishes the records in hand, saves the stream position in --checkpoint and\n" +
+			"exits 130; a rerun goes on from it. With --follow-idle D the run ends once A was quiet for D and\n" +
+			"verifies B against A (exit 0 when exact, 1 otherwise). See docs/LIVE_MIGRATION.md.",
 		Flags:  flags,
 		Action: runMigrate,
 	}
@@ -120,6 +133,12 @@ func runMigrate(c *cli.Context) error {
 	opts.Input.ClosureCopy = o2.ClosureCopy
 	opts.CreateTable = c.Bool("create-table")
 	opts.OnProblems = problemPrinter(c, 100)
+	if c.Bool("follow") {
+		return runMigrateFollow(c, opts, started)
+	}
+	if c.IsSet("follow-idle") || c.Bool("enable-stream") {
+		return usagef("--follow-idle and --enable-stream go with --follow")
+	}
 	prog := newProgress(c)
 	opts.OnProgress = prog.update
 	res, err := refresh.Migrate(c.Context, opts)
@@ -144,3 +163,84 @@ func runMigrate(c *cli.Context) error {
 		where, s.SnapshotItems, l2.Name(), s.SnapshotNodes, from, l1.Name(), time.Since(started).Round(time.Millisecond))
 	return nil
 }
+
+// runMigrateFollow is migrate --follow: the copy, then the stream, then
+// the figures a team needs to switch reads to B.
+func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.Time) error {
+	idle := c.Duration("follow-idle")
+	if idle < 0 {
+		return usagef("--follow-idle %s: give a duration above 0 (e.g. 30s)", idle)
+	}
+	if opts.Checkpoint == "" && idle == 0 {
+		return usagef("--follow without --follow-idle runs until Ctrl-C and saves the stream position on the way out: give --checkpoint FILE")
+	}
+	sc, err := streams.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
+	if err != nil {
+		return err
+	}
+	opts.Follow = &refresh.FollowOptions{Streams: sc, EnableStream: c.Bool("enable-stream"), Idle: idle}
+	res, err := refresh.Migrate(c.Context, opts)
+	if res == nil || res.Follow == nil {
+		return err
+	}
+	fr := res.Follow
+	verdict := "not verified (interrupted)"
+	switch {
+	case res.Verify != nil && res.Exact():
+		verdict = "exact"
+	case res.Verify != nil:
+		verdict = fmt.Sprintf("%d items missing or different and %d extra", res.Verify.Total.Puts, res.Verify.Total.Deletes)
+	case err != nil && !errors.Is(err, errInterrupted):
+		verdict = "not verified (" + err.Error() + ")"
+	}
+	line := fmt.Sprintf("cutover-check: %d stream records applied (%d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
+		fr.Records, fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)
+	if err := writeFollowReport(opts.Report, res); err != nil {
+		return err
+	}
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(c.App.ErrWriter, line)
+		where := "no --checkpoint: a rerun copies again"
+		if opts.Checkpoint != "" {
+			where = "stream position saved to " + opts.Checkpoint + " (rerun the same command to go on)"
+		}
+		fmt.Fprintf(c.App.ErrWriter, "interrupted: %s\n", where)
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(c.App.ErrWriter, line)
+		return err
+	}
+	fmt.Fprintln(c.App.Writer, line)
+	if fr.DeadLettered > 0 {
+		return fmt.Errorf("%w: %d items were refused by DynamoDB and written to %s", errDifferences, fr.DeadLettered, opts.DeadLetter)
+	}
+	if !res.Exact() {
+		printPlanSummary(c.App.ErrWriter, res.Verify, opts.MaxDeleteRatio)
+		return fmt.Errorf("%w: %s does not match %s after the follow", errDifferences, opts.Table, opts.From)
+	}
+	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %d items of the %s layout for the %d nodes of %s, in %s\n",
+		opts.Table, res.Verify.SnapshotItems, opts.Layout.Name(), res.Verify.SnapshotNodes, opts.From, time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// writeFollowReport writes --report for migrate --follow.
+func writeFollowReport(path string, res *refresh.MigrateResult) error {
+	if path == "" {
+		return nil
+	}
+	rep := struct {
+		Follow   *refresh.FollowResult `json:"follow"`
+		Verify   *refresh.Summary      `json:"verify,omitempty"`
+		Exact    bool                  `json:"exact"`
+		Duration float64               `json:"duration_seconds"`
+	}{res.Follow, res.Verify, res.Exact(), res.Took.Seconds()}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// catFollow is the help category of migrate's --follow flags.
+const catFollow = "Following a live source"

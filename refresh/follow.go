@@ -1,0 +1,814 @@
+package refresh
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// streamRetention is how long DynamoDB keeps a stream's records.
+const streamRetention = 24 * time.Hour
+
+// FollowOptions make Migrate follow its source's stream after the copy.
+type FollowOptions struct {
+	// Streams reads the source's stream.
+	Streams streams.Client
+	// EnableStream enables a stream on the source when it has none.
+	EnableStream bool
+	// Idle ends the follow once no record arrived for this long, and B is
+	// verified then; 0 follows until ctx ends (ErrInterrupted).
+	Idle time.Duration
+	// Poll is the pause between two reads of the stream that found nothing
+	// (1 s).
+	Poll time.Duration
+	// SaveEvery is how often the stream position is saved in the
+	// checkpoint while records come (2 s); it is saved at the end too.
+	SaveEvery time.Duration
+	// LogEvery is how often a progress line goes to the log (5 s).
+	LogEvery time.Duration
+}
+
+// FollowResult is what following the stream did.
+type FollowResult struct {
+	// Resumed says the stream was taken up at a checkpoint's position.
+	Resumed bool `json:"resumed"`
+	// Records is the number of stream records applied; Rounds the number
+	// of write runs they took; Puts and Deletes the items written.
+	Records int64 `json:"records"`
+	Rounds  int64 `json:"rounds"`
+	Puts    int64 `json:"puts"`
+	Deletes int64 `json:"deletes"`
+	// Lag is the age of the newest record applied, when the follow ended
+	// (0 when none was).
+	Lag time.Duration `json:"lag_ns"`
+	// Held is the number of nodes whose change was held back at the end,
+	// because A was not a valid tree there (see Invalid).
+	Held int `json:"held_nodes"`
+	// Invalid counts the invalid states of A that were reported.
+	Invalid int64 `json:"invalid_reported"`
+	// Backfills counts the copies of A: 1, or more when the stream's
+	// position was lost (retention) and A was copied again.
+	Backfills int `json:"backfills"`
+	// DeadLettered is the items DynamoDB refused during the follow.
+	DeadLettered int64 `json:"dead_lettered"`
+	// Interrupted: ctx ended the follow (no verification).
+	Interrupted bool `json:"interrupted"`
+}
+
+// followCheckpoint is what --checkpoint holds for migrate --follow: the
+// stream position up to which every record was applied to B.
+type followCheckpoint struct {
+	Kind     string           `json:"kind"`
+	From     string           `json:"from_table"`
+	To       string           `json:"to_table"`
+	Settings string           `json:"settings"`
+	SavedAt  time.Time        `json:"saved_at"`
+	Records  int64            `json:"records_applied"`
+	Position streams.Position `json:"position"`
+}
+
+const followKind = "treeport migrate --follow"
+
+// settingsDigest identifies the flags that shape B's items.
+func settingsDigest(settings map[string]any) string {
+	b, _ := json.Marshal(settings) // maps marshal in key order
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+func (c *followCheckpoint) save(path string) error {
+	if path == "" {
+		return nil
+	}
+	c.SavedAt = time.Now().UTC()
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// loadFollowCheckpoint reads a follow checkpoint: nil when there is none,
+// an ErrUsage when it is another run's.
+func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var saved followCheckpoint
+	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
+		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", importer.ErrUsage, path)
+	}
+	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
+		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",
+			importer.ErrUsage, path, saved.From, saved.To)
+	}
+	return &saved, nil
+}
+
+// claim is what one item of A says of its node: a node's state as the
+// item images in the stream give it.
+type claim struct {
+	id, parent string
+	attrs      transform.Attrs
+	digest     uint64
+	// rec is the record that made the claim (nil: the copy).
+	rec *streams.Record
+}
+
+// mirror is A's forest as A's node items hold it, kept from the copy and
+// the stream's item images: the state of every item, not its changes, so
+// that a record read twice, or one older than the copy, does no harm
+// (the newest record of every key comes last and wins).
+type mirror struct {
+	l       layouts.Layout
+	spec    layouts.TableSpec
+	byKey   map[string]*claim
+	byID    map[string]map[string]*claim // id → A key → claim
+	kids    map[string]map[string]int    // parent → child id → claims
+	digests digester
+}
+
+func newMirror(l layouts.Layout) *mirror {
+	return &mirror{l: l, spec: l.Table(), byKey: map[string]*claim{},
+		byID: map[string]map[string]*claim{}, kids: map[string]map[string]int{}}
+}
+
+func (m *mirror) put(key string, c *claim) {
+	if old := m.byKey[key]; old != nil {
+		m.drop(key)
+	}
+	m.byKey[key] = c
+	ids := m.byID[c.id]
+	if ids == nil {
+		ids = map[string]*claim{}
+		m.byID[c.id] = ids
+	}
+	ids[key] = c
+	k := m.kids[c.parent]
+	if k == nil {
+		k = map[string]int{}
+		m.kids[c.parent] = k
+	}
+	k[c.id]++
+}
+
+// drop forgets the claim of key; it returns the id it was about ("" when
+// there was none).
+func (m *mirror) drop(key string) string {
+	c := m.byKey[key]
+	if c == nil {
+		return ""
+	}
+	delete(m.byKey, key)
+	delete(m.byID[c.id], key)
+	if len(m.byID[c.id]) == 0 {
+		delete(m.byID, c.id)
+	}
+	if k := m.kids[c.parent]; k != nil {
+		if k[c.id]--; k[c.id] <= 0 {
+			delete(k, c.id)
+		}
+		if len(k) == 0 {
+			delete(m.kids, c.parent)
+		}
+	}
+	return c.id
+}
+
+// item takes an item image of A (the copy's or a record's) as the state
+// of its key: a node item is a claim, anything else none. It returns the
+// ids whose state it may have changed.
+func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
+	if id := m.drop(key); id != "" {
+		ids = append(ids, id)
+	}
+	if item == nil || !m.l.IsNode(layouts.MapView(item)) {
+		return ids, nil
+	}
+	r, ok, err := m.l.Node(item)
+	if err != nil {
+		return ids, err
+	}
+	if !ok {
+		return ids, nil
+	}
+	m.put(key, &claim{id: r.ID, parent: r.Parent, attrs: r.Attrs, digest: m.digests.item(r.Attrs), rec: rec})
+	return append(ids, r.ID), nil
+}
+
+// target is the state A gives the node: present or not, and whether its
+// items disagree (two node items of one id with different parents or
+// attributes, as in the middle of a prefix-layout move).
+func (m *mirror) target(id string) (c *claim, present, conflict bool) {
+	for _, x := range m.byID[id] {
+		if c == nil {
+			c = x
+			continue
+		}
+		if x.parent != c.parent || x.digest != c.digest {
+			return c, true, true
+		}
+	}
+	return c, c != nil, false
+}
+
+// children are the ids that some item of A places under id, sorted.
+func (m *mirror) children(id string) []string {
+	k := m.kids[id]
+	out := make([]string, 0, len(k))
+	for c := range k {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// appliedNode is a node as B holds it.
+type appliedNode struct {
+	parent string
+	attrs  transform.Attrs
+	digest uint64
+	path   []string
+}
+
+// held is a node whose change waits for A to be a valid tree again.
+type held struct {
+	reason string
+}
+
+// follower applies a stream of A's records to B.
+type follower struct {
+	opts    MigrateOptions
+	fo      FollowOptions
+	log     io.Writer
+	m       *mirror
+	applied map[string]*appliedNode
+	held    map[string]held
+	res     *FollowResult
+	rounds  int
+	newest  time.Time
+}
+
+// seed builds the mirror and B's state from the copy's snapshot: what B
+// holds after the copy is the snapshot's layout.
+func (f *follower) seed(ctx context.Context, in *importer.Input) error {
+	f.m = newMirror(f.opts.FromLayout)
+	f.applied = map[string]*appliedNode{}
+	f.held = map[string]held{}
+	spec := f.m.spec
+	_, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: f.opts.FromLayout}, func(_ int64, attrs []layouts.Attr) error {
+		if !f.m.l.IsNode(layouts.AttrsView(attrs)) {
+			return nil
+		}
+		item := layouts.ItemOf(attrs)
+		_, err := f.m.item(keyOf(spec, item), item, nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	forest := in.Forest
+	for _, i32 := range forest.Order() {
+		i := int(i32)
+		id := forest.ID(i)
+		c, ok, _ := f.m.target(id)
+		if !ok {
+			return fmt.Errorf("refresh: node %q of the copy has no node item in %s's layout", id, f.opts.From)
+		}
+		var path []string
+		if p := forest.Parent(i); p >= 0 {
+			path = append(slices.Clone(f.applied[forest.ID(p)].path), id)
+		} else {
+			path = []string{id}
+		}
+		f.applied[id] = &appliedNode{parent: c.parent, attrs: c.attrs, digest: c.digest, path: path}
+	}
+	return nil
+}
+
+// where names a record, for reports: its sequence number, shard and keys.
+func where(rec *streams.Record, spec layouts.TableSpec) string {
+	if rec == nil {
+		return "the copy"
+	}
+	return fmt.Sprintf("record %s (shard %s, %s, key %s)", rec.Seq, rec.Shard, rec.Event, ddb.KeyString(spec, rec.Keys))
+}
+
+// round applies one batch of records: to the mirror first, then the
+// smallest set of B writes that takes every changed node (and the
+// subtrees whose paths change with it) from B's state to A's, with the
+// writer of import. Nodes that A leaves outside a valid tree keep their
+// state in B and are held until A is valid again.
+func (f *follower) round(ctx context.Context, recs []streams.Record) error {
+	dirty := map[string]bool{}
+	for id := range f.held {
+		dirty[id] = true
+	}
+	for k := range recs {
+		rec := &recs[k]
+		ids, err := f.m.item(keyOf(f.m.spec, rec.Keys), rec.NewImage, rec)
+		if err != nil {
+			f.res.Invalid++
+			fmt.Fprintf(f.log, "follow: %s: the item does not fit the %s layout (%v); it is not a node of A\n", where(rec, f.m.spec), f.m.l.Name(), err)
+		}
+		for _, id := range ids {
+			dirty[id] = true
+		}
+		if rec.Created.After(f.newest) {
+			f.newest = rec.Created
+		}
+	}
+	f.res.Records += int64(len(recs))
+
+	// What changed, and the subtrees a changed place drags along.
+	affected := map[string]bool{}
+	var queue []string
+	for id := range dirty {
+		affected[id] = true
+		c, present, conflict := f.m.target(id)
+		a := f.applied[id]
+		if conflict || present != (a != nil) || (a != nil && c.parent != a.parent) {
+			queue = append(queue, id)
+		}
+	}
+	expanded := map[string]bool{}
+	for _, id := range queue {
+		expanded[id] = true
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, c := range f.m.children(id) {
+			affected[c] = true
+			if !expanded[c] {
+				expanded[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+
+	// Which of them A leaves in a valid tree, and their paths there.
+	const (
+		unknown = iota
+		visiting
+		valid
+		invalid
+	)
+	state := map[string]int{}
+	paths := map[string][]string{}
+	reasons := map[string]string{}
+	var check func(id string) bool
+	check = func(id string) bool {
+		switch state[id] {
+		case valid:
+			return true
+		case invalid:
+			return false
+		case visiting:
+			state[id], reasons[id] = invalid, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id)
+			return false
+		}
+		if !affected[id] {
+			a := f.applied[id]
+			if a == nil {
+				state[id], reasons[id] = invalid, fmt.Sprintf("node %q does not exist", id)
+				return false
+			}
+			state[id], paths[id] = valid, a.path
+			return true
+		}
+		c, present, conflict := f.m.target(id)
+		switch {
+		case conflict:
+			state[id], reasons[id] = invalid, fmt.Sprintf("items of A disagree on node %q (its parent or attributes)", id)
+			return false
+		case !present:
+			state[id], reasons[id] = invalid, fmt.Sprintf("node %q does not exist", id)
+			return false
+		case c.parent == "":
+			state[id], paths[id] = valid, []string{id}
+			return true
+		}
+		state[id] = visiting
+		if !check(c.parent) {
+			if state[id] == invalid { // the cycle came back to it
+				return false
+			}
+			state[id] = invalid
+			reasons[id] = fmt.Sprintf("its parent %q is not in a valid tree: %s", c.parent, reasons[c.parent])
+			return false
+		}
+		if state[id] == invalid {
+			return false
+		}
+		state[id], paths[id] = valid, append(slices.Clone(paths[c.parent]), id)
+		return true
+	}
+
+	ids := make([]string, 0, len(affected))
+	for id := range affected {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var changes []nodeChange
+	newHeld := map[string]held{}
+	for _, id := range ids {
+		a := f.applied[id]
+		c, present, conflict := f.m.target(id)
+		var after nodeSide
+		if !present && !conflict {
+			if kids := f.m.children(id); len(kids) > 0 {
+				newHeld[id] = held{reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
+				continue
+			}
+		} else if !check(id) {
+			newHeld[id] = held{reason: reasons[id]}
+			continue
+		} else {
+			after = nodeSide{Parent: c.parent, Attrs: c.attrs, Path: paths[id]}
+		}
+		var before nodeSide
+		if a != nil {
+			if after.Path != nil && a.parent == after.Parent && a.digest == c.digest && slices.Equal(a.path, after.Path) {
+				continue
+			}
+			before = nodeSide{Parent: a.parent, Attrs: a.attrs, Path: a.path}
+		} else if after.Path == nil {
+			continue
+		}
+		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
+	}
+	for id, h := range newHeld {
+		if old, ok := f.held[id]; !ok || old.reason != h.reason {
+			f.res.Invalid++
+			var rec *streams.Record
+			for _, c := range f.m.byID[id] {
+				if c.rec != nil && (rec == nil || c.rec.Seq > rec.Seq) {
+					rec = c.rec
+				}
+			}
+			fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again\n",
+				where(rec, f.m.spec), h.reason, f.opts.Table, id)
+		}
+	}
+	f.held = newHeld
+	if len(changes) == 0 {
+		return nil
+	}
+	ops, err := diffItems(f.opts.Layout, changes)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		if err := f.write(ctx, ops); err != nil {
+			return err
+		}
+	}
+	for _, c := range changes {
+		if c.After.Path == nil {
+			delete(f.applied, c.ID)
+			continue
+		}
+		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: c.After.Path}
+	}
+	return nil
+}
+
+func quoteAll(ids []string, max int) []string {
+	out := make([]string, 0, min(len(ids), max+1))
+	for i, id := range ids {
+		if i == max {
+			out = append(out, fmt.Sprintf("and %d more", len(ids)-max))
+			break
+		}
+		out = append(out, fmt.Sprintf("%q", id))
+	}
+	return out
+}
+
+// write writes one round's operations with import's writer, and waits for
+// all of them: the next round's writes of the same keys come after.
+func (f *follower) write(ctx context.Context, ops []Op) error {
+	o := f.opts
+	run, err := importer.Run(ctx, importer.RunOptions{
+		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
+		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU,
+		DeadLetter: o.DeadLetter, Resume: f.rounds > 0 || f.res.Backfills > 1,
+		Total: int64(len(ops)),
+	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
+		for seq, op := range ops {
+			var err error
+			if op.Kind == Delete {
+				err = w.Delete(ctx, int64(seq), op.Item)
+			} else {
+				err = w.Write(ctx, int64(seq), op.Item)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.rounds++
+	f.res.Rounds++
+	if run != nil {
+		f.res.DeadLettered += run.Stats.DeadLettered
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", o.Table, err)
+	}
+	for _, op := range ops {
+		if op.Kind == Put {
+			f.res.Puts++
+		} else {
+			f.res.Deletes++
+		}
+	}
+	return nil
+}
+
+// lag is the age of the newest record applied.
+func (f *follower) lag() time.Duration {
+	if f.newest.IsZero() {
+		return 0
+	}
+	return max(time.Since(f.newest), 0)
+}
+
+// migrateFollow is Migrate with Follow: stream position, copy, follow,
+// verify.
+func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
+	fo := *opts.Follow
+	if fo.Poll <= 0 {
+		fo.Poll = time.Second
+	}
+	if fo.SaveEvery <= 0 {
+		fo.SaveEvery = 2 * time.Second
+	}
+	if fo.LogEvery <= 0 {
+		fo.LogEvery = 5 * time.Second
+	}
+	log := opts.Log
+	if opts.Shard.Of > 1 {
+		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", importer.ErrUsage)
+	}
+	info, err := streams.Lookup(ctx, opts.Client, opts.From)
+	if errors.Is(err, streams.ErrNoStream) && fo.EnableStream {
+		if info, err = streams.Enable(ctx, opts.Client, fo.Streams, opts.From, 2*time.Minute); err == nil {
+			fmt.Fprintf(log, "enabled a NEW_AND_OLD_IMAGES stream on %s: %s\n", opts.From, info.ARN)
+		}
+	}
+	if errors.Is(err, streams.ErrNoStream) {
+		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", importer.ErrUsage, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	// The checkpoint holds the stream's position. The copy is not taken
+	// up from a plan: a rerun copies again, and writes only what B lacks.
+	ckPath := opts.Checkpoint
+	opts.Checkpoint = ""
+	ck := &followCheckpoint{Kind: followKind, From: opts.From, To: opts.Table, Settings: settingsDigest(opts.Settings)}
+	saved, err := loadFollowCheckpoint(ckPath, ck)
+	if err != nil {
+		return nil, err
+	}
+	res := &MigrateResult{Follow: &FollowResult{}}
+	var reader *streams.Reader
+	if saved != nil {
+		age := time.Since(saved.SavedAt)
+		if age > streamRetention {
+			fmt.Fprintf(log, "the stream position in %s was saved %s ago, past the stream's 24 h retention: copying %s again from a new position\n",
+				ckPath, age.Round(time.Minute), opts.From)
+		} else if reader, err = streams.NewReader(fo.Streams, info.ARN, &saved.Position); errors.Is(err, streams.ErrTrimmed) {
+			fmt.Fprintf(log, "the stream position in %s cannot be used (%v): copying %s again from a new position\n", ckPath, err, opts.From)
+			reader = nil
+		} else if err != nil {
+			return nil, err
+		} else {
+			res.Follow.Resumed = true
+			ck.Records = saved.Records
+			fmt.Fprintf(log, "resuming the stream of %s from checkpoint %s (saved %s ago, %d records applied before); %s and %s are read again and only their differences written\n",
+				opts.From, ckPath, age.Round(time.Second), saved.Records, opts.From, opts.Table)
+		}
+	}
+	if opts.CreateTable {
+		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
+			return nil, err
+		}
+	}
+	f := &follower{opts: opts, fo: fo, log: log, res: res.Follow}
+	for {
+		if reader == nil {
+			if reader, err = streams.NewReader(fo.Streams, info.ARN, nil); err != nil {
+				return res, err
+			}
+			// The position comes before the copy: a change made while the
+			// copy reads is in the stream after it.
+			if err := reader.Mark(ctx); err != nil {
+				return res, fmt.Errorf("reading the stream of %s: %w", opts.From, err)
+			}
+		}
+		if err := f.copy(ctx, reader, res); err != nil {
+			return res, err
+		}
+		err = f.follow(ctx, reader, ck, ckPath)
+		if errors.Is(err, streams.ErrTrimmed) {
+			fmt.Fprintf(log, "the stream lost the follower's position (%v): copying %s again from a new position\n", err, opts.From)
+			reader = nil
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		break
+	}
+	res.Follow.Held = len(f.held)
+	res.Follow.Lag = f.lag()
+	if res.Follow.Interrupted {
+		res.Took = time.Since(opts.Started)
+		return res, importer.ErrInterrupted
+	}
+	fmt.Fprintf(log, "follow: idle for %s after %d records: verifying %s against %s (consistent reads)\n", fo.Idle, res.Follow.Records, opts.Table, opts.From)
+	res.Verify, err = verifySource(ctx, opts)
+	res.Took = time.Since(opts.Started)
+	return res, err
+}
+
+// copy copies A into B (a diff against what B holds) while the reader's
+// marked positions are kept alive, and seeds the follower with the copy.
+// A copy that catches A between two states that are not a valid tree (a
+// Scan is not a point in time) is taken again, a few times.
+func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *MigrateResult) error {
+	kctx, stop := context.WithCancel(ctx)
+	kept := make(chan error, 1)
+	go func() { kept <- reader.Keep(kctx, time.Second) }()
+	defer func() {
+		stop()
+		<-kept
+	}()
+	f.res.Backfills++
+	for attempt := 1; ; attempt++ {
+		j, cleanup, err := migrateCopy(ctx, f.opts, res)
+		if err == nil {
+			err = f.seed(ctx, j.in)
+		}
+		cleanup()
+		if errors.Is(err, importer.ErrInvalid) && attempt < 3 {
+			fmt.Fprintf(f.log, "the copy of %s read it while it was not a valid tree (%v); reading it again\n", f.opts.From, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		stop()
+		if err := <-kept; err != nil {
+			kept <- nil
+			return fmt.Errorf("keeping the stream position of %s: %w", f.opts.From, err)
+		}
+		kept <- nil
+		return nil
+	}
+}
+
+// follow applies the stream until ctx ends or it stays idle for fo.Idle.
+// Each poll's records are applied, and written, before the next poll; the
+// position is saved only past records whose writes were acknowledged.
+func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *followCheckpoint, path string) error {
+	// The records in hand are finished even on Ctrl-C.
+	wctx := context.WithoutCancel(ctx)
+	base := ck.Records - f.res.Records
+	save := func() error {
+		ck.Position = reader.Position()
+		ck.Records = base + f.res.Records
+		if err := ck.save(path); err != nil {
+			return fmt.Errorf("saving the stream position: %w", err)
+		}
+		return nil
+	}
+	if err := save(); err != nil {
+		return err
+	}
+	started, startRecords := time.Now(), f.res.Records
+	last, lastSave, lastLog := time.Now(), time.Now(), time.Now()
+	progress := func() {
+		all, done := reader.Shards()
+		rate := float64(f.res.Records-startRecords) / max(time.Since(started).Seconds(), 1e-3)
+		line := fmt.Sprintf("follow: %d records applied (%.1f/s), lag %s, %d puts and %d deletes in %s, %d shards (%d closed and read)",
+			f.res.Records, rate, f.lag().Round(time.Millisecond), f.res.Puts, f.res.Deletes, f.opts.Table, all, done)
+		if len(f.held) > 0 {
+			line += fmt.Sprintf(", %d nodes held (A not a valid tree there)", len(f.held))
+		}
+		fmt.Fprintln(f.log, line)
+		lastLog = time.Now()
+	}
+	for {
+		if ctx.Err() != nil {
+			f.res.Interrupted = true
+			progress()
+			return save()
+		}
+		recs, err := reader.Poll(wctx)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			if time.Since(lastLog) >= f.fo.LogEvery {
+				progress()
+			}
+			if f.fo.Idle > 0 && time.Since(last) >= f.fo.Idle {
+				progress()
+				return save()
+			}
+			if len(f.held) > 0 {
+				// Nothing new, but held nodes are looked at again.
+				if err := f.round(wctx, nil); err != nil {
+					return err
+				}
+			}
+			streamsSleep(ctx, f.fo.Poll)
+			continue
+		}
+		last = time.Now()
+		if err := f.round(wctx, recs); err != nil {
+			return err
+		}
+		if time.Since(lastSave) >= f.fo.SaveEvery {
+			if err := save(); err != nil {
+				return err
+			}
+			lastSave = time.Now()
+		}
+		if time.Since(lastLog) >= f.fo.LogEvery {
+			progress()
+		}
+	}
+}
+
+func streamsSleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// verifySource reads A again with consistent reads and plans B against it:
+// no changes when B is exact.
+func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
+	dir, err := os.MkdirTemp("", "treeport-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	snap := dir + "/source.ddb.json"
+	scan := opts.Scan
+	scan.ConsistentRead = true
+	if _, err := exporter.Export(ctx, exporter.ExportOptions{
+		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: scan, Out: snap,
+		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+	}); err != nil {
+		return nil, fmt.Errorf("verifying: reading %s: %w", opts.From, err)
+	}
+	t := opts.Target
+	t.Scan = scan
+	j := &job{Target: t, onProblems: opts.OnProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
+	if err := j.read(ctx); err != nil {
+		return nil, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	s, err := j.plan(ctx, func(Op) error { return nil })
+	if err != nil {
+		return nil, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	return s, nil
+}
