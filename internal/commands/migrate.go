@@ -55,8 +55,8 @@ func migrateCommand() *cli.Command {
 	}
 	flags = append(flags, awsFlags()...)
 	return &cli.Command{
-		Name:      "migrate",
-		Usage:     "copy a table into another layout, resumable, and verify the copy item by item",
+		Name:  "migrate",
+		Usage: "copy a table into another layout, resumable, and verify the copy item by item",
 		UsageText: "treeport migrate --from-table A --from-layout L1 --to-table B --to-layout L2 [--create-table] [--checkpoint FILE]\n" +
 			"   treeport migrate ... --follow [--follow-idle D] [--enable-stream] --checkpoint FILE",
 		Description: "Reads A with a parallel Scan and rebuilds its trees (never writing to A), takes them as a\n" +
