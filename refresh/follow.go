@@ -717,6 +717,8 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 	if err := save(); err != nil {
 		return err
 	}
+	all, _ := reader.Shards()
+	fmt.Fprintf(f.log, "following the stream of %s (%d shards) into %s\n", f.opts.From, all, f.opts.Table)
 	started, startRecords := time.Now(), f.res.Records
 	last, lastSave, lastLog := time.Now(), time.Now(), time.Now()
 	progress := func() {

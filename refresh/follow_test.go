@@ -1,0 +1,350 @@
+package refresh
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// syncBuffer is a log shared by the follower and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// liveSource is a source table with a stream, and the test's model of its
+// forest.
+type liveSource struct {
+	t      *testing.T
+	client *dynamodb.Client
+	table  string
+	l      layouts.Layout
+	f      *tree
+	mu     sync.Mutex // f
+}
+
+func newLiveSource(t *testing.T, client *dynamodb.Client, l layouts.Layout, r *rand.Rand, nodes int) *liveSource {
+	t.Helper()
+	src := &liveSource{t: t, client: client, table: ddblocal.NewTable(t, client, l.Table()), l: l, f: randomTree(r, nodes)}
+	sc, err := streams.NewClient(context.Background(), ddb.AWSOptions{EndpointURL: ddblocal.Endpoint(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.Enable(context.Background(), client, sc, src.table, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(context.Background(), ApplyOptions{Target: Target{Client: client, Table: src.table, Layout: l}, Input: snapshotOf(t, r, src.f, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// items are the layout's items of one node of the model.
+func (src *liveSource) items(id string) []layouts.Item {
+	var path []string
+	for p := id; p != ""; p = src.f.parent[p] {
+		path = append([]string{p}, path...)
+	}
+	n := transform.Node{Record: transform.Record{ID: id, Parent: src.f.parent[id], Attrs: src.f.attrs[id]}, Depth: len(path) - 1, Path: path}
+	var out []layouts.Item
+	if err := src.l.Items(&n, func(it layouts.Item) { out = append(out, it) }); err != nil {
+		src.t.Fatal(err)
+	}
+	return out
+}
+
+// mutate changes the source once, the way an application would: a tree
+// edit with treeport's editor (a move, a delete, a set), or raw PutItem,
+// UpdateItem and DeleteItem calls of the layout's items (a new leaf, a
+// changed attribute, a removed leaf).
+func (src *liveSource) mutate(ctx context.Context, r *rand.Rand) error {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	f := src.f
+	ids := f.ids()
+	switch k := r.IntN(6); k {
+	case 0, 1, 2: // a tree edit
+		e := randomEdit(r, f)
+		ops := filepath.Join(src.t.TempDir(), "ops.jsonl")
+		var line string
+		switch e.Op {
+		case EditMove:
+			line = fmt.Sprintf(`{"op":"move","id":%q,"parent":%q}`, e.ID, e.Parent)
+		case EditDelete:
+			line = fmt.Sprintf(`{"op":"delete","id":%q}`, e.ID)
+		default:
+			line = fmt.Sprintf(`{"op":"set","id":%q,"attributes":{"size":%s,"note":"edited"}}`, e.ID, e.Attrs["size"].(*types.AttributeValueMemberN).Value)
+			e.Remove = nil
+		}
+		if err := os.WriteFile(ops, []byte(line+"\n"), 0o644); err != nil {
+			return err
+		}
+		if _, err := EditTable(ctx, EditTableOptions{Client: src.client, Table: src.table, Layout: src.l, Ops: ops}); err != nil {
+			return fmt.Errorf("edit %s: %w", line, err)
+		}
+		f.applyEdit(e)
+	case 3: // raw puts of a new leaf
+		id := newID(r)
+		f.parent[id] = ids[r.IntN(len(ids))]
+		f.attrs[id] = randomAttrs(r, id)
+		for _, it := range src.items(id) {
+			if _, err := src.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &src.table, Item: it}); err != nil {
+				return err
+			}
+		}
+	case 4: // a raw update of a node's attribute, on every item that copies it
+		id := ids[r.IntN(len(ids))]
+		v := fmt.Sprint(r.IntN(1000))
+		f.attrs[id]["note"] = s(v)
+		for _, it := range src.items(id) {
+			if it["note"] == nil {
+				continue
+			}
+			_, err := src.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &src.table, Key: keyItem(src.l.Table(), it),
+				UpdateExpression:          aws.String("SET #n = :v"),
+				ExpressionAttributeNames:  map[string]string{"#n": "note"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(v)}})
+			if err != nil {
+				return err
+			}
+		}
+	default: // raw deletes of a leaf
+		var leaves []string
+		for _, id := range ids {
+			if len(f.children(id)) == 0 {
+				leaves = append(leaves, id)
+			}
+		}
+		if len(leaves) < 2 {
+			return nil
+		}
+		id := leaves[r.IntN(len(leaves))]
+		for _, it := range src.items(id) {
+			if _, err := src.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &src.table, Key: keyItem(src.l.Table(), it)}); err != nil {
+				return err
+			}
+		}
+		delete(f.parent, id)
+		delete(f.attrs, id)
+	}
+	return nil
+}
+
+// want is every item the destination's layout wants for the model.
+func (src *liveSource) want(t *testing.T, to layouts.Layout) map[string]string {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	r := rand.New(rand.NewPCG(1, 1))
+	return wantItems(t, readSnapshot(t, snapshotOf(t, r, src.f, nil).Path, to, nil), to)
+}
+
+func followOptions(t *testing.T, client *dynamodb.Client, src *liveSource, to layouts.Layout, dest string, log *syncBuffer) MigrateOptions {
+	t.Helper()
+	sc, err := streams.NewClient(context.Background(), ddb.AWSOptions{EndpointURL: ddblocal.Endpoint(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return MigrateOptions{
+		ApplyOptions: ApplyOptions{
+			Target:      Target{Client: client, Table: dest, Layout: to, Scan: exporter.ScanOptions{Segments: 2}},
+			Settings:    map[string]any{"command": "migrate", "to-layout": to.Name()},
+			CreateTable: true, MaxDeleteRatio: 1, Log: log,
+			Checkpoint: filepath.Join(t.TempDir(), "follow.ckpt"),
+		},
+		From: src.table, FromLayout: src.l,
+		Follow: &FollowOptions{Streams: sc, Idle: 2 * time.Second, Poll: 200 * time.Millisecond},
+	}
+}
+
+// TestFollowEveryPair copies a live table of every layout into every other
+// layout while a mutator changes it (tree edits with moves, raw puts,
+// updates and deletes), from before the copy starts to after it ends: once
+// the mutator stops and the follower goes idle, the destination holds
+// exactly the items its layout wants for the mutator's final forest, and
+// the follower's own verification says so.
+func TestFollowEveryPair(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	names := layouts.Names()
+	k := 0
+	for _, from := range names {
+		for _, to := range names {
+			if from == to {
+				continue
+			}
+			k++
+			seed := uint64(k)
+			t.Run(from+"-to-"+to, func(t *testing.T) {
+				t.Parallel()
+				r := rand.New(rand.NewPCG(seed, 17))
+				lf, err := layouts.New(from, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lt, err := layouts.New(to, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := newLiveSource(t, client, lf, r, 12)
+				dest := ddblocal.TableName(t)
+				t.Cleanup(func() { dropTable(t, client, dest) })
+				log := &syncBuffer{}
+				opts := followOptions(t, client, src, lt, dest, log)
+
+				ctx, stop := context.WithCancel(context.Background())
+				defer stop()
+				mutated := make(chan error, 1)
+				go func() {
+					mr := rand.New(rand.NewPCG(seed, 99))
+					deadline := time.Now().Add(2 * time.Second)
+					for time.Now().Before(deadline) && ctx.Err() == nil {
+						if err := src.mutate(ctx, mr); err != nil {
+							mutated <- err
+							return
+						}
+						time.Sleep(time.Duration(mr.IntN(60)) * time.Millisecond)
+					}
+					mutated <- nil
+				}()
+				time.Sleep(150 * time.Millisecond) // the copy starts while A changes
+				res, err := Migrate(ctx, opts)
+				if merr := <-mutated; merr != nil {
+					t.Fatalf("mutator: %v", merr)
+				}
+				if err != nil {
+					t.Fatalf("%v\n%s", err, log)
+				}
+				if res.Follow.Records == 0 {
+					t.Errorf("no stream record was applied:\n%s", log)
+				}
+				if !res.Exact() {
+					t.Errorf("the follower's verification: %d puts, %d deletes to go\n%s", res.Verify.Total.Puts, res.Verify.Total.Deletes, log)
+				}
+				got, want := tableItems(t, client, dest, lt.Table()), src.want(t, lt)
+				if p, d := itemDiff(got, want); len(p)+len(d) > 0 {
+					var detail string
+					for _, k := range append(p, d...) {
+						detail += fmt.Sprintf("%q:\n  holds %s\n  wants %s\n", k, got[k], want[k])
+					}
+					t.Errorf("the destination differs from the layout of the final forest: %d keys to put, %d to delete\n%s%s", len(p), len(d), detail, log)
+				}
+			})
+		}
+	}
+}
+
+// TestFollowHoldsInvalidTrees: a record that leaves A outside a valid tree
+// (a node whose parent does not exist, two nodes each other's parent) is
+// reported with its sequence number and key, B keeps its last valid state
+// for that subtree, and once A is valid again B follows it exactly.
+func TestFollowHoldsInvalidTrees(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
+	r := rand.New(rand.NewPCG(3, 3))
+	src := newLiveSource(t, client, lf, r, 6)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 4 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	before := tableItems(t, client, dest, lt.Table())
+
+	put := func(id, parent string) {
+		t.Helper()
+		item := layouts.Item{"Id": s(id), "size": n("1")}
+		if parent != "" {
+			item["ParentId"] = s(parent)
+		}
+		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An orphan: its parent does not exist.
+	put("orphan", "nowhere")
+	// A cycle: two new nodes, each the other's parent.
+	put("cyc1", "cyc2")
+	put("cyc2", "cyc1")
+	waitFor(t, log, `"cyc2"`, 30*time.Second)
+	time.Sleep(time.Second)
+	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
+		t.Errorf("B changed while A was not a valid tree: %d items, had %d", len(got), len(before))
+	}
+	text := log.String()
+	for _, want := range []string{`A is not a valid tree at record`, `node "nowhere" does not exist`, `its own ancestor`, `key Id=`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the log does not say %q:\n%s", want, text)
+		}
+	}
+	// A valid again: the parent arrives, the cycle is broken.
+	put("nowhere", "")
+	put("cyc1", "")
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !res.Exact() || res.Follow.Held != 0 || res.Follow.Invalid < 2 {
+		t.Errorf("after A was valid again: exact %v, %d held, %d reported\n%s", res.Exact(), res.Follow.Held, res.Follow.Invalid, log)
+	}
+	got := tableItems(t, client, dest, lt.Table())
+	if len(got) != len(before)+4 {
+		t.Errorf("B holds %d items, want the %d of before and the 4 new nodes", len(got), len(before))
+	}
+}
+
+func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(log.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never said %q:\n%s", text, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// keyItem is the key attributes of an item.
+func keyItem(spec layouts.TableSpec, it layouts.Item) layouts.Item {
+	key := layouts.Item{spec.PK.Name: it[spec.PK.Name]}
+	if spec.SK != nil {
+		key[spec.SK.Name] = it[spec.SK.Name]
+	}
+	return key
+}
