@@ -1,0 +1,414 @@
+package main
+
+// End-to-end tests of migrate --follow (issue 17) against DynamoDB Local:
+// a source without a stream, a follower killed at random points and run
+// again from its checkpoint, and a follower behind a fault proxy, all while
+// a mutator changes the source.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// adjSource is an adjacency-layout source table changed by raw
+// PutItem, UpdateItem and DeleteItem calls (moves included: an adjacency
+// move is one UpdateItem of ParentId), and the test's model of its forest.
+type adjSource struct {
+	client *dynamodb.Client
+	table  string
+	mu     sync.Mutex
+	parent map[string]string
+	attr   map[string]string
+	next   int
+}
+
+func newAdjSource(t *testing.T, client *dynamodb.Client, nodes int, stream bool) *adjSource {
+	t.Helper()
+	l, err := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &adjSource{client: client, table: ddblocal.NewTable(t, client, l.Table()), parent: map[string]string{}, attr: map[string]string{}}
+	if stream {
+		sc, err := streams.NewClient(context.Background(), ddb.AWSOptions{EndpointURL: ddblocal.Endpoint(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := streams.Enable(context.Background(), client, sc, src.table, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := rand.New(rand.NewPCG(uint64(nodes), 5))
+	for i := range nodes {
+		parent := ""
+		if i > 0 && r.IntN(6) != 0 {
+			parent = fmt.Sprintf("N%d", r.IntN(i))
+		}
+		if err := src.put(context.Background(), fmt.Sprintf("N%d", i), parent, "v0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.next = nodes
+	return src
+}
+
+func (src *adjSource) put(ctx context.Context, id, parent, v string) error {
+	item := map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: id}, "v": &types.AttributeValueMemberS{Value: v}}
+	if parent != "" {
+		item["ParentId"] = &types.AttributeValueMemberS{Value: parent}
+	}
+	_, err := src.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &src.table, Item: item})
+	if err == nil {
+		src.parent[id], src.attr[id] = parent, v
+	}
+	return err
+}
+
+func (src *adjSource) ids() []string {
+	ids := make([]string, 0, len(src.parent))
+	for id := range src.parent {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (src *adjSource) under(x, id string) bool {
+	for p := x; p != ""; p = src.parent[p] {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
+
+// mutate makes one valid change of the source.
+func (src *adjSource) mutate(ctx context.Context, r *rand.Rand) error {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	ids := src.ids()
+	x := ids[r.IntN(len(ids))]
+	key := map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: x}}
+	switch r.IntN(5) {
+	case 0: // a new leaf
+		src.next++
+		return src.put(ctx, fmt.Sprintf("N%d", src.next), x, "new")
+	case 1, 2: // a move, the whole subtree with it
+		p := ids[r.IntN(len(ids))]
+		if r.IntN(5) == 0 {
+			p = ""
+		}
+		if p != "" && src.under(p, x) {
+			return nil
+		}
+		in := &dynamodb.UpdateItemInput{TableName: &src.table, Key: key, UpdateExpression: aws.String("REMOVE ParentId")}
+		if p != "" {
+			in.UpdateExpression = aws.String("SET ParentId = :p")
+			in.ExpressionAttributeValues = map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: p}}
+		}
+		if _, err := src.client.UpdateItem(ctx, in); err != nil {
+			return err
+		}
+		src.parent[x] = p
+	case 3: // an attribute
+		v := fmt.Sprintf("v%d", r.IntN(1000))
+		if _, err := src.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &src.table, Key: key,
+			UpdateExpression:          aws.String("SET v = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: v}}}); err != nil {
+			return err
+		}
+		src.attr[x] = v
+	default: // a leaf goes
+		for _, c := range ids {
+			if src.parent[c] == x {
+				return nil
+			}
+		}
+		if len(ids) < 5 {
+			return nil
+		}
+		if _, err := src.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &src.table, Key: key}); err != nil {
+			return err
+		}
+		delete(src.parent, x)
+		delete(src.attr, x)
+	}
+	return nil
+}
+
+// run runs the mutator until stop is closed; the returned channel gives
+// its error.
+func (src *adjSource) run(stop <-chan struct{}, seed uint64) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		r := rand.New(rand.NewPCG(seed, 1))
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := src.mutate(context.Background(), r); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(time.Duration(r.IntN(40)) * time.Millisecond)
+		}
+	}()
+	return done
+}
+
+// want is every item layout l wants for the model's forest, by key.
+func (src *adjSource) want(t *testing.T, l layouts.Layout) map[string]layouts.Item {
+	t.Helper()
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	out := map[string]layouts.Item{}
+	for _, id := range src.ids() {
+		var path []string
+		for p := id; p != ""; p = src.parent[p] {
+			path = append([]string{p}, path...)
+		}
+		n := transform.Node{Record: transform.Record{ID: id, Parent: src.parent[id],
+			Attrs: transform.Attrs{"v": &types.AttributeValueMemberS{Value: src.attr[id]}}}, Depth: len(path) - 1, Path: path}
+		if err := l.Items(&n, func(it layouts.Item) { out[layouts.KeyOf(l.Table(), it)] = it }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// itemsByKey is every item of a table, by key (consistent reads).
+func itemsByKey(t *testing.T, client *dynamodb.Client, table string, spec layouts.TableSpec) map[string]layouts.Item {
+	t.Helper()
+	out := map[string]layouts.Item{}
+	p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			out[layouts.KeyOf(spec, it)] = it
+		}
+	}
+	return out
+}
+
+// sameItems reports how two sets of items differ, "" when they do not.
+func sameItems(got, want map[string]layouts.Item) string {
+	var diff []string
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			diff = append(diff, "missing "+k)
+		} else if !reflect.DeepEqual(g, w) {
+			diff = append(diff, "different "+k)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			diff = append(diff, "extra "+k)
+		}
+	}
+	slices.Sort(diff)
+	if len(diff) > 5 {
+		diff = append(diff[:5], fmt.Sprintf("and %d more", len(diff)-5))
+	}
+	return strings.Join(diff, ", ")
+}
+
+func followArgs(endpoint, from, to, ck string, extra ...string) []string {
+	return append([]string{"migrate", "--from-table", from, "--from-layout", "adjacency", "--to-table", to, "--to-layout", "closure",
+		"--create-table", "--follow", "--checkpoint", ck, "--endpoint-url", endpoint, "--no-progress"}, extra...)
+}
+
+// A source without a stream: exit 2, saying how to enable one; nothing is
+// created or written.
+func TestFollowWithoutStream(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 5, false)
+	dest := ddblocal.TableName(t)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	_, stderr, code := run(t, nil, followArgs(endpoint, src.table, dest, ck, "--follow-idle", "1s")...)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"has no stream", "aws dynamodb update-table --table-name " + src.table + " --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES", "--enable-stream"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &dest}); err == nil {
+		t.Errorf("the destination %s was created", dest)
+		dropTable(t, client, dest)
+	}
+	if _, err := os.Stat(ck); err == nil {
+		t.Error("a checkpoint was written")
+	}
+}
+
+func dropTable(t *testing.T, client *dynamodb.Client, table string) {
+	t.Helper()
+	if _, err := client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
+		t.Errorf("delete table %s: %v", table, err)
+	}
+}
+
+// startFollower starts treeport and returns it with its stderr.
+func startFollower(t *testing.T, args []string) (*exec.Cmd, *syncBuf) {
+	t.Helper()
+	cmd := exec.Command(treeportBin, args...)
+	errb := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = errb, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, errb
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The follower is killed (SIGKILL) at random points, in the copy and in the
+// follow, while the mutator changes the source; then interrupted (SIGINT:
+// exit 130, position saved); then run to the end from its checkpoint. The
+// destination ends exactly what its layout wants for the final forest.
+func TestFollowKilledAndResumed(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 30, true)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	stop := make(chan struct{})
+	mutated := src.run(stop, 7)
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range 3 {
+		cmd, out := startFollower(t, followArgs(endpoint, src.table, dest, ck))
+		time.Sleep(time.Duration(300+r.IntN(2500)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		t.Logf("kill %d:\n%s", i, out)
+	}
+	// Ctrl-C once following: the records in hand are finished, the
+	// position saved, exit 130.
+	cmd, out := startFollower(t, followArgs(endpoint, src.table, dest, ck))
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "following the stream") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the follower never started following:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("interrupted follower: exit %d (%v), want 130:\n%s", code, err, out)
+	}
+	if !strings.Contains(out.String(), "stream position saved to "+ck) || !strings.Contains(out.String(), "cutover-check: ") {
+		t.Errorf("the interrupted follower does not report its saved position:\n%s", out)
+	}
+	saved, err := os.ReadFile(ck)
+	if err != nil || !strings.Contains(string(saved), `"shards"`) {
+		t.Fatalf("checkpoint: %v\n%s", err, saved)
+	}
+	close(stop)
+	if err := <-mutated; err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, nil, followArgs(endpoint, src.table, dest, ck, "--follow-idle", "2s")...)
+	if code != 0 {
+		t.Fatalf("final follower: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "resuming the stream of "+src.table+" from checkpoint") {
+		t.Errorf("the rerun does not say it resumed:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "cutover-check: ") || !strings.Contains(stdout, "verify: exact") {
+		t.Errorf("no cutover-check line saying exact:\n%s", stdout)
+	}
+	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
+		t.Errorf("the destination differs from the final forest's closure items: %s", d)
+	}
+}
+
+// Throttles, 5xx and cut connections between the follower and the engine,
+// on every call (the stream's included), while the source changes: the
+// destination still converges exactly.
+func TestFollowThroughFaults(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 25, true)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	p, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 17, Throttle: 0.08, ServerError: 0.05, Partial: 0.2, Cut: 0.03, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	stop := make(chan struct{})
+	mutated := src.run(stop, 11)
+	go func() {
+		time.Sleep(3 * time.Second)
+		close(stop)
+	}()
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	stdout, stderr, code := run(t, nil, followArgs(p.URL(), src.table, dest, ck, "--follow-idle", "3s")...)
+	if err := <-mutated; err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if c := p.Counts(); c.Faults() < 5 {
+		t.Errorf("only %d faults were injected: %+v", c.Faults(), c)
+	}
+	if !strings.Contains(stdout, "verify: exact") {
+		t.Errorf("no cutover-check line saying exact:\n%s", stdout)
+	}
+	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
+		t.Errorf("the destination differs from the final forest's closure items: %s\n%s", d, stderr)
+	}
+}
