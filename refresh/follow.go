@@ -69,6 +69,9 @@ type FollowResult struct {
 	DeadLettered int64 `json:"dead_lettered"`
 	// Interrupted: ctx ended the follow (no verification).
 	Interrupted bool `json:"interrupted"`
+	// Saved says the stream position was saved in the checkpoint: the
+	// follow had begun (a run stopped during the copy saves none).
+	Saved bool `json:"position_saved"`
 }
 
 // followCheckpoint is what --checkpoint holds for migrate --follow: the
@@ -520,7 +523,8 @@ func (f *follower) write(ctx context.Context, ops []Op) error {
 	run, err := importer.Run(ctx, importer.RunOptions{
 		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
 		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU,
-		DeadLetter: o.DeadLetter, Resume: f.rounds > 0 || f.res.Backfills > 1,
+		// The copy's writes opened the dead-letter file: the rounds add to it.
+		DeadLetter: o.DeadLetter, Resume: true,
 		Total: int64(len(ops)),
 	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
 		for seq, op := range ops {
@@ -678,6 +682,9 @@ func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *Migrat
 	f.res.Backfills++
 	for attempt := 1; ; attempt++ {
 		j, cleanup, err := migrateCopy(ctx, f.opts, res)
+		if res.Apply != nil && res.Apply.Run != nil {
+			f.res.DeadLettered += res.Apply.Run.Stats.DeadLettered
+		}
 		if err == nil {
 			err = f.seed(ctx, j.in)
 		}
@@ -712,6 +719,7 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 		if err := ck.save(path); err != nil {
 			return fmt.Errorf("saving the stream position: %w", err)
 		}
+		f.res.Saved = path != ""
 		return nil
 	}
 	if err := save(); err != nil {

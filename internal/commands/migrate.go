@@ -198,10 +198,13 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	if err := writeFollowReport(opts.Report, res); err != nil {
 		return err
 	}
-	if errors.Is(err, errInterrupted) {
+	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
 		fmt.Fprintln(c.App.ErrWriter, line)
 		where := "no --checkpoint: a rerun copies again"
-		if opts.Checkpoint != "" {
+		switch {
+		case opts.Checkpoint != "" && !fr.Saved:
+			where = "stopped during the copy, before following: a rerun copies again (writing only what " + opts.Table + " lacks)"
+		case opts.Checkpoint != "":
 			where = "stream position saved to " + opts.Checkpoint + " (rerun the same command to go on)"
 		}
 		fmt.Fprintf(c.App.ErrWriter, "interrupted: %s\n", where)
