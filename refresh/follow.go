@@ -54,8 +54,8 @@ type FollowResult struct {
 	Rounds  int64 `json:"rounds"`
 	Puts    int64 `json:"puts"`
 	Deletes int64 `json:"deletes"`
-	// Lag is the age of the newest record applied, when the follow ended
-	// (0 when none was).
+	// Lag is how old the newest record applied was when B had it: how far
+	// B was behind A at the end (0 when no record was applied).
 	Lag time.Duration `json:"lag_ns"`
 	// Held is the number of nodes whose change was held back at the end,
 	// because A was not a valid tree there (see Invalid).
@@ -277,6 +277,7 @@ type follower struct {
 	res     *FollowResult
 	rounds  int
 	newest  time.Time
+	lagAt   time.Duration
 }
 
 // seed builds the mirror and B's state from the copy's snapshot: what B
@@ -482,6 +483,10 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 	}
 	f.held = newHeld
+	if len(recs) > 0 {
+		// Measured once the round's writes are acknowledged.
+		defer func() { f.lagAt = max(time.Since(f.newest), 0) }()
+	}
 	if len(changes) == 0 {
 		return nil
 	}
@@ -558,13 +563,11 @@ func (f *follower) write(ctx context.Context, ops []Op) error {
 	return nil
 }
 
-// lag is the age of the newest record applied.
-func (f *follower) lag() time.Duration {
-	if f.newest.IsZero() {
-		return 0
-	}
-	return max(time.Since(f.newest), 0)
-}
+// lag is how old the newest record applied was when its writes were
+// acknowledged: how far B is behind A. A follower that waits for records
+// is not behind, so the lag does not grow while the stream is quiet.
+// DynamoDB gives a record's time to the second.
+func (f *follower) lag() time.Duration { return f.lagAt }
 
 // migrateFollow is Migrate with Follow: stream position, copy, follow,
 // verify.
