@@ -3,6 +3,7 @@ package refresh
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -347,4 +348,66 @@ func keyItem(spec layouts.TableSpec, it layouts.Item) layouts.Item {
 		key[spec.SK.Name] = it[spec.SK.Name]
 	}
 	return key
+}
+
+// A checkpoint whose position is past the stream's 24 h retention, or names
+// a shard the stream no longer has, is said so and A is copied again from a
+// new position; B still ends exact.
+func TestFollowLostPosition(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.PathName, layouts.Options{})
+	lt, _ := layouts.New(layouts.PrefixName, layouts.Options{})
+	r := rand.New(rand.NewPCG(5, 5))
+	src := newLiveSource(t, client, lf, r, 10)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = time.Second
+	if res, err := Migrate(context.Background(), opts); err != nil || !res.Exact() {
+		t.Fatalf("first follow: %v\n%s", err, log)
+	}
+	rewrite := func(edit func(ck *followCheckpoint)) {
+		t.Helper()
+		b, err := os.ReadFile(opts.Checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ck followCheckpoint
+		if err := json.Unmarshal(b, &ck); err != nil {
+			t.Fatal(err)
+		}
+		edit(&ck)
+		b, _ = json.Marshal(ck)
+		if err := os.WriteFile(opts.Checkpoint, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, says string
+		edit       func(ck *followCheckpoint)
+		backfills  int
+	}{
+		{"older than the retention", "past the stream's 24 h retention", func(ck *followCheckpoint) { ck.SavedAt = time.Now().Add(-25 * time.Hour) }, 1},
+		{"a shard that is gone", "the stream lost the follower's position", func(ck *followCheckpoint) {
+			for i := range ck.Position.Shards {
+				ck.Position.Shards[i].Shard += "-gone"
+			}
+		}, 2},
+	} {
+		rewrite(c.edit)
+		if err := src.mutate(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Migrate(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, log)
+		}
+		if !strings.Contains(log.String(), c.says) || res.Follow.Backfills != c.backfills || !res.Exact() {
+			t.Errorf("%s: %d copies (want %d), exact %v; the log should say %q:\n%s", c.name, res.Follow.Backfills, c.backfills, res.Exact(), c.says, log)
+		}
+		if p, d := itemDiff(tableItems(t, client, dest, lt.Table()), src.want(t, lt)); len(p)+len(d) > 0 {
+			t.Errorf("%s: B differs from the final forest: %d to put, %d to delete", c.name, len(p), len(d))
+		}
+	}
 }

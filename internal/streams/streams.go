@@ -426,11 +426,10 @@ func (r *Reader) Poll(ctx context.Context) ([]Record, error) {
 			continue
 		}
 		if s.iter == nil {
-			if s.gone && s.pos.After == "" && s.pos.At == "" {
-				// A shard trimmed before it was read and without a position:
-				// nothing of it can be had.
-				s.pos.Done = true
-				continue
+			if s.gone {
+				// Trimmed before the reader was done with it: whatever it
+				// held past the position is lost.
+				return recs, fmt.Errorf("%w: shard %s is no longer in the stream", ErrTrimmed, s.pos.Shard)
 			}
 			if err := r.open(ctx, s); err != nil {
 				return recs, err

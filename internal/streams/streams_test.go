@@ -253,6 +253,12 @@ func TestReaderPositions(t *testing.T) {
 	if _, err := r2.Poll(context.Background()); !errors.Is(err, ErrTrimmed) {
 		t.Errorf("a trimmed position: %v, want ErrTrimmed", err)
 	}
+	// A shard of the position that the stream no longer lists.
+	gone := Position{Stream: "arn", Shards: []ShardPos{{Shard: "gone", After: "7"}}}
+	r3, _ := NewReader(f, "arn", &gone)
+	if _, err := r3.Poll(context.Background()); !errors.Is(err, ErrTrimmed) {
+		t.Errorf("a shard that is gone: %v, want ErrTrimmed", err)
+	}
 	// Another stream's position.
 	if _, err := NewReader(f, "other", &pos); !errors.Is(err, ErrTrimmed) {
 		t.Errorf("another stream's position: %v, want ErrTrimmed", err)
