@@ -261,9 +261,11 @@ type appliedNode struct {
 	path   []string
 }
 
-// held is a node whose change waits for A to be a valid tree again.
+// held is a node whose change waits for A to be a valid tree again:
+// cause is the node where A is not a valid tree (the node itself, or an
+// ancestor), reason what is wrong there.
 type held struct {
-	reason string
+	cause, reason string
 }
 
 // follower applies a stream of A's records to B.
@@ -378,7 +380,9 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 	}
 
-	// Which of them A leaves in a valid tree, and their paths there.
+	// Which of them A leaves in a valid tree, and their paths there. A node
+	// outside one is held, with the node that causes it (itself, or the
+	// ancestor where the trouble is) and why.
 	const (
 		unknown = iota
 		visiting
@@ -387,7 +391,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 	)
 	state := map[string]int{}
 	paths := map[string][]string{}
-	reasons := map[string]string{}
+	causes := map[string]held{}
+	fail := func(id, cause, reason string) bool {
+		state[id], causes[id] = invalid, held{cause: cause, reason: reason}
+		return false
+	}
 	var check func(id string) bool
 	check = func(id string) bool {
 		switch state[id] {
@@ -396,14 +404,12 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		case invalid:
 			return false
 		case visiting:
-			state[id], reasons[id] = invalid, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id)
-			return false
+			return fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
 		}
 		if !affected[id] {
 			a := f.applied[id]
 			if a == nil {
-				state[id], reasons[id] = invalid, fmt.Sprintf("node %q does not exist", id)
-				return false
+				return fail(id, id, fmt.Sprintf("node %q does not exist", id))
 			}
 			state[id], paths[id] = valid, a.path
 			return true
@@ -411,11 +417,9 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		c, present, conflict := f.m.target(id)
 		switch {
 		case conflict:
-			state[id], reasons[id] = invalid, fmt.Sprintf("items of A disagree on node %q (its parent or attributes)", id)
-			return false
+			return fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
 		case !present:
-			state[id], reasons[id] = invalid, fmt.Sprintf("node %q does not exist", id)
-			return false
+			return fail(id, id, fmt.Sprintf("node %q does not exist", id))
 		case c.parent == "":
 			state[id], paths[id] = valid, []string{id}
 			return true
@@ -425,9 +429,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			if state[id] == invalid { // the cycle came back to it
 				return false
 			}
-			state[id] = invalid
-			reasons[id] = fmt.Sprintf("its parent %q is not in a valid tree: %s", c.parent, reasons[c.parent])
-			return false
+			p := c.parent
+			if _, there, _ := f.m.target(p); affected[p] && !there || !affected[p] && f.applied[p] == nil {
+				return fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, p))
+			}
+			return fail(id, causes[c.parent].cause, causes[c.parent].reason)
 		}
 		if state[id] == invalid {
 			return false
@@ -445,15 +451,15 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 	newHeld := map[string]held{}
 	for _, id := range ids {
 		a := f.applied[id]
-		c, present, conflict := f.m.target(id)
+		c, present, _ := f.m.target(id)
 		var after nodeSide
-		if !present && !conflict {
+		if !present {
 			if kids := f.m.children(id); len(kids) > 0 {
-				newHeld[id] = held{reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
+				newHeld[id] = held{cause: id, reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
 				continue
 			}
 		} else if !check(id) {
-			newHeld[id] = held{reason: reasons[id]}
+			newHeld[id] = causes[id]
 			continue
 		} else {
 			after = nodeSide{Parent: c.parent, Attrs: c.attrs, Path: paths[id]}
@@ -469,19 +475,7 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 	}
-	for id, h := range newHeld {
-		if old, ok := f.held[id]; !ok || old.reason != h.reason {
-			f.res.Invalid++
-			var rec *streams.Record
-			for _, c := range f.m.byID[id] {
-				if c.rec != nil && (rec == nil || c.rec.Seq > rec.Seq) {
-					rec = c.rec
-				}
-			}
-			fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again\n",
-				where(rec, f.m.spec), h.reason, f.opts.Table, id)
-		}
-	}
+	f.report(newHeld)
 	f.held = newHeld
 	if len(recs) > 0 {
 		// Measured once the round's writes are acknowledged.
@@ -507,6 +501,49 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: c.After.Path}
 	}
 	return nil
+}
+
+// report tells the log of every new reason to hold nodes, once per cause,
+// with the newest record that made the cause's state.
+func (f *follower) report(newHeld map[string]held) {
+	type group struct {
+		h     held
+		nodes int
+	}
+	groups := map[held]*group{}
+	var order []held
+	for id, h := range newHeld {
+		if old, ok := f.held[id]; ok && old == h {
+			continue
+		}
+		g := groups[h]
+		if g == nil {
+			g = &group{h: h}
+			groups[h] = g
+			order = append(order, h)
+		}
+		g.nodes++
+	}
+	slices.SortFunc(order, func(a, b held) int { return strings.Compare(a.cause+a.reason, b.cause+b.reason) })
+	for _, h := range order {
+		f.res.Invalid++
+		var rec *streams.Record
+		for _, c := range f.m.byID[h.cause] {
+			if c.rec != nil && (rec == nil || seqLess(rec.Seq, c.rec.Seq)) {
+				rec = c.rec
+			}
+		}
+		fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again (%s held)\n",
+			where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
+	}
+}
+
+// seqLess orders two sequence numbers of a stream (decimal strings).
+func seqLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 func quoteAll(ids []string, max int) []string {

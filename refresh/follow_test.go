@@ -304,13 +304,13 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 	// A cycle: two new nodes, each the other's parent.
 	put("cyc1", "cyc2")
 	put("cyc2", "cyc1")
-	waitFor(t, log, `"cyc2"`, 30*time.Second)
+	waitFor(t, log, "its own ancestor", 30*time.Second)
 	time.Sleep(time.Second)
 	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
 		t.Errorf("B changed while A was not a valid tree: %d items, had %d", len(got), len(before))
 	}
 	text := log.String()
-	for _, want := range []string{`A is not a valid tree at record`, `node "nowhere" does not exist`, `its own ancestor`, `key Id=`} {
+	for _, want := range []string{`A is not a valid tree at record`, `the parent of node "orphan", "nowhere", does not exist`, `its own ancestor`, `key Id=`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the log does not say %q:\n%s", want, text)
 		}
