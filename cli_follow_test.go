@@ -412,3 +412,22 @@ func TestFollowThroughFaults(t *testing.T) {
 		t.Errorf("the destination differs from the final forest's closure items: %s\n%s", d, stderr)
 	}
 }
+
+// --follow's usage mistakes exit 2 before anything is read or written.
+func TestFollowUsage(t *testing.T) {
+	base := []string{"migrate", "--from-table", "tableA", "--from-layout", "path", "--to-table", "tableB", "--to-layout", "closure", "--endpoint-url", "http://127.0.0.1:9"}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--follow"}, "give --checkpoint FILE"},
+		{[]string{"--follow-idle", "5s"}, "--follow-idle and --enable-stream go with --follow"},
+		{[]string{"--enable-stream"}, "--follow-idle and --enable-stream go with --follow"},
+		{[]string{"--follow", "--follow-idle", "-1s"}, "give a duration above 0"},
+	} {
+		_, stderr, code := run(t, nil, append(slices.Clone(base), c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.says) {
+			t.Errorf("%v: exit %d, want 2 saying %q:\n%s", c.args, code, c.says, stderr)
+		}
+	}
+}

@@ -339,7 +339,9 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 	}
 	for k := range recs {
 		rec := &recs[k]
-		ids, err := f.m.item(keyOf(f.m.spec, rec.Keys), rec.NewImage, rec)
+		// The claim keeps where it came from, for reports, not the images.
+		ref := &streams.Record{Shard: rec.Shard, Seq: rec.Seq, Event: rec.Event, Keys: rec.Keys, Created: rec.Created}
+		ids, err := f.m.item(keyOf(f.m.spec, rec.Keys), rec.NewImage, ref)
 		if err != nil {
 			f.res.Invalid++
 			fmt.Fprintf(f.log, "follow: %s: the item does not fit the %s layout (%v); it is not a node of A\n", where(rec, f.m.spec), f.m.l.Name(), err)
