@@ -108,10 +108,11 @@ func randomAttrs(r *rand.Rand, id string) transform.Attrs {
 }
 
 // idSeq numbers the ids of every test's trees; subtests run in parallel.
+// No two formats give the same id ("CM%d0" made CM120 of 12, as "CM%d" of 120).
 var idSeq atomic.Int64
 
 func newID(r *rand.Rand) string {
-	names := []string{"CM%d", "n %d", "é%d", "CM%d0", "x\"%d"}
+	names := []string{"CM%d", "n %d", "é%d", "CM%d_0", "x\"%d"}
 	return fmt.Sprintf(names[r.IntN(len(names))], idSeq.Add(1))
 }
 
