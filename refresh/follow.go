@@ -54,6 +54,10 @@ type FollowResult struct {
 	Rounds  int64 `json:"rounds"`
 	Puts    int64 `json:"puts"`
 	Deletes int64 `json:"deletes"`
+	// Following is how long the stream was followed, after the copy;
+	// RecordsPerSecond the records applied over it.
+	Following        time.Duration `json:"following_ns"`
+	RecordsPerSecond float64       `json:"records_per_second"`
 	// Lag is how old the newest record applied was when B had it: how far
 	// B was behind A at the end (0 when no record was applied).
 	Lag time.Duration `json:"lag_ns"`
@@ -782,6 +786,12 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 		fmt.Fprintln(f.log, line)
 		lastLog = time.Now()
 	}
+	defer func() {
+		f.res.Following += time.Since(started)
+		if secs := f.res.Following.Seconds(); secs > 0 {
+			f.res.RecordsPerSecond = float64(f.res.Records) / secs
+		}
+	}()
 	for {
 		if ctx.Err() != nil {
 			f.res.Interrupted = true
@@ -806,7 +816,7 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 					return err
 				}
 			}
-			streamsSleep(ctx, f.fo.Poll)
+			pause(ctx, f.fo.Poll)
 			continue
 		}
 		last = time.Now()
@@ -825,7 +835,7 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 	}
 }
 
-func streamsSleep(ctx context.Context, d time.Duration) {
+func pause(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -193,8 +193,8 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	case err != nil && !errors.Is(err, errInterrupted):
 		verdict = "not verified (" + err.Error() + ")"
 	}
-	line := fmt.Sprintf("cutover-check: %d stream records applied (%d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
-		fr.Records, fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)
+	line := fmt.Sprintf("cutover-check: %d stream records applied (%.1f/s over %s; %d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
+		fr.Records, fr.RecordsPerSecond, fr.Following.Round(time.Second), fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)
 	if err := writeFollowReport(opts.Report, res); err != nil {
 		return err
 	}
