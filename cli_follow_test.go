@@ -332,14 +332,7 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	// Ctrl-C once following: the records in hand are finished, the
 	// position saved, exit 130.
 	cmd, out := startFollower(t, followArgs(endpoint, src.table, dest, ck))
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "following the stream") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the follower never started following:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForOutput(t, cmd, out, "following the stream")
 	time.Sleep(time.Second)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
@@ -348,6 +341,9 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "stream position saved to "+ck) || !strings.Contains(out.String(), "cutover-check: ") {
 		t.Errorf("the interrupted follower does not report its saved position:\n%s", out)
+	}
+	if n := recordsApplied(t, out.String()); n == 0 {
+		t.Errorf("the interrupted follower applied no stream record:\n%s", out)
 	}
 	saved, err := os.ReadFile(ck)
 	if err != nil || !strings.Contains(string(saved), `"shards"`) {
@@ -387,23 +383,31 @@ func TestFollowThroughFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
+	// The source changes from before the follower starts until a second
+	// into its follow.
 	stop := make(chan struct{})
 	mutated := src.run(stop, 11)
-	go func() {
-		time.Sleep(3 * time.Second)
-		close(stop)
-	}()
 	ck := filepath.Join(t.TempDir(), "ck.json")
-	stdout, stderr, code := run(t, nil, followArgs(p.URL(), src.table, dest, ck, "--follow-idle", "3s")...)
+	cmd, out := startFollower(t, followArgs(p.URL(), src.table, dest, ck, "--follow-idle", "3s"))
+	waitForOutput(t, cmd, out, "following the stream")
+	time.Sleep(time.Second)
+	close(stop)
 	if err := <-mutated; err != nil {
 		t.Fatal(err)
 	}
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	cmd.Wait()
+	stdout, stderr := out.String(), ""
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
 	}
-	if c := p.Counts(); c.Faults() < 5 {
+	if n := recordsApplied(t, stdout); n == 0 {
+		t.Errorf("no stream record was applied:\n%s", stdout)
+	}
+	c := p.Counts()
+	if c.Faults() < 5 {
 		t.Errorf("only %d faults were injected: %+v", c.Faults(), c)
 	}
+	t.Logf("%s; %d requests, %d faults injected\n%s", strings.TrimSpace(stdout), c.Requests, c.Faults(), stderr)
 	if !strings.Contains(stdout, "verify: exact") {
 		t.Errorf("no cutover-check line saying exact:\n%s", stdout)
 	}
@@ -430,4 +434,31 @@ func TestFollowUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 saying %q:\n%s", c.args, code, c.says, stderr)
 		}
 	}
+}
+
+// waitForOutput waits until the follower says text.
+func waitForOutput(t *testing.T, cmd *exec.Cmd, out *syncBuf, text string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), text) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the follower never said %q:\n%s", text, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// recordsApplied reads the number of records of the cutover-check line.
+func recordsApplied(t *testing.T, out string) int {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, "cutover-check: ")
+	var n int
+	if !ok {
+		t.Fatalf("no cutover-check line:\n%s", out)
+	}
+	if _, err := fmt.Sscanf(rest, "%d stream records applied", &n); err != nil {
+		t.Fatalf("cutover-check line: %v:\n%s", err, out)
+	}
+	return n
 }

@@ -670,13 +670,8 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				opts.From, ckPath, age.Round(time.Second), saved.Records, opts.From, opts.Table)
 		}
 	}
-	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
-			return nil, err
-		}
-	}
 	f := &follower{opts: opts, fo: fo, log: log, res: res.Follow}
-	for {
+	for created := false; ; {
 		if reader == nil {
 			if reader, err = streams.NewReader(fo.Streams, info.ARN, nil); err != nil {
 				return res, err
@@ -687,7 +682,16 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				return res, fmt.Errorf("reading the stream of %s: %w", opts.From, err)
 			}
 		}
-		if err := f.copy(ctx, reader, res); err != nil {
+		// B is created after the position is taken, while it is kept:
+		// A's changes meanwhile are in the stream too.
+		create := func() error {
+			if !opts.CreateTable || created {
+				return nil
+			}
+			created = true
+			return importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{})
+		}
+		if err := f.copy(ctx, reader, res, create); err != nil {
 			return res, err
 		}
 		err = f.follow(ctx, reader, ck, ckPath)
@@ -713,11 +717,12 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	return res, err
 }
 
-// copy copies A into B (a diff against what B holds) while the reader's
-// marked positions are kept alive, and seeds the follower with the copy.
+// copy runs prepare, then copies A into B (a diff against what B holds),
+// while the reader's marked positions are kept alive, and seeds the
+// follower with the copy.
 // A copy that catches A between two states that are not a valid tree (a
 // Scan is not a point in time) is taken again, a few times.
-func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *MigrateResult) error {
+func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *MigrateResult, prepare func() error) error {
 	kctx, stop := context.WithCancel(ctx)
 	kept := make(chan error, 1)
 	go func() { kept <- reader.Keep(kctx, time.Second) }()
@@ -725,6 +730,9 @@ func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *Migrat
 		stop()
 		<-kept
 	}()
+	if err := prepare(); err != nil {
+		return err
+	}
 	f.res.Backfills++
 	for attempt := 1; ; attempt++ {
 		j, cleanup, err := migrateCopy(ctx, f.opts, res)
