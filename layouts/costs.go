@@ -61,8 +61,14 @@ func QueryPageRCU(bytes int64, consistent bool) float64 {
 // QueryCosts are the costs of the queries a CostModel prices about one
 // node, each as Query answers it: get; children; descendants; descendants
 // with MaxDepth 2 (Depth2); ancestors; all but get from relative depth 1.
-// A PathKeyed layout is given the node's path, as an application that
-// stores it would.
+//
+// Every layout is priced on equal terms: given the node's id, and knowing
+// the node is there (Request.Known), so that no query reads the node only
+// to tell a leaf from a missing node. A query whose pattern needs the
+// node's path pays for learning it, the same way in every layout: one
+// GetItem of the node's own item (path and sharded-path read their Path
+// so before descendants and ancestors; a PathKeyed layout, whose keys are
+// paths, before every query but get: LearnsPath).
 type QueryCosts struct {
 	Get, Children, Descendants, Depth2, Ancestors Cost
 }
@@ -74,9 +80,17 @@ type QueryCosts struct {
 // queries about each sampled node.
 //
 // DynamoDB's read accounting, for the eventually consistent reads the
-// queries use: half a unit per started 4 KB; a Query pays for all the items
-// it reads, filtered or not, summed per page of at most 1 MB, and at least
-// half a unit per page; a GetItem or a BatchGetItem pays per item.
+// queries use, as the developer guide's "Capacity unit consumption for
+// read operations" gives it
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption):
+// half a unit per started 4 KB; a Query pays for all the items it reads,
+// filtered or not ("the number of read units ... is the sum of the sizes
+// of all items read, rounded up to the next 4 KB boundary"), per page of
+// at most 1 MB (a Query "returns at most 1 MB of data" a request), and at
+// least half a unit per page, also an empty one (MinReadRCU); a GetItem
+// pays for its item rounded up to 4 KB; a BatchGetItem pays per item, each
+// rounded up to 4 KB before they are added ("DynamoDB processes each item
+// in the batch as an individual GetItem request").
 type CostModel interface {
 	// Add records one item of size bytes. It returns the forest index of
 	// the node the item belongs to, and of the other node its keys may
@@ -185,6 +199,6 @@ func (c *costForest) ancestors(i int32, fn func(a int32)) {
 	}
 }
 
-// get is the GetItem of node i's own item, which answers get and tells a
-// leaf (or a root) from a missing node when a query comes back empty.
+// get is the GetItem of node i's own item, which answers get and is how a
+// query that needs the node's path learns it (LearnsPath).
 func (c *costForest) get(i int32) Cost { return getCost(int64(c.own[i])) }
