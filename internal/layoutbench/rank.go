@@ -192,7 +192,7 @@ func notes(rep *Report) []string {
 		fmt.Sprintf("Sample: %d nodes drawn with seed %d, stratified by depth; means and percentiles weigh each node by the nodes of its depth band it stands for, so they estimate a node chosen uniformly. Prefix queries are given the node's path, as an application that stores it would.", rep.Sample.Nodes, rep.Sample.Seed),
 		"Stored bytes follow DynamoDB's item size rules; each index holds the items that have its key attributes (all attributes projected); billing adds the per-item overhead of the price list to the table and to each index.",
 		"Rewrites: move = the sampled node's subtree goes under another node at its parent's depth (its own depth when there is none, its grandparent as a last resort; roots are not moved); delete = the node goes and its children move up to its parent. Counted by building each affected node's items before and after and comparing keys and contents: puts are new or changed items, deletes are keys that disappear.",
-		fmt.Sprintf("Costs at %d nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads, estimated as the item bytes plus the JSON framing.", rep.Scale.Nodes, num(rep.Scale.Factor), rep.Scale.Method),
+		fmt.Sprintf("Costs at %d nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads: the bytes of the lines import --out writes.", rep.Scale.Nodes, num(rep.Scale.Factor), rep.Scale.Method),
 		fmt.Sprintf("Prices: DynamoDB on-demand, %s, as of %s (treeport's price list; check them against AWS's pricing page for your region).", rep.Prices.Region, rep.Prices.AsOf),
 	)
 	for _, r := range rep.Layouts {
