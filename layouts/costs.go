@@ -17,6 +17,11 @@ type Cost struct {
 	RCU             float64
 	Nodes           int64
 	EmptyQueries    int64
+	// Smooth is RCU with each Query page priced as its minimum plus its
+	// bytes, unrounded: what the reads grow along as the answer does, for
+	// projecting a query's cost to a larger tree (on a small tree the
+	// rounding up to 4 KB, not the answer, sets most pages' price).
+	Smooth float64
 }
 
 // Add adds o to c.
@@ -26,6 +31,7 @@ func (c *Cost) Add(o Cost) {
 	c.RCU += o.RCU
 	c.Nodes += o.Nodes
 	c.EmptyQueries += o.EmptyQueries
+	c.Smooth += o.Smooth
 }
 
 // MinReadRCU is the least DynamoDB bills a read request of the given
@@ -112,7 +118,8 @@ func readUnits(b int64) int64 { return (b + readUnit - 1) / readUnit }
 
 // getCost is one GetItem of an item of size b.
 func getCost(b int64) Cost {
-	return Cost{Requests: 1, Items: 1, RCU: MinReadRCU(false) * float64(max(1, readUnits(b)))}
+	rcu := MinReadRCU(false) * float64(max(1, readUnits(b)))
+	return Cost{Requests: 1, Items: 1, RCU: rcu, Smooth: rcu}
 }
 
 // sizeSum counts items and their bytes.
@@ -130,13 +137,17 @@ func (s *sizeSum) add(size int) { s.n++; s.bytes += int64(size) }
 // that read nothing.
 func queryCost(s sizeSum) Cost {
 	if s.n == 0 {
-		return Cost{Requests: 1, RCU: QueryPageRCU(0, false), EmptyQueries: 1}
+		return Cost{Requests: 1, RCU: QueryPageRCU(0, false), EmptyQueries: 1, Smooth: MinReadRCU(false)}
 	}
 	pages := max(1, (s.bytes+pageBytes-1)/pageBytes)
 	rcu := QueryPageRCU(s.bytes, false)
 	// Each page is billed at least the minimum.
 	rcu = max(rcu, float64(pages)*MinReadRCU(false))
-	return Cost{Requests: pages, Items: s.n, RCU: rcu}
+	// The minimum a page and the bytes, added rather than the larger: the
+	// minimum grows with the number of Queries (a breadth-first walk's), the
+	// bytes with the answer.
+	smooth := float64(pages)*MinReadRCU(false) + MinReadRCU(false)*float64(s.bytes)/readUnit
+	return Cost{Requests: pages, Items: s.n, RCU: rcu, Smooth: smooth}
 }
 
 // batchCost is BatchGetItem of items of the given sizes, 100 keys a request.
@@ -144,7 +155,9 @@ type batchCost struct{ c Cost }
 
 func (b *batchCost) add(size int32) {
 	b.c.Items++
-	b.c.RCU += MinReadRCU(false) * float64(max(1, readUnits(int64(size))))
+	rcu := MinReadRCU(false) * float64(max(1, readUnits(int64(size))))
+	b.c.RCU += rcu
+	b.c.Smooth += rcu
 }
 
 func (b *batchCost) done() Cost {

@@ -51,6 +51,11 @@ func (p Prices) OnDemandWrites(wcu int64) float64 {
 	return float64(wcu) / 1e6 * p.OnDemandWritePerMillion
 }
 
+// OnDemandWritesF is OnDemandWrites of a mean, a fraction of a unit.
+func (p Prices) OnDemandWritesF(wcu float64) float64 {
+	return wcu / 1e6 * p.OnDemandWritePerMillion
+}
+
 // OnDemandReads is the cost of rcu read request units.
 func (p Prices) OnDemandReads(rcu float64) float64 {
 	return rcu / 1e6 * p.OnDemandReadPerMillion
