@@ -54,7 +54,7 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 				}
 				var rep struct {
 					Layouts []struct {
-						Items   int64 `json:"items"`
+						Items   int64               `json:"items"`
 						Load    struct{ WCU int64 } `json:"load"`
 						Storage []struct {
 							Items, Bytes int64
