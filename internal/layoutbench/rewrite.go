@@ -179,7 +179,14 @@ func affected(f *transform.Forest, x int32) ([]int32, []int64) {
 // buffer) and reports whether the node still exists.
 func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes []int32, weights []int64,
 	after func(y int32, before, n *transform.Node, path []string) ([]string, bool)) (change, error) {
+	// The nodes' attribute sizes, read before the workers start: Stats is
+	// not safe for concurrent use (it builds the child counts once).
+	attrBytes := make([]int, len(nodes))
 	var st transform.Stats
+	for k, y := range nodes {
+		f.Stats(int(y), &st)
+		attrBytes[k] = st.AttrBytes
+	}
 	spec := l.Table()
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(nodes)/256+1))
 	var mu sync.Mutex
@@ -201,8 +208,7 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 					}
 				}
 				pb = f.AppendPath(pb[:0], int(y))
-				f.Stats(int(y), &st)
-				before = transform.Node{Record: transform.Record{ID: f.ID(int(y)), Attrs: pad(st.AttrBytes, 'x')}, Depth: len(pb) - 1, Path: pb}
+				before = transform.Node{Record: transform.Record{ID: f.ID(int(y)), Attrs: pad(attrBytes[lo+k], 'x')}, Depth: len(pb) - 1, Path: pb}
 				if p := f.Parent(int(y)); p >= 0 {
 					before.Parent = f.ID(p)
 				}
@@ -293,10 +299,11 @@ func deleteChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x 
 // writeChange rewrites x's own attributes, the same size, new values: what
 // an application's update of one node writes.
 func writeChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x int32) (change, error) {
-	return rewrite(ctx, l, f, []int32{x}, nil, func(y int32, before, n *transform.Node, path []string) ([]string, bool) {
+	size := max(attrBytesOf(f, x), len(padAttr)+1)
+	return rewrite(ctx, l, f, []int32{x}, nil, func(_ int32, before, n *transform.Node, path []string) ([]string, bool) {
 		*n = *before
 		n.Path = append(path, before.Path...)
-		n.Attrs = pad(max(attrBytesOf(f, y), len(padAttr)+1), 'y')
+		n.Attrs = pad(size, 'y')
 		return n.Path, true
 	})
 }
