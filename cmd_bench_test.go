@@ -60,7 +60,7 @@ func TestBenchOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, msg)
 	}
-	for _, want := range []string{"layout", "path", "closure", "recommendation for this read mix", "1. "} {
+	for _, want := range []string{"layout", "path", "closure", "recommendation for this workload", "1. "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the terminal table lacks %q:\n%s", want, out)
 		}
@@ -93,6 +93,10 @@ func TestBenchUsage(t *testing.T) {
 		{"bad mix", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--read-mix", "scan=1"}, "--read-mix"},
 		{"bad layout", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--layouts", "path,tree"}, "--layouts"},
 		{"bad sample", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--sample", "0"}, "--sample"},
+		{"a move is not a read", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--read-mix", "children=5,move=5"}, "--moves-per-month"},
+		{"negative reads", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--reads-per-month", "-1"}, "--reads-per-month"},
+		{"no months", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--months", "0"}, "--months"},
+		{"missing workload", []string{"bench", "--in", "fixtures/org.csv", "--offline", "--workload", "no-such-file.json"}, "--workload"},
 		{"invalid input", []string{"bench", "--in", "fixtures/bad/cycle.csv", "--offline"}, "cycle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,6 +51,11 @@ type QueryOptions struct {
 	// MinDepth of 0 includes the node itself. Get and Children ignore them
 	// (Band gives each kind's defaults).
 	MinDepth, MaxDepth int
+	// Known says the caller knows the node is in the table: an empty answer
+	// is not followed by a read of the node to tell a leaf from a missing
+	// node (layouts.Request.Known). bench asks so, as an application
+	// holding a node's id would.
+	Known bool
 	// ConsistentRead asks for strongly consistent reads of the table.
 	// Reads of a global secondary index are always eventually consistent.
 	ConsistentRead bool
@@ -130,6 +135,7 @@ func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout,
 	req := layouts.Request{
 		Kind: opts.Kind, ID: opts.ID, Path: opts.Path,
 		MinDepth: opts.MinDepth, MaxDepth: opts.MaxDepth, Concurrency: opts.Concurrency,
+		Known: opts.Known,
 	}
 	if opts.OnLocate != nil {
 		req.OnLocate = func(path []string) { opts.OnLocate(path, q.r.snapshot()) }

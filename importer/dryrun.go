@@ -1,6 +1,9 @@
 package importer
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -47,8 +50,9 @@ type Plan struct {
 // Cost is the estimated price of loading, in US dollars.
 type Cost struct {
 	OnDemandWrites float64 `json:"on_demand_writes_usd"`
-	// ImportTable bills the uncompressed DynamoDB JSON it reads, estimated
-	// here as the item bytes plus the JSON framing of each item.
+	// ImportTable bills the uncompressed DynamoDB JSON it reads: the
+	// lines import --out writes, counted byte for byte
+	// (Input.ImportSourceBytes).
 	ImportTable     float64 `json:"import_table_usd"`
 	ImportBytes     int64   `json:"import_source_bytes_estimate"`
 	StorageMonth    float64 `json:"storage_usd_per_month"`
@@ -97,14 +101,15 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 			p.Collections = append(p.Collections, CollectionReport{Index: ix.Name, Attr: ix.PK.Name, Items: m.Collections[1+k]})
 		}
 	}
-	// {"Item":{…}}\n is 11 bytes; each attribute adds about 12 of quotes,
-	// braces and type tags. Layout attributes are counted; the user's are
-	// approximated by one per 16 bytes of attribute data.
-	framing := m.Items*11 + m.Items*int64(len(spec.Indexes)+4)*12 + m.Bytes/16*12
+	// The DynamoDB JSON lines import --out writes, byte for byte.
+	importBytes, err := in.ImportSourceBytes(context.Background(), l)
+	if err != nil {
+		problems = append(problems, &transform.RowError{File: in.Opts.Path, Err: fmt.Errorf("reading the input again to size its ImportTable source: %w", err)})
+	}
 	p.Cost = Cost{
 		OnDemandWrites:  prices.OnDemandWrites(m.WCU),
-		ImportBytes:     m.Bytes + framing,
-		ImportTable:     prices.Import(m.Bytes + framing),
+		ImportBytes:     importBytes,
+		ImportTable:     prices.Import(importBytes),
 		StorageMonth:    prices.StorageMonth(m.StoredBytes(), m.StoredItems()),
 		Region:          prices.Region,
 		PricesAsOf:      prices.AsOf,

@@ -229,7 +229,7 @@ func (l *adjacencyLayout) descendants(ctx context.Context, r Reads, q *Request) 
 		if err != nil {
 			return nil, err
 		}
-		if rd == 1 && len(next) == 0 && !checked {
+		if rd == 1 && len(next) == 0 && !checked && !q.Known {
 			// No children: a leaf, or no such node.
 			if _, err := l.self(ctx, r, q.ID); err != nil {
 				return nil, err
@@ -338,10 +338,11 @@ func (c *adjacencyCosts) Add(item Item, size int) (int32, int32, error) {
 	return i, -1, nil
 }
 
-// Estimate follows Query: children one Query of ByParent; descendants a
-// Query per node of the subtree above the band's last level (a leaf's
-// comes back empty); both with the GetItem of a node without children;
-// ancestors a GetItem per level, the node's own first.
+// Estimate follows Query given the id of a node known to be there
+// (Request.Known): children one Query of ByParent; descendants a Query per
+// node of the subtree above the band's last level (a leaf's comes back
+// empty, and is billed the minimum); ancestors a GetItem per level, the
+// node's own first, since only it names the parent.
 func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
@@ -356,7 +357,6 @@ func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 		}
 		return queryCost(items)
 	}
-	leaf := len(c.f.Children(int(i))) == 0
 	for _, q := range []struct {
 		cost *Cost
 		band int
@@ -371,9 +371,6 @@ func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 				nodes++
 			}
 		})
-		if leaf {
-			cost.Add(own)
-		}
 		cost.Nodes = nodes
 		*q.cost = cost
 	}

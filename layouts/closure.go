@@ -354,7 +354,7 @@ func (l *closureLayout) Query(ctx context.Context, r Reads, q Request) ([]Result
 		return nil, err
 	}
 	res = append(res, more...)
-	if len(res) == 0 && !checked {
+	if len(res) == 0 && !checked && !q.Known {
 		// Nothing below (or above) it: a leaf (or a root), or no such node.
 		if _, err := l.self(ctx, r, q.ID); err != nil {
 			return nil, err
@@ -601,10 +601,12 @@ func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
 	return c.cur, c.anc, nil
 }
 
-// Estimate follows Query: a Query of ByAncestor for each band (and the
-// GetItem of a leaf, or the BatchGetItem of the nodes' own rows when the
-// rows do not copy every attribute); ancestors a Query of the node's rows
-// and BatchGetItem of the ancestors' own rows.
+// Estimate follows Query given the id of a node known to be there
+// (Request.Known): a Query of ByAncestor for each band, keyed by the id
+// (and BatchGetItem of the nodes' own rows when the rows do not copy every
+// attribute); ancestors a Query of the node's rows, which name the
+// ancestors but hold the node's attributes, then BatchGetItem of the
+// ancestors' own rows: a Query and a BatchGetItem, not one Query.
 func (c *closureCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
@@ -618,9 +620,7 @@ func (c *closureCosts) Estimate(k int) QueryCosts {
 		band int
 	}{{&out.Children, acc.child, 1}, {&out.Descendants, acc.desc, -1}, {&out.Depth2, acc.band2, 2}} {
 		cost := queryCost(q.rows)
-		if q.rows.n == 0 {
-			cost.Add(own)
-		} else if !c.l.copyAll {
+		if q.rows.n > 0 && !c.l.copyAll {
 			// The rows hold only the copied attributes: the nodes' own
 			// rows are read too.
 			var b batchCost
@@ -635,13 +635,9 @@ func (c *closureCosts) Estimate(k int) QueryCosts {
 		*q.cost = cost
 	}
 	a := queryCost(acc.anc)
-	if acc.anc.n == 0 {
-		a.Add(own)
-	} else {
-		var b batchCost
-		c.ancestors(i, func(x int32) { b.add(c.own[x]) })
-		a.Add(b.done())
-	}
+	var b batchCost
+	c.ancestors(i, func(x int32) { b.add(c.own[x]) })
+	a.Add(b.done())
 	a.Nodes = int64(c.f.Depth(int(i)))
 	out.Ancestors = a
 	return out

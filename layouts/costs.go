@@ -17,6 +17,11 @@ type Cost struct {
 	RCU             float64
 	Nodes           int64
 	EmptyQueries    int64
+	// Smooth is RCU with each Query page priced as its minimum plus its
+	// bytes, unrounded: what the reads grow along as the answer does, for
+	// projecting a query's cost to a larger tree (on a small tree the
+	// rounding up to 4 KB, not the answer, sets most pages' price).
+	Smooth float64
 }
 
 // Add adds o to c.
@@ -26,6 +31,7 @@ func (c *Cost) Add(o Cost) {
 	c.RCU += o.RCU
 	c.Nodes += o.Nodes
 	c.EmptyQueries += o.EmptyQueries
+	c.Smooth += o.Smooth
 }
 
 // MinReadRCU is the least DynamoDB bills a read request of the given
@@ -61,8 +67,14 @@ func QueryPageRCU(bytes int64, consistent bool) float64 {
 // QueryCosts are the costs of the queries a CostModel prices about one
 // node, each as Query answers it: get; children; descendants; descendants
 // with MaxDepth 2 (Depth2); ancestors; all but get from relative depth 1.
-// A PathKeyed layout is given the node's path, as an application that
-// stores it would.
+//
+// Every layout is priced on equal terms: given the node's id, and knowing
+// the node is there (Request.Known), so that no query reads the node only
+// to tell a leaf from a missing node. A query whose pattern needs the
+// node's path pays for learning it, the same way in every layout: one
+// GetItem of the node's own item (path and sharded-path read their Path
+// so before descendants and ancestors; a PathKeyed layout, whose keys are
+// paths, before every query but get: LearnsPath).
 type QueryCosts struct {
 	Get, Children, Descendants, Depth2, Ancestors Cost
 }
@@ -74,9 +86,17 @@ type QueryCosts struct {
 // queries about each sampled node.
 //
 // DynamoDB's read accounting, for the eventually consistent reads the
-// queries use: half a unit per started 4 KB; a Query pays for all the items
-// it reads, filtered or not, summed per page of at most 1 MB, and at least
-// half a unit per page; a GetItem or a BatchGetItem pays per item.
+// queries use, as the developer guide's "Capacity unit consumption for
+// read operations" gives it
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption):
+// half a unit per started 4 KB; a Query pays for all the items it reads,
+// filtered or not ("the number of read units ... is the sum of the sizes
+// of all items read, rounded up to the next 4 KB boundary"), per page of
+// at most 1 MB (a Query "returns at most 1 MB of data" a request), and at
+// least half a unit per page, also an empty one (MinReadRCU); a GetItem
+// pays for its item rounded up to 4 KB; a BatchGetItem pays per item, each
+// rounded up to 4 KB before they are added ("DynamoDB processes each item
+// in the batch as an individual GetItem request").
 type CostModel interface {
 	// Add records one item of size bytes. It returns the forest index of
 	// the node the item belongs to, and of the other node its keys may
@@ -98,7 +118,8 @@ func readUnits(b int64) int64 { return (b + readUnit - 1) / readUnit }
 
 // getCost is one GetItem of an item of size b.
 func getCost(b int64) Cost {
-	return Cost{Requests: 1, Items: 1, RCU: MinReadRCU(false) * float64(max(1, readUnits(b)))}
+	rcu := MinReadRCU(false) * float64(max(1, readUnits(b)))
+	return Cost{Requests: 1, Items: 1, RCU: rcu, Smooth: rcu}
 }
 
 // sizeSum counts items and their bytes.
@@ -116,13 +137,17 @@ func (s *sizeSum) add(size int) { s.n++; s.bytes += int64(size) }
 // that read nothing.
 func queryCost(s sizeSum) Cost {
 	if s.n == 0 {
-		return Cost{Requests: 1, RCU: QueryPageRCU(0, false), EmptyQueries: 1}
+		return Cost{Requests: 1, RCU: QueryPageRCU(0, false), EmptyQueries: 1, Smooth: MinReadRCU(false)}
 	}
 	pages := max(1, (s.bytes+pageBytes-1)/pageBytes)
 	rcu := QueryPageRCU(s.bytes, false)
 	// Each page is billed at least the minimum.
 	rcu = max(rcu, float64(pages)*MinReadRCU(false))
-	return Cost{Requests: pages, Items: s.n, RCU: rcu}
+	// The minimum a page and the bytes, added rather than the larger: the
+	// minimum grows with the number of Queries (a breadth-first walk's), the
+	// bytes with the answer.
+	smooth := float64(pages)*MinReadRCU(false) + MinReadRCU(false)*float64(s.bytes)/readUnit
+	return Cost{Requests: pages, Items: s.n, RCU: rcu, Smooth: smooth}
 }
 
 // batchCost is BatchGetItem of items of the given sizes, 100 keys a request.
@@ -130,7 +155,9 @@ type batchCost struct{ c Cost }
 
 func (b *batchCost) add(size int32) {
 	b.c.Items++
-	b.c.RCU += MinReadRCU(false) * float64(max(1, readUnits(int64(size))))
+	rcu := MinReadRCU(false) * float64(max(1, readUnits(int64(size))))
+	b.c.RCU += rcu
+	b.c.Smooth += rcu
 }
 
 func (b *batchCost) done() Cost {
@@ -185,6 +212,6 @@ func (c *costForest) ancestors(i int32, fn func(a int32)) {
 	}
 }
 
-// get is the GetItem of node i's own item, which answers get and tells a
-// leaf (or a root) from a missing node when a query comes back empty.
+// get is the GetItem of node i's own item, which answers get and is how a
+// query that needs the node's path learns it (LearnsPath).
 func (c *costForest) get(i int32) Cost { return getCost(int64(c.own[i])) }

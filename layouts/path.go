@@ -311,7 +311,7 @@ func (l *pathLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, e
 			}
 			return nil
 		})
-		if err != nil || len(res) > 0 {
+		if err != nil || len(res) > 0 || q.Known {
 			return res, err
 		}
 		// No children: a leaf, or no such node.
@@ -495,9 +495,12 @@ func (c *pathCosts) Add(item Item, size int) (int32, int32, error) {
 	return i, -1, nil
 }
 
-// Estimate follows Query: children one Query of ByParent (and the GetItem
-// of a leaf); descendants the GetItem of the node and a Query per shard;
-// ancestors the GetItem and BatchGetItem of the ancestors.
+// Estimate follows Query given the id of a node known to be there
+// (Request.Known): children one Query of ByParent, keyed by the id, which
+// needs no more; descendants and ancestors need the node's Path, learnt by
+// the GetItem of its item (as every layout that needs the path learns it:
+// LearnsPath), then a Query of ByPath per shard, or BatchGetItem of the
+// ancestors the Path names.
 func (c *pathCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
@@ -510,9 +513,6 @@ func (c *pathCosts) Estimate(k int) QueryCosts {
 		children.add(int(c.own[ch]))
 	}
 	out.Children = queryCost(children)
-	if children.n == 0 {
-		out.Children.Add(own)
-	}
 	out.Children.Nodes = children.n
 
 	shards := max(1, c.l.shards)

@@ -285,11 +285,17 @@ func (l *prefixLayout) self(ctx context.Context, r Reads, path []string) (Result
 
 // ancestors reads the object rows of the path's prefixes with
 // BatchGetItem. The node's own row is read too, whether or not the band
-// wants it, so that a path that is not in the table is an error.
+// wants it, so that a path that is not in the table is an error; unless
+// the node is Known and the band leaves it out.
 func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path []string) ([]Result, error) {
 	d := len(path) - 1
-	depthOf := map[string]int{l.keyOf(path): 0}
-	keys := []Item{l.objectKey(path)}
+	depthOf := map[string]int{}
+	var keys []Item
+	self := !q.Known || q.InBand(0)
+	if self {
+		depthOf[l.keyOf(path)] = 0
+		keys = append(keys, l.objectKey(path))
+	}
 	for rd := max(q.MinDepth, 1); rd <= d && q.InBand(rd); rd++ {
 		ids := path[:d-rd+1]
 		depthOf[l.keyOf(ids)] = rd
@@ -316,7 +322,7 @@ func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path 
 			res = append(res, n)
 		}
 	}
-	if _, ok := depthOf[l.keyOf(path)]; ok {
+	if _, ok := depthOf[l.keyOf(path)]; ok && self {
 		return nil, &NotFoundError{Node: l.pathName(path)}
 	}
 	if len(depthOf) > 0 {
@@ -351,7 +357,7 @@ func (l *prefixLayout) descendants(ctx context.Context, r Reads, q *Request, pat
 		if err != nil {
 			return nil, err
 		}
-		if rd == 1 && len(next) == 0 && !checked {
+		if rd == 1 && len(next) == 0 && !checked && !q.Known {
 			// No children: a leaf, or no such node.
 			if _, err := l.self(ctx, r, path); err != nil {
 				return nil, err
@@ -501,10 +507,12 @@ func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
 	return c.cur, -1, nil
 }
 
-// Estimate follows Query given the path: a listing Query per node above
-// the band's last level (and the GetItem of a leaf), then BatchGetItem of
-// the object rows; ancestors one BatchGetItem of the object rows, the
-// node's own included.
+// Estimate follows Query given the id of a node known to be there
+// (Request.Known). The keys are paths, so every query but get first learns
+// the node's path, priced as path learns its own: the GetItem of the node's
+// item (LearnsPath). Then a listing Query per node above the band's last
+// level and BatchGetItem of the object rows; ancestors BatchGetItem of the
+// ancestors' object rows.
 func (c *prefixCosts) Estimate(k int) QueryCosts {
 	i := c.sample[k]
 	var out QueryCosts
@@ -519,12 +527,11 @@ func (c *prefixCosts) Estimate(k int) QueryCosts {
 		}
 		return queryCost(rows)
 	}
-	leaf := len(c.f.Children(int(i))) == 0
 	for _, q := range []struct {
 		cost *Cost
 		band int
 	}{{&out.Children, 1}, {&out.Descendants, -1}, {&out.Depth2, 2}} {
-		var cost Cost
+		cost := own // the path
 		var b batchCost
 		c.walk(i, func(y int32, rel int) {
 			if q.band < 0 || rel < q.band {
@@ -534,17 +541,14 @@ func (c *prefixCosts) Estimate(k int) QueryCosts {
 				b.add(c.own[y])
 			}
 		})
-		if leaf {
-			cost.Add(own)
-		}
 		cost.Add(b.done())
 		cost.Nodes = b.c.Items
 		*q.cost = cost
 	}
 	var b batchCost
-	b.add(c.own[i])
 	c.ancestors(i, func(a int32) { b.add(c.own[a]) })
-	out.Ancestors = b.done()
+	out.Ancestors = own // the path
+	out.Ancestors.Add(b.done())
 	out.Ancestors.Nodes = int64(c.f.Depth(int(i)))
 	return out
 }

@@ -166,6 +166,22 @@ type Request struct {
 	Concurrency int
 	// OnLocate, when set, is told the path that a Scan found.
 	OnLocate func(path []string)
+	// Known says the caller knows the node is in the table (it holds an id
+	// an earlier answer gave it, as bench's sample and an application do):
+	// an answer that comes back empty is not followed by a read of the node
+	// to tell a leaf (or a root) from a node that is not there. Without it,
+	// such a query reports a missing node as a *NotFoundError.
+	Known bool
+}
+
+// LearnsPath reports whether a query of this kind on l needs the node's
+// path before it can be sent, given only the id: every query but get of a
+// PathKeyed layout (its keys are paths). The cost models price learning it
+// as path and sharded-path learn theirs, by one GetItem of the node's own
+// item (PathCost), so that every layout is priced given the same knowledge
+// of the node, its id; bench sends that read before the query.
+func LearnsPath(l Reader, kind QueryKind) bool {
+	return l.PathKeyed() && kind != QueryGet
 }
 
 // InBand reports whether relative depth d is in the query's band.

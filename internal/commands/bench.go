@@ -36,6 +36,12 @@ func benchCommand() *cli.Command {
 		&cli.IntFlag{Name: "sample", Value: layoutbench.DefaultSample, Usage: "how many nodes to query, move and delete (stratified by depth)", Category: catBench},
 		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the sample", Category: catBench},
 		&cli.StringFlag{Name: "read-mix", Value: layoutbench.DefaultMix, Usage: "the reads to weigh, kind=weight: get, children, descendants, descendants_depth2, ancestors", Category: catBench},
+		&cli.Float64Flag{Name: "reads-per-month", Value: layoutbench.DefaultWorkload.ReadsPerMonth, Usage: "reads of the mix a month: the ranking prices the whole workload", Category: catBench},
+		&cli.Float64Flag{Name: "writes-per-month", Usage: "updates of one node's attributes a month", Category: catBench},
+		&cli.Float64Flag{Name: "moves-per-month", Usage: "subtree moves a month", Category: catBench},
+		&cli.Float64Flag{Name: "deletes-per-month", Usage: "deletes of one node a month", Category: catBench},
+		&cli.Float64Flag{Name: "months", Value: layoutbench.DefaultWorkload.Months, Usage: "how long the table lives: storage is paid for each month", Category: catBench},
+		&cli.StringFlag{Name: "workload", Usage: "read the workload from `FILE` (JSON: reads_per_month, writes_per_month, moves_per_month, deletes_per_month, months, read_mix); flags given override it", Category: catBench},
 		&cli.StringSliceFlag{Name: "out", Usage: "write the report to `FILE`: .md, .json or .html (repeatable); the terminal table is always printed", Category: catBench},
 		&cli.BoolFlag{Name: "offline", Usage: "compute from the file alone (no server): reads are estimated, latency is left out", Category: catBench},
 		&cli.Int64Flag{Name: "scale", Usage: "project the costs to this many `NODES` (default: the dataset's)", Category: catBench},
@@ -46,8 +52,9 @@ func benchCommand() *cli.Command {
 	flags = append(flags, awsFlags()...)
 	return &cli.Command{
 		Name:  "bench",
-		Usage: "compare the layouts on your data: storage, load, partitions, queries, rewrites, cost; ranked for your read mix",
+		Usage: "compare the layouts on your data: storage, load, partitions, queries, rewrites, cost; ranked by the total cost of your workload",
 		UsageText: "treeport bench --in PATH [--layouts path,sharded-path,closure,prefix,adjacency] [--sample N] [--read-mix get=10,children=40,descendants=30,ancestors=20]\n" +
+			"               [--reads-per-month N] [--writes-per-month N] [--moves-per-month N] [--deletes-per-month N] [--months N | --workload FILE]\n" +
 			"               [--out report.md --out report.json --out report.html] (--endpoint-url URL | --offline) [--scale NODES]",
 		Description: "Online (--endpoint-url, e.g. DynamoDB Local), each layout is loaded into a fresh table with\n" +
 			"treeport's writer, a depth-stratified sample of nodes is queried, and the tables are deleted\n" +
@@ -81,7 +88,31 @@ func runBench(c *cli.Context) error {
 	if c.Int64("scale") < 0 {
 		return usagef("--scale %d: want a node count", c.Int64("scale"))
 	}
-	mix, err := layoutbench.ParseMix(c.String("read-mix"))
+	work := layoutbench.DefaultWorkload
+	mixText := c.String("read-mix")
+	if p := c.String("workload"); p != "" {
+		wf, err := layoutbench.ReadWorkload(p, work)
+		if err != nil {
+			return usagef("--workload: %v", err)
+		}
+		work = wf.Workload
+		if wf.ReadMix != "" && !c.IsSet("read-mix") {
+			mixText = wf.ReadMix
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"reads-per-month", &work.ReadsPerMonth}, {"writes-per-month", &work.WritesPerMonth}, {"moves-per-month", &work.MovesPerMonth},
+		{"deletes-per-month", &work.DeletesPerMonth}, {"months", &work.Months}} {
+		if c.IsSet(f.name) || c.String("workload") == "" {
+			*f.v = c.Float64(f.name)
+		}
+	}
+	if err := work.Check(); err != nil {
+		return usagef("--%v", err)
+	}
+	mix, err := layoutbench.ParseMix(mixText)
 	if err != nil {
 		return usagef("--read-mix: %v", err)
 	}
@@ -174,7 +205,7 @@ func runBench(c *cli.Context) error {
 	}
 
 	opts := layoutbench.Options{
-		Layouts: ls, Sample: c.Int("sample"), Seed: uint64(c.Int64("seed")), Mix: mix, Scale: c.Int64("scale"),
+		Layouts: ls, Sample: c.Int("sample"), Seed: uint64(c.Int64("seed")), Mix: mix, Workload: work, Scale: c.Int64("scale"),
 		Prices: pricing.Default, TablePrefix: c.String("table-prefix"), KeepTables: c.Bool("keep-tables"),
 		Concurrency: c.Int("concurrency"),
 		Log: func(format string, args ...any) {

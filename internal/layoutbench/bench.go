@@ -54,6 +54,9 @@ type Options struct {
 	Seed uint64
 	// Mix is the read mix the costs and the ranking weigh (ParseMix).
 	Mix []MixEntry
+	// Workload is the reads, writes, moves and deletes a month, and the
+	// months, the ranking prices (DefaultWorkload when zero).
+	Workload Workload
 	// Scale is the number of nodes the costs are projected to; 0 means the
 	// dataset's own.
 	Scale int64
@@ -98,6 +101,12 @@ func Run(ctx context.Context, in *importer.Input, opts Options) (*Report, error)
 	if len(opts.Mix) == 0 {
 		opts.Mix, _ = ParseMix(DefaultMix)
 	}
+	if opts.Workload == (Workload{}) {
+		opts.Workload = DefaultWorkload
+	}
+	if err := opts.Workload.Check(); err != nil {
+		return nil, fmt.Errorf("layoutbench: workload: %w", err)
+	}
 	if opts.Prices.AsOf == "" {
 		opts.Prices = pricing.Default
 	}
@@ -136,6 +145,7 @@ func Run(ctx context.Context, in *importer.Input, opts Options) (*Report, error)
 		Mode:          "offline",
 		Input:         inputInfo(in, ok),
 		ReadMix:       opts.Mix,
+		Workload:      opts.Workload,
 		Prices:        priceInfo(opts.Prices),
 	}
 	if opts.Client != nil {
@@ -152,7 +162,7 @@ func Run(ctx context.Context, in *importer.Input, opts Options) (*Report, error)
 	if scale <= 0 {
 		scale = rep.Input.Nodes
 	}
-	rep.Scale = ScaleInfo{Nodes: scale, Factor: 1, Method: "linear: items, bytes and write units grow with the node count; the reads' per-query costs are those measured on this dataset"}
+	rep.Scale = ScaleInfo{Nodes: scale, Factor: 1, Method: "items, bytes and the load's write units grow with the node count; the trees stay as many and as deep and every fan-out grows alike, so a children or descendants query reads more, and a move or a delete rewrites more, along the cost each answer node (subtree node) adds across the sample"}
 	if rep.Input.Nodes > 0 {
 		rep.Scale.Factor = float64(scale) / float64(rep.Input.Nodes)
 	}
@@ -165,15 +175,39 @@ func Run(ctx context.Context, in *importer.Input, opts Options) (*Report, error)
 	}
 	b := &bench{in: in, opts: opts, sample: sample, byDepth: byDepth, logf: logf}
 	defer b.cleanup(ctx)
+	pj := &projection{rep: rep, sample: sample, prices: opts.Prices, work: opts.Workload}
+	for _, x := range sample {
+		pj.shapes = append(pj.shapes, shapeOf(f, x.node))
+	}
+	for _, nodes := range byDepth {
+		pj.levels = append(pj.levels, int64(len(nodes)))
+	}
 	for _, l := range opts.Layouts {
 		res, err := b.layout(ctx, l)
 		if err != nil {
 			return nil, err
 		}
-		res.Cost = costOf(res, rep, opts.Prices)
+		res.Cost = pj.cost(res, scale)
 		rep.Layouts = append(rep.Layouts, res)
 	}
 	rep.Ranking = rank(rep)
+	if len(rep.Ranking) > 1 {
+		first, second := rep.Layouts[0], rep.Layouts[0]
+		for _, r := range rep.Layouts {
+			switch r.Layout {
+			case rep.Ranking[0].Layout:
+				first = r
+			case rep.Ranking[1].Layout:
+				second = r
+			}
+		}
+		rep.Margin = 1
+		if first.Cost.TotalUSD > 0 {
+			rep.Margin = round(second.Cost.TotalUSD / first.Cost.TotalUSD)
+		}
+	}
+	rep.BreakEvens = breakEvens(rep, opts.Prices)
+	rep.Curves = pj.curves(rep)
 	rep.Notes = notes(rep)
 	return rep, nil
 }
@@ -260,6 +294,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	for k := range b.sample {
 		est[k] = estimate(s, k)
 	}
+	got := est
 	if b.opts.Client != nil {
 		b.logf("%s: querying %d nodes", l.Name(), len(b.sample))
 		measured, lat, err := b.query(ctx, l, res.Table, est)
@@ -267,8 +302,18 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 			return nil, err
 		}
 		res.Queries = queryStats(b.sample, measured, lat, est)
+		got = measured
 	} else {
 		res.Queries = queryStats(b.sample, est, nil, est)
+	}
+	res.perNode = perNode{rcu: map[string][]float64{}, req: map[string][]float64{}, fit: map[string][]float64{}}
+	for _, kind := range Kinds {
+		for k := range b.sample {
+			c := got[k][kind]
+			res.perNode.rcu[kind] = append(res.perNode.rcu[kind], c.rcu)
+			res.perNode.fit[kind] = append(res.perNode.fit[kind], est[k][kind].smooth)
+			res.perNode.req[kind] = append(res.perNode.req[kind], float64(got[k][kind].req))
+		}
 	}
 
 	if b.opts.Client != nil && !b.opts.KeepTables {
@@ -277,10 +322,10 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 		}
 	}
 	b.logf("%s: rewriting %d sampled nodes", l.Name(), len(b.sample))
-	if res.Rewrites, err = b.rewrites(ctx, l); err != nil {
+	if res.Rewrites, err = b.rewrites(ctx, l, &res.perNode); err != nil {
 		return nil, err
 	}
-	res.Cost.ImportSourceBytes = plan.Cost.ImportBytes
+	res.importBytes = plan.Cost.ImportBytes
 	return res, nil
 }
 
@@ -298,7 +343,7 @@ func (b *bench) query(ctx context.Context, l layouts.Layout, table string, est [
 		id := f.ID(int(x.node))
 		path = f.AppendPath(path[:0], int(x.node))
 		for _, kind := range Kinds {
-			q := exporter.QueryOptions{ID: id, Path: path, MinDepth: 1, MaxDepth: exporter.NoMaxDepth}
+			q := exporter.QueryOptions{ID: id, Path: path, MinDepth: 1, MaxDepth: exporter.NoMaxDepth, Known: true}
 			switch kind {
 			case KindGet:
 				q.Kind = exporter.Get
@@ -320,11 +365,23 @@ func (b *bench) query(ctx context.Context, l layouts.Layout, table string, est [
 				warm = false
 			}
 			start := time.Now()
+			var learn exporter.Stats
+			if layouts.LearnsPath(l, q.Kind) {
+				// Given the id, the query learns the node's path first, as
+				// path does: the GetItem of the node's own item.
+				get := q
+				get.Kind, get.MinDepth, get.MaxDepth = exporter.Get, 0, 0
+				var err error
+				if _, learn, err = exporter.Query(ctx, b.opts.Client, table, l, get); err != nil {
+					return nil, nil, fmt.Errorf("%s: the path of %q: %w", l.Name(), id, err)
+				}
+			}
 			ans, st, err := exporter.Query(ctx, b.opts.Client, table, l, q)
 			ms := float64(time.Since(start).Microseconds()) / 1000
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %s query of %q: %w", l.Name(), kind, id, err)
 			}
+			st.Add(learn)
 			if want := est[k][kind].nodes; int64(len(ans)) != want {
 				return nil, nil, fmt.Errorf("layoutbench: %s: the %s query of %q answered %d nodes, the input has %d: table %s does not hold what was loaded",
 					l.Name(), kind, id, len(ans), want, table)
@@ -346,34 +403,51 @@ func (b *bench) query(ctx context.Context, l layouts.Layout, table string, est [
 	return out, lat, nil
 }
 
-// rewrites counts what moving and deleting each sampled node rewrites.
-func (b *bench) rewrites(ctx context.Context, l layouts.Layout) (Rewrites, error) {
+// rewrites counts what moving, deleting and writing each sampled node
+// rewrites, and keeps each one's WCU in pn (NaN where a change does not
+// apply: a root is not moved; a root with children cannot be deleted, edit
+// refuses it).
+func (b *bench) rewrites(ctx context.Context, l layouts.Layout, pn *perNode) (Rewrites, error) {
 	f := b.in.Forest
-	var mv, del wstats
+	var mv, del, wr wstats
 	for _, x := range b.sample {
+		id := f.ID(int(x.node))
+		m, d := math.NaN(), math.NaN()
 		if t := moveTarget(f, b.byDepth, x.node, b.opts.Seed); t >= 0 {
 			c, err := moveChange(ctx, l, f, x.node, t)
 			if err != nil {
-				return Rewrites{}, fmt.Errorf("%s: move %q: %w", l.Name(), f.ID(int(x.node)), err)
+				return Rewrites{}, fmt.Errorf("%s: move %q: %w", l.Name(), id, err)
 			}
-			mv.add(c, x.weight, f.ID(int(x.node)))
+			mv.add(c, x.weight, id)
+			m = float64(c.wcu)
 		}
-		c, err := deleteChange(ctx, l, f, x.node)
+		if f.Parent(int(x.node)) >= 0 || len(f.Children(int(x.node))) == 0 {
+			c, err := deleteChange(ctx, l, f, x.node)
+			if err != nil {
+				return Rewrites{}, fmt.Errorf("%s: delete %q: %w", l.Name(), id, err)
+			}
+			del.add(c, x.weight, id)
+			d = float64(c.wcu)
+		}
+		c, err := writeChange(ctx, l, f, x.node)
 		if err != nil {
-			return Rewrites{}, fmt.Errorf("%s: delete %q: %w", l.Name(), f.ID(int(x.node)), err)
+			return Rewrites{}, fmt.Errorf("%s: write %q: %w", l.Name(), id, err)
 		}
-		del.add(c, x.weight, f.ID(int(x.node)))
+		wr.add(c, x.weight, id)
+		pn.move = append(pn.move, m)
+		pn.del = append(pn.del, d)
+		pn.update = append(pn.update, float64(c.wcu))
 	}
-	return Rewrites{Move: mv.stats(), Delete: del.stats()}, nil
+	return Rewrites{Move: mv.stats(), Delete: del.stats(), Write: wr.stats()}, nil
 }
 
 // wstats averages changes with weights and keeps the worst.
 type wstats struct {
-	n             int
-	w, puts, dels float64
-	worst         int64
-	worstNode     string
-	worstSet      bool
+	n                  int
+	w, puts, dels, wcu float64
+	worst, worstWCU    int64
+	worstNode          string
+	worstSet           bool
 }
 
 func (s *wstats) add(c change, w float64, id string) {
@@ -381,8 +455,10 @@ func (s *wstats) add(c change, w float64, id string) {
 	s.w += w
 	s.puts += w * float64(c.puts)
 	s.dels += w * float64(c.deletes)
-	if !s.worstSet || c.items() > s.worst {
-		s.worst, s.worstNode, s.worstSet = c.items(), id, true
+	s.wcu += w * float64(c.wcu)
+	s.worst = max(s.worst, c.items())
+	if !s.worstSet || c.wcu > s.worstWCU {
+		s.worstWCU, s.worstNode, s.worstSet = c.wcu, id, true
 	}
 }
 
@@ -391,8 +467,9 @@ func (s *wstats) stats() RewriteStats {
 		return RewriteStats{}
 	}
 	return RewriteStats{
-		Samples: s.n, MeanPuts: s.puts / s.w, MeanDeletes: s.dels / s.w,
-		MeanItems: (s.puts + s.dels) / s.w, WorstItems: s.worst, WorstNode: s.worstNode,
+		Samples: s.n, MeanPuts: round(s.puts / s.w), MeanDeletes: round(s.dels / s.w),
+		MeanItems: round((s.puts + s.dels) / s.w), WorstItems: s.worst,
+		MeanWCU: round(s.wcu / s.w), WorstWCU: s.worstWCU, WorstNode: s.worstNode,
 	}
 }
 

@@ -16,6 +16,7 @@ type cost struct {
 	consumed   float64
 	empty      int64
 	nodes      int64
+	smooth     float64 // the model's RCU without each Query page's rounding (layouts.Cost.Smooth)
 }
 
 // estimate is the cost of each query kind about sampled node k, from the
@@ -25,7 +26,7 @@ type cost struct {
 func estimate(s *sink, k int) map[string]cost {
 	c := s.costs.Estimate(k)
 	conv := func(c layouts.Cost) cost {
-		return cost{req: c.Requests, items: c.Items, rcu: c.RCU, consumed: c.RCU, empty: c.EmptyQueries, nodes: c.Nodes}
+		return cost{req: c.Requests, items: c.Items, rcu: c.RCU, consumed: c.RCU, empty: c.EmptyQueries, nodes: c.Nodes, smooth: c.Smooth}
 	}
 	return map[string]cost{
 		KindGet:         conv(c.Get),

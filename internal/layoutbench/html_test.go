@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,11 +55,13 @@ func runChromium(t *testing.T, browser string, args ...string) []byte {
 }
 
 // TestHTMLInChromium renders the HTML report in headless Chromium: the
-// screenshot is not blank, and the page holds a chart per metric and the
-// recommendation, and fetches nothing.
+// screenshot is not blank, and the page holds a chart per metric, the two
+// cost curves, the DynamoDB Local caveat before the recommendation, the
+// pick with its margin, a unit on every value, and fetches nothing; and no
+// chart overflows its card (measured in the browser).
 func TestHTMLInChromium(t *testing.T) {
 	browser := chromium(t)
-	rep := offline(t, readFixture(t, "cars"), Options{})
+	rep := offline(t, readFixture(t, "cars"), Options{Scale: 50_000_000})
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, rep); err != nil {
 		t.Fatal(err)
@@ -77,14 +80,60 @@ func TestHTMLInChromium(t *testing.T) {
 	url := "file://" + file
 
 	dom := string(runChromium(t, browser, "--dump-dom", url))
-	charts := len(metrics(rep))
+	charts := len(metrics(rep)) + 2 // and the two curves
 	if got := strings.Count(dom, "<svg"); got != charts || charts < 10 {
-		t.Errorf("the rendered page has %d charts, want %d (one per metric)", got, charts)
+		t.Errorf("the rendered page has %d charts, want %d (one per metric and two curves)", got, charts)
 	}
 	best := rep.Ranking[0]
-	for _, want := range []string{"Recommendation", "For this read mix: <span class=\"pick\">" + best.Layout + "</span>", htmlEscape(best.Why), "Cost of a million reads of the mix", "<rect"} {
+	for _, want := range []string{"Recommendation", "For this workload: <span class=\"pick\">" + best.Layout + "</span>", htmlEscape(marginText(rep)),
+		htmlEscape(best.Why), "Total cost of the workload", "<rect", `id="by-scale"`, `id="by-reads"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
+		}
+	}
+	if c, r := strings.Index(dom, `id="caveat"`), strings.Index(dom, "Recommendation"); c < 0 || c > r {
+		t.Errorf("the caveat (at %d) is not above the recommendation (at %d)", c, r)
+	}
+	// A line per layout in each curve.
+	for _, id := range []string{"by-scale", "by-reads"} {
+		fig := dom[strings.Index(dom, `id="`+id+`"`):]
+		fig = fig[:strings.Index(fig, "</figure>")]
+		if n := strings.Count(fig, "<path "); n != len(rep.Layouts) {
+			t.Errorf("%s: %d lines, want one per layout (%d)", id, n, len(rep.Layouts))
+		}
+	}
+	// Every value carries its unit.
+	for _, v := range regexp.MustCompile(`class="val">([^<]*)<`).FindAllStringSubmatch(dom, -1) {
+		if !regexp.MustCompile(`\$|[a-zA-Z%]`).MatchString(v[1]) {
+			t.Errorf("the value %q has no unit", v[1])
+		}
+	}
+
+	// In the browser: no chart, and no text of a chart, reaches past its
+	// card. A copy of the page measures itself and writes what it found.
+	probe := strings.Replace(page, "</body>", `<script>
+const bad = [];
+for (const fig of document.querySelectorAll("figure.chart")) {
+  const box = fig.getBoundingClientRect();
+  for (const el of fig.querySelectorAll("svg, svg text, svg rect")) {
+    const r = el.getBoundingClientRect();
+    if (r.right > box.right + 0.5 || r.left < box.left - 0.5) bad.push(fig.querySelector("figcaption").textContent + ": " + (el.textContent || el.tagName));
+  }
+}
+document.body.setAttribute("data-overflow", bad.length ? bad.join(" | ") : "none");
+</script></body>`, 1)
+	probeFile := filepath.Join(dir, "probe.html")
+	if err := os.WriteFile(probeFile, []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []string{"1280,1600", "900,1600"} {
+		got := string(runChromium(t, browser, "--dump-dom", "--window-size="+width, "file://"+probeFile))
+		m := regexp.MustCompile(`data-overflow="([^"]*)"`).FindStringSubmatch(got)
+		if m == nil {
+			t.Fatalf("the probe did not run at %s", width)
+		}
+		if m[1] != "none" {
+			t.Errorf("at %s, charts overflow their cards: %s", width, m[1])
 		}
 	}
 
@@ -164,3 +213,31 @@ func hasColour(img image.Image, hex string) bool {
 }
 
 func near(a, b uint32) bool { return a+3 >= b && b+3 >= a }
+
+// TestChartTiesAreNotWins: a chart stars the best only when no other
+// layout ties it, and a latency chart stars nothing.
+func TestChartTiesAreNotWins(t *testing.T) {
+	rep := &Report{Layouts: []*Result{{Layout: "a"}, {Layout: "b"}, {Layout: "c"}}}
+	vals := map[string]float64{}
+	m := metric{"x", "RCU", func(x *Result) float64 { return vals[x.Layout] }, func(v float64) string { return num(v) + " RCU" }, true}
+	draw := func(stars bool) string {
+		var b strings.Builder
+		chart(&b, rep, m, stars)
+		return b.String()
+	}
+	vals = map[string]float64{"a": 1, "b": 1.002, "c": 3}
+	if strings.Contains(draw(true), "★") {
+		t.Error("a tie within 0.5% is starred")
+	}
+	vals = map[string]float64{"a": 1, "b": 1.2, "c": 3}
+	if got := strings.Count(draw(true), "★"); got != 1 {
+		t.Errorf("%d stars for a clear best, want 1", got)
+	}
+	if strings.Contains(draw(false), "★") {
+		t.Error("a chart that ranks nothing is starred")
+	}
+	vals = map[string]float64{"a": 1, "b": 2, "c": 1000}
+	if !strings.Contains(draw(true), "(log scale)") {
+		t.Error("an outlier 1000 times the least does not switch to a log scale")
+	}
+}

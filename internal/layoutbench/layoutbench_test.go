@@ -1,9 +1,12 @@
 package layoutbench
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -38,6 +42,41 @@ func readInput(t *testing.T, path string) *importer.Input {
 
 func readFixture(t *testing.T, name string) *importer.Input {
 	return readInput(t, "../../fixtures/"+name+".csv")
+}
+
+// readDataset reads a fixture by name, or a file by its path.
+func readDataset(t *testing.T, name string) *importer.Input {
+	if strings.ContainsRune(name, filepath.Separator) {
+		return readInput(t, name)
+	}
+	return readFixture(t, name)
+}
+
+// genInput writes the tree of opts as JSON Lines, as treeport gen does,
+// and returns the file's path.
+func genInput(t *testing.T, opts gen.Options) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("gen-%s-%d.jsonl", opts.Shape, opts.Nodes))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: recordfile.FormatFromPath(path), Columns: gen.Columns()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.Generate(opts, rw.Write); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func allLayouts(t *testing.T) []layouts.Layout {

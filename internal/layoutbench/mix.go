@@ -27,6 +27,11 @@ func ParseMix(s string) ([]MixEntry, error) {
 		if kind == "depth2" || kind == "descendants-depth2" {
 			kind = KindDepth2
 		}
+		switch kind {
+		case "move", "moves", "delete", "deletes", "write", "writes":
+			return nil, fmt.Errorf("read mix %q: %q: a %s is a write, not a read: give it as a rate, --%ss-per-month N (the mix weighs the reads of --reads-per-month)",
+				s, part, strings.TrimSuffix(kind, "s"), strings.TrimSuffix(kind, "s"))
+		}
 		if !ok || !slices.Contains(Kinds, kind) {
 			return nil, fmt.Errorf("read mix %q: %q: want kind=weight with a kind among %s", s, part, strings.Join(Kinds, ", "))
 		}

@@ -5,55 +5,31 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/treeport/treeport/internal/pricing"
 )
-
-// costOf projects a layout's bill to the report's scale: write, import and
-// storage figures grow linearly with the node count; a read of the mix
-// costs what it cost on this dataset.
-func costOf(res *Result, rep *Report, p pricing.Prices) Cost {
-	f := rep.Scale.Factor
-	scaled := func(v int64) int64 { return int64(math.Round(float64(v) * f)) }
-	c := Cost{ImportSourceBytes: scaled(res.Cost.ImportSourceBytes)}
-	c.LoadOnDemandUSD = money(p.OnDemandWrites(scaled(res.Load.WCU)))
-	c.LoadImportUSD = money(p.Import(c.ImportSourceBytes))
-	storage := 0.0
-	for _, s := range res.Storage {
-		storage += p.StorageMonth(scaled(s.Bytes), scaled(s.Items))
-	}
-	c.StorageMonthUSD = money(storage)
-	for _, m := range rep.ReadMix {
-		for _, q := range res.Queries {
-			if q.Kind == m.Kind {
-				c.ReadRCUPerOp += m.Share * q.RCU.Mean
-				c.RequestsPerOp += m.Share * q.Requests.Mean
-			}
-		}
-	}
-	c.ReadRCUPerOp = round(c.ReadRCUPerOp)
-	c.RequestsPerOp = round(c.RequestsPerOp)
-	c.MillionReadsUSD = money(p.OnDemandReads(1e6 * c.ReadRCUPerOp))
-	return c
-}
 
 // money keeps a millionth of a dollar.
 func money(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-// rank orders the layouts for the read mix: the cheapest reads first, then
-// fewer requests a read, less storage, and the name. Each gets one line
-// saying why.
+// tieShare is how close two totals must be to be a tie: half a percent.
+const tieShare = 0.005
+
+// tied reports whether two totals are a tie.
+func tied(a, b float64) bool {
+	return math.Abs(a-b) <= tieShare*max(math.Abs(a), math.Abs(b))
+}
+
+// rank orders the layouts by the total cost of the workload: load,
+// storage for its months, and its reads, writes, moves and deletes. Totals
+// within half a percent are a tie and share a rank (the cheaper first
+// still); equal totals are ordered by fewer requests a read, then the name. Each gets one line saying why.
 func rank(rep *Report) []RankEntry {
 	ls := append([]*Result(nil), rep.Layouts...)
 	sort.SliceStable(ls, func(a, b int) bool {
 		x, y := ls[a].Cost, ls[b].Cost
-		if d := x.MillionReadsUSD - y.MillionReadsUSD; math.Abs(d) > 1e-9 {
-			return d < 0
+		if x.TotalUSD != y.TotalUSD {
+			return x.TotalUSD < y.TotalUSD
 		}
 		if d := x.RequestsPerOp - y.RequestsPerOp; math.Abs(d) > 1e-9 {
-			return d < 0
-		}
-		if d := x.StorageMonthUSD - y.StorageMonthUSD; math.Abs(d) > 1e-12 {
 			return d < 0
 		}
 		return ls[a].Layout < ls[b].Layout
@@ -61,33 +37,54 @@ func rank(rep *Report) []RankEntry {
 	var out []RankEntry
 	for i, r := range ls {
 		r.Rank = i + 1
-		r.Why = why(r, ls, i)
+		if i > 0 && tied(r.Cost.TotalUSD, ls[i-1].Cost.TotalUSD) {
+			r.Rank = ls[i-1].Rank
+		}
+		r.Why = why(r, ls, i, rep.Workload)
 		out = append(out, RankEntry{Rank: r.Rank, Layout: r.Layout, Why: r.Why})
 	}
 	return out
 }
 
-// why is one line on a layout's place: its reads against the best, then
-// up to two traits that set it apart (partition skew, write amplification,
-// storage, key lengths).
-func why(r *Result, ranked []*Result, i int) string {
+// parts lists the non-zero parts of a total.
+func parts(c Cost, w Workload) string {
+	p := []string{fmt.Sprintf("load %s (%s)", usd(c.LoadUSD), c.LoadMethod), fmt.Sprintf("storage %s for %s months", usd(c.StorageUSD), num(w.Months)),
+		fmt.Sprintf("reads %s (%s RCU a read)", usd(c.ReadsUSD), num(c.ReadRCUPerOp))}
+	for _, x := range []struct {
+		name string
+		v    float64
+		wcu  float64
+	}{{"writes", c.WritesUSD, c.WriteWCU}, {"moves", c.MovesUSD, c.MoveWCU}, {"deletes", c.DeletesUSD, c.DeleteWCU}} {
+		if x.v > 0 {
+			p = append(p, fmt.Sprintf("%s %s (%s WCU each)", x.name, usd(x.v), num(x.wcu)))
+		}
+	}
+	return strings.Join(p, ", ")
+}
+
+// why is one line on a layout's place: its total against the best, with
+// its parts, then up to two traits that set it apart (partition spread,
+// write amplification, storage, key lengths).
+func why(r *Result, ranked []*Result, i int, w Workload) string {
 	best := ranked[0]
 	var lead string
 	c := r.Cost
 	switch {
+	case i == 0 && len(ranked) > 1 && tied(c.TotalUSD, ranked[1].Cost.TotalUSD):
+		lead = fmt.Sprintf("ties with %s at %s for this workload: %s", ranked[1].Layout, usd(c.TotalUSD), parts(c, w))
 	case i == 0:
-		lead = fmt.Sprintf("cheapest reads for this mix: %s RCU and %s requests a read, %s per million reads",
-			num(c.ReadRCUPerOp), num(c.RequestsPerOp), usd(c.MillionReadsUSD))
-	case best.Cost.ReadRCUPerOp > 0 && c.ReadRCUPerOp/best.Cost.ReadRCUPerOp < 1.005:
-		lead = fmt.Sprintf("reads cost as much as %s (%s per million) but take %s requests a read against %s",
-			best.Layout, usd(c.MillionReadsUSD), num(c.RequestsPerOp), num(best.Cost.RequestsPerOp))
+		lead = fmt.Sprintf("cheapest for this workload: %s: %s", usd(c.TotalUSD), parts(c, w))
+		if len(ranked) > 1 && c.TotalUSD > 0 {
+			lead += fmt.Sprintf("; the next, %s, costs %s×", ranked[1].Layout, num(ranked[1].Cost.TotalUSD/c.TotalUSD))
+		}
+	case tied(c.TotalUSD, best.Cost.TotalUSD):
+		lead = fmt.Sprintf("ties with %s at %s: %s", best.Layout, usd(c.TotalUSD), parts(c, w))
 	default:
 		ratio := math.Inf(1)
-		if best.Cost.ReadRCUPerOp > 0 {
-			ratio = c.ReadRCUPerOp / best.Cost.ReadRCUPerOp
+		if best.Cost.TotalUSD > 0 {
+			ratio = c.TotalUSD / best.Cost.TotalUSD
 		}
-		lead = fmt.Sprintf("reads cost %s× the best: %s RCU and %s requests a read, %s per million reads",
-			num(ratio), num(c.ReadRCUPerOp), num(c.RequestsPerOp), usd(c.MillionReadsUSD))
+		lead = fmt.Sprintf("costs %s× the best: %s: %s", num(ratio), usd(c.TotalUSD), parts(c, w))
 	}
 	var traits []string
 	// Hot partitions: the largest share of a table's or index's items under
@@ -107,8 +104,22 @@ func why(r *Result, ranked []*Result, i int) string {
 		if hot.Index != "" {
 			where = hot.Index
 		}
-		traits = append(traits, fmt.Sprintf("hot partition risk: %s %q holds %.0f%% of %s's items",
-			hot.Attr, hot.ByItems[0].Value, 100*hot.ByItems[0].Share, where))
+		top := hot.ByItems[0]
+		if len(hot.ByItems) > 1 && hot.ByItems[1].Share*1.25 >= top.Share {
+			// Spread evenly over a few partitions, by design: a spread,
+			// not one hot key.
+			n := 1
+			for _, v := range hot.ByItems[1:] {
+				if v.Share*1.25 >= top.Share {
+					n++
+				}
+			}
+			traits = append(traits, fmt.Sprintf("spread: %s's items are split about evenly over %d %s values of %.0f%% each at most",
+				where, n, hot.Attr, 100*top.Share))
+		} else {
+			traits = append(traits, fmt.Sprintf("hot partition risk: %s %q holds %.0f%% of %s's items",
+				hot.Attr, top.Value, 100*top.Share, where))
+		}
 	}
 	// Write amplification of a move.
 	minMove, maxMove := math.Inf(1), 0.0
@@ -121,9 +132,9 @@ func why(r *Result, ranked []*Result, i int) string {
 	if mv := r.Rewrites.Move; mv.Samples > 0 && len(ranked) > 1 && maxMove > 1.5*minMove {
 		switch mv.MeanItems {
 		case maxMove:
-			traits = append(traits, fmt.Sprintf("write amplification: moving a subtree rewrites %s items on average (the most; worst %d)", num(mv.MeanItems), mv.WorstItems))
+			traits = append(traits, fmt.Sprintf("write amplification: moving a subtree rewrites %s items on average, %s WCU (the most; worst %d WCU)", num(mv.MeanItems), num(mv.MeanWCU), mv.WorstWCU))
 		case minMove:
-			traits = append(traits, fmt.Sprintf("fewest items rewritten by a move: %s on average", num(mv.MeanItems)))
+			traits = append(traits, fmt.Sprintf("fewest items rewritten by a move: %s on average, %s WCU", num(mv.MeanItems), num(mv.MeanWCU)))
 		}
 	}
 	// Storage against the smallest.
@@ -189,10 +200,11 @@ func notes(rep *Report) []string {
 		n = append(n, "Offline: nothing was sent to a server. Read costs are estimated from the requests each layout's queries send (the same code treeport query runs) and the sizes of the items they read: half an RCU per started 4 KB, a Query summed over pages of 1 MB, a GetItem or BatchGetItem per item. Latency needs a server: run without --offline against DynamoDB Local or --endpoint-url.")
 	}
 	n = append(n,
-		fmt.Sprintf("Sample: %d nodes drawn with seed %d, stratified by depth; means and percentiles weigh each node by the nodes of its depth band it stands for, so they estimate a node chosen uniformly. Prefix queries are given the node's path, as an application that stores it would.", rep.Sample.Nodes, rep.Sample.Seed),
+		fmt.Sprintf("Sample: %d nodes drawn with seed %d, stratified by depth; means and percentiles weigh each node by the nodes of its depth band it stands for, so they estimate a node chosen uniformly. Every layout is given the node's id, as an application holding it from an earlier answer would: no query reads the node only to tell a leaf from a missing node, and a query that needs the node's path learns it with one GetItem of the node's own item, in every layout alike.", rep.Sample.Nodes, rep.Sample.Seed),
 		"Stored bytes follow DynamoDB's item size rules; each index holds the items that have its key attributes (all attributes projected); billing adds the per-item overhead of the price list to the table and to each index.",
-		"Rewrites: move = the sampled node's subtree goes under another node at its parent's depth (its own depth when there is none, its grandparent as a last resort; roots are not moved); delete = the node goes and its children move up to its parent. Counted by building each affected node's items before and after and comparing keys and contents: puts are new or changed items, deletes are keys that disappear.",
-		fmt.Sprintf("Costs at %d nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads, estimated as the item bytes plus the JSON framing.", rep.Scale.Nodes, num(rep.Scale.Factor), rep.Scale.Method),
+		"Rewrites: move = the sampled node's subtree goes under another node at its parent's depth (its own depth when there is none, its grandparent as a last resort; roots are not moved); delete = the node goes and its children move up to its parent (a root with children is left out: edit refuses it); write = the node's own attributes change, the same size. Counted by building each affected node's items before and after and comparing keys and contents: puts are new or changed items, deletes are keys that disappear. WCU: each item written or deleted costs ceil(size / 1 KB) for the table, of the larger of its two sizes, and again for each index it is put in or deleted from, twice for an index whose key changes (a delete and a put).",
+		fmt.Sprintf("Workload: %s reads of the mix, %s writes, %s moves and %s deletes a month, for %s months. The ranking is its total cost: the load (the cheaper of on-demand writes and ImportTable), storage for the months, and the reads and writes on demand. Totals within 0.5%% are a tie.", num(rep.Workload.ReadsPerMonth), num(rep.Workload.WritesPerMonth), num(rep.Workload.MovesPerMonth), num(rep.Workload.DeletesPerMonth), num(rep.Workload.Months)),
+		fmt.Sprintf("Costs at %d nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads: the bytes of the lines import --out writes.", rep.Scale.Nodes, num(rep.Scale.Factor), rep.Scale.Method),
 		fmt.Sprintf("Prices: DynamoDB on-demand, %s, as of %s (treeport's price list; check them against AWS's pricing page for your region).", rep.Prices.Region, rep.Prices.AsOf),
 	)
 	for _, r := range rep.Layouts {

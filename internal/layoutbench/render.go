@@ -71,7 +71,7 @@ func (res *Result) query(kind string) QueryStats {
 // ranking.
 func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "treeport bench: %s\n", summary(r))
-	fmt.Fprintf(w, "read mix: %s; costs at %d nodes; prices %s as of %s\n\n", mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+	fmt.Fprintf(w, "workload: %s; read mix: %s; costs at %d nodes; prices %s as of %s\n\n", workText(r.Workload), mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"layout", "items", "stored", "WCU load"}
 	if r.Mode == "online" {
@@ -80,7 +80,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, k := range Kinds {
 		head = append(head, shortKind(k)+" RCU")
 	}
-	head = append(head, "RCU/read", "req/read", "move items", "delete items", "$ load", "$ import", "$ storage/mo", "$ 1M reads")
+	head = append(head, "RCU/read", "req/read", "move WCU", "delete WCU", "write WCU", "$ load", "$ storage", "$ reads", "$ writes", "$ total")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, res := range r.Layouts {
 		row := []string{res.Layout, fmt.Sprint(res.Items), humanBytes(res.StoredBytes), fmt.Sprint(res.Load.WCU)}
@@ -90,17 +90,21 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, k := range Kinds {
 			row = append(row, num(res.query(k).RCU.Mean))
 		}
-		row = append(row, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp),
-			num(res.Rewrites.Move.MeanItems), num(res.Rewrites.Delete.MeanItems),
-			usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
+		c := res.Cost
+		row = append(row, num(c.ReadRCUPerOp), num(c.RequestsPerOp),
+			num(c.MoveWCU), num(c.DeleteWCU), num(c.WriteWCU),
+			usd(c.LoadUSD), usd(c.StorageUSD), usd(c.ReadsUSD), usd(c.WritesUSD+c.MovesUSD+c.DeletesUSD), usd(c.TotalUSD))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nrecommendation for this read mix:\n")
+	fmt.Fprintf(w, "\nrecommendation for this workload (%s):\n", marginText(r))
 	for _, e := range r.Ranking {
 		fmt.Fprintf(w, "  %d. %s: %s\n", e.Rank, e.Layout, e.Why)
+	}
+	for _, b := range r.BreakEvens {
+		fmt.Fprintf(w, "  %s\n", breakEvenText(b))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -146,22 +150,64 @@ func where(index string) string {
 	return index
 }
 
+// workText says what the workload is.
+func workText(w Workload) string {
+	return fmt.Sprintf("%s reads, %s writes, %s moves, %s deletes a month for %s months",
+		count(w.ReadsPerMonth), count(w.WritesPerMonth), count(w.MovesPerMonth), count(w.DeletesPerMonth), num(w.Months))
+}
+
+// count prints a large number short: 2.6 billion, 10 million, 500.
+func count(v float64) string {
+	switch {
+	case v >= 1e9:
+		return num(v/1e9) + " billion"
+	case v >= 1e6:
+		return num(v/1e6) + " million"
+	case v >= 1e4:
+		return num(v/1e3) + " thousand"
+	}
+	return num(v)
+}
+
+// marginText says how clear the pick is.
+func marginText(r *Report) string {
+	switch {
+	case len(r.Ranking) < 2:
+		return "one layout"
+	case r.Ranking[1].Rank == r.Ranking[0].Rank:
+		return fmt.Sprintf("%s and %s tie, within %.1f%%", r.Ranking[0].Layout, r.Ranking[1].Layout, 100*tieShare)
+	}
+	return fmt.Sprintf("%s, by a margin of %s× over %s", r.Ranking[0].Layout, num(r.Margin), r.Ranking[1].Layout)
+}
+
+// breakEvenText says where two layouts cost the same.
+func breakEvenText(b BreakEven) string {
+	return fmt.Sprintf("break-even: %s costs less than %s above %s reads a month, more below", b.CheaperReads, b.CheaperRest, count(b.ReadsPerMonth))
+}
+
 // WriteMarkdown writes the report as Markdown.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# treeport bench: %s\n\n", filepath.Base(r.Input.Path))
 	p("%s.\n\n", summary(r))
-	p("Read mix: %s. Costs projected to %d nodes. Prices: %s, as of %s.\n\n", mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+	p("Workload: %s. Read mix: %s. Costs projected to %d nodes. Prices: %s, as of %s.\n\n", workText(r.Workload), mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
 
 	p("## Recommendation\n\n")
+	p("For this workload: %s.\n\n", marginText(r))
 	for _, e := range r.Ranking {
 		p("%d. **%s**: %s\n", e.Rank, e.Layout, e.Why)
 	}
+	if len(r.BreakEvens) > 0 {
+		p("\n")
+		for _, b := range r.BreakEvens {
+			p("- %s\n", breakEvenText(b))
+		}
+	}
 
 	p("\n## At a glance\n\n")
-	p("| layout | items | stored (table + indexes) | largest item | WCU to load | consumed WCU | load time | RCU per read | requests per read | items per move | items per delete |\n")
-	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| layout | items | stored (table + indexes) | largest item | WCU to load | consumed WCU | load time | RCU per read | requests per read | WCU per move | WCU per delete | WCU per write |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		consumed, secs := "—", "—"
 		if res.Load.ConsumedWCU != nil {
@@ -170,14 +216,20 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if res.Load.Seconds != nil {
 			secs = fmt.Sprintf("%.2f s", *res.Load.Seconds)
 		}
-		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
-			res.Load.WCU, consumed, secs, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Rewrites.Move.MeanItems), num(res.Rewrites.Delete.MeanItems))
+		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
+			res.Load.WCU, consumed, secs, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
 	}
 
 	p("\n## Cost at %d nodes\n\n", r.Scale.Nodes)
 	p("| layout | load, on-demand writes | load, ImportTable | storage per month | a million reads of the mix |\n|---|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		p("| %s | %s | %s | %s | %s |\n", res.Layout, usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
+	}
+	p("\n## The workload's cost at %d nodes\n\n%s.\n\n", r.Scale.Nodes, workText(r.Workload))
+	p("| layout | load | storage | reads | writes | moves | deletes | total |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, res := range r.Layouts {
+		c := res.Cost
+		p("| %s | %s (%s) | %s | %s | %s | %s | %s | **%s** |\n", res.Layout, usd(c.LoadUSD), c.LoadMethod, usd(c.StorageUSD), usd(c.ReadsUSD), usd(c.WritesUSD), usd(c.MovesUSD), usd(c.DeletesUSD), usd(c.TotalUSD))
 	}
 
 	p("\n## Reads\n\n")
@@ -247,13 +299,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 
-	p("\n## Rewrites\n\n| layout | change | samples | mean puts | mean deletes | mean items | worst (node) |\n|---|---|---:|---:|---:|---:|---|\n")
+	p("\n## Rewrites\n\n| layout | change | samples | mean puts | mean deletes | mean items | mean WCU | worst WCU (node) |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, res := range r.Layouts {
 		for _, c := range []struct {
 			name string
 			s    RewriteStats
-		}{{"move a subtree", res.Rewrites.Move}, {"delete a node", res.Rewrites.Delete}} {
-			p("| %s | %s | %d | %s | %s | %s | %d (`%s`) |\n", res.Layout, c.name, c.s.Samples, num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), c.s.WorstItems, mdCode(c.s.WorstNode))
+		}{{"move a subtree", res.Rewrites.Move}, {"delete a node", res.Rewrites.Delete}, {"write a node", res.Rewrites.Write}} {
+			p("| %s | %s | %d | %s | %s | %s | %s | %d (`%s`) |\n", res.Layout, c.name, c.s.Samples, num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), num(c.s.MeanWCU), c.s.WorstWCU, mdCode(c.s.WorstNode))
 		}
 	}
 

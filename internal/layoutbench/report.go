@@ -18,10 +18,20 @@ type Report struct {
 	Input    InputInfo   `json:"input"`
 	Sample   SampleInfo  `json:"sample"`
 	ReadMix  []MixEntry  `json:"read_mix"`
+	Workload Workload    `json:"workload"`
 	Scale    ScaleInfo   `json:"scale"`
 	Prices   PriceInfo   `json:"prices"`
 	Layouts  []*Result   `json:"layouts"`
 	Ranking  []RankEntry `json:"ranking"`
+	// Margin is the second layout's total cost over the first's: how
+	// clear the pick is (1 when they tie).
+	Margin float64 `json:"margin"`
+	// BreakEvens are the read volumes at which the pick and the next two
+	// layouts cost the same.
+	BreakEvens []BreakEven `json:"break_evens"`
+	// Curves are the workload's total cost against the node count and the
+	// read volume.
+	Curves Curves `json:"curves"`
 	// Notes say how the figures were obtained and what they leave out.
 	Notes []string `json:"notes"`
 }
@@ -115,6 +125,31 @@ type Result struct {
 	Cost         Cost            `json:"cost"`
 	Rank         int             `json:"rank"`
 	Why          string          `json:"why"`
+
+	importBytes int64   // ImportTable source bytes of the dataset
+	perNode     perNode // per sampled node, to project to a scale
+}
+
+// BreakEven is a read volume at which two layouts cost the same for the
+// workload: CheaperReads costs less above it, CheaperRest below.
+type BreakEven struct {
+	CheaperReads  string  `json:"cheaper_reads"`
+	CheaperRest   string  `json:"cheaper_rest"`
+	ReadsPerMonth float64 `json:"reads_per_month"`
+}
+
+// Curves are the workload's total cost in US dollars for each layout, at
+// each node count of ScaleNodes, and at the report's scale for several read
+// volumes (reads a month).
+type Curves struct {
+	ByScale []CurvePoint `json:"by_scale"`
+	ByReads []CurvePoint `json:"by_reads"`
+}
+
+// CurvePoint is one x (nodes, or reads a month) and each layout's total.
+type CurvePoint struct {
+	X        float64            `json:"x"`
+	TotalUSD map[string]float64 `json:"total_usd"`
 }
 
 // Storage is what the table or one index holds. An index holds the items
@@ -225,8 +260,10 @@ type Rewrites struct {
 	// Move: a sampled node's subtree moves under another node.
 	Move RewriteStats `json:"move_subtree"`
 	// Delete: a sampled node is deleted, its children promoted to its
-	// parent.
+	// parent; roots with children are left out, as edit refuses them.
 	Delete RewriteStats `json:"delete_node"`
+	// Write: a sampled node's own attributes are rewritten, the same size.
+	Write RewriteStats `json:"write_node"`
 }
 
 // RewriteStats are the items written (puts: new or changed items) and
@@ -237,7 +274,12 @@ type RewriteStats struct {
 	MeanDeletes float64 `json:"mean_deletes"`
 	MeanItems   float64 `json:"mean_items"` // puts + deletes
 	WorstItems  int64   `json:"worst_items"`
-	WorstNode   string  `json:"worst_node"`
+	// MeanWCU is what DynamoDB bills the change's writes on average: each
+	// item ceil(size / 1 KB) for the table, and again for each index it
+	// is put in or deleted from, twice for an index whose key changes.
+	MeanWCU   float64 `json:"mean_wcu"`
+	WorstWCU  int64   `json:"worst_wcu"`
+	WorstNode string  `json:"worst_node"` // the node of WorstWCU
 }
 
 // Cost is the projected AWS bill at the report's scale, in US dollars.
@@ -254,6 +296,23 @@ type Cost struct {
 	// RequestsPerOp is the mean number of requests of one read of the mix:
 	// round trips, a latency proxy.
 	RequestsPerOp float64 `json:"requests_per_op"`
+	// WriteWCU, MoveWCU and DeleteWCU are the mean WCU of one write of a
+	// node's attributes, one subtree move and one delete, at the scale.
+	WriteWCU  float64 `json:"write_wcu_per_op"`
+	MoveWCU   float64 `json:"move_wcu_per_op"`
+	DeleteWCU float64 `json:"delete_wcu_per_op"`
+
+	// The workload's cost, each part and the total: the load (the cheaper
+	// of LoadMethod's two), storage for the months, and the reads, writes,
+	// moves and deletes of the months, on demand.
+	LoadUSD    float64 `json:"load_usd"`
+	LoadMethod string  `json:"load_method"`
+	StorageUSD float64 `json:"storage_usd"`
+	ReadsUSD   float64 `json:"reads_usd"`
+	WritesUSD  float64 `json:"writes_usd"`
+	MovesUSD   float64 `json:"moves_usd"`
+	DeletesUSD float64 `json:"deletes_usd"`
+	TotalUSD   float64 `json:"total_usd"`
 }
 
 // RankEntry is one layout's place in the recommendation.

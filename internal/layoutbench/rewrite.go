@@ -5,7 +5,10 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,12 +20,86 @@ import (
 // A change to the tree, and what it rewrites: the items of every affected
 // node are built before and after with Layout.Items and compared by primary
 // key and content. puts are the new or changed items, deletes the keys that
-// disappear. Records are built without the user's attributes: a node's
-// attributes are the same before and after, so they never make an item
-// differ, and leaving them out keeps the count independent of the data's
-// size.
+// disappear, and wcu what DynamoDB bills the writes (itemWCU). Records are
+// built with one stand-in attribute the size of the node's own attributes
+// (padAttr), so that the items have their sizes, and the write units theirs,
+// without the data: a node's attributes are the same before and after a
+// move or a delete, so they never make an item differ.
 type change struct {
 	puts, deletes int64
+	wcu           int64
+}
+
+// padAttr is the stand-in attribute's name; no layout names an attribute
+// so, and no input can (a control character).
+const padAttr = "\x01"
+
+// pad returns the stand-in attributes of a node whose own attributes are
+// attrBytes in size, built of c.
+func pad(attrBytes int, c byte) transform.Attrs {
+	if attrBytes <= len(padAttr) {
+		return nil
+	}
+	return transform.Attrs{padAttr: &types.AttributeValueMemberS{Value: strings.Repeat(string(c), attrBytes-len(padAttr))}}
+}
+
+// itemWCU is what DynamoDB bills to turn item old into item new (nil: no
+// item) on a table of this spec: the table write, ceil(size / 1 KB) of the
+// larger of the two ("PutItem ... UpdateItem ... the larger of the before
+// and after sizes",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption),
+// then each index the write touches, every index projecting all
+// attributes: a put into an index the new item has the keys of, a delete
+// from one the old item had the keys of, and both when the index key
+// changes, "two writes are required, one to delete the previous item from
+// the index and another write to put the new item into the index"
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes).
+func itemWCU(spec layouts.TableSpec, old, new layouts.Item) int64 {
+	size := func(it layouts.Item) int {
+		if it == nil {
+			return 0
+		}
+		return transform.ItemSize(it)
+	}
+	so, sn := size(old), size(new)
+	w := int64(transform.WCU(max(so, sn)))
+	for _, ix := range spec.Indexes {
+		ko, okO := indexKey(ix, old)
+		kn, okN := indexKey(ix, new)
+		switch {
+		case okO && okN && ko == kn:
+			w += int64(transform.WCU(max(so, sn)))
+		default:
+			if okO {
+				w += int64(transform.WCU(so))
+			}
+			if okN {
+				w += int64(transform.WCU(sn))
+			}
+		}
+	}
+	return w
+}
+
+// indexKey is an item's key in index ix, and whether the item is in it.
+func indexKey(ix layouts.IndexSpec, item layouts.Item) (string, bool) {
+	if item == nil {
+		return "", false
+	}
+	pk, ok := item[ix.PK.Name]
+	if !ok {
+		return "", false
+	}
+	k, _ := keyString(pk)
+	if ix.SK != nil {
+		sk, ok := item[ix.SK.Name]
+		if !ok {
+			return "", false
+		}
+		v, _ := keyString(sk)
+		k += "\x00" + v
+	}
+	return k, true
 }
 
 func (c change) items() int64 { return c.puts + c.deletes }
@@ -102,6 +179,14 @@ func affected(f *transform.Forest, x int32) ([]int32, []int64) {
 // buffer) and reports whether the node still exists.
 func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes []int32, weights []int64,
 	after func(y int32, before, n *transform.Node, path []string) ([]string, bool)) (change, error) {
+	// The nodes' attribute sizes, read before the workers start: Stats is
+	// not safe for concurrent use (it builds the child counts once).
+	attrBytes := make([]int, len(nodes))
+	var st transform.Stats
+	for k, y := range nodes {
+		f.Stats(int(y), &st)
+		attrBytes[k] = st.AttrBytes
+	}
 	spec := l.Table()
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(nodes)/256+1))
 	var mu sync.Mutex
@@ -123,7 +208,7 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 					}
 				}
 				pb = f.AppendPath(pb[:0], int(y))
-				before = transform.Node{Record: transform.Record{ID: f.ID(int(y))}, Depth: len(pb) - 1, Path: pb}
+				before = transform.Node{Record: transform.Record{ID: f.ID(int(y)), Attrs: pad(attrBytes[lo+k], 'x')}, Depth: len(pb) - 1, Path: pb}
 				if p := f.Parent(int(y)); p >= 0 {
 					before.Parent = f.ID(p)
 				}
@@ -138,11 +223,15 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 				var exists bool
 				pa, exists = after(y, &before, &aft, pa[:0])
 				if exists {
+					if aft.Attrs == nil {
+						aft.Attrs = before.Attrs
+					}
 					if err := l.Items(&aft, func(it layouts.Item) {
 						key := layouts.KeyOf(spec, it)
 						prev, ok := old[key]
 						if !ok || !sameItem(prev, it) {
 							c.puts += n
+							c.wcu += n * itemWCU(spec, prev, it)
 						}
 						delete(old, key)
 					}); err != nil {
@@ -150,10 +239,14 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 					}
 				}
 				c.deletes += n * int64(len(old))
+				for _, it := range old {
+					c.wcu += n * itemWCU(spec, it, nil)
+				}
 			}
 			mu.Lock()
 			total.puts += c.puts
 			total.deletes += c.deletes
+			total.wcu += c.wcu
 			mu.Unlock()
 			return nil
 		})
@@ -201,6 +294,25 @@ func deleteChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x 
 		}
 		return path, true
 	})
+}
+
+// writeChange rewrites x's own attributes, the same size, new values: what
+// an application's update of one node writes.
+func writeChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x int32) (change, error) {
+	size := max(attrBytesOf(f, x), len(padAttr)+1)
+	return rewrite(ctx, l, f, []int32{x}, nil, func(_ int32, before, n *transform.Node, path []string) ([]string, bool) {
+		*n = *before
+		n.Path = append(path, before.Path...)
+		n.Attrs = pad(size, 'y')
+		return n.Path, true
+	})
+}
+
+// attrBytesOf is the size of node i's own attributes.
+func attrBytesOf(f *transform.Forest, i int32) int {
+	var st transform.Stats
+	f.Stats(int(i), &st)
+	return st.AttrBytes
 }
 
 // sameItem compares two items attribute by attribute.

@@ -36,11 +36,24 @@ var Default = Prices{
 	ItemOverheadBytes:       100,
 }
 
-const gb = 1 << 30
+// gb is the gigabyte the prices are per: 10^9 bytes, not 2^30. AWS's
+// pricing page (https://aws.amazon.com/dynamodb/pricing/on-demand/) prices
+// storage and import "per GB" without a binary prefix, and AWS's own
+// DynamoDB cost calculator
+// (github.com/aws/agent-toolkit-for-aws, skills/.../amazon-dynamodb/scripts/calculate_costs.py,
+// its rules checked against DynamoDB's ReturnConsumedCapacity) divides
+// "(raw_bytes + 100 bytes per item) / 1_000_000_000 (decimal)", as the
+// AWS Pricing Calculator does. 2^30 would price the same table 7% lower.
+const gb = 1e9
 
 // OnDemandWrites is the cost of wcu write request units.
 func (p Prices) OnDemandWrites(wcu int64) float64 {
 	return float64(wcu) / 1e6 * p.OnDemandWritePerMillion
+}
+
+// OnDemandWritesF is OnDemandWrites of a mean, a fraction of a unit.
+func (p Prices) OnDemandWritesF(wcu float64) float64 {
+	return wcu / 1e6 * p.OnDemandWritePerMillion
 }
 
 // OnDemandReads is the cost of rcu read request units.

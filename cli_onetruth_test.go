@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// TestDryRunBenchPlanAgree: the three commands that price a load give one
+// answer for one input. For every fixture and layout, import --dry-run,
+// bench --offline and plan against an empty table agree on the write units
+// of the load, the items and bytes stored (table and indexes), what storing
+// them costs a month and the bytes ImportTable would bill.
+func TestDryRunBenchPlanAgree(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	for _, fx := range []string{"cars", "folders", "org"} {
+		in := filepath.Join("fixtures", fx+".csv")
+		types := fixtureTypes(t, fx)
+		for _, name := range layouts.Names() {
+			t.Run(fx+"/"+name, func(t *testing.T) {
+				stdout, stderr, code := run(t, env, "import", "--in", in, "--types", types, "--layout", name, "--dry-run", "--json")
+				if code != 0 {
+					t.Fatalf("dry run: exit %d: %s", code, stderr)
+				}
+				var dry struct {
+					Plans []struct {
+						WCU         int64 `json:"wcu"`
+						StoredItems int64 `json:"stored_items"`
+						StoredBytes int64 `json:"stored_bytes"`
+						Cost        struct {
+							ImportBytes  int64   `json:"import_source_bytes_estimate"`
+							StorageMonth float64 `json:"storage_usd_per_month"`
+						} `json:"cost"`
+					} `json:"plans"`
+				}
+				if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+					t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+				}
+				d := dry.Plans[0]
+
+				out := filepath.Join(t.TempDir(), "bench.json")
+				if _, stderr, code := run(t, env, "bench", "--in", in, "--types", types, "--layouts", name, "--offline", "--out", out); code != 0 {
+					t.Fatalf("bench: exit %d: %s", code, stderr)
+				}
+				var rep struct {
+					Layouts []struct {
+						Items   int64               `json:"items"`
+						Load    struct{ WCU int64 } `json:"load"`
+						Storage []struct {
+							Items, Bytes int64
+						} `json:"storage"`
+						Cost struct {
+							ImportBytes  int64   `json:"import_source_bytes"`
+							StorageMonth float64 `json:"storage_usd_per_month"`
+						} `json:"cost"`
+					} `json:"layouts"`
+				}
+				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil || len(rep.Layouts) != 1 {
+					t.Fatalf("bench JSON: %v", err)
+				}
+				b := rep.Layouts[0]
+				var items, bytes int64
+				for _, s := range b.Storage {
+					items += s.Items
+					bytes += s.Bytes
+				}
+
+				l, err := layouts.New(name, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
+				if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
+					t.Fatal(err)
+				}
+				stdout, stderr, code = run(t, env, "plan", "--json", "--in", in, "--types", types, "--layout", name, "--table", table)
+				if code != 0 {
+					t.Fatalf("plan: exit %d: %s", code, stderr)
+				}
+				p := parseSummary(t, stdout)
+
+				if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
+					t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
+				}
+				if p.Total.Puts != b.Items || p.Total.Deletes != 0 {
+					t.Errorf("plan puts %d and deletes %d; bench has %d items", p.Total.Puts, p.Total.Deletes, b.Items)
+				}
+				if d.StoredItems != items || d.StoredBytes != bytes {
+					t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
+				}
+				if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
+					t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
+				}
+				if d.Cost.ImportBytes != b.Cost.ImportBytes || d.Cost.ImportBytes <= 0 {
+					t.Errorf("ImportTable source bytes: dry run %d, bench %d", d.Cost.ImportBytes, b.Cost.ImportBytes)
+				}
+			})
+		}
+	}
+}
