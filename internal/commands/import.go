@@ -27,6 +27,7 @@ func importCommand() *cli.Command {
 		&cli.BoolFlag{Name: "create-table", Usage: "create the table and its indexes for the layout (on-demand unless --wcu/--rcu)", Category: catWrite},
 		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` or to s3://BUCKET/PREFIX instead of a table", Category: catWrite},
 		&cli.StringFlag{Name: "import-table", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's import from S3 into the new table `T` (the layout's keys and indexes) and follow it to the end; it spends no write capacity", Category: catWrite},
+		&cli.StringFlag{Name: "bulk-put", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's bulk put (StartBulkPutItems) from the files into the existing table `T` (the layout's keys and indexes), capped at --max-wcu (at least 1024), and follow it to the end; a rerun follows the same bulk put", Category: catWrite},
 		&cli.BoolFlag{Name: "dry-run", Usage: "validate and print what the load would write and cost; write nothing", Category: catWrite},
 		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON", Category: catWrite},
 		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
@@ -65,6 +66,14 @@ func runImport(c *cli.Context) error {
 		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
 	case c.String("import-table") != "" && !s3io.IsURL(out):
 		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && !s3io.IsURL(out):
+		return usagef("--bulk-put starts DynamoDB's bulk put from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && c.String("import-table") != "":
+		return usagef("--bulk-put loads an existing table, --import-table creates a new one: give one of them")
+	}
+	bulkWCU, err := bulkPutWCU(c)
+	if err != nil {
+		return err
 	}
 	ls, lopts, err := newLayouts(c, dryRun)
 	if err != nil {
@@ -102,6 +111,14 @@ func runImport(c *cli.Context) error {
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
 		if s3io.IsURL(out) {
+			if c.String("bulk-put") != "" {
+				// So does a table bulk put cannot load; and a rerun finds
+				// the files of the first run and follows its bulk put.
+				done, err := checkBulkPut(c, ls[0], shard, bulkWCU)
+				if done || err != nil {
+					return err
+				}
+			}
 			if s3out, err = openS3Output(c, out, shard); err != nil {
 				return err
 			}
