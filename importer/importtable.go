@@ -38,6 +38,9 @@ var ErrImportFailed = errors.New("importer: DynamoDB import from S3 failed")
 // token and request within 8 hours start one import. The request is checked
 // with ValidateImportTableInput.
 func ImportTableInput(table string, spec layouts.TableSpec, billing Billing, bucket, prefix, token string) (*dynamodb.ImportTableInput, error) {
+	if billing.Warm() {
+		return nil, errors.New("importer: ImportTable takes no WarmThroughput (its TableCreationParameters have none): warm the table after the import with UpdateTable, or create it warm and load it with --bulk-put")
+	}
 	create, err := CreateTableInput(table, spec, billing)
 	if err != nil {
 		return nil, err
@@ -52,6 +55,7 @@ func ImportTableInput(table string, spec layouts.TableSpec, billing Billing, buc
 			KeySchema:              create.KeySchema,
 			BillingMode:            create.BillingMode,
 			ProvisionedThroughput:  create.ProvisionedThroughput,
+			OnDemandThroughput:     create.OnDemandThroughput,
 			GlobalSecondaryIndexes: create.GlobalSecondaryIndexes,
 		},
 	}
@@ -171,6 +175,9 @@ func ValidateImportTableInput(in *dynamodb.ImportTableInput) error {
 	if provisioned != (t.ProvisionedThroughput != nil) {
 		bad("BillingMode %q and ProvisionedThroughput disagree: PROVISIONED needs it, PAY_PER_REQUEST takes none", t.BillingMode)
 	}
+	if provisioned && t.OnDemandThroughput != nil {
+		bad("OnDemandThroughput goes with PAY_PER_REQUEST, not PROVISIONED")
+	}
 	names := map[string]bool{}
 	for _, ix := range t.GlobalSecondaryIndexes {
 		name := aws.ToString(ix.IndexName)
@@ -190,6 +197,9 @@ func ValidateImportTableInput(in *dynamodb.ImportTableInput) error {
 		}
 		if provisioned != (ix.ProvisionedThroughput != nil) {
 			bad("%s: BillingMode %q and ProvisionedThroughput disagree", where, t.BillingMode)
+		}
+		if provisioned && ix.OnDemandThroughput != nil {
+			bad("%s: OnDemandThroughput goes with PAY_PER_REQUEST, not PROVISIONED", where)
 		}
 	}
 	for name := range defs {

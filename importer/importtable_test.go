@@ -96,7 +96,7 @@ func TestImportTableInputMatchesTheAPI(t *testing.T) {
 				t.Errorf("ClientToken = %v, want tok-1", sent["ClientToken"])
 			}
 			delete(sent, "ClientToken")
-			file, err := ImportTableJSON("my.table", spec, "my-bucket", "loads/2024/data/")
+			file, err := ImportTableJSON("my.table", spec, Billing{}, "my-bucket", "loads/2024/data/")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -149,7 +149,7 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	}
 	l, shard := fo.Emit.Layout, fo.Emit.Shard
 	st, err := UploadImportFiles(ctx, opts.S3.Client, res.Dir, m, l.Table(), UploadOptions{
-		To: opts.S3.Loc, Shard: shard, OnFile: opts.OnUpload,
+		To: opts.S3.Loc, Shard: shard, Billing: fo.Billing, OnFile: opts.OnUpload,
 	})
 	if err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 		return nil, fmt.Errorf("source: %w", err)
 	}
 	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
+		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
 	}

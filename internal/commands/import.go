@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -70,6 +71,16 @@ func runImport(c *cli.Context) error {
 		return usagef("--bulk-put starts DynamoDB's bulk put from S3: give --out s3://BUCKET/PREFIX too")
 	case c.String("bulk-put") != "" && c.String("import-table") != "":
 		return usagef("--bulk-put loads an existing table, --import-table creates a new one: give one of them")
+	}
+	if set := capacitySet(c); len(set) > 0 && !dryRun {
+		switch {
+		case c.String("bulk-put") != "":
+			return usagef("%s shape a new table; --bulk-put loads an existing one (change its capacity with UpdateTable)", strings.Join(set, ", "))
+		case c.String("import-table") != "" && (c.IsSet("warm-wcu") || c.IsSet("warm-rcu")):
+			return usagef("ImportTable creates its table without a warm throughput (its TableCreationParameters have none): leave out --warm-wcu/--warm-rcu, and warm the table after the import with UpdateTable")
+		case out == "" && !c.Bool("create-table"):
+			return usagef("%s shape a new table: give --create-table too (or --out, for create-table.json)", strings.Join(set, ", "))
+		}
 	}
 	bulkWCU, err := bulkPutWCU(c)
 	if err != nil {

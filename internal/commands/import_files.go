@@ -145,11 +145,12 @@ func loadFilesOptions(c *cli.Context, emit importer.EmitOptions, s3out *importer
 		},
 		S3: s3out, ImportTable: c.String("import-table"), BulkPut: c.String("bulk-put"), AWS: awsOptions(c), Poll: importPoll,
 	}
+	b, err := billing(c)
+	if err != nil {
+		return opts, err
+	}
+	opts.Files.Billing = b
 	if opts.ImportTable != "" {
-		b, err := billing(c)
-		if err != nil {
-			return opts, err
-		}
 		opts.Billing = b
 	}
 	if opts.BulkPut != "" {

@@ -110,6 +110,10 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	t.Table, t.Layout = to, l2
+	bill, err := newTableBilling(c)
+	if err != nil {
+		return err
+	}
 	if t.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func runMigrate(c *cli.Context) error {
 		From:         from, FromLayout: l1, Snapshot: c.String("snapshot"),
 	}
 	opts.Input.ClosureCopy = o2.ClosureCopy
-	opts.CreateTable = c.Bool("create-table")
+	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	prog := newProgress(c)
 	opts.OnProgress = prog.update
