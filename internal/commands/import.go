@@ -206,6 +206,7 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 	invalid := 0
 	for _, l := range ls {
 		plan, problems := importer.PlanLayout(in, l, pricing.Default)
+		plan.Project(l, c.Float64("max-wcu"))
 		if len(problems) > 0 {
 			if len(ls) > 1 {
 				fmt.Fprintf(stderr, "%s:\n", l.Name())
@@ -263,10 +264,49 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 		}
 		tw.Flush()
 	}
+	printLoadTimes(w, plans)
 	if len(plans) > 0 {
 		c := plans[0].Cost
 		fmt.Fprintf(w, "\nprices: %s list prices as of %s: on-demand writes $%.3f per million WRU, ImportTable $%.2f per GB of uncompressed source\n",
 			c.Region, c.PricesAsOf, c.WritePerMillion, c.ImportPerGB)
+	}
+}
+
+// printLoadTimes is the dry run's projection of each layout's load time on
+// DynamoDB, from its hottest partition key values.
+func printLoadTimes(w io.Writer, plans []*importer.Plan) {
+	if len(plans) == 0 {
+		return
+	}
+	capped := ""
+	if m := plans[0].LoadTime.MaxWCU; m > 0 {
+		capped = fmt.Sprintf(", --max-wcu %g", m)
+	}
+	fmt.Fprintf(w, "\nprojected load time through BatchWriteItem (DynamoDB writes at most %s WCU/s to one partition key value%s):\n", importer.Thousands(layouts.PartitionWCU), capped)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+importer.Thousands(importer.DefaultWarmWCU)+" WCU/s\tbound by")
+	bound := map[string]string{"partition": "hot key", "max_wcu": "--max-wcu", "warm_throughput": "warm throughput"}
+	for _, p := range plans {
+		t := p.LoadTime
+		var hot importer.HotKey
+		for _, h := range t.HotKeys {
+			if h.Seconds >= hot.Seconds {
+				hot = h
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s %s\t%d\t%s\t%s\t%s\t%s\n", p.Layout, hot.Where(), hot.Attr, hot.Value, hot.Items,
+			importer.DurationText(hot.Seconds), importer.DurationText(t.MinSeconds), importer.DurationText(t.WarmSeconds), bound[t.BoundBy])
+	}
+	tw.Flush()
+	for _, p := range plans {
+		t := p.LoadTime
+		if t.Advice != "" {
+			fmt.Fprintf(w, "  %s: %s\n", p.Layout, t.Advice)
+		}
+		if t.SuggestedWarmWCU > 0 {
+			fmt.Fprintf(w, "  %s: a new on-demand table writes %s WCU/s at once and scales from there; create it with --create-table --warm-wcu %d to start at the %s WCU/s this load plans for\n",
+				p.Layout, importer.Thousands(importer.DefaultWarmWCU), t.SuggestedWarmWCU, importer.Thousands(t.SuggestedWarmWCU))
+		}
 	}
 }
 
