@@ -85,3 +85,57 @@ func TestCreateTableWarmAndCapped(t *testing.T) {
 		t.Errorf("import-table.json:\n%s", imp)
 	}
 }
+
+// import --dry-run projects the load time from the hottest partition key
+// values: one tree of 3,000 nodes puts 3,000 ByPath entries on one
+// partition, 3 s at 1,000 WCU/s, which bounds the load; the text says so
+// and how to avoid it, and --json has the same figures under load_time.
+func TestDryRunProjectsHotKeys(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "tree.csv")
+	if _, stderr, code := run(t, nil, "gen", "--nodes", "3000", "--shape", "random", "--seed", "3", "--out", in); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	stdout, stderr, code := run(t, nil, "import", "--in", in, "--layout", "path", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, want := range []string{
+		"projected load time through BatchWriteItem (DynamoDB writes at most 1,000 WCU/s to one partition key value)",
+		"index ByPath TreeId N1  3000",
+		"path: ByPath's TreeId N1 takes 3,000 writes (3,000 WCU at 1,000 WCU/s a partition): at least 3 s; sharded-path with --shards 4 spreads it",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, stderr, code = run(t, nil, "import", "--in", in, "--layout", "path", "--dry-run", "--json", "--max-wcu", "100")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	var out struct {
+		Plans []struct {
+			WCU      int64 `json:"wcu"`
+			LoadTime struct {
+				HotKeys []struct {
+					Index, Value string
+					Items        int64
+					Seconds      float64
+				} `json:"hot_keys"`
+				MinSeconds float64 `json:"min_seconds"`
+				MaxWCU     float64 `json:"max_wcu"`
+				BoundBy    string  `json:"bound_by"`
+			} `json:"load_time"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	lt := out.Plans[0].LoadTime
+	if len(lt.HotKeys) != 3 || lt.HotKeys[2].Index != "ByPath" || lt.HotKeys[2].Value != "N1" || lt.HotKeys[2].Items != 3000 || lt.HotKeys[2].Seconds != 3 {
+		t.Errorf("hot keys %+v", lt.HotKeys)
+	}
+	// Capped at 100 WCU/s, the cap is the bound.
+	if lt.BoundBy != "max_wcu" || lt.MaxWCU != 100 || lt.MinSeconds != float64(out.Plans[0].WCU)/100 {
+		t.Errorf("load_time %+v", lt)
+	}
+}
