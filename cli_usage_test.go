@@ -44,6 +44,15 @@ func TestUsageAndInputErrorsExit2(t *testing.T) {
 		{"--max-errors 0", []string{"import", "--in", good, "--layout", "path", "--max-errors", "0", "--dry-run"}, "--max-errors 0: want 1 or more"},
 		{"--wcu without --rcu", []string{"schema", "--layout", "path", "--table", "Tbl", "--wcu", "5"}, "both --wcu and --rcu"},
 		{"a missing input", []string{"import", "--in", filepath.Join(dir, "nowhere.csv"), "--layout", "path", "--out", out}, "no such file"},
+		{"on-demand ceilings on a provisioned table", []string{"import", "--in", good, "--layout", "path", "--table", "Tbl", "--create-table", "--wcu", "5", "--rcu", "5", "--max-on-demand-wcu", "100"}, "cap an on-demand table"},
+		{"a warm throughput below the default", []string{"schema", "--layout", "path", "--table", "Tbl", "--warm-wcu", "1000"}, "below the 4000 writes a second"},
+		{"a warm throughput without --create-table", []string{"import", "--in", good, "--layout", "path", "--table", "Tbl", "--warm-wcu", "8000"}, "give --create-table too"},
+		{"a warm throughput for bulk put", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--bulk-put", "Tbl", "--warm-wcu", "8000"}, "--bulk-put loads an existing one"},
+		{"a warm throughput for ImportTable", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--import-table", "Tbl", "--warm-wcu", "8000"}, "without a warm throughput"},
+		{"a ceiling of 0", []string{"apply", "--in", good, "--layout", "path", "--table", "Tbl", "--create-table", "--max-on-demand-wcu", "0"}, "want a number above 0"},
+		{"a ceiling without --create-table", []string{"migrate", "--from-table", "Aaa", "--from-layout", "path", "--to-table", "Bbb", "--to-layout", "closure", "--max-on-demand-wcu", "100"}, "give --create-table too"},
+		{"a bulk put cap under the minimum", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--bulk-put", "Tbl", "--max-wcu", "100"}, "at least 1024"},
+		{"a bulk put without S3", []string{"import", "--in", good, "--layout", "path", "--out", out, "--bulk-put", "Tbl"}, "give --out s3://BUCKET/PREFIX too"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,6 +45,9 @@ type Plan struct {
 	Rejected    int                `json:"rejected_nodes"`
 	Problems    int                `json:"problems"`
 	Cost        Cost               `json:"cost"`
+	// LoadTime is the least time the load takes on DynamoDB, from its
+	// per-partition limit (see Project; PlanLayout projects it uncapped).
+	LoadTime LoadTime `json:"load_time"`
 }
 
 // Cost is the estimated price of loading, in US dollars.
@@ -116,6 +119,8 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		WritePerMillion: prices.OnDemandWritePerMillion,
 		ImportPerGB:     prices.ImportPerGB,
 	}
+	p.LoadTime.HotKeys = hotKeys(m, spec)
+	p.Project(l, 0)
 	return p, problems
 }
 

@@ -19,6 +19,9 @@ type FilesOptions struct {
 	Emit         EmitOptions
 	// Settings are the flags that shaped the items, recorded in the manifest.
 	Settings map[string]any
+	// Billing is the capacity create-table.json and import-table.json ask
+	// for (on-demand with DynamoDB's defaults when zero).
+	Billing Billing
 }
 
 // Manifest describes a directory of import files.
@@ -68,14 +71,14 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	}
 	l := opts.Emit.Layout
 	spec := l.Table()
-	create, err := SchemaJSON(opts.Table, spec, Billing{})
+	create, err := SchemaJSON(opts.Table, spec, opts.Billing)
 	if err != nil {
 		return nil, err
 	}
 	if err := writeFile(filepath.Join(opts.Dir, "create-table.json"), create); err != nil {
 		return nil, err
 	}
-	importReq, err := ImportTableJSON(opts.Table, spec, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
+	importReq, err := ImportTableJSON(opts.Table, spec, opts.Billing, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +116,12 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 
 // ImportTableJSON is an ImportTable request (the API's field names, as
 // `aws dynamodb import-table --cli-input-json` takes it) for the layout's
-// table, reading gzip DynamoDB JSON from s3://bucket/prefix.
-func ImportTableJSON(table string, spec layouts.TableSpec, bucket, prefix string) ([]byte, error) {
-	create, err := SchemaJSON(table, spec, Billing{})
+// table, with billing's capacity, reading gzip DynamoDB JSON from
+// s3://bucket/prefix. ImportTable takes no WarmThroughput: a warm
+// throughput billing asks for is left out (create-table.json keeps it).
+func ImportTableJSON(table string, spec layouts.TableSpec, billing Billing, bucket, prefix string) ([]byte, error) {
+	billing.WarmRCU, billing.WarmWCU = 0, 0
+	create, err := SchemaJSON(table, spec, billing)
 	if err != nil {
 		return nil, err
 	}

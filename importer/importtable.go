@@ -38,6 +38,9 @@ var ErrImportFailed = errors.New("importer: DynamoDB import from S3 failed")
 // token and request within 8 hours start one import. The request is checked
 // with ValidateImportTableInput.
 func ImportTableInput(table string, spec layouts.TableSpec, billing Billing, bucket, prefix, token string) (*dynamodb.ImportTableInput, error) {
+	if billing.Warm() {
+		return nil, errors.New("importer: ImportTable takes no WarmThroughput (its TableCreationParameters have none): warm the table after the import with UpdateTable, or create it warm and load it with --bulk-put")
+	}
 	create, err := CreateTableInput(table, spec, billing)
 	if err != nil {
 		return nil, err
@@ -52,6 +55,7 @@ func ImportTableInput(table string, spec layouts.TableSpec, billing Billing, buc
 			KeySchema:              create.KeySchema,
 			BillingMode:            create.BillingMode,
 			ProvisionedThroughput:  create.ProvisionedThroughput,
+			OnDemandThroughput:     create.OnDemandThroughput,
 			GlobalSecondaryIndexes: create.GlobalSecondaryIndexes,
 		},
 	}
@@ -171,6 +175,9 @@ func ValidateImportTableInput(in *dynamodb.ImportTableInput) error {
 	if provisioned != (t.ProvisionedThroughput != nil) {
 		bad("BillingMode %q and ProvisionedThroughput disagree: PROVISIONED needs it, PAY_PER_REQUEST takes none", t.BillingMode)
 	}
+	if provisioned && t.OnDemandThroughput != nil {
+		bad("OnDemandThroughput goes with PAY_PER_REQUEST, not PROVISIONED")
+	}
 	names := map[string]bool{}
 	for _, ix := range t.GlobalSecondaryIndexes {
 		name := aws.ToString(ix.IndexName)
@@ -190,6 +197,9 @@ func ValidateImportTableInput(in *dynamodb.ImportTableInput) error {
 		}
 		if provisioned != (ix.ProvisionedThroughput != nil) {
 			bad("%s: BillingMode %q and ProvisionedThroughput disagree", where, t.BillingMode)
+		}
+		if provisioned && ix.OnDemandThroughput != nil {
+			bad("%s: OnDemandThroughput goes with PAY_PER_REQUEST, not PROVISIONED", where)
 		}
 	}
 	for name := range defs {
@@ -328,51 +338,88 @@ type FollowOptions struct {
 // caller reports the count and the log group. When ctx ends first, the
 // import goes on in DynamoDB and the error says how to follow it.
 func FollowImport(ctx context.Context, api ImportAPI, arn string, opts FollowOptions) (ImportStatus, error) {
-	if opts.Poll <= 0 {
-		opts.Poll = 15 * time.Second
+	return follow(ctx, opts.Poll, opts.MaxFailures, job[ImportStatus]{
+		what: "import", op: "DescribeImport", arn: arn,
+		howTo: "aws dynamodb describe-import --import-arn " + arn,
+		describe: func(ctx context.Context) (*ImportStatus, error) {
+			out, err := api.DescribeImport(ctx, &dynamodb.DescribeImportInput{ImportArn: aws.String(arn)})
+			if err != nil || out.ImportTableDescription == nil {
+				return nil, err
+			}
+			s := importStatus(out.ImportTableDescription)
+			if s.ARN == "" {
+				s.ARN = arn
+			}
+			return &s, nil
+		},
+		done:     ImportStatus.Done,
+		onStatus: opts.OnStatus,
+		failed: func(s ImportStatus) error {
+			if s.Status != types.ImportStatusCompleted {
+				return &ImportError{Status: s}
+			}
+			return nil
+		},
+	})
+}
+
+// job is how follow polls one asynchronous DynamoDB job (an import from
+// S3, a bulk put): describe returns nil, nil when the answer held no
+// description.
+type job[S any] struct {
+	what, op, arn, howTo string
+	describe             func(context.Context) (*S, error)
+	done                 func(S) bool
+	failed               func(S) error
+	onStatus             func(S)
+}
+
+// follow polls j until it ends or ctx does, pausing poll (default 15 s,
+// the first pauses shorter) between calls; maxFailures calls in a row may
+// fail (default 5) before it gives up, the job going on regardless.
+func follow[S any](ctx context.Context, poll time.Duration, maxFailures int, j job[S]) (S, error) {
+	if poll <= 0 {
+		poll = 15 * time.Second
 	}
-	if opts.MaxFailures <= 0 {
-		opts.MaxFailures = 5
+	if maxFailures <= 0 {
+		maxFailures = 5
 	}
-	pause := min(opts.Poll, time.Second)
+	stopped := func(last S) (S, error) {
+		return last, fmt.Errorf("importer: stopped following %s %s; it goes on in DynamoDB (%s): %w", j.what, j.arn, j.howTo, ctx.Err())
+	}
+	pause := min(poll, time.Second)
 	fails := 0
-	var last ImportStatus
+	var last S
 	for {
-		out, err := api.DescribeImport(ctx, &dynamodb.DescribeImportInput{ImportArn: aws.String(arn)})
+		s, err := j.describe(ctx)
 		switch {
 		case ctx.Err() != nil:
-			return last, fmt.Errorf("importer: stopped following import %s; it goes on in DynamoDB (aws dynamodb describe-import --import-arn %s): %w", arn, arn, ctx.Err())
+			return stopped(last)
 		case err != nil:
 			fails++
-			if fails >= opts.MaxFailures {
-				return last, fmt.Errorf("%w; the import may still be running (aws dynamodb describe-import --import-arn %s)", serviceError("DescribeImport", err), arn)
+			if fails >= maxFailures {
+				return last, fmt.Errorf("%w; the %s may still be running (%s)", serviceError(j.op, err), j.what, j.howTo)
 			}
-		case out.ImportTableDescription == nil:
+		case s == nil:
 			fails++
-			if fails >= opts.MaxFailures {
-				return last, &ddb.ServiceError{Pkg: "importer", Op: "DescribeImport", Err: fmt.Errorf("no description of import %s", arn)}
+			if fails >= maxFailures {
+				return last, &ddb.ServiceError{Pkg: "importer", Op: j.op, Err: fmt.Errorf("no description of %s %s", j.what, j.arn)}
 			}
 		default:
 			fails = 0
-			last = importStatus(out.ImportTableDescription)
-			if last.ARN == "" {
-				last.ARN = arn
+			last = *s
+			if j.onStatus != nil {
+				j.onStatus(last)
 			}
-			if opts.OnStatus != nil {
-				opts.OnStatus(last)
-			}
-			if last.Done() {
-				if last.Status != types.ImportStatusCompleted {
-					return last, &ImportError{Status: last}
-				}
-				return last, nil
+			if j.done(last) {
+				return last, j.failed(last)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("importer: stopped following import %s; it goes on in DynamoDB (aws dynamodb describe-import --import-arn %s): %w", arn, arn, ctx.Err())
+			return stopped(last)
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, opts.Poll)
+		pause = min(2*pause, poll)
 	}
 }

@@ -29,6 +29,7 @@ type recordingHTTP struct {
 	bodies  [][]byte
 	status  int
 	answer  string
+	errType string // the error's type when status is not 200 (ResourceInUseException)
 }
 
 func (h *recordingHTTP) Do(r *http.Request) (*http.Response, error) {
@@ -43,7 +44,11 @@ func (h *recordingHTTP) Do(r *http.Request) (*http.Response, error) {
 	hdr := http.Header{}
 	hdr.Set("Content-Type", "application/x-amz-json-1.0")
 	if h.status != http.StatusOK {
-		hdr.Set("X-Amzn-Errortype", "ResourceInUseException")
+		t := h.errType
+		if t == "" {
+			t = "ResourceInUseException"
+		}
+		hdr.Set("X-Amzn-Errortype", t)
 	}
 	return &http.Response{StatusCode: h.status, Header: hdr, Body: io.NopCloser(strings.NewReader(h.answer)), Request: r}, nil
 }
@@ -91,7 +96,7 @@ func TestImportTableInputMatchesTheAPI(t *testing.T) {
 				t.Errorf("ClientToken = %v, want tok-1", sent["ClientToken"])
 			}
 			delete(sent, "ClientToken")
-			file, err := ImportTableJSON("my.table", spec, "my-bucket", "loads/2024/data/")
+			file, err := ImportTableJSON("my.table", spec, Billing{}, "my-bucket", "loads/2024/data/")
 			if err != nil {
 				t.Fatal(err)
 			}

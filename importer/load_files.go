@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/treeport/treeport/internal/ddb"
@@ -46,7 +47,15 @@ type LoadFilesOptions struct {
 	ImportTable string
 	Billing     Billing
 	AWS         ddb.AWSOptions
-	// Poll is the pause between two DescribeImport calls (15 s).
+	// BulkPut, with S3, is the existing table DynamoDB's bulk put loads
+	// from the files (StartBulkPutItems), once every shard has uploaded;
+	// LoadFiles follows it to its end. MaxWCU, when above 0, caps its
+	// write rate (at least MinBulkPutWCU). The table must be checked by
+	// the caller first (CheckTable), before the input is read.
+	BulkPut string
+	MaxWCU  int64
+	// Poll is the pause between two DescribeImport or
+	// DescribeBulkOperation calls (15 s).
 	Poll time.Duration
 
 	// OnStaged is told the files are written, before they are uploaded.
@@ -57,6 +66,21 @@ type LoadFilesOptions struct {
 	// its status at every poll until it ends.
 	OnImportStarted func(ImportStarted)
 	OnImportStatus  func(ImportStatus)
+	// OnBulkPutStarted is told the bulk put began (or was found running);
+	// OnBulkPutStatus is told its status at every poll until it ends.
+	OnBulkPutStarted func(BulkPutStarted)
+	OnBulkPutStatus  func(BulkPutStatus)
+}
+
+// BulkPutStarted describes a bulk put just started, or found running
+// under the same client token.
+type BulkPutStarted struct {
+	ARN    string
+	Items  int64  // in the files of every shard
+	Source string // s3://BUCKET/PREFIX/data/
+	Report string // s3://BUCKET/PREFIX/bulk-put-report/
+	Table  string
+	MaxWCU int64
 }
 
 // ImportStarted describes an import from S3 just started.
@@ -81,7 +105,12 @@ type LoadFilesResult struct {
 	Waiting []int
 	// Import is the import's last status (nil when none was started).
 	Import *ImportStatus
-	Took   time.Duration
+	// BulkPut is the bulk put's last status (nil when none was started);
+	// Report is what its report of failed items holds, read when some
+	// failed.
+	BulkPut *BulkPutStatus
+	Report  *BulkPutReport
+	Took    time.Duration
 }
 
 // LoadFiles writes the items of in as the files DynamoDB's import from S3
@@ -120,16 +149,107 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	}
 	l, shard := fo.Emit.Layout, fo.Emit.Shard
 	st, err := UploadImportFiles(ctx, opts.S3.Client, res.Dir, m, l.Table(), UploadOptions{
-		To: opts.S3.Loc, Shard: shard, OnFile: opts.OnUpload,
+		To: opts.S3.Loc, Shard: shard, Billing: fo.Billing, OnFile: opts.OnUpload,
 	})
 	if err != nil {
 		return nil, err
 	}
 	res.Upload = &st
-	if opts.ImportTable == "" {
-		return res, nil
+	switch {
+	case opts.BulkPut != "":
+		return res, startBulkPut(ctx, opts, res, nil)
+	case opts.ImportTable != "":
+		return res, startImport(ctx, opts, res)
 	}
-	return res, startImport(ctx, opts, res)
+	return res, nil
+}
+
+// UploadedBefore returns the complete upload in opts.S3 of an earlier run
+// of the same job (every shard's manifest there, made from the same input
+// path with the same settings), or nil when there is none. A rerun of a
+// bulk put finds it, and follows the bulk put that upload started instead
+// of staging the files again: the same manifests give the same client
+// token, so DynamoDB returns the bulk put it runs (for 8 hours) rather
+// than starting a second one.
+func UploadedBefore(ctx context.Context, opts LoadFilesOptions, input string) (*ImportSource, error) {
+	src, _, err := ShardsUploaded(ctx, opts.S3.Client, opts.S3.Loc, opts.Files.Emit.Shard)
+	if err != nil || src == nil {
+		return nil, err
+	}
+	want := &Manifest{Layout: opts.Files.Emit.Layout.Name(), Table: opts.Files.Table, Settings: opts.Files.Settings}
+	for _, m := range src.Manifests {
+		if m.Input != input || sameRun(m, want) != nil {
+			return nil, nil
+		}
+	}
+	return src, nil
+}
+
+// ResumeBulkPut starts (or finds running) and follows the bulk put of an
+// upload found by UploadedBefore.
+func ResumeBulkPut(ctx context.Context, src *ImportSource, opts LoadFilesOptions) (*LoadFilesResult, error) {
+	started := time.Now()
+	res := &LoadFilesResult{Manifest: src.Manifests[0]}
+	err := startBulkPut(ctx, opts, res, src)
+	res.Took = time.Since(started)
+	return res, err
+}
+
+// startBulkPut starts DynamoDB's StartBulkPutItems once every shard has
+// uploaded, follows it to the end, and reads its report of failed items.
+func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResult, src *ImportSource) error {
+	loc, shard, table := opts.S3.Loc, opts.Files.Emit.Shard, opts.BulkPut
+	if src == nil {
+		var missing []int
+		var err error
+		if src, missing, err = ShardsUploaded(ctx, opts.S3.Client, loc, shard); err != nil {
+			return err
+		}
+		if src == nil {
+			res.Waiting = missing
+			return nil
+		}
+	}
+	report := loc.Key(ReportDir)
+	in, err := BulkPutInput(table, loc.Bucket, loc.DataPrefix(), report, src.Token, opts.MaxWCU)
+	if err != nil {
+		return err
+	}
+	client, err := ddb.NewClient(ctx, opts.AWS)
+	if err != nil {
+		return err
+	}
+	st, err := StartBulkPut(ctx, client, in)
+	if err != nil {
+		return fmt.Errorf("%w\nthe files are in %s", err, loc)
+	}
+	if opts.OnBulkPutStarted != nil {
+		opts.OnBulkPutStarted(BulkPutStarted{ARN: st.ARN, Items: src.Items(), Source: s3io.ObjectURL(loc.Bucket, loc.DataPrefix()),
+			Report: s3io.ObjectURL(loc.Bucket, report), Table: table, MaxWCU: opts.MaxWCU})
+	}
+	last, err := FollowBulkPut(ctx, client, st.ARN, BulkFollowOptions{
+		Poll: opts.Poll,
+		OnStatus: func(s BulkPutStatus) {
+			if !s.Done() && opts.OnBulkPutStatus != nil {
+				opts.OnBulkPutStatus(s)
+			}
+		},
+	})
+	if last.ARN != "" {
+		res.BulkPut = &last
+	}
+	if last.FailedItems > 0 || last.Status == types.BulkOperationStatusCompletedWithErrors {
+		bucket, prefix := last.ReportBucket, last.ReportPrefix
+		if bucket == "" {
+			bucket, prefix = loc.Bucket, report
+		}
+		rep, rerr := ReadBulkPutReport(ctx, opts.S3.Client, bucket, prefix, 5)
+		res.Report = rep
+		if err == nil && rerr != nil {
+			err = fmt.Errorf("the bulk put ended %s with %d failed items, but its report could not be read: %w", last.Status, last.FailedItems, rerr)
+		}
+	}
+	return err
 }
 
 // startImport starts DynamoDB's ImportTable once every shard has uploaded,

@@ -161,6 +161,9 @@ type UploadOptions struct {
 	// Shard names this copy's manifest (see s3io.Location); its data files are
 	// named by WriteImportFiles already.
 	Shard Shard
+	// Billing is the capacity import-table.json asks for, as
+	// WriteImportFiles was told.
+	Billing Billing
 	// Transfer is how many files are uploaded at once and the multipart
 	// parts of each (4 files, parts of 16 MiB, 4 parts in flight); a file
 	// smaller than a part is one PutObject.
@@ -187,7 +190,7 @@ type UploadStats struct {
 func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, spec layouts.TableSpec, opts UploadOptions) (UploadStats, error) {
 	started := time.Now()
 	opts.Transfer = opts.Transfer.WithDefaults()
-	importReq, err := ImportTableJSON(m.Table, spec, opts.To.Bucket, opts.To.DataPrefix())
+	importReq, err := ImportTableJSON(m.Table, spec, opts.Billing, opts.To.Bucket, opts.To.DataPrefix())
 	if err != nil {
 		return UploadStats{}, err
 	}

@@ -17,21 +17,59 @@ import (
 	"github.com/treeport/treeport/layouts"
 )
 
-// Billing is how a new table pays for its capacity. The zero value is
-// on-demand (PAY_PER_REQUEST).
+// Billing is how a new table pays for its capacity, and how it starts. The
+// zero value is on-demand (PAY_PER_REQUEST), with DynamoDB's defaults.
 type Billing struct {
 	// Provisioned selects provisioned capacity: RCU and WCU for the table
 	// and the same for each of its indexes.
 	Provisioned bool
 	RCU, WCU    int64
+	// WarmRCU and WarmWCU, when above 0, are the table's WarmThroughput
+	// (read and write units a second it serves at once, without scaling
+	// first), and each index's: an index takes the table's writes.
+	WarmRCU, WarmWCU int64
+	// MaxOnDemandRCU and MaxOnDemandWCU, when above 0, are the
+	// OnDemandThroughput ceilings of the table and of each index (request
+	// units a second, beyond which DynamoDB throttles): a cap on spend.
+	// On-demand billing only.
+	MaxOnDemandRCU, MaxOnDemandWCU int64
 }
 
-func (b Billing) check() error {
+// A new table starts warm at these rates (DynamoDB's default warm
+// throughput); a lower WarmThroughput warms nothing.
+const (
+	DefaultWarmRCU = 12000
+	DefaultWarmWCU = 4000
+)
+
+// Check reports what is wrong with b: provisioned capacity without both
+// units, on-demand ceilings with provisioned capacity or below 1, a warm
+// throughput below DynamoDB's default.
+func (b Billing) Check() error {
+	var probs []string
 	if b.Provisioned && (b.RCU <= 0 || b.WCU <= 0) {
-		return fmt.Errorf("importer: provisioned capacity needs read and write units above 0 (got %d RCU, %d WCU)", b.RCU, b.WCU)
+		probs = append(probs, fmt.Sprintf("provisioned capacity needs read and write units above 0 (got %d RCU, %d WCU)", b.RCU, b.WCU))
+	}
+	if b.Provisioned && (b.MaxOnDemandRCU != 0 || b.MaxOnDemandWCU != 0) {
+		probs = append(probs, "on-demand ceilings go with on-demand billing, not with provisioned capacity")
+	}
+	if b.MaxOnDemandRCU < 0 || b.MaxOnDemandWCU < 0 {
+		probs = append(probs, fmt.Sprintf("on-demand ceilings must be above 0 (got %d RCU, %d WCU)", b.MaxOnDemandRCU, b.MaxOnDemandWCU))
+	}
+	if b.WarmRCU != 0 && b.WarmRCU < DefaultWarmRCU {
+		probs = append(probs, fmt.Sprintf("warm read throughput %d is below the %d reads a second every new table starts with", b.WarmRCU, DefaultWarmRCU))
+	}
+	if b.WarmWCU != 0 && b.WarmWCU < DefaultWarmWCU {
+		probs = append(probs, fmt.Sprintf("warm write throughput %d is below the %d writes a second every new table starts with", b.WarmWCU, DefaultWarmWCU))
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("importer: %s", strings.Join(probs, "; "))
 	}
 	return nil
 }
+
+// Warm reports whether b asks for a WarmThroughput.
+func (b Billing) Warm() bool { return b.WarmRCU > 0 || b.WarmWCU > 0 }
 
 // TableAPI is the part of the DynamoDB client that CreateTable and
 // CheckTable use; *dynamodb.Client satisfies it.
@@ -80,6 +118,8 @@ type (
 		GlobalSecondaryIndexes []schemaIndex     `json:"GlobalSecondaryIndexes,omitempty"`
 		BillingMode            string            `json:"BillingMode"`
 		ProvisionedThroughput  *schemaThroughput `json:"ProvisionedThroughput,omitempty"`
+		OnDemandThroughput     *schemaOnDemand   `json:"OnDemandThroughput,omitempty"`
+		WarmThroughput         *schemaWarm       `json:"WarmThroughput,omitempty"`
 	}
 	schemaAttr struct {
 		AttributeName string `json:"AttributeName"`
@@ -94,6 +134,8 @@ type (
 		KeySchema             []schemaKey       `json:"KeySchema"`
 		Projection            schemaProjection  `json:"Projection"`
 		ProvisionedThroughput *schemaThroughput `json:"ProvisionedThroughput,omitempty"`
+		OnDemandThroughput    *schemaOnDemand   `json:"OnDemandThroughput,omitempty"`
+		WarmThroughput        *schemaWarm       `json:"WarmThroughput,omitempty"`
 	}
 	schemaProjection struct {
 		ProjectionType string `json:"ProjectionType"`
@@ -102,12 +144,20 @@ type (
 		ReadCapacityUnits  int64 `json:"ReadCapacityUnits"`
 		WriteCapacityUnits int64 `json:"WriteCapacityUnits"`
 	}
+	schemaOnDemand struct {
+		MaxReadRequestUnits  int64 `json:"MaxReadRequestUnits,omitempty"`
+		MaxWriteRequestUnits int64 `json:"MaxWriteRequestUnits,omitempty"`
+	}
+	schemaWarm struct {
+		ReadUnitsPerSecond  int64 `json:"ReadUnitsPerSecond,omitempty"`
+		WriteUnitsPerSecond int64 `json:"WriteUnitsPerSecond,omitempty"`
+	}
 )
 
 // schema builds the CreateTable document for spec, checking that an
 // attribute used by several keys has one type.
 func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, error) {
-	if err := billing.check(); err != nil {
+	if err := billing.Check(); err != nil {
 		return nil, err
 	}
 	if name == "" {
@@ -119,6 +169,16 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		doc.BillingMode = string(types.BillingModeProvisioned)
 		tp = &schemaThroughput{ReadCapacityUnits: billing.RCU, WriteCapacityUnits: billing.WCU}
 		doc.ProvisionedThroughput = tp
+	}
+	var od *schemaOnDemand
+	if billing.MaxOnDemandRCU > 0 || billing.MaxOnDemandWCU > 0 {
+		od = &schemaOnDemand{MaxReadRequestUnits: billing.MaxOnDemandRCU, MaxWriteRequestUnits: billing.MaxOnDemandWCU}
+		doc.OnDemandThroughput = od
+	}
+	var warm *schemaWarm
+	if billing.Warm() {
+		warm = &schemaWarm{ReadUnitsPerSecond: billing.WarmRCU, WriteUnitsPerSecond: billing.WarmWCU}
+		doc.WarmThroughput = warm
 	}
 	attrTypes := map[string]string{}
 	var problems []string
@@ -153,6 +213,8 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 			KeySchema:             keys("index "+ix.Name, ix.PK, ix.SK),
 			Projection:            schemaProjection{ProjectionType: string(types.ProjectionTypeAll)},
 			ProvisionedThroughput: tp,
+			OnDemandThroughput:    od,
+			WarmThroughput:        warm,
 		})
 	}
 	if len(problems) > 0 {
@@ -165,7 +227,9 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 // the API's field names, which `aws dynamodb create-table --cli-input-json`
 // accepts: TableName, AttributeDefinitions, KeySchema, GlobalSecondaryIndexes
 // (every attribute projected), BillingMode and, for provisioned billing,
-// ProvisionedThroughput on the table and on each index. It ends in a newline.
+// ProvisionedThroughput on the table and on each index, and the
+// OnDemandThroughput and WarmThroughput billing asks for, on the table and
+// on each index. It ends in a newline.
 func SchemaJSON(name string, spec layouts.TableSpec, billing Billing) ([]byte, error) {
 	doc, err := schema(name, spec, billing)
 	if err != nil {
@@ -190,6 +254,18 @@ func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dy
 		}
 		return &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(t.ReadCapacityUnits), WriteCapacityUnits: aws.Int64(t.WriteCapacityUnits)}
 	}
+	od := func(t *schemaOnDemand) *types.OnDemandThroughput {
+		if t == nil {
+			return nil
+		}
+		return &types.OnDemandThroughput{MaxReadRequestUnits: positive(t.MaxReadRequestUnits), MaxWriteRequestUnits: positive(t.MaxWriteRequestUnits)}
+	}
+	warm := func(t *schemaWarm) *types.WarmThroughput {
+		if t == nil {
+			return nil
+		}
+		return &types.WarmThroughput{ReadUnitsPerSecond: positive(t.ReadUnitsPerSecond), WriteUnitsPerSecond: positive(t.WriteUnitsPerSecond)}
+	}
 	ks := func(keys []schemaKey) []types.KeySchemaElement {
 		out := make([]types.KeySchemaElement, len(keys))
 		for i, k := range keys {
@@ -202,6 +278,8 @@ func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dy
 		KeySchema:             ks(doc.KeySchema),
 		BillingMode:           types.BillingMode(doc.BillingMode),
 		ProvisionedThroughput: tp(doc.ProvisionedThroughput),
+		OnDemandThroughput:    od(doc.OnDemandThroughput),
+		WarmThroughput:        warm(doc.WarmThroughput),
 	}
 	for _, a := range doc.AttributeDefinitions {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
@@ -214,9 +292,19 @@ func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dy
 			KeySchema:             ks(ix.KeySchema),
 			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType)},
 			ProvisionedThroughput: tp(ix.ProvisionedThroughput),
+			OnDemandThroughput:    od(ix.OnDemandThroughput),
+			WarmThroughput:        warm(ix.WarmThroughput),
 		})
 	}
 	return in, nil
+}
+
+// positive is n as an optional API number: nil when not above 0.
+func positive(n int64) *int64 {
+	if n <= 0 {
+		return nil
+	}
+	return aws.Int64(n)
 }
 
 // tableWaitPoll is the longest pause between two DescribeTable calls while

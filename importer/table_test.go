@@ -149,6 +149,12 @@ func TestSchemaJSONCreatesTable(t *testing.T) {
 	}{
 		{name: "path on demand", spec: pathSpec},
 		{name: "closure provisioned", spec: closureSpec, billing: Billing{Provisioned: true, RCU: 3, WCU: 7}},
+		// DynamoDB Local takes WarmThroughput and OnDemandThroughput and
+		// ignores them (its DescribeTable leaves them out): this checks the
+		// names and shapes, not the effect.
+		{name: "path on demand, warm, with ceilings", spec: pathSpec,
+			billing: Billing{WarmWCU: 8000, WarmRCU: 15000, MaxOnDemandWCU: 20000, MaxOnDemandRCU: 30000}},
+		{name: "closure provisioned, warm", spec: closureSpec, billing: Billing{Provisioned: true, RCU: 3, WCU: 7, WarmWCU: 4000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,8 +146,8 @@ func (l *adjacencyLayout) Measure(s *transform.Stats, m *Measure) {
 	}
 	m.item(size, indexes)
 	m.key(0, idLen)
-	m.collection(0, 1)
-	m.collection(1, int64(s.Children))
+	m.collectionOf(0, 1, s.ID)
+	m.collectionOf(1, int64(s.Children), s.ID)
 }
 
 // NodeFilter is nil: every item of an adjacency table holds a node.

@@ -255,8 +255,8 @@ func (l *closureLayout) Measure(s *transform.Stats, m *Measure) {
 	m.key(1, digits(d))
 	m.key(2, idLen)
 	m.key(3, digits(d))
-	m.collection(0, int64(d+1))
-	m.collection(1, int64(s.Subtree))
+	m.collectionOf(0, int64(d+1), s.ID)
+	m.collectionOf(1, int64(s.Subtree), s.ID)
 	if d == 0 {
 		return
 	}

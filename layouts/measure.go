@@ -31,12 +31,33 @@ type Measure struct {
 	// Collections holds the largest item collection (items sharing one
 	// partition key value) of the table and then of each index.
 	Collections []int64
+	// Hot names, for each of Collections, the partition key value of that
+	// largest collection (the first one measured at that size), as the
+	// layout gives it: a load writes all of its items to one partition,
+	// which DynamoDB serves at PartitionWCU at most. It costs no memory per
+	// key: a layout's partition key values are a node's tree, parent or
+	// ancestor, whose sizes the node's Stats carry already. Empty when the
+	// layout does not name it.
+	Hot []string
+}
+
+// PartitionWCU is the most write capacity units a second DynamoDB serves
+// one partition, and so one partition key value, of a table or of an index.
+const PartitionWCU = 1000
+
+// HotKeyAdvisor is a layout that can say how to spread a partition key
+// value too hot to load in time: for the collection slot (0 the table,
+// 1 + k index k) and the factor by which its writes must be spread, a
+// short clause ("sharded-path with --shards 16 spreads it"); "" when it
+// has none.
+type HotKeyAdvisor interface {
+	SpreadAdvice(slot int, factor int) string
 }
 
 // NewMeasure returns an empty Measure sized for the layout's table.
 func NewMeasure(l Layout) *Measure {
 	n := 1 + len(l.Table().Indexes)
-	return &Measure{Keys: make([]int, 2*n), Collections: make([]int64, n)}
+	return &Measure{Keys: make([]int, 2*n), Collections: make([]int64, n), Hot: make([]string, n)}
 }
 
 // Add adds o to m: counts are summed and maxima kept.
@@ -57,7 +78,13 @@ func (m *Measure) Add(o *Measure) {
 	for len(m.Collections) < len(o.Collections) {
 		m.Collections = append(m.Collections, 0)
 	}
+	for len(m.Hot) < len(o.Collections) {
+		m.Hot = append(m.Hot, "")
+	}
 	for i, c := range o.Collections {
+		if c > m.Collections[i] && i < len(o.Hot) {
+			m.Hot[i] = o.Hot[i]
+		}
 		m.Collections[i] = max(m.Collections[i], c)
 	}
 }
@@ -84,6 +111,24 @@ func (m *Measure) collection(i int, n int64) {
 		m.Collections = append(m.Collections, make([]int64, i+1-len(m.Collections))...)
 	}
 	m.Collections[i] = max(m.Collections[i], n)
+}
+
+// tops reports whether a collection of n items in slot i is larger than
+// any measured so far, for a layout to name its value only then.
+func (m *Measure) tops(i int, n int64) bool {
+	return i >= len(m.Collections) || n > m.Collections[i]
+}
+
+// collectionOf is collection, naming the partition key value of a new
+// largest collection.
+func (m *Measure) collectionOf(i int, n int64, value string) {
+	if m.tops(i, n) {
+		for len(m.Hot) <= i {
+			m.Hot = append(m.Hot, "")
+		}
+		m.Hot[i] = value
+	}
+	m.collection(i, n)
 }
 
 // digits is the length of n's decimal text, n ≥ 0.

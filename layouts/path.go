@@ -256,13 +256,32 @@ func (l *pathLayout) Measure(s *transform.Stats, m *Measure) {
 	m.key(0, idLen)
 	m.key(4, treeLen)
 	m.key(5, pathLen)
-	m.collection(0, 1)
-	m.collection(1, int64(s.Children))
+	m.collectionOf(0, 1, s.ID)
+	m.collectionOf(1, int64(s.Children), s.ID)
 	if l.shards > 0 {
-		m.collection(2, int64((s.TreeSize+l.shards-1)/l.shards))
+		if n := int64((s.TreeSize + l.shards - 1) / l.shards); m.tops(2, n) {
+			m.collectionOf(2, n, fmt.Sprintf("%s#1…%s#%d", s.RootID, s.RootID, l.shards))
+		}
 	} else {
-		m.collection(2, int64(s.TreeSize))
+		m.collectionOf(2, int64(s.TreeSize), s.RootID)
 	}
+}
+
+// SpreadAdvice says how to spread ByPath's partition (slot 2), one tree's
+// index writes, over factor times more partitions: sharded-path's
+// --shards. A parent's children (ByParent) cannot be spread.
+func (l *pathLayout) SpreadAdvice(slot, factor int) string {
+	if slot != 2 {
+		return ""
+	}
+	shards := 2
+	for shards < factor*max(l.shards, 1) {
+		shards *= 2
+	}
+	if l.shards > 0 {
+		return fmt.Sprintf("--shards %d spreads it", shards)
+	}
+	return fmt.Sprintf("%s with --shards %d spreads it", ShardedName, shards)
 }
 
 // NodeFilter is nil: every item of a path table holds a node.

@@ -174,7 +174,12 @@ func (l *prefixLayout) Measure(s *transform.Stats, m *Measure) {
 	m.item(fixed+objectKey-idLen+idLen, 0)
 	m.key(0, objectKey) // the listing row's key is shorter by the id
 	m.key(1, max(delim, idLen))
-	m.collection(0, max(1, int64(s.Children), int64(s.Roots)))
+	switch {
+	case int64(s.Roots) > int64(s.Children) && m.tops(0, int64(s.Roots)):
+		m.collectionOf(0, int64(s.Roots), l.delim) // the roots' listing
+	case m.tops(0, max(1, int64(s.Children))):
+		m.collectionOf(0, max(1, int64(s.Children)), "…"+l.delim+s.ID+l.delim) // the node's children's listing
+	}
 }
 
 // NodeFilter keeps the object rows: Child = the delimiter.

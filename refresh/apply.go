@@ -165,8 +165,10 @@ type ApplyOptions struct {
 	// AllowMassDelete lifts the limit.
 	MaxDeleteRatio  float64
 	AllowMassDelete bool
-	// CreateTable creates the table (on-demand) when it does not exist.
+	// CreateTable creates the table when it does not exist, with Billing's
+	// capacity (on-demand by default).
 	CreateTable bool
+	Billing     importer.Billing
 	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
 	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
 	// DynamoDB rejects; Report the JSON summary written at the end.
@@ -200,7 +202,7 @@ type ApplyResult struct {
 // comes with the error whenever the plan is known.
 func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{}); err != nil {
+		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
 	}

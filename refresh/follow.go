@@ -689,7 +689,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				return nil
 			}
 			created = true
-			return importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), importer.Billing{})
+			return importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing)
 		}
 		if err := f.copy(ctx, reader, res, create); err != nil {
 			return res, err

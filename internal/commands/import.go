@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,6 +28,7 @@ func importCommand() *cli.Command {
 		&cli.BoolFlag{Name: "create-table", Usage: "create the table and its indexes for the layout (on-demand unless --wcu/--rcu)", Category: catWrite},
 		&cli.StringFlag{Name: "out", Usage: "write DynamoDB import files (gzip DynamoDB JSON, manifest, CreateTable and ImportTable JSON) to `DIR` or to s3://BUCKET/PREFIX instead of a table", Category: catWrite},
 		&cli.StringFlag{Name: "import-table", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's import from S3 into the new table `T` (the layout's keys and indexes) and follow it to the end; it spends no write capacity", Category: catWrite},
+		&cli.StringFlag{Name: "bulk-put", Usage: "with --out s3://BUCKET/PREFIX: start DynamoDB's bulk put (StartBulkPutItems) from the files into the existing table `T` (the layout's keys and indexes), capped at --max-wcu (at least 1024), and follow it to the end; a rerun follows the same bulk put", Category: catWrite},
 		&cli.BoolFlag{Name: "dry-run", Usage: "validate and print what the load would write and cost; write nothing", Category: catWrite},
 		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON", Category: catWrite},
 		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
@@ -65,6 +67,24 @@ func runImport(c *cli.Context) error {
 		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
 	case c.String("import-table") != "" && !s3io.IsURL(out):
 		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && !s3io.IsURL(out):
+		return usagef("--bulk-put starts DynamoDB's bulk put from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && c.String("import-table") != "":
+		return usagef("--bulk-put loads an existing table, --import-table creates a new one: give one of them")
+	}
+	if set := capacitySet(c); len(set) > 0 && !dryRun {
+		switch {
+		case c.String("bulk-put") != "":
+			return usagef("%s shape a new table; --bulk-put loads an existing one (change its capacity with UpdateTable)", strings.Join(set, ", "))
+		case c.String("import-table") != "" && (c.IsSet("warm-wcu") || c.IsSet("warm-rcu")):
+			return usagef("ImportTable creates its table without a warm throughput (its TableCreationParameters have none): leave out --warm-wcu/--warm-rcu, and warm the table after the import with UpdateTable")
+		case out == "" && !c.Bool("create-table"):
+			return usagef("%s shape a new table: give --create-table too (or --out, for create-table.json)", strings.Join(set, ", "))
+		}
+	}
+	bulkWCU, err := bulkPutWCU(c)
+	if err != nil {
+		return err
 	}
 	ls, lopts, err := newLayouts(c, dryRun)
 	if err != nil {
@@ -102,6 +122,14 @@ func runImport(c *cli.Context) error {
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
 		if s3io.IsURL(out) {
+			if c.String("bulk-put") != "" {
+				// So does a table bulk put cannot load; and a rerun finds
+				// the files of the first run and follows its bulk put.
+				done, err := checkBulkPut(c, ls[0], shard, bulkWCU)
+				if done || err != nil {
+					return err
+				}
+			}
 			if s3out, err = openS3Output(c, out, shard); err != nil {
 				return err
 			}
@@ -178,6 +206,7 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 	invalid := 0
 	for _, l := range ls {
 		plan, problems := importer.PlanLayout(in, l, pricing.Default)
+		plan.Project(l, c.Float64("max-wcu"))
 		if len(problems) > 0 {
 			if len(ls) > 1 {
 				fmt.Fprintf(stderr, "%s:\n", l.Name())
@@ -235,10 +264,49 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 		}
 		tw.Flush()
 	}
+	printLoadTimes(w, plans)
 	if len(plans) > 0 {
 		c := plans[0].Cost
 		fmt.Fprintf(w, "\nprices: %s list prices as of %s: on-demand writes $%.3f per million WRU, ImportTable $%.2f per GB of uncompressed source\n",
 			c.Region, c.PricesAsOf, c.WritePerMillion, c.ImportPerGB)
+	}
+}
+
+// printLoadTimes is the dry run's projection of each layout's load time on
+// DynamoDB, from its hottest partition key values.
+func printLoadTimes(w io.Writer, plans []*importer.Plan) {
+	if len(plans) == 0 {
+		return
+	}
+	capped := ""
+	if m := plans[0].LoadTime.MaxWCU; m > 0 {
+		capped = fmt.Sprintf(", --max-wcu %g", m)
+	}
+	fmt.Fprintf(w, "\nprojected load time through BatchWriteItem (DynamoDB writes at most %s WCU/s to one partition key value%s):\n", importer.Thousands(layouts.PartitionWCU), capped)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+importer.Thousands(importer.DefaultWarmWCU)+" WCU/s\tbound by")
+	bound := map[string]string{"partition": "hot key", "max_wcu": "--max-wcu", "warm_throughput": "warm throughput"}
+	for _, p := range plans {
+		t := p.LoadTime
+		var hot importer.HotKey
+		for _, h := range t.HotKeys {
+			if h.Seconds >= hot.Seconds {
+				hot = h
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s %s\t%d\t%s\t%s\t%s\t%s\n", p.Layout, hot.Where(), hot.Attr, hot.Value, hot.Items,
+			importer.DurationText(hot.Seconds), importer.DurationText(t.MinSeconds), importer.DurationText(t.WarmSeconds), bound[t.BoundBy])
+	}
+	tw.Flush()
+	for _, p := range plans {
+		t := p.LoadTime
+		if t.Advice != "" {
+			fmt.Fprintf(w, "  %s: %s\n", p.Layout, t.Advice)
+		}
+		if t.SuggestedWarmWCU > 0 {
+			fmt.Fprintf(w, "  %s: a new on-demand table writes %s WCU/s at once and scales from there; create it with --create-table --warm-wcu %d to start at the %s WCU/s this load plans for\n",
+				p.Layout, importer.Thousands(importer.DefaultWarmWCU), t.SuggestedWarmWCU, importer.Thousands(t.SuggestedWarmWCU))
+		}
 	}
 }
 

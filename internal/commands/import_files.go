@@ -19,7 +19,7 @@ import (
 // only ever resumed by the copy of the job that wrote it.
 func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	s := map[string]any{"layout": l.Name()}
-	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table"} {
+	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table", "bulk-put"} {
 		if c.IsSet(name) || name == "id-field" || name == "parent-field" {
 			s[name] = c.Value(name)
 		}
@@ -56,26 +56,9 @@ func openS3Output(c *cli.Context, out string, shard importer.Shard) (*importer.S
 // importToFiles is import --out: importer.LoadFiles.
 func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time, s3out *importer.S3Output) error {
 	l := emit.Layout
-	table := c.String("table")
-	if t := c.String("import-table"); t != "" {
-		table = t
-	}
-	if table == "" {
-		table = "treeport-" + l.Name()
-	}
-	opts := importer.LoadFilesOptions{
-		Files: importer.FilesOptions{
-			Dir: c.String("out"), Table: table, ItemsPerFile: c.Int("items-per-file"),
-			Emit: emit, Settings: settings(c, l),
-		},
-		S3: s3out, ImportTable: c.String("import-table"), AWS: awsOptions(c), Poll: importPoll,
-	}
-	if opts.ImportTable != "" {
-		b, err := billing(c)
-		if err != nil {
-			return err
-		}
-		opts.Billing = b
+	opts, err := loadFilesOptions(c, emit, s3out)
+	if err != nil {
+		return err
 	}
 	w, log := c.App.Writer, c.App.ErrWriter
 	var items int64
@@ -98,6 +81,7 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 				s.ARN, s.Items, s.Source, s.Table, money(pricing.Default.Import(s.RawBytes)))
 		}
 		opts.OnImportStatus = func(s importer.ImportStatus) { printImportStatus(log, s, items) }
+		bulkPutProgress(c, &opts)
 	}
 	res, err := importer.LoadFiles(c.Context, in, opts)
 	if res == nil {
@@ -117,18 +101,66 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		}
 	}
 	if err != nil {
+		if res.BulkPut != nil {
+			printBulkPutReport(log, res)
+		}
 		return err
 	}
 	if res.Waiting != nil {
 		shard := emit.Shard
-		fmt.Fprintf(w, "shard %s uploaded; waiting for shards %s of %d: the last copy to finish starts the import into %s\n",
-			shard, joinInts(res.Waiting), shard.Of, opts.ImportTable)
+		what := "the import into " + opts.ImportTable
+		if opts.BulkPut != "" {
+			what = "the bulk put into " + opts.BulkPut
+		}
+		fmt.Fprintf(w, "shard %s uploaded; waiting for shards %s of %d: the last copy to finish starts %s\n",
+			shard, joinInts(res.Waiting), shard.Of, what)
 		return nil
+	}
+	if res.BulkPut != nil {
+		return bulkPutResult(w, log, res)
 	}
 	if res.Import == nil {
 		return nil
 	}
 	return importResult(w, log, *res.Import)
+}
+
+// loadFilesOptions are import --out's options: the table the request files
+// name, and the import or bulk put to start.
+func loadFilesOptions(c *cli.Context, emit importer.EmitOptions, s3out *importer.S3Output) (importer.LoadFilesOptions, error) {
+	l := emit.Layout
+	table := c.String("table")
+	for _, name := range []string{"import-table", "bulk-put"} {
+		if t := c.String(name); t != "" {
+			table = t
+		}
+	}
+	if table == "" {
+		table = "treeport-" + l.Name()
+	}
+	opts := importer.LoadFilesOptions{
+		Files: importer.FilesOptions{
+			Dir: c.String("out"), Table: table, ItemsPerFile: c.Int("items-per-file"),
+			Emit: emit, Settings: settings(c, l),
+		},
+		S3: s3out, ImportTable: c.String("import-table"), BulkPut: c.String("bulk-put"), AWS: awsOptions(c), Poll: importPoll,
+	}
+	b, err := billing(c)
+	if err != nil {
+		return opts, err
+	}
+	opts.Files.Billing = b
+	if opts.ImportTable != "" {
+		opts.Billing = b
+	}
+	if opts.BulkPut != "" {
+		n, err := bulkPutWCU(c)
+		if err != nil {
+			return opts, err
+		}
+		opts.MaxWCU = n
+	}
+	return opts, nil
 }
 
 func rate(n int64, d time.Duration) int64 {

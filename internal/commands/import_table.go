@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,7 +18,7 @@ import (
 )
 
 func writerFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "BatchWriteItem calls in flight", Category: catWrite},
 		&cli.Float64Flag{Name: "max-wcu", Usage: "cap the write rate at this many WCU per second (default: no cap; the rate still backs off on throttling)", Category: catWrite},
 		&cli.Int64Flag{Name: "wcu", Usage: "with --create-table: provisioned write capacity (default: on-demand)", Category: catWrite},
@@ -25,20 +26,73 @@ func writerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "dead-letter", Usage: "DynamoDB JSON `FILE` for items DynamoDB rejects; the run then exits 1 (without it, such an item stops the run)", Category: catWrite},
 		&cli.StringFlag{Name: "checkpoint", Usage: "save acknowledged progress to `FILE`; a rerun with the same input and flags resumes from it", Category: catWrite},
 		&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal", Category: catWrite},
+	}, capacityFlags()...)
+}
+
+// capacityFlags are the flags that shape a new table's capacity beyond its
+// billing mode, for every command that creates one.
+func capacityFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Int64Flag{Name: "warm-wcu", Usage: fmt.Sprintf("with --create-table: warm throughput, the writes a second the new table and each index serve at once (at least %d, DynamoDB's default); pre-warms it for a big load", importer.DefaultWarmWCU), Category: catWrite},
+		&cli.Int64Flag{Name: "warm-rcu", Usage: fmt.Sprintf("with --create-table: warm throughput for reads (at least %d, DynamoDB's default)", importer.DefaultWarmRCU), Category: catWrite},
+		&cli.Int64Flag{Name: "max-on-demand-wcu", Usage: "with --create-table, on-demand: the most write request units a second DynamoDB serves the table and each index (a cap on spend; above it, writes are throttled)", Category: catWrite},
+		&cli.Int64Flag{Name: "max-on-demand-rcu", Usage: "with --create-table, on-demand: the most read request units a second", Category: catWrite},
 	}
 }
 
-// billing is the capacity a new table gets: provisioned when --wcu or --rcu
-// is set (then both must be), on-demand otherwise.
-func billing(c *cli.Context) (importer.Billing, error) {
-	wcu, rcu := c.Int64("wcu"), c.Int64("rcu")
-	if wcu == 0 && rcu == 0 {
+// capacityNames are capacityFlags' names.
+var capacityNames = []string{"warm-wcu", "warm-rcu", "max-on-demand-wcu", "max-on-demand-rcu"}
+
+// capacitySet lists the capacity flags given, as --NAME.
+func capacitySet(c *cli.Context) []string {
+	var set []string
+	for _, name := range capacityNames {
+		if c.IsSet(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	return set
+}
+
+// newTableBilling is billing for the commands whose --create-table makes an
+// on-demand table (apply, migrate): the capacity flags need --create-table.
+func newTableBilling(c *cli.Context) (importer.Billing, error) {
+	if !c.Bool("create-table") {
+		if set := capacitySet(c); len(set) > 0 {
+			return importer.Billing{}, usagef("%s shape a new table: give --create-table too", strings.Join(set, ", "))
+		}
 		return importer.Billing{}, nil
 	}
-	if wcu <= 0 || rcu <= 0 {
-		return importer.Billing{}, usagef("provisioned capacity needs both --wcu and --rcu above 0 (got --wcu %d --rcu %d); leave both out for on-demand", wcu, rcu)
+	return billing(c)
+}
+
+// billing is the capacity a new table gets: provisioned when --wcu or --rcu
+// is set (then both must be), on-demand otherwise; with the warm throughput
+// and on-demand ceilings asked for.
+func billing(c *cli.Context) (importer.Billing, error) {
+	b := importer.Billing{
+		WarmWCU: c.Int64("warm-wcu"), WarmRCU: c.Int64("warm-rcu"),
+		MaxOnDemandWCU: c.Int64("max-on-demand-wcu"), MaxOnDemandRCU: c.Int64("max-on-demand-rcu"),
 	}
-	return importer.Billing{Provisioned: true, WCU: wcu, RCU: rcu}, nil
+	wcu, rcu := c.Int64("wcu"), c.Int64("rcu")
+	if wcu != 0 || rcu != 0 {
+		if wcu <= 0 || rcu <= 0 {
+			return b, usagef("provisioned capacity needs both --wcu and --rcu above 0 (got --wcu %d --rcu %d); leave both out for on-demand", wcu, rcu)
+		}
+		if c.IsSet("max-on-demand-wcu") || c.IsSet("max-on-demand-rcu") {
+			return b, usagef("--max-on-demand-wcu and --max-on-demand-rcu cap an on-demand table; with provisioned --wcu/--rcu the provisioned capacity is the cap (leave one or the other out)")
+		}
+		b.Provisioned, b.WCU, b.RCU = true, wcu, rcu
+	}
+	for _, name := range capacityNames {
+		if c.IsSet(name) && c.Int64(name) <= 0 {
+			return b, usagef("--%s %d: want a number above 0", name, c.Int64(name))
+		}
+	}
+	if err := b.Check(); err != nil {
+		return b, usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
+	}
+	return b, nil
 }
 
 func awsOptions(c *cli.Context) ddb.AWSOptions {

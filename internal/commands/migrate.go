@@ -123,6 +123,10 @@ func runMigrate(c *cli.Context) error {
 		return err
 	}
 	t.Table, t.Layout = to, l2
+	bill, err := newTableBilling(c)
+	if err != nil {
+		return err
+	}
 	if t.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
@@ -131,7 +135,7 @@ func runMigrate(c *cli.Context) error {
 		From:         from, FromLayout: l1, Snapshot: c.String("snapshot"),
 	}
 	opts.Input.ClosureCopy = o2.ClosureCopy
-	opts.CreateTable = c.Bool("create-table")
+	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {
 		return runMigrateFollow(c, opts, started)

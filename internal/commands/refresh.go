@@ -231,11 +231,15 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	bill, err := newTableBilling(c)
+	if err != nil {
+		return err
+	}
 	if t.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err
 	}
 	opts := applyOptions(c, t, ratio, settings(c, t.Layout), started)
-	opts.Input, opts.CreateTable = in, c.Bool("create-table")
+	opts.Input, opts.CreateTable, opts.Billing = in, c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, c.Int("max-errors"))
 	prog := newProgress(c)
 	opts.OnProgress = prog.update

@@ -12,6 +12,7 @@ func schemaCommand() *cli.Command {
 		&cli.Int64Flag{Name: "wcu", Usage: "provisioned write capacity (default: on-demand)"},
 		&cli.Int64Flag{Name: "rcu", Usage: "provisioned read capacity (default: on-demand)"},
 	)
+	flags = append(flags, capacityFlags()...)
 	return &cli.Command{
 		Name:      "schema",
 		Usage:     "print the CreateTable JSON of a layout, for aws dynamodb create-table --cli-input-json",

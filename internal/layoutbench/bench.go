@@ -229,7 +229,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	res := &Result{
 		Layout: l.Name(), Rejected: f.RejectedCount(), Nodes: plan.Nodes,
 		MaxItemBytes: plan.MaxItemBytes, ItemLimit: transform.MaxItemBytes,
-		Load: Load{WCU: plan.WCU},
+		Load: Load{WCU: plan.WCU, MinSeconds: plan.LoadTime.MinSeconds, BoundBy: plan.LoadTime.BoundBy},
 	}
 	for _, k := range plan.Keys {
 		res.Keys = append(res.Keys, KeyLength{Index: k.Index, Role: k.Role, Attr: k.Attr, Longest: k.Longest, Limit: k.Limit})

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/treeport/treeport/importer"
 )
 
 // Formats the report is written in, by file extension.
@@ -73,7 +75,7 @@ func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "treeport bench: %s\n", summary(r))
 	fmt.Fprintf(w, "workload: %s; read mix: %s; costs at %d nodes; prices %s as of %s\n\n", workText(r.Workload), mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{"layout", "items", "stored", "WCU load"}
+	head := []string{"layout", "items", "stored", "WCU load", "load ≥ s"}
 	if r.Mode == "online" {
 		head = append(head, "load s")
 	}
@@ -83,7 +85,7 @@ func WriteText(w io.Writer, r *Report) error {
 	head = append(head, "RCU/read", "req/read", "move WCU", "delete WCU", "write WCU", "$ load", "$ storage", "$ reads", "$ writes", "$ total")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, res := range r.Layouts {
-		row := []string{res.Layout, fmt.Sprint(res.Items), humanBytes(res.StoredBytes), fmt.Sprint(res.Load.WCU)}
+		row := []string{res.Layout, fmt.Sprint(res.Items), humanBytes(res.StoredBytes), fmt.Sprint(res.Load.WCU), num(res.Load.MinSeconds)}
 		if r.Mode == "online" {
 			row = append(row, fmt.Sprintf("%.2f", deref(res.Load.Seconds)))
 		}
@@ -206,8 +208,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 
 	p("\n## At a glance\n\n")
-	p("| layout | items | stored (table + indexes) | largest item | WCU to load | consumed WCU | load time | RCU per read | requests per read | WCU per move | WCU per delete | WCU per write |\n")
-	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("| layout | items | stored (table + indexes) | largest item | WCU to load | consumed WCU | load time | load time on DynamoDB, at least | RCU per read | requests per read | WCU per move | WCU per delete | WCU per write |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		consumed, secs := "—", "—"
 		if res.Load.ConsumedWCU != nil {
@@ -216,8 +218,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if res.Load.Seconds != nil {
 			secs = fmt.Sprintf("%.2f s", *res.Load.Seconds)
 		}
-		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
-			res.Load.WCU, consumed, secs, num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
+		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
+			res.Load.WCU, consumed, secs, importer.DurationText(res.Load.MinSeconds)+" ("+res.Load.BoundBy+")", num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
 	}
 
 	p("\n## Cost at %d nodes\n\n", r.Scale.Nodes)

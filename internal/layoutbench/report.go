@@ -183,6 +183,12 @@ type Load struct {
 	Seconds      *float64 `json:"seconds"`
 	ItemsWritten int64    `json:"items_written"`
 	Throttles    int64    `json:"throttles"`
+	// MinSeconds is the least time the load takes on DynamoDB through
+	// BatchWriteItem, offline or online: its hottest partition key value
+	// at 1,000 WCU/s, as the dry run projects it (importer.LoadTime);
+	// BoundBy says what sets the pace ("partition", "warm_throughput").
+	MinSeconds float64 `json:"min_seconds_on_dynamodb"`
+	BoundBy    string  `json:"bound_by"`
 }
 
 // PartitionSkew is the hottest partition key values of the table or an
