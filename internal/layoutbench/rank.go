@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/treeport/treeport/importer"
 )
 
 // money keeps a millionth of a dollar.
@@ -21,7 +23,10 @@ func tied(a, b float64) bool {
 // rank orders the layouts by the total cost of the workload: load,
 // storage for its months, and its reads, writes, moves and deletes. Totals
 // within half a percent are a tie and share a rank (the cheaper first
-// still); equal totals are ordered by fewer requests a read, then the name. Each gets one line saying why.
+// still); within a tie, the layout whose load can go faster on DynamoDB
+// (its hottest partition key value bounds it less) comes first, then equal
+// totals are ordered by fewer requests a read, then the name. Each gets one
+// line saying why.
 func rank(rep *Report) []RankEntry {
 	ls := append([]*Result(nil), rep.Layouts...)
 	sort.SliceStable(ls, func(a, b int) bool {
@@ -34,6 +39,18 @@ func rank(rep *Report) []RankEntry {
 		}
 		return ls[a].Layout < ls[b].Layout
 	})
+	// A tie is settled by the load time: runs of totals tied with the run's
+	// first are ordered by the least time their load takes on DynamoDB.
+	for i := 0; i < len(ls); {
+		j := i + 1
+		for j < len(ls) && tied(ls[j].Cost.TotalUSD, ls[i].Cost.TotalUSD) {
+			j++
+		}
+		sort.SliceStable(ls[i:j], func(a, b int) bool {
+			return loadSeconds(ls[i+a]) < loadSeconds(ls[i+b])
+		})
+		i = j
+	}
 	var out []RankEntry
 	for i, r := range ls {
 		r.Rank = i + 1
@@ -87,6 +104,11 @@ func why(r *Result, ranked []*Result, i int, w Workload) string {
 		lead = fmt.Sprintf("costs %s× the best: %s: %s", num(ratio), usd(c.TotalUSD), parts(c, w))
 	}
 	var traits []string
+	// A load by BatchWriteItem that one partition key value holds back
+	// (DynamoDB serves at most 1,000 WCU/s a partition): a minute or more.
+	if r.Load.BoundBy == "partition" && c.LoadMethod != "ImportTable" && r.Load.MinSeconds >= 60 {
+		traits = append(traits, fmt.Sprintf("slow to load by writes: its hottest partition key value holds the load on DynamoDB to at least %s (ImportTable is not held to it)", importer.DurationText(r.Load.MinSeconds)))
+	}
 	// Hot partitions: the largest share of a table's or index's items under
 	// one partition key value.
 	var hot *PartitionSkew
@@ -213,4 +235,14 @@ func notes(rep *Report) []string {
 		}
 	}
 	return n
+}
+
+// loadSeconds is the least time r's load takes on DynamoDB when it is
+// loaded by writes; an ImportTable load is not held to a partition's rate,
+// so it counts as 0.
+func loadSeconds(r *Result) float64 {
+	if r.Cost.LoadMethod == "ImportTable" {
+		return 0
+	}
+	return r.Load.MinSeconds
 }

@@ -157,3 +157,30 @@ func TestWorkloadFile(t *testing.T) {
 		t.Errorf("err %v, want one about months", err)
 	}
 }
+
+// TestTiesGoToTheFasterLoad: two layouts whose totals tie are ordered by the
+// least time their load by writes takes on DynamoDB, and a load that one
+// partition key value holds to minutes says so in its line.
+func TestTiesGoToTheFasterLoad(t *testing.T) {
+	slow := &Result{Layout: "aaa", Cost: Cost{TotalUSD: 1.000, LoadMethod: "on-demand writes"},
+		Load: Load{MinSeconds: 1020, BoundBy: "partition"}}
+	fast := &Result{Layout: "bbb", Cost: Cost{TotalUSD: 1.003, LoadMethod: "on-demand writes"},
+		Load: Load{MinSeconds: 4, BoundBy: "warm_throughput"}}
+	dear := &Result{Layout: "ccc", Cost: Cost{TotalUSD: 2, LoadMethod: "on-demand writes"}}
+	rep := &Report{Layouts: []*Result{slow, fast, dear}}
+	got := rank(rep)
+	if got[0].Layout != "bbb" || got[1].Layout != "aaa" || got[0].Rank != 1 || got[1].Rank != 1 || got[2].Layout != "ccc" || got[2].Rank != 3 {
+		t.Fatalf("ranking %+v: want bbb then aaa tied at 1, ccc third", got)
+	}
+	if !strings.Contains(slow.Why, "at least 17 min") {
+		t.Errorf("the slow load's line does not give its time: %s", slow.Why)
+	}
+	if strings.Contains(fast.Why, "slow to load") {
+		t.Errorf("the fast load's line calls it slow: %s", fast.Why)
+	}
+	// Loaded by ImportTable, the partition does not hold the load back.
+	slow.Cost.LoadMethod = "ImportTable"
+	if got := rank(rep); got[0].Layout != "aaa" {
+		t.Errorf("with ImportTable the cheaper of the tie goes first: %+v", got)
+	}
+}
