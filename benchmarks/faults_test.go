@@ -71,7 +71,15 @@ func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string,
 		b.Fatal(err)
 	}
 	start := time.Now()
-	w := importer.NewDDBWriter(client, table, spec, importer.WriterOptions{Concurrency: 8, MaxRetries: 50})
+	opts := importer.WriterOptions{Concurrency: 8, MaxRetries: 50}
+	if os.Getenv("TREEPORT_TRACE") != "" {
+		opts.Trace = func(format string, args ...any) { b.Logf(format, args...) }
+		opts.ProgressInterval = 250 * time.Millisecond
+		opts.OnProgress = func(p importer.Progress) {
+			b.Logf("%v limit %.0f wcu %d throttles %d", p.Elapsed.Round(time.Millisecond), p.RateLimit, p.WCU, p.Throttles)
+		}
+	}
+	w := importer.NewDDBWriter(client, table, spec, opts)
 	for i, it := range items {
 		if err := w.Write(ctx, int64(i), it); err != nil {
 			b.Fatal(err)

@@ -113,6 +113,9 @@ type WriterOptions struct {
 	// from one goroutine at a time.
 	OnProgress       func(Progress)
 	ProgressInterval time.Duration
+	// Trace, when set, is told of the rate limiter's decisions (each cut:
+	// what it measured, the limit it set), for tests and benchmarks.
+	Trace func(format string, args ...any)
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -247,9 +250,8 @@ type DDBWriter struct {
 	bg     sync.WaitGroup
 	bgStop chan struct{}
 
-	// The run's first call goes alone (see probe).
-	probing   atomic.Bool
-	probeDone chan struct{}
+	// The run's first calls go a few at a time (see startGate).
+	gate startGate
 }
 
 // request is one item on its way, with what it costs.
@@ -281,9 +283,9 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 		batches: make(chan *batch, opts.Buffer),
 		reasons: map[string]int64{},
 		bgStop:  make(chan struct{}),
-
-		probeDone: make(chan struct{}),
 	}
+	w.gate.init(opts.Concurrency)
+	w.lim.Trace = opts.Trace
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
@@ -578,16 +580,13 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		for _, r := range reqs {
 			cost += r.wcu
 		}
-		// The probe comes before the limiter, so that the calls it held back
-		// are paced by what it taught the limiter.
-		first, err := w.probe(ctx)
-		if err != nil {
+		// The start gate comes before the limiter, so that the calls it
+		// held back are paced by what the first ones taught the limiter.
+		if err := w.gate.enter(ctx); err != nil {
 			return err
 		}
 		if err := w.lim.Wait(ctx, cost); err != nil {
-			if first {
-				close(w.probeDone)
-			}
+			w.gate.leave(false)
 			return err
 		}
 		in := &dynamodb.BatchWriteItemInput{
@@ -606,11 +605,10 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			}
 			w.opts.OnSend(hi)
 		}
+		sent := time.Now()
 		out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
 		cancel()
-		if first {
-			close(w.probeDone)
-		}
+		w.gate.leave(err == nil && len(out.UnprocessedItems[w.table]) == 0)
 		w.n.requests.Add(1)
 		if err != nil {
 			switch kind, code := ddb.Classify(err); {
@@ -627,7 +625,8 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 				switch kind {
 				case ddb.Throttle:
 					w.n.throttles.Add(1)
-					w.lim.Congestion()
+					w.lim.Throttled(sent)
+					w.gate.open()
 				case ddb.Server:
 					w.n.server.Add(1)
 				case ddb.Net:
@@ -660,7 +659,8 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		}
 		w.done(written, wcost)
 		w.n.unprocessed.Add(int64(len(left)))
-		w.lim.Congestion()
+		w.lim.Throttled(sent)
+		w.gate.open()
 		if len(written) > 0 {
 			fails = 0
 		} else if fails++; fails > w.opts.MaxRetries {
@@ -678,25 +678,79 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 	return nil
 }
 
-// probe lets the run's first BatchWriteItem call go alone and holds the
-// others until it is answered. A table already out of capacity then throttles
-// one request, not Concurrency of them at once, and the limiter has its
-// first signal before the rest are sent; a healthy table costs one round
-// trip. It reports whether the caller makes that first call.
-func (w *DDBWriter) probe(ctx context.Context) (bool, error) {
-	select {
-	case <-w.probeDone:
-		return false, nil
-	default:
+// startGate starts a run slowly: its first BatchWriteItem call goes alone,
+// and every call answered in full lets one more go, until Concurrency calls
+// are in flight or a capacity signal comes (the limiter then paces every
+// call). A table already out of capacity then throttles a call or two, not
+// Concurrency of them at once, and the limiter has its first signal before
+// the rest are sent; a healthy table costs a few round trips.
+type startGate struct {
+	mu       sync.Mutex
+	opened   atomic.Bool
+	slots    chan struct{} // one token per call allowed in flight
+	issued   int           // tokens put in slots so far
+	capacity int
+}
+
+func (g *startGate) init(concurrency int) {
+	g.capacity = max(concurrency, 1)
+	g.slots = make(chan struct{}, g.capacity)
+	g.slots <- struct{}{}
+	g.issued = 1
+	if g.capacity == 1 {
+		g.opened.Store(true)
 	}
-	if w.probing.CompareAndSwap(false, true) {
-		return true, nil
+}
+
+// enter waits for a slot while the gate is closed. Every enter that returns
+// nil is followed by one leave.
+func (g *startGate) enter(ctx context.Context) error {
+	if g.opened.Load() {
+		return nil
 	}
 	select {
-	case <-w.probeDone:
-		return false, nil
+	case <-g.slots:
+		return nil
 	case <-ctx.Done():
-		return false, context.Cause(ctx)
+		return context.Cause(ctx)
+	}
+}
+
+// leave gives the slot back, with one more if the call was answered in
+// full.
+func (g *startGate) leave(ok bool) {
+	if g.opened.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.opened.Load() {
+		return
+	}
+	g.slots <- struct{}{}
+	if ok {
+		g.grant(1)
+	}
+}
+
+// open lets every call through from now on.
+func (g *startGate) open() {
+	if g.opened.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.grant(g.capacity)
+}
+
+// grant adds up to n tokens; the gate opens once all are out. g.mu is held.
+func (g *startGate) grant(n int) {
+	for ; n > 0 && g.issued < g.capacity; n-- {
+		g.slots <- struct{}{}
+		g.issued++
+	}
+	if g.issued == g.capacity {
+		g.opened.Store(true)
 	}
 }
 
