@@ -175,7 +175,10 @@ type Stats struct {
 	ServerErrors int64   `json:"server_errors"` // 5xx responses
 	NetErrors    int64   `json:"network_errors"`
 	Unprocessed  int64   `json:"unprocessed_items"` // items DynamoDB handed back
-	DeadLettered int64   `json:"dead_lettered"`
+	// KeyThrottles counts the throttles and hand-backs read as one
+	// partition key's (see hotKeys): they slowed that key, not the run.
+	KeyThrottles int64 `json:"key_throttles,omitempty"`
+	DeadLettered int64 `json:"dead_lettered"`
 	// DeadLetterReasons counts the dead-lettered items by reason.
 	DeadLetterReasons map[string]int64 `json:"dead_letter_reasons,omitempty"`
 	// MaxWCU is the cap (0: none); MinRateWCU the lowest the limiter went
@@ -244,6 +247,7 @@ type DDBWriter struct {
 
 	n struct {
 		items, bytes, wcu, requests, throttles, retries, server, net, unprocessed, dead atomic.Int64
+		keyThrottles                                                                    atomic.Int64
 		consumedMilli                                                                   atomic.Int64
 	}
 
@@ -252,16 +256,20 @@ type DDBWriter struct {
 
 	// The run's first calls go a few at a time (see startGate).
 	gate startGate
+	// Partitions DynamoDB throttled one by one, paced apart (see hotKeys).
+	hot hotKeys
 }
 
 // request is one item on its way, with what it costs.
 type request struct {
-	seqs []int64 // usually one; more when a later write of the key replaced it
-	key  string
-	wr   types.WriteRequest
-	item layouts.Item // the item, or the key of a delete
-	size int
-	wcu  int
+	seqs  []int64 // usually one; more when a later write of the key replaced it
+	key   string
+	wr    types.WriteRequest
+	item  layouts.Item // the item, or the key of a delete
+	size  int
+	wcu   int
+	unit  int      // what it costs each partition it lands in
+	parts []string // those partitions, once asked for (see hotKeys.parts)
 }
 
 type batch struct {
@@ -285,6 +293,7 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 		bgStop:  make(chan struct{}),
 	}
 	w.gate.init(opts.Concurrency)
+	w.hot.init(spec, opts.Trace)
 	w.lim.Trace = opts.Trace
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
@@ -335,8 +344,10 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
 	if wr.PutRequest != nil {
 		r.size = transform.ItemSize(item)
-		r.wcu = transform.WCU(r.size) * (1 + layouts.IndexesOf(w.spec, item))
+		r.unit = transform.WCU(r.size)
+		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
 	} else {
+		r.unit = 1
 		r.wcu = 1 + len(w.spec.Indexes)
 	}
 	if w.cur != nil && w.cur.byKey[r.key] == nil &&
@@ -367,7 +378,7 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		// write wins, as it would have had they gone one after the other.
 		w.cur.bytes += r.size - old.size
 		old.seqs = append(old.seqs, seq)
-		old.wr, old.item, old.size, old.wcu = r.wr, r.item, r.size, r.wcu
+		old.wr, old.item, old.size, old.wcu, old.unit, old.parts = r.wr, r.item, r.size, r.wcu, r.unit, nil
 	} else {
 		w.cur.reqs = append(w.cur.reqs, r)
 		w.cur.byKey[r.key] = r
@@ -467,6 +478,7 @@ func (w *DDBWriter) stats() Stats {
 		ServerErrors: w.n.server.Load(),
 		NetErrors:    w.n.net.Load(),
 		Unprocessed:  w.n.unprocessed.Load(),
+		KeyThrottles: w.n.keyThrottles.Load(),
 		DeadLettered: w.n.dead.Load(),
 		Watermark:    w.acks.watermark(),
 		Duration:     time.Since(w.start),
@@ -548,20 +560,53 @@ func (w *DDBWriter) notifyAck() error {
 	return nil
 }
 
-// work is one worker: it writes batches until there are no more.
+// work is one worker: it writes batches, and the requests held back for
+// their hot partitions when their time comes, until there are no more.
 func (w *DDBWriter) work() error {
-	for b := range w.batches {
+	batches := w.batches
+	for {
+		reqs, next, more := w.hot.due(MaxBatchItems)
+		if len(reqs) == 0 {
+			if batches == nil && next.IsZero() {
+				return nil
+			}
+			var timer *time.Timer
+			var ring <-chan time.Time
+			if !next.IsZero() {
+				timer = time.NewTimer(time.Until(next))
+				ring = timer.C
+			}
+			select {
+			case b, ok := <-batches:
+				if !ok {
+					batches = nil
+				} else {
+					reqs = b.reqs
+				}
+			case <-ring:
+			case <-more:
+			case <-w.gctx.Done():
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if w.gctx.Err() != nil {
+				return nil // the cause is already recorded
+			}
+			if len(reqs) == 0 {
+				continue
+			}
+		}
 		if err := w.gctx.Err(); err != nil {
 			return nil // the cause is already recorded
 		}
-		if err := w.write(w.gctx, b.reqs); err != nil {
+		if err := w.write(w.gctx, reqs); err != nil {
 			if w.gctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil
 			}
 			return err
 		}
 	}
-	return nil
 }
 
 // write writes reqs, retrying what is not written, until all are written or
@@ -574,6 +619,13 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
 			if err := backoff.Sleep(ctx, max(fails, 1)); err != nil {
 				return context.Cause(ctx)
+			}
+		}
+		// Items of a hot partition that has no room now wait for it, with
+		// the worker that takes them when it has; the others go on.
+		if ready, held := w.hot.split(reqs); len(held) > 0 {
+			if reqs = ready; len(reqs) == 0 {
+				return nil
 			}
 		}
 		cost := 0
@@ -625,8 +677,15 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 				switch kind {
 				case ddb.Throttle:
 					w.n.throttles.Add(1)
-					w.lim.Throttled(sent)
 					w.gate.open()
+					// A throttle whose reasons all name partition key values
+					// slows those keys' writes; any other slows them all.
+					if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
+						w.n.keyThrottles.Add(1)
+						w.hot.throttled(parts, sent)
+					} else {
+						w.lim.Throttled(sent)
+					}
 				case ddb.Server:
 					w.n.server.Add(1)
 				case ddb.Net:
@@ -659,8 +718,19 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		}
 		w.done(written, wcost)
 		w.n.unprocessed.Add(int64(len(left)))
-		w.lim.Throttled(sent)
 		w.gate.open()
+		var back []*request
+		for _, r := range reqs {
+			if left[r] {
+				back = append(back, r)
+			}
+		}
+		if parts := w.hot.fromUnprocessed(written, back); parts != nil {
+			w.n.keyThrottles.Add(1)
+			w.hot.throttled(parts, sent)
+		} else {
+			w.lim.Throttled(sent)
+		}
 		if len(written) > 0 {
 			fails = 0
 		} else if fails++; fails > w.opts.MaxRetries {
@@ -791,6 +861,7 @@ func (w *DDBWriter) done(reqs []*request, cost int) {
 	w.n.bytes.Add(bytes)
 	w.n.wcu.Add(int64(cost))
 	w.lim.Success(cost)
+	w.hot.success(reqs)
 	for _, r := range reqs {
 		w.acks.ack(r.seqs)
 	}

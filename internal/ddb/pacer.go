@@ -183,6 +183,11 @@ func (l *WriteLimiter) Wait(ctx context.Context, wcu int) error {
 	}
 }
 
+// Book spends wcu units if their turn has come and returns 0, or returns
+// how long until the next turn without spending anything: Wait without the
+// waiting, for a caller that has other work meanwhile.
+func (l *WriteLimiter) Book(wcu int) time.Duration { return l.book(wcu) }
+
 // book spends wcu units if their turn has come, or says how long until the
 // next turn.
 func (l *WriteLimiter) book(wcu int) time.Duration {
