@@ -6,7 +6,6 @@ import (
 
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/transform"
 )
 
 // Per-key pacing. DynamoDB serves each partition key value of a table and of
@@ -45,15 +44,6 @@ func partIndex(part string) string {
 		}
 	}
 	return part
-}
-
-// partUnit is what one write costs each partition it lands in: one
-// replica's WCU.
-func partUnit(size int, put bool) int {
-	if !put {
-		return 1
-	}
-	return transform.WCU(size)
 }
 
 // parts returns r's partitions, computed when first asked for: a run that
@@ -179,13 +169,6 @@ func (h *hotKeys) due(n int) ([]*request, time.Time, <-chan struct{}) {
 	clear(h.held[len(kept):])
 	h.held = kept
 	return out, next, h.wake
-}
-
-// pending is the number of held requests.
-func (h *hotKeys) pending() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.held)
 }
 
 // throttled records a key-range throttle of parts, for a call sent at sent
