@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -233,10 +234,11 @@ func BenchmarkHotKey(b *testing.B) {
 		Indexes: []layouts.IndexSpec{{Name: "ByParent", PK: layouts.KeyAttr{Name: "ParentId", Type: types.ScalarAttributeTypeS}, SK: &layouts.KeyAttr{Name: "Id", Type: types.ScalarAttributeTypeS}}},
 	}
 	const n = 6000
+	hotEvery, hotWCU := envInt("HOT_EVERY", 20), float64(envInt("HOT_WCU", 100))
 	items := make([]layouts.Item, n)
 	for i := range items {
 		parent := "hot"
-		if i%20 != 0 {
+		if i%hotEvery != 0 {
 			parent = fmt.Sprintf("p%05d", i)
 		}
 		items[i] = layouts.Item{
@@ -252,7 +254,7 @@ func BenchmarkHotKey(b *testing.B) {
 			table := tableName()
 			cfg := faultproxy.Config{Target: endpoint, Operations: []string{"BatchWriteItem"}, Spec: map[string]layouts.TableSpec{table: spec}}
 			if limited {
-				cfg.PartitionWCU = 100
+				cfg.PartitionWCU = hotWCU
 			}
 			proxy, err := faultproxy.New(cfg)
 			if err != nil {
@@ -278,7 +280,7 @@ func BenchmarkHotKey(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if c := proxy.Counts(); c.AcceptedItems != n || st.Items != n || timer.others != n-n/20 {
+			if c := proxy.Counts(); c.AcceptedItems != n || st.Items != n || timer.others != n-n/hotEvery {
 				b.Fatalf("proxy accepted %d, writer wrote %d, others %d; want %d", c.AcceptedItems, st.Items, timer.others, n)
 			}
 			rates[limited] = float64(timer.others) / timer.last.Sub(start).Seconds()
@@ -296,4 +298,12 @@ func BenchmarkHotKey(b *testing.B) {
 	b.ReportMetric(ratio/float64(b.N), "others-ratio")
 	b.ReportMetric(float64(keyThrottles)/float64(b.N), "key-throttles")
 	b.ReportMetric(float64(sharedCuts)/float64(b.N), "shared-cuts")
+}
+
+// envInt reads a benchmark knob from the environment, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }

@@ -856,8 +856,10 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			}
 		}
 		if parts := w.hot.fromUnprocessed(written, back); parts != nil {
-			w.n.keyThrottles.Add(1)
-			w.hot.throttled(parts, sent)
+			if len(parts) > 0 {
+				w.n.keyThrottles.Add(1)
+				w.hot.throttled(parts, sent)
+			}
 		} else {
 			w.lim.Throttled(sent)
 		}

@@ -60,16 +60,21 @@ func (h *hotKeys) parts(r *request) []string {
 // own limiter, and the requests waiting for them. It is safe for concurrent
 // use.
 type hotKeys struct {
-	spec     layouts.TableSpec
-	mu       sync.Mutex
-	keys     map[string]*ddb.WriteLimiter
-	held     []heldReq
-	wake     chan struct{} // closed and replaced when held changes
-	suspects map[string]time.Time
-	last     map[string]time.Time // each key's last throttle
-	swept    time.Time
-	trace    func(format string, args ...any)
+	spec        layouts.TableSpec
+	mu          sync.Mutex
+	keys        map[string]*ddb.WriteLimiter
+	held        []heldReq
+	wake        chan struct{} // closed and replaced when held changes
+	suspects    map[string]time.Time
+	lastSuspect time.Time
+	last        map[string]time.Time // each key's last throttle
+	swept       time.Time
+	trace       func(format string, args ...any)
 }
+
+// keyCeiling is the most one partition key value takes, in WCU a second,
+// on DynamoDB.
+const keyCeiling = 1000
 
 // coolFor is how long a hot key is kept without a throttle once there are
 // many.
@@ -171,8 +176,8 @@ func (h *hotKeys) due(n int) ([]*request, time.Time, <-chan struct{}) {
 	return out, next, h.wake
 }
 
-// throttled records a key-range throttle of parts, for a call sent at sent
-// that asked each for the given units: each gets its limiter, which cuts.
+// throttled records a key-range throttle of parts, for a call sent at sent:
+// each gets its limiter, which cuts.
 func (h *hotKeys) throttled(parts map[string]int, sent time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -188,12 +193,14 @@ func (h *hotKeys) throttled(parts map[string]int, sent time.Time) {
 		}
 		h.swept = now
 	}
-	for p, n := range parts {
+	for p := range parts {
 		h.last[p] = now
 		lim := h.keys[p]
 		if lim == nil {
-			lim = ddb.NewWriteLimiter(0, 1)
-			lim.Book(n) // what the call asked of it: the first guess
+			// A key's partition takes at most keyCeiling: the key starts
+			// there, and its first cut lands under it; the next one, from
+			// what the key was seen to take.
+			lim = ddb.NewWriteLimiter(keyCeiling, 1)
 			h.keys[p] = lim
 		}
 		if lim.Throttled(sent) && h.trace != nil {
@@ -262,7 +269,9 @@ func (h *hotKeys) fromReasons(reqs []*request, reasons []ddb.ThrottleReason) map
 // item handed back is a key's when one of its partitions is hot already,
 // or when a lone refusal named it within suspectFor (a partition every
 // item of the call has tells nothing there); otherwise its partitions
-// become the suspects.
+// become the suspects, and it cuts the shared rate unless it is the first
+// lone refusal within suspectFor (then it returns an empty map: no key, no
+// cut).
 func (h *hotKeys) fromUnprocessed(written, left []*request) map[string]int {
 	if len(written) == 0 || len(left) == 0 {
 		return nil // all handed back: nothing to compare with
@@ -328,6 +337,9 @@ func (h *hotKeys) fromUnprocessed(written, left []*request) map[string]int {
 			return map[string]int{p: units[p]}
 		}
 	}
+	// A first lone refusal is retried without a cut: if the table is short
+	// of capacity, more come, and the next that names no suspect cuts.
+	first := now.Sub(h.lastSuspect) >= suspectFor
 	if len(h.suspects) > 4096 {
 		clear(h.suspects)
 	}
@@ -335,6 +347,10 @@ func (h *hotKeys) fromUnprocessed(written, left []*request) map[string]int {
 		if inCall[p] < size {
 			h.suspects[p] = now
 		}
+	}
+	h.lastSuspect = now
+	if first {
+		return map[string]int{}
 	}
 	return nil
 }
