@@ -64,6 +64,11 @@ func benchEngine(b *testing.B) (string, *dynamodb.Client) {
 // writer as `import` runs it (8 workers, no cap), and checks that the table
 // holds exactly the items: none lost, none extra.
 func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item) (time.Duration, importer.Stats) {
+	return writeThroughSpread(b, direct, endpoint, table, spec, items, 0)
+}
+
+// writeThroughSpread is writeThrough with WriterOptions.Spread set.
+func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item, spread int) (time.Duration, importer.Stats) {
 	ctx := context.Background()
 	if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
 		b.Fatal(err)
@@ -74,7 +79,7 @@ func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string,
 		b.Fatal(err)
 	}
 	start := time.Now()
-	opts := importer.WriterOptions{Concurrency: 8, MaxRetries: 50}
+	opts := importer.WriterOptions{Concurrency: 8, MaxRetries: 50, Spread: spread}
 	if os.Getenv("TREEPORT_TRACE") != "" {
 		opts.Trace = func(format string, args ...any) { b.Logf(format, args...) }
 		opts.ProgressInterval = 250 * time.Millisecond

@@ -67,7 +67,8 @@ func shapeItems(b *testing.B, name string, opts gen.Options) (layouts.Layout, []
 // the proxy in partition mode (500 WCU/s per partition key value of the
 // table and of each index: DynamoDB's 1,000 halved, as DynamoDB Local is
 // slower than DynamoDB) and straight to the engine, in turns. `s` is the
-// limited load's time, `slowdown` its ratio to the unlimited one's, and
+// limited load's time, `in-order-s` the same with the writer's spreading
+// off (input order), `slowdown` the first's ratio to the unlimited one's, and
 // `key-throttles` / `shared-cut` what the writer read (every run checks
 // that the table holds exactly the items).
 func BenchmarkPartitionLayouts(b *testing.B) {
@@ -83,29 +84,36 @@ func BenchmarkPartitionLayouts(b *testing.B) {
 		for _, sh := range shapes {
 			b.Run(name+"/"+sh.name, func(b *testing.B) {
 				l, items := shapeItems(b, name, sh.opts)
-				var limited, free time.Duration
+				var limited, inOrder, free time.Duration
 				var keyThrottles int64
 				var cuts int
 				for range b.N {
-					table := tableName()
-					proxy, err := faultproxy.New(faultproxy.Config{
-						Target: endpoint, Operations: []string{"BatchWriteItem"}, PartitionWCU: 500,
-						Spec: map[string]layouts.TableSpec{table: l.Table()},
-					})
-					if err != nil {
-						b.Fatal(err)
+					for _, spread := range []int{0, -1} {
+						table := tableName()
+						proxy, err := faultproxy.New(faultproxy.Config{
+							Target: endpoint, Operations: []string{"BatchWriteItem"}, PartitionWCU: 500,
+							Spec: map[string]layouts.TableSpec{table: l.Table()},
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+						d, st := writeThroughSpread(b, direct, proxy.URL(), table, l.Table(), items, spread)
+						proxy.Close()
+						if spread < 0 {
+							inOrder += d
+							continue
+						}
+						limited += d
+						keyThrottles += st.KeyThrottles
+						if st.MinRateWCU > 0 {
+							cuts++
+						}
 					}
-					d, st := writeThrough(b, direct, proxy.URL(), table, l.Table(), items)
-					limited += d
-					keyThrottles += st.KeyThrottles
-					if st.MinRateWCU > 0 {
-						cuts++
-					}
-					proxy.Close()
-					d, _ = writeThrough(b, direct, endpoint, tableName(), l.Table(), items)
+					d, _ := writeThrough(b, direct, endpoint, tableName(), l.Table(), items)
 					free += d
 				}
 				b.ReportMetric(limited.Seconds()/float64(b.N), "s")
+				b.ReportMetric(inOrder.Seconds()/float64(b.N), "in-order-s")
 				b.ReportMetric(limited.Seconds()/free.Seconds(), "slowdown")
 				b.ReportMetric(float64(len(items)), "items")
 				b.ReportMetric(float64(keyThrottles)/float64(b.N), "key-throttles")
