@@ -64,9 +64,9 @@ func shapeItems(b *testing.B, name string, opts gen.Options) (layouts.Layout, []
 
 // BenchmarkPartitionLayouts loads 1,000 nodes, as one tree (a random
 // recursive tree) and as a forest of small trees, in every layout, through
-// the proxy in partition mode (500 WCU/s per partition key value of the
-// table and of each index: DynamoDB's 1,000 halved, as DynamoDB Local is
-// slower than DynamoDB) and straight to the engine, in turns. `s` is the
+// the proxy in partition mode (100 WCU/s per partition key value of the
+// table and of each index, DynamoDB's 1,000 scaled down by ten as the
+// load is; PARTITION_WCU changes it) and straight to the engine, in turns. `s` is the
 // limited load's time, `in-order-s` the same with the writer's spreading
 // off (input order), `slowdown` the first's ratio to the unlimited one's, and
 // `key-throttles` / `shared-cut` what the writer read (every run checks
@@ -91,7 +91,7 @@ func BenchmarkPartitionLayouts(b *testing.B) {
 					for _, spread := range []int{0, -1} {
 						table := tableName()
 						proxy, err := faultproxy.New(faultproxy.Config{
-							Target: endpoint, Operations: []string{"BatchWriteItem"}, PartitionWCU: 500,
+							Target: endpoint, Operations: []string{"BatchWriteItem"}, PartitionWCU: float64(envInt("PARTITION_WCU", 100)),
 							Spec: map[string]layouts.TableSpec{table: l.Table()},
 						})
 						if err != nil {
