@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -61,6 +64,11 @@ func benchEngine(b *testing.B) (string, *dynamodb.Client) {
 // writer as `import` runs it (8 workers, no cap), and checks that the table
 // holds exactly the items: none lost, none extra.
 func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item) (time.Duration, importer.Stats) {
+	return writeThroughSpread(b, direct, endpoint, table, spec, items, 0)
+}
+
+// writeThroughSpread is writeThrough with WriterOptions.Spread set.
+func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item, spread int) (time.Duration, importer.Stats) {
 	ctx := context.Background()
 	if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
 		b.Fatal(err)
@@ -71,7 +79,15 @@ func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string,
 		b.Fatal(err)
 	}
 	start := time.Now()
-	w := importer.NewDDBWriter(client, table, spec, importer.WriterOptions{Concurrency: 8, MaxRetries: 50})
+	opts := importer.WriterOptions{Concurrency: 8, MaxRetries: 50, Spread: spread}
+	if os.Getenv("TREEPORT_TRACE") != "" {
+		opts.Trace = func(format string, args ...any) { b.Logf(format, args...) }
+		opts.ProgressInterval = 250 * time.Millisecond
+		opts.OnProgress = func(p importer.Progress) {
+			b.Logf("%v limit %.0f wcu %d throttles %d", p.Elapsed.Round(time.Millisecond), p.RateLimit, p.WCU, p.Throttles)
+		}
+	}
+	w := importer.NewDDBWriter(client, table, spec, opts)
 	for i, it := range items {
 		if err := w.Write(ctx, int64(i), it); err != nil {
 			b.Fatal(err)
@@ -172,3 +188,127 @@ func BenchmarkCapacity(b *testing.B) {
 
 // tableName is a new table's name.
 func tableName() string { return fmt.Sprintf("bench-faults-%d", time.Now().UnixNano()) }
+
+// othersTimer wraps a client and notes when the last item outside the hot
+// partition ("hot" in ParentId) was written.
+type othersTimer struct {
+	importer.BatchWriter
+	mu     sync.Mutex
+	others int
+	last   time.Time
+}
+
+func (o *othersTimer) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	out, err := o.BatchWriter.BatchWriteItem(ctx, in, opt...)
+	if err != nil {
+		return out, err
+	}
+	back := map[string]bool{}
+	for _, rs := range out.UnprocessedItems {
+		for _, r := range rs {
+			back[r.PutRequest.Item["Id"].(*types.AttributeValueMemberS).Value] = true
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, rs := range in.RequestItems {
+		for _, r := range rs {
+			it := r.PutRequest.Item
+			if !back[it["Id"].(*types.AttributeValueMemberS).Value] && it["ParentId"].(*types.AttributeValueMemberS).Value != "hot" {
+				o.others++
+				o.last = time.Now()
+			}
+		}
+	}
+	return out, err
+}
+
+// BenchmarkHotKey writes 6,000 items, every 20th a child of one node
+// ("hot"), the others each of a parent of its own, through a proxy in
+// partition mode (100 WCU/s per key value, DynamoDB's 1,000 scaled down,
+// about half the hot key's demand at full speed) and through one without
+// limits, in turns. `others-ratio` is the rate of the other keys' items
+// (their count over the time the last of them was written) with the hot
+// key throttled over the same without (goal ≥ 0.9, issue 16);
+// `key-throttles` the throttles the writer read as the hot key's, and
+// `shared-cuts` says whether the shared rate was ever cut (it should not).
+func BenchmarkHotKey(b *testing.B) {
+	endpoint, direct := benchEngine(b)
+	spec := layouts.TableSpec{
+		PK:      layouts.KeyAttr{Name: "Id", Type: types.ScalarAttributeTypeS},
+		Indexes: []layouts.IndexSpec{{Name: "ByParent", PK: layouts.KeyAttr{Name: "ParentId", Type: types.ScalarAttributeTypeS}, SK: &layouts.KeyAttr{Name: "Id", Type: types.ScalarAttributeTypeS}}},
+	}
+	const n = 6000
+	hotEvery, hotWCU := envInt("HOT_EVERY", 20), float64(envInt("HOT_WCU", 100))
+	items := make([]layouts.Item, n)
+	for i := range items {
+		parent := "hot"
+		if i%hotEvery != 0 {
+			parent = fmt.Sprintf("p%05d", i)
+		}
+		items[i] = layouts.Item{
+			"Id":       &types.AttributeValueMemberS{Value: fmt.Sprintf("n%05d", i)},
+			"ParentId": &types.AttributeValueMemberS{Value: parent},
+		}
+	}
+	var ratio float64
+	var keyThrottles, sharedCuts int64
+	for i := range b.N {
+		rates := map[bool]float64{}
+		for _, limited := range []bool{i%2 == 0, i%2 != 0} {
+			table := tableName()
+			cfg := faultproxy.Config{Target: endpoint, Operations: []string{"BatchWriteItem"}, Spec: map[string]layouts.TableSpec{table: spec}}
+			if limited {
+				cfg.PartitionWCU = hotWCU
+			}
+			proxy, err := faultproxy.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
+				b.Fatal(err)
+			}
+			client, err := ddb.NewClient(ctx, ddb.AWSOptions{EndpointURL: proxy.URL(), Region: "us-east-1"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			timer := &othersTimer{BatchWriter: client}
+			start := time.Now()
+			w := importer.NewDDBWriter(timer, table, spec, importer.WriterOptions{Concurrency: 8, MaxRetries: 50})
+			for i, it := range items {
+				if err := w.Write(ctx, int64(i), it); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st, err := w.Close(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c := proxy.Counts(); c.AcceptedItems != n || st.Items != n || timer.others != n-n/hotEvery {
+				b.Fatalf("proxy accepted %d, writer wrote %d, others %d; want %d", c.AcceptedItems, st.Items, timer.others, n)
+			}
+			rates[limited] = float64(timer.others) / timer.last.Sub(start).Seconds()
+			if limited {
+				keyThrottles += st.KeyThrottles
+				if st.MinRateWCU > 0 {
+					sharedCuts++
+				}
+			}
+			proxy.Close()
+			direct.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+		}
+		ratio += rates[true] / rates[false]
+	}
+	b.ReportMetric(ratio/float64(b.N), "others-ratio")
+	b.ReportMetric(float64(keyThrottles)/float64(b.N), "key-throttles")
+	b.ReportMetric(float64(sharedCuts)/float64(b.N), "shared-cuts")
+}
+
+// envInt reads a benchmark knob from the environment, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

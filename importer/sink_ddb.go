@@ -79,6 +79,15 @@ type WriterOptions struct {
 	// reached, which can only happen while a batch is being retried
 	// (2 × (Concurrency + Buffer + 1) × 25; at least 50).
 	Window int
+	// Spread is how many items the writer may keep back to spread its
+	// batches over partition keys (Window / 2): each batch takes, oldest
+	// first, items whose partition key values (the table's and every
+	// index's) no item of the batch has yet, then fills up with the oldest.
+	// Consecutive calls then hit many keys, as DynamoDB's loading guidance
+	// asks, instead of a tree's one TreeId or one parent's children. The
+	// items kept back are the ones already counted in Window: no copy is
+	// made. Negative writes in input order.
+	Spread int
 	// ConsumedCapacity asks DynamoDB to return the capacity each call
 	// consumed, for Stats.ConsumedWCU (a --report wants it). Only ask when
 	// it is used: DynamoDB Local gives about a quarter less throughput when
@@ -113,6 +122,9 @@ type WriterOptions struct {
 	// from one goroutine at a time.
 	OnProgress       func(Progress)
 	ProgressInterval time.Duration
+	// Trace, when set, is told of the rate limiter's decisions (each cut:
+	// what it measured, the limit it set), for tests and benchmarks.
+	Trace func(format string, args ...any)
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -138,6 +150,13 @@ func (o WriterOptions) withDefaults() WriterOptions {
 		o.Window = 2 * (o.Concurrency + o.Buffer + 1) * MaxBatchItems
 	}
 	o.Window = max(o.Window, 2*MaxBatchItems)
+	switch {
+	case o.Spread < 0:
+		o.Spread = MaxBatchItems
+	case o.Spread == 0:
+		o.Spread = o.Window / 2
+	}
+	o.Spread = max(MaxBatchItems, min(o.Spread, o.Window/2))
 	if o.MaxDeadLetters == 0 {
 		o.MaxDeadLetters = 1000
 	}
@@ -172,7 +191,10 @@ type Stats struct {
 	ServerErrors int64   `json:"server_errors"` // 5xx responses
 	NetErrors    int64   `json:"network_errors"`
 	Unprocessed  int64   `json:"unprocessed_items"` // items DynamoDB handed back
-	DeadLettered int64   `json:"dead_lettered"`
+	// KeyThrottles counts the throttles and hand-backs read as one
+	// partition key's (see hotKeys): they slowed that key, not the run.
+	KeyThrottles int64 `json:"key_throttles,omitempty"`
+	DeadLettered int64 `json:"dead_lettered"`
 	// DeadLetterReasons counts the dead-lettered items by reason.
 	DeadLetterReasons map[string]int64 `json:"dead_letter_reasons,omitempty"`
 	// MaxWCU is the cap (0: none); MinRateWCU the lowest the limiter went
@@ -222,7 +244,7 @@ type DDBWriter struct {
 	start  time.Time
 
 	// Producer side, owned by the goroutine calling Write.
-	cur     *batch
+	pend    spreader
 	lastSeq int64
 	closed  bool
 	result  Stats
@@ -241,31 +263,142 @@ type DDBWriter struct {
 
 	n struct {
 		items, bytes, wcu, requests, throttles, retries, server, net, unprocessed, dead atomic.Int64
+		keyThrottles                                                                    atomic.Int64
 		consumedMilli                                                                   atomic.Int64
 	}
 
 	bg     sync.WaitGroup
 	bgStop chan struct{}
 
-	// The run's first call goes alone (see probe).
-	probing   atomic.Bool
-	probeDone chan struct{}
+	// The run's first calls go a few at a time (see startGate).
+	gate startGate
+	// Partitions DynamoDB throttled one by one, paced apart (see hotKeys).
+	hot hotKeys
 }
 
 // request is one item on its way, with what it costs.
 type request struct {
-	seqs []int64 // usually one; more when a later write of the key replaced it
-	key  string
-	wr   types.WriteRequest
-	item layouts.Item // the item, or the key of a delete
-	size int
-	wcu  int
+	seqs  []int64 // usually one; more when a later write of the key replaced it
+	key   string
+	wr    types.WriteRequest
+	item  layouts.Item // the item, or the key of a delete
+	size  int
+	wcu   int
+	unit  int      // what it costs each partition it lands in
+	parts []string // those partitions, once asked for (see hotKeys.parts)
 }
 
 type batch struct {
-	reqs  []*request
-	byKey map[string]*request
-	bytes int
+	reqs []*request
+}
+
+// spreader holds the items written but not yet batched, in input order, at
+// most WriterOptions.Spread of them, and makes batches of them.
+type spreader struct {
+	reqs   []*request
+	byKey  map[string]*request
+	inPart map[string]int // items kept back, by partition (when spreading)
+	used   map[string]int // items of the batch being made, by partition
+	taken  []bool
+}
+
+// add keeps r back; with spread, its partitions are counted.
+func (s *spreader) add(r *request, spread bool, h *hotKeys) {
+	if s.byKey == nil {
+		s.byKey = map[string]*request{}
+		s.inPart = map[string]int{}
+		s.used = map[string]int{}
+	}
+	s.reqs = append(s.reqs, r)
+	s.byKey[r.key] = r
+	if spread {
+		s.count(h.parts(r), 1)
+	}
+}
+
+// count adds d to the count of each of parts.
+func (s *spreader) count(parts []string, d int) {
+	for _, p := range parts {
+		if s.inPart[p] += d; s.inPart[p] <= 0 {
+			delete(s.inPart, p)
+		}
+	}
+}
+
+// take removes a batch: with spread, first the items, oldest first, each of
+// whose partitions has less than its share of the batch yet (its share of
+// the items kept back, at least one item: a partition every item has, as a
+// single tree's TreeId, does not hold anything back), then the oldest of
+// the rest; without, the oldest items. A batch keeps under MaxBatchBytes.
+func (s *spreader) take(spread bool, h *hotKeys) *batch {
+	n := min(len(s.reqs), MaxBatchItems)
+	b := &batch{reqs: make([]*request, 0, n)}
+	bytes := 0
+	s.taken = append(s.taken[:0], make([]bool, len(s.reqs))...)
+	pick := func(i int) bool {
+		r := s.reqs[i]
+		if len(b.reqs) > 0 && bytes+r.size > MaxBatchBytes {
+			return false
+		}
+		b.reqs = append(b.reqs, r)
+		bytes += r.size
+		s.taken[i] = true
+		return true
+	}
+	if spread && len(s.reqs) > MaxBatchItems {
+		clear(s.used)
+		total := len(s.reqs)
+	scan:
+		for i, r := range s.reqs {
+			if len(b.reqs) == MaxBatchItems {
+				break
+			}
+			parts := h.parts(r)
+			for _, p := range parts {
+				if share := (MaxBatchItems*s.inPart[p] + total - 1) / total; s.used[p] >= share {
+					continue scan
+				}
+			}
+			if pick(i) {
+				for _, p := range parts {
+					s.used[p]++
+				}
+			}
+		}
+	}
+	for i := range s.reqs {
+		if len(b.reqs) == MaxBatchItems {
+			break
+		}
+		if !s.taken[i] && !pick(i) {
+			break
+		}
+	}
+	kept := s.reqs[:0]
+	for i, r := range s.reqs {
+		if s.taken[i] {
+			delete(s.byKey, r.key)
+			if spread {
+				s.count(h.parts(r), -1)
+			}
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.reqs[len(kept):])
+	s.reqs = kept
+	return b
+}
+
+// putBack returns a batch that could not be handed over, before the rest.
+func (s *spreader) putBack(b *batch) {
+	for _, r := range b.reqs {
+		s.byKey[r.key] = r
+	}
+	s.reqs = append(b.reqs, s.reqs...)
+	for _, r := range b.reqs {
+		s.count(r.parts, 1) // nil unless spreading
+	}
 }
 
 // NewDDBWriter starts a writer for table, whose keys and indexes are spec's.
@@ -281,9 +414,10 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 		batches: make(chan *batch, opts.Buffer),
 		reasons: map[string]int64{},
 		bgStop:  make(chan struct{}),
-
-		probeDone: make(chan struct{}),
 	}
+	w.gate.init(opts.Concurrency)
+	w.hot.init(spec, opts.Trace)
+	w.lim.Trace = opts.Trace
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
@@ -333,20 +467,23 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
 	if wr.PutRequest != nil {
 		r.size = transform.ItemSize(item)
-		r.wcu = transform.WCU(r.size) * (1 + layouts.IndexesOf(w.spec, item))
+		r.unit = transform.WCU(r.size)
+		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
 	} else {
+		r.unit = 1
 		r.wcu = 1 + len(w.spec.Indexes)
-	}
-	if w.cur != nil && w.cur.byKey[r.key] == nil &&
-		(len(w.cur.reqs) >= MaxBatchItems || w.cur.bytes+r.size > MaxBatchBytes) {
-		if err := w.flush(ctx); err != nil {
-			return err
-		}
 	}
 	// Keep the distance to the watermark bounded: with a batch stuck in
 	// retries, the others would otherwise run ahead without limit, and a
-	// crash would make the next run redo all of it.
+	// crash would make the next run redo all of it. Items kept back to
+	// spread the batches go first: the oldest of them holds the watermark.
 	for w.acks.ahead() >= w.opts.Window {
+		if len(w.pend.reqs) > 0 {
+			if err := w.flush(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		select {
 		case <-w.acks.advanced():
 		case <-ctx.Done():
@@ -357,39 +494,42 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	}
 	w.lastSeq = seq
 	w.acks.add(seq)
-	if w.cur == nil {
-		w.cur = &batch{byKey: make(map[string]*request, MaxBatchItems)}
-	}
-	if old := w.cur.byKey[r.key]; old != nil {
+	if old := w.pend.byKey[r.key]; old != nil {
 		// The same key twice in one batch is refused by DynamoDB; the later
 		// write wins, as it would have had they gone one after the other.
-		w.cur.bytes += r.size - old.size
+		spread := w.opts.Spread > MaxBatchItems
+		if spread {
+			w.pend.count(old.parts, -1)
+		}
 		old.seqs = append(old.seqs, seq)
-		old.wr, old.item, old.size, old.wcu = r.wr, r.item, r.size, r.wcu
+		old.wr, old.item, old.size, old.wcu, old.unit, old.parts = r.wr, r.item, r.size, r.wcu, r.unit, nil
+		if spread {
+			w.pend.count(w.hot.parts(old), 1)
+		}
 	} else {
-		w.cur.reqs = append(w.cur.reqs, r)
-		w.cur.byKey[r.key] = r
-		w.cur.bytes += r.size
+		w.pend.add(r, w.opts.Spread > MaxBatchItems, &w.hot)
 	}
-	if len(w.cur.reqs) >= MaxBatchItems {
+	if len(w.pend.reqs) >= w.opts.Spread {
 		return w.flush(ctx)
 	}
 	return nil
 }
 
-// flush hands the current batch to the workers. On failure the batch stays
-// current, its items unacknowledged.
+// flush hands a batch of the items kept back to the workers. On failure
+// the items stay kept back, unacknowledged.
 func (w *DDBWriter) flush(ctx context.Context) error {
-	if w.cur == nil || len(w.cur.reqs) == 0 {
+	if len(w.pend.reqs) == 0 {
 		return nil
 	}
+	b := w.pend.take(w.opts.Spread > MaxBatchItems, &w.hot)
 	select {
-	case w.batches <- w.cur:
-		w.cur = nil
+	case w.batches <- b:
 		return nil
 	case <-ctx.Done():
+		w.pend.putBack(b)
 		return ctx.Err()
 	case <-w.gctx.Done():
+		w.pend.putBack(b)
 		return w.failure()
 	}
 }
@@ -415,7 +555,10 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 		return w.result, w.err
 	}
 	w.closed = true
-	err := w.flush(ctx)
+	var err error
+	for len(w.pend.reqs) > 0 && err == nil {
+		err = w.flush(ctx)
+	}
 	close(w.batches)
 	done := make(chan error, 1)
 	go func() { done <- w.group.Wait() }()
@@ -465,6 +608,7 @@ func (w *DDBWriter) stats() Stats {
 		ServerErrors: w.n.server.Load(),
 		NetErrors:    w.n.net.Load(),
 		Unprocessed:  w.n.unprocessed.Load(),
+		KeyThrottles: w.n.keyThrottles.Load(),
 		DeadLettered: w.n.dead.Load(),
 		Watermark:    w.acks.watermark(),
 		Duration:     time.Since(w.start),
@@ -546,20 +690,53 @@ func (w *DDBWriter) notifyAck() error {
 	return nil
 }
 
-// work is one worker: it writes batches until there are no more.
+// work is one worker: it writes batches, and the requests held back for
+// their hot partitions when their time comes, until there are no more.
 func (w *DDBWriter) work() error {
-	for b := range w.batches {
+	batches := w.batches
+	for {
+		reqs, next, more := w.hot.due(MaxBatchItems)
+		if len(reqs) == 0 {
+			if batches == nil && next.IsZero() {
+				return nil
+			}
+			var timer *time.Timer
+			var ring <-chan time.Time
+			if !next.IsZero() {
+				timer = time.NewTimer(time.Until(next))
+				ring = timer.C
+			}
+			select {
+			case b, ok := <-batches:
+				if !ok {
+					batches = nil
+				} else {
+					reqs = b.reqs
+				}
+			case <-ring:
+			case <-more:
+			case <-w.gctx.Done():
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if w.gctx.Err() != nil {
+				return nil // the cause is already recorded
+			}
+			if len(reqs) == 0 {
+				continue
+			}
+		}
 		if err := w.gctx.Err(); err != nil {
 			return nil // the cause is already recorded
 		}
-		if err := w.write(w.gctx, b.reqs); err != nil {
+		if err := w.write(w.gctx, reqs); err != nil {
 			if w.gctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil
 			}
 			return err
 		}
 	}
-	return nil
 }
 
 // write writes reqs, retrying what is not written, until all are written or
@@ -574,20 +751,24 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 				return context.Cause(ctx)
 			}
 		}
+		// Items of a hot partition that has no room now wait for it, with
+		// the worker that takes them when it has; the others go on.
+		if ready, held := w.hot.split(reqs); len(held) > 0 {
+			if reqs = ready; len(reqs) == 0 {
+				return nil
+			}
+		}
 		cost := 0
 		for _, r := range reqs {
 			cost += r.wcu
 		}
-		// The probe comes before the limiter, so that the calls it held back
-		// are paced by what it taught the limiter.
-		first, err := w.probe(ctx)
-		if err != nil {
+		// The start gate comes before the limiter, so that the calls it
+		// held back are paced by what the first ones taught the limiter.
+		if err := w.gate.enter(ctx); err != nil {
 			return err
 		}
 		if err := w.lim.Wait(ctx, cost); err != nil {
-			if first {
-				close(w.probeDone)
-			}
+			w.gate.leave(false)
 			return err
 		}
 		in := &dynamodb.BatchWriteItemInput{
@@ -606,11 +787,10 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			}
 			w.opts.OnSend(hi)
 		}
+		sent := time.Now()
 		out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
 		cancel()
-		if first {
-			close(w.probeDone)
-		}
+		w.gate.leave(err == nil && len(out.UnprocessedItems[w.table]) == 0)
 		w.n.requests.Add(1)
 		if err != nil {
 			switch kind, code := ddb.Classify(err); {
@@ -627,7 +807,15 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 				switch kind {
 				case ddb.Throttle:
 					w.n.throttles.Add(1)
-					w.lim.Congestion()
+					w.gate.open()
+					// A throttle whose reasons all name partition key values
+					// slows those keys' writes; any other slows them all.
+					if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
+						w.n.keyThrottles.Add(1)
+						w.hot.throttled(parts, sent)
+					} else {
+						w.lim.Throttled(sent)
+					}
 				case ddb.Server:
 					w.n.server.Add(1)
 				case ddb.Net:
@@ -660,7 +848,21 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 		}
 		w.done(written, wcost)
 		w.n.unprocessed.Add(int64(len(left)))
-		w.lim.Congestion()
+		w.gate.open()
+		var back []*request
+		for _, r := range reqs {
+			if left[r] {
+				back = append(back, r)
+			}
+		}
+		if parts := w.hot.fromUnprocessed(written, back); parts != nil {
+			if len(parts) > 0 {
+				w.n.keyThrottles.Add(1)
+				w.hot.throttled(parts, sent)
+			}
+		} else {
+			w.lim.Throttled(sent)
+		}
 		if len(written) > 0 {
 			fails = 0
 		} else if fails++; fails > w.opts.MaxRetries {
@@ -678,25 +880,79 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 	return nil
 }
 
-// probe lets the run's first BatchWriteItem call go alone and holds the
-// others until it is answered. A table already out of capacity then throttles
-// one request, not Concurrency of them at once, and the limiter has its
-// first signal before the rest are sent; a healthy table costs one round
-// trip. It reports whether the caller makes that first call.
-func (w *DDBWriter) probe(ctx context.Context) (bool, error) {
-	select {
-	case <-w.probeDone:
-		return false, nil
-	default:
+// startGate starts a run slowly: its first BatchWriteItem call goes alone,
+// and every call answered in full lets one more go, until Concurrency calls
+// are in flight or a capacity signal comes (the limiter then paces every
+// call). A table already out of capacity then throttles a call or two, not
+// Concurrency of them at once, and the limiter has its first signal before
+// the rest are sent; a healthy table costs a few round trips.
+type startGate struct {
+	mu       sync.Mutex
+	opened   atomic.Bool
+	slots    chan struct{} // one token per call allowed in flight
+	issued   int           // tokens put in slots so far
+	capacity int
+}
+
+func (g *startGate) init(concurrency int) {
+	g.capacity = max(concurrency, 1)
+	g.slots = make(chan struct{}, g.capacity)
+	g.slots <- struct{}{}
+	g.issued = 1
+	if g.capacity == 1 {
+		g.opened.Store(true)
 	}
-	if w.probing.CompareAndSwap(false, true) {
-		return true, nil
+}
+
+// enter waits for a slot while the gate is closed. Every enter that returns
+// nil is followed by one leave.
+func (g *startGate) enter(ctx context.Context) error {
+	if g.opened.Load() {
+		return nil
 	}
 	select {
-	case <-w.probeDone:
-		return false, nil
+	case <-g.slots:
+		return nil
 	case <-ctx.Done():
-		return false, context.Cause(ctx)
+		return context.Cause(ctx)
+	}
+}
+
+// leave gives the slot back, with one more if the call was answered in
+// full.
+func (g *startGate) leave(ok bool) {
+	if g.opened.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.opened.Load() {
+		return
+	}
+	g.slots <- struct{}{}
+	if ok {
+		g.grant(1)
+	}
+}
+
+// open lets every call through from now on.
+func (g *startGate) open() {
+	if g.opened.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.grant(g.capacity)
+}
+
+// grant adds up to n tokens; the gate opens once all are out. g.mu is held.
+func (g *startGate) grant(n int) {
+	for ; n > 0 && g.issued < g.capacity; n-- {
+		g.slots <- struct{}{}
+		g.issued++
+	}
+	if g.issued == g.capacity {
+		g.opened.Store(true)
 	}
 }
 
@@ -737,6 +993,7 @@ func (w *DDBWriter) done(reqs []*request, cost int) {
 	w.n.bytes.Add(bytes)
 	w.n.wcu.Add(int64(cost))
 	w.lim.Success(cost)
+	w.hot.success(reqs)
 	for _, r := range reqs {
 		w.acks.ack(r.seqs)
 	}

@@ -131,7 +131,11 @@ func (f *fakeDDB) len() int {
 }
 
 // fastOptions keep retries quick in tests.
+// fastOptions shortens the backoff and writes in input order (no
+// spreading): these tests count on which items share a batch.
+// TestWriterSpreads covers the spreading.
 func fastOptions(o WriterOptions) WriterOptions {
+	o.Spread = -1
 	o.BaseBackoff = time.Millisecond
 	o.MaxBackoff = 5 * time.Millisecond
 	return o
@@ -270,7 +274,7 @@ func TestWriterStartSeqAndOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := NewDDBWriter(newFake(), "t", testSpec, WriterOptions{StartSeq: tt.start})
+			w := NewDDBWriter(newFake(), "t", testSpec, WriterOptions{Spread: -1, StartSeq: tt.start})
 			var err error
 			for i, s := range tt.seqs {
 				if err = w.Write(context.Background(), s, testItem(100+i)); err != nil {
@@ -294,7 +298,7 @@ func TestWriterStartSeqAndOrder(t *testing.T) {
 // Two writes of one key never go in one batch: the later one wins.
 func TestWriterSameKeyTwice(t *testing.T) {
 	f := newFake()
-	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 1})
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Spread: -1, Concurrency: 1})
 	ctx := context.Background()
 	a := testItem(1)
 	b := testItem(1)
@@ -491,7 +495,7 @@ func TestWriterCloseCanceled(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 1})
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Spread: -1, Concurrency: 1})
 	for i := range 60 {
 		if err := w.Write(context.Background(), int64(i), testItem(i)); err != nil {
 			t.Fatal(err)
@@ -536,7 +540,7 @@ func TestStatsJSON(t *testing.T) {
 // unbounded work after a crash.
 func TestWriterOnAckError(t *testing.T) {
 	boom := errors.New("disk full")
-	w := NewDDBWriter(newFake(), "t", testSpec, WriterOptions{Concurrency: 2,
+	w := NewDDBWriter(newFake(), "t", testSpec, WriterOptions{Spread: -1, Concurrency: 2,
 		OnAck: func(int64) error { return boom }})
 	var werr error
 	for i := range 2000 {
@@ -564,7 +568,7 @@ func TestWriterWindow(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 4, Window: 100})
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Spread: -1, Concurrency: 4, Window: 100})
 	var written atomic.Int64
 	done := make(chan error, 1)
 	go func() {
@@ -622,7 +626,7 @@ func TestWriterFirstCallAlone(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 4})
+	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Spread: -1, Concurrency: 4})
 	if _, err := writeAll(t, w, 200); err != nil {
 		t.Fatal(err)
 	}

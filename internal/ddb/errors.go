@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -206,4 +207,55 @@ func KeyString(spec layouts.TableSpec, item layouts.Item) string {
 		s += ", " + part(spec.SK.Name)
 	}
 	return s
+}
+
+// ThrottleReason is one of the reasons a throttling error gives (DynamoDB's
+// ThrottlingReasons): what was throttled and why.
+type ThrottleReason struct {
+	// Reason is DynamoDB's string: resource (Table, Index), operation
+	// (Read, Write) and limit (ProvisionedThroughputExceeded,
+	// AccountLimitExceeded, KeyRangeThroughputExceeded,
+	// MaxOnDemandThroughputExceeded), as in
+	// IndexWriteKeyRangeThroughputExceeded.
+	Reason string
+	// Index is the index the resource ARN names, "" for the table.
+	Index string
+}
+
+// KeyRange reports whether the reason is one partition key value over its
+// partition's limit, not the table's or index's capacity: slowing the
+// writes of that key is the cure, not slowing every write.
+func (r ThrottleReason) KeyRange() bool {
+	return strings.HasSuffix(r.Reason, "KeyRangeThroughputExceeded")
+}
+
+// ThrottleReasons returns the reasons a throttling error gives, or nil when
+// it gives none (an older service, DynamoDB Local, or no throttle at all).
+func ThrottleReasons(err error) []ThrottleReason {
+	var list []types.ThrottlingReason
+	var pt *types.ProvisionedThroughputExceededException
+	var th *types.ThrottlingException
+	var rl *types.RequestLimitExceeded
+	switch {
+	case errors.As(err, &pt):
+		list = pt.ThrottlingReasons
+	case errors.As(err, &th):
+		list = th.ThrottlingReasons
+	case errors.As(err, &rl):
+		list = rl.ThrottlingReasons
+	}
+	var out []ThrottleReason
+	for _, r := range list {
+		out = append(out, ThrottleReason{Reason: aws.ToString(r.Reason), Index: indexOfARN(aws.ToString(r.Resource))})
+	}
+	return out
+}
+
+// indexOfARN is the index an ARN names
+// (arn:aws:dynamodb:REGION:ACCOUNT:table/T/index/I), or "".
+func indexOfARN(arn string) string {
+	if i := strings.Index(arn, "/index/"); i >= 0 {
+		return arn[i+len("/index/"):]
+	}
+	return ""
 }

@@ -40,9 +40,15 @@ var (
 	// first cut of an unlimited limiter, until the next cut: that first
 	// estimate rests on a fraction of a second and may be far too low.
 	aimdStartupDoubling = 1500 * time.Millisecond
+	// aimdPastBase slows the additive climb once the limit is back at the
+	// rate the last cut started from: the capacity is near, and a slow
+	// climb past it drains the table's burst credit over seconds instead of
+	// throttling again within one.
+	aimdPastBase = 0.25
 	// aimdCooldown is the least time between two cuts. The batches in flight
 	// when the service starts throttling all come back throttled within
-	// about one round trip; they are one signal, not many.
+	// about one round trip; they are one signal, not many. A throttle of a
+	// call sent before the last cut is never a new signal (see Throttled).
 	aimdCooldown = 400 * time.Millisecond
 	// aimdCutPause is how long a cut holds every writer back.
 	aimdCutPause = 200 * time.Millisecond
@@ -81,23 +87,29 @@ var (
 // WriteLimiter is the writers' shared rate limiter, counted in write capacity
 // units. It starts at the cap (MaxWCU), or unlimited when there is no cap.
 //
-// Congestion (throttling, unprocessed items) cuts the limit to
+// A capacity signal (throttling, unprocessed items) cuts the limit to
 // aimdDecrease times the rate the service accepted since the last cut (over
-// at most aimdWindow), or times the limit when that is lower, at most once per
-// aimdCooldown. When the writers push harder than the table takes, what it
-// accepts is its capacity, so a cut lands just under it rather than at an
-// arbitrary fraction of an overshooting limit. The first cut of an unlimited
-// limiter starts a startup phase in which the limit doubles every
-// aimdStartupDoubling until the next cut; after that, acknowledged writes
-// raise it linearly for a calm spell (aimdCalm, longer after each probe that
-// ended in a cut), then double it every aimdProbeDoubling until the next cut
-// or the cap, and only while the writers use all of it. It never goes below aimdPeakFloor of the best recent second, and a
-// cut holds every writer back for aimdCutPause.
+// at most aimdWindow), or times the limit when that is lower. A throttle of a
+// call sent before the last cut is the same signal as the one that cut, and
+// two cuts are at least aimdCooldown apart. When the writers push harder
+// than the table takes, what it accepts is its capacity, so a cut lands just
+// under it rather than at an arbitrary fraction of an overshooting limit.
+// The first cut of an unlimited limiter starts a startup phase in which the
+// limit doubles every aimdStartupDoubling until the next cut (from one batch
+// per aimdMinSpan when nothing was accepted yet); after that, acknowledged
+// writes raise it linearly back to the rate the cut started from, then a
+// quarter as fast (aimdPastBase) for the rest of a calm spell (aimdCalm,
+// longer after each probe that ended in a cut), then double it every
+// aimdProbeDoubling until the next cut or the cap, and only while the
+// writers use all of it. It never goes below aimdPeakFloor of the best
+// recent second, and a cut holds every writer back for aimdCutPause.
 //
 // Tuning (checked by TestWriterFindsCapacity against a proxy enforcing 400
-// WCU/s on a table with no burst credit, 4 workers, no cap): about 97% of the
-// capacity is used over 10 s with 2 to 4% of the requests throttled, nearly
-// all of them while finding the capacity in the first second.
+// WCU/s on a table with no burst credit, 4 workers of 25-WCU calls, and by
+// BenchmarkCapacity, 8 workers of 75-WCU calls, no cap): 93–98% of the
+// capacity is used over 10 s with 2% (4 workers) and 4 to 5% (8 workers)
+// of the calls throttled: the first (the table has no credit), the one that
+// ends the startup and, in some runs, one more (benchmarks/LOAD.md).
 //
 // It is safe for concurrent use.
 type WriteLimiter struct {
@@ -151,32 +163,57 @@ func newWriteLimiterClock(maxWCU float64, concurrency int, now func() time.Time)
 // Wait blocks until wcu units may be spent, or ctx is done. A cost larger
 // than the burst is let through and paid for by the writes after it, so a
 // batch of large items is never refused.
+//
+// A writer books its units only when their turn has come, not in advance:
+// booked ahead, eight writers held at a low limit would each keep the slot
+// that limit gave them, seconds away, however much the limit rose or fell
+// meanwhile (a limit doubling from 300 WCU/s ran 1.9 s behind its own
+// rise). Waiting writers look again when the turn they saw comes.
 func (l *WriteLimiter) Wait(ctx context.Context, wcu int) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		delay := l.book(wcu)
+		if delay <= 0 {
+			return nil
+		}
+		if err := wait(ctx, delay); err != nil {
+			return err
+		}
 	}
+}
+
+// Book spends wcu units if their turn has come and returns 0, or returns
+// how long until the next turn without spending anything: Wait without the
+// waiting, for a caller that has other work meanwhile.
+func (l *WriteLimiter) Book(wcu int) time.Duration { return l.book(wcu) }
+
+// book spends wcu units if their turn has come, or says how long until the
+// next turn.
+func (l *WriteLimiter) book(wcu int) time.Duration {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	now := l.now()
-	l.sent.add(now, float64(wcu))
-	l.maxCost = max(l.maxCost, wcu)
 	if math.IsInf(l.limit, 1) {
-		l.mu.Unlock()
-		return nil
+		l.sent.add(now, float64(wcu))
+		l.maxCost = max(l.maxCost, wcu)
+		return 0
 	}
-	// Generic cell rate: a reservation starts at l.next but no earlier than
+	// Generic cell rate: a booking starts at l.next but no earlier than
 	// now-burst (so idle time buys at most one burst) and pushes l.next by
 	// its cost.
 	startAt := l.next
 	if floor := now.Add(-aimdBurst); startAt.Before(floor) {
 		startAt = floor
 	}
-	l.next = startAt.Add(time.Duration(float64(wcu) / l.limit * float64(time.Second)))
-	delay := startAt.Sub(now)
-	l.mu.Unlock()
-	if delay <= 0 {
-		return nil
+	if startAt.After(now) {
+		return startAt.Sub(now)
 	}
-	return wait(ctx, delay)
+	l.sent.add(now, float64(wcu))
+	l.maxCost = max(l.maxCost, wcu)
+	l.next = startAt.Add(time.Duration(float64(wcu) / l.limit * float64(time.Second)))
+	return 0
 }
 
 // Success records wcu units acknowledged by the service and raises the limit
@@ -209,22 +246,37 @@ func (l *WriteLimiter) Success(wcu int) {
 		if l.limit >= 2*l.base {
 			l.calm = aimdCalm // capacity came back: the next probe comes soon again
 		}
-	default:
+	case l.limit < l.base:
 		l.limit += l.step * dt
+	default:
+		// Past the rate the last cut started from, the capacity is where
+		// the next throttle waits: the climb slows down there, and the
+		// probe after the calm spell looks further.
+		l.limit += l.step * aimdPastBase * dt
 	}
 	l.limit = math.Min(l.limit, l.max)
 }
 
-// Congestion records a capacity signal (a throttle, unprocessed items), and
-// cuts the limit unless it was cut less than aimdCooldown ago. Server errors
-// and failed connections are no such signal: the writer retries them with
-// backoff and does not call it. It reports whether it
-// cut.
+// Congestion records a capacity signal for a call sent just now: see
+// Throttled.
 func (l *WriteLimiter) Congestion() bool {
+	l.mu.Lock()
+	now := l.now()
+	l.mu.Unlock()
+	return l.Throttled(now)
+}
+
+// Throttled records a capacity signal (a throttle, unprocessed items) for a
+// call sent at sent, and cuts the limit unless it was cut since sent (the
+// call went out at the rate the cut corrected: the same signal) or less
+// than aimdCooldown ago. Server errors and failed connections are no such
+// signal: the writer retries them with backoff and does not call it. It
+// reports whether it cut.
+func (l *WriteLimiter) Throttled(sent time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if !l.lastCut.IsZero() && now.Sub(l.lastCut) < aimdCooldown {
+	if !l.lastCut.IsZero() && (now.Sub(l.lastCut) < aimdCooldown || sent.Before(l.lastCut)) {
 		return false
 	}
 	from := now.Add(-aimdWindow)
@@ -238,12 +290,16 @@ func (l *WriteLimiter) Congestion() bool {
 	accepted := l.acked.since(from, now) / span
 	base := accepted
 	if math.IsInf(l.limit, 1) {
-		// A throttle in the first moments of a run comes with next to no
-		// history: the workers may not all have sent a batch yet. The guess
-		// is then what they would send, all batches in flight once per
-		// aimdMinSpan; the startup phase corrects it either way.
-		guess := math.Max(l.sent.since(from, now), float64(l.conc*l.maxCost)) / span
-		base = math.Max(base, guess)
+		// A throttle before anything was accepted (a table out of capacity
+		// from the start) says only that one call was too much. The guess
+		// is then one batch per aimdMinSpan, the least that makes
+		// progress; the startup phase doubles it until the next cut.
+		// (Guessing what the writers would send, every batch in flight per
+		// aimdMinSpan, set 3,000 WCU/s for 8 workers of 75-WCU batches and
+		// had about ten calls throttled before the next cut.)
+		if base <= 0 {
+			base = float64(l.maxCost) / aimdMinSpan.Seconds()
+		}
 		if base <= 0 {
 			return false
 		}

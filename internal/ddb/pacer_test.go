@@ -71,16 +71,74 @@ func TestLimiterDiscoversFromUnlimited(t *testing.T) {
 	}
 }
 
-// The first throttle of a run, before anything is known, starts from a
-// guess of what the workers send.
+// The first throttle of a run, before anything was accepted, starts from
+// one batch per aimdMinSpan, however many writers there are: all that is
+// known is that one call was too much.
 func TestLimiterFirstGuess(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	l := newWriteLimiterClock(0, 4, clk.now)
-	l.Wait(context.Background(), 25) // one batch out of four sent so far
+	l := newWriteLimiterClock(0, 8, clk.now)
+	l.Wait(context.Background(), 75) // the first call, alone
 	clk.advance(2 * time.Millisecond)
 	l.Congestion()
-	if want := 4 * 25 / aimdMinSpan.Seconds() * aimdDecrease; !near(l.Limit(), want) {
-		t.Errorf("limit = %v, want %v: four batches per %v", l.Limit(), want, aimdMinSpan)
+	if want := 75 / aimdMinSpan.Seconds() * aimdDecrease; !near(l.Limit(), want) {
+		t.Errorf("limit = %v, want %v: one batch per %v", l.Limit(), want, aimdMinSpan)
+	}
+	if !l.startup {
+		t.Error("the first cut did not start the startup doubling")
+	}
+}
+
+// A throttle of a call sent before the last cut is the signal that cut,
+// even after the cooldown: a call held back in a retry, or in flight for
+// long, must not cut the limit twice.
+func TestLimiterThrottleBeforeCut(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := newWriteLimiterClock(1000, 1, clk.now)
+	early := clk.now()
+	clk.advance(10 * time.Millisecond)
+	if !l.Throttled(clk.now()) {
+		t.Fatal("first throttle did not cut")
+	}
+	cut := l.Limit()
+	clk.advance(2 * aimdCooldown)
+	if l.Throttled(early) {
+		t.Errorf("a call sent before the cut cut again: limit %v → %v", cut, l.Limit())
+	}
+	if !l.Throttled(clk.now().Add(-time.Millisecond)) {
+		t.Error("a call sent after the cut and the cooldown did not cut")
+	}
+}
+
+// Waiting writers take their turn at the limit in force when it comes, not
+// at the one in force when they started waiting: a limit that rises (or is
+// cut) while eight writers queue changes their pace at once.
+func TestLimiterWaitersSeeNewLimit(t *testing.T) {
+	l := NewWriteLimiter(100, 8) // 75-WCU calls: one per 750 ms
+	ctx := context.Background()
+	if err := l.Wait(ctx, 75); err != nil { // the burst
+		t.Fatal(err)
+	}
+	start := time.Now()
+	done := make(chan time.Duration, 8)
+	for range 8 {
+		go func() {
+			if err := l.Wait(ctx, 75); err != nil {
+				t.Error(err)
+			}
+			done <- time.Since(start)
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	l.mu.Lock()
+	l.limit, l.max = 100000, 100000 // the limit rises while they wait
+	l.mu.Unlock()
+	var last time.Duration
+	for range 8 {
+		last = max(last, <-done)
+	}
+	// Booked in advance, the eighth would go 8 × 750 ms = 6 s later.
+	if last > 2*time.Second {
+		t.Errorf("the last of eight waiters went after %v: the rise of the limit did not reach them", last)
 	}
 }
 

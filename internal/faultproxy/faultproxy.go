@@ -79,11 +79,65 @@ type Config struct {
 	StartEmpty  bool
 	Spec        map[string]layouts.TableSpec
 
+	// PartitionWCU, when above 0, makes the proxy play DynamoDB's
+	// partitions: each partition key value of a table, and of each of its
+	// Spec indexes, takes at most PartitionWCU a second (DynamoDB: 1,000),
+	// with one second's worth of burst, and the table as a whole takes
+	// CapacityWCU (no limit when 0). Items are then taken one by one, as
+	// DynamoDB does: a BatchWriteItem whose items all fit is forwarded,
+	// one with some that do not fit is forwarded without them and they
+	// come back as UnprocessedItems (no reason given, as DynamoDB gives
+	// none there), and one none of whose items fit is refused with a
+	// ProvisionedThroughputExceededException whose ThrottlingReasons say
+	// why: TableWriteKeyRangeThroughputExceeded,
+	// IndexWriteKeyRangeThroughputExceeded (the resource ARN names the
+	// index) or TableWriteProvisionedThroughputExceeded. A key's writes cost
+	// it the item's WCU, one replica's worth: an index's partition is
+	// charged the item's WCU once.
+	PartitionWCU float64
+
+	// Reasons, when set, are the ThrottlingReasons that the injected
+	// throttles (Throttle) carry, one after the other; without them an
+	// injected throttle carries none, as DynamoDB's did before 2025.
+	Reasons []Reason
+
 	// Lifetime is how long the proxy serves before it closes itself
 	// (default 5 minutes).
 	Lifetime time.Duration
 	// MaxBody bounds request and response bodies (default 32 MB).
 	MaxBody int64
+}
+
+// Reason is a throttling reason the proxy sends: Reason is DynamoDB's
+// string (IndexWriteKeyRangeThroughputExceeded, ...), Index the index the
+// resource ARN names ("" for the table). The ARN names the table of the
+// request.
+type Reason struct {
+	Reason string
+	Index  string
+	// Table is the table the ARN names; the proxy fills it in from the
+	// request when empty.
+	Table string
+}
+
+// The throttling reasons DynamoDB gives for writes.
+const (
+	TableKeyRange    = "TableWriteKeyRangeThroughputExceeded"
+	IndexKeyRange    = "IndexWriteKeyRangeThroughputExceeded"
+	TableCapacity    = "TableWriteProvisionedThroughputExceeded"
+	IndexCapacity    = "IndexWriteProvisionedThroughputExceeded"
+	TableAccount     = "TableWriteAccountLimitExceeded"
+	TableMaxOnDemand = "TableWriteMaxOnDemandThroughputExceeded"
+)
+
+// ARN is the ARN the proxy gives a table, or an index of it when index is
+// not empty.
+func ARN(table, index string) string {
+	a := "arn:aws:dynamodb:us-east-1:000000000000:table/" + table
+	if index != "" {
+		a += "/index/" + index
+	}
+	return a
 }
 
 // Counts are what the proxy did. Every field counts requests, except the
@@ -104,6 +158,11 @@ type Counts struct {
 	// capacity mode counts it (whether or not it is on).
 	AcceptedWCU   int64
 	AcceptedItems int64
+	// KeyRangeItems counts the items refused in partition mode because a
+	// partition key value of the table or an index was over its limit,
+	// TableItems those refused for the table's limit (see HotItems).
+	KeyRangeItems int64
+	TableItems    int64
 }
 
 // Faults is the number of requests that met an injected fault.
@@ -127,10 +186,13 @@ type Proxy struct {
 	flip   bool // alternates the two kinds of throttle and of 5xx
 	tokens float64
 	filled time.Time
+	parts  map[string]*bucket // partition mode: by table, index and key value
+	hot    map[string]int64
+	reason int // the next of cfg.Reasons
 
 	n struct {
 		requests, forwarded, throttled, server, partial, heldBack, cutBefore, cutAfter,
-		capRejected, acceptedWCU, acceptedItems atomic.Int64
+		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -169,6 +231,8 @@ func New(cfg Config) (*Proxy, error) {
 		cfg: cfg, target: target, ln: ln,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		filled:  time.Now(),
+		parts:   map[string]*bucket{},
+		hot:     map[string]int64{},
 		url:     "http://" + ln.Addr().String(),
 		done:    make(chan struct{}),
 		closing: make(chan struct{}),
@@ -224,9 +288,23 @@ func (p *Proxy) Close() {
 	})
 }
 
+// HotItems counts, by "index/value" ("/value" for the table's partition
+// key), the items partition mode refused for that key's limit.
+func (p *Proxy) HotItems() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hot := make(map[string]int64, len(p.hot))
+	for k, v := range p.hot {
+		hot[k] = v
+	}
+	return hot
+}
+
 // Counts returns a snapshot of the counters.
 func (p *Proxy) Counts() Counts {
 	return Counts{
+		KeyRangeItems:    p.n.keyRangeItems.Load(),
+		TableItems:       p.n.tableItems.Load(),
 		Requests:         p.n.requests.Load(),
 		Forwarded:        p.n.forwarded.Load(),
 		Throttled:        p.n.throttled.Load(),
@@ -364,22 +442,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case throttle:
 		p.n.throttled.Add(1)
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-			"The level of configured provisioned throughput for the table was exceeded. (injected by faultproxy)")
+			"The level of configured provisioned throughput for the table was exceeded. (injected by faultproxy)", p.injectedReasons(req))
 		return
 	case throttleAlt:
 		p.n.throttled.Add(1)
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ThrottlingException",
-			"Rate of requests exceeds the allowed throughput. (injected by faultproxy)")
+			"Rate of requests exceeds the allowed throughput. (injected by faultproxy)", p.injectedReasons(req))
 		return
 	case server500:
 		p.n.server.Add(1)
 		writeError(w, http.StatusInternalServerError, "com.amazonaws.dynamodb.v20120810#InternalServerError",
-			"Internal server error (injected by faultproxy)")
+			"Internal server error (injected by faultproxy)", nil)
 		return
 	case server503:
 		p.n.server.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
-			"Service unavailable (injected by faultproxy)")
+			"Service unavailable (injected by faultproxy)", nil)
 		return
 	}
 
@@ -397,15 +475,37 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			held = nil
 		}
 	}
+	if batch && req != nil && p.cfg.PartitionWCU > 0 {
+		kept, refused, reasons := p.admit(req)
+		if len(kept) == 0 {
+			p.n.capRejected.Add(1)
+			writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+				"The level of configured provisioned throughput for the table was exceeded. (partitions enforced by faultproxy)", reasons)
+			return
+		}
+		if len(refused) > 0 {
+			body = req.keepOnly(kept)
+			if held == nil {
+				held = map[string][]json.RawMessage{}
+			}
+			for t, rs := range refused {
+				held[t] = append(held[t], rs...)
+			}
+		}
+	}
 	var cost float64
 	var items int
 	if req != nil {
 		cost, items = req.cost(p.cfg.Spec)
 	}
-	if batch && !p.take(cost) {
+	if batch && p.cfg.PartitionWCU <= 0 && !p.take(cost) {
 		p.n.capRejected.Add(1)
+		var reasons []Reason
+		for _, t := range tablesOf(req) {
+			reasons = append(reasons, Reason{Reason: TableCapacity, Table: t})
+		}
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API. (capacity enforced by faultproxy)")
+			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API. (capacity enforced by faultproxy)", reasons)
 		return
 	}
 
@@ -492,10 +592,24 @@ func cut(w http.ResponseWriter) {
 }
 
 // writeError answers as DynamoDB does: the type in x-amzn-ErrorType and in
-// the JSON body's __type.
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	body, _ := json.Marshal(map[string]string{"__type": typ, "message": msg})
+// the JSON body's __type, the throttling reasons in the body's
+// ThrottlingReasons (throttlingReasons for a ThrottlingException, as
+// DynamoDB spells it there).
+func writeError(w http.ResponseWriter, status int, typ, msg string, reasons []Reason) {
 	short := typ[strings.LastIndexByte(typ, '#')+1:]
+	fields := map[string]any{"__type": typ, "message": msg}
+	if len(reasons) > 0 {
+		list := make([]map[string]string, len(reasons))
+		for i, r := range reasons {
+			list[i] = map[string]string{"reason": r.Reason, "resource": ARN(r.Table, r.Index)}
+		}
+		name := "ThrottlingReasons"
+		if short == "ThrottlingException" {
+			name = "throttlingReasons"
+		}
+		fields[name] = list
+	}
+	body, _ := json.Marshal(fields)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	w.Header().Set("X-Amzn-Errortype", short)
 	w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
@@ -642,4 +756,201 @@ func mergeUnprocessed(resp []byte, held map[string][]json.RawMessage) ([]byte, e
 	}
 	fields["UnprocessedItems"] = raw
 	return json.Marshal(fields)
+}
+
+// tablesOf is the tables a BatchWriteItem writes to, in name order.
+func tablesOf(req *batchRequest) []string {
+	if req == nil {
+		return nil
+	}
+	return req.tables
+}
+
+// injectedReasons is the next of Config.Reasons for an injected throttle,
+// naming the request's first table, or nil.
+func (p *Proxy) injectedReasons(req *batchRequest) []Reason {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.cfg.Reasons) == 0 {
+		return nil
+	}
+	r := p.cfg.Reasons[p.reason%len(p.cfg.Reasons)]
+	p.reason++
+	if r.Table == "" {
+		if ts := tablesOf(req); len(ts) > 0 {
+			r.Table = ts[0]
+		}
+	}
+	return []Reason{r}
+}
+
+// bucket is a token bucket of one partition key value.
+type bucket struct {
+	tokens float64
+	filled time.Time
+}
+
+// fill adds what the time since the last fill earned, up to one second's
+// worth of rate.
+func (b *bucket) fill(now time.Time, rate float64) {
+	b.tokens = math.Min(rate, b.tokens+now.Sub(b.filled).Seconds()*rate)
+	b.filled = now
+}
+
+// admit takes a BatchWriteItem's items one by one in partition mode: an
+// item is accepted when the table and every partition it writes (the
+// table's, and each index's it lands in) have its WCU left, and then costs
+// them that. It returns the accepted and the refused requests' positions
+// by table, and the reasons of the refusals.
+func (p *Proxy) admit(req *batchRequest) (kept, refused map[string][]json.RawMessage, reasons []Reason) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	kept, refused = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
+	seen := map[Reason]bool{}
+	for _, t := range req.tables {
+		spec := p.cfg.Spec[t]
+		for _, raw := range req.reqs[t] {
+			item, wcu, put := decodeWrite(raw)
+			cost := float64(wcu * (1 + indexesOf(spec, item)))
+			if !put {
+				cost = float64(1 + len(spec.Indexes))
+			}
+			// The partitions this write lands in: the table's, and each
+			// index's (a delete's index keys are unknown here).
+			type part struct {
+				index, value string
+			}
+			parts := []part{{"", keyText(item[spec.PK.Name])}}
+			if put {
+				for _, ix := range spec.Indexes {
+					if item[ix.PK.Name] == nil || (ix.SK != nil && item[ix.SK.Name] == nil) {
+						continue
+					}
+					parts = append(parts, part{ix.Name, keyText(item[ix.PK.Name])})
+				}
+			}
+			var why *Reason
+			if p.cfg.CapacityWCU > 0 {
+				p.tokens = math.Min(p.cfg.BurstWCU, p.tokens+now.Sub(p.filled).Seconds()*p.cfg.CapacityWCU)
+				p.filled = now
+				if p.tokens < cost {
+					why = &Reason{Reason: TableCapacity, Table: t}
+				}
+			}
+			buckets := make([]*bucket, len(parts))
+			for i, pt := range parts {
+				id := t + "\x00" + pt.index + "\x00" + pt.value
+				b := p.parts[id]
+				if b == nil {
+					b = &bucket{filled: now}
+					if !p.cfg.StartEmpty {
+						b.tokens = p.cfg.PartitionWCU
+					}
+					p.parts[id] = b
+				}
+				b.fill(now, p.cfg.PartitionWCU)
+				buckets[i] = b
+				if why == nil && b.tokens < math.Min(float64(wcu), p.cfg.PartitionWCU) {
+					r := Reason{Reason: TableKeyRange, Table: t}
+					if pt.index != "" {
+						r = Reason{Reason: IndexKeyRange, Index: pt.index, Table: t}
+					}
+					why = &r
+					p.hot[pt.index+"/"+pt.value]++
+				}
+			}
+			if why != nil {
+				refused[t] = append(refused[t], raw)
+				if why.Reason == TableCapacity {
+					p.n.tableItems.Add(1)
+				} else {
+					p.n.keyRangeItems.Add(1)
+				}
+				if !seen[*why] {
+					seen[*why] = true
+					reasons = append(reasons, *why)
+				}
+				continue
+			}
+			if p.cfg.CapacityWCU > 0 {
+				p.tokens -= cost
+			}
+			for _, b := range buckets {
+				b.tokens -= float64(wcu)
+			}
+			kept[t] = append(kept[t], raw)
+		}
+	}
+	if len(allItems(kept)) == 0 {
+		return nil, refused, reasons
+	}
+	return kept, refused, reasons
+}
+
+func allItems(m map[string][]json.RawMessage) []json.RawMessage {
+	var all []json.RawMessage
+	for _, rs := range m {
+		all = append(all, rs...)
+	}
+	return all
+}
+
+// decodeWrite reads one WriteRequest: the item (or the key of a delete),
+// its WCU, and whether it is a put.
+func decodeWrite(raw json.RawMessage) (map[string]types.AttributeValue, int, bool) {
+	var wr struct {
+		PutRequest *struct {
+			Item json.RawMessage
+		}
+		DeleteRequest *struct {
+			Key json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(raw, &wr); err != nil {
+		return nil, 1, false
+	}
+	if wr.PutRequest != nil {
+		item, err := ddbjson.DecodeItem(wr.PutRequest.Item)
+		if err != nil {
+			return nil, 1, true
+		}
+		return item, transform.WCU(transform.ItemSize(item)), true
+	}
+	if wr.DeleteRequest != nil {
+		key, _ := ddbjson.DecodeItem(wr.DeleteRequest.Key)
+		return key, 1, false
+	}
+	return nil, 1, false
+}
+
+// keyText renders a key value for the proxy's counts.
+func keyText(v types.AttributeValue) string {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return fmt.Sprintf("%x", v.Value)
+	}
+	return ""
+}
+
+// keepOnly rewrites the request to the kept requests and returns its body.
+func (b *batchRequest) keepOnly(kept map[string][]json.RawMessage) []byte {
+	fields := make(map[string]json.RawMessage, len(b.fields))
+	for k, v := range b.fields {
+		fields[k] = v
+	}
+	ri, _ := json.Marshal(kept)
+	fields["RequestItems"] = ri
+	body, _ := json.Marshal(fields)
+	b.reqs = kept
+	b.tables = b.tables[:0]
+	for t := range kept {
+		b.tables = append(b.tables, t)
+	}
+	slices.Sort(b.tables)
+	return body
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -328,5 +329,64 @@ func TestLifetime(t *testing.T) {
 	sort.Strings(ops)
 	if len(ops) != 1 {
 		t.Errorf("upstream saw %v, want one ListTables", ops)
+	}
+}
+
+// Partition mode takes items one by one: a key over its limit is refused
+// alone (UnprocessedItems) while the others are written, and a call none of
+// whose items fit is refused with the reason DynamoDB gives, which the SDK
+// decodes and ddb.ThrottleReasons reads, index and all.
+func TestPartitionMode(t *testing.T) {
+	up := newUpstream(t)
+	spec := layouts.TableSpec{
+		PK:      layouts.KeyAttr{Name: "Id", Type: types.ScalarAttributeTypeS},
+		Indexes: []layouts.IndexSpec{{Name: "ByParent", PK: layouts.KeyAttr{Name: "ParentId", Type: types.ScalarAttributeTypeS}}},
+	}
+	p := start(t, Config{Target: up.URL, PartitionWCU: 3, Spec: map[string]layouts.TableSpec{"t": spec}})
+	c := client(p)
+	// Five items under ParentId "p": the partition takes three.
+	out, err := c.BatchWriteItem(context.Background(), batch(0, 5, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(out.UnprocessedItems["t"]); n != 2 {
+		t.Errorf("%d items handed back, want the 2 over ParentId p's 3 WCU", n)
+	}
+	// Again at once: p is empty, every item is refused, with the reason.
+	_, err = c.BatchWriteItem(context.Background(), batch(10, 2, true))
+	reasons := ddb.ThrottleReasons(err)
+	if len(reasons) != 1 || reasons[0].Reason != IndexKeyRange || reasons[0].Index != "ByParent" || !reasons[0].KeyRange() {
+		t.Errorf("reasons %+v (error %v), want one IndexWriteKeyRangeThroughputExceeded on ByParent", reasons, err)
+	}
+	// Items without a parent land in their own table partitions: written.
+	if out, err := c.BatchWriteItem(context.Background(), batch(20, 4, false)); err != nil || len(out.UnprocessedItems["t"]) != 0 {
+		t.Errorf("items on fresh keys: err %v, handed back %v", err, out)
+	}
+	cn := p.Counts()
+	if cn.KeyRangeItems != 4 || p.HotItems()["ByParent/p"] != 4 {
+		t.Errorf("counts %+v, hot %v: want 4 items refused for ByParent/p", cn, p.HotItems())
+	}
+	if got := len(up.received()); got != 3+4 {
+		t.Errorf("upstream got %d items, want 7", got)
+	}
+}
+
+// Injected throttles carry the configured reasons, in both spellings of the
+// field (ThrottlingReasons, throttlingReasons) that the SDK reads.
+func TestInjectedReasons(t *testing.T) {
+	up := newUpstream(t)
+	p := start(t, Config{Target: up.URL, Throttle: 1, Reasons: []Reason{{Reason: TableKeyRange}, {Reason: IndexCapacity, Index: "ByPath"}}})
+	c := client(p)
+	var got []ddb.ThrottleReason
+	for i := range 2 {
+		_, err := c.BatchWriteItem(context.Background(), batch(i, 1, false))
+		got = append(got, ddb.ThrottleReasons(err)...)
+	}
+	want := []ddb.ThrottleReason{{Reason: TableKeyRange}, {Reason: IndexCapacity, Index: "ByPath"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("reasons %+v, want %+v", got, want)
+	}
+	if !got[0].KeyRange() || got[1].KeyRange() {
+		t.Errorf("KeyRange: %v %v, want true false", got[0].KeyRange(), got[1].KeyRange())
 	}
 }
