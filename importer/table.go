@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,7 +97,8 @@ type (
 		ProvisionedThroughput *schemaThroughput `json:"ProvisionedThroughput,omitempty"`
 	}
 	schemaProjection struct {
-		ProjectionType string `json:"ProjectionType"`
+		ProjectionType   string   `json:"ProjectionType"`
+		NonKeyAttributes []string `json:"NonKeyAttributes,omitempty"`
 	}
 	schemaThroughput struct {
 		ReadCapacityUnits  int64 `json:"ReadCapacityUnits"`
@@ -151,7 +153,7 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		doc.GlobalSecondaryIndexes = append(doc.GlobalSecondaryIndexes, schemaIndex{
 			IndexName:             ix.Name,
 			KeySchema:             keys("index "+ix.Name, ix.PK, ix.SK),
-			Projection:            schemaProjection{ProjectionType: string(types.ProjectionTypeAll)},
+			Projection:            schemaProjection{ProjectionType: string(projectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
 			ProvisionedThroughput: tp,
 		})
 	}
@@ -212,7 +214,7 @@ func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dy
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:             aws.String(ix.IndexName),
 			KeySchema:             ks(ix.KeySchema),
-			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType)},
+			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType), NonKeyAttributes: ix.Projection.NonKeyAttributes},
 			ProvisionedThroughput: tp(ix.ProvisionedThroughput),
 		})
 	}
@@ -365,13 +367,34 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 			continue
 		}
 		compare("index "+want.Name+": ", ix.KeySchema, want.PK, want.SK)
-		if ix.Projection == nil || ix.Projection.ProjectionType != types.ProjectionTypeAll {
+		wantProj := projectionOf(want)
+		switch {
+		case ix.Projection == nil || ix.Projection.ProjectionType != wantProj:
 			got := "nothing"
 			if ix.Projection != nil {
 				got = string(ix.Projection.ProjectionType)
 			}
-			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs ALL", want.Name, got))
+			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs %s", want.Name, got, wantProj))
+		case wantProj == types.ProjectionTypeInclude && !sameNames(ix.Projection.NonKeyAttributes, want.NonKeyAttributes):
+			diffs = append(diffs, fmt.Sprintf("index %s: projects INCLUDE %s, layout needs INCLUDE %s", want.Name,
+				strings.Join(ix.Projection.NonKeyAttributes, ","), strings.Join(want.NonKeyAttributes, ",")))
 		}
 	}
 	return diffs
+}
+
+// projectionOf is an index's projection: ALL unless a model says otherwise.
+func projectionOf(ix layouts.IndexSpec) types.ProjectionType {
+	if ix.Projection == "" {
+		return types.ProjectionTypeAll
+	}
+	return ix.Projection
+}
+
+// sameNames reports whether a and b hold the same names, in any order.
+func sameNames(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
