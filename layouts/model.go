@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -199,6 +200,9 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	m := &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
 	if m.name == "" {
 		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if !modelName.MatchString(m.name) {
+		return nil, fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
 	}
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
@@ -460,8 +464,12 @@ func (m *modelLayout) index(serves string) *modelIndex {
 	return nil
 }
 
-// Name is "model:" and the model's name.
-func (m *modelLayout) Name() string { return "model:" + m.name }
+// modelName is what a model's name may be: it goes into bench's table
+// names.
+var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
+
+// Name is "model-" and the model's name.
+func (m *modelLayout) Name() string { return "model-" + m.name }
 
 // Table returns the model's keys and indexes.
 func (m *modelLayout) Table() TableSpec {

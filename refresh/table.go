@@ -82,6 +82,11 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		its := make([]seenItem, 0, len(items))
 		var nodes []seenNode
 		for _, item := range items {
+			if layouts.Foreign(t.layout, layouts.MapView(item)) {
+				// Another entity of a table model's table: never the
+				// plan's to change or delete.
+				continue
+			}
 			all, user := d.itemAndAttrs(item, reserved)
 			if id, parent, ok := t.layout.NodeOf(layouts.MapView(item)); ok {
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
