@@ -620,6 +620,19 @@ func Foreign(l Layout, item View) bool {
 	return ok && m.foreign(item)
 }
 
+// CheckItem returns the error of an item that carries a table model's type
+// field but does not read back through its templates (wrapping ErrItem),
+// and nil for every other item: a node item, another entity's, or any item
+// of a layout's table (whose problems Node reports).
+func CheckItem(l Layout, item Item) error {
+	m, ok := l.(*modelLayout)
+	if !ok || m.typeName == "" || m.foreign(MapView(item)) {
+		return nil
+	}
+	_, _, err := m.Node(item)
+	return err
+}
+
 // parse reads the model's attributes of an item back into the node's
 // placeholders. keysOnly reads what it can (a key without its item).
 func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
