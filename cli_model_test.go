@@ -425,3 +425,100 @@ func TestModelUnparsableItems(t *testing.T) {
 		t.Fatalf("export with an unparsable item: exit %d, want a failure naming NODE#CM9:\n%s", code, stderr)
 	}
 }
+
+// TestSchemaWorkbenchGolden: schema --format workbench of each shipped
+// model, with the seed tree as sample items, matches its golden file
+// (testdata/golden/workbench/, rewritten with -update), and has the
+// structure of the Workbench's own exports (aws-samples'
+// amazon-dynamodb-design-patterns models): every attribute of TableData
+// declared, every index with its projection.
+func TestSchemaWorkbenchGolden(t *testing.T) {
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	os.WriteFile(seed, []byte(modelSeedCSV), 0o644)
+	for _, h := range handModels {
+		name := strings.TrimSuffix(filepath.Base(h.file), ".json")
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := run(t, nil, "schema", "--format", "workbench", "--model", h.file, "--table", "Components", "--in", seed, "--sample", "10")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			var m struct {
+				ModelName     string
+				ModelMetadata struct{ Version, DateCreated string }
+				DataModel     []struct {
+					TableName     string
+					KeyAttributes struct {
+						PartitionKey struct{ AttributeName, AttributeType string }
+						SortKey      *struct{ AttributeName, AttributeType string }
+					}
+					NonKeyAttributes       []struct{ AttributeName, AttributeType string }
+					GlobalSecondaryIndexes []struct {
+						IndexName  string
+						Projection struct{ ProjectionType string }
+					}
+					TableData []map[string]map[string]any
+				}
+			}
+			if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.ModelName != "Components" || m.ModelMetadata.Version != "3.0" || len(m.DataModel) != 1 {
+				t.Fatalf("model header: %+v", m)
+			}
+			tb := m.DataModel[0]
+			declared := map[string]bool{tb.KeyAttributes.PartitionKey.AttributeName: true}
+			if tb.KeyAttributes.SortKey != nil {
+				declared[tb.KeyAttributes.SortKey.AttributeName] = true
+			}
+			for _, a := range tb.NonKeyAttributes {
+				declared[a.AttributeName] = true
+			}
+			if len(tb.TableData) != len(h.nodes) {
+				t.Fatalf("TableData has %d items, want %d", len(tb.TableData), len(h.nodes))
+			}
+			for _, it := range tb.TableData {
+				for a := range it {
+					if !declared[a] {
+						t.Errorf("TableData uses %q, which is not declared", a)
+					}
+				}
+			}
+			if len(tb.GlobalSecondaryIndexes) == 0 {
+				t.Fatal("no GlobalSecondaryIndexes")
+			}
+			got := strings.ReplaceAll(stdout, m.ModelMetadata.DateCreated, "DATE")
+			golden := filepath.Join("testdata", "golden", "workbench", name+".json")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			if want := readFile(t, golden); got != want {
+				t.Fatalf("workbench model differs from %s (run with -update after a deliberate change):\n%s", golden, got)
+			}
+		})
+	}
+	// CloudFormation: one AWS::DynamoDB::Table resource, for a model and a
+	// layout.
+	for _, args := range [][]string{{"--model", handModels[0].file}, {"--layout", "adjacency"}} {
+		stdout, stderr, code := run(t, nil, append([]string{"schema", "--format", "cloudformation", "--table", "my-parts"}, args...)...)
+		var tmpl struct {
+			Resources map[string]struct {
+				Type       string
+				Properties struct {
+					TableName              string
+					KeySchema              []any
+					GlobalSecondaryIndexes []struct{ Projection struct{ ProjectionType string } }
+				}
+			}
+		}
+		if code != 0 || json.Unmarshal([]byte(stdout), &tmpl) != nil || len(tmpl.Resources) != 1 {
+			t.Fatalf("cloudformation %v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		for _, r := range tmpl.Resources {
+			if r.Type != "AWS::DynamoDB::Table" || r.Properties.TableName != "my-parts" || len(r.Properties.KeySchema) == 0 || len(r.Properties.GlobalSecondaryIndexes) == 0 {
+				t.Fatalf("cloudformation %v: %+v", args, r)
+			}
+		}
+	}
+}
