@@ -508,7 +508,9 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 				Properties struct {
 					TableName              string
 					KeySchema              []any
-					GlobalSecondaryIndexes []struct{ Projection struct{ ProjectionType string } }
+					GlobalSecondaryIndexes []struct {
+						Projection struct{ ProjectionType string }
+					}
 				}
 			}
 		}
