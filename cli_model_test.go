@@ -524,3 +524,36 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestModelSchemaCheck: writing into an existing table that does not have
+// the model's shape lists every difference (keys, indexes, projections)
+// and exits 2, writing nothing.
+func TestModelSchemaCheck(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	h := handModels[0] // aws-components, GSI2 KEYS_ONLY
+	wrong := h
+	wrong.create = func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions:   defs("ComponentId", "GraphId", "Path"),
+			KeySchema:              keySchema("ComponentId", ""),
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi("GSI2", "GraphId", "Path", types.ProjectionTypeAll)}}
+	}
+	table := handTable(t, client, wrong, nil)
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	os.WriteFile(seed, []byte(modelSeedCSV), 0o644)
+	_, stderr, code := run(t, env, "import", "--in", seed, "--table", table, "--model", h.file, "--no-progress")
+	if code != 2 || !strings.Contains(stderr, "index GSI1: missing") || !strings.Contains(stderr, "index GSI2: projects ALL, layout needs KEYS_ONLY") {
+		t.Fatalf("import into a table of another shape: exit %d, want 2 listing both differences:\n%s", code, stderr)
+	}
+	if n := len(rawLines(t, client, table)); n != 0 {
+		t.Fatalf("%d items written", n)
+	}
+	// The right shape, made by hand, passes the check.
+	good := handTable(t, client, h, nil)
+	if _, stderr, code := run(t, env, "import", "--in", seed, "--table", good, "--model", h.file, "--no-progress"); code != 0 {
+		t.Fatalf("import into the model's table: exit %d\n%s", code, stderr)
+	}
+}

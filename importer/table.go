@@ -363,7 +363,14 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 			if want.SK != nil {
 				keys += fmt.Sprintf(", sort %s (%s)", want.SK.Name, want.SK.Type)
 			}
-			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, all attributes projected)", want.Name, keys))
+			proj := "all attributes projected"
+			if p := projectionOf(want); p != types.ProjectionTypeAll {
+				proj = "projection " + string(p)
+				if len(want.NonKeyAttributes) > 0 {
+					proj += " " + strings.Join(want.NonKeyAttributes, ",")
+				}
+			}
+			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, %s)", want.Name, keys, proj))
 			continue
 		}
 		compare("index "+want.Name+": ", ix.KeySchema, want.PK, want.SK)
