@@ -419,10 +419,19 @@ func TestModelUnparsableItems(t *testing.T) {
 		t.Fatalf("apply --ignore-unparsable: exit %d\n%s%s", code, stdout, stderr)
 	}
 	sameLines(t, "after apply --ignore-unparsable", rawLines(t, client, table), append(append(slices.Clone(h.nodes), h.foreign...), bad))
-	// export names it.
-	_, stderr, code := run(t, env, "export", "--out", filepath.Join(dir, "x.jsonl"), "--table", table, "--model", h.file)
-	if code == 0 || !strings.Contains(stderr, "NODE#CM9") {
-		t.Fatalf("export with an unparsable item: exit %d, want a failure naming NODE#CM9:\n%s", code, stderr)
+	// export leaves it out, counts it and names it; verify counts it as
+	// a difference (exit 1).
+	out := filepath.Join(dir, "x.jsonl")
+	stdout, stderr, code := run(t, env, "export", "--out", out, "--table", table, "--model", h.file)
+	if code != 0 || !strings.Contains(stdout+stderr, "1 items carry the model's type field") || !strings.Contains(stdout+stderr, "NODE#CM9") {
+		t.Fatalf("export with an unparsable item: exit %d, want 0 counting it and naming NODE#CM9:\n%s%s", code, stdout, stderr)
+	}
+	if n := strings.Count(strings.TrimSpace(readFile(t, out)), "\n") + 1; n != len(h.nodes) {
+		t.Fatalf("export wrote %d records, want %d", n, len(h.nodes))
+	}
+	stdout, stderr, code = run(t, env, "verify", "--in", seed, "--table", table, "--model", h.file)
+	if code != 1 || !strings.Contains(stderr, "NODE#CM9") {
+		t.Fatalf("verify with an unparsable item: exit %d, want 1 naming NODE#CM9:\n%s%s", code, stdout, stderr)
 	}
 }
 
