@@ -277,6 +277,13 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 					t.Errorf("query %v: %v, want %v", q.args, got, q.want)
 				}
 			}
+			// Descendants read the node (GetItem) and its tree's index
+			// (Query); an index projecting only the keys adds the
+			// BatchGetItem of the items found, which --stats counts.
+			wantRequests := map[string]string{"aws-components.json": "3 requests", "wadsworth-path.json": "2 requests", "single-table.json": "2 requests"}[filepath.Base(h.file)]
+			if _, stderr, code := run(t, env, append([]string{"query", "descendants", "--id", "CM1", "--stats"}, tm...)...); code != 0 || !strings.Contains(stderr, wantRequests) {
+				t.Errorf("query descendants --stats: exit %d, want %q:\n%s", code, wantRequests, stderr)
+			}
 			if _, _, code := run(t, env, append([]string{"query", "get", "--id", "USER#ann"}, tm...)...); code == 0 {
 				t.Errorf("query get of a foreign key: exit 0, want not found")
 			}
