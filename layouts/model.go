@@ -866,14 +866,19 @@ func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, 
 	return m.base.Query(ctx, &modelReads{m: m, r: r}, q)
 }
 
-// Costs is the base layout's cost model, given the base's items.
+// Costs is the base layout's cost model, given the base's items, plus the
+// BatchGetItem that follows a Query of an index that does not project every
+// attribute (descendants, and children when their index is such).
 func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
-	return &modelCosts{m: m, base: m.base.Costs(f, sample)}
+	return &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 }
 
 type modelCosts struct {
-	m    *modelLayout
-	base CostModel
+	m      *modelLayout
+	base   CostModel
+	f      *transform.Forest
+	sample []int32
+	size   []int32 // each node's item
 }
 
 func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
@@ -884,7 +889,131 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 	if err != nil {
 		return -1, -1, err
 	}
-	return c.base.Add(b, size)
+	node, other, err := c.base.Add(b, size)
+	if err == nil && node >= 0 {
+		c.size[node] = int32(size)
+	}
+	return node, other, err
 }
 
-func (c *modelCosts) Estimate(k int) QueryCosts { return c.base.Estimate(k) }
+// partial reports whether the model's index serving the base's index
+// serves leaves attributes out.
+func (c *modelCosts) partial(serves string) bool {
+	x := c.m.index(serves)
+	return x != nil && x.projection != types.ProjectionTypeAll
+}
+
+func (c *modelCosts) Estimate(k int) QueryCosts {
+	out := c.base.Estimate(k)
+	i := c.sample[k]
+	// sizes sums the items of nodes; batch prices reading them whole.
+	sizes := func(nodes []int32) sizeSum {
+		var s sizeSum
+		for _, y := range nodes {
+			s.add(int(c.size[y]))
+		}
+		return s
+	}
+	batch := func(nodes []int32) Cost {
+		var b batchCost
+		for _, y := range nodes {
+			b.add(c.size[y])
+		}
+		if b.c.Items == 0 {
+			return Cost{}
+		}
+		return b.done()
+	}
+	// below returns the descendants of i down to relative depth max (-1:
+	// all), and the nodes above that band with children (adjacency's
+	// walk).
+	below := func(maxRel int) (nodes, parents []int32) {
+		type at struct {
+			y   int32
+			rel int
+		}
+		stack := []at{{i, 0}}
+		for len(stack) > 0 {
+			a := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if a.rel > 0 {
+				nodes = append(nodes, a.y)
+			}
+			if maxRel >= 0 && a.rel >= maxRel {
+				continue
+			}
+			if len(c.f.Children(int(a.y))) > 0 {
+				parents = append(parents, a.y)
+			}
+			for _, ch := range c.f.Children(int(a.y)) {
+				stack = append(stack, at{ch, a.rel + 1})
+			}
+		}
+		return nodes, parents
+	}
+	children := c.f.Children(int(i))
+	all, _ := below(-1)
+	two, _ := below(2)
+
+	if c.m.baseName == AdjacencyName {
+		// Each children Query of the walk is followed by the
+		// BatchGetItem of what it found.
+		if c.partial("ByParent") {
+			_, ps := below(-1)
+			for _, y := range ps {
+				out.Descendants.Add(batch(c.f.Children(int(y))))
+			}
+			_, ps = below(2)
+			for _, y := range ps {
+				out.Depth2.Add(batch(c.f.Children(int(y))))
+			}
+			out.Children.Add(batch(children))
+		}
+		return out
+	}
+
+	// The path layouts: descendants are one Query of ByPath (after the
+	// node's GetItem), whose depth band is a filter on the server only
+	// when the model stores the depth as it is and the index projects it.
+	x := c.m.index("ByPath")
+	filterKept := false
+	for _, a := range c.m.attrs {
+		if a.tmpl.bare() && a.tmpl.has(phDepth) && a.num && x.projects(a.name, c.m) {
+			filterKept = true
+		}
+	}
+	if c.partial("ByPath") {
+		out.Descendants.Add(batch(all))
+		if filterKept {
+			out.Depth2.Add(batch(two))
+		} else {
+			out.Depth2.Add(batch(all))
+		}
+	}
+	switch {
+	case c.m.index("ByParent") != nil:
+		if c.partial("ByParent") {
+			out.Children.Add(batch(children))
+		}
+	default:
+		// Children are the descendants one level down: the node's
+		// GetItem, then a Query of ByPath that reads exactly the
+		// children when the sort key ends with {inner} (an equality),
+		// and the whole subtree otherwise.
+		inner := x.sk.tmpl.parts[len(x.sk.tmpl.parts)-1].ph == phInner
+		read, found := all, all
+		if inner {
+			read, found = children, children
+		} else if filterKept {
+			found = children
+		}
+		cost := getCost(int64(c.size[i]))
+		cost.Add(queryCost(sizes(read)))
+		if c.partial("ByPath") {
+			cost.Add(batch(found))
+		}
+		cost.Nodes = int64(len(children))
+		out.Children = cost
+	}
+	return out
+}

@@ -148,6 +148,7 @@ func TestModelConformance(t *testing.T) {
 					seen[k] = true
 				}
 				checkReading(t, l, f, perNode)
+				checkCosts(t, l, f, perNode)
 			}
 		})
 	}
