@@ -78,6 +78,11 @@ type Stats struct {
 	// the minimum of its read type (layouts.MinReadRCU). DynamoDB bills
 	// them so, and the two are equal; DynamoDB Local bills them 0.
 	PricedRCU float64 `json:"rcu_priced"`
+	// Unparsable counts the items that carry a table model's type field
+	// but do not read back through its templates: skipped, never exported;
+	// UnparsableKey is the key of one.
+	Unparsable    int64  `json:"unparsable_items,omitempty"`
+	UnparsableKey string `json:"unparsable_example,omitempty"`
 }
 
 // Add adds o to s.
@@ -90,6 +95,10 @@ func (s *Stats) Add(o Stats) {
 	s.Failed += o.Failed
 	s.EmptyQueries += o.EmptyQueries
 	s.PricedRCU += o.PricedRCU
+	s.Unparsable += o.Unparsable
+	if s.UnparsableKey == "" {
+		s.UnparsableKey = o.UnparsableKey
+	}
 }
 
 // String is one line for a summary: "12 requests, 340 items read, 42.5 RCU".
@@ -101,6 +110,9 @@ func (s Stats) String() string {
 	}
 	if s.Throttles > 0 || s.Retries > 0 {
 		out += fmt.Sprintf(", %d throttled, %d retries", s.Throttles, s.Retries)
+	}
+	if s.Unparsable > 0 {
+		out += fmt.Sprintf("; %d items carry the model's type field but do not read back through its templates and were left out (one: %s)", s.Unparsable, s.UnparsableKey)
 	}
 	return out
 }

@@ -221,6 +221,9 @@ type heldNodes struct {
 	ids, parents []string
 	recs         []*transform.Record
 	encs         [][]byte
+	// unparsable counts a table model's items that do not read back.
+	unparsable    int64
+	unparsableKey string
 }
 
 // joinHeld puts the nodes of pages end to end.
@@ -277,6 +280,15 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 			var err error
 			rec, ok, err = l.Node(item)
 			if err != nil {
+				if layouts.CheckItem(l, item) != nil {
+					// A table model's item that does not read back:
+					// counted and named, not a reason to stop.
+					page.unparsable++
+					if page.unparsableKey == "" {
+						page.unparsableKey = ddb.KeyString(spec, item)
+					}
+					continue
+				}
 				return itemError(table, spec, item, l, err)
 			}
 			if !ok {
@@ -305,6 +317,12 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 		return nil
 	})
 	st := r.snapshot()
+	for _, p := range pages {
+		st.Unparsable += p.unparsable
+		if st.UnparsableKey == "" {
+			st.UnparsableKey = p.unparsableKey
+		}
+	}
 	if err != nil {
 		return nil, st, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,7 +139,8 @@ type (
 		WarmThroughput        *schemaWarm       `json:"WarmThroughput,omitempty"`
 	}
 	schemaProjection struct {
-		ProjectionType string `json:"ProjectionType"`
+		ProjectionType   string   `json:"ProjectionType"`
+		NonKeyAttributes []string `json:"NonKeyAttributes,omitempty"`
 	}
 	schemaThroughput struct {
 		ReadCapacityUnits  int64 `json:"ReadCapacityUnits"`
@@ -211,7 +213,7 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		doc.GlobalSecondaryIndexes = append(doc.GlobalSecondaryIndexes, schemaIndex{
 			IndexName:             ix.Name,
 			KeySchema:             keys("index "+ix.Name, ix.PK, ix.SK),
-			Projection:            schemaProjection{ProjectionType: string(types.ProjectionTypeAll)},
+			Projection:            schemaProjection{ProjectionType: string(projectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
 			ProvisionedThroughput: tp,
 			OnDemandThroughput:    od,
 			WarmThroughput:        warm,
@@ -290,7 +292,7 @@ func CreateTableInput(name string, spec layouts.TableSpec, billing Billing) (*dy
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:             aws.String(ix.IndexName),
 			KeySchema:             ks(ix.KeySchema),
-			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType)},
+			Projection:            &types.Projection{ProjectionType: types.ProjectionType(ix.Projection.ProjectionType), NonKeyAttributes: ix.Projection.NonKeyAttributes},
 			ProvisionedThroughput: tp(ix.ProvisionedThroughput),
 			OnDemandThroughput:    od(ix.OnDemandThroughput),
 			WarmThroughput:        warm(ix.WarmThroughput),
@@ -449,17 +451,45 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 			if want.SK != nil {
 				keys += fmt.Sprintf(", sort %s (%s)", want.SK.Name, want.SK.Type)
 			}
-			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, all attributes projected)", want.Name, keys))
+			proj := "all attributes projected"
+			if p := projectionOf(want); p != types.ProjectionTypeAll {
+				proj = "projection " + string(p)
+				if len(want.NonKeyAttributes) > 0 {
+					proj += " " + strings.Join(want.NonKeyAttributes, ",")
+				}
+			}
+			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, %s)", want.Name, keys, proj))
 			continue
 		}
 		compare("index "+want.Name+": ", ix.KeySchema, want.PK, want.SK)
-		if ix.Projection == nil || ix.Projection.ProjectionType != types.ProjectionTypeAll {
+		wantProj := projectionOf(want)
+		switch {
+		case ix.Projection == nil || ix.Projection.ProjectionType != wantProj:
 			got := "nothing"
 			if ix.Projection != nil {
 				got = string(ix.Projection.ProjectionType)
 			}
-			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs ALL", want.Name, got))
+			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs %s", want.Name, got, wantProj))
+		case wantProj == types.ProjectionTypeInclude && !sameNames(ix.Projection.NonKeyAttributes, want.NonKeyAttributes):
+			diffs = append(diffs, fmt.Sprintf("index %s: projects INCLUDE %s, layout needs INCLUDE %s", want.Name,
+				strings.Join(ix.Projection.NonKeyAttributes, ","), strings.Join(want.NonKeyAttributes, ",")))
 		}
 	}
 	return diffs
+}
+
+// projectionOf is an index's projection: ALL unless a model says otherwise.
+func projectionOf(ix layouts.IndexSpec) types.ProjectionType {
+	if ix.Projection == "" {
+		return types.ProjectionTypeAll
+	}
+	return ix.Projection
+}
+
+// sameNames reports whether a and b hold the same names, in any order.
+func sameNames(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -54,6 +54,11 @@ func (c *Checker) Check(s *transform.Stats) error {
 		errs = append(errs, fmt.Errorf("%w: the id contains %q, the delimiter of the %s layout; remove it from the id, or choose another delimiter with --delimiter",
 			transform.ErrDelimiter, d, l.Name()))
 	}
+	if ml, ok := l.(*modelLayout); ok {
+		if err := ml.checkIDs([]string{s.ID}); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	m := c.m
 	keys, cols := m.Keys, m.Collections
 	clear(keys)

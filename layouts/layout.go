@@ -23,11 +23,16 @@ type KeyAttr struct {
 	Type types.ScalarAttributeType // S or N
 }
 
-// IndexSpec is a global secondary index; every layout projects all attributes.
+// IndexSpec is a global secondary index. Every layout projects all
+// attributes; a table model (model.go) may project fewer.
 type IndexSpec struct {
 	Name string
 	PK   KeyAttr
 	SK   *KeyAttr
+	// Projection is ALL when "" (every layout's); KEYS_ONLY or INCLUDE
+	// NonKeyAttributes for a model's index.
+	Projection       types.ProjectionType
+	NonKeyAttributes []string
 }
 
 // TableSpec is what a layout needs of a table: its keys and its indexes.

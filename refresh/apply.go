@@ -29,6 +29,9 @@ type Target struct {
 	// key hashes to it.
 	Shard importer.Shard
 	Scan  exporter.ScanOptions
+	// IgnoreUnparsable leaves alone the items that carry a table model's
+	// type field but do not read back (ReadTableOptions).
+	IgnoreUnparsable bool
 }
 
 // job is a refresh of one table from one snapshot: what PlanTable, Apply and
@@ -71,7 +74,8 @@ func (j *job) read(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
-		t, err := ReadTable(gctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan})
+		t, err := ReadTable(gctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan,
+			IgnoreUnparsable: j.IgnoreUnparsable})
 		j.t = t
 		return err
 	})

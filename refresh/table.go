@@ -2,10 +2,12 @@ package refresh
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -31,6 +33,10 @@ type Table struct {
 	Duplicates int
 	// Items is every item read, this shard's or not.
 	Items int64
+	// Unparsable counts the items that carry a table model's type field
+	// but do not read back through its templates, left alone with
+	// IgnoreUnparsable (ReadTable fails on them otherwise).
+	Unparsable int64
 	// Read is what the Scan cost.
 	Read exporter.Stats
 }
@@ -57,6 +63,10 @@ type ReadTableOptions struct {
 	// to this shard. The nodes are kept whole: the plan's classification
 	// and the mass-delete guard look at the whole tree.
 	Shard importer.Shard
+	// IgnoreUnparsable leaves alone the items that carry a table model's
+	// type field but do not read back through its templates; without it
+	// ReadTable fails on them, naming one.
+	IgnoreUnparsable bool
 }
 
 // ReadTable scans a table and keeps what a plan compares with a snapshot.
@@ -69,6 +79,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	}
 	reserved := opts.Layout.Reserved()
 	var mu sync.Mutex
+	var example string // the first unparsable item
 	type seenItem struct {
 		key string
 		it  tableItem
@@ -79,9 +90,24 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	}
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, opts.Scan, func(items []layouts.Item) error {
 		var d digester
+		var bad int64
+		var badExample string
 		its := make([]seenItem, 0, len(items))
 		var nodes []seenNode
 		for _, item := range items {
+			if layouts.Foreign(t.layout, layouts.MapView(item)) {
+				// Another entity of a table model's table: never the
+				// plan's to change or delete.
+				continue
+			}
+			if err := layouts.CheckItem(t.layout, item); err != nil {
+				// Never planned, so never deleted as a stray item.
+				bad++
+				if badExample == "" {
+					badExample = fmt.Sprintf("item %s: %v", ddb.KeyString(t.spec, item), err)
+				}
+				continue
+			}
 			all, user := d.itemAndAttrs(item, reserved)
 			if id, parent, ok := t.layout.NodeOf(layouts.MapView(item)); ok {
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
@@ -98,6 +124,10 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		t.Items += int64(len(items))
+		t.Unparsable += bad
+		if example == "" {
+			example = badExample
+		}
 		for _, s := range its {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
 				t.entries[i] = s.it
@@ -118,6 +148,10 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	t.Read = st
 	if err != nil {
 		return nil, err
+	}
+	if t.Unparsable > 0 && !opts.IgnoreUnparsable {
+		return nil, fmt.Errorf("%w: table %s: %d items carry the model's type field but do not read back through its templates (%s); fix them, or pass --ignore-unparsable to leave them alone",
+			importer.ErrInvalid, t.Name, t.Unparsable, example)
 	}
 	return t, nil
 }

@@ -147,6 +147,13 @@ func runBench(c *cli.Context) error {
 			ls = append(ls, l)
 		}
 	}
+	if file := c.String("model"); file != "" {
+		l, err := loadModel(c, file, "", "")
+		if err != nil {
+			return err
+		}
+		ls = append(ls, l)
+	}
 	if len(ls) == 0 {
 		return usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
 	}

@@ -46,6 +46,7 @@ func layoutFlags(allowAll bool) []cli.Flag {
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "layout", Usage: usage, Category: catLayout},
+		&cli.StringFlag{Name: "model", Usage: "a table model `FILE` (docs/MODELS.md) describing a table treeport did not design; instead of --layout", Category: catLayout},
 		&cli.StringSliceFlag{Name: "attr", Usage: "rename a layout attribute, key or index: OLD=NEW (repeatable), e.g. --attr Id=ComponentId --attr ByPath=GSI2", Category: catLayout},
 		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
 		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout, Action: atLeastOne("shards")},
@@ -131,11 +132,19 @@ func closureCopy(cc string) []string {
 	return names
 }
 
-// newLayouts returns the named layout, or all four for "all".
+// newLayouts returns the named layout, or all four for "all", or the
+// model of --model.
 func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Options, error) {
 	name := c.String("layout")
+	if file := c.String("model"); file != "" {
+		l, err := loadModel(c, file, "", name)
+		if err != nil {
+			return nil, layouts.Options{}, err
+		}
+		return []layouts.Layout{l}, layouts.Options{}, nil
+	}
 	if name == "" {
-		return nil, layouts.Options{}, usagef("--layout is required: one of %s", strings.Join(layouts.Names(), ", "))
+		return nil, layouts.Options{}, usagef("--layout (or --model FILE) is required: one of %s", strings.Join(layouts.Names(), ", "))
 	}
 	opts, err := layoutOptions(c)
 	if err != nil {
@@ -157,6 +166,24 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 		ls = append(ls, l)
 	}
 	return ls, opts, nil
+}
+
+// loadModel loads the table model of --<side->model, refusing it beside
+// --layout and the layout flags a model holds itself.
+func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error) {
+	if layout != "" {
+		return nil, usagef("--%smodel and --%slayout: give one; a model names its base layout itself", side, side)
+	}
+	for _, f := range []string{"attr", "delimiter", "shards", "closure-copy"} {
+		if c.IsSet(side + f) {
+			return nil, usagef("--%s%s does not go with --%smodel: the model file says its names, delimiter and shards (docs/MODELS.md)", side, f, side)
+		}
+	}
+	l, err := layouts.LoadModel(file)
+	if err != nil {
+		return nil, usagef("--%smodel: %v", side, err)
+	}
+	return l, nil
 }
 
 // printProblems prints up to max problems and a count of the rest.

@@ -22,6 +22,7 @@ func sideLayoutFlags(side, what string) []cli.Flag {
 	cat := catLayout
 	return []cli.Flag{
 		&cli.StringFlag{Name: side + "-layout", Usage: "layout of the " + what + " table: path, sharded-path, closure, prefix or adjacency", Category: cat},
+		&cli.StringFlag{Name: side + "-model", Usage: "a table model `FILE` describing the " + what + " table (docs/MODELS.md); instead of --" + side + "-layout", Category: cat},
 		&cli.StringSliceFlag{Name: side + "-attr", Usage: "a layout attribute, key or index renamed in the " + what + " table: OLD=NEW (repeatable)", Category: cat},
 		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
 		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},
@@ -78,6 +79,10 @@ func migrateCommand() *cli.Command {
 // sideLayout makes the layout of one side of a migration.
 func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, error) {
 	name := c.String(side + "-layout")
+	if file := c.String(side + "-model"); file != "" {
+		l, err := loadModel(c, file, side+"-", name)
+		return l, layouts.Options{}, err
+	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--%s-layout is required: one of %s", side, strings.Join(layouts.Names(), ", "))
 	}

@@ -30,6 +30,7 @@ func refreshFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
 		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side", Category: catWrite},
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
+		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "--model: leave alone the items that carry the model's type field but do not read back through its templates (plan and apply refuse them otherwise)", Category: catWrite},
 	)
 	return append(flags, awsFlags()...)
 }
@@ -111,6 +112,7 @@ func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio flo
 		return t, ratio, usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
 	}
 	t.Scan = exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")}
+	t.IgnoreUnparsable = c.Bool("ignore-unparsable")
 	return t, ratio, nil
 }
 

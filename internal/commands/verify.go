@@ -76,7 +76,9 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", table, d.Read)
-	if d.Differences() > 0 {
+	// An item of a model's table that does not read back is a difference
+	// too: the table does not hold exactly the file.
+	if d.Differences() > 0 || d.Read.Unparsable > 0 {
 		return errDifferences
 	}
 	return nil

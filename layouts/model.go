@@ -1,0 +1,1019 @@
+package layouts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/transform"
+)
+
+// A table model describes a table treeport did not design (docs/MODELS.md):
+// its base layout, whose queries it answers, and for the table and each
+// index the key attributes with value templates built from the node
+// (template.go), an optional type field that tells the tree's items from
+// the table's other items, and each index's projection.
+//
+// A model is a Layout like the others: it writes the base layout's items
+// under its own attribute names and values, reads them back through the
+// same templates, and answers queries by running the base layout's with
+// its reads translated (modelReads), so every command that takes a Layout
+// takes a model.
+
+// modelJSON is the model file.
+type modelJSON struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Layout      string          `json:"layout"`
+	Delimiter   string          `json:"delimiter"`
+	Shards      int             `json:"shards"`
+	TypeField   *typeFieldJSON  `json:"type_field"`
+	Table       tableJSON       `json:"table"`
+	Indexes     []indexJSON     `json:"indexes"`
+	Attributes  []attributeJSON `json:"attributes"`
+}
+
+type typeFieldJSON struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type tableJSON struct {
+	PartitionKey *attributeJSON `json:"partition_key"`
+	SortKey      *attributeJSON `json:"sort_key"`
+}
+
+type indexJSON struct {
+	Name         string          `json:"name"`
+	Serves       string          `json:"serves"`
+	PartitionKey *attributeJSON  `json:"partition_key"`
+	SortKey      *attributeJSON  `json:"sort_key"`
+	Projection   *projectionJSON `json:"projection"`
+}
+
+type projectionJSON struct {
+	Type             string   `json:"type"`
+	NonKeyAttributes []string `json:"non_key_attributes"`
+}
+
+type attributeJSON struct {
+	Name         string `json:"name"`
+	Template     string `json:"template"`
+	Type         string `json:"type"`
+	AbsentOnRoot bool   `json:"absent_on_root"`
+}
+
+// modelAttr is one attribute a model writes.
+type modelAttr struct {
+	name         string
+	tmpl         template
+	num          bool // N; else S
+	absentOnRoot bool
+	where        string // the field that declared it first, for messages
+}
+
+// modelIndex is one index of a model, serving one of the base layout's.
+type modelIndex struct {
+	name, serves string
+	pk, sk       *modelAttr
+	projection   types.ProjectionType
+	include      []string
+}
+
+// projects reports whether the index's items carry attribute name.
+func (x *modelIndex) projects(name string, m *modelLayout) bool {
+	switch {
+	case x == nil, x.projection == types.ProjectionTypeAll:
+		return true
+	case x.pk.name == name, x.sk != nil && x.sk.name == name,
+		m.pk.name == name, m.sk != nil && m.sk.name == name:
+		return true
+	}
+	return slices.Contains(x.include, name)
+}
+
+// modelLayout is a table model as a Layout.
+type modelLayout struct {
+	name, file string
+	base       Layout // with private attribute names (modelPrivate)
+	baseName   string
+	delim      string
+	shards     int
+	typeName   string
+	typeValue  string
+
+	pk, sk  *modelAttr
+	indexes []*modelIndex
+	attrs   []*modelAttr // every attribute, each once
+	byName  map[string]*modelAttr
+
+	// baseAttrs maps the base's private attribute names to their
+	// canonical templates; baseIndex maps its index names to their keys.
+	baseAttrs map[string]baseAttr
+	baseTable TableSpec
+	seps      []string // text no id may hold
+}
+
+type baseAttr struct {
+	canon string
+	tmpl  template
+	num   bool
+}
+
+var _ Layout = (*modelLayout)(nil)
+
+// modelPrivate prefixes the base layout's attribute names inside a model:
+// the base's items never reach a table, and the prefix keeps its names
+// from those of the user's attributes.
+const modelPrivate = "\x00"
+
+// canonTemplates are the templates of the base layouts' attributes.
+var canonTemplates = map[string]map[string]string{
+	PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
+	ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
+	AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
+}
+
+// ModelError is a model file that cannot be used: the file, the field and
+// what to do.
+type ModelError struct {
+	File  string
+	Field string
+	Err   error
+}
+
+func (e *ModelError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("model %s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("model %s: %s: %v", e.File, e.Field, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// IsModel reports whether l is a table model rather than a layout.
+func IsModel(l Layout) bool { _, ok := l.(*modelLayout); return ok }
+
+// LoadModel reads and checks the model file at path. Every problem is a
+// *ModelError naming the file and the field.
+func LoadModel(path string) (Layout, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ModelError{File: path, Err: err}
+	}
+	return ParseModel(path, b)
+}
+
+// ParseModel is LoadModel of a file's bytes; file names it in errors.
+func ParseModel(file string, data []byte) (Layout, error) {
+	fail := func(field, format string, args ...any) error {
+		return &ModelError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	var mj modelJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&mj); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+			return nil, fail("", "line %d: %v", line, err)
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return nil, fail(strings.Trim(f, `"`), "unknown field: remove it, or check its spelling against docs/MODELS.md")
+		}
+		return nil, fail("", "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail("", "text after the model's JSON object: a file holds one model")
+	}
+	m := &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	if m.name == "" {
+		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if !modelName.MatchString(m.name) {
+		return nil, fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
+	}
+	canon, ok := canonTemplates[mj.Layout]
+	if !ok {
+		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s or %s (closure and prefix write several items per node, which a model does not describe)",
+			mj.Layout, PathName, ShardedName, AdjacencyName)
+	}
+	m.baseName = mj.Layout
+	renames := map[string]string{}
+	for c := range canon {
+		renames[c] = modelPrivate + c
+	}
+	opts := Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	if mj.Layout == ShardedName && mj.Shards == 0 {
+		return nil, fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
+	}
+	if mj.Layout != ShardedName && mj.Shards != 0 {
+		return nil, fail("shards", "only the sharded-path base has shards; remove it")
+	}
+	base, err := New(mj.Layout, opts)
+	if err != nil {
+		return nil, fail("layout", "%v", err)
+	}
+	m.base, m.delim = base, base.Delimiter()
+	m.shards = mj.Shards
+	m.baseTable = base.Table()
+	for c, text := range canon {
+		t, err := parseTemplate(text)
+		if err != nil {
+			return nil, err
+		}
+		m.baseAttrs[modelPrivate+c] = baseAttr{canon: c, tmpl: t, num: c == "Depth"}
+	}
+
+	// The attributes, wherever they are declared.
+	attr := func(field string, a *attributeJSON) (*modelAttr, error) {
+		if a == nil {
+			return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
+		}
+		switch {
+		case a.Name == "" || len(a.Name) > maxAttrNameBytes:
+			return nil, fail(field+".name", "an attribute name is 1 to %d bytes", maxAttrNameBytes)
+		case strings.HasPrefix(a.Name, modelPrivate):
+			return nil, fail(field+".name", "an attribute name may not start with a NUL character")
+		}
+		t, err := parseTemplate(a.Template)
+		if err != nil {
+			return nil, fail(field+".template", "%v", err)
+		}
+		ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
+		switch a.Type {
+		case "", "S":
+		case "N":
+			if !t.bare() || (!t.has(phDepth) && !t.has(phShard)) {
+				return nil, fail(field+".type", "N fits a template that is {depth} or {shard} alone; %q is text, so make it S", a.Template)
+			}
+			ma.num = true
+		default:
+			return nil, fail(field+".type", "%q: want S or N", a.Type)
+		}
+		for _, ph := range t.uses() {
+			if ph == phShard && m.shards == 0 {
+				return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
+			}
+		}
+		if prev, ok := m.byName[a.Name]; ok {
+			if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
+				return nil, fail(field, "attribute %q is declared again with another template or type than at %s (%q): one attribute has one value; give it the same declaration or another name",
+					a.Name, prev.where, prev.tmpl.text)
+			}
+			return prev, nil
+		}
+		m.byName[a.Name] = ma
+		m.attrs = append(m.attrs, ma)
+		return ma, nil
+	}
+	if m.pk, err = attr("table.partition_key", mj.Table.PartitionKey); err != nil {
+		return nil, err
+	}
+	if mj.Table.SortKey != nil {
+		if m.sk, err = attr("table.sort_key", mj.Table.SortKey); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range []*modelAttr{m.pk, m.sk} {
+		if k == nil {
+			continue
+		}
+		if k.absentOnRoot || k.tmpl.has(phParent) {
+			return nil, fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
+		}
+		for _, ph := range k.tmpl.uses() {
+			if ph != phID {
+				return nil, fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
+			}
+		}
+	}
+	if !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
+		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
+	}
+
+	baseIndex := map[string]IndexSpec{}
+	for _, x := range m.baseTable.Indexes {
+		baseIndex[x.Name] = x
+	}
+	for i, xj := range mj.Indexes {
+		field := fmt.Sprintf("indexes[%d]", i)
+		x := &modelIndex{name: xj.Name, serves: xj.Serves}
+		if !IsTableName(x.name) {
+			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
+		}
+		bx, ok := baseIndex[x.serves]
+		if !ok {
+			names := slices.Sorted(mapsKeys(baseIndex))
+			return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
+		}
+		for _, o := range m.indexes {
+			if o.name == x.name {
+				return nil, fail(field+".name", "index %q is declared twice", x.name)
+			}
+			if o.serves == x.serves {
+				return nil, fail(field+".serves", "indexes %q and %q both serve %s: one index serves each", o.name, x.name, x.serves)
+			}
+		}
+		if x.pk, err = attr(field+".partition_key", xj.PartitionKey); err != nil {
+			return nil, err
+		}
+		if xj.SortKey != nil {
+			if x.sk, err = attr(field+".sort_key", xj.SortKey); err != nil {
+				return nil, err
+			}
+		}
+		// The partition key is what the base's queries name: it must be
+		// built from exactly the parts of the base's.
+		want := m.baseAttrs[bx.PK.Name].tmpl.uses()
+		if got := x.pk.tmpl.uses(); !sameSet(got, want) {
+			return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
+				x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
+		}
+		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
+			if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
+				return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
+			}
+		}
+		switch p := xj.Projection; {
+		case p == nil || p.Type == "ALL":
+			x.projection = types.ProjectionTypeAll
+		case p.Type == "KEYS_ONLY":
+			x.projection = types.ProjectionTypeKeysOnly
+		case p.Type == "INCLUDE":
+			if len(p.NonKeyAttributes) == 0 {
+				return nil, fail(field+".projection.non_key_attributes", "INCLUDE needs the attributes it projects")
+			}
+			x.projection, x.include = types.ProjectionTypeInclude, p.NonKeyAttributes
+		default:
+			return nil, fail(field+".projection.type", "%q: want ALL, KEYS_ONLY or INCLUDE", p.Type)
+		}
+		if p := xj.Projection; p != nil && p.Type != "INCLUDE" && len(p.NonKeyAttributes) > 0 {
+			return nil, fail(field+".projection.non_key_attributes", "only INCLUDE takes a list of attributes")
+		}
+		m.indexes = append(m.indexes, x)
+	}
+	for _, need := range map[string][]string{PathName: {"ByPath"}, ShardedName: {"ByPath"}, AdjacencyName: {"ByParent"}}[m.baseName] {
+		if m.index(need) == nil {
+			return nil, fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
+		}
+	}
+	for i := range mj.Attributes {
+		if _, err := attr(fmt.Sprintf("attributes[%d]", i), &mj.Attributes[i]); err != nil {
+			return nil, err
+		}
+	}
+	if tf := mj.TypeField; tf != nil {
+		switch {
+		case tf.Name == "" || tf.Value == "":
+			return nil, fail("type_field", "give its name and value, such as {\"name\": \"_type\", \"value\": \"Node\"}")
+		case m.byName[tf.Name] != nil:
+			return nil, fail("type_field.name", "%q is an attribute of the model (%s); the type field is an attribute of its own", tf.Name, m.byName[tf.Name].where)
+		}
+		m.typeName, m.typeValue = tf.Name, tf.Value
+	}
+	for _, a := range m.attrs {
+		m.seps = append(m.seps, a.tmpl.separators()...)
+	}
+	slices.Sort(m.seps)
+	m.seps = slices.Compact(m.seps)
+	if m.delim != "" {
+		m.seps = slices.DeleteFunc(m.seps, func(s string) bool { return s == "" })
+	}
+	if err := m.selfTest(); err != nil {
+		return nil, fail("", "%v", err)
+	}
+	return m, nil
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// selfTest writes a root, a child and a grandchild through the model and
+// reads them back: a model whose attributes do not hold what the base
+// layout needs to rebuild a node fails here, saying what is missing.
+func (m *modelLayout) selfTest() error {
+	paths := [][]string{{"r"}, {"r", "c"}, {"r", "c", "g"}}
+	for _, p := range paths {
+		parent := ""
+		if len(p) > 1 {
+			parent = p[len(p)-2]
+		}
+		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": strAttr("1")}}, Depth: len(p) - 1, Path: p}
+		var items []Item
+		if err := m.Items(n, func(it Item) { items = append(items, it) }); err != nil {
+			return err
+		}
+		want := m.valsOfNode(n)
+		for _, it := range items {
+			v, err := m.parse(MapView(it), true)
+			if err != nil {
+				return err
+			}
+			for name, ba := range m.baseAttrs {
+				w, wok := ba.tmpl.render(&want, m.delim)
+				g, gok := ba.tmpl.render(&v, m.delim)
+				if wok != gok || w != g {
+					ph := ba.tmpl.uses()
+					return fmt.Errorf("the items do not hold the node's {%s} (the %s layout's %s), so a table of this model could not be read back: add an attribute whose template uses it",
+						strings.Join(ph, "}, {"), m.baseName, strings.TrimPrefix(name, modelPrivate))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (m *modelLayout) valsOfNode(n *transform.Node) nodeVals {
+	return valsOf(n.ID, n.Parent, n.Path, m.shards)
+}
+
+// index returns the model's index serving the base index called serves;
+// nil when there is none.
+func (m *modelLayout) index(serves string) *modelIndex {
+	for _, x := range m.indexes {
+		if x.serves == serves {
+			return x
+		}
+	}
+	return nil
+}
+
+// modelName is what a model's name may be: it goes into bench's table
+// names.
+var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
+
+// Name is "model-" and the model's name.
+func (m *modelLayout) Name() string { return "model-" + m.name }
+
+// Table returns the model's keys and indexes.
+func (m *modelLayout) Table() TableSpec {
+	key := func(a *modelAttr) KeyAttr {
+		t := types.ScalarAttributeTypeS
+		if a.num {
+			t = types.ScalarAttributeTypeN
+		}
+		return KeyAttr{Name: a.name, Type: t}
+	}
+	spec := TableSpec{PK: key(m.pk)}
+	if m.sk != nil {
+		k := key(m.sk)
+		spec.SK = &k
+	}
+	for _, x := range m.indexes {
+		is := IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include)}
+		if x.sk != nil {
+			k := key(x.sk)
+			is.SK = &k
+		}
+		spec.Indexes = append(spec.Indexes, is)
+	}
+	return spec
+}
+
+// Delimiter is the base layout's.
+func (m *modelLayout) Delimiter() string { return m.delim }
+
+// Reserved returns the model's attribute names and its type field.
+func (m *modelLayout) Reserved() []string {
+	var names []string
+	for _, a := range m.attrs {
+		names = append(names, a.name)
+	}
+	if m.typeName != "" {
+		names = append(names, m.typeName)
+	}
+	return names
+}
+
+// checkIDs refuses an id holding text that follows a placeholder in one
+// of the model's templates: the value could not be read back.
+func (m *modelLayout) checkIDs(ids []string) error {
+	for _, id := range ids {
+		for _, s := range m.seps {
+			if s != "" && strings.Contains(id, s) {
+				return fmt.Errorf("%w: id %q contains %q, which separates the parts of a template of model %s, so its values could not be read back; remove it from the id",
+					transform.ErrDelimiter, id, s, m.name)
+			}
+		}
+	}
+	return nil
+}
+
+// Items emits the node's one item: its attributes, the model's attributes
+// (those with {parent} or absent_on_root not on a root), and the type field.
+func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
+	b := m.base.(interface{ layoutBase() *base }).layoutBase()
+	if err := b.checkShape(n); err != nil {
+		return err
+	}
+	if err := b.checkDelims(n); err != nil {
+		return err
+	}
+	if err := m.checkIDs(n.Path); err != nil {
+		return err
+	}
+	for name := range n.Attrs {
+		if err := m.attrNameError(name); err != nil {
+			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+		}
+	}
+	v := m.valsOfNode(n)
+	item := make(Item, len(n.Attrs)+len(m.attrs)+1)
+	for k, a := range n.Attrs {
+		item[k] = a
+	}
+	for _, a := range m.attrs {
+		if a.absentOnRoot && n.Depth == 0 {
+			continue
+		}
+		s, ok := a.tmpl.render(&v, m.delim)
+		if !ok {
+			continue
+		}
+		if a.num {
+			item[a.name] = &types.AttributeValueMemberN{Value: s}
+		} else {
+			item[a.name] = strAttr(s)
+		}
+	}
+	if m.typeName != "" {
+		item[m.typeName] = strAttr(m.typeValue)
+	}
+	emit(item)
+	return nil
+}
+
+// attrNameError is CheckAttrName for a model.
+func (m *modelLayout) attrNameError(name string) error {
+	if a, ok := m.byName[name]; ok {
+		return fmt.Errorf("%w: attribute %q is an attribute of model %s (%s); rename the attribute in the input, or the model's",
+			transform.ErrReservedAttr, name, m.name, a.where)
+	}
+	if name == m.typeName && name != "" {
+		return fmt.Errorf("%w: attribute %q is the type field of model %s; rename the attribute in the input",
+			transform.ErrReservedAttr, name, m.name)
+	}
+	return nil
+}
+
+// AppendItems is Items for a FlatNode: the same item, as attributes.
+func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr)) error {
+	path := n.Path
+	if path == nil {
+		path = strings.Split(n.PathText, n.PathDelim)
+	}
+	node := &transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent, Attrs: make(transform.Attrs, len(n.Attrs))}, Depth: n.Depth, Path: path}
+	for _, a := range n.Attrs {
+		node.Attrs[a.Name] = a.Value
+	}
+	return m.Items(node, func(item Item) {
+		attrs := make([]Attr, 0, len(item))
+		for k, v := range item {
+			attrs = append(attrs, Attr{k, v})
+		}
+		emit(attrs)
+	})
+}
+
+// foreign reports whether an item is one of the table's other items: a
+// model with a type field owns only the items carrying it, with its value.
+func (m *modelLayout) foreign(item View) bool {
+	if m.typeName == "" {
+		return false
+	}
+	s, ok := item.str(m.typeName)
+	return !ok || s != m.typeValue
+}
+
+// Foreign reports whether an item of a table of l is none of the layout's:
+// one of the table's other items, which a table model's type field tells
+// apart. Such an item is never read as a node, exported, changed or
+// deleted. It is false for every item of a layout's table.
+func Foreign(l Layout, item View) bool {
+	m, ok := l.(*modelLayout)
+	return ok && m.foreign(item)
+}
+
+// CheckItem returns the error of an item that carries a table model's type
+// field but does not read back through its templates (wrapping ErrItem),
+// and nil for every other item: a node item, another entity's, or any item
+// of a layout's table (whose problems Node reports).
+func CheckItem(l Layout, item Item) error {
+	m, ok := l.(*modelLayout)
+	if !ok || m.typeName == "" || m.foreign(MapView(item)) {
+		return nil
+	}
+	_, _, err := m.Node(item)
+	return err
+}
+
+// parse reads the model's attributes of an item back into the node's
+// placeholders. keysOnly reads what it can (a key without its item).
+func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
+	var v nodeVals
+	missingOnRoot, rootAttrs, parentMissing := 0, 0, false
+	for _, a := range m.attrs {
+		av := item.Get(a.name)
+		if a.absentOnRoot {
+			rootAttrs++
+		}
+		if av == nil {
+			if a.absentOnRoot {
+				missingOnRoot++
+			}
+			if a.tmpl.has(phParent) {
+				parentMissing = true
+			}
+			continue
+		}
+		var s string
+		switch x := av.(type) {
+		case *types.AttributeValueMemberS:
+			if a.num {
+				return v, fmt.Errorf("%w: model %s: attribute %q is S, want N", ErrItem, m.name, a.name)
+			}
+			s = x.Value
+		case *types.AttributeValueMemberN:
+			if !a.num {
+				return v, fmt.Errorf("%w: model %s: attribute %q is N, want S", ErrItem, m.name, a.name)
+			}
+			s = x.Value
+		default:
+			return v, fmt.Errorf("%w: model %s: attribute %q is %s, want %s", ErrItem, m.name, a.name, typeName(av), map[bool]string{true: "N", false: "S"}[a.num])
+		}
+		if !a.tmpl.match(s, &v, m.delim) {
+			return v, fmt.Errorf("%w: model %s: attribute %q is %q, which does not read as %q (or does not agree with the item's other attributes)",
+				ErrItem, m.name, a.name, s, a.tmpl.text)
+		}
+	}
+	root := full && ((rootAttrs > 0 && missingOnRoot == rootAttrs) || parentMissing)
+	v.derive(root, m.shards)
+	return v, nil
+}
+
+// toBase turns an item of the model into the base layout's item: the
+// user's attributes, and the base's attributes rebuilt from the
+// placeholders.
+func (m *modelLayout) toBase(item Item) (Item, error) {
+	v, err := m.parse(MapView(item), true)
+	if err != nil {
+		return nil, &ItemError{Item: item, Err: err}
+	}
+	out := make(Item, len(item)+len(m.baseAttrs))
+	for k, a := range item {
+		if m.byName[k] == nil && k != m.typeName {
+			out[k] = a
+		}
+	}
+	for name, ba := range m.baseAttrs {
+		s, ok := ba.tmpl.render(&v, m.delim)
+		if !ok {
+			if ba.canon == "ParentId" {
+				continue
+			}
+			return nil, &ItemError{Item: item, Err: fmt.Errorf("%w: model %s: the item does not hold the node's {%s} (is it an item of this model?)",
+				ErrItem, m.name, strings.Join(ba.tmpl.uses(), "}, {"))}
+		}
+		if ba.num {
+			out[name] = &types.AttributeValueMemberN{Value: s}
+		} else {
+			out[name] = strAttr(s)
+		}
+	}
+	return out, nil
+}
+
+// Node rebuilds the record of an item: false for an item without the type
+// field, an error for one that carries it but does not read back through
+// the templates.
+func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
+	if m.foreign(MapView(item)) {
+		return transform.Record{}, false, nil
+	}
+	b, err := m.toBase(item)
+	if err != nil {
+		return transform.Record{}, false, err.(*ItemError).Err
+	}
+	return m.base.Node(b)
+}
+
+// Measure adds the node's item, computed from the templates; the largest
+// collections are the base layout's.
+func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
+	bm := NewMeasure(m.base)
+	m.base.Measure(s, bm)
+	ms.Nodes++
+	size := s.AttrBytes
+	if m.typeName != "" {
+		size += len(m.typeName) + len(m.typeValue)
+	}
+	lens := map[string]int{}
+	for _, a := range m.attrs {
+		n, ok := m.renderedLen(a, s)
+		if !ok {
+			continue
+		}
+		lens[a.name] = n
+		size += len(a.name) + n
+	}
+	indexes := 0
+	for i, x := range m.indexes {
+		for j, bx := range m.baseTable.Indexes {
+			if bx.Name == x.serves && j+1 < len(bm.Collections) {
+				ms.collection(i+1, bm.Collections[j+1])
+			}
+		}
+		pk, ok := lens[x.pk.name]
+		if !ok {
+			continue
+		}
+		sk := 0
+		if x.sk != nil {
+			if sk, ok = lens[x.sk.name]; !ok {
+				continue
+			}
+			ms.key(2*i+3, sk)
+		}
+		indexes++
+		ms.key(2*i+2, pk)
+	}
+	ms.item(size, indexes)
+	ms.key(0, lens[m.pk.name])
+	if m.sk != nil {
+		ms.key(1, lens[m.sk.name])
+	}
+	ms.collection(0, 1)
+}
+
+// renderedLen is the length of an attribute's value for the node s, and
+// false when the node does not have the attribute.
+func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) {
+	if s.ParentID == "" && (a.absentOnRoot || a.tmpl.has(phParent)) {
+		return 0, false
+	}
+	n := 0
+	for _, p := range a.tmpl.parts {
+		switch p.ph {
+		case "":
+			n += len(p.lit)
+		case phID:
+			n += len(s.ID)
+		case phParent:
+			n += len(s.ParentID)
+		case phRoot:
+			n += len(s.RootID)
+		case phPath:
+			n += s.PathBytes + s.Depth*len(m.delim)
+		case phInner:
+			if s.Depth > 0 {
+				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-1)*len(m.delim)
+			}
+		case phDepth:
+			n += digits(s.Depth)
+		case phShard:
+			n += digits(Shard(s.ID, m.shards))
+		}
+	}
+	if a.num {
+		if a.tmpl.has(phShard) {
+			return numberSize(Shard(s.ID, m.shards)), true
+		}
+		return numberSize(s.Depth), true
+	}
+	return n, true
+}
+
+// NodeFilter keeps the items carrying the type field; nil without one.
+func (m *modelLayout) NodeFilter() *Filter {
+	if m.typeName == "" {
+		return nil
+	}
+	return &Filter{
+		Expr:   "#ty = :ty",
+		Names:  map[string]string{"#ty": m.typeName},
+		Values: map[string]types.AttributeValue{":ty": strAttr(m.typeValue)},
+		Text:   fmt.Sprintf("%s = %s", m.typeName, m.typeValue),
+	}
+}
+
+// IsNode reports whether the item is one of the model's.
+func (m *modelLayout) IsNode(item View) bool { return !m.foreign(item) }
+
+// NodeOf returns the id and parent of a model item.
+func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
+	if m.foreign(item) {
+		return "", "", false
+	}
+	v, err := m.parse(item, true)
+	if err != nil || !v.has[phID] {
+		return "", "", false
+	}
+	return v.id, v.parent, true
+}
+
+// Owner is the id the item's table key holds; "" for a key that does not
+// read back through the model's key templates (another entity's).
+func (m *modelLayout) Owner(item View) string {
+	var v nodeVals
+	for _, a := range []*modelAttr{m.pk, m.sk} {
+		if a == nil {
+			continue
+		}
+		s, ok := item.str(a.name)
+		if !ok || !a.tmpl.match(s, &v, m.delim) {
+			return ""
+		}
+	}
+	return v.id
+}
+
+// PathKeyed is the base layout's.
+func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
+
+// Query runs the base layout's query with its reads translated to the
+// model's attributes. Without an index serving the base's ByParent,
+// children are the descendants at relative depth 1, read from ByPath.
+func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if q.Kind == QueryChildren && m.index("ByParent") == nil {
+		q.Kind, q.MinDepth, q.MaxDepth = QueryDescendants, 1, 1
+	}
+	return m.base.Query(ctx, &modelReads{m: m, r: r}, q)
+}
+
+// Costs is the base layout's cost model, given the base's items, plus the
+// BatchGetItem that follows a Query of an index that does not project every
+// attribute (descendants, and children when their index is such).
+func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+	return &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
+}
+
+type modelCosts struct {
+	m      *modelLayout
+	base   CostModel
+	f      *transform.Forest
+	sample []int32
+	size   []int32 // each node's item
+}
+
+func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
+	if c.m.foreign(MapView(item)) {
+		return -1, -1, nil
+	}
+	b, err := c.m.toBase(item)
+	if err != nil {
+		return -1, -1, err
+	}
+	node, other, err := c.base.Add(b, size)
+	if err == nil && node >= 0 {
+		c.size[node] = int32(size)
+	}
+	return node, other, err
+}
+
+// partial reports whether the model's index serving the base's index
+// serves leaves attributes out.
+func (c *modelCosts) partial(serves string) bool {
+	x := c.m.index(serves)
+	return x != nil && x.projection != types.ProjectionTypeAll
+}
+
+func (c *modelCosts) Estimate(k int) QueryCosts {
+	out := c.base.Estimate(k)
+	i := c.sample[k]
+	// sizes sums the items of nodes; batch prices reading them whole.
+	sizes := func(nodes []int32) sizeSum {
+		var s sizeSum
+		for _, y := range nodes {
+			s.add(int(c.size[y]))
+		}
+		return s
+	}
+	batch := func(nodes []int32) Cost {
+		var b batchCost
+		for _, y := range nodes {
+			b.add(c.size[y])
+		}
+		if b.c.Items == 0 {
+			return Cost{}
+		}
+		return b.done()
+	}
+	// below returns the descendants of i down to relative depth max (-1:
+	// all), and the nodes above that band with children (adjacency's
+	// walk).
+	below := func(maxRel int) (nodes, parents []int32) {
+		type at struct {
+			y   int32
+			rel int
+		}
+		stack := []at{{i, 0}}
+		for len(stack) > 0 {
+			a := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if a.rel > 0 {
+				nodes = append(nodes, a.y)
+			}
+			if maxRel >= 0 && a.rel >= maxRel {
+				continue
+			}
+			if len(c.f.Children(int(a.y))) > 0 {
+				parents = append(parents, a.y)
+			}
+			for _, ch := range c.f.Children(int(a.y)) {
+				stack = append(stack, at{ch, a.rel + 1})
+			}
+		}
+		return nodes, parents
+	}
+	children := c.f.Children(int(i))
+	all, _ := below(-1)
+	two, _ := below(2)
+
+	if c.m.baseName == AdjacencyName {
+		// Each children Query of the walk is followed by the
+		// BatchGetItem of what it found.
+		if c.partial("ByParent") {
+			_, ps := below(-1)
+			for _, y := range ps {
+				out.Descendants.Add(batch(c.f.Children(int(y))))
+			}
+			_, ps = below(2)
+			for _, y := range ps {
+				out.Depth2.Add(batch(c.f.Children(int(y))))
+			}
+			out.Children.Add(batch(children))
+		}
+		return out
+	}
+
+	// The path layouts: descendants are one Query of ByPath (after the
+	// node's GetItem), whose depth band is a filter on the server only
+	// when the model stores the depth as it is and the index projects it.
+	x := c.m.index("ByPath")
+	filterKept := false
+	for _, a := range c.m.attrs {
+		if a.tmpl.bare() && a.tmpl.has(phDepth) && a.num && x.projects(a.name, c.m) {
+			filterKept = true
+		}
+	}
+	if c.partial("ByPath") {
+		out.Descendants.Add(batch(all))
+		if filterKept {
+			out.Depth2.Add(batch(two))
+		} else {
+			out.Depth2.Add(batch(all))
+		}
+	}
+	switch {
+	case c.m.index("ByParent") != nil:
+		if c.partial("ByParent") {
+			out.Children.Add(batch(children))
+		}
+	default:
+		// Children are the descendants one level down: the node's
+		// GetItem, then a Query of ByPath that reads exactly the
+		// children when the sort key ends with {inner} (an equality),
+		// and the whole subtree otherwise.
+		inner := x.sk.tmpl.parts[len(x.sk.tmpl.parts)-1].ph == phInner
+		read, found := all, all
+		if inner {
+			read, found = children, children
+		} else if filterKept {
+			found = children
+		}
+		cost := getCost(int64(c.size[i]))
+		cost.Add(queryCost(sizes(read)))
+		if c.partial("ByPath") {
+			cost.Add(batch(found))
+		}
+		cost.Nodes = int64(len(children))
+		out.Children = cost
+	}
+	return out
+}

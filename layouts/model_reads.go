@@ -1,0 +1,378 @@
+package layouts
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// modelReads are the reads of a model's table as its base layout sends
+// them: keys, key conditions and filters in the base's attributes are
+// translated through the model's templates, and the items read are turned
+// back into the base's items. The table's other items (without the type
+// field) are left out. A Query of an index that does not project every
+// attribute is followed by a BatchGetItem of the items it found, whole.
+type modelReads struct {
+	m *modelLayout
+	r Reads
+}
+
+// baseVals reads the base attributes of a base item (or key) into
+// placeholders.
+func (mr *modelReads) baseVals(item Item) (nodeVals, error) {
+	var v nodeVals
+	for name, a := range item {
+		ba, ok := mr.m.baseAttrs[name]
+		if !ok {
+			continue
+		}
+		var s string
+		switch x := a.(type) {
+		case *types.AttributeValueMemberS:
+			s = x.Value
+		case *types.AttributeValueMemberN:
+			s = x.Value
+		}
+		if !ba.tmpl.match(s, &v, mr.m.delim) {
+			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", mr.m.name, mr.m.baseName, ba.canon, s)
+		}
+	}
+	v.derive(false, mr.m.shards)
+	return v, nil
+}
+
+// tableKey is the model's key of the base key.
+func (mr *modelReads) tableKey(key Item) (Item, error) {
+	v, err := mr.baseVals(key)
+	if err != nil {
+		return nil, err
+	}
+	out := Item{}
+	for _, a := range []*modelAttr{mr.m.pk, mr.m.sk} {
+		if a == nil {
+			continue
+		}
+		s, ok := a.tmpl.render(&v, mr.m.delim)
+		if !ok {
+			return nil, fmt.Errorf("layouts: model %s: cannot build key %s from the %s layout's key", mr.m.name, a.name, mr.m.baseName)
+		}
+		out[a.name] = mr.m.value(a, s)
+	}
+	return out, nil
+}
+
+// value is an attribute's value of its type.
+func (m *modelLayout) value(a *modelAttr, s string) types.AttributeValue {
+	if a.num {
+		return &types.AttributeValueMemberN{Value: s}
+	}
+	return strAttr(s)
+}
+
+// toBase turns the model's items read into the base's, leaving the
+// table's other items out.
+func (mr *modelReads) toBase(items []Item) ([]Item, error) {
+	out := make([]Item, 0, len(items))
+	for _, it := range items {
+		if mr.m.foreign(MapView(it)) {
+			continue
+		}
+		if mr.m.typeName == "" && mr.m.Owner(MapView(it)) == "" {
+			continue // a key of another entity
+		}
+		b, err := mr.m.toBase(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func (mr *modelReads) GetItem(ctx context.Context, key Item) (Item, error) {
+	k, err := mr.tableKey(key)
+	if err != nil {
+		return nil, err
+	}
+	item, err := mr.r.GetItem(ctx, k)
+	if err != nil || item == nil {
+		return nil, err
+	}
+	items, err := mr.toBase([]Item{item})
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	return items[0], nil
+}
+
+func (mr *modelReads) BatchGet(ctx context.Context, keys []Item) ([]Item, error) {
+	ks := make([]Item, 0, len(keys))
+	for _, key := range keys {
+		k, err := mr.tableKey(key)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	items, err := mr.r.BatchGet(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	return mr.toBase(items)
+}
+
+func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []Item) error) error {
+	f, err := mr.filter(filter)
+	if err != nil {
+		return err
+	}
+	return mr.r.Scan(ctx, f, func(items []Item) error {
+		b, err := mr.toBase(items)
+		if err != nil || len(b) == 0 {
+			return err
+		}
+		return fn(b)
+	})
+}
+
+// filter is the base's Scan filter (nil for the model's bases) and the
+// type field's.
+func (mr *modelReads) filter(f *Filter) (*Filter, error) {
+	if f != nil {
+		return nil, fmt.Errorf("layouts: model %s: the %s layout's Scan filter %s has no translation", mr.m.name, mr.m.baseName, f.Text)
+	}
+	return mr.m.NodeFilter(), nil
+}
+
+// clause is one condition of a key condition or filter: #name op :value
+// (BETWEEN has two values; begins_with is op "begins_with").
+type clause struct {
+	name, op string
+	vals     []string
+}
+
+// parseClauses reads the conditions the base layouts write: "#a = :v",
+// "#a > :v" (>=, <, <=), "#a BETWEEN :x AND :y" and "begins_with(#a, :v)",
+// joined by AND.
+func parseClauses(expr string) ([]clause, error) {
+	toks := strings.Fields(expr)
+	var cs []clause
+	for i := 0; i < len(toks); {
+		t := toks[i]
+		switch {
+		case strings.HasPrefix(t, "begins_with(") && i+1 < len(toks):
+			cs = append(cs, clause{name: strings.TrimSuffix(strings.TrimPrefix(t, "begins_with("), ","), op: "begins_with",
+				vals: []string{strings.TrimSuffix(toks[i+1], ")")}})
+			i += 2
+		case i+2 < len(toks) && toks[i+1] == "BETWEEN" && i+4 < len(toks):
+			cs = append(cs, clause{name: t, op: "BETWEEN", vals: []string{toks[i+2], toks[i+4]}})
+			i += 5
+		case i+2 < len(toks):
+			cs = append(cs, clause{name: t, op: toks[i+1], vals: []string{toks[i+2]}})
+			i += 3
+		default:
+			return nil, fmt.Errorf("layouts: cannot read the condition %q", expr)
+		}
+		if i < len(toks) {
+			if toks[i] != "AND" {
+				return nil, fmt.Errorf("layouts: cannot read the condition %q", expr)
+			}
+			i++
+		}
+	}
+	return cs, nil
+}
+
+// exprBuilder writes translated conditions with fresh names and values.
+type exprBuilder struct {
+	names  map[string]string
+	values map[string]types.AttributeValue
+	n      int
+}
+
+func (b *exprBuilder) name(attr string) string {
+	for k, v := range b.names {
+		if v == attr {
+			return k
+		}
+	}
+	k := "#m" + strconv.Itoa(len(b.names))
+	b.names[k] = attr
+	return k
+}
+
+func (b *exprBuilder) value(v types.AttributeValue) string {
+	k := ":m" + strconv.Itoa(b.n)
+	b.n++
+	b.values[k] = v
+	return k
+}
+
+func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items []Item) error) error {
+	m := mr.m
+	var x *modelIndex
+	var pkAttr, skAttr *modelAttr
+	basePK, baseSK := m.baseTable.PK.Name, ""
+	if m.baseTable.SK != nil {
+		baseSK = m.baseTable.SK.Name
+	}
+	pkAttr, skAttr = m.pk, m.sk
+	if in.Index != "" {
+		if x = m.index(in.Index); x == nil {
+			return fmt.Errorf("layouts: model %s has no index serving the %s layout's %s", m.name, m.baseName, in.Index)
+		}
+		for _, bx := range m.baseTable.Indexes {
+			if bx.Name == in.Index {
+				basePK, baseSK = bx.PK.Name, ""
+				if bx.SK != nil {
+					baseSK = bx.SK.Name
+				}
+			}
+		}
+		pkAttr, skAttr = x.pk, x.sk
+	}
+	conds, err := parseClauses(in.KeyCondition)
+	if err != nil {
+		return err
+	}
+	var filters []clause
+	if in.Filter != "" {
+		if filters, err = parseClauses(in.Filter); err != nil {
+			return err
+		}
+	}
+	b := &exprBuilder{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+	var key, filter []string
+	// exact is the one depth a filter keeps, or -1.
+	exact := -1
+	for _, f := range filters {
+		if f.op == "BETWEEN" && in.Values[f.vals[0]] != nil {
+			lo, _ := in.Values[f.vals[0]].(*types.AttributeValueMemberN)
+			hi, _ := in.Values[f.vals[1]].(*types.AttributeValueMemberN)
+			if lo != nil && hi != nil && lo.Value == hi.Value {
+				exact, _ = strconv.Atoi(lo.Value)
+			}
+		}
+	}
+	for _, c := range conds {
+		attr := in.Names[c.name]
+		target := pkAttr
+		if attr == baseSK && attr != basePK {
+			target = skAttr
+		}
+		if target == nil {
+			return fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
+		}
+		ba := m.baseAttrs[attr]
+		switch c.op {
+		case "=":
+			var v nodeVals
+			if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
+				return fmt.Errorf("layouts: model %s: a key value does not read back through %s", m.name, ba.tmpl.text)
+			}
+			v.derive(false, m.shards)
+			s, ok := target.tmpl.render(&v, m.delim)
+			if !ok {
+				return fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
+			}
+			key = append(key, b.name(target.name)+" = "+b.value(m.value(target, s)))
+		case "begins_with":
+			text := valueText(in.Values[c.vals[0]])
+			ids := strings.Split(strings.TrimSuffix(text, m.delim), m.delim)
+			s, ok := target.tmpl.renderPrefix(ids, m.delim)
+			if !ok {
+				return fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
+			}
+			op := "begins_with(%s, %s)"
+			if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
+				// The nodes exactly one level below have exactly this
+				// text: one equality instead of the subtree.
+				op = "%s = %s"
+			}
+			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(strAttr(s))))
+		default:
+			if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
+				return fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
+			}
+			vs := make([]string, len(c.vals))
+			for i, v := range c.vals {
+				vs[i] = b.value(in.Values[v])
+			}
+			key = append(key, rangeExpr(b.name(target.name), c.op, vs))
+		}
+	}
+	// A filter on a base attribute the model stores, as it is and
+	// projected, is kept; otherwise the base layout filters the items it
+	// is given (the path layouts check the depth band of each).
+	for _, f := range filters {
+		ba := m.baseAttrs[in.Names[f.name]]
+		var stored *modelAttr
+		for _, a := range m.attrs {
+			if a.tmpl.bare() && ba.tmpl.bare() && a.tmpl.parts[0].ph == ba.tmpl.parts[0].ph && a.num == ba.num && x.projects(a.name, m) {
+				stored = a
+			}
+		}
+		if stored == nil {
+			continue
+		}
+		vs := make([]string, len(f.vals))
+		for i, v := range f.vals {
+			vs[i] = b.value(in.Values[v])
+		}
+		filter = append(filter, rangeExpr(b.name(stored.name), f.op, vs))
+	}
+	if m.typeName != "" && x.projects(m.typeName, m) {
+		filter = append(filter, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+	}
+	out := QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
+	if x != nil {
+		out.Index = x.name
+	}
+	return mr.r.Query(ctx, out, func(items []Item) error {
+		if x != nil && x.projection != types.ProjectionTypeAll {
+			// The index holds part of each item: read them whole.
+			keys := make([]Item, 0, len(items))
+			for _, it := range items {
+				if m.Owner(MapView(it)) == "" {
+					continue
+				}
+				k := Item{m.pk.name: it[m.pk.name]}
+				if m.sk != nil {
+					k[m.sk.name] = it[m.sk.name]
+				}
+				keys = append(keys, k)
+			}
+			var err error
+			if items, err = mr.r.BatchGet(ctx, keys); err != nil {
+				return err
+			}
+		}
+		bs, err := mr.toBase(items)
+		if err != nil || len(bs) == 0 {
+			return err
+		}
+		return page(bs)
+	})
+}
+
+// rangeExpr writes a comparison of name with the values.
+func rangeExpr(name, op string, vals []string) string {
+	if op == "BETWEEN" {
+		return name + " BETWEEN " + vals[0] + " AND " + vals[1]
+	}
+	return name + " " + op + " " + vals[0]
+}
+
+// valueText is the text of an S or N value.
+func valueText(v types.AttributeValue) string {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return x.Value
+	case *types.AttributeValueMemberN:
+		return x.Value
+	}
+	return ""
+}

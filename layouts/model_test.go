@@ -1,0 +1,304 @@
+package layouts_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// shippedModels are the model files fixtures/models holds.
+func shippedModels(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob("../fixtures/models/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped models: %v", err)
+	}
+	return files
+}
+
+// modelVariants are the shipped models and a few more that exercise the
+// templates: a number key, INCLUDE, adjacency as a base.
+var modelVariants = map[string]string{
+	"adjacency-typed": `{"layout": "adjacency", "type_field": {"name": "kind", "value": "folder"},
+		"table": {"partition_key": {"name": "pk", "template": "F#{id}"}, "sort_key": {"name": "sk", "template": "META#{id}"}},
+		"indexes": [{"name": "children", "serves": "ByParent",
+			"partition_key": {"name": "parent", "template": "F#{parent}"}, "sort_key": {"name": "pk", "template": "F#{id}"},
+			"projection": {"type": "INCLUDE", "non_key_attributes": ["name"]}}]}`,
+	"path-depth-n": `{"layout": "path", "delimiter": "/",
+		"table": {"partition_key": {"name": "nid", "template": "{id}"}},
+		"indexes": [{"name": "tree", "serves": "ByPath",
+			"partition_key": {"name": "T", "template": "T={root}"}, "sort_key": {"name": "P", "template": "/{path}"},
+			"projection": {"type": "KEYS_ONLY"}}],
+		"attributes": [{"name": "Lvl", "template": "{depth}", "type": "N"}]}`,
+	"sharded-3": `{"layout": "sharded-path", "shards": 3,
+		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
+		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
+			{"name": "bypath", "serves": "ByPath", "partition_key": {"name": "g", "template": "{root}~{shard}"}, "sort_key": {"name": "s", "template": "{path}"}}]}`,
+}
+
+func loadModels(t *testing.T) map[string]layouts.Layout {
+	out := map[string]layouts.Layout{}
+	for _, f := range shippedModels(t) {
+		l, err := layouts.LoadModel(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[filepath.Base(f)] = l
+	}
+	for name, text := range modelVariants {
+		l, err := layouts.ParseModel(name+".json", []byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = l
+	}
+	return out
+}
+
+// modelForest is a random forest whose ids hold none of the text the
+// model's templates use to separate their parts (nor its delimiter).
+func modelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *forest {
+	f := randomForest(rng, 50, false)
+	ids := make([]string, len(f.nodes))
+	attrs := make([]transform.Attrs, len(f.nodes))
+	used := map[string]bool{}
+	for i, n := range f.nodes {
+		id := n.ID
+		for _, bad := range []string{l.Delimiter(), "#", "~", "="} {
+			id = strings.ReplaceAll(id, bad, "_")
+		}
+		for used[id] {
+			id += "+"
+		}
+		used[id] = true
+		ids[i], attrs[i] = id, n.Attrs
+	}
+	return newForest(ids, f.parents, attrs)
+}
+
+// TestModelConformance runs what the conformance suite checks of every
+// layout on every shipped model and the variants above: nodes → items →
+// nodes gives back the records, one item per node, no key twice, Measure
+// predicts the items, and the model's reading (Node, IsNode, NodeOf, Owner,
+// NodeFilter, every query and band, a missing node) answers as the forest.
+func TestModelConformance(t *testing.T) {
+	for name, l := range loadModels(t) {
+		t.Run(name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				f := modelForest(t, l, rand.New(rand.NewPCG(seed, 9)))
+				spec := l.Table()
+				perNode := make([][]layouts.Item, len(f.nodes))
+				var all []layouts.Item
+				total := layouts.NewMeasure(l)
+				for i, n := range f.nodes {
+					if err := l.Items(n, func(it layouts.Item) { perNode[i] = append(perNode[i], it) }); err != nil {
+						t.Fatalf("Items(%q): %v", n.ID, err)
+					}
+					if len(perNode[i]) != 1 {
+						t.Fatalf("node %q: %d items, want 1", n.ID, len(perNode[i]))
+					}
+					it := perNode[i][0]
+					checkKeyTypes(t, spec, it)
+					rec, ok, err := l.Node(it)
+					if err != nil || !ok {
+						t.Fatalf("Node(%s): %v %v", ddbJSON(it), ok, err)
+					}
+					if rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
+						t.Fatalf("round trip of %q: got %q parent %q attrs %v", n.ID, rec.ID, rec.Parent, rec.Attrs)
+					}
+					m := layouts.NewMeasure(l)
+					l.Measure(f.statsFor(l, i), m)
+					want := measureItems(spec, perNode[i])
+					if m.Items != want.Items || m.Bytes != want.Bytes || m.WCU != want.WCU || m.IndexItems != want.IndexItems ||
+						!slices.Equal(m.Keys, want.Keys) {
+						t.Fatalf("Measure of %q: items %d bytes %d wcu %d in-index %d keys %v; its item: %d %d %d %d %v",
+							n.ID, m.Items, m.Bytes, m.WCU, m.IndexItems, m.Keys, want.Items, want.Bytes, want.WCU, want.IndexItems, want.Keys)
+					}
+					total.Add(m)
+					all = append(all, it)
+				}
+				// The largest collections are upper bounds (the base
+				// layout's), never below the real ones.
+				actual := measureItems(spec, all)
+				for k := range actual.Collections {
+					// sharded-path's is the even share of a tree's shards.
+					if name == "sharded-3" && k == 2 {
+						continue
+					}
+					if total.Collections[k] < actual.Collections[k] {
+						t.Fatalf("collections %v below the items' %v", total.Collections, actual.Collections)
+					}
+				}
+				seen := map[string]bool{}
+				for _, it := range all {
+					k := layouts.KeyOf(spec, it)
+					if seen[k] {
+						t.Fatalf("key written twice: %s", ddbJSON(it))
+					}
+					seen[k] = true
+				}
+				checkReading(t, l, f, perNode)
+				checkCosts(t, l, f, perNode)
+			}
+		})
+	}
+}
+
+// The shipped models reproduce the rows their seeds give.
+func TestShippedModelRows(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	// CM1 > CM2 > CM4 > CM8, and III under the root I for Wadsworth's.
+	tests := []struct {
+		file string
+		path []string
+		want layouts.Item
+	}{
+		{"aws-components.json", []string{"CM1", "CM2", "CM4", "CM8"}, layouts.Item{
+			"ComponentId": s("CM8"), "ParentId": s("CM4"), "GraphId": s("CM1#1"), "Path": s("CM1|CM2|CM4|CM8")}},
+		{"aws-components.json", []string{"CM1"}, layouts.Item{
+			"ComponentId": s("CM1"), "GraphId": s("CM1#1"), "Path": s("CM1")}},
+		{"wadsworth-path.json", []string{"I"}, layouts.Item{"ID": s("I")}},
+		{"wadsworth-path.json", []string{"I", "III"}, layouts.Item{"ID": s("III"), "Root": s("I"), "Path": s("/")}},
+		{"wadsworth-path.json", []string{"I", "III", "V"}, layouts.Item{"ID": s("V"), "Root": s("I"), "Path": s("/III/")}},
+		{"wadsworth-path.json", []string{"I", "III", "V", "X"}, layouts.Item{"ID": s("X"), "Root": s("I"), "Path": s("/III/V/")}},
+		{"single-table.json", []string{"CM1"}, layouts.Item{"PK": s("NODE#CM1"), "SK": s("NODE#CM1"), "_type": s("Node"),
+			"GSI1SK": s("NODE#CM1"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1")}},
+		{"single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "_type": s("Node"),
+			"GSI1PK": s("PARENT#CM2"), "GSI1SK": s("NODE#CM4"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1|CM2|CM4")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+strings.Join(tc.path, ">"), func(t *testing.T) {
+			l, err := layouts.LoadModel("../fixtures/models/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := tc.path[len(tc.path)-1]
+			parent := ""
+			if len(tc.path) > 1 {
+				parent = tc.path[len(tc.path)-2]
+			}
+			n := &transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"name": s("x")}}, Depth: len(tc.path) - 1, Path: tc.path}
+			var got layouts.Item
+			if err := l.Items(n, func(it layouts.Item) { got = it }); err != nil {
+				t.Fatal(err)
+			}
+			tc.want["name"] = s("x")
+			if ddbJSON(got) != ddbJSON(tc.want) {
+				t.Fatalf("item\n got  %s\n want %s", ddbJSON(got), ddbJSON(tc.want))
+			}
+		})
+	}
+}
+
+// A bad model is refused with the file, the field and what to do.
+func TestModelErrors(t *testing.T) {
+	const ok = `"table": {"partition_key": {"name": "PK", "template": "N#{id}"}},
+		"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}}]`
+	tests := []struct {
+		name, text, field, what string
+	}{
+		{"unknown field", `{"layout": "adjacency", "colour": 1, ` + ok + `}`, "colour", "unknown field"},
+		{"bad base", `{"layout": "prefix", ` + ok + `}`, "layout", "cannot be a model's base"},
+		{"template references nothing", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "NODE"}}}`, "table.partition_key.template", "references nothing"},
+		{"unknown placeholder", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{name}"}}}`, "table.partition_key.template", "unknown placeholder"},
+		{"adjacent placeholders", `{"layout": "sharded-path", "shards": 2, "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI2", "serves": "ByPath", "partition_key": {"name": "G", "template": "{root}{shard}"}, "sort_key": {"name": "P", "template": "{path}"}}]}`, "indexes[0].partition_key.template", "no text between"},
+		{"two nodes one key", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "T#{root}"}}}`, "table.partition_key.template", "from {id} alone"},
+		{"same name two templates", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "PK", "template": "{parent}"}}]}`, "indexes[0].partition_key", "declared again"},
+		{"index not served", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}}]}`, "indexes", `"serves": "ByPath"`},
+		{"path sort key not a prefix", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI", "serves": "ByPath", "partition_key": {"name": "T", "template": "{root}"}, "sort_key": {"name": "P", "template": "{path}#x"}}]}`, "indexes[0].sort_key.template", "must end with {path}"},
+		{"partition key of other parts", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI", "serves": "ByPath", "partition_key": {"name": "T", "template": "{parent}"}, "sort_key": {"name": "P", "template": "{path}"}}]}`, "indexes[0].partition_key.template", "queried by {root}"},
+		{"cannot rebuild", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI", "serves": "ByPath", "partition_key": {"name": "T", "template": "{root}"}, "sort_key": {"name": "P", "template": "/{inner}"}}]}`, "", "could not be read back"},
+		{"type field is a key", `{"layout": "adjacency", "type_field": {"name": "PK", "value": "x"}, ` + ok + `}`, "type_field.name", "attribute of the model"},
+		{"projection", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}, "projection": {"type": "SOME"}}]}`, "indexes[0].projection.type", "ALL, KEYS_ONLY or INCLUDE"},
+		{"N text", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "d", "template": "D{depth}", "type": "N"}]}`, "attributes[0].type", "make it S"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := layouts.ParseModel("m.json", []byte(tc.text))
+			var me *layouts.ModelError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v, want a *ModelError", err)
+			}
+			if me.File != "m.json" || me.Field != tc.field || !strings.Contains(err.Error(), tc.what) {
+				t.Fatalf("err = %v (field %q), want field %q and %q", err, me.Field, tc.field, tc.what)
+			}
+		})
+	}
+}
+
+// An id holding text that separates a template's parts is refused, as a
+// delimiter in an id is.
+func TestModelAmbiguousID(t *testing.T) {
+	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &transform.Node{Record: transform.Record{ID: "a#1"}, Path: []string{"a#1"}}
+	err = l.Items(n, func(layouts.Item) {})
+	if !errors.Is(err, transform.ErrDelimiter) || !strings.Contains(err.Error(), `"#"`) {
+		t.Fatalf("Items of id a#1: %v, want ErrDelimiter naming #", err)
+	}
+	var s transform.Stats
+	s.ID, s.RootID, s.PathBytes, s.TreeSize = "a#1", "a#1", 3, 1
+	if err := layouts.Check(l, &s); !errors.Is(err, transform.ErrDelimiter) {
+		t.Fatalf("Check of id a#1: %v, want ErrDelimiter", err)
+	}
+}
+
+// Foreign items of a single table are never nodes, never owned.
+func TestModelForeignItems(t *testing.T) {
+	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for _, it := range []layouts.Item{
+		{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User"), "name": s("Ann")},
+		{"PK": s("NODE#CM4"), "SK": s("COMMENT#1"), "_type": s("Comment"), "text": s("hi")},
+		{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "note": s("no type")},
+	} {
+		if rec, ok, err := l.Node(it); ok || err != nil {
+			t.Errorf("Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+		}
+		if l.IsNode(layouts.MapView(it)) || !layouts.Foreign(l, layouts.MapView(it)) {
+			t.Errorf("IsNode/Foreign(%s) say a node", ddbJSON(it))
+		}
+	}
+	// Carries the type field but does not read back: an error with the item.
+	bad := layouts.Item{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "_type": s("Node"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("CM1|CM4")}
+	if _, _, err := l.Node(bad); !errors.Is(err, layouts.ErrItem) || !strings.Contains(err.Error(), "GSI2SK") {
+		t.Fatalf("Node of an unparsable item: %v, want ErrItem naming GSI2SK", err)
+	}
+}
+
+// TestModelFilesParse: every file in fixtures/models is a valid model, and
+// the docs show each.
+func TestModelFilesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/MODELS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range shippedModels(t) {
+		if !strings.Contains(string(doc), "fixtures/models/"+filepath.Base(f)) {
+			t.Errorf("docs/MODELS.md does not show %s", f)
+		}
+	}
+	_ = fmt.Sprint()
+}

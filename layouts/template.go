@@ -1,0 +1,381 @@
+package layouts
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A template is the value of one attribute of a table model, built from the
+// node: literal text around placeholders, as in NODE#{id} or {root}#{shard}.
+// The placeholders are the node's parts:
+//
+//	{id}      the node's id
+//	{parent}  its parent's id (the attribute is absent on a root)
+//	{root}    its tree's root id
+//	{path}    the ids from the root to the node, joined by the delimiter
+//	{inner}   the ids strictly between the root and the node, each followed
+//	          by the delimiter ("" for a child of the root)
+//	{depth}   its depth, 0 at the root
+//	{shard}   sharded-path's k, 1 … S
+//
+// A template is read back by matching its literal text: each placeholder
+// but the last ends at the first occurrence of the literal text after it,
+// which is why an id holding that text is refused at import (checkIDs).
+type template struct {
+	text  string
+	parts []tmplPart
+}
+
+// tmplPart is literal text (ph == "") or a placeholder.
+type tmplPart struct {
+	lit string
+	ph  string
+}
+
+// The placeholders.
+const (
+	phID     = "id"
+	phParent = "parent"
+	phRoot   = "root"
+	phPath   = "path"
+	phInner  = "inner"
+	phDepth  = "depth"
+	phShard  = "shard"
+)
+
+var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard}
+
+// parseTemplate parses a template's text. It fails on an unknown or
+// unclosed placeholder, a template without a placeholder, and two
+// placeholders with no literal text between them (which could not be told
+// apart when read back).
+func parseTemplate(text string) (template, error) {
+	t := template{text: text}
+	rest := text
+	for rest != "" {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			t.parts = append(t.parts, tmplPart{lit: rest})
+			break
+		}
+		if open > 0 {
+			t.parts = append(t.parts, tmplPart{lit: rest[:open]})
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return t, fmt.Errorf("template %q: %q is not closed by '}'", text, rest[open:])
+		}
+		ph := rest[open+1 : open+end]
+		known := false
+		for _, p := range placeholders {
+			known = known || p == ph
+		}
+		if !known {
+			return t, fmt.Errorf("template %q: unknown placeholder {%s}: use {%s}", text, ph, strings.Join(placeholders, "}, {"))
+		}
+		if n := len(t.parts); n > 0 && t.parts[n-1].ph != "" {
+			return t, fmt.Errorf("template %q: {%s} follows {%s} with no text between them, so they could not be told apart when read back: put literal text between them, such as #", text, ph, t.parts[n-1].ph)
+		}
+		t.parts = append(t.parts, tmplPart{ph: ph})
+		rest = rest[open+end+1:]
+	}
+	if len(t.uses()) == 0 {
+		return t, fmt.Errorf("template %q references nothing: use one of {%s}", text, strings.Join(placeholders, "}, {"))
+	}
+	return t, nil
+}
+
+// uses returns the template's placeholders, in order.
+func (t template) uses() []string {
+	var ps []string
+	for _, p := range t.parts {
+		if p.ph != "" {
+			ps = append(ps, p.ph)
+		}
+	}
+	return ps
+}
+
+// has reports whether the template uses placeholder ph.
+func (t template) has(ph string) bool {
+	for _, p := range t.parts {
+		if p.ph == ph {
+			return true
+		}
+	}
+	return false
+}
+
+// bare reports whether the template is one placeholder and nothing else.
+func (t template) bare() bool { return len(t.parts) == 1 && t.parts[0].ph != "" }
+
+// endsWithPath reports whether the template ends with {path} or {inner}, so
+// that a prefix of a path renders as a prefix of the value (begins_with).
+func (t template) endsWithPath() bool {
+	n := len(t.parts)
+	return n > 0 && (t.parts[n-1].ph == phPath || t.parts[n-1].ph == phInner)
+}
+
+// separators returns the literal text after each placeholder that is
+// followed by one: an id holding it would make the template ambiguous.
+func (t template) separators() []string {
+	var seps []string
+	for i := 0; i+1 < len(t.parts); i++ {
+		if t.parts[i].ph != "" {
+			seps = append(seps, t.parts[i+1].lit)
+		}
+	}
+	return seps
+}
+
+// nodeVals are a node's placeholders, or those read back from an item. A
+// path is kept as its ids.
+type nodeVals struct {
+	id, parent, root string
+	path             []string // root first, node last
+	innerIDs         []string // {inner} read back, before the path is known
+	depth, shard     int
+	has              map[string]bool
+}
+
+func (v *nodeVals) set(ph string) {
+	if v.has == nil {
+		v.has = map[string]bool{}
+	}
+	v.has[ph] = true
+}
+
+// valsOf returns the placeholders of a node.
+func valsOf(id, parent string, path []string, shards int) nodeVals {
+	v := nodeVals{id: id, parent: parent, root: path[0], path: path, depth: len(path) - 1}
+	for _, ph := range []string{phID, phRoot, phPath, phInner, phDepth} {
+		v.set(ph)
+	}
+	if parent != "" {
+		v.set(phParent)
+	}
+	if shards > 0 {
+		v.shard = Shard(id, shards)
+		v.set(phShard)
+	}
+	return v
+}
+
+// render builds the template's value from v; false when v lacks one of
+// its placeholders (a root's {parent}).
+func (t template) render(v *nodeVals, delim string) (string, bool) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.ph == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		if !v.has[p.ph] {
+			return "", false
+		}
+		switch p.ph {
+		case phID:
+			b.WriteString(v.id)
+		case phParent:
+			b.WriteString(v.parent)
+		case phRoot:
+			b.WriteString(v.root)
+		case phPath:
+			b.WriteString(strings.Join(v.path, delim))
+		case phInner:
+			inner := v.innerIDs
+			if n := len(v.path); n > 2 {
+				inner = v.path[1 : n-1]
+			} else if n > 0 {
+				inner = nil
+			}
+			{
+				for _, id := range inner {
+					b.WriteString(id)
+					b.WriteString(delim)
+				}
+			}
+		case phDepth:
+			b.WriteString(strconv.Itoa(v.depth))
+		case phShard:
+			b.WriteString(strconv.Itoa(v.shard))
+		}
+	}
+	return b.String(), true
+}
+
+// renderPrefix renders the template for every node below the ids of
+// prefix (root first), for a begins_with: the template must end with {path}
+// or {inner}, which render as the ids of prefix each followed by the
+// delimiter ({inner} without the root).
+func (t template) renderPrefix(prefix []string, delim string) (string, bool) {
+	if !t.endsWithPath() || len(prefix) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	v := nodeVals{root: prefix[0], id: prefix[len(prefix)-1]}
+	v.set(phRoot)
+	for _, p := range t.parts[:len(t.parts)-1] {
+		if p.ph == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		if p.ph != phRoot {
+			return "", false
+		}
+		b.WriteString(v.root)
+	}
+	ids := prefix
+	if t.parts[len(t.parts)-1].ph == phInner {
+		ids = prefix[1:]
+	}
+	for _, id := range ids {
+		b.WriteString(id)
+		b.WriteString(delim)
+	}
+	return b.String(), true
+}
+
+// match reads s back through the template into v, and reports whether it
+// fits. A placeholder read twice (from two attributes) must agree.
+func (t template) match(s string, v *nodeVals, delim string) bool {
+	rest := s
+	for i, p := range t.parts {
+		if p.ph == "" {
+			if !strings.HasPrefix(rest, p.lit) {
+				return false
+			}
+			rest = rest[len(p.lit):]
+			continue
+		}
+		var val string
+		if i+1 < len(t.parts) {
+			end := strings.Index(rest, t.parts[i+1].lit)
+			if end < 0 {
+				return false
+			}
+			val, rest = rest[:end], rest[end:]
+		} else {
+			val, rest = rest, ""
+		}
+		if !v.put(p.ph, val, delim) {
+			return false
+		}
+	}
+	return rest == ""
+}
+
+// put sets placeholder ph from its text, checking it against what v
+// already holds.
+func (v *nodeVals) put(ph, val, delim string) bool {
+	switch ph {
+	case phDepth, phShard:
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 || strconv.Itoa(n) != val {
+			return false
+		}
+		old := &v.depth
+		if ph == phShard {
+			old = &v.shard
+		}
+		if v.has[ph] && *old != n {
+			return false
+		}
+		*old = n
+	case phPath, phInner:
+		var ids []string
+		if ph == phPath {
+			if val == "" {
+				return false
+			}
+			ids = strings.Split(val, delim)
+		} else {
+			if val != "" && !strings.HasSuffix(val, delim) {
+				return false
+			}
+			ids = strings.Split(val, delim)
+			ids = ids[:len(ids)-1] // the text after the last delimiter, ""
+		}
+		for _, id := range ids {
+			if id == "" {
+				return false
+			}
+		}
+		if ph == phInner {
+			if v.has[phInner] && !equalIDs(v.innerIDs, ids) {
+				return false
+			}
+			v.innerIDs = ids
+			break
+		}
+		if v.has[phPath] && !equalIDs(v.path, ids) {
+			return false
+		}
+		v.path = ids
+	default:
+		if val == "" {
+			return false
+		}
+		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root}[ph]
+		if v.has[ph] && *old != val {
+			return false
+		}
+		*old = val
+	}
+	v.set(ph)
+	return true
+}
+
+func equalIDs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// derive fills in what v's placeholders imply: the path from the root, the
+// ids between and the id; the id, parent, root and depth from the path; and
+// a root's when absentOnRoot attributes are missing and the id is known
+// (root true).
+func (v *nodeVals) derive(root bool, shards int) {
+	if !v.has[phPath] && v.has[phInner] && v.has[phRoot] && v.has[phID] {
+		v.path = append(append([]string{v.root}, v.innerIDs...), v.id)
+		v.set(phPath)
+	}
+	if !v.has[phPath] && root && v.has[phID] {
+		v.path = []string{v.id}
+		v.set(phPath)
+	}
+	if v.has[phPath] {
+		n := len(v.path)
+		for ph, val := range map[string]string{phID: v.path[n-1], phRoot: v.path[0]} {
+			if !v.has[ph] {
+				v.put(ph, val, "")
+			}
+		}
+		if !v.has[phDepth] {
+			v.depth = n - 1
+			v.set(phDepth)
+		}
+		if !v.has[phParent] && n > 1 {
+			v.parent = v.path[n-2]
+			v.set(phParent)
+		}
+		if !v.has[phInner] {
+			if n > 2 {
+				v.innerIDs = v.path[1 : n-1]
+			}
+			v.set(phInner)
+		}
+	}
+	if !v.has[phShard] && shards > 0 && v.has[phID] {
+		v.shard = Shard(v.id, shards)
+		v.set(phShard)
+	}
+}
