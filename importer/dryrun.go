@@ -119,7 +119,7 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		WritePerMillion: prices.OnDemandWritePerMillion,
 		ImportPerGB:     prices.ImportPerGB,
 	}
-	p.LoadTime.HotKeys = hotKeys(m, spec)
+	p.LoadTime.HotKeys = measuredHotKeys(m, spec)
 	p.Project(l, 0)
 	return p, problems
 }

@@ -62,9 +62,9 @@ func (h HotKey) Where() string {
 	return "index " + h.Index
 }
 
-// hotKeys lists the largest collection of the table and of each index
+// measuredHotKeys lists the largest collection of the table and of each index
 // with its value, from the layout's measure.
-func hotKeys(m *layouts.Measure, spec layouts.TableSpec) []HotKey {
+func measuredHotKeys(m *layouts.Measure, spec layouts.TableSpec) []HotKey {
 	var perWrite float64
 	if n := m.StoredItems(); n > 0 {
 		perWrite = float64(m.WCU) / float64(n)
