@@ -30,7 +30,7 @@ echo "== dry run: what each layout would write and cost for the car parts"
 $tp import --in fixtures/cars.json --layout all --dry-run
 
 for fixture in cars folders org; do
-  for layout in path sharded-path closure prefix; do
+  for layout in path sharded-path closure prefix adjacency; do
     table="demo-$fixture-$layout"
     echo "== import fixtures/$fixture.parquet into $table ($layout)"
     $tp import --in "fixtures/$fixture.parquet" --layout "$layout" --table "$table" --create-table \
@@ -38,7 +38,7 @@ for fixture in cars folders org; do
   done
 done
 
-for layout in path sharded-path closure prefix; do
+for layout in path sharded-path closure prefix adjacency; do
   echo "== $layout: children of CM1, descendants of CM2 down to depth 2, ancestors of CM8 (requests and RCU on stderr)"
   $tp query children --table "demo-cars-$layout" --layout "$layout" --id CM1 --stats
   $tp query descendants --table "demo-cars-$layout" --layout "$layout" --id CM2 --max-depth 2 --stats
@@ -54,5 +54,14 @@ echo "== import files for DynamoDB's import from S3"
 $tp import --in fixtures/org.csv --types "$(cat fixtures/org.types)" --layout closure --out "$work/org-closure"
 ls -l "$work/org-closure" "$work/org-closure/data"
 
+echo "== a table treeport did not design: the single-table model (keys PK/SK = NODE#<id>, a type field)"
+$tp import --in fixtures/cars.parquet --model fixtures/models/single-table.json --table demo-cars-single --create-table --no-progress
+$tp query children --table demo-cars-single --model fixtures/models/single-table.json --id CM1 --stats
+$tp verify --in fixtures/cars.parquet --table demo-cars-single --model fixtures/models/single-table.json
+
+echo "== a live migration: adjacency to path, following the source's stream until it is idle for 3 s, then verified"
+$tp migrate --from-table demo-cars-adjacency --from-layout adjacency --to-table demo-cars-live --to-layout path \
+  --create-table --follow --enable-stream --follow-idle 3s --checkpoint "$work/live.ckpt" --no-progress
+
 echo
-echo "done: 3 fixtures x 4 layouts loaded into DynamoDB Local at $TREEPORT_TEST_ENDPOINT; reports in $work"
+echo "done: 3 fixtures x 5 layouts loaded into DynamoDB Local at $TREEPORT_TEST_ENDPOINT; reports in $work"

@@ -240,8 +240,12 @@ func (p *progress) update(pr importer.RunProgress) {
 		if rate > 0 {
 			eta = time.Duration(float64(pr.Total-done) / rate * float64(time.Second)).Round(time.Second).String()
 		}
-		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, limit %.0f WCU/s, %d throttles, ETA %s\n",
-			done, pr.Total, rate, float64(pr.WCU)/secs, pr.RateLimit, pr.Throttles, eta)
+		limit := "no limit yet" // the writers have met no capacity signal
+		if pr.RateLimit > 0 {
+			limit = fmt.Sprintf("limit %.0f WCU/s", pr.RateLimit)
+		}
+		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles, ETA %s\n",
+			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, eta)
 	}
 }
 
