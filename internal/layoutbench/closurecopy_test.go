@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -245,5 +251,60 @@ func TestClosureCopyRewritesAreTheRealRows(t *testing.T) {
 			}
 			t.Logf("move %d / %d, delete %d / %d, write %d / %d WCU (real / bench)", moves, benchMoves, dels, benchDels, writes, benchWrites)
 		})
+	}
+}
+
+// TestClosureCopyMoveIsWhatDynamoDBBills moves a subtree of a closure table
+// with --closure-copy a subset through refresh.EditTable on DynamoDB Local,
+// asking for the consumed capacity, and holds bench's move WCU of that node
+// to it.
+func TestClosureCopyMoveIsWhatDynamoDBBills(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, ep)
+	ctx := context.Background()
+	path := bigAttrsCSV(t)
+	cp := []string{"bio", "tag"}
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, ClosureCopy: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := layouts.New(layouts.ClosureName, layouts.Options{ClosureCopy: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := ddblocal.NewTable(t, client, l.Table())
+	recs := realRecords(t, path, importer.SourceOptions{})
+	f := in.Forest
+	for _, i := range f.Order() {
+		for _, it := range realRows(t, l, f.ID(int(i)), f.AppendPath(nil, int(i)), recs[f.ID(int(i))]) {
+			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// n04 (depth 2, children n13 to n15) moves under n02, at its
+	// parent's depth: its rows and its children's get new ancestors.
+	x, target := int32(f.Lookup("n04")), int32(f.Lookup("n02"))
+	if f.Depth(int(x)) != 2 || len(f.Children(int(x))) == 0 || f.Depth(int(target)) != 1 {
+		t.Fatalf("n04 at depth %d with %d children, n02 at depth %d", f.Depth(int(x)), len(f.Children(int(x))), f.Depth(int(target)))
+	}
+	want, err := moveChange(ctx, l, f, x, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := filepath.Join(t.TempDir(), "ops.jsonl")
+	if err := os.WriteFile(ops, []byte(`{"op":"move","id":"n04","parent":"n02"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := refresh.EditTable(ctx, refresh.EditTableOptions{Client: client, Table: table, Layout: l, Ops: ops, ConsumedCapacity: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Run.Stats.ConsumedWCU
+	t.Logf("move n04 under n02: bench %d WCU, the edit's plan %d, DynamoDB Local consumed %.1f", want.wcu, res.WCU, got)
+	// The edit's own figure (res.WCU, 22 here) is not held: it leaves out
+	// some of what the move costs, a bug of refresh's, not bench's.
+	if got == 0 || math.Abs(got-float64(want.wcu)) > 0.01 {
+		t.Errorf("move n04 under n02: bench %d WCU; DynamoDB Local consumed %.1f", want.wcu, got)
 	}
 }
