@@ -23,7 +23,14 @@ const spreadTries = 16
 // partitions (partsOf: the table's, then each index's it is in).
 type heldLine struct {
 	line  []byte
-	parts []string
+	parts []*partCount
+}
+
+// partCount is a partition and how many held items are in it: the items
+// point at it, so that picking one needs no map lookup.
+type partCount struct {
+	key string
+	n   int
 }
 
 // lineSpreader takes items as they come and hands them on, encoded, in a
@@ -39,16 +46,16 @@ type lineSpreader struct {
 	window int
 	rng    *rand.Rand
 	held   []heldLine
-	count  map[string]int // items held, by partition
-	last   []string       // the partitions of the item sent last
-	free   [][]byte       // lines sent, for reuse
-	item   layouts.Item   // scratch: the attributes as a map, for partsOf
+	count  map[string]*partCount // items held, by partition
+	last   []string              // the partitions of the item sent last
+	free   [][]byte              // lines sent, for reuse
+	item   layouts.Item          // scratch: the attributes as a map, for partsOf
 	out    func(line []byte) error
 }
 
 func newLineSpreader(spec layouts.TableSpec, window int, out func(line []byte) error) *lineSpreader {
 	return &lineSpreader{spec: spec, window: max(1, window), rng: rand.New(rand.NewPCG(1, 2)),
-		count: map[string]int{}, item: layouts.Item{}, out: out}
+		count: map[string]*partCount{}, item: layouts.Item{}, out: out}
 }
 
 // add takes one item as Layout.AppendItems builds it; it is encoded before
@@ -62,11 +69,17 @@ func (s *lineSpreader) add(attrs []layouts.Attr) error {
 	if n := len(s.free); n > 0 {
 		buf, s.free = s.free[n-1][:0], s.free[:n-1]
 	}
-	h := heldLine{line: appendAttrsLine(buf, attrs), parts: partsOf(s.spec, s.item, true)}
-	s.held = append(s.held, h)
-	for _, p := range h.parts {
-		s.count[p]++
+	h := heldLine{line: appendAttrsLine(buf, attrs)}
+	for _, k := range partsOf(s.spec, s.item, true) {
+		pc := s.count[k]
+		if pc == nil {
+			pc = &partCount{key: k}
+			s.count[k] = pc
+		}
+		pc.n++
+		h.parts = append(h.parts, pc)
 	}
+	s.held = append(s.held, h)
 	if len(s.held) > s.window {
 		return s.send()
 	}
@@ -104,12 +117,13 @@ func (s *lineSpreader) send() error {
 	s.held[pick] = s.held[n]
 	s.held[n] = heldLine{}
 	s.held = s.held[:n]
-	for _, p := range h.parts {
-		if s.count[p]--; s.count[p] == 0 {
-			delete(s.count, p)
+	s.last = s.last[:0]
+	for _, pc := range h.parts {
+		if pc.n--; pc.n == 0 {
+			delete(s.count, pc.key)
 		}
+		s.last = append(s.last, pc.key)
 	}
-	s.last = append(s.last[:0], h.parts...)
 	err := s.out(h.line)
 	s.free = append(s.free, h.line)
 	return err
@@ -117,11 +131,11 @@ func (s *lineSpreader) send() error {
 
 // heat is the most items held of one of parts, leaving out a partition
 // every held item has.
-func (s *lineSpreader) heat(parts []string) int {
+func (s *lineSpreader) heat(parts []*partCount) int {
 	h := 0
-	for _, p := range parts {
-		if c := s.count[p]; c < len(s.held) {
-			h = max(h, c)
+	for _, pc := range parts {
+		if pc.n < len(s.held) {
+			h = max(h, pc.n)
 		}
 	}
 	return h
@@ -129,9 +143,9 @@ func (s *lineSpreader) heat(parts []string) int {
 
 // clashes says whether parts shares with the item sent last a partition
 // that not every held item has.
-func (s *lineSpreader) clashes(parts []string) bool {
-	for _, p := range parts {
-		if s.count[p] < len(s.held) && slices.Contains(s.last, p) {
+func (s *lineSpreader) clashes(parts []*partCount) bool {
+	for _, pc := range parts {
+		if pc.n < len(s.held) && slices.Contains(s.last, pc.key) {
 			return true
 		}
 	}
