@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +176,33 @@ func TestBulkPutCLI(t *testing.T) {
 	if data < 4 {
 		t.Errorf("%d data files; want the items in files of 10", data)
 	}
+	// AWS asks for a bulk put's input in random key order: the uploaded
+	// files hold the items of --out DIR, shuffled so that no two in a row
+	// share a ByParent value (in org.csv some reports come together).
+	dir := t.TempDir() + "/out"
+	if _, stderr, code := run(t, nil, append(append([]string{"import"}, orgArgs...), "--out", dir, "--items-per-file", "10")...); code != 0 {
+		t.Fatalf("import --out DIR: exit %d %s", code, stderr)
+	}
+	var plain, spread []string
+	files, _ := filepath.Glob(filepath.Join(dir, "data", "*.json.gz"))
+	for _, f := range files { // Glob sorts them
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain = append(plain, gunzipLines(t, b)...)
+	}
+	for _, k := range s3local.Keys(t, client, bucket, "org/bulk-1/data/") {
+		spread = append(spread, gunzipLines(t, s3local.Get(t, client, bucket, k))...)
+	}
+	if parentRun(plain) < 2 || parentRun(spread) > 1 || slices.Equal(plain, spread) {
+		t.Errorf("longest run of one ParentId: %d in --out DIR, %d in the bulk put's files; want them spread", parentRun(plain), parentRun(spread))
+	}
+	slices.Sort(plain)
+	slices.Sort(spread)
+	if !slices.Equal(plain, spread) {
+		t.Errorf("the bulk put's files hold other items than --out DIR's:\n%q\n%q", spread, plain)
+	}
 
 	// The rerun: same command, same prefix.
 	stdout, stderr, code = run(t, env, args...)
@@ -259,4 +291,41 @@ func TestBulkPutOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gunzipLines is the lines of a gzip file.
+func gunzipLines(t *testing.T, data []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+}
+
+// parentRun is the longest run of DynamoDB JSON lines in a row with one
+// ParentId.
+func parentRun(lines []string) int {
+	best, run, last := 0, 0, ""
+	for _, l := range lines {
+		p := ""
+		if i := strings.Index(l, `"ParentId":`); i >= 0 {
+			p = l[i:]
+			if j := strings.Index(p, "}"); j >= 0 {
+				p = p[:j]
+			}
+		}
+		if p != "" && p == last {
+			run++
+		} else {
+			run = 1
+		}
+		last = p
+		best = max(best, run)
+	}
+	return best
 }

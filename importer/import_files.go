@@ -22,6 +22,11 @@ type FilesOptions struct {
 	// Billing is the capacity create-table.json and import-table.json ask
 	// for (on-demand with DynamoDB's defaults when zero).
 	Billing Billing
+	// Spread, above 0, is how many items are kept back to write the items
+	// in a shuffled order where two in a row seldom share a partition key
+	// value of the table or of an index (see lineSpreader): a bulk put asks
+	// for it (BulkPutSpread). 0 writes them in the input's order.
+	Spread int
 }
 
 // Manifest describes a directory of import files.
@@ -58,10 +63,20 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	if err != nil {
 		return nil, err
 	}
-	// Each item is encoded as it comes: the items need not be kept.
+	// Each item is encoded as it comes: the items need not be kept (with
+	// Spread, a window of them, encoded).
+	write := sink.WriteAttrs
+	var spread *lineSpreader
+	if opts.Spread > 0 {
+		spread = newLineSpreader(opts.Emit.Layout.Table(), opts.Spread, sink.writeLine)
+		write = spread.add
+	}
 	st, err := in.EmitAttrs(ctx, opts.Emit, func(_ int64, item []layouts.Attr) error {
-		return sink.WriteAttrs(item)
+		return write(item)
 	})
+	if err == nil && spread != nil {
+		err = spread.drain()
+	}
 	files, cerr := sink.Close()
 	if err != nil {
 		return nil, err

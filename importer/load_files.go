@@ -135,6 +135,10 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	}
 	fo := opts.Files
 	fo.Dir = res.Dir
+	if opts.S3 != nil && opts.BulkPut != "" && fo.Spread == 0 {
+		// A bulk put wants its input in random key order.
+		fo.Spread = BulkPutSpread
+	}
 	m, err := WriteImportFiles(ctx, in, fo)
 	if err != nil {
 		return nil, err

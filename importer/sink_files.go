@@ -189,6 +189,25 @@ func (s *FileSink) Write(item layouts.Item) error {
 // caller encodes while the compressor works. A sink takes its items either
 // by Write or by WriteAttrs. It returns the first error of writing any file.
 func (s *FileSink) WriteAttrs(item []layouts.Attr) error {
+	if err := s.startText(); err != nil {
+		return err
+	}
+	s.text = appendAttrsLine(s.text, item)
+	return s.endText()
+}
+
+// writeLine adds one item already encoded by appendAttrsLine, as
+// WriteAttrs would have: the two are one way of giving items.
+func (s *FileSink) writeLine(line []byte) error {
+	if err := s.startText(); err != nil {
+		return err
+	}
+	s.text = append(s.text, line...)
+	return s.endText()
+}
+
+// startText readies the current file's text for one more item.
+func (s *FileSink) startText() error {
 	if s.mode != modeAttrs {
 		if s.mode != 0 {
 			return ErrSinkMixed
@@ -203,7 +222,12 @@ func (s *FileSink) WriteAttrs(item []layouts.Attr) error {
 		s.cur = fw
 		s.text = (*chunkPool.Get().(*[]byte))[:0]
 	}
-	s.text = appendAttrsLine(s.text, item)
+	return nil
+}
+
+// endText counts the item just appended to the text, and hands the text
+// on when the file or the chunk is full.
+func (s *FileSink) endText() error {
 	s.items++
 	s.cur.items++
 	if s.cur.items >= int64(s.opts.ItemsPerFile) {

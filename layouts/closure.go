@@ -235,6 +235,26 @@ func CopyBytes(l Layout, attrs transform.Attrs) int {
 	return 0
 }
 
+// CopiedName is the shortest of the attribute names closure's ancestor rows
+// copy when --closure-copy names some, and "" otherwise (all, none, or
+// another layout). An attribute of that name can stand for the copied ones
+// where items are built from the attributes' sizes alone (bench's
+// rewrites): the ancestor rows copy it, and a node that has any of the
+// copied attributes has at least that many bytes of them.
+func CopiedName(l Layout) string {
+	c, ok := l.(*closureLayout)
+	if !ok || c.copyAll || len(c.copy) == 0 {
+		return ""
+	}
+	name := c.copy[0]
+	for _, k := range c.copy[1:] {
+		if len(k) < len(name) {
+			name = k
+		}
+	}
+	return name
+}
+
 // Measure adds the node's depth + 1 rows in O(1). Items, Bytes, the keys and
 // the collections (the table's Id = depth + 1 rows, ByAncestor's = the
 // subtree) are exact. Stats has only the sum and the longest of the ancestor

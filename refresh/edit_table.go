@@ -29,7 +29,10 @@ type EditTableOptions struct {
 	DeadLetter  string
 	Concurrency int
 	MaxWCU      float64
-	OnProgress  func(importer.RunProgress)
+	// ConsumedCapacity asks DynamoDB for the capacity the writes consume
+	// (Run.Stats.ConsumedWCU).
+	ConsumedCapacity bool
+	OnProgress       func(importer.RunProgress)
 	// Log receives the notes of a run as it goes (what reading the table
 	// cost); nil discards them.
 	Log io.Writer
@@ -110,7 +113,7 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 	// even on Ctrl-C, so that the table is never left between two trees.
 	res.Run, err = importer.Run(context.WithoutCancel(ctx), importer.RunOptions{
 		Client: opts.Client, Table: table, Spec: l.Table(),
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU,
+		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.ConsumedCapacity,
 		DeadLetter: opts.DeadLetter, Total: int64(len(ops)), OnProgress: opts.OnProgress,
 	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
 		for seq, op := range ops {

@@ -21,8 +21,8 @@ import (
 // node are built before and after with Layout.Items and compared by primary
 // key and content. puts are the new or changed items, deletes the keys that
 // disappear, and wcu what DynamoDB bills the writes (itemWCU). Records are
-// built with one stand-in attribute the size of the node's own attributes
-// (padAttr), so that the items have their sizes, and the write units theirs,
+// built with stand-in attributes the size of the node's own attributes
+// (pad), so that the items have their sizes, and the write units theirs,
 // without the data: a node's attributes are the same before and after a
 // move or a delete, so they never make an item differ.
 type change struct {
@@ -35,12 +35,31 @@ type change struct {
 const padAttr = "\x01"
 
 // pad returns the stand-in attributes of a node whose own attributes are
-// attrBytes in size, built of c.
-func pad(attrBytes int, c byte) transform.Attrs {
-	if attrBytes <= len(padAttr) {
-		return nil
+// attrBytes in size, built of c. copyBytes of them are those a closure
+// ancestor row copies when --closure-copy names some (copied is then
+// layouts.CopiedName, else ""): they stand under the name copied, so that
+// the ancestor rows copy them and have their sizes, and the rest under
+// padAttr, which no row but the node's own holds. Without copied, all of
+// them stand under padAttr, which closure's ancestor rows copy with
+// --closure-copy all and leave out with none, as they do the real ones.
+func pad(attrBytes, copyBytes int, copied string, c byte) transform.Attrs {
+	var out transform.Attrs
+	put := func(name string, size int) {
+		if size <= 0 {
+			return
+		}
+		if out == nil {
+			out = transform.Attrs{}
+		}
+		out[name] = &types.AttributeValueMemberS{Value: strings.Repeat(string(c), max(0, size-len(name)))}
 	}
-	return transform.Attrs{padAttr: &types.AttributeValueMemberS{Value: strings.Repeat(string(c), attrBytes-len(padAttr))}}
+	if copied != "" && copyBytes > 0 {
+		copyBytes = min(copyBytes, attrBytes)
+		put(copied, copyBytes)
+		attrBytes -= copyBytes
+	}
+	put(padAttr, attrBytes)
+	return out
 }
 
 // itemWCU is what DynamoDB bills to turn item old into item new (nil: no
@@ -182,11 +201,13 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 	// The nodes' attribute sizes, read before the workers start: Stats is
 	// not safe for concurrent use (it builds the child counts once).
 	attrBytes := make([]int, len(nodes))
+	copyBytes := make([]int, len(nodes))
 	var st transform.Stats
 	for k, y := range nodes {
 		f.Stats(int(y), &st)
-		attrBytes[k] = st.AttrBytes
+		attrBytes[k], copyBytes[k] = st.AttrBytes, st.CopyBytes
 	}
+	copied := layouts.CopiedName(l)
 	spec := l.Table()
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(nodes)/256+1))
 	var mu sync.Mutex
@@ -208,7 +229,7 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 					}
 				}
 				pb = f.AppendPath(pb[:0], int(y))
-				before = transform.Node{Record: transform.Record{ID: f.ID(int(y)), Attrs: pad(attrBytes[lo+k], 'x')}, Depth: len(pb) - 1, Path: pb}
+				before = transform.Node{Record: transform.Record{ID: f.ID(int(y)), Attrs: pad(attrBytes[lo+k], copyBytes[lo+k], copied, 'x')}, Depth: len(pb) - 1, Path: pb}
 				if p := f.Parent(int(y)); p >= 0 {
 					before.Parent = f.ID(p)
 				}
@@ -296,23 +317,20 @@ func deleteChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x 
 	})
 }
 
-// writeChange rewrites x's own attributes, the same size, new values: what
+// writeChange rewrites x's own attributes, the same sizes, new values: what
 // an application's update of one node writes.
 func writeChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x int32) (change, error) {
-	size := max(attrBytesOf(f, x), len(padAttr)+1)
+	var st transform.Stats
+	f.Stats(int(x), &st)
+	// At least a byte of value, so that the update writes something.
+	size := max(st.AttrBytes, len(padAttr)+1)
+	copied := layouts.CopiedName(l)
 	return rewrite(ctx, l, f, []int32{x}, nil, func(_ int32, before, n *transform.Node, path []string) ([]string, bool) {
 		*n = *before
 		n.Path = append(path, before.Path...)
-		n.Attrs = pad(size, 'y')
+		n.Attrs = pad(size, st.CopyBytes, copied, 'y')
 		return n.Path, true
 	})
-}
-
-// attrBytesOf is the size of node i's own attributes.
-func attrBytesOf(f *transform.Forest, i int32) int {
-	var st transform.Stats
-	f.Stats(int(i), &st)
-	return st.AttrBytes
 }
 
 // sameItem compares two items attribute by attribute.
