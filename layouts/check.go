@@ -3,6 +3,7 @@ package layouts
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,77 @@ func CheckAttrName(l Layout, name string) error {
 // item is in.
 func WriteUnits(spec TableSpec, item Item) int {
 	return transform.WCU(transform.ItemSize(item)) * (1 + IndexesOf(spec, item))
+}
+
+// ReplaceUnits is what a put of item new over item old (same table key)
+// costs, by DynamoDB's rules: the table write is priced at the larger of
+// the two items ("PutItem: ... the larger of the two item sizes", "Working
+// with items: Capacity unit consumption for writes", DynamoDB Developer
+// Guide); in each index ("Provisioned throughput considerations for
+// Global Secondary Indexes"), an item that keeps its index key is one write
+// at the larger size when a projected attribute changed (none when none
+// did), an item whose index key changes is two (a delete of the old index
+// item and a put of the new), and an item that enters or leaves the index
+// is one. old nil is a put of a new item (WriteUnits).
+func ReplaceUnits(spec TableSpec, old, new Item) int {
+	if old == nil {
+		return WriteUnits(spec, new)
+	}
+	so, sn := transform.ItemSize(old), transform.ItemSize(new)
+	units := transform.WCU(max(so, sn))
+	for _, ix := range spec.Indexes {
+		ko, inOld := indexKey(ix, old)
+		kn, inNew := indexKey(ix, new)
+		switch {
+		case inOld && inNew && ko == kn:
+			if !projectedEqual(spec, ix, old, new) {
+				units += transform.WCU(max(so, sn))
+			}
+		case inOld && inNew:
+			units += transform.WCU(so) + transform.WCU(sn)
+		case inOld:
+			units += transform.WCU(so)
+		case inNew:
+			units += transform.WCU(sn)
+		}
+	}
+	return units
+}
+
+// indexKey is the item's key in index ix, and whether the item is in it.
+func indexKey(ix IndexSpec, item Item) (string, bool) {
+	pk, ok := item[ix.PK.Name]
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	appendKey(&b, pk)
+	if ix.SK != nil {
+		sk, ok := item[ix.SK.Name]
+		if !ok {
+			return "", false
+		}
+		appendKey(&b, sk)
+	}
+	return b.String(), true
+}
+
+// projectedEqual reports whether old and new project the same attributes
+// into index ix: every attribute for ALL, the keys (equal already) for
+// KEYS_ONLY, and the named ones too for INCLUDE.
+func projectedEqual(spec TableSpec, ix IndexSpec, old, new Item) bool {
+	switch ix.Projection {
+	case types.ProjectionTypeKeysOnly:
+		return true
+	case types.ProjectionTypeInclude:
+		for _, name := range ix.NonKeyAttributes {
+			if !reflect.DeepEqual(old[name], new[name]) {
+				return false
+			}
+		}
+		return true
+	}
+	return len(old) == len(new) && reflect.DeepEqual(old, new)
 }
 
 // IndexesOf is the number of the table's indexes the item lands in: those

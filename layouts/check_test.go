@@ -452,3 +452,37 @@ func TestNodeNotANode(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceUnits prices a put over an existing item by DynamoDB's rules:
+// the larger item for the table, and per index nothing, one write or two.
+func TestReplaceUnits(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	spec := layouts.TableSpec{PK: layouts.KeyAttr{Name: "Id", Type: types.ScalarAttributeTypeS},
+		Indexes: []layouts.IndexSpec{
+			{Name: "ByParent", PK: layouts.KeyAttr{Name: "ParentId", Type: types.ScalarAttributeTypeS}},
+			{Name: "Keys", PK: layouts.KeyAttr{Name: "Tree", Type: types.ScalarAttributeTypeS}, Projection: types.ProjectionTypeKeysOnly},
+		}}
+	big := strings.Repeat("x", 1500) // 2 WCU with the rest of the item
+	old := layouts.Item{"Id": s("a"), "ParentId": s("p"), "Tree": s("t"), "note": s(big)}
+	cases := []struct {
+		name string
+		new  layouts.Item
+		want int
+	}{
+		// Table at the larger (2); ByParent same key, changed: 2; Keys
+		// (KEYS_ONLY) same key: nothing.
+		{"smaller, same keys", layouts.Item{"Id": s("a"), "ParentId": s("p"), "Tree": s("t"), "note": s("y")}, 2 + 2},
+		// ByParent's key changes: delete (2) and put (1); Keys: nothing.
+		{"moved", layouts.Item{"Id": s("a"), "ParentId": s("q"), "Tree": s("t"), "note": s("y")}, 2 + 2 + 1},
+		// Leaves ByParent (a delete of 2) and Keys' key changes (2 + 1).
+		{"root in another tree", layouts.Item{"Id": s("a"), "Tree": s("u"), "note": s("y")}, 2 + 2 + 2 + 1},
+	}
+	for _, c := range cases {
+		if got := layouts.ReplaceUnits(spec, old, c.new); got != c.want {
+			t.Errorf("%s: %d WCU, want %d", c.name, got, c.want)
+		}
+	}
+	if got, want := layouts.ReplaceUnits(spec, nil, old), layouts.WriteUnits(spec, old); got != want {
+		t.Errorf("a new item: %d WCU, want WriteUnits' %d", got, want)
+	}
+}

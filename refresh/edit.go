@@ -551,8 +551,12 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 		case !slices.Equal(a.c.Before.Path, a.c.After.Path):
 			reason = ReasonMoved
 		}
+		var old layouts.Item
+		if b, ok := before[k]; ok {
+			old = b.item
+		}
 		ops = append(ops, Op{Kind: Put, Reason: reason, ID: a.c.ID, Item: a.item,
-			WCU: layouts.WriteUnits(spec, a.item)})
+			WCU: layouts.ReplaceUnits(spec, old, a.item)})
 	}
 	for _, k := range dels {
 		b := before[k]
