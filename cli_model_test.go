@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -301,6 +302,19 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := foreignLines(t, client, table, h)
+			// The plan's summary counts the nodes' items and the other
+			// entities' apart.
+			stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--json"}, tm...)...)
+			if code != 0 {
+				t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if sum := parseSummary(t, stdout); sum.TableItems != int64(len(h.nodes)) || sum.TableOtherItems != int64(len(h.foreign)) {
+				t.Errorf("plan summary: table %d items and %d other items, want %d and %d", sum.TableItems, sum.TableOtherItems, len(h.nodes), len(h.foreign))
+			}
+			stdout, _, _ = run(t, env, append([]string{"plan", "--in", snap}, tm...)...)
+			if len(h.foreign) > 0 && !strings.Contains(stdout, fmt.Sprintf("table %d nodes in %d items and %d other items (left alone)", len(h.nodes), len(h.nodes), len(h.foreign))) {
+				t.Errorf("plan summary does not count the other items apart:\n%s", stdout)
+			}
 			if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--max-delete-ratio", "0.25"}, tm...)...); code != 0 {
 				t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
 			}
