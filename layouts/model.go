@@ -725,7 +725,9 @@ func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
 
 // Measure adds the node's item, computed from the templates, and its
 // copies in the indexes as they project it (projectedBytes); the largest
-// collections are the base layout's.
+// collections are the base layout's, less the roots an index leaves out
+// (collectionOf): exact but for sharded-path's share of a tree among
+// several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	bm := NewMeasure(m.base)
 	m.base.Measure(s, bm)
@@ -747,7 +749,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
 			if bx.Name == x.serves && j+1 < len(bm.Collections) {
-				ms.collection(i+1, bm.Collections[j+1])
+				ms.collection(i+1, m.collectionOf(x, bm.Collections[j+1]))
 			}
 		}
 		pk, ok := lens[x.pk.name]
@@ -770,6 +772,20 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 		ms.key(1, lens[m.sk.name])
 	}
 	ms.collection(0, 1)
+}
+
+// collectionOf is the largest collection of index x, given n, the base
+// layout's of the index x serves. ByPath's is the node's whole tree; an
+// index whose key is absent on roots (wadsworth's gsi1) holds the tree
+// but its root. ByParent's, a node's children, holds no root anyway, and
+// sharded-path's share of a tree among several shards is an estimate
+// either way.
+func (m *modelLayout) collectionOf(x *modelIndex, n int64) int64 {
+	rootless := func(a *modelAttr) bool { return a != nil && (a.absentOnRoot || a.tmpl.has(phParent)) }
+	if x.serves == "ByPath" && m.shards <= 1 && n > 0 && (rootless(x.pk) || rootless(x.sk)) {
+		return n - 1
+	}
+	return n
 }
 
 // projectedBytes is the size of the copy of a node's item (of size bytes,
