@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -301,6 +302,19 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := foreignLines(t, client, table, h)
+			// The plan's summary counts the nodes' items and the other
+			// entities' apart.
+			stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--json"}, tm...)...)
+			if code != 0 {
+				t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if sum := parseSummary(t, stdout); sum.TableItems != int64(len(h.nodes)) || sum.TableOtherItems != int64(len(h.foreign)) {
+				t.Errorf("plan summary: table %d items and %d other items, want %d and %d", sum.TableItems, sum.TableOtherItems, len(h.nodes), len(h.foreign))
+			}
+			stdout, _, _ = run(t, env, append([]string{"plan", "--in", snap}, tm...)...)
+			if len(h.foreign) > 0 && !strings.Contains(stdout, fmt.Sprintf("table %d nodes in %d items and %d other items (left alone)", len(h.nodes), len(h.nodes), len(h.foreign))) {
+				t.Errorf("plan summary does not count the other items apart:\n%s", stdout)
+			}
 			if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--max-delete-ratio", "0.25"}, tm...)...); code != 0 {
 				t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
 			}
@@ -571,5 +585,73 @@ func TestModelSchemaCheck(t *testing.T) {
 	good := handTable(t, client, h, nil)
 	if _, stderr, code := run(t, env, "import", "--in", seed, "--table", good, "--model", h.file, "--no-progress"); code != 0 {
 		t.Fatalf("import into the model's table: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestModelStoredBytesProjected: the dry run and bench count an index's
+// copy of an item as the index projects it. aws-components' GSI2 is
+// KEYS_ONLY, so it stores ComponentId, GraphId and Path of each of the
+// five nodes, and GSI1 (ALL) the four non-roots whole; by hand, each
+// attribute its name and value bytes:
+//
+//	table: CM1 14+12+7+12=45, CM2 14+11+12+11+14=62, CM4 14+11+12+15+10=62,
+//	       CM8 14+11+12+19+10=66, CM3 14+11+12+11+11=59: 294
+//	GSI1:  62+62+66+59 = 249
+//	GSI2:  33+37+41+45+37 = 193
+func TestModelStoredBytesProjected(t *testing.T) {
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	if err := os.WriteFile(seed, []byte(modelSeedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := "fixtures/models/aws-components.json"
+	const items, bytes = 14, 294 + 249 + 193
+	stdout, stderr, code := run(t, nil, "import", "--in", seed, "--model", model, "--dry-run", "--json")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr)
+	}
+	var dry struct {
+		Plans []struct {
+			StoredItems int64 `json:"stored_items"`
+			StoredBytes int64 `json:"stored_bytes"`
+		} `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+		t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+	}
+	if d := dry.Plans[0]; d.StoredItems != items || d.StoredBytes != bytes {
+		t.Errorf("dry run stores %d items, %d bytes; want %d, %d", d.StoredItems, d.StoredBytes, items, bytes)
+	}
+
+	out := filepath.Join(dir, "bench.json")
+	if _, stderr, code := run(t, nil, "bench", "--in", seed, "--model", model, "--offline", "--out", out); code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	type layoutRep struct {
+		Layout  string `json:"layout"`
+		Storage []struct {
+			Index        string
+			Items, Bytes int64
+		} `json:"storage"`
+	}
+	var rep struct {
+		Layouts []layoutRep `json:"layouts"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
+		t.Fatalf("bench JSON: %v", err)
+	}
+	i := slices.IndexFunc(rep.Layouts, func(l layoutRep) bool { return l.Layout == "model-aws-components" })
+	if i < 0 {
+		t.Fatalf("bench reports no model-aws-components: %+v", rep.Layouts)
+	}
+	want := map[string][2]int64{"": {5, 294}, "GSI1": {4, 249}, "GSI2": {5, 193}}
+	for _, s := range rep.Layouts[i].Storage {
+		if w := want[s.Index]; s.Items != w[0] || s.Bytes != w[1] {
+			t.Errorf("bench: %q stores %d items, %d bytes; want %d, %d", s.Index, s.Items, s.Bytes, w[0], w[1])
+		}
+		delete(want, s.Index)
+	}
+	if len(want) != 0 {
+		t.Errorf("bench reports no storage for %v", want)
 	}
 }

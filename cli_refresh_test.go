@@ -432,18 +432,19 @@ func newProxy(t *testing.T, endpoint string) *faultproxy.Proxy {
 // ---- plan files and reports -----------------------------------------------
 
 type planSummary struct {
-	Table         string           `json:"table"`
-	Layout        string           `json:"layout"`
-	Shard         string           `json:"shard"`
-	TableNodes    int64            `json:"table_nodes"`
-	SnapshotNodes int64            `json:"snapshot_nodes"`
-	TableItems    int64            `json:"table_items"`
-	SnapshotItems int64            `json:"snapshot_items"`
-	MovedSubtrees int64            `json:"moved_subtrees"`
-	ChangedNodes  int64            `json:"changed_nodes"`
-	Unchanged     int64            `json:"unchanged_nodes"`
-	ByReason      map[string]count `json:"by_reason"`
-	Total         count            `json:"total"`
+	Table           string           `json:"table"`
+	Layout          string           `json:"layout"`
+	Shard           string           `json:"shard"`
+	TableNodes      int64            `json:"table_nodes"`
+	SnapshotNodes   int64            `json:"snapshot_nodes"`
+	TableItems      int64            `json:"table_items"`
+	TableOtherItems int64            `json:"table_other_items"`
+	SnapshotItems   int64            `json:"snapshot_items"`
+	MovedSubtrees   int64            `json:"moved_subtrees"`
+	ChangedNodes    int64            `json:"changed_nodes"`
+	Unchanged       int64            `json:"unchanged_nodes"`
+	ByReason        map[string]count `json:"by_reason"`
+	Total           count            `json:"total"`
 }
 
 func (s planSummary) changes() int64 { return s.Total.Puts + s.Total.Deletes }

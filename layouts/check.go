@@ -229,6 +229,42 @@ func IndexesOf(spec TableSpec, item Item) int {
 	return n
 }
 
+// IndexItemBytes is the size of the copy of an item (of size bytes) that
+// index ix of the table stores and bills: the whole item when the index
+// projects ALL, and else only what it projects, the table's and the
+// index's key attributes and, for INCLUDE, its non-key attributes that the
+// item has. DynamoDB bills the copy's bytes and its 100 bytes of overhead.
+func IndexItemBytes(spec TableSpec, ix IndexSpec, item Item, size int) int {
+	if ix.Projection == "" || ix.Projection == types.ProjectionTypeAll {
+		return size
+	}
+	n := 0
+	seen := make(map[string]bool, 4+len(ix.NonKeyAttributes))
+	add := func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		if v, ok := item[name]; ok {
+			n += len(name) + transform.ValueSize(v)
+		}
+	}
+	add(spec.PK.Name)
+	if spec.SK != nil {
+		add(spec.SK.Name)
+	}
+	add(ix.PK.Name)
+	if ix.SK != nil {
+		add(ix.SK.Name)
+	}
+	if ix.Projection == types.ProjectionTypeInclude {
+		for _, a := range ix.NonKeyAttributes {
+			add(a)
+		}
+	}
+	return n
+}
+
 // KeyOf returns a string that identifies the item's primary key in the
 // table: two items have the same KeyOf exactly when DynamoDB sees the same
 // key (numbers are compared by value, so "1" and "1.0" are one key). A

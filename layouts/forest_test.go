@@ -366,7 +366,17 @@ func measureItems(spec layouts.TableSpec, items []layouts.Item) *layouts.Measure
 		m.Bytes += int64(size)
 		m.WCU += int64(transform.WCU(size) * (1 + layouts.IndexesOf(spec, item)))
 		m.IndexItems += int64(layouts.IndexesOf(spec, item))
-		m.IndexBytes += int64(size * layouts.IndexesOf(spec, item))
+		for _, ix := range spec.Indexes {
+			if _, ok := item[ix.PK.Name]; !ok {
+				continue
+			}
+			if ix.SK != nil {
+				if _, ok := item[ix.SK.Name]; !ok {
+					continue
+				}
+			}
+			m.IndexBytes += int64(layouts.IndexItemBytes(spec, ix, item, size))
+		}
 		m.MaxItemBytes = max(m.MaxItemBytes, size)
 		keys := []*layouts.KeyAttr{&spec.PK, spec.SK}
 		for _, ix := range spec.Indexes {

@@ -16,9 +16,10 @@ type Measure struct {
 	// for each item ceil(size / 1 KB) × (1 + the indexes it lands in).
 	Nodes, Items, Bytes, WCU int64
 	// IndexItems and IndexBytes count the copies of the items the indexes
-	// store: an item that lands in k indexes is stored k more times, whole,
-	// since every index projects all attributes. Storage is billed for the
-	// table and every index.
+	// store: an item that lands in k indexes is stored k more times, whole
+	// in an index projecting ALL (every layout's), and as its projected
+	// attributes in a table model's KEYS_ONLY or INCLUDE index
+	// (IndexItemBytes). Storage is billed for the table and every index.
 	IndexItems, IndexBytes int64
 	// MaxItemBytes is the size of the largest item.
 	MaxItemBytes int
@@ -97,6 +98,17 @@ func (m *Measure) item(size, indexes int) {
 	m.IndexBytes += int64(size * indexes)
 	m.WCU += int64(transform.WCU(size) * (1 + indexes))
 	m.MaxItemBytes = max(m.MaxItemBytes, size)
+}
+
+// projectedItem is item for an item whose copies in the indexes it lands
+// in are not whole (an index projecting KEYS_ONLY or INCLUDE): copies holds
+// each copy's size.
+func (m *Measure) projectedItem(size int, copies []int) {
+	m.item(size, len(copies))
+	m.IndexBytes -= int64(size * len(copies))
+	for _, c := range copies {
+		m.IndexBytes += int64(c)
+	}
 }
 
 func (m *Measure) key(slot, n int) {

@@ -723,8 +723,11 @@ func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
 	return m.base.Node(b)
 }
 
-// Measure adds the node's item, computed from the templates; the largest
-// collections are the base layout's.
+// Measure adds the node's item, computed from the templates, and its
+// copies in the indexes as they project it (projectedBytes); the largest
+// collections are the base layout's, less the roots an index leaves out
+// (collectionOf): exact but for sharded-path's share of a tree among
+// several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	bm := NewMeasure(m.base)
 	m.base.Measure(s, bm)
@@ -742,11 +745,11 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 		lens[a.name] = n
 		size += len(a.name) + n
 	}
-	indexes := 0
+	var copies []int
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
 			if bx.Name == x.serves && j+1 < len(bm.Collections) {
-				ms.collection(i+1, bm.Collections[j+1])
+				ms.collection(i+1, m.collectionOf(x, bm.Collections[j+1]))
 			}
 		}
 		pk, ok := lens[x.pk.name]
@@ -760,15 +763,70 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 			}
 			ms.key(2*i+3, sk)
 		}
-		indexes++
+		copies = append(copies, m.projectedBytes(x, size, lens, s))
 		ms.key(2*i+2, pk)
 	}
-	ms.item(size, indexes)
+	ms.projectedItem(size, copies)
 	ms.key(0, lens[m.pk.name])
 	if m.sk != nil {
 		ms.key(1, lens[m.sk.name])
 	}
 	ms.collection(0, 1)
+}
+
+// collectionOf is the largest collection of index x, given n, the base
+// layout's of the index x serves. ByPath's is the node's whole tree; an
+// index whose key is absent on roots (wadsworth's gsi1) holds the tree
+// but its root. ByParent's, a node's children, holds no root anyway, and
+// sharded-path's share of a tree among several shards is an estimate
+// either way.
+func (m *modelLayout) collectionOf(x *modelIndex, n int64) int64 {
+	rootless := func(a *modelAttr) bool { return a != nil && (a.absentOnRoot || a.tmpl.has(phParent)) }
+	if x.serves == "ByPath" && m.shards <= 1 && n > 0 && (rootless(x.pk) || rootless(x.sk)) {
+		return n - 1
+	}
+	return n
+}
+
+// projectedBytes is the size of the copy of a node's item (of size bytes,
+// its model attributes' values lens long) that index x stores: the item
+// for ALL, else the table's and the index's keys and INCLUDE's attributes.
+// Stats has the size of the user's attributes only as a whole, so an
+// INCLUDE naming one of them counts them all: exact when the node has no
+// other, an upper bound otherwise.
+func (m *modelLayout) projectedBytes(x *modelIndex, size int, lens map[string]int, s *transform.Stats) int {
+	if x.projection == types.ProjectionTypeAll {
+		return size
+	}
+	n, user := 0, false
+	seen := map[string]bool{}
+	add := func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		switch l, ok := lens[name]; {
+		case ok:
+			n += len(name) + l
+		case m.byName[name] != nil: // absent on this node
+		case name == m.typeName && name != "":
+			n += len(name) + len(m.typeValue)
+		default:
+			user = true
+		}
+	}
+	for _, a := range []*modelAttr{m.pk, m.sk, x.pk, x.sk} {
+		if a != nil {
+			add(a.name)
+		}
+	}
+	for _, name := range x.include {
+		add(name)
+	}
+	if user {
+		n += s.AttrBytes
+	}
+	return n
 }
 
 // renderedLen is the length of an attribute's value for the node s, and

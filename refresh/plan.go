@@ -84,8 +84,11 @@ type Summary struct {
 	Shard         string `json:"shard,omitempty"`
 	TableNodes    int64  `json:"table_nodes"`
 	SnapshotNodes int64  `json:"snapshot_nodes"`
-	// TableItems is the number of items in the table (every shard's).
-	TableItems int64 `json:"table_items"`
+	// TableItems is the number of the layout's items in the table (every
+	// shard's); TableOtherItems those of a table model's table's other
+	// entities (items without its type field), which a plan leaves alone.
+	TableItems      int64 `json:"table_items"`
+	TableOtherItems int64 `json:"table_other_items"`
 	// SnapshotItems is the number of items the snapshot's layout wants
 	// (this shard's).
 	SnapshotItems int64 `json:"snapshot_items"`
@@ -151,7 +154,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	s := &Summary{
 		Table: t.Name, Layout: l.Name(), Shard: opts.Shard.String(),
 		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items,
-		ByReason: map[Reason]*Count{},
+		TableOtherItems: t.OtherItems,
+		ByReason:        map[Reason]*Count{},
 	}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}

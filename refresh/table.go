@@ -31,8 +31,9 @@ type Table struct {
 	// (a table written by something else, or by hand); the plan deletes
 	// the items that the snapshot does not want.
 	Duplicates int
-	// Items is every item read, this shard's or not.
-	Items int64
+	// Items is every item of the layout read, this shard's or not;
+	// OtherItems the table model's table's other items, left alone.
+	Items, OtherItems int64
 	// Unparsable counts the items that carry a table model's type field
 	// but do not read back through its templates, left alone with
 	// IgnoreUnparsable (ReadTable fails on them otherwise).
@@ -90,7 +91,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	}
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, opts.Scan, func(items []layouts.Item) error {
 		var d digester
-		var bad int64
+		var bad, other int64
 		var badExample string
 		its := make([]seenItem, 0, len(items))
 		var nodes []seenNode
@@ -98,6 +99,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			if layouts.Foreign(t.layout, layouts.MapView(item)) {
 				// Another entity of a table model's table: never the
 				// plan's to change or delete.
+				other++
 				continue
 			}
 			if err := layouts.CheckItem(t.layout, item); err != nil {
@@ -123,7 +125,8 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		t.Items += int64(len(items))
+		t.Items += int64(len(items)) - other
+		t.OtherItems += other
 		t.Unparsable += bad
 		if example == "" {
 			example = badExample

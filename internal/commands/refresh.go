@@ -189,8 +189,12 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	if s.Shard != "" {
 		where += " (shard " + s.Shard + ")"
 	}
-	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items; snapshot %d nodes, %d items\n",
-		where, s.Layout, s.TableNodes, s.TableItems, s.SnapshotNodes, s.SnapshotItems)
+	other := ""
+	if s.TableOtherItems > 0 {
+		other = fmt.Sprintf(" and %d other items (left alone)", s.TableOtherItems)
+	}
+	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items%s; snapshot %d nodes, %d items\n",
+		where, s.Layout, s.TableNodes, s.TableItems, other, s.SnapshotNodes, s.SnapshotItems)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")
 	for _, reason := range refresh.Reasons {

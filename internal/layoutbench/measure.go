@@ -207,7 +207,7 @@ func (s *sink) add(item layouts.Item) error {
 				continue
 			}
 		}
-		s.count(1+k, v, size)
+		s.count(1+k, v, layouts.IndexItemBytes(s.spec, ix, item, size))
 	}
 	return nil
 }
