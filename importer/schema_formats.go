@@ -166,29 +166,11 @@ func CloudFormation(name string, spec layouts.TableSpec, billing Billing) ([]byt
 	return append(b, '\n'), nil
 }
 
-// typeOf is the DynamoDB type of a value, as Workbench declares it.
+// typeOf is the DynamoDB type of a value, as Workbench declares it (S for
+// a value of no type DynamoDB defines).
 func typeOf(v types.AttributeValue) string {
-	switch v.(type) {
-	case *types.AttributeValueMemberS:
-		return "S"
-	case *types.AttributeValueMemberN:
-		return "N"
-	case *types.AttributeValueMemberB:
-		return "B"
-	case *types.AttributeValueMemberBOOL:
-		return "BOOL"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "L"
-	case *types.AttributeValueMemberM:
-		return "M"
-	case *types.AttributeValueMemberSS:
-		return "SS"
-	case *types.AttributeValueMemberNS:
-		return "NS"
-	case *types.AttributeValueMemberBS:
-		return "BS"
+	if t := ddbjson.TypeName(v); t != "?" {
+		return t
 	}
 	return "S"
 }
