@@ -140,39 +140,94 @@ func WriteUnits(spec TableSpec, item Item) int {
 	return transform.WCU(transform.ItemSize(item)) * (1 + IndexesOf(spec, item))
 }
 
+// IndexChange is what a put over an existing item does to one index.
+type IndexChange int
+
+// The ways a put can change an index.
+const (
+	// IndexUntouched: the item is in the index neither before nor after,
+	// or it keeps its index key and no projected attribute changes.
+	IndexUntouched IndexChange = iota
+	// IndexEnter: the item gets the index's key attributes.
+	IndexEnter
+	// IndexLeave: the item loses them.
+	IndexLeave
+	// IndexUpdate: the item keeps its index key; a projected attribute
+	// changes.
+	IndexUpdate
+	// IndexRekey: the item's index key changes.
+	IndexRekey
+)
+
 // ReplaceUnits is what a put of item new over item old (same table key)
-// costs, by DynamoDB's rules: the table write is priced at the larger of
-// the two items ("PutItem: ... the larger of the two item sizes", "Working
-// with items: Capacity unit consumption for writes", DynamoDB Developer
-// Guide); in each index ("Provisioned throughput considerations for
-// Global Secondary Indexes"), an item that keeps its index key is one write
-// at the larger size when a projected attribute changed (none when none
-// did), an item whose index key changes is two (a delete of the old index
-// item and a put of the new), and an item that enters or leaves the index
-// is one. old nil is a put of a new item (WriteUnits).
+// costs, by DynamoDB's rules (ReplaceUnitsBy). old nil is a put of a new
+// item (WriteUnits).
 func ReplaceUnits(spec TableSpec, old, new Item) int {
 	if old == nil {
 		return WriteUnits(spec, new)
 	}
-	so, sn := transform.ItemSize(old), transform.ItemSize(new)
-	units := transform.WCU(max(so, sn))
-	for _, ix := range spec.Indexes {
+	return ReplaceUnitsBy(spec, transform.ItemSize(old), transform.ItemSize(new), func(i int) IndexChange {
+		ix := spec.Indexes[i]
 		ko, inOld := indexKey(ix, old)
 		kn, inNew := indexKey(ix, new)
 		switch {
 		case inOld && inNew && ko == kn:
-			if !projectedEqual(spec, ix, old, new) {
-				units += transform.WCU(max(so, sn))
+			if projectedEqual(ix, old, new) {
+				return IndexUntouched
 			}
+			return IndexUpdate
 		case inOld && inNew:
-			units += transform.WCU(so) + transform.WCU(sn)
+			return IndexRekey
 		case inOld:
-			units += transform.WCU(so)
+			return IndexLeave
 		case inNew:
-			units += transform.WCU(sn)
+			return IndexEnter
+		}
+		return IndexUntouched
+	})
+}
+
+// ReplaceUnitsBy prices a put of an item of newSize bytes over one of
+// oldSize bytes, change(i) saying what it does to index i: the table write
+// is priced at the larger of the two items ("PutItem: ... the larger of the
+// two item sizes", "Capacity unit consumption for writes", DynamoDB
+// Developer Guide); in each index ("Provisioned throughput considerations
+// for Global Secondary Indexes"), an update is one write at the larger
+// size, a changed index key two (a delete of the old index item and a put
+// of the new), an item that enters or leaves the index one.
+func ReplaceUnitsBy(spec TableSpec, oldSize, newSize int, change func(i int) IndexChange) int {
+	units := transform.WCU(max(oldSize, newSize))
+	for i := range spec.Indexes {
+		switch change(i) {
+		case IndexUpdate:
+			units += transform.WCU(max(oldSize, newSize))
+		case IndexRekey:
+			units += transform.WCU(oldSize) + transform.WCU(newSize)
+		case IndexLeave:
+			units += transform.WCU(oldSize)
+		case IndexEnter:
+			units += transform.WCU(newSize)
 		}
 	}
 	return units
+}
+
+// IndexKeyAttrs returns the item's key attributes in index ix, or nil when
+// the item is not in the index.
+func IndexKeyAttrs(ix IndexSpec, item Item) Item {
+	pk, ok := item[ix.PK.Name]
+	if !ok {
+		return nil
+	}
+	key := Item{ix.PK.Name: pk}
+	if ix.SK != nil {
+		sk, ok := item[ix.SK.Name]
+		if !ok {
+			return nil
+		}
+		key[ix.SK.Name] = sk
+	}
+	return key
 }
 
 // indexKey is the item's key in index ix, and whether the item is in it.
@@ -196,7 +251,7 @@ func indexKey(ix IndexSpec, item Item) (string, bool) {
 // projectedEqual reports whether old and new project the same attributes
 // into index ix: every attribute for ALL, the keys (equal already) for
 // KEYS_ONLY, and the named ones too for INCLUDE.
-func projectedEqual(spec TableSpec, ix IndexSpec, old, new Item) bool {
+func projectedEqual(ix IndexSpec, old, new Item) bool {
 	switch ix.Projection {
 	case types.ProjectionTypeKeysOnly:
 		return true

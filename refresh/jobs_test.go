@@ -73,7 +73,13 @@ func TestApplyEveryLayout(t *testing.T) {
 					t.Errorf("step 0: %d new nodes, want 60", res.Summary.ByReason[ReasonNew].Nodes)
 				}
 				if res.Run == nil || res.Run.Stats.Items+res.Run.Stats.DeadLettered != res.Summary.Changes() || !res.Run.Done {
-					t.Errorf("step %d: run %+v for a plan of %d changes", step, res.Run, res.Summary.Changes())
+					t.Fatalf("step %d: run %+v for a plan of %d changes", step, res.Run, res.Summary.Changes())
+				}
+				// The plan's WCU is what DynamoDB bills for its writes: a
+				// put over an item at the larger size, an index key change
+				// as two index writes.
+				if got, want := res.Run.Stats.ConsumedWCU, float64(res.Summary.Total.WCU); got != want {
+					t.Errorf("step %d: the plan said %v WCU, DynamoDB Local consumed %v", step, want, got)
 				}
 				if got, want := tableItems(t, client, table, l.Table()), wantOf(t, opts.Input, l); !maps.Equal(got, want) {
 					t.Errorf("step %d: the table holds %d items, want the snapshot's %d", step, len(got), len(want))

@@ -204,6 +204,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		// changedInPlace counts the changed nodes that did not move.
 		changedInPlace int64
 		keyBuf         []byte
+		sigs           []uint64
 	)
 	spec := l.Table()
 	reserved := l.Reserved()
@@ -236,12 +237,14 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			}
 		}
 		keyBuf = appendKey(keyBuf[:0], spec, item)
+		old := int32(-1)
 		if k, ok := t.items[string(keyBuf)]; ok {
 			ti := &t.entries[k]
 			ti.seen = true
 			if ti.digest == digest {
 				return nil
 			}
+			old = k
 		}
 		var reason Reason
 		switch {
@@ -258,8 +261,16 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		// The attributes are EmitAttrs' memory: the operation gets a copy.
 		put := layouts.ItemOf(attrs)
-		op := Op{Kind: Put, Reason: reason, ID: strings.Clone(id), Item: put,
-			WCU: layouts.WriteUnits(spec, put)}
+		wcu := layouts.WriteUnits(spec, put)
+		if old >= 0 {
+			// A put over the table's item: priced as DynamoDB bills it.
+			oldSigs := t.sigs[int(old)*t.stride : int(old+1)*t.stride]
+			sigs = indexSigs(&d, spec, put, sigs[:0])
+			wcu = layouts.ReplaceUnitsBy(spec, int(t.entries[old].size), transform.ItemSize(put), func(i int) layouts.IndexChange {
+				return indexChange(spec, oldSigs, sigs, i)
+			})
+		}
+		op := Op{Kind: Put, Reason: reason, ID: strings.Clone(id), Item: put, WCU: wcu}
 		s.Add(op)
 		return fn(op)
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -26,7 +27,13 @@ type Table struct {
 	// garbage collector need not look into them.
 	items   map[string]int32
 	entries []tableItem
-	nodes   map[string]tableNode
+	// sigs holds stride words an entry: for each index, a digest of the
+	// item's key in it (0 when the item is not in it), and for an INCLUDE
+	// index a digest of the attributes it projects too, so that a put over
+	// the item is priced as DynamoDB bills it (indexSigs).
+	sigs   []uint64
+	stride int
+	nodes  map[string]tableNode
 	// Duplicates counts node items whose id another node item had already
 	// (a table written by something else, or by hand); the plan deletes
 	// the items that the snapshot does not want.
@@ -78,12 +85,14 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard,
 		items: map[string]int32{}, nodes: map[string]tableNode{},
 	}
+	t.stride = sigStride(t.spec)
 	reserved := opts.Layout.Reserved()
 	var mu sync.Mutex
 	var example string // the first unparsable item
 	type seenItem struct {
-		key string
-		it  tableItem
+		key  string
+		it   tableItem
+		sigs []uint64
 	}
 	type seenNode struct {
 		id string
@@ -121,7 +130,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				digest:  all,
 				size:    uint32(transform.ItemSize(item)),
 				indexes: uint8(layouts.IndexesOf(t.spec, item)),
-			}})
+			}, indexSigs(&d, t.spec, item, nil)})
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -134,10 +143,12 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		for _, s := range its {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
 				t.entries[i] = s.it
+				copy(t.sigs[int(i)*t.stride:], s.sigs)
 				continue
 			}
 			t.items[s.key] = int32(len(t.entries))
 			t.entries = append(t.entries, s.it)
+			t.sigs = append(t.sigs, s.sigs...)
 		}
 		for _, s := range nodes {
 			if _, dup := t.nodes[s.id]; dup {
@@ -161,3 +172,73 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 
 // Nodes is the number of nodes in the table.
 func (t *Table) Nodes() int { return len(t.nodes) }
+
+// sigStride is how many words indexSigs gives an item of spec's table.
+func sigStride(spec layouts.TableSpec) int {
+	n := 0
+	for _, ix := range spec.Indexes {
+		n++
+		if ix.Projection == types.ProjectionTypeInclude {
+			n++
+		}
+	}
+	return n
+}
+
+// indexSigs appends to dst, for each index of spec, a digest of the item's
+// key in it (0 when the item is not in it), and for an INCLUDE index a
+// digest of the attributes it projects. Two items' signatures tell what a
+// put of one over the other does to each index (indexChange).
+func indexSigs(d *digester, spec layouts.TableSpec, item layouts.Item, dst []uint64) []uint64 {
+	for _, ix := range spec.Indexes {
+		var k uint64
+		if key := layouts.IndexKeyAttrs(ix, item); key != nil {
+			k = d.item(key) | 1
+		}
+		dst = append(dst, k)
+		if ix.Projection == types.ProjectionTypeInclude {
+			inc := make(layouts.Item, len(ix.NonKeyAttributes))
+			for _, name := range ix.NonKeyAttributes {
+				if v, ok := item[name]; ok {
+					inc[name] = v
+				}
+			}
+			dst = append(dst, d.item(inc))
+		}
+	}
+	return dst
+}
+
+// indexChange says what a put of an item with signatures new over one with
+// signatures old (indexSigs) does to index i, when the two items differ.
+func indexChange(spec layouts.TableSpec, old, new []uint64, i int) layouts.IndexChange {
+	w := 0
+	for _, ix := range spec.Indexes[:i] {
+		w++
+		if ix.Projection == types.ProjectionTypeInclude {
+			w++
+		}
+	}
+	ix := spec.Indexes[i]
+	ko, kn := old[w], new[w]
+	switch {
+	case ko != 0 && kn != 0 && ko == kn:
+		switch ix.Projection {
+		case types.ProjectionTypeKeysOnly:
+			return layouts.IndexUntouched
+		case types.ProjectionTypeInclude:
+			if old[w+1] == new[w+1] {
+				return layouts.IndexUntouched
+			}
+		}
+		// ALL: the items differ, so what the index projects does.
+		return layouts.IndexUpdate
+	case ko != 0 && kn != 0:
+		return layouts.IndexRekey
+	case ko != 0:
+		return layouts.IndexLeave
+	case kn != 0:
+		return layouts.IndexEnter
+	}
+	return layouts.IndexUntouched
+}
