@@ -272,6 +272,35 @@ func TestFollowWithoutStream(t *testing.T) {
 	}
 }
 
+// A source whose stream carries no new images (KEYS_ONLY): with or without
+// --enable-stream, exit 2 saying to disable it and enable one with new
+// images (--enable-stream cannot replace a stream; before, it tried and
+// exited 3 with DynamoDB's "Table already has an enabled stream").
+func TestFollowKeysOnlyStream(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 5, false)
+	if _, err := client.UpdateTable(context.Background(), &dynamodb.UpdateTableInput{TableName: &src.table,
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly}}); err != nil {
+		t.Fatal(err)
+	}
+	dest := ddblocal.TableName(t)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	for _, extra := range [][]string{nil, {"--enable-stream"}} {
+		_, stderr, code := run(t, nil, followArgs(endpoint, src.table, dest, ck, append([]string{"--follow-idle", "1s"}, extra...)...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr:\n%s", extra, code, stderr)
+		}
+		if !strings.Contains(stderr, "KEYS_ONLY") || !strings.Contains(stderr, "disable it and enable one with NEW_AND_OLD_IMAGES") {
+			t.Errorf("%v: stderr does not say the stream carries KEYS_ONLY records and what to do:\n%s", extra, stderr)
+		}
+		if _, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &dest}); err == nil {
+			t.Errorf("%v: the destination %s was created", extra, dest)
+			dropTable(t, client, dest)
+		}
+	}
+}
+
 func dropTable(t *testing.T, client *dynamodb.Client, table string) {
 	t.Helper()
 	if _, err := client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}); err != nil {

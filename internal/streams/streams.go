@@ -35,6 +35,10 @@ var (
 	ErrTrimmed = errors.New("streams: position no longer in the stream")
 )
 
+// errNoNewImages is ErrNoStream for a table that has a stream, one without
+// new images: Enable cannot replace it (DynamoDB refuses a second stream).
+var errNoNewImages = fmt.Errorf("%w", ErrNoStream)
+
 // Client is the part of the DynamoDB Streams client a Reader uses;
 // *dynamodbstreams.Client satisfies it.
 type Client interface {
@@ -98,17 +102,19 @@ func Lookup(ctx context.Context, c TableAPI, table string) (Info, error) {
 	switch spec.StreamViewType {
 	case dtypes.StreamViewTypeNewImage, dtypes.StreamViewTypeNewAndOldImages:
 	default:
-		return Info{}, fmt.Errorf("%w: the stream of table %s carries %s records, without the items' new images; a stream's view type cannot be changed: disable it and enable one with NEW_AND_OLD_IMAGES", ErrNoStream, table, spec.StreamViewType)
+		return Info{}, fmt.Errorf("%w: the stream of table %s carries %s records, without the items' new images; a stream's view type cannot be changed (nor the stream replaced by --enable-stream): disable it and enable one with NEW_AND_OLD_IMAGES", errNoNewImages, table, spec.StreamViewType)
 	}
 	return Info{ARN: *t.LatestStreamArn, ViewType: string(spec.StreamViewType)}, nil
 }
 
 // Enable enables a NEW_AND_OLD_IMAGES stream on the table (nothing when it
-// has a usable one) and waits until the stream is enabled, at most wait.
+// has a usable one) and waits until the stream is enabled, at most wait. A
+// table with a stream that carries no new images is Lookup's ErrNoStream:
+// that stream is not replaced.
 func Enable(ctx context.Context, c TableAPI, sc Client, table string, wait time.Duration) (Info, error) {
 	if info, err := Lookup(ctx, c, table); err == nil {
 		return info, nil
-	} else if !errors.Is(err, ErrNoStream) {
+	} else if !errors.Is(err, ErrNoStream) || errors.Is(err, errNoNewImages) {
 		return Info{}, err
 	}
 	_, err := c.UpdateTable(ctx, &dynamodb.UpdateTableInput{
