@@ -446,6 +446,44 @@ func TestFollowThroughFaults(t *testing.T) {
 	}
 }
 
+// The follower goes idle while A is not a valid tree (a node whose parent
+// does not exist): B keeps its last valid state, and the verification says
+// B is not exact: exit 1 (SPEC §8: 0 or 1 after the idle verify), naming
+// the node and saying what to do. Before, the verify's read of A failed as
+// invalid input: exit 2, "nothing was planned or written", about a
+// temporary file.
+func TestFollowIdleWhileSourceInvalid(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 8, true)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	cmd, out := startFollower(t, followArgs(endpoint, src.table, dest, ck, "--follow-idle", "2s"))
+	waitForOutput(t, cmd, out, "following the stream")
+	orphan := map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: "orphan"}, "ParentId": &types.AttributeValueMemberS{Value: "nowhere"}}
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: orphan}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	text := out.String()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, text)
+	}
+	for _, want := range []string{"1 nodes held, verify: not exact", `"orphan"`, "not a valid tree", "run the same command again"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "treeport-verify-") {
+		t.Errorf("the output names the verify's temporary file:\n%s", text)
+	}
+	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
+		t.Errorf("B is not the last valid state (the forest without the orphan): %s", d)
+	}
+}
+
 // --follow's usage mistakes exit 2 before anything is read or written.
 func TestFollowUsage(t *testing.T) {
 	base := []string{"migrate", "--from-table", "tableA", "--from-layout", "path", "--to-table", "tableB", "--to-layout", "closure", "--endpoint-url", "http://127.0.0.1:9"}

@@ -73,6 +73,10 @@ type FollowResult struct {
 	DeadLettered int64 `json:"dead_lettered"`
 	// Interrupted: ctx ended the follow (no verification).
 	Interrupted bool `json:"interrupted"`
+	// SourceInvalid: the verification found A not a valid tree (its
+	// problems went to OnProblems), so B, which keeps the last valid state,
+	// is not exact; MigrateResult.Verify is nil.
+	SourceInvalid bool `json:"source_invalid"`
 	// Saved says the stream position was saved in the checkpoint: the
 	// follow had begun (a run stopped during the copy saves none).
 	Saved bool `json:"position_saved"`
@@ -713,9 +717,16 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	}
 	fmt.Fprintf(log, "follow: idle for %s after %d records: verifying %s against %s (consistent reads)\n", fo.Idle, res.Follow.Records, opts.Table, opts.From)
 	res.Verify, err = verifySource(ctx, opts)
+	if errors.Is(err, errSourceInvalid) {
+		// The verification's answer (B is not exact), not a failure.
+		res.Follow.SourceInvalid, err = true, nil
+	}
 	res.Took = time.Since(opts.Started)
 	return res, err
 }
+
+// errSourceInvalid is verifySource's answer when A is not a valid tree.
+var errSourceInvalid = errors.New("refresh: the source is not a valid tree")
 
 // copy runs prepare, then copies A into B (a diff against what B holds),
 // while the reader's marked positions are kept alive, and seeds the
@@ -853,7 +864,9 @@ func pause(ctx context.Context, d time.Duration) {
 }
 
 // verifySource reads A again with consistent reads and plans B against it:
-// no changes when B is exact.
+// no changes when B is exact. A that is not a valid tree is
+// errSourceInvalid, its problems passed to OnProblems as A's (not the
+// temporary snapshot's).
 func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	dir, err := os.MkdirTemp("", "treeport-verify-")
 	if err != nil {
@@ -871,9 +884,26 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	}
 	t := opts.Target
 	t.Scan = scan
-	j := &job{Target: t, onProblems: opts.OnProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+	var invalid bool
+	onProblems := func(problems []*transform.RowError) {
+		invalid = true
+		if opts.OnProblems == nil {
+			return
+		}
+		out := make([]*transform.RowError, len(problems))
+		for i, p := range problems {
+			q := *p
+			q.File, q.Line, q.Unit = "table "+opts.From, 0, ""
+			out[i] = &q
+		}
+		opts.OnProblems(out)
+	}
+	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
 		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
 	if err := j.read(ctx); err != nil {
+		if invalid && errors.Is(err, importer.ErrInvalid) {
+			return nil, errSourceInvalid
+		}
 		return nil, fmt.Errorf("verifying %s: %w", opts.Table, err)
 	}
 	s, err := j.plan(ctx, func(Op) error { return nil })

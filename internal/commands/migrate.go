@@ -197,6 +197,8 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	switch {
 	case res.Verify != nil && res.Exact():
 		verdict = "exact"
+	case fr.SourceInvalid:
+		verdict = "not exact (" + opts.From + " is not a valid tree)"
 	case res.Verify != nil:
 		verdict = fmt.Sprintf("%d items missing or different and %d extra", res.Verify.Total.Puts, res.Verify.Total.Deletes)
 	case err != nil && !errors.Is(err, errInterrupted):
@@ -226,6 +228,11 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	fmt.Fprintln(c.App.Writer, line)
 	if fr.DeadLettered > 0 {
 		return fmt.Errorf("%w: %d items were refused by DynamoDB and written to %s", errDifferences, fr.DeadLettered, opts.DeadLetter)
+	}
+	if fr.SourceInvalid {
+		fmt.Fprintf(c.App.ErrWriter, "%s does not match %s: %s is not a valid tree now (the problems above), and %s keeps its last valid state (%s held); once %s is a valid tree again, run the same command again to follow and verify\n",
+			opts.Table, opts.From, opts.From, opts.Table, countOf(fr.Held, "node"), opts.From)
+		return fmt.Errorf("%w: %s is not a valid tree", errDifferences, opts.From)
 	}
 	if !res.Exact() {
 		printPlanSummary(c.App.ErrWriter, res.Verify, opts.MaxDeleteRatio)
