@@ -158,17 +158,30 @@ type claim struct {
 // that a record read twice, or one older than the copy, does no harm
 // (the newest record of every key comes last and wins).
 type mirror struct {
-	l       layouts.Layout
-	spec    layouts.TableSpec
-	byKey   map[string]*claim
-	byID    map[string]map[string]*claim // id → A key → claim
-	kids    map[string]map[string]int    // parent → child id → claims
+	l     layouts.Layout
+	spec  layouts.TableSpec
+	byKey map[string]*claim
+	byID  map[string]map[string]*claim // id → A key → claim
+	kids  map[string]map[string]int    // parent → child id → claims
+	// gone is the record that removed the last item of a node that some
+	// item still names as its parent: where A stopped being a valid tree
+	// there, for reports (see prune).
+	gone    map[string]*streams.Record
 	digests digester
 }
 
 func newMirror(l layouts.Layout) *mirror {
 	return &mirror{l: l, spec: l.Table(), byKey: map[string]*claim{},
-		byID: map[string]map[string]*claim{}, kids: map[string]map[string]int{}}
+		byID: map[string]map[string]*claim{}, kids: map[string]map[string]int{}, gone: map[string]*streams.Record{}}
+}
+
+// prune forgets the removals that no item names as a parent any more.
+func (m *mirror) prune() {
+	for id := range m.gone {
+		if len(m.kids[id]) == 0 {
+			delete(m.gone, id)
+		}
+	}
 }
 
 func (m *mirror) put(key string, c *claim) {
@@ -176,6 +189,7 @@ func (m *mirror) put(key string, c *claim) {
 		m.drop(key)
 	}
 	m.byKey[key] = c
+	delete(m.gone, c.id)
 	ids := m.byID[c.id]
 	if ids == nil {
 		ids = map[string]*claim{}
@@ -219,6 +233,9 @@ func (m *mirror) drop(key string) string {
 func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
 	if id := m.drop(key); id != "" {
 		ids = append(ids, id)
+		if len(m.byID[id]) == 0 && rec != nil {
+			m.gone[id] = rec
+		}
 	}
 	if item == nil || !m.l.IsNode(layouts.MapView(item)) {
 		return ids, nil
@@ -486,6 +503,7 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 	}
 	f.report(newHeld)
+	f.m.prune()
 	f.held = newHeld
 	if len(recs) > 0 {
 		// Measured once the round's writes are acknowledged.
@@ -537,11 +555,18 @@ func (f *follower) report(newHeld map[string]held) {
 	slices.SortFunc(order, func(a, b held) int { return strings.Compare(a.cause+a.reason, b.cause+b.reason) })
 	for _, h := range order {
 		f.res.Invalid++
+		// The newest record among the cause's items, the removal of the
+		// cause, and the removal of a parent they name.
 		var rec *streams.Record
-		for _, c := range f.m.byID[h.cause] {
-			if c.rec != nil && (rec == nil || seqLess(rec.Seq, c.rec.Seq)) {
-				rec = c.rec
+		newer := func(r *streams.Record) {
+			if r != nil && (rec == nil || seqLess(rec.Seq, r.Seq)) {
+				rec = r
 			}
+		}
+		newer(f.m.gone[h.cause])
+		for _, c := range f.m.byID[h.cause] {
+			newer(c.rec)
+			newer(f.m.gone[c.parent])
 		}
 		fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again (%s held)\n",
 			where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))

@@ -341,6 +341,74 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 	}
 }
 
+// TestFollowReportsTheRemoval: a node removed from A while its children
+// still name it leaves A without a valid tree there; the report names the
+// REMOVE record that did it, for the removed node and for its children (it
+// said "at the copy" before: the children's items came from the copy, and
+// the removed node has no item left). A valid again, B is exact.
+func TestFollowReportsTheRemoval(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	lt, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	r := rand.New(rand.NewPCG(4, 4))
+	src := newLiveSource(t, client, lf, r, 12)
+	var parent string
+	for _, id := range src.f.ids() {
+		if len(src.f.children(id)) > 0 {
+			parent = id
+			break
+		}
+	}
+	if parent == "" {
+		t.Fatal("the random tree has no node with children")
+	}
+	items := src.items(parent)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 3 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	key := keyItem(lf.Table(), items[0])
+	if _, err := client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &src.table, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, log, "was removed while", 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	// A valid again: the node is back.
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: items[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	var reports []string
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "A is not a valid tree at") {
+			reports = append(reports, line)
+		}
+	}
+	if len(reports) < 2 {
+		t.Errorf("%d reports, want one for the removed node and one for each child:\n%s", len(reports), log)
+	}
+	removal := fmt.Sprintf("REMOVE, key Id=%q)", parent)
+	for _, line := range reports {
+		if !strings.Contains(line, removal) {
+			t.Errorf("the report does not name the record that removed %q (%s):\n%s", parent, removal, line)
+		}
+	}
+	if !res.Exact() || res.Follow.Held != 0 {
+		t.Errorf("after A was valid again: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
+	}
+}
+
 func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
