@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -39,6 +40,9 @@ type RunOptions struct {
 	Concurrency      int
 	MaxWCU           float64
 	ConsumedCapacity bool
+	// Limiter, when set, is the writer's shared rate limiter
+	// (WriterOptions.Limiter).
+	Limiter *ddb.WriteLimiter
 	// Checkpoint, when set, is the run's checkpoint: the operations below
 	// its Watermark were acknowledged by an earlier run and are passed
 	// over. Run raises the watermark as the writer acknowledges, saves it to
@@ -134,6 +138,7 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	wo := WriterOptions{
 		Concurrency:      opts.Concurrency,
 		MaxWCU:           opts.MaxWCU,
+		Limiter:          opts.Limiter,
 		StartSeq:         skip,
 		ConsumedCapacity: opts.ConsumedCapacity,
 		OnAck:            saver.ack,

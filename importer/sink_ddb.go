@@ -62,6 +62,11 @@ type WriterOptions struct {
 	// MaxWCU caps the write rate in WCU per second; 0 means no cap. Either
 	// way the rate backs off when DynamoDB pushes back.
 	MaxWCU float64
+	// Limiter, when set, is the rate limiter to share with the writers
+	// before and after this one (one made with MaxWCU and Concurrency), so
+	// that a series of short writers keeps to one rate and what DynamoDB's
+	// pushback taught it; nil makes a new one.
+	Limiter *ddb.WriteLimiter
 	// MaxRetries is how many times in a row a batch may fail without any of
 	// its items getting written before the run ends with ErrRetriesExhausted
 	// (10).
@@ -408,12 +413,15 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	opts = opts.withDefaults()
 	w := &DDBWriter{
 		client: client, table: table, spec: spec, opts: opts,
-		lim:     ddb.NewWriteLimiter(opts.MaxWCU, opts.Concurrency),
+		lim:     opts.Limiter,
 		start:   time.Now(),
 		lastSeq: opts.StartSeq - 1,
 		batches: make(chan *batch, opts.Buffer),
 		reasons: map[string]int64{},
 		bgStop:  make(chan struct{}),
+	}
+	if w.lim == nil {
+		w.lim = ddb.NewWriteLimiter(opts.MaxWCU, opts.Concurrency)
 	}
 	w.gate.init(opts.Concurrency)
 	w.hot.init(spec, opts.Trace)

@@ -305,6 +305,9 @@ type follower struct {
 	rounds  int
 	newest  time.Time
 	lagAt   time.Duration
+	// lim is the rate limiter of every round's writes: one rate, capped at
+	// MaxWCU, for the whole follow, as for one import.
+	lim *ddb.WriteLimiter
 }
 
 // seed builds the mirror and B's state from the copy's snapshot: what B
@@ -597,9 +600,12 @@ func quoteAll(ids []string, max int) []string {
 // all of them: the next round's writes of the same keys come after.
 func (f *follower) write(ctx context.Context, ops []Op) error {
 	o := f.opts
+	if f.lim == nil {
+		f.lim = ddb.NewWriteLimiter(o.MaxWCU, o.Concurrency)
+	}
 	run, err := importer.Run(ctx, importer.RunOptions{
 		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
-		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU,
+		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU, Limiter: f.lim,
 		// The copy's writes opened the dead-letter file: the rounds add to it.
 		DeadLetter: o.DeadLetter, Resume: true,
 		Total: int64(len(ops)),

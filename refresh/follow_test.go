@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -406,6 +407,44 @@ func TestFollowReportsTheRemoval(t *testing.T) {
 	}
 	if !res.Exact() || res.Follow.Held != 0 {
 		t.Errorf("after A was valid again: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
+	}
+}
+
+// TestFollowKeepsMaxWCU: the follow's writes keep to --max-wcu across its
+// rounds (SPEC §5: one shared rate limiter, capped at --max-wcu). A round
+// writes one poll's changes; before, each round made a new limiter, whose
+// first batch went out at once, so a stream of small changes was written at
+// the pace of the changes, however low the cap (30 rounds of 2 WCU at a cap
+// of 20 WCU/s took 0.1 s, not 3).
+func TestFollowKeepsMaxWCU(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
+	dest := ddblocal.NewTable(t, client, lt.Table())
+	const maxWCU, rounds = 20, 30
+	f := &follower{opts: MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: dest, Layout: lt}, MaxWCU: maxWCU}},
+		log: io.Discard, res: &FollowResult{}}
+	wcu := 0
+	started := time.Now()
+	for i := range rounds {
+		// One root: its item in the table and in ByPath, 2 WCU.
+		n := transform.Node{Record: transform.Record{ID: fmt.Sprintf("n%d", i), Attrs: transform.Attrs{"v": s("x")}}, Path: []string{fmt.Sprintf("n%d", i)}}
+		var ops []Op
+		if err := lt.Items(&n, func(it layouts.Item) {
+			ops = append(ops, Op{Kind: Put, Item: it})
+			wcu += transform.WCU(transform.ItemSize(it)) * (1 + layouts.IndexesOf(lt.Table(), it))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.write(context.Background(), ops); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(started)
+	// The last round's units are paid for by the writes after it.
+	least := time.Duration(float64(wcu-wcu/rounds)/maxWCU*float64(time.Second)) - 100*time.Millisecond
+	if took < least {
+		t.Errorf("%d rounds wrote %d WCU in %s: over --max-wcu %d, which allows them in no less than %s",
+			rounds, wcu, took.Round(time.Millisecond), maxWCU, least.Round(time.Millisecond))
 	}
 }
 
