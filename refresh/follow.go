@@ -664,12 +664,16 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	if opts.Shard.Of > 1 {
 		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", importer.ErrUsage)
 	}
-	info, err := streams.Lookup(ctx, opts.Client, opts.From)
-	if errors.Is(err, streams.ErrNoStream) && fo.EnableStream {
-		if info, err = streams.Enable(ctx, opts.Client, fo.Streams, opts.From, 2*time.Minute); err == nil {
-			fmt.Fprintf(log, "enabled a NEW_AND_OLD_IMAGES stream on %s: %s\n", opts.From, info.ARN)
+	lookup := func() (streams.Info, error) {
+		info, err := streams.Lookup(ctx, opts.Client, opts.From)
+		if errors.Is(err, streams.ErrNoStream) && fo.EnableStream {
+			if info, err = streams.Enable(ctx, opts.Client, fo.Streams, opts.From, 2*time.Minute); err == nil {
+				fmt.Fprintf(log, "enabled a NEW_AND_OLD_IMAGES stream on %s: %s\n", opts.From, info.ARN)
+			}
 		}
+		return info, err
 	}
+	info, err := lookup()
 	if errors.Is(err, streams.ErrNoStream) {
 		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", importer.ErrUsage, err)
 	}
@@ -732,6 +736,10 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 		err = f.follow(ctx, reader, ck, ckPath)
 		if errors.Is(err, streams.ErrTrimmed) {
 			fmt.Fprintf(log, "the stream lost the follower's position (%v): copying %s again from a new position\n", err, opts.From)
+			// The table's stream now: another one, if it was replaced.
+			if info, err = lookup(); err != nil {
+				return res, fmt.Errorf("following %s: %w", opts.From, err)
+			}
 			reader = nil
 			continue
 		}

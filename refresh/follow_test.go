@@ -448,6 +448,61 @@ func TestFollowKeepsMaxWCU(t *testing.T) {
 	}
 }
 
+// TestFollowStreamReplaced: A's stream is disabled and a new one enabled
+// while the follower runs. The old stream gets no more records; the
+// follower says so and copies A again from the new stream, so B still
+// follows A. Before, it read the old stream's closed shard to its end and
+// then followed nothing ("0 records applied, lag 0s"), the new node never
+// reaching B.
+func TestFollowStreamReplaced(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
+	r := rand.New(rand.NewPCG(8, 8))
+	src := newLiveSource(t, client, lf, r, 6)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 8 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	for _, on := range []bool{false, true} {
+		spec := &types.StreamSpecification{StreamEnabled: aws.Bool(on)}
+		if on {
+			spec.StreamViewType = types.StreamViewTypeNewAndOldImages
+		}
+		if _, err := client.UpdateTable(context.Background(), &dynamodb.UpdateTableInput{TableName: &src.table, StreamSpecification: spec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new node, in the new stream only.
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: layouts.Item{"Id": s("new"), "size": n("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	src.f.parent["new"], src.f.attrs["new"] = "", transform.Attrs{"size": n("1")}
+	src.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !strings.Contains(log.String(), "was disabled") || res.Follow.Backfills != 2 {
+		t.Errorf("the follower does not say the stream was disabled, or did not copy A again (%d copies):\n%s", res.Follow.Backfills, log)
+	}
+	if !res.Exact() {
+		t.Errorf("B is not exact after the stream was replaced\n%s", log)
+	}
+	if p, d := itemDiff(tableItems(t, client, dest, lt.Table()), src.want(t, lt)); len(p)+len(d) > 0 {
+		t.Errorf("B differs from A's forest: %d to put, %d to delete\n%s", len(p), len(d), log)
+	}
+}
+
 func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)

@@ -244,7 +244,8 @@ func (r *Reader) retry(ctx context.Context, fn func() error) error {
 
 // list reads the stream's shards, adding the new ones (read from their
 // start: they were made after the reader's position) and marking the ones
-// no longer listed.
+// no longer listed. A stream that was disabled is ErrTrimmed: the table's
+// changes go to another stream from then on, or to none.
 func (r *Reader) list(ctx context.Context) error {
 	seen := map[string]bool{}
 	var start *string
@@ -263,6 +264,9 @@ func (r *Reader) list(ctx context.Context) error {
 			return fmt.Errorf("describing stream %s: %w", r.arn, err)
 		}
 		d := out.StreamDescription
+		if d.StreamStatus == stypes.StreamStatusDisabling || d.StreamStatus == stypes.StreamStatusDisabled {
+			return fmt.Errorf("%w: stream %s was disabled: the table's changes no longer come to it", ErrTrimmed, r.arn)
+		}
 		for _, s := range d.Shards {
 			id := aws.ToString(s.ShardId)
 			seen[id] = true
