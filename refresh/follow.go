@@ -151,6 +151,9 @@ type claim struct {
 	digest     uint64
 	// rec is the record that made the claim (nil: the copy).
 	rec *streams.Record
+	// bad: the key's item no longer reads as a node of A's layout (why);
+	// the claim keeps the node's last state, and the node is held.
+	bad error
 }
 
 // mirror is A's forest as A's node items hold it, kept from the copy and
@@ -231,6 +234,7 @@ func (m *mirror) drop(key string) string {
 // of its key: a node item is a claim, anything else none. It returns the
 // ids whose state it may have changed.
 func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
+	old := m.byKey[key]
 	if id := m.drop(key); id != "" {
 		ids = append(ids, id)
 		if len(m.byID[id]) == 0 && rec != nil {
@@ -242,6 +246,13 @@ func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids [
 	}
 	r, ok, err := m.l.Node(item)
 	if err != nil {
+		if old != nil {
+			// The key held a node: A is not a valid tree there until the
+			// item reads again; the node keeps its last state, held.
+			bad := *old
+			bad.rec, bad.bad = rec, err
+			m.put(key, &bad)
+		}
 		return ids, err
 	}
 	if !ok {
@@ -254,17 +265,22 @@ func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids [
 // target is the state A gives the node: present or not, and whether its
 // items disagree (two node items of one id with different parents or
 // attributes, as in the middle of a prefix-layout move).
+// An item that does not read as a node (claim.bad) is a conflict too, and
+// is the claim returned.
 func (m *mirror) target(id string) (c *claim, present, conflict bool) {
 	for _, x := range m.byID[id] {
+		if x.bad != nil {
+			return x, true, true
+		}
 		if c == nil {
 			c = x
 			continue
 		}
 		if x.parent != c.parent || x.digest != c.digest {
-			return c, true, true
+			conflict = true
 		}
 	}
-	return c, c != nil, false
+	return c, c != nil, conflict
 }
 
 // children are the ids that some item of A places under id, sorted.
@@ -370,7 +386,8 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		// The claim keeps where it came from, for reports, not the images.
 		ref := &streams.Record{Shard: rec.Shard, Seq: rec.Seq, Event: rec.Event, Keys: rec.Keys, Created: rec.Created}
 		ids, err := f.m.item(keyOf(f.m.spec, rec.Keys), rec.NewImage, ref)
-		if err != nil {
+		if err != nil && len(ids) == 0 {
+			// A new item (a node's is held and reported as such).
 			f.res.Invalid++
 			fmt.Fprintf(f.log, "follow: %s: the item does not fit the %s layout (%v); it is not a node of A\n", where(rec, f.m.spec), f.m.l.Name(), err)
 		}
@@ -446,6 +463,8 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 		c, present, conflict := f.m.target(id)
 		switch {
+		case conflict && c.bad != nil:
+			return fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
 		case conflict:
 			return fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
 		case !present:

@@ -503,6 +503,68 @@ func TestFollowStreamReplaced(t *testing.T) {
 	}
 }
 
+// TestFollowHoldsUnparsableItems: a node's item in A rewritten so that it
+// no longer reads as a node of A's layout (a path item whose Depth says
+// root while it has a parent) leaves A without a valid tree there: it is
+// reported, B keeps the node as it was, and once the item is right again B
+// follows A exactly. Before, the follower took the node as gone and deleted
+// it from B (a leaf; a node with children was held, as "removed").
+func TestFollowHoldsUnparsableItems(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.PathName, layouts.Options{})
+	lt, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	r := rand.New(rand.NewPCG(3, 3))
+	src := newLiveSource(t, client, lf, r, 8)
+	var node string
+	for _, id := range src.f.ids() {
+		if src.f.parent[id] != "" && len(src.f.children(id)) == 0 {
+			node = id
+			break
+		}
+	}
+	if node == "" {
+		t.Fatal("the random tree has no leaf with a parent")
+	}
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 3 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	before := tableItems(t, client, dest, lt.Table())
+	good := src.items(node)[0]
+	bad := maps.Clone(good)
+	bad["Depth"] = n("0")
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: bad}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, log, "does not fit", 30*time.Second)
+	time.Sleep(time.Second)
+	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
+		p, d := itemDiff(before, got)
+		t.Errorf("B changed while node %q's item in A did not fit the layout: %d keys put, %d deleted\n%s", node, len(p), len(d), log)
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("keeps the last valid state of node %q", node)) {
+		t.Errorf("the log does not say B keeps node %q:\n%s", node, log)
+	}
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: good}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !res.Exact() || res.Follow.Held != 0 {
+		t.Errorf("after the item was right again: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
+	}
+}
+
 func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
