@@ -924,7 +924,8 @@ func pause(ctx context.Context, d time.Duration) {
 // verifySource reads A again with consistent reads and plans B against it:
 // no changes when B is exact. A that is not a valid tree is
 // errSourceInvalid, its problems passed to OnProblems as A's (not the
-// temporary snapshot's).
+// temporary snapshot's), or an item that does not read as a node told to
+// Log.
 func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	dir, err := os.MkdirTemp("", "treeport-verify-")
 	if err != nil {
@@ -938,6 +939,12 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: scan, Out: snap,
 		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
 	}); err != nil {
+		if errors.Is(err, layouts.ErrItem) {
+			// An item of A that does not read as a node: A is not a
+			// valid tree there.
+			fmt.Fprintf(opts.Log, "verifying: %v\n", err)
+			return nil, errSourceInvalid
+		}
 		return nil, fmt.Errorf("verifying: reading %s: %w", opts.From, err)
 	}
 	t := opts.Target

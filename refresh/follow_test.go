@@ -565,6 +565,55 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 	}
 }
 
+// TestFollowIdleWithUnparsableItem: the follower goes idle while a node's
+// item in A does not read as a node of A's layout: the verification's
+// answer is that B is not exact (SourceInvalid), with the item named in the
+// log, not an error; before, the verify's read of A failed with the
+// layout's error, which the command line maps to exit 2 ("nothing was
+// written") instead of 1.
+func TestFollowIdleWithUnparsableItem(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.PathName, layouts.Options{})
+	lt, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	r := rand.New(rand.NewPCG(3, 3))
+	src := newLiveSource(t, client, lf, r, 8)
+	var leaf string
+	for _, id := range src.f.ids() {
+		if src.f.parent[id] != "" && len(src.f.children(id)) == 0 {
+			leaf = id
+			break
+		}
+	}
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 2 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	bad := src.items(leaf)[0]
+	bad["Depth"] = n("0")
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: bad}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if err != nil || res == nil || res.Follow == nil {
+		t.Fatalf("the follow ended with %v, want the verification's answer\n%s", err, log)
+	}
+	if !res.Follow.SourceInvalid || res.Exact() || res.Follow.Held != 1 {
+		t.Errorf("source invalid %v, exact %v, %d held; want true, false, 1\n%s", res.Follow.SourceInvalid, res.Exact(), res.Follow.Held, log)
+	}
+	if text := log.String(); !strings.Contains(text, "verifying: ") || !strings.Contains(text, fmt.Sprintf("item Id=%q", leaf)) {
+		t.Errorf("the log does not name the item that does not fit:\n%s", text)
+	}
+}
+
 func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
