@@ -484,6 +484,56 @@ func TestFollowIdleWhileSourceInvalid(t *testing.T) {
 	}
 }
 
+// Items of B that DynamoDB refuses during the follow go to --dead-letter,
+// and the follower says so while it runs (the progress lines) and when it
+// is stopped (the cutover-check line), not only at the end of an idle
+// verify: a follower runs for days. Before, a Ctrl-C'd follower's output
+// never mentioned them.
+func TestFollowSaysDeadLetters(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 6, true)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	p, err := faultproxy.New(faultproxy.Config{Target: endpoint, Reject: "bad", Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	dl := filepath.Join(t.TempDir(), "dead.jsonl")
+	cmd, out := startFollower(t, followArgs(p.URL(), src.table, dest, ck, "--dead-letter", dl))
+	waitForOutput(t, cmd, out, "following the stream")
+	// A new node whose items B's writes carry "bad": the proxy refuses them.
+	item := map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: "rejected"},
+		"ParentId": &types.AttributeValueMemberS{Value: "N0"}, "bad": &types.AttributeValueMemberS{Value: "x"}}
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	want := "refused by DynamoDB (dead letters in " + dl + ")"
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	text := out.String()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d, want 130:\n%s", code, text)
+	}
+	if p.Counts().Rejected == 0 {
+		t.Fatalf("the proxy refused nothing:\n%s", text)
+	}
+	var progress, cutover bool
+	for _, line := range strings.Split(text, "\n") {
+		progress = progress || strings.HasPrefix(line, "follow: ") && strings.Contains(line, want)
+		cutover = cutover || strings.HasPrefix(line, "cutover-check: ") && strings.Contains(line, want)
+	}
+	if !progress || !cutover {
+		t.Errorf("a progress line says %q: %v; the cutover-check line: %v\n%s", want, progress, cutover, text)
+	}
+}
+
 // --follow's usage mistakes exit 2 before anything is read or written.
 func TestFollowUsage(t *testing.T) {
 	base := []string{"migrate", "--from-table", "tableA", "--from-layout", "path", "--to-table", "tableB", "--to-layout", "closure", "--endpoint-url", "http://127.0.0.1:9"}

@@ -860,6 +860,9 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 		if len(f.held) > 0 {
 			line += fmt.Sprintf(", %d nodes held (A not a valid tree there)", len(f.held))
 		}
+		if n := f.res.DeadLettered; n > 0 {
+			line += fmt.Sprintf(", %d items refused by DynamoDB (dead letters in %s)", n, f.opts.DeadLetter)
+		}
 		fmt.Fprintln(f.log, line)
 		lastLog = time.Now()
 	}

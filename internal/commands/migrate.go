@@ -206,6 +206,9 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	}
 	line := fmt.Sprintf("cutover-check: %d stream records applied (%.1f/s over %s; %d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
 		fr.Records, fr.RecordsPerSecond, fr.Following.Round(time.Second), fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)
+	if fr.DeadLettered > 0 {
+		line += fmt.Sprintf(", %d items refused by DynamoDB (dead letters in %s)", fr.DeadLettered, opts.DeadLetter)
+	}
 	if err := writeFollowReport(opts.Report, res); err != nil {
 		return err
 	}
