@@ -348,6 +348,9 @@ func (p *pathNode) equal(q *pathNode) bool {
 // ancestor), reason what is wrong there.
 type held struct {
 	cause, reason string
+	// unfit: A is a valid tree, but B's layout cannot hold the cause's
+	// items after the change (a key or an item over DynamoDB's limits).
+	unfit bool
 }
 
 // follower applies a stream of A's records to B.
@@ -567,6 +570,30 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 		afterPaths = append(afterPaths, path)
 	}
+	// A node whose items B's layout cannot hold after its change is held,
+	// with the nodes of the round below it; the others go on.
+	var ops []Op
+	for len(changes) > 0 {
+		var err error
+		ops, err = diffItems(f.opts.Layout, changes)
+		var ne *nodeItemError
+		if !errors.As(err, &ne) {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		h := held{cause: ne.ID, reason: fmt.Sprintf("%s cannot hold node %q after the change (%v)", f.opts.Table, ne.ID, ne.Err), unfit: true}
+		kept, keptPaths := changes[:0], afterPaths[:0]
+		for k, c := range changes {
+			if slices.Contains(c.After.Path, ne.ID) {
+				newHeld[c.ID] = h
+				continue
+			}
+			kept, keptPaths = append(kept, c), append(keptPaths, afterPaths[k])
+		}
+		changes, afterPaths = kept, keptPaths
+	}
 	f.report(newHeld)
 	f.m.prune()
 	f.held = newHeld
@@ -576,10 +603,6 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 	}
 	if len(changes) == 0 {
 		return nil
-	}
-	ops, err := diffItems(f.opts.Layout, changes)
-	if err != nil {
-		return err
 	}
 	if len(ops) > 0 {
 		if err := f.write(ctx, ops); err != nil {
@@ -632,6 +655,11 @@ func (f *follower) report(newHeld map[string]held) {
 		for _, c := range f.m.byID[h.cause] {
 			newer(c.rec)
 			newer(f.m.gone[c.parent])
+		}
+		if h.unfit {
+			fmt.Fprintf(f.log, "follow: B cannot hold A's state at %s: %s; %s keeps the last state of node %q and its subtree until A changes there (%s held)\n",
+				where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
+			continue
 		}
 		fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again (%s held)\n",
 			where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))

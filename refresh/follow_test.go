@@ -670,6 +670,68 @@ func TestFollowMemoryOfDeepTrees(t *testing.T) {
 	}
 }
 
+// TestFollowHoldsWhatBCannotHold: a change of A after which B's layout
+// cannot hold a node (its Path over the 1,024 bytes of the ByPath index's
+// sort key) is reported with the record, the node is held (B keeps its
+// last state, here none) and the follow goes on; once A changes there, B
+// follows it exactly. Before, the follower stopped with an error naming
+// the node only, and stopped again at each rerun.
+func TestFollowHoldsWhatBCannotHold(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
+	r := rand.New(rand.NewPCG(3, 3))
+	src := newLiveSource(t, client, lf, r, 6)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lt, dest, log)
+	opts.Follow.Idle = 3 * time.Second
+	done := make(chan error, 1)
+	var res *MigrateResult
+	go func() {
+		var err error
+		res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	long := strings.Repeat("L", 600)
+	put := func(item layouts.Item) {
+		t.Helper()
+		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A root with a long id (B holds it), and a child whose Path is too
+	// long for B.
+	put(layouts.Item{"Id": s(long + "1"), "size": n("1")})
+	put(layouts.Item{"Id": s(long + "2"), "ParentId": s(long + "1"), "size": n("1")})
+	waitFor(t, log, "cannot hold", 30*time.Second)
+	select {
+	case err := <-done:
+		t.Fatalf("the follow ended: %v\n%s", err, log)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("INSERT, key Id=%q)", long+"2")) {
+		t.Errorf("the report does not name the record of the node B cannot hold:\n%s", log)
+	}
+	// A changes there: the child becomes a root of its own.
+	put(layouts.Item{"Id": s(long + "2"), "size": n("1")})
+	src.mu.Lock()
+	src.f.parent[long+"1"], src.f.attrs[long+"1"] = "", transform.Attrs{"size": n("1")}
+	src.f.parent[long+"2"], src.f.attrs[long+"2"] = "", transform.Attrs{"size": n("1")}
+	src.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !res.Exact() || res.Follow.Held != 0 {
+		t.Errorf("after A changed there: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
+	}
+	if p, d := itemDiff(tableItems(t, client, dest, lt.Table()), src.want(t, lt)); len(p)+len(d) > 0 {
+		t.Errorf("B differs from A's forest: %d to put, %d to delete\n%s", len(p), len(d), log)
+	}
+}
+
 func waitFor(t *testing.T, log *syncBuffer, text string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
