@@ -77,8 +77,17 @@ type WriterOptions struct {
 	// Window bounds the items written or in flight past the watermark,
 	// and so what a run that crashes redoes: Write blocks while it is
 	// reached, which can only happen while a batch is being retried
-	// (2 × (Concurrency + Buffer + 1) × 25; at least 50).
+	// (2 × (Concurrency + Buffer + 1) × 25; at least 50). Items held back
+	// for a key over its partition's rate do not fill it: they move to
+	// the held spool (see HeldSpool).
 	Window int
+	// HeldSpool is the file the items held back for a hot key move to
+	// when they would fill the window (see heldSpool): "" for a temporary
+	// file. A run that resumes passes the one of the run it goes on from
+	// (Run passes the checkpoint's PATH.held): the items it holds below
+	// StartSeq are written first. It is removed once all of it is
+	// written.
+	HeldSpool string
 	// Spread is how many items the writer may keep back to spread its
 	// batches over partition keys (Window / 2): each batch takes, oldest
 	// first, items whose partition key values (the table's and every
@@ -176,7 +185,10 @@ type Progress struct {
 	RateLimit    float64       // current limit in WCU/s; 0 while unlimited
 	Throttles    int64         // throttle responses so far
 	Watermark    int64         // every item below it is acknowledged
-	Elapsed      time.Duration // since the writer was created
+	// Held is how many acknowledged items wait in the held spool for
+	// their key (written ones are in Items).
+	Held    int64
+	Elapsed time.Duration // since the writer was created
 }
 
 // Stats is what a writer did, for the summary and --report.
@@ -195,6 +207,13 @@ type Stats struct {
 	// partition key's (see hotKeys): they slowed that key, not the run.
 	KeyThrottles int64 `json:"key_throttles,omitempty"`
 	DeadLettered int64 `json:"dead_lettered"`
+	// Spooled counts the items held for a hot key that moved to the held
+	// spool; Replayed the ones an earlier run had spooled that this one
+	// wrote (they are in Items). Held is how many were not written when
+	// the run ended (0 unless it failed).
+	Spooled  int64 `json:"spooled_items,omitempty"`
+	Replayed int64 `json:"replayed_items,omitempty"`
+	Held     int64 `json:"held_items,omitempty"`
 	// DeadLetterReasons counts the dead-lettered items by reason.
 	DeadLetterReasons map[string]int64 `json:"dead_letter_reasons,omitempty"`
 	// MaxWCU is the cap (0: none); MinRateWCU the lowest the limiter went
@@ -274,6 +293,9 @@ type DDBWriter struct {
 	gate startGate
 	// Partitions DynamoDB throttled one by one, paced apart (see hotKeys).
 	hot hotKeys
+	// Where the held items go when they would fill the window.
+	spool    *heldSpool
+	replayed atomic.Int64 // spooled items of an earlier run written
 }
 
 // request is one item on its way, with what it costs.
@@ -286,6 +308,11 @@ type request struct {
 	wcu   int
 	unit  int      // what it costs each partition it lands in
 	parts []string // those partitions, once asked for (see hotKeys.parts)
+	// spooled is 1 + the offset of its held spool record, 0 when it is not
+	// spooled: its seqs are acknowledged already, and its record is marked
+	// done once it is written.
+	spooled int64
+	sent    bool // it went in a call at least once
 }
 
 type batch struct {
@@ -421,6 +448,11 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
+	var err error
+	if w.spool, err = openHeldSpool(opts.HeldSpool, opts.StartSeq, opts.Window/4); err != nil {
+		w.spool = &heldSpool{}
+		w.cancel(err) // Write and Close return it
+	}
 	for range opts.Concurrency {
 		w.group.Go(w.work)
 	}
@@ -464,20 +496,20 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	if seq <= w.lastSeq {
 		return fmt.Errorf("importer: write of seq %d after seq %d: sequence numbers must increase from %d", seq, w.lastSeq, w.opts.StartSeq)
 	}
-	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
-	if wr.PutRequest != nil {
-		r.size = transform.ItemSize(item)
-		r.unit = transform.WCU(r.size)
-		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
-	} else {
-		r.unit = 1
-		r.wcu = 1 + len(w.spec.Indexes)
-	}
+	r := w.request(seq, item, wr)
 	// Keep the distance to the watermark bounded: with a batch stuck in
 	// retries, the others would otherwise run ahead without limit, and a
-	// crash would make the next run redo all of it. Items kept back to
-	// spread the batches go first: the oldest of them holds the watermark.
+	// crash would make the next run redo all of it. Items held for a hot
+	// key move to the held spool, so that they do not stop the other
+	// keys (a batch of them at a time: each move syncs the spool); items
+	// kept back to spread the batches go next: the oldest of them holds
+	// the watermark.
 	for w.acks.ahead() >= w.opts.Window {
+		if n, err := w.spill(len(w.pend.reqs) > 0); err != nil {
+			return err
+		} else if n > 0 {
+			continue
+		}
 		if len(w.pend.reqs) > 0 {
 			if err := w.flush(ctx); err != nil {
 				return err
@@ -513,6 +545,61 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		return w.flush(ctx)
 	}
 	return nil
+}
+
+// request makes the request of a put or a delete.
+func (w *DDBWriter) request(seq int64, item layouts.Item, wr types.WriteRequest) *request {
+	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
+	if wr.PutRequest != nil {
+		r.size = transform.ItemSize(item)
+		r.unit = transform.WCU(r.size)
+		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
+	} else {
+		r.unit = 1
+		r.wcu = 1 + len(w.spec.Indexes)
+	}
+	return r
+}
+
+// spill moves the items held for their keys that are not spooled yet to
+// the held spool, and acknowledges them once it holds them; a few stay in
+// memory, held as they were. With batch, it moves nothing unless there
+// are a batch's worth of them. It returns how many moved.
+func (w *DDBWriter) spill(batch bool) (int, error) {
+	held := w.hot.takeLive(batch)
+	if len(held) == 0 {
+		return 0, nil
+	}
+	reqs := make([]*request, len(held))
+	for i, hr := range held {
+		reqs[i] = hr.r
+	}
+	kept, err := w.spool.put(reqs)
+	if err != nil {
+		w.hot.hold(held) // they wait in the window, as they would without a spool
+		w.cancel(err)
+		return 0, err
+	}
+	w.hot.hold(held[:kept])
+	for _, r := range reqs {
+		w.acks.ack(r.seqs)
+	}
+	if w.opts.Trace != nil {
+		w.opts.Trace("%d held items spooled (%d stay in memory)", len(reqs), kept)
+	}
+	return len(reqs), nil
+}
+
+// readBack holds the spooled items the held spool gives back.
+func (w *DDBWriter) readBack() error {
+	reqs, err := w.spool.readBack(func(seq int64, item map[string]types.AttributeValue, put bool) *request {
+		if put {
+			return w.request(seq, item, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		return w.request(seq, item, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: item}})
+	})
+	w.hot.hold(heldAt(reqs, time.Now()))
+	return err
 }
 
 // flush hands a batch of the items kept back to the workers. On failure
@@ -581,6 +668,7 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 	if err == nil {
 		err = werr
 	}
+	w.spool.close()
 	close(w.bgStop)
 	w.bg.Wait()
 	if w.opts.OnAck != nil {
@@ -610,6 +698,9 @@ func (w *DDBWriter) stats() Stats {
 		Unprocessed:  w.n.unprocessed.Load(),
 		KeyThrottles: w.n.keyThrottles.Load(),
 		DeadLettered: w.n.dead.Load(),
+		Spooled:      w.spool.spooled.Load(),
+		Replayed:     w.replayed.Load(),
+		Held:         w.spool.left.Load(),
 		Watermark:    w.acks.watermark(),
 		Duration:     time.Since(w.start),
 	}
@@ -639,6 +730,7 @@ func (w *DDBWriter) progress() Progress {
 		ConsumedWCU:  float64(w.n.consumedMilli.Load()) / 1000,
 		Throttles:    w.n.throttles.Load(),
 		Watermark:    w.acks.watermark(),
+		Held:         w.spool.left.Load(),
 		Elapsed:      time.Since(w.start),
 	}
 	if l := w.lim.Limit(); !math.IsInf(l, 1) {
@@ -695,6 +787,9 @@ func (w *DDBWriter) notifyAck() error {
 func (w *DDBWriter) work() error {
 	batches := w.batches
 	for {
+		if err := w.readBack(); err != nil {
+			return err
+		}
 		reqs, next, more := w.hot.due(MaxBatchItems)
 		if len(reqs) == 0 {
 			if batches == nil && next.IsZero() {
@@ -743,10 +838,10 @@ func (w *DDBWriter) work() error {
 // dead-lettered, or it gives up.
 func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 	fails := 0
+	backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		if attempt > 0 {
 			w.n.retries.Add(1)
-			backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
 			if err := backoff.Sleep(ctx, max(fails, 1)); err != nil {
 				return context.Cause(ctx)
 			}
@@ -778,13 +873,22 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
-		if w.opts.OnSend != nil {
-			var hi int64
-			for _, r := range reqs {
+		// A spooled item's record says it may be written, for the redo
+		// bound of a run that resumes; it is below the watermark already.
+		var hi int64
+		for _, r := range reqs {
+			if r.spooled != 0 {
+				if !r.sent {
+					w.spool.mark(r, heldSent)
+				}
+			} else {
 				for _, q := range r.seqs {
 					hi = max(hi, q+1)
 				}
 			}
+			r.sent = true
+		}
+		if w.opts.OnSend != nil && hi > 0 {
 			w.opts.OnSend(hi)
 		}
 		sent := time.Now()
@@ -812,7 +916,15 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 					// slows those keys' writes; any other slows them all.
 					if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
 						w.n.keyThrottles.Add(1)
+						hot := w.hot.allHot(reqs)
 						w.hot.throttled(parts, sent)
+						if hot {
+							// A call of hot keys' items only: they back off
+							// held, and the worker goes on with the others.
+							w.n.retries.Add(1)
+							w.hot.holdFor(reqs, backoff.Delay(max(fails, 1)))
+							return nil
+						}
 					} else {
 						w.lim.Throttled(sent)
 					}
@@ -859,6 +971,13 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			if len(parts) > 0 {
 				w.n.keyThrottles.Add(1)
 				w.hot.throttled(parts, sent)
+				if w.hot.allHot(back) {
+					// The items handed back for their keys back off held,
+					// and the worker goes on with other keys' items.
+					w.n.retries.Add(1)
+					w.hot.holdFor(back, backoff.Delay(1))
+					return nil
+				}
 			}
 		} else {
 			w.lim.Throttled(sent)
@@ -995,8 +1114,21 @@ func (w *DDBWriter) done(reqs []*request, cost int) {
 	w.lim.Success(cost)
 	w.hot.success(reqs)
 	for _, r := range reqs {
-		w.acks.ack(r.seqs)
+		w.ack(r)
 	}
+}
+
+// ack acknowledges r, written or dead-lettered: its seqs, or its spooled
+// record.
+func (w *DDBWriter) ack(r *request) {
+	if r.spooled == 0 {
+		w.acks.ack(r.seqs)
+		return
+	}
+	if r.seqs[0] < w.opts.StartSeq {
+		w.replayed.Add(1)
+	}
+	w.spool.done(r)
 }
 
 // split writes the halves of a batch DynamoDB refused as a whole, down to
@@ -1040,7 +1172,7 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	if w.opts.OnDeadLetter != nil {
 		w.opts.OnDeadLetter(seq, r.item, errors.New(reason))
 	}
-	w.acks.ack(r.seqs)
+	w.ack(r)
 	return nil
 }
 

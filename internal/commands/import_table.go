@@ -157,6 +157,9 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	if est.Skipped > 0 {
 		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
 	}
+	if stats.Replayed > 0 {
+		fmt.Fprintf(c.App.Writer, "%d of them, held for a hot key and not written by that run, were written by this one (they are in the count above)\n", stats.Replayed)
+	}
 	if est.Rejected > 0 {
 		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
 	}
@@ -228,8 +231,12 @@ func (p *progress) update(pr importer.RunProgress) {
 	if secs <= 0 {
 		secs = 1
 	}
+	held := "" // items the watermark passed that wait for their hot key
+	if pr.Held > 0 {
+		held = fmt.Sprintf(", %d held for a hot key", pr.Held)
+	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles)", float64(pr.WCU)/secs, pr.Throttles))
+		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles%s)", float64(pr.WCU)/secs, pr.Throttles, held))
 		_ = p.bar.Set64(done)
 		return
 	}
@@ -244,8 +251,8 @@ func (p *progress) update(pr importer.RunProgress) {
 		if pr.RateLimit > 0 {
 			limit = fmt.Sprintf("limit %.0f WCU/s", pr.RateLimit)
 		}
-		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles, ETA %s\n",
-			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, eta)
+		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles%s, ETA %s\n",
+			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, held, eta)
 	}
 }
 
