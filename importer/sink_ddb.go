@@ -177,14 +177,14 @@ func (o WriterOptions) withDefaults() WriterOptions {
 
 // Progress is a snapshot of a running writer, for a progress bar.
 type Progress struct {
-	Items        int64         // items written
-	DeadLettered int64         // items set aside
-	Bytes        int64         // their DynamoDB size
-	WCU          int64         // the WCU they cost, as computed
-	ConsumedWCU  float64       // the WCU DynamoDB reported
-	RateLimit    float64       // current limit in WCU/s; 0 while unlimited
-	Throttles    int64         // throttle responses so far
-	Watermark    int64         // every item below it is acknowledged
+	Items        int64   // items written
+	DeadLettered int64   // items set aside
+	Bytes        int64   // their DynamoDB size
+	WCU          int64   // the WCU they cost, as computed
+	ConsumedWCU  float64 // the WCU DynamoDB reported
+	RateLimit    float64 // current limit in WCU/s; 0 while unlimited
+	Throttles    int64   // throttle responses so far
+	Watermark    int64   // every item below it is acknowledged
 	// Held is how many acknowledged items wait in the held spool for
 	// their key (written ones are in Items).
 	Held    int64
