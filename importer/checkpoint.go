@@ -25,7 +25,9 @@ type Checkpoint struct {
 	// the caller computes it.
 	Fingerprint string `json:"fingerprint"`
 	// Watermark is the number of items acknowledged in order: every item
-	// numbered below it is in the table or in the dead-letter file.
+	// numbered below it is in the table, in the dead-letter file, or in
+	// the held spool beside the checkpoint (see heldSpool), which a run
+	// that resumes writes first.
 	Watermark int64 `json:"watermark"`
 	// Done is set when the run finished; a rerun then has nothing to do.
 	Done bool `json:"done,omitempty"`

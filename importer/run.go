@@ -164,6 +164,13 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	}
 	w := NewDDBWriter(opts.Client, opts.Table, opts.Spec, wo)
 	feedErr := feed(ctx, w, skip)
+	if ctx.Err() != nil && opts.Checkpoint != nil {
+		// Interrupted: the held items wait in the spool for the run that
+		// resumes, instead of holding this one at their keys' pace.
+		if err := w.leaveHeld(); err != nil && feedErr == nil {
+			feedErr = err
+		}
+	}
 	stats, closeErr := w.Close(context.WithoutCancel(ctx))
 	res := &RunResult{
 		Stats: stats, Skipped: skip - w.spool.replayed, PriorDeadLettered: prior, RedoneAtMost: redone + w.spool.redo,

@@ -117,15 +117,18 @@ type WriterOptions struct {
 	// than this were dead-lettered (1000); negative means no limit.
 	MaxDeadLetters int
 	// OnAck is called with the new watermark W whenever it advances: every
-	// item with a sequence number below W is written or dead-lettered. It
+	// item with a sequence number below W is written, dead-lettered, or in
+	// the held spool (see HeldSpool), synced. It
 	// is called from one goroutine at a time, with increasing values, and
 	// a last time by Close. An error from it (a checkpoint that cannot be
 	// saved) ends the run.
 	OnAck func(watermark int64) error
 	// OnSend, when set, is called before each BatchWriteItem call with one
-	// past the highest sequence number in its batch, from the workers,
+	// past the highest sequence number in its batch (items of the held
+	// spool aside: their records say they were sent), from the workers,
 	// concurrently: after a crash, the items from the watermark up to the
-	// highest such value are all that the run may have written past it.
+	// highest such value are all that the run may have written past it,
+	// with the spooled ones marked sent.
 	OnSend func(next int64)
 	// OnProgress is called every ProgressInterval (1 s) and once by Close,
 	// from one goroutine at a time.
@@ -247,10 +250,11 @@ func (s Stats) rate() float64 {
 // when the run ends with an error.
 //
 // Progress is acknowledged as a watermark W (see WriterOptions.OnAck):
-// every item numbered below W is done, and at most WriterOptions.Window
-// items past it were handed to the writer, which bounds what a rerun after a
-// crash writes again. Puts and deletes are idempotent, so redoing them is
-// safe.
+// every item numbered below W is done or in the held spool, and at most
+// WriterOptions.Window items past it were handed to the writer; with the
+// spooled items in memory (at most Window / 4, the only ones that can be
+// in flight), that bounds what a rerun after a crash writes again. Puts and
+// deletes are idempotent, so redoing them is safe.
 //
 // Write and Delete are called from one goroutine; Close ends the run. The
 // callbacks report progress while it runs.
@@ -518,6 +522,7 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		}
 		select {
 		case <-w.acks.advanced():
+		case <-w.hot.changed(): // items held now can move to the spool
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.gctx.Done():
@@ -630,6 +635,18 @@ func (w *DDBWriter) failure() error {
 		return err
 	}
 	return fmt.Errorf("importer: writer stopped: %w", context.Cause(w.gctx))
+}
+
+// leaveHeld makes the writer end without writing the items in the held
+// spool, which the spool keeps for the run that resumes, and moves there
+// the items held now: a run interrupted with a checkpoint then ends once
+// its batches in flight are, not at its hot keys' pace. Call it before
+// Close, from the goroutine that calls Write.
+func (w *DDBWriter) leaveHeld() error {
+	w.spool.leave()
+	w.hot.leaveSpooled()
+	_, err := w.spill(false)
+	return err
 }
 
 // Close sends what is queued, waits for every batch in flight and returns

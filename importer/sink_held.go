@@ -134,6 +134,7 @@ type heldSpool struct {
 	mem   int   // spooled requests in memory (held or in flight)
 	bound int   // at most this many are in memory
 
+	leaving  bool         // read nothing back: the records wait for another run
 	left     atomic.Int64 // records not done yet
 	spooled  atomic.Int64 // items this run spooled
 	replayed int64        // records of an earlier run to write, when it began
@@ -216,7 +217,7 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 	s.left.Add(int64(len(reqs)))
 	s.spooled.Add(int64(len(reqs)))
 	kept := 0
-	if caughtUp {
+	if caughtUp && !s.leaving {
 		kept = min(len(reqs), s.bound-s.mem)
 		s.mem += kept
 		if kept == len(reqs) {
@@ -233,7 +234,7 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 func (s *heldSpool) readBack(mk func(seq int64, item map[string]types.AttributeValue, put bool) *request) ([]*request, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil || s.read >= s.end || s.mem > s.bound/2 {
+	if s.f == nil || s.leaving || s.read >= s.end || s.mem > s.bound/2 {
 		return nil, nil
 	}
 	var out []*request
@@ -263,6 +264,13 @@ func (s *heldSpool) readBack(mk func(seq int64, item map[string]types.AttributeV
 		s.mem++
 	}
 	return out, nil
+}
+
+// leave stops the reading back.
+func (s *heldSpool) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leaving = true
 }
 
 // mark sets the state of r's record. A failed write only costs more redo

@@ -65,6 +65,7 @@ type hotKeys struct {
 	keys        map[string]*ddb.WriteLimiter
 	held        []heldReq
 	live        int           // of held, those not spooled (see heldSpool)
+	leave       bool          // drop the spooled ones: they wait for another run
 	wake        chan struct{} // closed and replaced when held changes
 	suspects    map[string]time.Time
 	lastSuspect time.Time
@@ -165,6 +166,9 @@ func (h *hotKeys) due(n int) ([]*request, time.Time, <-chan struct{}) {
 	keys := map[string]bool{}
 	kept := h.held[:0]
 	for _, hr := range h.held {
+		if h.leave && hr.r.spooled != 0 {
+			continue
+		}
 		if len(out) < n && !hr.due.After(now) && !keys[hr.r.key] {
 			keys[hr.r.key] = true
 			out = append(out, hr.r)
@@ -241,6 +245,23 @@ func (h *hotKeys) takeLive(batch bool) []heldReq {
 	h.held = kept
 	h.live = 0
 	return out
+}
+
+// changed returns a channel closed when the held requests next change.
+func (h *hotKeys) changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wake
+}
+
+// leaveSpooled drops the spooled requests held, and the ones held from
+// now on: the spool keeps them for the run that resumes.
+func (h *hotKeys) leaveSpooled() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.leave = true
+	close(h.wake)
+	h.wake = make(chan struct{})
 }
 
 // hold holds spooled requests, until their due times.

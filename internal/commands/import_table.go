@@ -142,7 +142,11 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	run := res.Run
 	if errors.Is(err, importer.ErrInterrupted) {
 		if opts.Checkpoint != "" {
-			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged, checkpoint saved to %s\n", run.Watermark, opts.Checkpoint)
+			held := ""
+			if n := run.Stats.Held; n > 0 {
+				held = fmt.Sprintf(" (%d of them held for a hot key in %s.held: the run that resumes writes them first)", n, opts.Checkpoint)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged%s, checkpoint saved to %s\n", run.Watermark, held, opts.Checkpoint)
 		} else {
 			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d items (no --checkpoint: a rerun starts over, overwriting the same items)\n", run.Stats.Items)
 		}
@@ -154,11 +158,11 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	stats, est := run.Stats, res.Emit
 	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
 		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
-	if est.Skipped > 0 {
-		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
+	if run.Skipped > 0 {
+		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", run.Skipped)
 	}
 	if stats.Replayed > 0 {
-		fmt.Fprintf(c.App.Writer, "%d of them, held for a hot key and not written by that run, were written by this one (they are in the count above)\n", stats.Replayed)
+		fmt.Fprintf(c.App.Writer, "%d items held for a hot key by an earlier run were written by this one (they are in the count above)\n", stats.Replayed)
 	}
 	if est.Rejected > 0 {
 		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
