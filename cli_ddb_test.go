@@ -396,6 +396,71 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 	}
 }
 
+// TestInterruptLeavesHeldItems: Ctrl-C while items wait for a hot key in
+// the held spool does not wait for the key's pace: the run exits 130 soon,
+// says how many items the spool keeps, and the rerun writes them first and
+// finishes the table exactly, with the spool gone.
+func TestInterruptLeavesHeldItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("closure", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Operations: []string{"BatchWriteItem"},
+		Spec: map[string]layouts.TableSpec{table: l.Table()}, PartitionWCU: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	in := genInput(t, 1200)
+	want := expectedItems(t, in, "", l)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck, "--concurrency", "4", "--no-progress"}
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), awsEnv(proxy.URL())...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	stopped := time.Now()
+	err = cmd.Wait()
+	took := time.Since(stopped)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
+	}
+	m := regexp.MustCompile(`\((\d+) of them held for a hot key in (\S+): the run that resumes writes them first\)`).FindStringSubmatch(stderr.String())
+	if m == nil || m[2] != ck+".held" {
+		t.Fatalf("the interrupted run does not say it left items in the held spool:\n%s", stderr.String())
+	}
+	left, _ := strconv.Atoi(m[1])
+	// The spooled items go at 100 WCU/s at most; waiting for them would
+	// take left/100 seconds.
+	t.Logf("stopped %v after SIGINT, %d items left in the spool", took.Round(time.Millisecond), left)
+	if took > 2*time.Second && took > time.Duration(left)*time.Second/200 {
+		t.Errorf("the run took %v to stop: it wrote the spooled items instead of leaving them", took)
+	}
+	saved, err := importer.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Held() != int64(left) {
+		t.Errorf("the checkpoint's spool holds %d items, the run said %d", saved.Held(), left)
+	}
+	_, msg, code := run(t, awsEnv(proxy.URL()), args...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d:\n%s", code, msg)
+	}
+	if !strings.Contains(msg, fmt.Sprintf("%d of them were held for a hot key and not written yet", left)) {
+		t.Errorf("the resumed run does not say it writes the held items first:\n%s", msg)
+	}
+	if _, err := os.Stat(ck + ".held"); !os.IsNotExist(err) {
+		t.Errorf("the held spool is still there after the run finished (%v)", err)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+}
+
 // TestInterruptSavesCheckpoint sends SIGINT: the run exits 130 with its
 // checkpoint saved, and a rerun finishes the table exactly.
 func TestInterruptSavesCheckpoint(t *testing.T) {
