@@ -213,7 +213,8 @@ type Stats struct {
 	// Spooled counts the items held for a hot key that moved to the held
 	// spool; Replayed the ones an earlier run had spooled that this one
 	// wrote (they are in Items). Held is how many were not written when
-	// the run ended (0 unless it failed).
+	// the run ended: 0 unless it failed, or Run was interrupted with a
+	// checkpoint (the spool keeps them for the run that resumes).
 	Spooled  int64 `json:"spooled_items,omitempty"`
 	Replayed int64 `json:"replayed_items,omitempty"`
 	Held     int64 `json:"held_items,omitempty"`

@@ -264,7 +264,8 @@ func (h *hotKeys) leaveSpooled() {
 	h.wake = make(chan struct{})
 }
 
-// hold holds spooled requests, until their due times.
+// hold holds requests until their due times: spooled ones, or the ones
+// takeLive took that could not be spooled.
 func (h *hotKeys) hold(hrs []heldReq) {
 	if len(hrs) == 0 {
 		return
@@ -272,6 +273,11 @@ func (h *hotKeys) hold(hrs []heldReq) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.held = append(h.held, hrs...)
+	for _, hr := range hrs {
+		if hr.r.spooled == 0 {
+			h.live++
+		}
+	}
 	close(h.wake)
 	h.wake = make(chan struct{})
 }
