@@ -163,19 +163,31 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 		wo.DeadLetter = deadLetter
 	}
 	w := NewDDBWriter(opts.Client, opts.Table, opts.Spec, wo)
-	feedErr := feed(ctx, w, skip)
-	if ctx.Err() != nil && opts.Checkpoint != nil {
-		// Interrupted: the held items wait in the spool for the run that
-		// resumes, instead of holding this one at their keys' pace.
-		if err := w.leaveHeld(); err != nil && feedErr == nil {
-			feedErr = err
+	// Interrupted, while the input is read or after, the held items wait
+	// in the spool for the run that resumes, instead of holding this one
+	// at their keys' pace.
+	closed, left := make(chan struct{}), make(chan error, 1)
+	go func() {
+		var err error
+		if opts.Checkpoint != nil {
+			select {
+			case <-ctx.Done():
+				err = w.leaveHeld()
+			case <-closed:
+			}
 		}
-	}
+		left <- err
+	}()
+	feedErr := feed(ctx, w, skip)
 	stats, closeErr := w.Close(context.WithoutCancel(ctx))
+	close(closed)
+	if err := <-left; err != nil && closeErr == nil {
+		closeErr = err
+	}
 	res := &RunResult{
 		Stats: stats, Skipped: skip - w.spool.replayed, PriorDeadLettered: prior, RedoneAtMost: redone + w.spool.redo,
-		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled),
-		Done:        feedErr == nil && closeErr == nil,
+		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled) || stats.Held > 0 && ctx.Err() != nil,
+		Done:        feedErr == nil && closeErr == nil && stats.Held == 0,
 	}
 	if err := saver.finish(stats.Watermark, res.Done); err != nil {
 		return nil, err

@@ -118,7 +118,7 @@ type WriterOptions struct {
 	MaxDeadLetters int
 	// OnAck is called with the new watermark W whenever it advances: every
 	// item with a sequence number below W is written, dead-lettered, or in
-	// the held spool (see HeldSpool), synced. It
+	// the held spool (see HeldSpool), synced to disk first. It
 	// is called from one goroutine at a time, with increasing values, and
 	// a last time by Close. An error from it (a checkpoint that cannot be
 	// saved) ends the run.
@@ -301,6 +301,9 @@ type DDBWriter struct {
 	// Where the held items go when they would fill the window.
 	spool    *heldSpool
 	replayed atomic.Int64 // spooled items of an earlier run written
+	// leaveHeld and the spool's closing, one at a time.
+	leaveMu     sync.Mutex
+	spoolClosed bool
 }
 
 // request is one item on its way, with what it costs.
@@ -506,7 +509,7 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	// retries, the others would otherwise run ahead without limit, and a
 	// crash would make the next run redo all of it. Items held for a hot
 	// key move to the held spool, so that they do not stop the other
-	// keys (a batch of them at a time: each move syncs the spool); items
+	// keys (a batch of them at a time while other items can go); items
 	// kept back to spread the batches go next: the oldest of them holds
 	// the watermark.
 	for w.acks.ahead() >= w.opts.Window {
@@ -641,9 +644,15 @@ func (w *DDBWriter) failure() error {
 // leaveHeld makes the writer end without writing the items in the held
 // spool, which the spool keeps for the run that resumes, and moves there
 // the items held now: a run interrupted with a checkpoint then ends once
-// its batches in flight are, not at its hot keys' pace. Call it before
-// Close, from the goroutine that calls Write.
+// its batches in flight are, not at its hot keys' pace. It is safe to call
+// from another goroutine while Write or Close run; after Close it does
+// nothing.
 func (w *DDBWriter) leaveHeld() error {
+	w.leaveMu.Lock()
+	defer w.leaveMu.Unlock()
+	if w.spoolClosed {
+		return nil // too late: everything is written
+	}
 	w.spool.leave()
 	w.hot.leaveSpooled()
 	_, err := w.spill(false)
@@ -686,7 +695,6 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 	if err == nil {
 		err = werr
 	}
-	w.spool.close()
 	close(w.bgStop)
 	w.bg.Wait()
 	if w.opts.OnAck != nil {
@@ -694,6 +702,10 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 			err = aerr
 		}
 	}
+	w.leaveMu.Lock()
+	w.spool.close()
+	w.spoolClosed = true
+	w.leaveMu.Unlock()
 	w.result = w.stats()
 	if w.opts.OnProgress != nil {
 		w.opts.OnProgress(w.progress())
@@ -792,6 +804,11 @@ func (w *DDBWriter) notifyAck() error {
 	wm := w.acks.watermark()
 	if wm <= w.acks.reported {
 		return nil
+	}
+	// The spooled items below wm were appended before they were
+	// acknowledged: synced now, they are on disk before wm is saved.
+	if err := w.spool.sync(); err != nil {
+		return err
 	}
 	if err := w.opts.OnAck(wm); err != nil {
 		return fmt.Errorf("importer: saving progress at item %d: %w", wm, err)

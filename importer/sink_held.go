@@ -22,8 +22,11 @@ import (
 // hold the watermark, fill the window, and stop every other key with them.
 // So when the window is full and held items are in it, the writer moves
 // them to the held spool, a file beside the checkpoint (PATH.held),
-// appended and synced before their sequence numbers are acknowledged: the
-// watermark passes them, and the other keys flow. The spooled items are
+// appended before their sequence numbers are acknowledged: the watermark
+// passes them, and the other keys flow. A killed process loses nothing it
+// gave the system; for a crash of the machine, the spool is synced before
+// a watermark past them goes to OnAck, which writes the journal and the
+// checkpoint (in the ack loop, off the path of Write). The spooled items are
 // read back a few at a time (at most WriterOptions.Window / 4 of them are
 // in memory) and written at their key's pace. Each one's record is marked
 // sent before its first call and done once written, in place and without a
@@ -133,6 +136,7 @@ type heldSpool struct {
 	read  int64 // where the next record to read back starts
 	mem   int   // spooled requests in memory (held or in flight)
 	bound int   // at most this many are in memory
+	dirty bool  // appended to since the last sync
 
 	leaving  bool         // read nothing back: the records wait for another run
 	left     atomic.Int64 // records not done yet
@@ -169,9 +173,10 @@ func openHeldSpool(path string, watermark int64, bound int) (*heldSpool, error) 
 	return s, nil
 }
 
-// put appends the records of reqs and syncs them, and returns how many of
-// reqs, from the first, stay in memory; the others are read back later.
-// Until put returns, none of reqs may be acknowledged.
+// put appends the records of reqs, and returns how many of reqs, from the
+// first, stay in memory; the others are read back later. Until put
+// returns, none of reqs may be acknowledged; until sync returns after
+// that, no watermark past them may be saved.
 func (s *heldSpool) put(reqs []*request) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -206,9 +211,7 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 	if _, err := s.f.WriteAt(buf, s.end); err != nil {
 		return 0, fmt.Errorf("importer: held spool %s: %w", s.f.Name(), err)
 	}
-	if err := s.f.Sync(); err != nil {
-		return 0, fmt.Errorf("importer: held spool %s: %w", s.f.Name(), err)
-	}
+	s.dirty = s.path != "" // a temporary spool is never read by another run
 	caughtUp := s.read == s.end
 	s.end += int64(len(buf))
 	for i, r := range reqs {
@@ -264,6 +267,24 @@ func (s *heldSpool) readBack(mk func(seq int64, item map[string]types.AttributeV
 		s.mem++
 	}
 	return out, nil
+}
+
+// sync syncs what was appended to the spool of a checkpoint.
+func (s *heldSpool) sync() error {
+	s.mu.Lock()
+	if !s.dirty {
+		s.mu.Unlock()
+		return nil
+	}
+	s.dirty = false
+	f := s.f
+	s.mu.Unlock()
+	// What is appended from now on is synced too, or marks the spool dirty
+	// again.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("importer: held spool %s: %w", f.Name(), err)
+	}
+	return nil
 }
 
 // leave stops the reading back.
