@@ -378,6 +378,22 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 	if kills == 0 || spooled == 0 {
 		t.Fatalf("%d runs killed, %d with items in the held spool: the test proves nothing", kills, spooled)
 	}
+	// The progress lines say how many items wait, apart from the done.
+	lineRe := regexp.MustCompile(`(?m)^treeport: (\d+)/\d+ items, .*, (\d+) held for a hot key, ETA`)
+	lines := 0
+	for _, out := range outs {
+		for _, m := range lineRe.FindAllStringSubmatch(out, -1) {
+			lines++
+			done, _ := strconv.Atoi(m[1])
+			held, _ := strconv.Atoi(m[2])
+			if done+held > len(want) {
+				t.Errorf("progress line %q: %d done and %d held, of %d items", m[0], done, held, len(want))
+			}
+		}
+	}
+	if lines == 0 {
+		t.Errorf("no progress line said how many items were held for a hot key:\n%s", strings.Join(outs, "\n"))
+	}
 	if _, err := os.Stat(ck + ".held"); !os.IsNotExist(err) {
 		t.Errorf("the held spool is still there after the run finished (%v)", err)
 	}
@@ -448,12 +464,27 @@ func TestInterruptLeavesHeldItems(t *testing.T) {
 	if saved.Held() != int64(left) {
 		t.Errorf("the checkpoint's spool holds %d items, the run said %d", saved.Held(), left)
 	}
-	_, msg, code := run(t, awsEnv(proxy.URL()), args...)
+	out, msg, code := run(t, awsEnv(proxy.URL()), args...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d:\n%s", code, msg)
 	}
 	if !strings.Contains(msg, fmt.Sprintf("%d of them were held for a hot key and not written yet", left)) {
 		t.Errorf("the resumed run does not say it writes the held items first:\n%s", msg)
+	}
+	// The counts add up: what this run wrote (the held items included)
+	// and what it skipped are every item, once.
+	var wrote, skipped, replayed int
+	for _, f := range []struct {
+		re string
+		n  *int
+	}{{`loaded (\d+) items`, &wrote}, {`(\d+) items were acknowledged by an earlier run and skipped`, &skipped},
+		{`(\d+) items held for a hot key by an earlier run were written by this one`, &replayed}} {
+		if m := regexp.MustCompile(f.re).FindStringSubmatch(out); m != nil {
+			*f.n, _ = strconv.Atoi(m[1])
+		}
+	}
+	if wrote+skipped != len(want) || replayed != left {
+		t.Errorf("the rerun says it wrote %d items (%d of them held) and skipped %d; want %d in all, %d held:\n%s", wrote, replayed, skipped, len(want), left, out)
 	}
 	if _, err := os.Stat(ck + ".held"); !os.IsNotExist(err) {
 		t.Errorf("the held spool is still there after the run finished (%v)", err)
