@@ -261,42 +261,9 @@ func TestKillAndResume(t *testing.T) {
 		"--concurrency", fmt.Sprint(concurrency), "--max-wcu", "4000", "--no-progress"}
 	report := filepath.Join(t.TempDir(), "report.json")
 	args = append(args, "--report", report)
-	rng := rand.New(rand.NewPCG(7, 7))
-	kills := 0
-	finished := false
-	atMost := int64(0) // what the resumed runs said they may write again
-	sayRe := regexp.MustCompile(`at most (\d+) items are written again`)
-	// Five runs killed at random points, then one left to finish.
-	for attempt := 0; attempt < 6 && !finished; attempt++ {
-		cmd := exec.Command(treeportBin, args...)
-		cmd.Env = append(os.Environ(), awsEnv(proxy.URL())...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var kill <-chan time.Time
-		if attempt < 5 {
-			kill = time.After(time.Duration(400+rng.IntN(1500)) * time.Millisecond)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run %d: %v\n%s", attempt, err, stderr.String())
-			}
-			finished = true
-		case <-kill:
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-		}
-		if m := sayRe.FindStringSubmatch(stderr.String()); m != nil {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			atMost += n
-		}
-	}
+	kills, atMost, _ := killRuns(t, args, proxy.URL(), 5, func(rng *rand.Rand) time.Duration {
+		return time.Duration(400+rng.IntN(1500)) * time.Millisecond
+	})
 	if kills == 0 {
 		t.Fatal("no run was killed: the test proves nothing (make the load slower)")
 	}
@@ -323,6 +290,206 @@ func TestKillAndResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, report)), &rep); err != nil || rep.Redone == nil || *rep.Redone > window {
 		t.Errorf("report: items_redone_at_most %v (%v), want at most %d", rep.Redone, err, window)
 	}
+}
+
+// killRuns runs the CLI with args against endpoint: killed runs with
+// SIGKILL after a random time (killAfter), then one left to finish. It
+// returns the kills, the sum of what the resumed runs said they may write
+// again, and what each run wrote to stderr.
+func killRuns(t *testing.T, args []string, endpoint string, killed int, killAfter func(*rand.Rand) time.Duration) (int, int64, []string) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 7))
+	kills := 0
+	finished := false
+	atMost := int64(0) // what the resumed runs said they may write again
+	sayRe := regexp.MustCompile(`at most (\d+) items are written again`)
+	var outs []string
+	for attempt := 0; attempt <= killed && !finished; attempt++ {
+		cmd := exec.Command(treeportBin, args...)
+		cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var kill <-chan time.Time
+		if attempt < killed {
+			kill = time.After(killAfter(rng))
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d: %v\n%s", attempt, err, stderr.String())
+			}
+			finished = true
+		case <-kill:
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+		outs = append(outs, stderr.String())
+		if m := sayRe.FindStringSubmatch(stderr.String()); m != nil {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			atMost += n
+		}
+	}
+	return kills, atMost, outs
+}
+
+// TestKillAndResumeHeldItems kills imports while items held for a hot key
+// wait in the held spool, and resumes them. In closure, one random tree's
+// root is the AncestorId of a row of every node, and its first children of
+// many more: through a proxy that gives each key 100 WCU/s, those keys
+// need more than that on average, and their held items move to the spool
+// (PATH.held) so that the other keys flow. Every kill must lose none of
+// them, and the runs must write again no more than they say.
+func TestKillAndResumeHeldItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("closure", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Operations: []string{"BatchWriteItem"},
+		Spec: map[string]layouts.TableSpec{table: l.Table()}, PartitionWCU: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	const nodes = 1200
+	in := genInput(t, nodes)
+	want := expectedItems(t, in, "", l)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	const concurrency = 4
+	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck,
+		"--concurrency", fmt.Sprint(concurrency), "--no-progress"}
+	kills, atMost, outs := killRuns(t, args, proxy.URL(), 5, func(rng *rand.Rand) time.Duration {
+		return time.Duration(1000+rng.IntN(2000)) * time.Millisecond
+	})
+	// The resumed runs that found held items in the spool say so.
+	heldRe := regexp.MustCompile(`(\d+) of them were held for a hot key and not written yet`)
+	spooled := 0
+	for _, out := range outs {
+		if m := heldRe.FindStringSubmatch(out); m != nil {
+			spooled++
+			t.Logf("a resumed run: %s", m[0])
+		}
+	}
+	if kills == 0 || spooled == 0 {
+		t.Fatalf("%d runs killed, %d with items in the held spool: the test proves nothing", kills, spooled)
+	}
+	// The progress lines say how many items wait, apart from the done.
+	lineRe := regexp.MustCompile(`(?m)^treeport: (\d+)/\d+ items, .*, (\d+) held for a hot key, ETA`)
+	lines := 0
+	for _, out := range outs {
+		for _, m := range lineRe.FindAllStringSubmatch(out, -1) {
+			lines++
+			done, _ := strconv.Atoi(m[1])
+			held, _ := strconv.Atoi(m[2])
+			if done+held > len(want) {
+				t.Errorf("progress line %q: %d done and %d held, of %d items", m[0], done, held, len(want))
+			}
+		}
+	}
+	if lines == 0 {
+		t.Errorf("no progress line said how many items were held for a hot key:\n%s", strings.Join(outs, "\n"))
+	}
+	if _, err := os.Stat(ck + ".held"); !os.IsNotExist(err) {
+		t.Errorf("the held spool is still there after the run finished (%v)", err)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+	c := proxy.Counts()
+	redone := c.AcceptedItems - int64(len(want))
+	window := int64(2 * (concurrency + concurrency + 1) * 25)
+	bound := int64(kills) * (window + window/4)
+	t.Logf("%d kills (%d with held items spooled), %d items accepted for %d in the table: %d redone (bound %d; the runs said at most %d); %d key-range refusals",
+		kills, spooled, c.AcceptedItems, len(want), redone, bound, atMost, c.KeyRangeItems)
+	if redone > bound {
+		t.Errorf("redone %d items after %d kills, more than the bound %d", redone, kills, bound)
+	}
+	if redone > atMost {
+		t.Errorf("redone %d items, but the resumed runs said at most %d", redone, atMost)
+	}
+}
+
+// TestInterruptLeavesHeldItems: Ctrl-C while items wait for a hot key in
+// the held spool does not wait for the key's pace: the run exits 130 soon,
+// says how many items the spool keeps, and the rerun writes them first and
+// finishes the table exactly, with the spool gone.
+func TestInterruptLeavesHeldItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("closure", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Operations: []string{"BatchWriteItem"},
+		Spec: map[string]layouts.TableSpec{table: l.Table()}, PartitionWCU: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	in := genInput(t, 1200)
+	want := expectedItems(t, in, "", l)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck, "--concurrency", "4", "--no-progress"}
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), awsEnv(proxy.URL())...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	stopped := time.Now()
+	err = cmd.Wait()
+	took := time.Since(stopped)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
+	}
+	m := regexp.MustCompile(`\((\d+) of them held for a hot key in (\S+): the run that resumes writes them first\)`).FindStringSubmatch(stderr.String())
+	if m == nil || m[2] != ck+".held" {
+		t.Fatalf("the interrupted run does not say it left items in the held spool:\n%s", stderr.String())
+	}
+	left, _ := strconv.Atoi(m[1])
+	// The spooled items go at 100 WCU/s at most; waiting for them would
+	// take left/100 seconds.
+	t.Logf("stopped %v after SIGINT, %d items left in the spool", took.Round(time.Millisecond), left)
+	if took > 2*time.Second && took > time.Duration(left)*time.Second/200 {
+		t.Errorf("the run took %v to stop: it wrote the spooled items instead of leaving them", took)
+	}
+	saved, err := importer.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Held() != int64(left) {
+		t.Errorf("the checkpoint's spool holds %d items, the run said %d", saved.Held(), left)
+	}
+	out, msg, code := run(t, awsEnv(proxy.URL()), args...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d:\n%s", code, msg)
+	}
+	if !strings.Contains(msg, fmt.Sprintf("%d of them were held for a hot key and not written yet", left)) {
+		t.Errorf("the resumed run does not say it writes the held items first:\n%s", msg)
+	}
+	// The counts add up: what this run wrote (the held items included)
+	// and what it skipped are every item, once.
+	var wrote, skipped, replayed int
+	for _, f := range []struct {
+		re string
+		n  *int
+	}{{`loaded (\d+) items`, &wrote}, {`(\d+) items were acknowledged by an earlier run and skipped`, &skipped},
+		{`(\d+) items held for a hot key by an earlier run were written by this one`, &replayed}} {
+		if m := regexp.MustCompile(f.re).FindStringSubmatch(out); m != nil {
+			*f.n, _ = strconv.Atoi(m[1])
+		}
+	}
+	if wrote+skipped != len(want) || replayed != left {
+		t.Errorf("the rerun says it wrote %d items (%d of them held) and skipped %d; want %d in all, %d held:\n%s", wrote, replayed, skipped, len(want), left, out)
+	}
+	if _, err := os.Stat(ck + ".held"); !os.IsNotExist(err) {
+		t.Errorf("the held spool is still there after the run finished (%v)", err)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
 }
 
 // TestInterruptSavesCheckpoint sends SIGINT: the run exits 130 with its

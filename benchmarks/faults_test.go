@@ -230,8 +230,10 @@ func (o *othersTimer) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrit
 // limits, in turns. `others-ratio` is the rate of the other keys' items
 // (their count over the time the last of them was written) with the hot
 // key throttled over the same without (goal ≥ 0.9, issue 16);
-// `key-throttles` the throttles the writer read as the hot key's, and
-// `shared-cuts` says whether the shared rate was ever cut (it should not).
+// `key-throttles` the throttles the writer read as the hot key's,
+// `spooled` the hot key's held items that moved to the held spool so as
+// not to fill the writer's window, and `shared-cuts` says whether the
+// shared rate was ever cut (it should not).
 func BenchmarkHotKey(b *testing.B) {
 	endpoint, direct := benchEngine(b)
 	spec := layouts.TableSpec{
@@ -252,7 +254,7 @@ func BenchmarkHotKey(b *testing.B) {
 		}
 	}
 	var ratio float64
-	var keyThrottles, sharedCuts int64
+	var keyThrottles, sharedCuts, spooled int64
 	for i := range b.N {
 		rates := map[bool]float64{}
 		for _, limited := range []bool{i%2 == 0, i%2 != 0} {
@@ -291,6 +293,7 @@ func BenchmarkHotKey(b *testing.B) {
 			rates[limited] = float64(timer.others) / timer.last.Sub(start).Seconds()
 			if limited {
 				keyThrottles += st.KeyThrottles
+				spooled += st.Spooled
 				if st.MinRateWCU > 0 {
 					sharedCuts++
 				}
@@ -303,6 +306,7 @@ func BenchmarkHotKey(b *testing.B) {
 	b.ReportMetric(ratio/float64(b.N), "others-ratio")
 	b.ReportMetric(float64(keyThrottles)/float64(b.N), "key-throttles")
 	b.ReportMetric(float64(sharedCuts)/float64(b.N), "shared-cuts")
+	b.ReportMetric(float64(spooled)/float64(b.N), "spooled")
 }
 
 // envInt reads a benchmark knob from the environment, or def.

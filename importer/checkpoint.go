@@ -25,7 +25,9 @@ type Checkpoint struct {
 	// the caller computes it.
 	Fingerprint string `json:"fingerprint"`
 	// Watermark is the number of items acknowledged in order: every item
-	// numbered below it is in the table or in the dead-letter file.
+	// numbered below it is in the table, in the dead-letter file, or in
+	// the held spool beside the checkpoint (see heldSpool), which a run
+	// that resumes writes first.
 	Watermark int64 `json:"watermark"`
 	// Done is set when the run finished; a rerun then has nothing to do.
 	Done bool `json:"done,omitempty"`
@@ -37,6 +39,10 @@ type Checkpoint struct {
 	Table   string    `json:"table,omitempty"`
 	Layout  string    `json:"layout,omitempty"`
 	SavedAt time.Time `json:"saved_at"`
+
+	// held is what the held spool beside the file holds for a run that
+	// resumes at Watermark.
+	held heldCounts
 }
 
 // LoadCheckpoint reads a checkpoint file. A missing file gives an error
@@ -57,7 +63,41 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("importer: checkpoint %s has a negative watermark %d; delete it to start over", path, c.Watermark)
 	}
 	c.readJournal(path)
+	if err := c.readHeld(path); err != nil {
+		return nil, fmt.Errorf("importer: checkpoint %s: %w", path, err)
+	}
 	return &c, nil
+}
+
+// readHeld counts the records of the held spool beside the checkpoint at
+// path (see heldSpool) that a run resuming at its watermark writes.
+func (c *Checkpoint) readHeld(path string) error {
+	f, err := os.Open(heldPath(path))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && c.Done) {
+		if f != nil {
+			f.Close()
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	c.held, err = scanHeld(f, c.Watermark, false)
+	return err
+}
+
+// Held is how many items held for a hot key the run that saved the
+// checkpoint left unwritten below its watermark, in its held spool: a run
+// that resumes writes them first.
+func (c *Checkpoint) Held() int64 { return c.held.waiting }
+
+// RedoneAtMost bounds the items a run that resumes from the checkpoint
+// writes again that the run that saved it may have written already: the
+// ones it had sent past its watermark (Sent − Watermark), and the held
+// ones in its spool that it had sent.
+func (c *Checkpoint) RedoneAtMost() int64 {
+	return max(c.Sent-c.Watermark, 0) + c.held.sent
 }
 
 // The checkpoint file is synced at most every 200 ms: a crash between two

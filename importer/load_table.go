@@ -113,8 +113,11 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 				return &TableResult{AlreadyDone: true, Took: time.Since(opts.Started)}, nil
 			}
 			fmt.Fprintf(log, "resuming from checkpoint %s: %d items acknowledged\n", opts.Checkpoint, ck.Watermark)
-			if ck.Sent > ck.Watermark {
-				fmt.Fprintf(log, "the interrupted run had sent up to item %d: at most %d items are written again\n", ck.Sent, ck.Sent-ck.Watermark)
+			if n := ck.Held(); n > 0 {
+				fmt.Fprintf(log, "%d of them were held for a hot key and not written yet: they are written first (%s)\n", n, heldPath(opts.Checkpoint))
+			}
+			if n := ck.RedoneAtMost(); n > 0 {
+				fmt.Fprintf(log, "the interrupted run had sent up to item %d: at most %d items are written again\n", max(ck.Sent, ck.Watermark), n)
 			}
 		}
 		emit.Skip = ck.Watermark

@@ -47,7 +47,10 @@ type RunOptions struct {
 	// its Watermark were acknowledged by an earlier run and are passed
 	// over. Run raises the watermark as the writer acknowledges, saves it to
 	// CheckpointPath at most every 200 ms, and once more at the end, Done
-	// when the run finished.
+	// when the run finished. The items held for a hot key that the
+	// watermark passed before they were written wait in the held spool
+	// beside it (CheckpointPath + ".held", see heldSpool): a run that
+	// resumes writes them first.
 	Checkpoint     *Checkpoint
 	CheckpointPath string
 	// DeadLetter is the file for the items DynamoDB rejects ("": such an
@@ -68,8 +71,9 @@ type RunOptions struct {
 // stands against the whole run.
 type RunProgress struct {
 	Progress
-	// Skipped were acknowledged by an earlier run; Total estimates all the
-	// operations, Skipped included.
+	// Skipped were acknowledged by an earlier run and are not written
+	// again (the ones its held spool gives back are in Items once
+	// written); Total estimates all the operations, Skipped included.
 	Skipped, Total int64
 }
 
@@ -79,13 +83,15 @@ func (p RunProgress) Done() int64 { return p.Skipped + p.Items + p.DeadLettered 
 // RunResult is what a write run did.
 type RunResult struct {
 	Stats Stats
-	// Skipped is how many operations an earlier run acknowledged (the
-	// checkpoint's watermark when the run began).
+	// Skipped is how many operations an earlier run acknowledged and this
+	// one did not write: the checkpoint's watermark when the run began,
+	// less the held items it left in its spool (Stats.Replayed once
+	// written).
 	Skipped int64
 	// RedoneAtMost bounds the operations this run wrote again that the run
-	// it resumed may have written already: the ones it had sent past its
-	// watermark (Checkpoint.Sent − Skipped). 0 for a run that did not
-	// resume.
+	// it resumed may have written already (Checkpoint.RedoneAtMost): the
+	// ones it had sent past its watermark, and the held ones it had sent
+	// but not written. 0 for a run that did not resume.
 	RedoneAtMost int64
 	// PriorDeadLettered is how many items the dead-letter file held when
 	// the run resumed.
@@ -145,20 +151,48 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	}
 	if opts.Checkpoint != nil {
 		wo.OnSend = saver.sent
+		wo.HeldSpool = heldPath(opts.CheckpointPath)
+	}
+	// The held items of the run this one resumes are below its watermark,
+	// but are written by this one.
+	var spooled heldCounts
+	if opts.Checkpoint != nil {
+		spooled = opts.Checkpoint.held
 	}
 	if opts.OnProgress != nil {
-		wo.OnProgress = func(p Progress) { opts.OnProgress(RunProgress{Progress: p, Skipped: skip, Total: opts.Total}) }
+		wo.OnProgress = func(p Progress) {
+			opts.OnProgress(RunProgress{Progress: p, Skipped: skip - spooled.waiting, Total: opts.Total})
+		}
 	}
 	if deadLetter != nil {
 		wo.DeadLetter = deadLetter
 	}
 	w := NewDDBWriter(opts.Client, opts.Table, opts.Spec, wo)
+	// Interrupted, while the input is read or after, the held items wait
+	// in the spool for the run that resumes, instead of holding this one
+	// at their keys' pace.
+	closed, left := make(chan struct{}), make(chan error, 1)
+	go func() {
+		var err error
+		if opts.Checkpoint != nil {
+			select {
+			case <-ctx.Done():
+				err = w.leaveHeld()
+			case <-closed:
+			}
+		}
+		left <- err
+	}()
 	feedErr := feed(ctx, w, skip)
 	stats, closeErr := w.Close(context.WithoutCancel(ctx))
+	close(closed)
+	if err := <-left; err != nil && closeErr == nil {
+		closeErr = err
+	}
 	res := &RunResult{
-		Stats: stats, Skipped: skip, PriorDeadLettered: prior, RedoneAtMost: redone,
-		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled),
-		Done:        feedErr == nil && closeErr == nil,
+		Stats: stats, Skipped: skip - w.spool.replayed, PriorDeadLettered: prior, RedoneAtMost: redone + w.spool.redo,
+		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled) || stats.Held > 0 && ctx.Err() != nil,
+		Done:        feedErr == nil && closeErr == nil && stats.Held == 0,
 	}
 	if err := saver.finish(stats.Watermark, res.Done); err != nil {
 		return nil, err
@@ -273,6 +307,9 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 	}
 	s.close()
 	os.Remove(journalPath(s.path))
+	if done {
+		os.Remove(heldPath(s.path))
+	}
 	return nil
 }
 

@@ -82,8 +82,17 @@ type WriterOptions struct {
 	// Window bounds the items written or in flight past the watermark,
 	// and so what a run that crashes redoes: Write blocks while it is
 	// reached, which can only happen while a batch is being retried
-	// (2 × (Concurrency + Buffer + 1) × 25; at least 50).
+	// (2 × (Concurrency + Buffer + 1) × 25; at least 50). Items held back
+	// for a key over its partition's rate do not fill it: they move to
+	// the held spool (see HeldSpool).
 	Window int
+	// HeldSpool is the file the items held back for a hot key move to
+	// when they would fill the window (see heldSpool): "" for a temporary
+	// file. A run that resumes passes the one of the run it goes on from
+	// (Run passes the checkpoint's PATH.held): the items it holds below
+	// StartSeq are written first. It is removed once all of it is
+	// written.
+	HeldSpool string
 	// Spread is how many items the writer may keep back to spread its
 	// batches over partition keys (Window / 2): each batch takes, oldest
 	// first, items whose partition key values (the table's and every
@@ -113,15 +122,18 @@ type WriterOptions struct {
 	// than this were dead-lettered (1000); negative means no limit.
 	MaxDeadLetters int
 	// OnAck is called with the new watermark W whenever it advances: every
-	// item with a sequence number below W is written or dead-lettered. It
+	// item with a sequence number below W is written, dead-lettered, or in
+	// the held spool (see HeldSpool), synced to disk first. It
 	// is called from one goroutine at a time, with increasing values, and
 	// a last time by Close. An error from it (a checkpoint that cannot be
 	// saved) ends the run.
 	OnAck func(watermark int64) error
 	// OnSend, when set, is called before each BatchWriteItem call with one
-	// past the highest sequence number in its batch, from the workers,
+	// past the highest sequence number in its batch (items of the held
+	// spool aside: their records say they were sent), from the workers,
 	// concurrently: after a crash, the items from the watermark up to the
-	// highest such value are all that the run may have written past it.
+	// highest such value are all that the run may have written past it,
+	// with the spooled ones marked sent.
 	OnSend func(next int64)
 	// OnProgress is called every ProgressInterval (1 s) and once by Close,
 	// from one goroutine at a time.
@@ -173,15 +185,18 @@ func (o WriterOptions) withDefaults() WriterOptions {
 
 // Progress is a snapshot of a running writer, for a progress bar.
 type Progress struct {
-	Items        int64         // items written
-	DeadLettered int64         // items set aside
-	Bytes        int64         // their DynamoDB size
-	WCU          int64         // the WCU they cost, as computed
-	ConsumedWCU  float64       // the WCU DynamoDB reported
-	RateLimit    float64       // current limit in WCU/s; 0 while unlimited
-	Throttles    int64         // throttle responses so far
-	Watermark    int64         // every item below it is acknowledged
-	Elapsed      time.Duration // since the writer was created
+	Items        int64   // items written
+	DeadLettered int64   // items set aside
+	Bytes        int64   // their DynamoDB size
+	WCU          int64   // the WCU they cost, as computed
+	ConsumedWCU  float64 // the WCU DynamoDB reported
+	RateLimit    float64 // current limit in WCU/s; 0 while unlimited
+	Throttles    int64   // throttle responses so far
+	Watermark    int64   // every item below it is acknowledged
+	// Held is how many acknowledged items wait in the held spool for
+	// their key (written ones are in Items).
+	Held    int64
+	Elapsed time.Duration // since the writer was created
 }
 
 // Stats is what a writer did, for the summary and --report.
@@ -200,6 +215,14 @@ type Stats struct {
 	// partition key's (see hotKeys): they slowed that key, not the run.
 	KeyThrottles int64 `json:"key_throttles,omitempty"`
 	DeadLettered int64 `json:"dead_lettered"`
+	// Spooled counts the items held for a hot key that moved to the held
+	// spool; Replayed the ones an earlier run had spooled that this one
+	// wrote (they are in Items). Held is how many were not written when
+	// the run ended: 0 unless it failed, or Run was interrupted with a
+	// checkpoint (the spool keeps them for the run that resumes).
+	Spooled  int64 `json:"spooled_items,omitempty"`
+	Replayed int64 `json:"replayed_items,omitempty"`
+	Held     int64 `json:"held_items,omitempty"`
 	// DeadLetterReasons counts the dead-lettered items by reason.
 	DeadLetterReasons map[string]int64 `json:"dead_letter_reasons,omitempty"`
 	// MaxWCU is the cap (0: none); MinRateWCU the lowest the limiter went
@@ -233,10 +256,11 @@ func (s Stats) rate() float64 {
 // when the run ends with an error.
 //
 // Progress is acknowledged as a watermark W (see WriterOptions.OnAck):
-// every item numbered below W is done, and at most WriterOptions.Window
-// items past it were handed to the writer, which bounds what a rerun after a
-// crash writes again. Puts and deletes are idempotent, so redoing them is
-// safe.
+// every item numbered below W is done or in the held spool, and at most
+// WriterOptions.Window items past it were handed to the writer; with the
+// spooled items in memory (at most Window / 4, the only ones that can be
+// in flight), that bounds what a rerun after a crash writes again. Puts and
+// deletes are idempotent, so redoing them is safe.
 //
 // Write and Delete are called from one goroutine; Close ends the run. The
 // callbacks report progress while it runs.
@@ -279,6 +303,12 @@ type DDBWriter struct {
 	gate startGate
 	// Partitions DynamoDB throttled one by one, paced apart (see hotKeys).
 	hot hotKeys
+	// Where the held items go when they would fill the window.
+	spool    *heldSpool
+	replayed atomic.Int64 // spooled items of an earlier run written
+	// leaveHeld and the spool's closing, one at a time.
+	leaveMu     sync.Mutex
+	spoolClosed bool
 }
 
 // request is one item on its way, with what it costs.
@@ -291,6 +321,11 @@ type request struct {
 	wcu   int
 	unit  int      // what it costs each partition it lands in
 	parts []string // those partitions, once asked for (see hotKeys.parts)
+	// spooled is 1 + the offset of its held spool record, 0 when it is not
+	// spooled: its seqs are acknowledged already, and its record is marked
+	// done once it is written.
+	spooled int64
+	sent    bool // it went in a call at least once
 }
 
 type batch struct {
@@ -429,6 +464,11 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	w.acks.init(opts.StartSeq)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
+	var err error
+	if w.spool, err = openHeldSpool(opts.HeldSpool, opts.StartSeq, opts.Window/4); err != nil {
+		w.spool = &heldSpool{}
+		w.cancel(err) // Write and Close return it
+	}
 	for range opts.Concurrency {
 		w.group.Go(w.work)
 	}
@@ -472,20 +512,20 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	if seq <= w.lastSeq {
 		return fmt.Errorf("importer: write of seq %d after seq %d: sequence numbers must increase from %d", seq, w.lastSeq, w.opts.StartSeq)
 	}
-	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
-	if wr.PutRequest != nil {
-		r.size = transform.ItemSize(item)
-		r.unit = transform.WCU(r.size)
-		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
-	} else {
-		r.unit = 1
-		r.wcu = 1 + len(w.spec.Indexes)
-	}
+	r := w.request(seq, item, wr)
 	// Keep the distance to the watermark bounded: with a batch stuck in
 	// retries, the others would otherwise run ahead without limit, and a
-	// crash would make the next run redo all of it. Items kept back to
-	// spread the batches go first: the oldest of them holds the watermark.
+	// crash would make the next run redo all of it. Items held for a hot
+	// key move to the held spool, so that they do not stop the other
+	// keys (a batch of them at a time while other items can go); items
+	// kept back to spread the batches go next: the oldest of them holds
+	// the watermark.
 	for w.acks.ahead() >= w.opts.Window {
+		if n, err := w.spill(len(w.pend.reqs) > 0); err != nil {
+			return err
+		} else if n > 0 {
+			continue
+		}
 		if len(w.pend.reqs) > 0 {
 			if err := w.flush(ctx); err != nil {
 				return err
@@ -494,6 +534,7 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		}
 		select {
 		case <-w.acks.advanced():
+		case <-w.hot.changed(): // items held now can move to the spool
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.gctx.Done():
@@ -521,6 +562,61 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		return w.flush(ctx)
 	}
 	return nil
+}
+
+// request makes the request of a put or a delete.
+func (w *DDBWriter) request(seq int64, item layouts.Item, wr types.WriteRequest) *request {
+	r := &request{seqs: []int64{seq}, key: layouts.KeyOf(w.spec, item), wr: wr, item: item}
+	if wr.PutRequest != nil {
+		r.size = transform.ItemSize(item)
+		r.unit = transform.WCU(r.size)
+		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
+	} else {
+		r.unit = 1
+		r.wcu = 1 + len(w.spec.Indexes)
+	}
+	return r
+}
+
+// spill moves the items held for their keys that are not spooled yet to
+// the held spool, and acknowledges them once it holds them; a few stay in
+// memory, held as they were. With batch, it moves nothing unless there
+// are a batch's worth of them. It returns how many moved.
+func (w *DDBWriter) spill(batch bool) (int, error) {
+	held := w.hot.takeLive(batch)
+	if len(held) == 0 {
+		return 0, nil
+	}
+	reqs := make([]*request, len(held))
+	for i, hr := range held {
+		reqs[i] = hr.r
+	}
+	kept, err := w.spool.put(reqs)
+	if err != nil {
+		w.hot.hold(held) // they wait in the window, as they would without a spool
+		w.cancel(err)
+		return 0, err
+	}
+	w.hot.hold(held[:kept])
+	for _, r := range reqs {
+		w.acks.ack(r.seqs)
+	}
+	if w.opts.Trace != nil {
+		w.opts.Trace("%d held items spooled (%d stay in memory)", len(reqs), kept)
+	}
+	return len(reqs), nil
+}
+
+// readBack holds the spooled items the held spool gives back.
+func (w *DDBWriter) readBack() error {
+	reqs, err := w.spool.readBack(func(seq int64, item map[string]types.AttributeValue, put bool) *request {
+		if put {
+			return w.request(seq, item, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		return w.request(seq, item, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: item}})
+	})
+	w.hot.hold(heldAt(reqs, time.Now()))
+	return err
 }
 
 // flush hands a batch of the items kept back to the workers. On failure
@@ -551,6 +647,24 @@ func (w *DDBWriter) failure() error {
 		return err
 	}
 	return fmt.Errorf("importer: writer stopped: %w", context.Cause(w.gctx))
+}
+
+// leaveHeld makes the writer end without writing the items in the held
+// spool, which the spool keeps for the run that resumes, and moves there
+// the items held now: a run interrupted with a checkpoint then ends once
+// its batches in flight are, not at its hot keys' pace. It is safe to call
+// from another goroutine while Write or Close run; after Close it does
+// nothing.
+func (w *DDBWriter) leaveHeld() error {
+	w.leaveMu.Lock()
+	defer w.leaveMu.Unlock()
+	if w.spoolClosed {
+		return nil // too late: everything is written
+	}
+	w.spool.leave()
+	w.hot.leaveSpooled()
+	_, err := w.spill(false)
+	return err
 }
 
 // Close sends what is queued, waits for every batch in flight and returns
@@ -596,6 +710,10 @@ func (w *DDBWriter) Close(ctx context.Context) (Stats, error) {
 			err = aerr
 		}
 	}
+	w.leaveMu.Lock()
+	w.spool.close()
+	w.spoolClosed = true
+	w.leaveMu.Unlock()
 	w.result = w.stats()
 	if w.opts.OnProgress != nil {
 		w.opts.OnProgress(w.progress())
@@ -618,6 +736,9 @@ func (w *DDBWriter) stats() Stats {
 		Unprocessed:  w.n.unprocessed.Load(),
 		KeyThrottles: w.n.keyThrottles.Load(),
 		DeadLettered: w.n.dead.Load(),
+		Spooled:      w.spool.spooled.Load(),
+		Replayed:     w.replayed.Load(),
+		Held:         w.spool.left.Load(),
 		Watermark:    w.acks.watermark(),
 		Duration:     time.Since(w.start),
 	}
@@ -647,6 +768,7 @@ func (w *DDBWriter) progress() Progress {
 		ConsumedWCU:  float64(w.n.consumedMilli.Load()) / 1000,
 		Throttles:    w.n.throttles.Load(),
 		Watermark:    w.acks.watermark(),
+		Held:         w.spool.left.Load(),
 		Elapsed:      time.Since(w.start),
 	}
 	if l := w.lim.Limit(); !math.IsInf(l, 1) {
@@ -691,6 +813,11 @@ func (w *DDBWriter) notifyAck() error {
 	if wm <= w.acks.reported {
 		return nil
 	}
+	// The spooled items below wm were appended before they were
+	// acknowledged: synced now, they are on disk before wm is saved.
+	if err := w.spool.sync(); err != nil {
+		return err
+	}
 	if err := w.opts.OnAck(wm); err != nil {
 		return fmt.Errorf("importer: saving progress at item %d: %w", wm, err)
 	}
@@ -703,6 +830,9 @@ func (w *DDBWriter) notifyAck() error {
 func (w *DDBWriter) work() error {
 	batches := w.batches
 	for {
+		if err := w.readBack(); err != nil {
+			return err
+		}
 		reqs, next, more := w.hot.due(MaxBatchItems)
 		if len(reqs) == 0 {
 			if batches == nil && next.IsZero() {
@@ -751,10 +881,10 @@ func (w *DDBWriter) work() error {
 // dead-lettered, or it gives up.
 func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 	fails := 0
+	backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		if attempt > 0 {
 			w.n.retries.Add(1)
-			backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
 			if err := backoff.Sleep(ctx, max(fails, 1)); err != nil {
 				return context.Cause(ctx)
 			}
@@ -786,13 +916,22 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 		}
 		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
-		if w.opts.OnSend != nil {
-			var hi int64
-			for _, r := range reqs {
+		// A spooled item's record says it may be written, for the redo
+		// bound of a run that resumes; it is below the watermark already.
+		var hi int64
+		for _, r := range reqs {
+			if r.spooled != 0 {
+				if !r.sent {
+					w.spool.mark(r, heldSent)
+				}
+			} else {
 				for _, q := range r.seqs {
 					hi = max(hi, q+1)
 				}
 			}
+			r.sent = true
+		}
+		if w.opts.OnSend != nil && hi > 0 {
 			w.opts.OnSend(hi)
 		}
 		sent := time.Now()
@@ -820,7 +959,15 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 					// slows those keys' writes; any other slows them all.
 					if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
 						w.n.keyThrottles.Add(1)
+						hot := w.hot.allHot(reqs)
 						w.hot.throttled(parts, sent)
+						if hot {
+							// A call of hot keys' items only: they back off
+							// held, and the worker goes on with the others.
+							w.n.retries.Add(1)
+							w.hot.holdFor(reqs, backoff.Delay(max(fails, 1)))
+							return nil
+						}
 					} else {
 						w.lim.Throttled(sent)
 					}
@@ -867,6 +1014,13 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			if len(parts) > 0 {
 				w.n.keyThrottles.Add(1)
 				w.hot.throttled(parts, sent)
+				if w.hot.allHot(back) {
+					// The items handed back for their keys back off held,
+					// and the worker goes on with other keys' items.
+					w.n.retries.Add(1)
+					w.hot.holdFor(back, backoff.Delay(1))
+					return nil
+				}
 			}
 		} else {
 			w.lim.Throttled(sent)
@@ -1003,8 +1157,21 @@ func (w *DDBWriter) done(reqs []*request, cost int) {
 	w.lim.Success(cost)
 	w.hot.success(reqs)
 	for _, r := range reqs {
-		w.acks.ack(r.seqs)
+		w.ack(r)
 	}
+}
+
+// ack acknowledges r, written or dead-lettered: its seqs, or its spooled
+// record.
+func (w *DDBWriter) ack(r *request) {
+	if r.spooled == 0 {
+		w.acks.ack(r.seqs)
+		return
+	}
+	if r.seqs[0] < w.opts.StartSeq {
+		w.replayed.Add(1)
+	}
+	w.spool.done(r)
 }
 
 // split writes the halves of a batch DynamoDB refused as a whole, down to
@@ -1048,7 +1215,7 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	if w.opts.OnDeadLetter != nil {
 		w.opts.OnDeadLetter(seq, r.item, errors.New(reason))
 	}
-	w.acks.ack(r.seqs)
+	w.ack(r)
 	return nil
 }
 

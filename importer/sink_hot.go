@@ -64,6 +64,8 @@ type hotKeys struct {
 	mu          sync.Mutex
 	keys        map[string]*ddb.WriteLimiter
 	held        []heldReq
+	live        int           // of held, those not spooled (see heldSpool)
+	leave       bool          // drop the spooled ones: they wait for another run
 	wake        chan struct{} // closed and replaced when held changes
 	suspects    map[string]time.Time
 	lastSuspect time.Time
@@ -141,6 +143,9 @@ func (h *hotKeys) split(reqs []*request) (ready, held []*request) {
 		}
 		held = append(held, r)
 		h.held = append(h.held, heldReq{r: r, due: now.Add(d)})
+		if r.spooled == 0 {
+			h.live++
+		}
 	}
 	if len(held) > 0 {
 		close(h.wake)
@@ -161,9 +166,15 @@ func (h *hotKeys) due(n int) ([]*request, time.Time, <-chan struct{}) {
 	keys := map[string]bool{}
 	kept := h.held[:0]
 	for _, hr := range h.held {
+		if h.leave && hr.r.spooled != 0 {
+			continue
+		}
 		if len(out) < n && !hr.due.After(now) && !keys[hr.r.key] {
 			keys[hr.r.key] = true
 			out = append(out, hr.r)
+			if hr.r.spooled == 0 {
+				h.live--
+			}
 			continue
 		}
 		kept = append(kept, hr)
@@ -174,6 +185,101 @@ func (h *hotKeys) due(n int) ([]*request, time.Time, <-chan struct{}) {
 	clear(h.held[len(kept):])
 	h.held = kept
 	return out, next, h.wake
+}
+
+// allHot says whether every one of reqs lands in a partition that is hot
+// already.
+func (h *hotKeys) allHot(reqs []*request) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.keys) == 0 {
+		return false
+	}
+next:
+	for _, r := range reqs {
+		for _, p := range h.parts(r) {
+			if h.keys[p] != nil {
+				continue next
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// holdFor holds reqs, refused for their hot partitions, for d: they wait
+// as the items split holds, and the worker goes on with other keys'
+// items instead of backing off with them.
+func (h *hotKeys) holdFor(reqs []*request, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	due := time.Now().Add(d)
+	for _, r := range reqs {
+		h.held = append(h.held, heldReq{r: r, due: due})
+		if r.spooled == 0 {
+			h.live++
+		}
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+}
+
+// takeLive takes the held requests that are not spooled yet, oldest
+// first; with batch, only when there are MaxBatchItems of them at least.
+func (h *hotKeys) takeLive(batch bool) []heldReq {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.live == 0 || (batch && h.live < MaxBatchItems) {
+		return nil
+	}
+	var out []heldReq
+	kept := h.held[:0]
+	for _, hr := range h.held {
+		if hr.r.spooled == 0 {
+			out = append(out, hr)
+		} else {
+			kept = append(kept, hr)
+		}
+	}
+	clear(h.held[len(kept):])
+	h.held = kept
+	h.live = 0
+	return out
+}
+
+// changed returns a channel closed when the held requests next change.
+func (h *hotKeys) changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wake
+}
+
+// leaveSpooled drops the spooled requests held, and the ones held from
+// now on: the spool keeps them for the run that resumes.
+func (h *hotKeys) leaveSpooled() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.leave = true
+	close(h.wake)
+	h.wake = make(chan struct{})
+}
+
+// hold holds requests until their due times: spooled ones, or the ones
+// takeLive took that could not be spooled.
+func (h *hotKeys) hold(hrs []heldReq) {
+	if len(hrs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = append(h.held, hrs...)
+	for _, hr := range hrs {
+		if hr.r.spooled == 0 {
+			h.live++
+		}
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
 }
 
 // throttled records a key-range throttle of parts, for a call sent at sent:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -136,4 +138,104 @@ func countTable(t *testing.T, c *dynamodb.Client, table string) int {
 		n += int(page.Count)
 	}
 	return n
+}
+
+// hotTimer wraps a client and notes, for each item written, whether it is
+// the hot key's ("hot" in ParentId), in the order they were written.
+type hotTimer struct {
+	BatchWriter
+	mu    sync.Mutex
+	order []bool // true: a hot item
+}
+
+func (h *hotTimer) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	out, err := h.BatchWriter.BatchWriteItem(ctx, in, opt...)
+	if err != nil {
+		return out, err
+	}
+	back := map[string]bool{}
+	for _, rs := range out.UnprocessedItems {
+		for _, r := range rs {
+			back[r.PutRequest.Item["Id"].(*types.AttributeValueMemberS).Value] = true
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, rs := range in.RequestItems {
+		for _, r := range rs {
+			it := r.PutRequest.Item
+			if !back[it["Id"].(*types.AttributeValueMemberS).Value] {
+				h.order = append(h.order, it["ParentId"].(*types.AttributeValueMemberS).Value == "hot")
+			}
+		}
+	}
+	return out, nil
+}
+
+// A key over its partition's rate on average (a fifth of the items have
+// the parent "hot": 600 WCU of ByParent's "hot" at 100 WCU/s, 6 s at
+// least) does not hold the other keys back: its held items leave the
+// writer's window for the held spool, and the other keys' items are all
+// written while most of the hot key's still wait. Without the spool the
+// held items fill the window, and the others go at the hot key's pace.
+func TestWriterHotKeyOverItsRate(t *testing.T) {
+	ep := ddblocal.Endpoint(t)
+	direct := ddblocal.Client(t, ep)
+	table := ddblocal.NewTable(t, direct, testSpec)
+	proxy, err := faultproxy.New(faultproxy.Config{Target: ep, Operations: []string{"BatchWriteItem"},
+		Spec: map[string]layouts.TableSpec{table: testSpec}, PartitionWCU: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	timer := &hotTimer{BatchWriter: ddblocal.Client(t, proxy.URL())}
+	var traceMu sync.Mutex
+	spills := 0
+	w := NewDDBWriter(timer, table, testSpec, WriterOptions{Concurrency: 8, MaxRetries: 50,
+		Trace: func(format string, args ...any) {
+			traceMu.Lock()
+			defer traceMu.Unlock()
+			if strings.Contains(format, "spooled") {
+				spills++
+			}
+		}})
+	ctx := context.Background()
+	const n = 3000
+	for i := range n {
+		if err := w.Write(ctx, int64(i), hotItem(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := proxy.Counts()
+	if got := countTable(t, direct, table); got != n || st.Items != n || c.AcceptedItems != n || st.Watermark != n || st.Held != 0 {
+		t.Fatalf("table holds %d items, writer wrote %d (%d held), proxy accepted %d, watermark %d; want %d", got, st.Items, st.Held, c.AcceptedItems, st.Watermark, n)
+	}
+	if c.KeyRangeItems == 0 {
+		t.Fatal("the hot key was never throttled: the test proves nothing")
+	}
+	// How many of the hot key's items were written when the last of the
+	// others was.
+	hotBefore, hot := 0, 0
+	for _, h := range timer.order {
+		if h {
+			hot++
+		} else {
+			hotBefore = hot
+		}
+	}
+	t.Logf("%d of %d hot items written before the last other item; %d items spooled in %d moves, %d key throttles, min shared rate %v",
+		hotBefore, hot, st.Spooled, spills, st.KeyThrottles, st.MinRateWCU)
+	if hotBefore > hot/2 {
+		t.Errorf("the other keys waited for the hot key: %d of its %d items were written before the last of theirs", hotBefore, hot)
+	}
+	if st.Spooled == 0 {
+		t.Error("no held item was spooled")
+	}
+	if st.MinRateWCU != 0 {
+		t.Errorf("the shared rate was cut to %v WCU/s", st.MinRateWCU)
+	}
 }

@@ -142,7 +142,11 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	run := res.Run
 	if errors.Is(err, importer.ErrInterrupted) {
 		if opts.Checkpoint != "" {
-			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged, checkpoint saved to %s\n", run.Watermark, opts.Checkpoint)
+			held := ""
+			if n := run.Stats.Held; n > 0 {
+				held = fmt.Sprintf(" (%d of them held for a hot key in %s.held: the run that resumes writes them first)", n, opts.Checkpoint)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged%s, checkpoint saved to %s\n", run.Watermark, held, opts.Checkpoint)
 		} else {
 			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d items (no --checkpoint: a rerun starts over, overwriting the same items)\n", run.Stats.Items)
 		}
@@ -154,8 +158,11 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	stats, est := run.Stats, res.Emit
 	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
 		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
-	if est.Skipped > 0 {
-		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", est.Skipped)
+	if run.Skipped > 0 {
+		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", run.Skipped)
+	}
+	if stats.Replayed > 0 {
+		fmt.Fprintf(c.App.Writer, "%d items held for a hot key by an earlier run were written by this one (they are in the count above)\n", stats.Replayed)
 	}
 	if est.Rejected > 0 {
 		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
@@ -228,8 +235,12 @@ func (p *progress) update(pr importer.RunProgress) {
 	if secs <= 0 {
 		secs = 1
 	}
+	held := "" // items the watermark passed that wait for their hot key
+	if pr.Held > 0 {
+		held = fmt.Sprintf(", %d held for a hot key", pr.Held)
+	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles)", float64(pr.WCU)/secs, pr.Throttles))
+		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles%s)", float64(pr.WCU)/secs, pr.Throttles, held))
 		_ = p.bar.Set64(done)
 		return
 	}
@@ -244,8 +255,8 @@ func (p *progress) update(pr importer.RunProgress) {
 		if pr.RateLimit > 0 {
 			limit = fmt.Sprintf("limit %.0f WCU/s", pr.RateLimit)
 		}
-		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles, ETA %s\n",
-			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, eta)
+		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles%s, ETA %s\n",
+			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, held, eta)
 	}
 }
 

@@ -277,8 +277,12 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 	}
 	if errors.Is(err, importer.ErrInterrupted) {
 		if opts.Checkpoint != "" {
-			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d of %d operations acknowledged, checkpoint saved to %s (rerun the same command to go on)\n",
-				run.Watermark, res.Summary.Changes(), opts.Checkpoint)
+			held := ""
+			if n := run.Stats.Held; n > 0 {
+				held = fmt.Sprintf(" (%d of them held for a hot key in %s.held: the run that resumes writes them first)", n, opts.Checkpoint)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d of %d operations acknowledged%s, checkpoint saved to %s (rerun the same command to go on)\n",
+				run.Watermark, res.Summary.Changes(), held, opts.Checkpoint)
 		} else {
 			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d operations (no --checkpoint: a rerun plans again and writes what is left)\n", run.Stats.Items)
 		}
@@ -292,6 +296,9 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 		stats.Items, opts.Table, res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
 	if run.Skipped > 0 {
 		fmt.Fprintf(c.App.Writer, "%d operations were acknowledged by an earlier run and skipped\n", run.Skipped)
+	}
+	if stats.Replayed > 0 {
+		fmt.Fprintf(c.App.Writer, "%d operations held for a hot key by an earlier run were applied by this one (they are in the count above)\n", stats.Replayed)
 	}
 	return deadLetterResult(c, run)
 }

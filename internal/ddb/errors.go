@@ -150,13 +150,19 @@ type Backoff struct {
 // Sleep waits a random time up to Base·2^n, at most Max (and at least a
 // millisecond). It returns ctx.Err() if ctx ends first.
 func (b Backoff) Sleep(ctx context.Context, n int) error {
+	return wait(ctx, b.Delay(n))
+}
+
+// Delay is a time Sleep would wait: random, up to Base·2^n, at most Max,
+// at least a millisecond.
+func (b Backoff) Delay(n int) time.Duration {
 	ceil := b.Max
 	if n < 30 {
 		if d := b.Base << n; d > 0 && d < ceil {
 			ceil = d
 		}
 	}
-	return wait(ctx, rand.N(ceil)+time.Millisecond)
+	return rand.N(ceil) + time.Millisecond
 }
 
 // wait blocks for d, or until ctx ends, which returns ctx.Err().
