@@ -229,10 +229,32 @@ func (l *closureLayout) copySize(attrs transform.Attrs) int {
 // and 0 for the other layouts. Closure's Measure only reads Stats.CopyBytes
 // when ClosureCopy names attributes.
 func CopyBytes(l Layout, attrs transform.Attrs) int {
-	if c, ok := l.(*closureLayout); ok {
+	if c, ok := asClosure(l); ok {
 		return c.copySize(attrs)
 	}
 	return 0
+}
+
+// asClosure is the closure layout l is, or that a table model of l has as
+// its base.
+func asClosure(l Layout) (*closureLayout, bool) {
+	if m, ok := l.(*modelLayout); ok && m.closure {
+		l = m.base
+	}
+	c, ok := l.(*closureLayout)
+	return c, ok
+}
+
+// ClosureCopy is what the closure layout l (or a table model whose base
+// is closure) copies to its ancestor rows, as Options.ClosureCopy says it:
+// nil for every attribute, empty for none, else the names; nil for any
+// other layout.
+func ClosureCopy(l Layout) []string {
+	c, ok := asClosure(l)
+	if !ok || c.copyAll {
+		return nil
+	}
+	return append([]string{}, c.copy...)
 }
 
 // CopiedName is the shortest of the attribute names closure's ancestor rows
@@ -242,7 +264,7 @@ func CopyBytes(l Layout, attrs transform.Attrs) int {
 // rewrites): the ancestor rows copy it, and a node that has any of the
 // copied attributes has at least that many bytes of them.
 func CopiedName(l Layout) string {
-	c, ok := l.(*closureLayout)
+	c, ok := asClosure(l)
 	if !ok || c.copyAll || len(c.copy) == 0 {
 		return ""
 	}

@@ -22,27 +22,7 @@ type modelReads struct {
 
 // baseVals reads the base attributes of a base item (or key) into
 // placeholders.
-func (mr *modelReads) baseVals(item Item) (nodeVals, error) {
-	var v nodeVals
-	for name, a := range item {
-		ba, ok := mr.m.baseAttrs[name]
-		if !ok {
-			continue
-		}
-		var s string
-		switch x := a.(type) {
-		case *types.AttributeValueMemberS:
-			s = x.Value
-		case *types.AttributeValueMemberN:
-			s = x.Value
-		}
-		if !ba.tmpl.match(s, &v, mr.m.delim) {
-			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", mr.m.name, mr.m.baseName, ba.canon, s)
-		}
-	}
-	v.derive(false, mr.m.shards)
-	return v, nil
-}
+func (mr *modelReads) baseVals(item Item) (nodeVals, error) { return mr.m.baseVals(item) }
 
 // tableKey is the model's key of the base key.
 func (mr *modelReads) tableKey(key Item) (Item, error) {
@@ -267,7 +247,11 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			return fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
 		}
 		ba := m.baseAttrs[attr]
-		switch c.op {
+		op := c.op
+		if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
+			op = "band"
+		}
+		switch op {
 		case "=":
 			var v nodeVals
 			if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
@@ -293,6 +277,29 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 				op = "%s = %s"
 			}
 			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(strAttr(s))))
+		case "band":
+			// A band of a closure's relative depths: each bound through
+			// the key's template (zero-padded text keeps the order). A
+			// band open above ends at the most the digits hold, which
+			// keeps the other entities of a node's partition out.
+			lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
+			hi := maxPadded(9)
+			if c.op == "BETWEEN" {
+				hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
+			}
+			if target.tmpl.width > 0 {
+				hi = min(hi, maxPadded(target.tmpl.width))
+			}
+			lov, ok := m.depthBound(target, lo)
+			if !ok || lo > hi {
+				return nil // no row is that deep
+			}
+			if c.op == ">=" && target.num {
+				key = append(key, rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}))
+				break
+			}
+			hiv, _ := m.depthBound(target, hi)
+			key = append(key, rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}))
 		default:
 			if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
 				return fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
@@ -332,7 +339,7 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		out.Index = x.name
 	}
 	return mr.r.Query(ctx, out, func(items []Item) error {
-		if x != nil && x.projection != types.ProjectionTypeAll {
+		if x != nil && x.projection != types.ProjectionTypeAll && (!m.closure || m.wholeRows(x)) {
 			// The index holds part of each item: read them whole.
 			keys := make([]Item, 0, len(items))
 			for _, it := range items {

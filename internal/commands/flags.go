@@ -141,7 +141,7 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 		if err != nil {
 			return nil, layouts.Options{}, err
 		}
-		return []layouts.Layout{l}, layouts.Options{}, nil
+		return []layouts.Layout{l}, layouts.Options{ClosureCopy: layouts.ClosureCopy(l)}, nil
 	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--layout (or --model FILE) is required: one of %s", strings.Join(layouts.Names(), ", "))
@@ -174,7 +174,7 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 	if layout != "" {
 		return nil, usagef("--%smodel and --%slayout: give one; a model names its base layout itself", side, side)
 	}
-	for _, f := range []string{"attr", "delimiter", "shards", "closure-copy"} {
+	for _, f := range []string{"attr", "delimiter", "shards"} {
 		if c.IsSet(side + f) {
 			return nil, usagef("--%s%s does not go with --%smodel: the model file says its names, delimiter and shards (docs/MODELS.md)", side, f, side)
 		}
@@ -182,6 +182,13 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 	l, err := layouts.LoadModel(file)
 	if err != nil {
 		return nil, usagef("--%smodel: %v", side, err)
+	}
+	if c.IsSet(side + "closure-copy") {
+		// What a closure model's ancestor rows copy: the flag, over the
+		// model's closure_copy.
+		if l, err = layouts.WithClosureCopy(l, closureCopy(c.String(side+"closure-copy"))); err != nil {
+			return nil, usagef("--%sclosure-copy: %v", side, err)
+		}
 	}
 	return l, nil
 }

@@ -81,7 +81,10 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 	name := c.String(side + "-layout")
 	if file := c.String(side + "-model"); file != "" {
 		l, err := loadModel(c, file, side+"-", name)
-		return l, layouts.Options{}, err
+		if err != nil {
+			return nil, layouts.Options{}, err
+		}
+		return l, layouts.Options{ClosureCopy: layouts.ClosureCopy(l)}, nil
 	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--%s-layout is required: one of %s", side, strings.Join(layouts.Names(), ", "))
