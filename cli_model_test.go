@@ -573,7 +573,7 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 	}
 	// CloudFormation: one AWS::DynamoDB::Table resource, for a model and a
 	// layout.
-	for _, args := range [][]string{{"--model", handModels[0].file}, {"--layout", "adjacency"}} {
+	for _, args := range [][]string{{"--model", handModels[0].file}, {"--model", handModels[3].file}, {"--layout", "adjacency"}} {
 		stdout, stderr, code := run(t, nil, append([]string{"schema", "--format", "cloudformation", "--table", "my-parts"}, args...)...)
 		var tmpl struct {
 			Resources map[string]struct {
@@ -628,6 +628,25 @@ func TestModelSchemaCheck(t *testing.T) {
 	good := handTable(t, client, h, nil)
 	if _, stderr, code := run(t, env, "import", "--in", seed, "--table", good, "--model", h.file, "--no-progress"); code != 0 {
 		t.Fatalf("import into the model's table: exit %d\n%s", code, stderr)
+	}
+
+	// The closure model: a sort key of numbers where the model has text,
+	// and GSI1 projecting every attribute.
+	c := handModels[3]
+	wrong.create = func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
+				{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeN}, {AttributeName: aws.String("GSI1PK"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:              keySchema("PK", "SK"),
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi("GSI1", "GSI1PK", "SK", types.ProjectionTypeAll)}}
+	}
+	table = handTable(t, client, wrong, nil)
+	_, stderr, code = run(t, env, "import", "--in", seed, "--table", table, "--model", c.file, "--no-progress")
+	if code != 2 || !strings.Contains(stderr, "SK") || !strings.Contains(stderr, "index GSI1: projects ALL") {
+		t.Fatalf("import of the closure model into a table of another shape: exit %d, want 2 listing the sort key's type and GSI1's projection:\n%s", code, stderr)
+	}
+	if n := len(rawLines(t, client, table)); n != 0 {
+		t.Fatalf("%d items written", n)
 	}
 }
 
@@ -696,5 +715,79 @@ func TestModelStoredBytesProjected(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("bench reports no storage for %v", want)
+	}
+}
+
+// TestClosureModelCopy: --closure-copy is honoured with a closure model. The
+// closure model's table holds ancestor rows copying nothing: import with
+// --closure-copy none writes exactly them; descendants read GSI1's keys and
+// then the nodes' own rows (no BatchGetItem of the rows found, which the
+// keys GSI1 projects make needless: 2 requests); verify and plan agree with
+// the table under --closure-copy none, and plan without it (copy all)
+// would rewrite every ancestor row. migrate --to-closure-copy none gives
+// the same rows. --closure-copy with a model whose base is not closure is a
+// usage error.
+func TestClosureModelCopy(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	if err := os.WriteFile(seed, []byte(modelSeedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := handModels[3]
+	if !strings.Contains(h.file, "closure") {
+		t.Fatalf("handModels[3] is %s, want the closure model", h.file)
+	}
+	var want []layouts.Item
+	ancestorRows := 0
+	for _, row := range closureRows() {
+		if row["SK"].(*types.AttributeValueMemberS).Value != "ANC#0000" {
+			delete(row, "name")
+			ancestorRows++
+		}
+		want = append(want, row)
+	}
+	m := []string{"--model", h.file, "--closure-copy", "none"}
+	table := handTable(t, client, h, h.foreign)
+	if _, stderr, code := run(t, env, append([]string{"import", "--in", seed, "--table", table, "--no-progress"}, m...)...); code != 0 {
+		t.Fatalf("import --closure-copy none: exit %d\n%s", code, stderr)
+	}
+	sameLines(t, "after import --closure-copy none", rawLines(t, client, table), append(slices.Clone(want), h.foreign...))
+	tm := append([]string{"--table", table}, m...)
+	if got := queryIDs(t, env, append([]string{"descendants", "--id", "CM1"}, tm...)...); !slices.Equal(got, []string{"CM2@1", "CM3@1", "CM4@2", "CM8@3"}) {
+		t.Fatalf("descendants of CM1: %v", got)
+	}
+	if got := queryIDs(t, env, append([]string{"ancestors", "--id", "CM8", "--min-depth", "2"}, tm...)...); !slices.Equal(got, []string{"CM1@3", "CM2@2"}) {
+		t.Fatalf("ancestors of CM8 from 2: %v", got)
+	}
+	if _, stderr, code := run(t, env, append([]string{"query", "descendants", "--id", "CM1", "--stats"}, tm...)...); code != 0 || !strings.Contains(stderr, "2 requests") {
+		t.Errorf("query descendants --stats: exit %d, want 2 requests (GSI1, then the own rows):\n%s", code, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"verify", "--in", seed}, tm...)...); code != 0 {
+		t.Fatalf("verify --closure-copy none: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", seed, "--detailed-exitcode"}, tm...)...); code != 0 {
+		t.Fatalf("plan --closure-copy none: exit %d, want no changes\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code := run(t, env, "plan", "--in", seed, "--json", "--table", table, "--model", h.file)
+	if code != 0 {
+		t.Fatalf("plan (copy all): exit %d\n%s", code, stderr)
+	}
+	if sum := parseSummary(t, stdout); sum.Total.Puts != int64(ancestorRows) || sum.Total.Deletes != 0 {
+		t.Errorf("plan copying all: %d puts, %d deletes; want the %d ancestor rows put", sum.Total.Puts, sum.Total.Deletes, ancestorRows)
+	}
+	// migrate from the model's table, copying nothing, into a fresh one
+	// of the model's that copies nothing too.
+	back := handTable(t, client, h, nil)
+	if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", h.file, "--from-closure-copy", "none",
+		"--to-table", back, "--to-model", h.file, "--to-closure-copy", "none", "--no-progress"); code != 0 {
+		t.Fatalf("migrate --to-closure-copy none: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "migrated with --to-closure-copy none", rawLines(t, client, back), want)
+
+	if _, stderr, code := run(t, env, "schema", "--table", "parts", "--model", "fixtures/models/single-table.json", "--closure-copy", "none"); code != 2 || !strings.Contains(stderr, "--closure-copy") {
+		t.Errorf("--closure-copy with a path model: exit %d, want 2 naming --closure-copy:\n%s", code, stderr)
 	}
 }
