@@ -642,7 +642,7 @@ func TestModelSchemaCheck(t *testing.T) {
 	}
 	table = handTable(t, client, wrong, nil)
 	_, stderr, code = run(t, env, "import", "--in", seed, "--table", table, "--model", c.file, "--no-progress")
-	if code != 2 || !strings.Contains(stderr, "SK") || !strings.Contains(stderr, "index GSI1: projects ALL") {
+	if code != 2 || !strings.Contains(stderr, "layout wants SK (S)") || !strings.Contains(stderr, "index GSI1: projects ALL") {
 		t.Fatalf("import of the closure model into a table of another shape: exit %d, want 2 listing the sort key's type and GSI1's projection:\n%s", code, stderr)
 	}
 	if n := len(rawLines(t, client, table)); n != 0 {

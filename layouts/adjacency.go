@@ -353,7 +353,7 @@ func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 	children := func(z int32) Cost {
 		var items sizeSum
 		for _, ch := range c.f.Children(int(z)) {
-			items.add(int(c.own[ch]))
+			items.add(int(c.inIndex(c.l.byParent, ch)))
 		}
 		return queryCost(items)
 	}

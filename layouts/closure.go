@@ -605,6 +605,14 @@ type closureAcc struct {
 }
 
 func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
+	return c.add(item, size, size)
+}
+
+// add is Add of a row whose copy in ByAncestor, which the descendants'
+// Query reads, is indexSize bytes: size for the closure layout's, which
+// projects every attribute, less for a table model's index that projects
+// fewer.
+func (c *closureCosts) add(item Item, size, indexSize int) (int32, int32, error) {
 	n, _ := item[c.l.rd].(*types.AttributeValueMemberN)
 	if n == nil {
 		return c.cur, c.anc, fmt.Errorf("layouts: a closure row without %s", c.l.rd)
@@ -629,12 +637,12 @@ func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
 	c.anc = int32(c.f.Parent(int(c.anc)))
 	if k := c.sampleAt[c.anc]; k >= 0 {
 		a := &c.acc[k]
-		a.desc.add(size)
+		a.desc.add(indexSize)
 		if r == 1 {
-			a.child.add(size)
+			a.child.add(indexSize)
 		}
 		if r <= 2 {
-			a.band2.add(size)
+			a.band2.add(indexSize)
 		}
 	}
 	if k := c.sampleAt[c.cur]; k >= 0 {

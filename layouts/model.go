@@ -1154,12 +1154,28 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 	if err != nil {
 		return -1, -1, err
 	}
-	node, other, err := c.base.Add(b, size)
+	var node, other int32
+	if cc, ok := c.base.(*closureCosts); ok {
+		// The descendants' Query reads ByAncestor's copy of the row,
+		// which is smaller when the index projects fewer attributes.
+		node, other, err = cc.add(b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size))
+	} else {
+		node, other, err = c.base.Add(b, size)
+	}
 	if err != nil || node < 0 {
 		return node, other, err
 	}
 	if !c.m.closure {
 		c.size[node] = int32(size)
+		// A Query of an index that projects fewer attributes reads its
+		// copy of the item, not the item.
+		if f, ok := c.base.(interface{ forest() *costForest }); ok {
+			for _, x := range c.m.indexes {
+				if x.projection != types.ProjectionTypeAll {
+					f.forest().setIndexSize(x.serves, node, c.m.indexReadBytes(x, item, size))
+				}
+			}
+		}
 		return node, other, nil
 	}
 	// A closure row: the node's own, or the row naming the ancestor
@@ -1194,14 +1210,7 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		return out
 	}
 	i := c.sample[k]
-	// sizes sums the items of nodes; batch prices reading them whole.
-	sizes := func(nodes []int32) sizeSum {
-		var s sizeSum
-		for _, y := range nodes {
-			s.add(int(c.size[y]))
-		}
-		return s
-	}
+	// batch prices reading the items of nodes whole.
 	batch := func(nodes []int32) Cost {
 		var b batchCost
 		for _, y := range nodes {
@@ -1295,8 +1304,14 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		} else if filterKept {
 			found = children
 		}
+		// ByPath's copies of the items read.
+		var readBytes sizeSum
+		f := c.base.(interface{ forest() *costForest }).forest()
+		for _, y := range read {
+			readBytes.add(int(f.inIndex("ByPath", y)))
+		}
 		cost := getCost(int64(c.size[i]))
-		cost.Add(queryCost(sizes(read)))
+		cost.Add(queryCost(readBytes))
 		if c.partial("ByPath") {
 			cost.Add(batch(found))
 		}

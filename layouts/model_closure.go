@@ -384,3 +384,19 @@ func WithClosureCopy(l Layout, cc []string) (Layout, error) {
 	out.base = base
 	return &out, nil
 }
+
+// indexReadBytes is the size of item (of size bytes) as a Query of index x
+// reads it: the item whole when x projects every attribute, otherwise its
+// projected attributes (IndexItemBytes).
+func (m *modelLayout) indexReadBytes(x *modelIndex, item Item, size int) int {
+	if x == nil || x.projection == types.ProjectionTypeAll {
+		return size
+	}
+	spec := m.Table()
+	for _, ix := range spec.Indexes {
+		if ix.Name == x.name {
+			return IndexItemBytes(spec, ix, item, size)
+		}
+	}
+	return size
+}

@@ -529,7 +529,7 @@ func (c *pathCosts) Estimate(k int) QueryCosts {
 
 	var children sizeSum
 	for _, ch := range c.f.Children(int(i)) {
-		children.add(int(c.own[ch]))
+		children.add(int(c.inIndex(c.l.byParent, ch)))
 	}
 	out.Children = queryCost(children)
 	out.Children.Nodes = children.n
@@ -549,7 +549,7 @@ func (c *pathCosts) Estimate(k int) QueryCosts {
 		if c.l.shards > 0 {
 			k = Shard(c.f.ID(int(y)), c.l.shards) - 1
 		}
-		perShard[k].add(int(c.own[y]))
+		perShard[k].add(int(c.inIndex(c.l.byPath, y)))
 	})
 	d := own // the node's Path first
 	for _, p := range perShard {
