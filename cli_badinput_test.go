@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +255,64 @@ func TestTableOwnIndexKeysCheckedFirst(t *testing.T) {
 	}
 	if items := scanTable(t, client, table); len(items) != 4 {
 		t.Errorf("the table holds %d items; want 4", len(items))
+	}
+}
+
+// TestOwnIndexKeysCheckedBeforeRefreshWrites: plan, apply, migrate into
+// an existing table and edit check the writes they are about to make
+// against the keys of the table's own indexes, as import does: a value
+// DynamoDB would refuse is exit 2, located, and nothing is written. (The
+// writer used to be the first to meet it: a dead letter and exit 1, after
+// the rest was written.)
+func TestOwnIndexKeysCheckedBeforeRefreshWrites(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	spec := l.Table()
+	spec.Indexes = append(spec.Indexes, layouts.IndexSpec{Name: "ByEmail", PK: layouts.KeyAttr{Name: "email", Type: "S"}})
+	table := ddblocal.NewTable(t, client, spec)
+	dir := t.TempDir()
+	good := `{"id":"A","email":"a@example.com"}
+{"id":"B","parent_id":"A","email":"b@example.com"}
+{"id":"D","parent_id":"A"}
+`
+	in := filepath.Join(dir, "people.jsonl")
+	os.WriteFile(in, []byte(good), 0o644)
+	if _, stderr, code := run(t, env, "import", "--in", in, "--layout", "path", "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d:\n%s", code, stderr)
+	}
+	before := rawLines(t, client, table)
+
+	snap := filepath.Join(dir, "snap.jsonl")
+	os.WriteFile(snap, []byte(good+`{"id":"E","parent_id":"D","email":42}`+"\n"), 0o644)
+	for _, cmd := range []string{"plan", "apply"} {
+		_, stderr, code := run(t, env, cmd, "--in", snap, "--layout", "path", "--table", table)
+		if code != 2 || !strings.Contains(stderr, `snap.jsonl:4: id "E": attribute "email" is the partition key of the table's index ByEmail, of type S; this value is N`) ||
+			!strings.Contains(stderr, "nothing was written") {
+			t.Errorf("%s: exit %d, want 2 naming snap.jsonl:4 and E:\n%s", cmd, code, stderr)
+		}
+	}
+
+	// migrate from a table that has the value into this one.
+	src := ddblocal.TableName(t)
+	dropTableLater(t, client, src)
+	if _, stderr, code := run(t, env, "import", "--in", snap, "--layout", "adjacency", "--table", src, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import into the source: exit %d:\n%s", code, stderr)
+	}
+	_, stderr, code := run(t, env, "migrate", "--from-table", src, "--from-layout", "adjacency", "--to-table", table, "--to-layout", "path", "--no-progress")
+	if code != 2 || !strings.Contains(stderr, `id "E": attribute "email"`) {
+		t.Errorf("migrate: exit %d, want 2 naming E:\n%s", code, stderr)
+	}
+
+	// edit: a set that gives B a number.
+	ops := filepath.Join(dir, "ops.jsonl")
+	os.WriteFile(ops, []byte(`{"op":"set","id":"B","attributes":{"email":7}}`+"\n"), 0o644)
+	_, stderr, code = run(t, env, "edit", "--ops", ops, "--layout", "path", "--table", table, "--no-progress")
+	if code != 2 || !strings.Contains(stderr, `ops.jsonl: id "B": attribute "email" is the partition key of the table's index ByEmail`) {
+		t.Errorf("edit: exit %d, want 2 naming ops.jsonl and B:\n%s", code, stderr)
+	}
+	if after := rawLines(t, client, table); !slices.Equal(after, before) {
+		t.Errorf("the table changed:\n%v\nwant\n%v", after, before)
 	}
 }

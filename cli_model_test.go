@@ -499,6 +499,29 @@ func TestModelUnparsableItems(t *testing.T) {
 	}
 }
 
+// TestModelEditUnparsable: an edit whose subtree holds an item that
+// carries the type field but does not read back through the templates
+// refuses (exit 2, naming the item) and writes nothing: moving the rest
+// around it would leave that item under the old path.
+func TestModelEditUnparsable(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	h := handModels[2] // single-table
+	// CM7 under CM2: its index keys are right, its sort key is not.
+	bad := layouts.Item{"PK": s("NODE#CM7"), "SK": s("NODE#X"), "_type": s("Node"), "GSI1PK": s("PARENT#CM2"), "GSI1SK": s("NODE#CM7"),
+		"GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1|CM2|CM7")}
+	all := append(append(slices.Clone(h.nodes), h.foreign...), bad)
+	table := handTable(t, client, h, all)
+	ops := filepath.Join(t.TempDir(), "ops.jsonl")
+	os.WriteFile(ops, []byte(`{"op":"move","id":"CM2","parent":"CM3"}`+"\n"), 0o644)
+	stdout, stderr, code := run(t, env, "edit", "--ops", ops, "--no-progress", "--table", table, "--model", h.file)
+	if code != 2 || !strings.Contains(stderr, "NODE#CM7") || !strings.Contains(stderr, "--model "+h.file) {
+		t.Fatalf("edit over an unparsable item: exit %d, want 2 naming NODE#CM7 and --model %s:\n%s%s", code, h.file, stdout, stderr)
+	}
+	sameLines(t, "after the refused edit", rawLines(t, client, table), all)
+}
+
 // TestSchemaWorkbenchGolden: schema --format workbench of each shipped
 // model, with the seed tree as sample items, matches its golden file
 // (testdata/golden/workbench/, rewritten with -update), and has the

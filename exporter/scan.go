@@ -334,8 +334,8 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 		if filter != nil {
 			what = filter.Text
 		}
-		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); is --layout right, with the --attr renames and --delimiter the table was written with?",
-			layouts.ErrItem, table, st.Items, l.Name(), what)
+		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
+			layouts.ErrItem, table, st.Items, l.Name(), what, layouts.FitHint(l))
 	}
 	return held, st, nil
 }
@@ -343,6 +343,6 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 // itemError says which item of which table does not fit the layout, and
 // what to check.
 func itemError(where string, spec layouts.TableSpec, item layouts.Item, l layouts.Layout, err error) error {
-	return fmt.Errorf("exporter: %s: item %s: %w (is --layout %s right, with the --attr renames and --delimiter the table was written with?)",
-		where, ddb.KeyString(spec, item), err, l.Name())
+	return fmt.Errorf("exporter: %s: item %s: %w (%s)",
+		where, ddb.KeyString(spec, item), err, layouts.FitHint(l))
 }

@@ -114,39 +114,78 @@ func CheckIndexKeys(ctx context.Context, in *Input, opts EmitOptions, keys []Ind
 		return nil, nil
 	}
 	opts.Skip, opts.Rejects = 0, nil
-	l := opts.Layout
-	seen := map[string]bool{}
-	var problems []*transform.RowError
+	check := NewIndexKeyCheck(keys, opts.Layout, in.Forest, "", max)
 	_, err := in.Emit(ctx, opts, func(_ int64, item layouts.Item) error {
-		for _, k := range keys {
-			v, ok := item[k.Name]
-			if !ok {
-				continue // not in the index
-			}
-			err := k.check(v)
-			if err == nil {
-				continue
-			}
-			id := l.Owner(layouts.MapView(item))
-			if seen[id+"\x00"+k.Name] {
-				continue
-			}
-			seen[id+"\x00"+k.Name] = true
-			p := &transform.RowError{ID: id, Err: err}
-			if i := in.Forest.Lookup(id); i >= 0 {
-				p.File, p.Line, p.Unit = in.Forest.Location(i)
-			}
-			problems = append(problems, p)
-			if max > 0 && len(problems) >= max {
-				return errEnough
-			}
+		if check.Add(item) {
+			return errEnough
 		}
 		return nil
 	})
 	if err != nil && err != errEnough {
 		return nil, err
 	}
-	return problems, nil
+	return check.Problems, nil
+}
+
+// IndexKeyCheck checks items one at a time against the keys of a table's
+// own indexes (TableIndexKeys), as CheckIndexKeys checks an input: the
+// writes of a plan or an edit are checked before the first of them goes.
+type IndexKeyCheck struct {
+	// Problems are the items DynamoDB would refuse, a node's once.
+	Problems []*transform.RowError
+	keys     []IndexKey
+	l        layouts.Layout
+	forest   *transform.Forest
+	file     string
+	max      int
+	seen     map[string]bool
+}
+
+// NewIndexKeyCheck checks the items of layout l against keys, keeping at
+// most max problems (0: no bound). A problem is located at its node's
+// record in forest when forest has it, else in file (may be "").
+func NewIndexKeyCheck(keys []IndexKey, l layouts.Layout, forest *transform.Forest, file string, max int) *IndexKeyCheck {
+	return &IndexKeyCheck{keys: keys, l: l, forest: forest, file: file, max: max, seen: map[string]bool{}}
+}
+
+// Add checks one item, and reports whether the check holds all the
+// problems it may.
+func (c *IndexKeyCheck) Add(item layouts.Item) (full bool) {
+	for _, k := range c.keys {
+		v, ok := item[k.Name]
+		if !ok {
+			continue // not in the index
+		}
+		err := k.check(v)
+		if err == nil {
+			continue
+		}
+		id := c.l.Owner(layouts.MapView(item))
+		if c.seen[id+"\x00"+k.Name] {
+			continue
+		}
+		c.seen[id+"\x00"+k.Name] = true
+		p := &transform.RowError{File: c.file, ID: id, Err: err}
+		if c.forest != nil {
+			if i := c.forest.Lookup(id); i >= 0 {
+				p.File, p.Line, p.Unit = c.forest.Location(i)
+			}
+		}
+		c.Problems = append(c.Problems, p)
+		if c.max > 0 && len(c.Problems) >= c.max {
+			return true
+		}
+	}
+	return false
+}
+
+// Err is an *IndexKeyError of table when the check found problems, else
+// nil.
+func (c *IndexKeyCheck) Err(table string) error {
+	if len(c.Problems) == 0 {
+		return nil
+	}
+	return &IndexKeyError{Table: table, Problems: c.Problems}
 }
 
 var errEnough = errors.New("enough problems")
@@ -160,7 +199,7 @@ type IndexKeyError struct {
 
 func (e *IndexKeyError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "importer: table %s has indexes of its own whose keys refuse %d of the input's values (the first 100 at most); nothing was written:", e.Table, len(e.Problems))
+	fmt.Fprintf(&b, "importer: table %s has indexes of its own whose keys refuse %d of the values to be written (the first 100 at most); nothing was written:", e.Table, len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n")
 		b.WriteString(p.Error())

@@ -197,6 +197,15 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // IsModel reports whether l is a table model rather than a layout.
 func IsModel(l Layout) bool { _, ok := l.(*modelLayout); return ok }
 
+// FitHint is what to check when a table's items do not fit l: the flag
+// that chose it, and what else shapes its items.
+func FitHint(l Layout) string {
+	if m, ok := l.(*modelLayout); ok {
+		return fmt.Sprintf("is --model %s the model the table was written with?", m.file)
+	}
+	return fmt.Sprintf("is --layout %s right, with the --attr renames and --delimiter the table was written with?", l.Name())
+}
+
 // LoadModel reads and checks the model file at path. Every problem is a
 // *ModelError naming the file and the field.
 func LoadModel(path string) (Layout, error) {

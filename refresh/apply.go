@@ -42,9 +42,11 @@ type job struct {
 	// onProblems is told a snapshot's problems before the job fails.
 	onProblems func([]*transform.RowError)
 
-	// Read by read: the snapshot, checked, and the table.
-	in *importer.Input
-	t  *Table
+	// Read by read: the snapshot, checked, and the table, with the keys
+	// of the table's own indexes on the user's attributes.
+	in   *importer.Input
+	t    *Table
+	keys []importer.IndexKey
 }
 
 // read reads the snapshot and the table at the same time, and checks the
@@ -79,6 +81,10 @@ func (j *job) read(ctx context.Context) error {
 		j.t = t
 		return err
 	})
+	g.Go(func() (err error) {
+		j.keys, err = importer.TableIndexKeys(gctx, j.Client, j.Table, j.Layout.Table())
+		return err
+	})
 	return g.Wait()
 }
 
@@ -86,9 +92,25 @@ func (j *job) header() PlanHeader {
 	return PlanHeader{Table: j.Table, Layout: j.Layout.Name(), Snapshot: j.input.Path, Shard: j.Shard.String()}
 }
 
-// plan plans, passing each operation to fn.
+// plan plans, passing each operation to fn. A put whose value for the key
+// of one of the table's own indexes DynamoDB would refuse fails the plan
+// (an *importer.IndexKeyError, after the whole plan was checked): the
+// writer is never the first to find it.
 func (j *job) plan(ctx context.Context, fn func(Op) error) (*Summary, error) {
-	return Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, fn)
+	check := importer.NewIndexKeyCheck(j.keys, j.Layout, j.in.Forest, "", 100)
+	s, err := Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, func(op Op) error {
+		if op.Kind == Put && len(j.keys) > 0 {
+			check.Add(op.Item)
+		}
+		return fn(op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := check.Err(j.Table); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // countOf says "1 thing" or "N things".
@@ -144,6 +166,9 @@ func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, er
 		return nil
 	})
 	if err != nil {
+		if out != nil {
+			os.Remove(opts.Out) // not a plan
+		}
 		return nil, err
 	}
 	if pw != nil {
@@ -315,6 +340,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			defer os.Remove(planPath)
 		}
 		if res.Summary, err = writePlan(ctx, j, planPath); err != nil {
+			os.Remove(planPath) // nothing of it was written
 			return nil, err
 		}
 		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)

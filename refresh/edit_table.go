@@ -86,14 +86,27 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 	if err != nil {
 		return nil, fmt.Errorf("%w; nothing was written", err)
 	}
+	// The table's own indexes on the user's attributes: a "set" may give
+	// one of their keys a value DynamoDB refuses.
+	keys, err := importer.TableIndexKeys(ctx, opts.Client, table, l.Table())
+	if err != nil {
+		return nil, err
+	}
+	check := importer.NewIndexKeyCheck(keys, l, nil, opts.Ops, 100)
 	res := &EditTableResult{Edits: len(edits), Counts: counts}
 	for _, op := range ops {
+		if op.Kind == Put && len(keys) > 0 {
+			check.Add(op.Item)
+		}
 		if op.Kind == Put {
 			res.Puts++
 		} else {
 			res.Deletes++
 		}
 		res.WCU += int64(op.WCU)
+	}
+	if err := check.Err(table); err != nil {
+		return res, err
 	}
 	fmt.Fprintf(log, "read table %s: %s\n", table, ed.Read)
 	if ed.Located > 0 {

@@ -6,11 +6,15 @@
 package ddb
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -139,7 +143,40 @@ func NewClient(ctx context.Context, opts AWSOptions) (*dynamodb.Client, error) {
 		if opts.EndpointURL != "" {
 			o.BaseEndpoint = aws.String(opts.EndpointURL)
 		}
+		o.HTTPClient = crcFill{o.HTTPClient}
 	}), nil
+}
+
+// crcFill is the DynamoDB client's HTTP client. The SDK checks each
+// response body against its X-Amz-Crc32 header, and takes a missing header
+// for a checksum of 0 (aws-sdk-go-v2 issue 3545): DynamoDB Local answers
+// errors without the header, so every error answer (a missing table, a
+// throttle) logged a spurious "WARN failed to close HTTP response body".
+// An error answer without the header gets the checksum of its body; a
+// success answer is left as it came, checked as the SDK checks it.
+type crcFill struct{ next aws.HTTPClient }
+
+// maxErrorBody bounds the error answers crcFill reads whole.
+const maxErrorBody = 1 << 20
+
+func (c crcFill) Do(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(r)
+	if err != nil || resp.StatusCode < 300 || resp.Header.Get("X-Amz-Crc32") != "" {
+		return resp, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	if err != nil || len(body) > maxErrorBody {
+		// Left to the SDK as it is, with what was read put back.
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		return resp, nil
+	}
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
+	return resp, nil
 }
 
 // isLoopback reports whether the endpoint URL names this machine.

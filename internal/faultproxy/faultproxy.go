@@ -101,6 +101,13 @@ type Config struct {
 	// injected throttle carries none, as DynamoDB's did before 2025.
 	Reasons []Reason
 
+	// Reject, when set, makes the proxy refuse whole, with a
+	// ValidationException, every BatchWriteItem that puts an item carrying
+	// an attribute of this name, as DynamoDB refuses a batch holding one
+	// item it cannot take (a value of the wrong type for the key of an
+	// index, say): the write only the service can refuse.
+	Reject string
+
 	// Lifetime is how long the proxy serves before it closes itself
 	// (default 5 minutes).
 	Lifetime time.Duration
@@ -163,6 +170,8 @@ type Counts struct {
 	// TableItems those refused for the table's limit (see HotItems).
 	KeyRangeItems int64
 	TableItems    int64
+	// Rejected counts the requests refused for an item carrying Reject.
+	Rejected int64
 }
 
 // Faults is the number of requests that met an injected fault.
@@ -192,7 +201,7 @@ type Proxy struct {
 
 	n struct {
 		requests, forwarded, throttled, server, partial, heldBack, cutBefore, cutAfter,
-		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems atomic.Int64
+		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems, rejected atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -305,6 +314,7 @@ func (p *Proxy) Counts() Counts {
 	return Counts{
 		KeyRangeItems:    p.n.keyRangeItems.Load(),
 		TableItems:       p.n.tableItems.Load(),
+		Rejected:         p.n.rejected.Load(),
 		Requests:         p.n.requests.Load(),
 		Forwarded:        p.n.forwarded.Load(),
 		Throttled:        p.n.throttled.Load(),
@@ -458,6 +468,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.n.server.Add(1)
 		writeError(w, http.StatusServiceUnavailable, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
 			"Service unavailable (injected by faultproxy)", nil)
+		return
+	}
+
+	if batch && req != nil && p.cfg.Reject != "" && req.puts(p.cfg.Reject) {
+		p.n.rejected.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ValidationException",
+			"One or more parameter values were invalid: an item carries "+p.cfg.Reject+" (refused by faultproxy)", nil)
 		return
 	}
 
@@ -689,6 +706,21 @@ func (b *batchRequest) split(k int) ([]byte, map[string][]json.RawMessage) {
 }
 
 // cost is the WCU and item count of the requests b forwards.
+// puts reports whether the batch puts an item that has attribute name.
+func (b *batchRequest) puts(name string) bool {
+	for _, rs := range b.reqs {
+		for _, raw := range rs {
+			var wr struct {
+				PutRequest *struct{ Item map[string]json.RawMessage }
+			}
+			if json.Unmarshal(raw, &wr) == nil && wr.PutRequest != nil && wr.PutRequest.Item[name] != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (b *batchRequest) cost(specs map[string]layouts.TableSpec) (float64, int) {
 	total, items := 0.0, 0
 	for t, rs := range b.reqs {
