@@ -278,6 +278,21 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 			}
 			sameLines(t, "after import", rawLines(t, client, imported), append(slices.Clone(h.nodes), h.foreign...))
 
+			// Import to files (--out): the same items, in the import
+			// format's lines.
+			files := filepath.Join(dir, filepath.Base(h.file)+"-out")
+			if _, stderr, code := run(t, env, append([]string{"import", "--in", seed, "--out", files}, m...)...); code != 0 {
+				t.Fatalf("import --out: exit %d\n%s", code, stderr)
+			}
+			var wantFiles []string
+			for _, l := range itemLines(h.nodes) {
+				wantFiles = append(wantFiles, `{"Item":`+l+`}`)
+			}
+			sort.Strings(wantFiles)
+			if got := importItems(t, files); !slices.Equal(got, wantFiles) {
+				t.Fatalf("import --out:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(wantFiles, "\n      "))
+			}
+
 			table := handTable(t, client, h, append(slices.Clone(h.nodes), h.foreign...))
 			tm := append([]string{"--table", table}, m...)
 

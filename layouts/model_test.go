@@ -66,13 +66,23 @@ var modelVariants = map[string]string{
 		"attributes": [{"name": "Up", "template": "{parent}"}, {"name": "Lvl", "template": "{relative_depth}", "type": "N"},
 			{"name": "Who", "template": "{ancestor}~{id}"}]}`,
 	// closure copying every attribute, read through an index that
-	// projects part of each row: the rows found are read whole.
+	// projects part of each row (the rows found are read whole), its
+	// sort key the depth as a number where the table's is 4-digit text.
 	"closure-include-all": `{"layout": "closure", "type_field": {"name": "kind", "value": "row"},
 		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"}},
 		"indexes": [{"name": "byanc", "serves": "ByAncestor",
-			"partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"},
+			"partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "L", "template": "{relative_depth}", "type": "N"},
 			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind", "Up"]}}],
 		"attributes": [{"name": "Up", "template": "{parent}", "absent_on_root": true}]}`,
+	// closure copying nothing, with an index projecting the type field:
+	// the keys the index holds are enough, and the nodes' own rows are
+	// read.
+	"closure-none-typed": `{"layout": "closure", "closure_copy": "none", "type_field": {"name": "kind", "value": "row"},
+		"table": {"partition_key": {"name": "PK", "template": "N/{id}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"}},
+		"indexes": [{"name": "byanc", "serves": "ByAncestor",
+			"partition_key": {"name": "A", "template": "N/{ancestor}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"},
+			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind"]}}],
+		"attributes": [{"name": "Up", "template": "N/{parent}"}]}`,
 	"sharded-3": `{"layout": "sharded-path", "shards": 3,
 		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
 		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
