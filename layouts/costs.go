@@ -190,12 +190,13 @@ func (c *costForest) setIndexSize(index string, i int32, size int) {
 	c.read[index][i] = int32(size)
 }
 
-// inIndex is the size of node i's item as a Query of index reads it.
-func (c *costForest) inIndex(index string, i int32) int32 {
+// inIndex returns the size of each node's item as a Query of index reads
+// it, by forest index.
+func (c *costForest) inIndex(index string) []int32 {
 	if r := c.read[index]; r != nil {
-		return r[i]
+		return r
 	}
-	return c.own[i]
+	return c.own
 }
 
 // forest is the cost model's costForest, for a table model to record what

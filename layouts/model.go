@@ -1315,9 +1315,9 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		}
 		// ByPath's copies of the items read.
 		var readBytes sizeSum
-		f := c.base.(interface{ forest() *costForest }).forest()
+		byPath := c.base.(interface{ forest() *costForest }).forest().inIndex("ByPath")
 		for _, y := range read {
-			readBytes.add(int(f.inIndex("ByPath", y)))
+			readBytes.add(int(byPath[y]))
 		}
 		cost := getCost(int64(c.size[i]))
 		cost.Add(queryCost(readBytes))

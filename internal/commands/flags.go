@@ -50,7 +50,7 @@ func layoutFlags(allowAll bool) []cli.Flag {
 		&cli.StringSliceFlag{Name: "attr", Usage: "rename a layout attribute, key or index: OLD=NEW (repeatable), e.g. --attr Id=ComponentId --attr ByPath=GSI2", Category: catLayout},
 		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
 		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout, Action: atLeastOne("shards")},
-		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure: what ancestor rows copy: all, none or a,b,c", Category: catLayout},
+		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure (or a closure model): what ancestor rows copy: all, none or a,b,c", Category: catLayout},
 	}
 }
 

@@ -26,7 +26,7 @@ func sideLayoutFlags(side, what string) []cli.Flag {
 		&cli.StringSliceFlag{Name: side + "-attr", Usage: "a layout attribute, key or index renamed in the " + what + " table: OLD=NEW (repeatable)", Category: cat},
 		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
 		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},
-		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure: what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
+		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure (or a closure model): what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
 	}
 }
 
