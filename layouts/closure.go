@@ -100,29 +100,36 @@ func (l *closureLayout) Items(n *transform.Node, emit func(Item)) error {
 		}
 		return item
 	}
-	self := row(0, len(n.Attrs))
-	for k, v := range n.Attrs {
-		self[k] = v
-	}
-	emit(self)
-	for r := 1; r <= n.Depth; r++ {
-		if l.copyAll {
-			item := row(r, len(n.Attrs))
-			for k, v := range n.Attrs {
-				item[k] = v
-			}
-			emit(item)
-			continue
-		}
-		item := row(r, len(l.copy))
-		for _, k := range l.copy {
-			if v, ok := n.Attrs[k]; ok {
-				item[k] = v
-			}
-		}
-		emit(item)
+	for r := 0; r <= n.Depth; r++ {
+		emit(l.rowAttrs(n, r, row(r, l.rowAttrCount(n, r))))
 	}
 	return nil
+}
+
+// rowAttrCount is how many of the node's attributes row r carries, at most.
+func (l *closureLayout) rowAttrCount(n *transform.Node, r int) int {
+	if r == 0 || l.copyAll {
+		return len(n.Attrs)
+	}
+	return len(l.copy)
+}
+
+// rowAttrs sets on item the node's attributes that row r carries: every
+// one on the node's own row, and what ClosureCopy picks on the others. It
+// returns item.
+func (l *closureLayout) rowAttrs(n *transform.Node, r int, item Item) Item {
+	if r == 0 || l.copyAll {
+		for k, v := range n.Attrs {
+			item[k] = v
+		}
+		return item
+	}
+	for _, k := range l.copy {
+		if v, ok := n.Attrs[k]; ok {
+			item[k] = v
+		}
+	}
+	return item
 }
 
 // AppendItems is Items into buf: the same rows, with the same checks.

@@ -2,7 +2,6 @@ package layouts
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -277,8 +276,6 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail("closure_copy", "%v", err)
 		}
 		opts.ClosureCopy = cc
-		m.tooDeep = fmt.Errorf("%w: the node is deeper than %d, so its rows' {relative_depth} would need more than the %d digits that model %s writes it with in text, and would sort wrongly; raise relative_depth_digits in the model (if the table's values allow it)",
-			transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name)
 	} else {
 		if mj.RelativeDepthDigits != 0 {
 			return nil, fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
@@ -488,6 +485,10 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	}
 	for _, a := range m.attrs {
 		m.seps = append(m.seps, a.tmpl.separators()...)
+		if a.tmpl.width > 0 && m.tooDeep == nil {
+			m.tooDeep = fmt.Errorf("%w: the node is deeper than %d, so its rows' {relative_depth} would need more than the %d digits that model %s writes it with in text (%s), and would sort wrongly; raise relative_depth_digits in the model (if the table's values allow it)",
+				transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name, a.name)
+		}
 	}
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
@@ -727,18 +728,30 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		if err := m.checkDepth(n.Depth); err != nil {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
 		}
-		// One item a row of the closure layout's.
-		var err error
-		berr := m.base.Items(n, func(b Item) {
-			if err != nil {
-				return
+		// One item a row of the closure layout's, which come from the
+		// node's own up to its root: row r names the ancestor r levels up.
+		v := nodeVals{id: n.ID, parent: n.Parent}
+		for _, ph := range []string{phID, phAncestor, phRelDepth} {
+			v.set(ph)
+		}
+		if n.Parent != "" {
+			v.set(phParent)
+		}
+		// The attributes of the node's parts alone are the same on every
+		// row: built once, and shared, as the node's own values are.
+		same := make(Item, len(m.attrs)+1)
+		m.putAttrs(same, &v, n.Depth == 0, false)
+		cl := m.closureBase()
+		for r := 0; r <= n.Depth; r++ {
+			v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
+			item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
+			for k, a := range same {
+				item[k] = a
 			}
-			var item Item
-			if item, err = m.fromBase(b, n.Depth == 0); err == nil {
-				emit(item)
-			}
-		})
-		return cmp.Or(berr, err)
+			m.putAttrs(item, &v, n.Depth == 0, true)
+			emit(item)
+		}
+		return nil
 	}
 	v := m.valsOfNode(n)
 	item := make(Item, len(n.Attrs)+len(m.attrs)+1)

@@ -23,20 +23,10 @@ import (
 // closureBase is the model's closure layout.
 func (m *modelLayout) closureBase() *closureLayout { return m.base.(*closureLayout) }
 
-// padded reports whether the model writes {relative_depth} as text, which
-// bounds the depth it can hold.
-func (m *modelLayout) padded() bool {
-	for _, a := range m.attrs {
-		if a.tmpl.width > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// checkDepth refuses a node too deep for the digits of {relative_depth}.
+// checkDepth refuses a node too deep for the digits of {relative_depth}
+// in text (tooDeep is nil when the model writes it as a number only).
 func (m *modelLayout) checkDepth(depth int) error {
-	if m.closure && depth > maxPadded(m.digits) && m.padded() {
+	if m.tooDeep != nil && depth > maxPadded(m.digits) {
 		return m.tooDeep
 	}
 	return nil
@@ -59,29 +49,12 @@ func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
 	return v, nil
 }
 
-// fromBase is the model's item of a closure row: the row's user
-// attributes, the model's attributes built from its parts, and the type
-// field. root says the row is a root's.
-func (m *modelLayout) fromBase(b Item, root bool) (Item, error) {
-	v, err := m.baseVals(b)
-	if err != nil {
-		return nil, err
-	}
-	item := make(Item, len(b)+len(m.attrs)+1)
-	for k, a := range b {
-		if _, ok := m.baseAttrs[k]; !ok {
-			item[k] = a
-		}
-	}
-	m.putAttrs(item, &v, root)
-	return item, nil
-}
-
-// putAttrs sets the model's attributes of v on item (but those a root
-// does not have), and the type field.
-func (m *modelLayout) putAttrs(item Item, v *nodeVals, root bool) {
+// putAttrs sets on item the model's attributes of v (but those a root
+// does not have): those built from a closure row's own parts ({ancestor},
+// {relative_depth}) when row, the others and the type field otherwise.
+func (m *modelLayout) putAttrs(item Item, v *nodeVals, root, row bool) {
 	for _, a := range m.attrs {
-		if a.absentOnRoot && root {
+		if (a.absentOnRoot && root) || row != (a.tmpl.has(phAncestor) || a.tmpl.has(phRelDepth)) {
 			continue
 		}
 		s, ok := a.tmpl.render(v, m.delim)
@@ -90,7 +63,7 @@ func (m *modelLayout) putAttrs(item Item, v *nodeVals, root bool) {
 		}
 		item[a.name] = m.value(a, s)
 	}
-	if m.typeName != "" {
+	if m.typeName != "" && !row {
 		item[m.typeName] = strAttr(m.typeValue)
 	}
 }
