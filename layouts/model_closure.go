@@ -32,23 +32,6 @@ func (m *modelLayout) checkDepth(depth int) error {
 	return nil
 }
 
-// baseVals reads the base attributes of a base item (or key) into
-// placeholders.
-func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
-	var v nodeVals
-	for name, a := range item {
-		ba, ok := m.baseAttrs[name]
-		if !ok {
-			continue
-		}
-		if !ba.tmpl.match(valueText(a), &v, m.delim) {
-			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", m.name, m.baseName, ba.canon, valueText(a))
-		}
-	}
-	v.derive(false, m.shards)
-	return v, nil
-}
-
 // putAttrs sets on item the model's attributes of v (but those a root
 // does not have): those built from a closure row's own parts ({ancestor},
 // {relative_depth}) when row, the others and the type field otherwise.

@@ -22,6 +22,22 @@ type modelReads struct {
 
 // baseVals reads the base attributes of a base item (or key) into
 // placeholders.
+func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
+	var v nodeVals
+	for name, a := range item {
+		ba, ok := m.baseAttrs[name]
+		if !ok {
+			continue
+		}
+		if !ba.tmpl.match(valueText(a), &v, m.delim) {
+			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", m.name, m.baseName, ba.canon, valueText(a))
+		}
+	}
+	v.derive(false, m.shards)
+	return v, nil
+}
+
+// baseVals is the model's baseVals.
 func (mr *modelReads) baseVals(item Item) (nodeVals, error) { return mr.m.baseVals(item) }
 
 // tableKey is the model's key of the base key.
