@@ -37,6 +37,22 @@ type handModel struct {
 // seedNodes is the number of nodes of modelSeedCSV.
 const seedNodes = 5
 
+// prefixRows are the rows of prefix-directories.json for the seed: each
+// node's entry, with its name, and its row in its parent's listing.
+func prefixRows() []layouts.Item {
+	paths := [][]string{{"CM1"}, {"CM1", "CM2"}, {"CM1", "CM2", "CM4"}, {"CM1", "CM2", "CM4", "CM8"}, {"CM1", "CM3"}}
+	names := map[string]string{"CM1": "Roadster", "CM2": "Powertrain", "CM4": "Engine", "CM8": "Piston", "CM3": "Chassis"}
+	var rows []layouts.Item
+	for _, p := range paths {
+		id := p[len(p)-1]
+		dir := "DIR#/" + strings.Join(p, "/")
+		rows = append(rows,
+			layouts.Item{"PK": s(dir), "SK": s("ENTRY#/"), "_type": s("Entry"), "name": s(names[id])},
+			layouts.Item{"PK": s(strings.TrimSuffix(dir, id)), "SK": s("ENTRY#" + id), "_type": s("Entry")})
+	}
+	return rows
+}
+
 // closureRows are the rows of closure-single-table.json for the seed: for
 // each node, its own row and one per ancestor, each copying the name.
 func closureRows() []layouts.Item {
@@ -160,6 +176,21 @@ var handModels = []handModel{
 			// and CM1's of GSI1: the type field leaves it out.
 			{"PK": s("NODE#CM4"), "SK": s("COMMENT#1"), "_type": s("Comment"), "GSI1PK": s("ANC#CM2"), "text": s("torque it")},
 			{"PK": s("NODE#CM8"), "SK": s("ANC#0009"), "_type": s("Note"), "GSI1PK": s("ANC#CM1"), "text": s("ring gap")},
+		},
+	},
+	{
+		file: "fixtures/models/prefix-directories.json",
+		create: func(name string) *dynamodb.CreateTableInput {
+			return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+				AttributeDefinitions: defs("PK", "SK"), KeySchema: keySchema("PK", "SK")}
+		},
+		nodes: prefixRows(),
+		foreign: []layouts.Item{
+			{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User"), "name": s("Ann")},
+			// A note in CM1's listing, and one on CM2's entry: the
+			// type field leaves them out.
+			{"PK": s("DIR#/CM1/"), "SK": s("ENTRY#README"), "_type": s("Note"), "text": s("read me")},
+			{"PK": s("DIR#/CM1/CM2"), "SK": s("NOTE#1"), "_type": s("Note"), "text": s("torque it")},
 		},
 	},
 }
@@ -339,7 +370,10 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 			// Descendants read the node (GetItem) and its tree's index
 			// (Query); an index projecting only the keys adds the
 			// BatchGetItem of the items found, which --stats counts.
-			wantRequests := map[string]string{"aws-components.json": "3 requests", "wadsworth-path.json": "2 requests", "single-table.json": "2 requests", "closure-single-table.json": "2 requests"}[filepath.Base(h.file)]
+			// Prefix finds the node's path with a Scan (8 segments), then
+			// lists each level (5 Queries) and reads the entries found.
+			wantRequests := map[string]string{"aws-components.json": "3 requests", "wadsworth-path.json": "2 requests", "single-table.json": "2 requests", "closure-single-table.json": "2 requests",
+				"prefix-directories.json": "14 requests"}[filepath.Base(h.file)]
 			if _, stderr, code := run(t, env, append([]string{"query", "descendants", "--id", "CM1", "--stats"}, tm...)...); code != 0 || !strings.Contains(stderr, wantRequests) {
 				t.Errorf("query descendants --stats: exit %d, want %q:\n%s", code, wantRequests, stderr)
 			}
@@ -595,8 +629,12 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 					}
 				}
 			}
-			if len(tb.GlobalSecondaryIndexes) == 0 {
-				t.Fatal("no GlobalSecondaryIndexes")
+			l, err := layouts.LoadModel(h.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tb.GlobalSecondaryIndexes) != len(l.Table().Indexes) {
+				t.Fatalf("%d GlobalSecondaryIndexes, the model has %d", len(tb.GlobalSecondaryIndexes), len(l.Table().Indexes))
 			}
 			got := strings.ReplaceAll(stdout, m.ModelMetadata.DateCreated, "DATE")
 			golden := filepath.Join("testdata", "golden", "workbench", name+".json")

@@ -476,14 +476,14 @@ func TestFuzzEncoding(t *testing.T) {
 // Owner names.
 func FuzzModelNode(f *testing.F) {
 	var models []layouts.Layout
-	for _, name := range []string{"closure-n", "closure-keys-some", "closure-include-all", "path-include-own"} {
+	for _, name := range []string{"closure-n", "closure-keys-some", "closure-include-all", "path-include-own", "prefix-typed"} {
 		l, err := layouts.ParseModel(name+".json", []byte(modelVariants[name]))
 		if err != nil {
 			f.Fatal(err)
 		}
 		models = append(models, l)
 	}
-	for _, file := range []string{"../fixtures/models/closure-single-table.json", "../fixtures/models/single-table.json"} {
+	for _, file := range []string{"../fixtures/models/closure-single-table.json", "../fixtures/models/single-table.json", "../fixtures/models/prefix-directories.json"} {
 		l, err := layouts.LoadModel(file)
 		if err != nil {
 			f.Fatal(err)
@@ -494,6 +494,8 @@ func FuzzModelNode(f *testing.F) {
 	f.Add(uint8(4), "NODE#CM4\x00ANC#0001\x00ANC#CM2\x00CM2\x00TreeRow", uint8(3))
 	f.Add(uint8(1), "N#a\x00UP#00\x00A#a\x00p\x000\x00a~a\x00row", uint8(7))
 	f.Add(uint8(2), "x\x000\x00x\x00\x00row", uint8(1))
+	f.Add(uint8(7), "DIR#/a/b\x00ENTRY#/\x00Entry", uint8(0))
+	f.Add(uint8(7), "DIR#/a/\x00ENTRY#b\x00Entry", uint8(0))
 	f.Fuzz(func(t *testing.T, pick uint8, text string, mask uint8) {
 		l := models[int(pick)%len(models)]
 		parts := strings.Split(text, "\x00")

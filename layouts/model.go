@@ -133,6 +133,9 @@ type modelLayout struct {
 	closure bool
 	digits  int
 	tooDeep error
+	// prefix's: the model describes each of the prefix layout's two rows
+	// (the object row, the listing row) by templates of its Key and Child.
+	prefix bool
 }
 
 type baseAttr struct {
@@ -154,14 +157,18 @@ var canonTemplates = map[string]map[string]string{
 	ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
 	AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
 	ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
+	PrefixName:    {"Key": "{key}", "Child": "{child}"},
 }
 
 // basePlaceholders are the placeholders a base layout's items hold:
 // closure's rows hold their own parts and none of the path's, and the path
 // layouts' items none of closure's.
 func basePlaceholders(layout string) []string {
-	if layout == ClosureName {
+	switch layout {
+	case ClosureName:
 		return []string{phID, phParent, phAncestor, phRelDepth}
+	case PrefixName:
+		return []string{phKey, phChild}
 	}
 	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
 	if layout == ShardedName {
@@ -246,15 +253,12 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	}
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
-		why := ""
-		if mj.Layout == PrefixName {
-			why = " (prefix writes two kinds of item per node, the node's object and its row in its parent's listing, keyed by different parts, which one set of templates does not describe)"
-		}
-		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s or %s%s",
-			mj.Layout, PathName, ShardedName, AdjacencyName, ClosureName, why)
+		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
+			mj.Layout, PathName, ShardedName, AdjacencyName, ClosureName, PrefixName)
 	}
 	m.baseName = mj.Layout
 	m.closure = mj.Layout == ClosureName
+	m.prefix = mj.Layout == PrefixName
 	renames := map[string]string{}
 	for c := range canon {
 		renames[c] = modelPrivate + c
@@ -338,9 +342,18 @@ func ParseModel(file string, data []byte) (Layout, error) {
 				return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
 			case (ph == phAncestor || ph == phRelDepth) && !m.closure:
 				return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+			case (ph == phKey || ph == phChild) && !m.prefix:
+				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+			case !slices.Contains(own, ph) && m.prefix:
+				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
 			case !slices.Contains(own, ph):
 				return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 			}
+		}
+		if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+			// A Key holds the delimiter and ids, a Child an id or the
+			// delimiter: text after either could be in it.
+			return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
 		}
 		if t.has(phRelDepth) && !ma.num {
 			t.width = m.digits
@@ -375,8 +388,20 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail(m.sk.where+".template", "%v", err)
 		}
 	}
+	if m.prefix {
+		// A row is keyed by its Key and its Child: the listing of a
+		// node's children is one partition.
+		switch {
+		case !m.pk.tmpl.has(phKey):
+			return nil, fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
+		case m.sk == nil || !m.sk.tmpl.has(phChild):
+			return nil, fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
+		case m.pk.absentOnRoot || m.sk.absentOnRoot:
+			return nil, fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
+		}
+	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
-		if k == nil || (m.closure && k == m.sk) {
+		if k == nil || (m.closure && k == m.sk) || m.prefix {
 			continue
 		}
 		if k.absentOnRoot || k.tmpl.has(phParent) {
@@ -388,7 +413,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			}
 		}
 	}
-	if !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
+	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
 		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
 
@@ -403,6 +428,9 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
 		}
 		bx, ok := baseIndex[x.serves]
+		if !ok && len(baseIndex) == 0 {
+			return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
+		}
 		if !ok {
 			names := slices.Sorted(mapsKeys(baseIndex))
 			return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
@@ -582,7 +610,7 @@ func (m *modelLayout) selfTest() error {
 		if err := m.Items(n, func(it Item) { items = append(items, it) }); err != nil {
 			return err
 		}
-		if m.closure {
+		if m.closure || m.prefix {
 			if err := m.selfTestRows(n, items); err != nil {
 				return err
 			}
@@ -723,6 +751,12 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		if err := m.attrNameError(name); err != nil {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
 		}
+	}
+	if m.prefix {
+		// One item a row of the prefix layout's: the object row, then
+		// the listing row.
+		root := n.Depth == 0
+		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
 	}
 	if m.closure {
 		if err := m.checkDepth(n.Depth); err != nil {
@@ -943,6 +977,10 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 		m.measureClosure(s, ms)
 		return
 	}
+	if m.prefix {
+		m.measurePrefix(s, ms)
+		return
+	}
 	bm := NewMeasure(m.base)
 	m.base.Measure(s, bm)
 	ms.Nodes++
@@ -1086,6 +1124,9 @@ func (m *modelLayout) NodeFilter() *Filter {
 	if m.closure {
 		return m.closureFilter()
 	}
+	if m.prefix {
+		return m.prefixFilter()
+	}
 	if m.typeName == "" {
 		return nil
 	}
@@ -1099,6 +1140,10 @@ func (m *modelLayout) NodeFilter() *Filter {
 
 // IsNode reports whether the item is one of the model's.
 func (m *modelLayout) IsNode(item View) bool {
+	if m.prefix {
+		b, ok := m.prefixKey(item)
+		return ok && !m.foreign(item) && m.base.IsNode(MapView(b))
+	}
 	if m.closure {
 		r, ok := m.rowDepth(item)
 		return ok && r == 0 && !m.foreign(item)
@@ -1108,8 +1153,12 @@ func (m *modelLayout) IsNode(item View) bool {
 
 // NodeOf returns the id and parent of a model item.
 func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
-	if m.foreign(item) || (m.closure && !m.IsNode(item)) {
+	if m.foreign(item) || ((m.closure || m.prefix) && !m.IsNode(item)) {
 		return "", "", false
+	}
+	if m.prefix {
+		b, _ := m.prefixKey(item)
+		return m.base.NodeOf(MapView(b))
 	}
 	v, err := m.parse(item, true)
 	if err != nil || !v.has[phID] {
@@ -1121,6 +1170,13 @@ func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
 // Owner is the id the item's table key holds; "" for a key that does not
 // read back through the model's key templates (another entity's).
 func (m *modelLayout) Owner(item View) string {
+	if m.prefix {
+		b, ok := m.prefixKey(item)
+		if !ok {
+			return ""
+		}
+		return m.base.Owner(MapView(b))
+	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
 		if a == nil {
@@ -1221,6 +1277,9 @@ func (c *modelCosts) partial(serves string) bool {
 
 func (c *modelCosts) Estimate(k int) QueryCosts {
 	out := c.base.Estimate(k)
+	if c.m.prefix {
+		return out // the prefix layout's reads, of the table: no index
+	}
 	if c.m.closure {
 		// Ancestors read the table; children and descendants the index,
 		// then the rows found whole when the index holds less.

@@ -134,13 +134,51 @@ func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []
 	})
 }
 
-// filter is the base's Scan filter (nil for the model's bases) and the
-// type field's.
+// filter is the base's Scan filter, translated, and the type field's. The
+// base layouts that Scan with a filter (prefix, to find a node's path)
+// filter on their table's keys: = a value, and contains(key, text), which
+// holds of the model's key when it holds of the base's (the base checks
+// what it finds).
 func (mr *modelReads) filter(f *Filter) (*Filter, error) {
-	if f != nil {
-		return nil, fmt.Errorf("layouts: model %s: the %s layout's Scan filter %s has no translation", mr.m.name, mr.m.baseName, f.Text)
+	m := mr.m
+	if f == nil {
+		return m.NodeFilter(), nil
 	}
-	return mr.m.NodeFilter(), nil
+	cs, err := parseClauses(f.Expr)
+	if err != nil {
+		return nil, err
+	}
+	b := &exprBuilder{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+	var out []string
+	for _, c := range cs {
+		ba, ok := m.baseAttrs[f.Names[c.name]]
+		var target *modelAttr
+		for _, a := range []*modelAttr{m.pk, m.sk} {
+			if a != nil && ok && a.tmpl.has(ba.tmpl.uses()[0]) {
+				target = a
+			}
+		}
+		if target == nil || (c.op != "=" && c.op != "contains") {
+			return nil, fmt.Errorf("layouts: model %s: the %s layout's Scan filter %s has no translation", m.name, m.baseName, f.Text)
+		}
+		if c.op == "contains" {
+			out = append(out, fmt.Sprintf("contains(%s, %s)", b.name(target.name), b.value(f.Values[c.vals[0]])))
+			continue
+		}
+		var v nodeVals
+		if !ba.tmpl.match(valueText(f.Values[c.vals[0]]), &v, m.delim) {
+			return nil, fmt.Errorf("layouts: model %s: a filter value does not read back through %s", m.name, ba.tmpl.text)
+		}
+		s, ok := target.tmpl.render(&v, m.delim)
+		if !ok {
+			return nil, fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
+		}
+		out = append(out, b.name(target.name)+" = "+b.value(m.value(target, s)))
+	}
+	if m.typeName != "" {
+		out = append(out, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+	}
+	return &Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
 }
 
 // clause is one condition of a key condition or filter: #name op :value
@@ -161,6 +199,10 @@ func parseClauses(expr string) ([]clause, error) {
 		switch {
 		case strings.HasPrefix(t, "begins_with(") && i+1 < len(toks):
 			cs = append(cs, clause{name: strings.TrimSuffix(strings.TrimPrefix(t, "begins_with("), ","), op: "begins_with",
+				vals: []string{strings.TrimSuffix(toks[i+1], ")")}})
+			i += 2
+		case strings.HasPrefix(t, "contains(") && i+1 < len(toks):
+			cs = append(cs, clause{name: strings.TrimSuffix(strings.TrimPrefix(t, "contains("), ","), op: "contains",
 				vals: []string{strings.TrimSuffix(toks[i+1], ")")}})
 			i += 2
 		case i+2 < len(toks) && toks[i+1] == "BETWEEN" && i+4 < len(toks):

@@ -83,6 +83,13 @@ var modelVariants = map[string]string{
 			"partition_key": {"name": "A", "template": "N/{ancestor}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"},
 			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind"]}}],
 		"attributes": [{"name": "Up", "template": "N/{parent}"}]}`,
+	// prefix as a base: each of a node's two rows, by templates of its
+	// Key and Child.
+	"prefix-typed": `{"layout": "prefix", "delimiter": "/", "type_field": {"name": "kind", "value": "entry"},
+		"table": {"partition_key": {"name": "PK", "template": "DIR#{key}"}, "sort_key": {"name": "SK", "template": "E#{child}"}},
+		"attributes": [{"name": "Raw", "template": "{key}", "absent_on_root": true}]}`,
+	"prefix-plain": `{"layout": "prefix",
+		"table": {"partition_key": {"name": "K", "template": "{key}"}, "sort_key": {"name": "C", "template": "{child}"}}}`,
 	"sharded-3": `{"layout": "sharded-path", "shards": 3,
 		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
 		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
@@ -115,8 +122,11 @@ func loadModels(t *testing.T) map[string]layouts.Layout {
 // rowsPerNode is how many items a model writes for a node at depth d: one,
 // or one a row for a closure base.
 func rowsPerNode(name string, d int) int {
-	if strings.HasPrefix(name, "closure") {
+	switch {
+	case strings.HasPrefix(name, "closure"):
 		return d + 1
+	case strings.HasPrefix(name, "prefix"):
+		return 2
 	}
 	return 1
 }
@@ -245,6 +255,9 @@ func TestShippedModelRows(t *testing.T) {
 			"GSI1SK": s("NODE#CM1"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1")}},
 		{"single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "_type": s("Node"),
 			"GSI1PK": s("PARENT#CM2"), "GSI1SK": s("NODE#CM4"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1|CM2|CM4")}},
+		// prefix: the node's entry and its row in its parent's listing.
+		{"prefix-directories.json", []string{"CM1"}, layouts.Item{"PK": s("DIR#/CM1"), "SK": s("ENTRY#/"), "_type": s("Entry")}},
+		{"prefix-directories.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("DIR#/CM1/CM2/CM4"), "SK": s("ENTRY#/"), "_type": s("Entry")}},
 		// closure: a row per ancestor, the node's own first.
 		{"closure-single-table.json", []string{"CM1"}, layouts.Item{"PK": s("NODE#CM1"), "SK": s("ANC#0000"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM1")}},
 		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0000"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM4"), "ParentId": s("CM2")}},
@@ -289,7 +302,7 @@ func TestModelErrors(t *testing.T) {
 		name, text, field, what string
 	}{
 		{"unknown field", `{"layout": "adjacency", "colour": 1, ` + ok + `}`, "colour", "unknown field"},
-		{"bad base", `{"layout": "prefix", ` + ok + `}`, "layout", "cannot be a model's base"},
+		{"bad base", `{"layout": "nested-set", ` + ok + `}`, "layout", "cannot be a model's base"},
 		{"template references nothing", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "NODE"}}}`, "table.partition_key.template", "references nothing"},
 		{"unknown placeholder", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{name}"}}}`, "table.partition_key.template", "unknown placeholder"},
 		{"adjacent placeholders", `{"layout": "sharded-path", "shards": 2, "table": {"partition_key": {"name": "PK", "template": "{id}"}},
@@ -332,7 +345,14 @@ func TestModelErrors(t *testing.T) {
 		{"closure copy", `{"layout": "closure", "closure_copy": "some", ` + closureOK + `}`, "closure_copy", `"all", "none" or a list`},
 		{"closure copy on a path base", `{"layout": "adjacency", "closure_copy": "none", ` + ok + `}`, "closure_copy", "only the closure base"},
 		{"closure rows without the parent", `{"layout": "closure", ` + closureNoParent + `}`, "", "{parent}"},
-		{"prefix base says why", `{"layout": "prefix", ` + ok + `}`, "layout", "two kinds of item per node"},
+		// prefix's parts, and a prefix model's keys.
+		{"key on a path base", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "K#{key}"}}}`, "table.partition_key.template", "{key} is a part of the prefix base's rows"},
+		{"id on prefix", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "{child}"}}}`, "table.partition_key.template", "{id} is not a part of the prefix base's rows"},
+		{"prefix key not at its end", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "{key}#D"}, "sort_key": {"name": "SK", "template": "{child}"}}}`, "table.partition_key.template", "alone, at its end"},
+		{"prefix partition key of the child", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "C#{child}"}, "sort_key": {"name": "SK", "template": "K#{key}"}}}`, "table.partition_key.template", "build the partition key from {key}"},
+		{"prefix without a sort key", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "D#{key}"}}}`, "table.sort_key", "built from {child}"},
+		{"prefix with an index", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "D#{key}"}, "sort_key": {"name": "SK", "template": "{child}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{key}"}}]}`, "indexes[0].serves", "the prefix layout has no index"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

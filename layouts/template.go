@@ -24,6 +24,9 @@ import (
 //	                  node (0 on the node's own row); in a template that is
 //	                  text (S), written with width digits, zero-padded, so
 //	                  that text order is number order
+//	{key}, {child}    prefix: the row's Key and Child as the prefix layout
+//	                  writes them (an object row: ¦a¦b and ¦; a listing
+//	                  row: ¦a¦ and b)
 //
 // A template is read back by matching its literal text: each placeholder
 // but the last ends at the first occurrence of the literal text after it,
@@ -54,9 +57,12 @@ const (
 	// closure's
 	phAncestor = "ancestor"
 	phRelDepth = "relative_depth"
+	// prefix's
+	phKey   = "key"
+	phChild = "child"
 )
 
-var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard, phAncestor, phRelDepth}
+var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild}
 
 // parseTemplate parses a template's text. It fails on an unknown or
 // unclosed placeholder, a template without a placeholder, and two
@@ -150,6 +156,7 @@ type nodeVals struct {
 	depth, shard     int
 	ancestor         string // closure's, of one row
 	relDepth         int
+	key, child       string // prefix's, of one row
 	has              map[string]bool
 }
 
@@ -216,6 +223,10 @@ func (t template) render(v *nodeVals, delim string) (string, bool) {
 			b.WriteString(strconv.Itoa(v.shard))
 		case phAncestor:
 			b.WriteString(v.ancestor)
+		case phKey:
+			b.WriteString(v.key)
+		case phChild:
+			b.WriteString(v.child)
 		case phRelDepth:
 			b.WriteString(padded(v.relDepth, t.width))
 		}
@@ -353,7 +364,7 @@ func (v *nodeVals) put(ph, val, delim string, width int) bool {
 		if val == "" {
 			return false
 		}
-		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root, phAncestor: &v.ancestor}[ph]
+		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root, phAncestor: &v.ancestor, phKey: &v.key, phChild: &v.child}[ph]
 		if v.has[ph] && *old != val {
 			return false
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
+// Models whose base writes several rows a node: closure and prefix.
+//
 // A table model whose base is closure describes each of a node's rows, one
 // per (node, ancestor), rather than the node: the model's templates are
 // built from a row's parts ({id}, {parent}, {ancestor}, {relative_depth}),
@@ -355,4 +357,110 @@ func (m *modelLayout) indexReadBytes(x *modelIndex, item Item, size int) int {
 		}
 	}
 	return size
+}
+
+// The prefix base: a model describes each of the prefix layout's two rows
+// a node has, the object row (Key ¦a¦b, Child ¦) and the listing row (Key
+// ¦a¦, Child b), by templates of its Key and Child ({key}, {child}), and
+// reads each back into the prefix layout's row, which the prefix layout
+// then reads as its own.
+
+// prefixRow is the model's item of prefix row b: the row's user
+// attributes, the model's attributes built from its Key and Child, and the
+// type field. root says the row is a root's.
+func (m *modelLayout) prefixRow(b Item, root bool) Item {
+	v := nodeVals{key: valueText(b[modelPrivate+"Key"]), child: valueText(b[modelPrivate+"Child"])}
+	v.set(phKey)
+	v.set(phChild)
+	item := make(Item, len(b)+len(m.attrs))
+	for k, a := range b {
+		if _, ok := m.baseAttrs[k]; !ok {
+			item[k] = a
+		}
+	}
+	m.putAttrs(item, &v, root, false)
+	m.putAttrs(item, &v, root, true)
+	return item
+}
+
+// prefixKey is the prefix layout's key of a model row, read from the
+// model's table key; false when it does not read back.
+func (m *modelLayout) prefixKey(item View) (Item, bool) {
+	var v nodeVals
+	for _, a := range []*modelAttr{m.pk, m.sk} {
+		s, ok := item.str(a.name)
+		if !ok || !a.tmpl.match(s, &v, m.delim) {
+			return nil, false
+		}
+	}
+	return Item{modelPrivate + "Key": strAttr(v.key), modelPrivate + "Child": strAttr(v.child)}, true
+}
+
+// prefixFilter keeps the object rows (Child is the delimiter) carrying the
+// type field.
+func (m *modelLayout) prefixFilter() *Filter {
+	v := nodeVals{child: m.delim}
+	v.set(phChild)
+	obj, _ := m.sk.tmpl.render(&v, m.delim)
+	f := &Filter{
+		Expr:   "#c = :c",
+		Names:  map[string]string{"#c": m.sk.name},
+		Values: map[string]types.AttributeValue{":c": strAttr(obj)},
+		Text:   m.sk.name + " = " + obj,
+	}
+	if m.typeName != "" {
+		f.Expr = "#ty = :ty AND " + f.Expr
+		f.Names["#ty"] = m.typeName
+		f.Values[":ty"] = strAttr(m.typeValue)
+		f.Text = m.typeName + " = " + m.typeValue + " AND " + f.Text
+	}
+	return f
+}
+
+// measurePrefix is Measure for a prefix model: the node's object row and
+// its listing row, exactly; the largest listing is the prefix layout's.
+func (m *modelLayout) measurePrefix(s *transform.Stats, ms *Measure) {
+	bm := NewMeasure(m.base)
+	m.base.Measure(s, bm)
+	ms.Nodes++
+	delim, idLen := len(m.delim), len(s.ID)
+	objectKey := s.PathBytes + (s.Depth+1)*delim
+	root := s.ParentID == ""
+	rowBytes := func(key, child, user int) int {
+		n := user
+		if m.typeName != "" {
+			n += len(m.typeName) + len(m.typeValue)
+		}
+		for _, a := range m.attrs {
+			if a.absentOnRoot && root {
+				continue
+			}
+			n += len(a.name) + m.prefixLen(a, key, child)
+		}
+		return n
+	}
+	ms.item(rowBytes(objectKey, delim, s.AttrBytes), 0)
+	ms.item(rowBytes(objectKey-idLen, idLen, 0), 0)
+	ms.key(0, m.prefixLen(m.pk, objectKey, delim))
+	ms.key(1, max(m.prefixLen(m.sk, objectKey, delim), m.prefixLen(m.sk, objectKey-idLen, idLen)))
+	for i, c := range bm.Collections {
+		ms.collectionOf(i, c, bm.Hot[i])
+	}
+}
+
+// prefixLen is the length of attribute a's value on a prefix row whose
+// Key and Child are key and child bytes long.
+func (m *modelLayout) prefixLen(a *modelAttr, key, child int) int {
+	n := 0
+	for _, p := range a.tmpl.parts {
+		switch p.ph {
+		case "":
+			n += len(p.lit)
+		case phKey:
+			n += key
+		case phChild:
+			n += child
+		}
+	}
+	return n
 }
