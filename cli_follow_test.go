@@ -463,19 +463,24 @@ func recordsApplied(t *testing.T, out string) int {
 	return n
 }
 
-// TestFollowIntoClosureModel: migrate --follow into a table of the closure
-// model, while the source changes (new leaves, moves of whole subtrees,
-// attributes, deleted leaves): the rows the model wants for the final
-// forest, exactly, and verify says so. A move rewrites the rows of the
-// moved subtree through the model's templates.
-func TestFollowIntoClosureModel(t *testing.T) {
+// TestFollowIntoRowModels: migrate --follow into a table of the closure
+// model, and of the prefix model, while the source changes (new leaves,
+// moves of whole subtrees, attributes, deleted leaves): the rows the model
+// wants for the final forest, exactly, and verify says so. A move
+// rewrites the rows of the moved subtree through the model's templates.
+func TestFollowIntoRowModels(t *testing.T) {
+	for _, model := range []string{"fixtures/models/closure-single-table.json", "fixtures/models/prefix-directories.json"} {
+		t.Run(filepath.Base(model), func(t *testing.T) { followIntoModel(t, model) })
+	}
+}
+
+func followIntoModel(t *testing.T, model string) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	src := newAdjSource(t, client, 25, true)
 	dest := ddblocal.TableName(t)
 	t.Cleanup(func() { dropTable(t, client, dest) })
 	ck := filepath.Join(t.TempDir(), "ck.json")
-	model := "fixtures/models/closure-single-table.json"
 	args := []string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest, "--to-model", model,
 		"--create-table", "--follow", "--checkpoint", ck, "--endpoint-url", endpoint, "--no-progress"}
 	cmd, out := startFollower(t, args)
@@ -505,6 +510,6 @@ func TestFollowIntoClosureModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
-		t.Errorf("the destination differs from the final forest's rows of the closure model: %s", d)
+		t.Errorf("the destination differs from the final forest's rows of %s: %s", model, d)
 	}
 }
