@@ -579,3 +579,54 @@ func recordsApplied(t *testing.T, out string) int {
 	}
 	return n
 }
+
+// TestFollowIntoRowModels: migrate --follow into a table of the closure
+// model, and of the prefix model, while the source changes (new leaves,
+// moves of whole subtrees, attributes, deleted leaves): the rows the model
+// wants for the final forest, exactly, and verify says so. A move
+// rewrites the rows of the moved subtree through the model's templates.
+func TestFollowIntoRowModels(t *testing.T) {
+	for _, model := range []string{"fixtures/models/closure-single-table.json", "fixtures/models/prefix-directories.json"} {
+		t.Run(filepath.Base(model), func(t *testing.T) { followIntoModel(t, model) })
+	}
+}
+
+func followIntoModel(t *testing.T, model string) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	src := newAdjSource(t, client, 25, true)
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest, "--to-model", model,
+		"--create-table", "--follow", "--checkpoint", ck, "--endpoint-url", endpoint, "--no-progress"}
+	cmd, out := startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	stop := make(chan struct{})
+	mutated := src.run(stop, 11)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	if err := <-mutated; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("interrupted follower: exit %d, want 130:\n%s", code, out)
+	}
+	if n := recordsApplied(t, out.String()); n == 0 {
+		t.Fatalf("the follower applied no stream record:\n%s", out)
+	}
+	stdout, stderr, code := run(t, nil, append(args, "--follow-idle", "2s")...)
+	if code != 0 || !strings.Contains(stdout, "verify: exact") {
+		t.Fatalf("final follower: exit %d, want 0 and verify exact\n%s\n%s", code, stdout, stderr)
+	}
+	l, err := layouts.LoadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
+		t.Errorf("the destination differs from the final forest's rows of %s: %s", model, d)
+	}
+}

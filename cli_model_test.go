@@ -34,6 +34,45 @@ type handModel struct {
 	foreign []layouts.Item // the table's other entities
 }
 
+// seedNodes is the number of nodes of modelSeedCSV.
+const seedNodes = 5
+
+// prefixRows are the rows of prefix-directories.json for the seed: each
+// node's entry, with its name, and its row in its parent's listing.
+func prefixRows() []layouts.Item {
+	paths := [][]string{{"CM1"}, {"CM1", "CM2"}, {"CM1", "CM2", "CM4"}, {"CM1", "CM2", "CM4", "CM8"}, {"CM1", "CM3"}}
+	names := map[string]string{"CM1": "Roadster", "CM2": "Powertrain", "CM4": "Engine", "CM8": "Piston", "CM3": "Chassis"}
+	var rows []layouts.Item
+	for _, p := range paths {
+		id := p[len(p)-1]
+		dir := "DIR#/" + strings.Join(p, "/")
+		rows = append(rows,
+			layouts.Item{"PK": s(dir), "SK": s("ENTRY#/"), "_type": s("Entry"), "name": s(names[id])},
+			layouts.Item{"PK": s(strings.TrimSuffix(dir, id)), "SK": s("ENTRY#" + id), "_type": s("Entry")})
+	}
+	return rows
+}
+
+// closureRows are the rows of closure-single-table.json for the seed: for
+// each node, its own row and one per ancestor, each copying the name.
+func closureRows() []layouts.Item {
+	paths := [][]string{{"CM1"}, {"CM1", "CM2"}, {"CM1", "CM2", "CM4"}, {"CM1", "CM2", "CM4", "CM8"}, {"CM1", "CM3"}}
+	names := map[string]string{"CM1": "Roadster", "CM2": "Powertrain", "CM4": "Engine", "CM8": "Piston", "CM3": "Chassis"}
+	var rows []layouts.Item
+	for _, p := range paths {
+		id := p[len(p)-1]
+		for r := 0; r < len(p); r++ {
+			row := layouts.Item{"PK": s("NODE#" + id), "SK": s(fmt.Sprintf("ANC#%04d", r)), "_type": s("TreeRow"),
+				"GSI1PK": s("ANC#" + p[len(p)-1-r]), "name": s(names[id])}
+			if len(p) > 1 {
+				row["ParentId"] = s(p[len(p)-2])
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 func keySchema(pk, sk string) []types.KeySchemaElement {
@@ -117,6 +156,41 @@ var handModels = []handModel{
 			// leave it out.
 			{"PK": s("NODE#CM4"), "SK": s("COMMENT#1"), "_type": s("Comment"), "text": s("torque it"),
 				"GSI1PK": s("PARENT#CM2"), "GSI1SK": s("NODE#CM4#COMMENT#1"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1|CM2|CM4|COMMENT")},
+		},
+	},
+	{
+		file: "fixtures/models/closure-single-table.json",
+		create: func(name string) *dynamodb.CreateTableInput {
+			return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+				AttributeDefinitions: defs("PK", "SK", "GSI1PK"),
+				KeySchema:            keySchema("PK", "SK"),
+				GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String("GSI1"), KeySchema: keySchema("GSI1PK", "SK"),
+					Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"_type", "ParentId"}}}},
+			}
+		},
+		nodes: closureRows(),
+		foreign: []layouts.Item{
+			{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User"), "name": s("Ann")},
+			// A comment in CM4's partition and in CM2's of GSI1, outside
+			// the rows' range of SK; a note inside it, in CM8's partition
+			// and CM1's of GSI1: the type field leaves it out.
+			{"PK": s("NODE#CM4"), "SK": s("COMMENT#1"), "_type": s("Comment"), "GSI1PK": s("ANC#CM2"), "text": s("torque it")},
+			{"PK": s("NODE#CM8"), "SK": s("ANC#0009"), "_type": s("Note"), "GSI1PK": s("ANC#CM1"), "text": s("ring gap")},
+		},
+	},
+	{
+		file: "fixtures/models/prefix-directories.json",
+		create: func(name string) *dynamodb.CreateTableInput {
+			return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+				AttributeDefinitions: defs("PK", "SK"), KeySchema: keySchema("PK", "SK")}
+		},
+		nodes: prefixRows(),
+		foreign: []layouts.Item{
+			{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User"), "name": s("Ann")},
+			// A note in CM1's listing, and one on CM2's entry: the
+			// type field leaves them out.
+			{"PK": s("DIR#/CM1/"), "SK": s("ENTRY#README"), "_type": s("Note"), "text": s("read me")},
+			{"PK": s("DIR#/CM1/CM2"), "SK": s("NOTE#1"), "_type": s("Note"), "text": s("torque it")},
 		},
 	},
 }
@@ -235,6 +309,21 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 			}
 			sameLines(t, "after import", rawLines(t, client, imported), append(slices.Clone(h.nodes), h.foreign...))
 
+			// Import to files (--out): the same items, in the import
+			// format's lines.
+			files := filepath.Join(dir, filepath.Base(h.file)+"-out")
+			if _, stderr, code := run(t, env, append([]string{"import", "--in", seed, "--out", files}, m...)...); code != 0 {
+				t.Fatalf("import --out: exit %d\n%s", code, stderr)
+			}
+			var wantFiles []string
+			for _, l := range itemLines(h.nodes) {
+				wantFiles = append(wantFiles, `{"Item":`+l+`}`)
+			}
+			sort.Strings(wantFiles)
+			if got := importItems(t, files); !slices.Equal(got, wantFiles) {
+				t.Fatalf("import --out:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(wantFiles, "\n      "))
+			}
+
 			table := handTable(t, client, h, append(slices.Clone(h.nodes), h.foreign...))
 			tm := append([]string{"--table", table}, m...)
 
@@ -281,7 +370,10 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 			// Descendants read the node (GetItem) and its tree's index
 			// (Query); an index projecting only the keys adds the
 			// BatchGetItem of the items found, which --stats counts.
-			wantRequests := map[string]string{"aws-components.json": "3 requests", "wadsworth-path.json": "2 requests", "single-table.json": "2 requests"}[filepath.Base(h.file)]
+			// Prefix finds the node's path with a Scan (8 segments), then
+			// lists each level (5 Queries) and reads the entries found.
+			wantRequests := map[string]string{"aws-components.json": "3 requests", "wadsworth-path.json": "2 requests", "single-table.json": "2 requests", "closure-single-table.json": "2 requests",
+				"prefix-directories.json": "14 requests"}[filepath.Base(h.file)]
 			if _, stderr, code := run(t, env, append([]string{"query", "descendants", "--id", "CM1", "--stats"}, tm...)...); code != 0 || !strings.Contains(stderr, wantRequests) {
 				t.Errorf("query descendants --stats: exit %d, want %q:\n%s", code, wantRequests, stderr)
 			}
@@ -312,7 +404,7 @@ func TestModelsAgainstHandBuiltTables(t *testing.T) {
 				t.Errorf("plan summary: table %d items and %d other items, want %d and %d", sum.TableItems, sum.TableOtherItems, len(h.nodes), len(h.foreign))
 			}
 			stdout, _, _ = run(t, env, append([]string{"plan", "--in", snap}, tm...)...)
-			if len(h.foreign) > 0 && !strings.Contains(stdout, fmt.Sprintf("table %d nodes in %d items and %d other items (left alone)", len(h.nodes), len(h.nodes), len(h.foreign))) {
+			if len(h.foreign) > 0 && !strings.Contains(stdout, fmt.Sprintf("table %d nodes in %d items and %d other items (left alone)", seedNodes, len(h.nodes), len(h.foreign))) {
 				t.Errorf("plan summary does not count the other items apart:\n%s", stdout)
 			}
 			if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--max-delete-ratio", "0.25"}, tm...)...); code != 0 {
@@ -492,7 +584,7 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 	for _, h := range handModels {
 		name := strings.TrimSuffix(filepath.Base(h.file), ".json")
 		t.Run(name, func(t *testing.T) {
-			stdout, stderr, code := run(t, nil, "schema", "--format", "workbench", "--model", h.file, "--table", "Components", "--in", seed, "--sample", "10")
+			stdout, stderr, code := run(t, nil, "schema", "--format", "workbench", "--model", h.file, "--table", "Components", "--in", seed, "--sample", "20")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -537,8 +629,12 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 					}
 				}
 			}
-			if len(tb.GlobalSecondaryIndexes) == 0 {
-				t.Fatal("no GlobalSecondaryIndexes")
+			l, err := layouts.LoadModel(h.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tb.GlobalSecondaryIndexes) != len(l.Table().Indexes) {
+				t.Fatalf("%d GlobalSecondaryIndexes, the model has %d", len(tb.GlobalSecondaryIndexes), len(l.Table().Indexes))
 			}
 			got := strings.ReplaceAll(stdout, m.ModelMetadata.DateCreated, "DATE")
 			golden := filepath.Join("testdata", "golden", "workbench", name+".json")
@@ -553,7 +649,7 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 	}
 	// CloudFormation: one AWS::DynamoDB::Table resource, for a model and a
 	// layout.
-	for _, args := range [][]string{{"--model", handModels[0].file}, {"--layout", "adjacency"}} {
+	for _, args := range [][]string{{"--model", handModels[0].file}, {"--model", handModels[3].file}, {"--layout", "adjacency"}} {
 		stdout, stderr, code := run(t, nil, append([]string{"schema", "--format", "cloudformation", "--table", "my-parts"}, args...)...)
 		var tmpl struct {
 			Resources map[string]struct {
@@ -608,6 +704,25 @@ func TestModelSchemaCheck(t *testing.T) {
 	good := handTable(t, client, h, nil)
 	if _, stderr, code := run(t, env, "import", "--in", seed, "--table", good, "--model", h.file, "--no-progress"); code != 0 {
 		t.Fatalf("import into the model's table: exit %d\n%s", code, stderr)
+	}
+
+	// The closure model: a sort key of numbers where the model has text,
+	// and GSI1 projecting every attribute.
+	c := handModels[3]
+	wrong.create = func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
+				{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeN}, {AttributeName: aws.String("GSI1PK"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:              keySchema("PK", "SK"),
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi("GSI1", "GSI1PK", "SK", types.ProjectionTypeAll)}}
+	}
+	table = handTable(t, client, wrong, nil)
+	_, stderr, code = run(t, env, "import", "--in", seed, "--table", table, "--model", c.file, "--no-progress")
+	if code != 2 || !strings.Contains(stderr, "layout wants SK (S)") || !strings.Contains(stderr, "index GSI1: projects ALL") {
+		t.Fatalf("import of the closure model into a table of another shape: exit %d, want 2 listing the sort key's type and GSI1's projection:\n%s", code, stderr)
+	}
+	if n := len(rawLines(t, client, table)); n != 0 {
+		t.Fatalf("%d items written", n)
 	}
 }
 
@@ -676,5 +791,79 @@ func TestModelStoredBytesProjected(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("bench reports no storage for %v", want)
+	}
+}
+
+// TestClosureModelCopy: --closure-copy is honoured with a closure model. The
+// closure model's table holds ancestor rows copying nothing: import with
+// --closure-copy none writes exactly them; descendants read GSI1's keys and
+// then the nodes' own rows (no BatchGetItem of the rows found, which the
+// keys GSI1 projects make needless: 2 requests); verify and plan agree with
+// the table under --closure-copy none, and plan without it (copy all)
+// would rewrite every ancestor row. migrate --to-closure-copy none gives
+// the same rows. --closure-copy with a model whose base is not closure is a
+// usage error.
+func TestClosureModelCopy(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	if err := os.WriteFile(seed, []byte(modelSeedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := handModels[3]
+	if !strings.Contains(h.file, "closure") {
+		t.Fatalf("handModels[3] is %s, want the closure model", h.file)
+	}
+	var want []layouts.Item
+	ancestorRows := 0
+	for _, row := range closureRows() {
+		if row["SK"].(*types.AttributeValueMemberS).Value != "ANC#0000" {
+			delete(row, "name")
+			ancestorRows++
+		}
+		want = append(want, row)
+	}
+	m := []string{"--model", h.file, "--closure-copy", "none"}
+	table := handTable(t, client, h, h.foreign)
+	if _, stderr, code := run(t, env, append([]string{"import", "--in", seed, "--table", table, "--no-progress"}, m...)...); code != 0 {
+		t.Fatalf("import --closure-copy none: exit %d\n%s", code, stderr)
+	}
+	sameLines(t, "after import --closure-copy none", rawLines(t, client, table), append(slices.Clone(want), h.foreign...))
+	tm := append([]string{"--table", table}, m...)
+	if got := queryIDs(t, env, append([]string{"descendants", "--id", "CM1"}, tm...)...); !slices.Equal(got, []string{"CM2@1", "CM3@1", "CM4@2", "CM8@3"}) {
+		t.Fatalf("descendants of CM1: %v", got)
+	}
+	if got := queryIDs(t, env, append([]string{"ancestors", "--id", "CM8", "--min-depth", "2"}, tm...)...); !slices.Equal(got, []string{"CM1@3", "CM2@2"}) {
+		t.Fatalf("ancestors of CM8 from 2: %v", got)
+	}
+	if _, stderr, code := run(t, env, append([]string{"query", "descendants", "--id", "CM1", "--stats"}, tm...)...); code != 0 || !strings.Contains(stderr, "2 requests") {
+		t.Errorf("query descendants --stats: exit %d, want 2 requests (GSI1, then the own rows):\n%s", code, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"verify", "--in", seed}, tm...)...); code != 0 {
+		t.Fatalf("verify --closure-copy none: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", seed, "--detailed-exitcode"}, tm...)...); code != 0 {
+		t.Fatalf("plan --closure-copy none: exit %d, want no changes\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code := run(t, env, "plan", "--in", seed, "--json", "--table", table, "--model", h.file)
+	if code != 0 {
+		t.Fatalf("plan (copy all): exit %d\n%s", code, stderr)
+	}
+	if sum := parseSummary(t, stdout); sum.Total.Puts != int64(ancestorRows) || sum.Total.Deletes != 0 {
+		t.Errorf("plan copying all: %d puts, %d deletes; want the %d ancestor rows put", sum.Total.Puts, sum.Total.Deletes, ancestorRows)
+	}
+	// migrate from the model's table, copying nothing, into a fresh one
+	// of the model's that copies nothing too.
+	back := handTable(t, client, h, nil)
+	if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", h.file, "--from-closure-copy", "none",
+		"--to-table", back, "--to-model", h.file, "--to-closure-copy", "none", "--no-progress"); code != 0 {
+		t.Fatalf("migrate --to-closure-copy none: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "migrated with --to-closure-copy none", rawLines(t, client, back), want)
+
+	if _, stderr, code := run(t, env, "schema", "--table", "parts", "--model", "fixtures/models/single-table.json", "--closure-copy", "none"); code != 2 || !strings.Contains(stderr, "--closure-copy") {
+		t.Errorf("--closure-copy with a path model: exit %d, want 2 naming --closure-copy:\n%s", code, stderr)
 	}
 }

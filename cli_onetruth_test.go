@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +105,188 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 				}
 				if d.Cost.ImportBytes != b.Cost.ImportBytes || d.Cost.ImportBytes <= 0 {
 					t.Errorf("ImportTable source bytes: dry run %d, bench %d", d.Cost.ImportBytes, b.Cost.ImportBytes)
+				}
+			})
+		}
+	}
+}
+
+// TestDryRunBenchPlanAgreeModels is TestDryRunBenchPlanAgree for every
+// shipped model, and for the closure model with each --closure-copy: the
+// dry run, bench --offline and plan against an empty table of the model
+// agree on the write units, the items and bytes stored and what storing
+// them costs; and the plan's items are the ones an import writes.
+func TestDryRunBenchPlanAgreeModels(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	files, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped models: %v", err)
+	}
+	type run1 struct{ model, copy string }
+	var runs []run1
+	for _, f := range files {
+		runs = append(runs, run1{f, ""})
+	}
+	closure := "fixtures/models/closure-single-table.json"
+	runs = append(runs, run1{closure, "none"}, run1{closure, "name,size_bytes,qty,title"})
+	for _, fx := range []string{"cars", "folders", "org"} {
+		in := filepath.Join("fixtures", fx+".csv")
+		types := fixtureTypes(t, fx)
+		for k, r := range runs {
+			name := strings.TrimSuffix(filepath.Base(r.model), ".json")
+			if fx == "folders" && (name == "wadsworth-path" || name == "prefix-directories") {
+				continue // its delimiter, /, is in the folders' ids
+			}
+			t.Run(fmt.Sprintf("%s/%s/%d", fx, name, k), func(t *testing.T) {
+				m := []string{"--model", r.model}
+				if r.copy != "" {
+					m = append(m, "--closure-copy", r.copy)
+				}
+				stdout, stderr, code := run(t, env, append([]string{"import", "--in", in, "--types", types, "--dry-run", "--json"}, m...)...)
+				if code != 0 {
+					t.Fatalf("dry run: exit %d: %s", code, stderr)
+				}
+				var dry struct {
+					Plans []struct {
+						WCU         int64 `json:"wcu"`
+						Items       int64 `json:"items"`
+						StoredItems int64 `json:"stored_items"`
+						StoredBytes int64 `json:"stored_bytes"`
+						Cost        struct {
+							StorageMonth float64 `json:"storage_usd_per_month"`
+						} `json:"cost"`
+					} `json:"plans"`
+				}
+				if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+					t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+				}
+				d := dry.Plans[0]
+				out := filepath.Join(t.TempDir(), "bench.json")
+				if _, stderr, code := run(t, env, append([]string{"bench", "--in", in, "--types", types, "--offline", "--out", out}, m...)...); code != 0 {
+					t.Fatalf("bench: exit %d: %s", code, stderr)
+				}
+				type benchLayout struct {
+					Layout  string              `json:"layout"`
+					Items   int64               `json:"items"`
+					Load    struct{ WCU int64 } `json:"load"`
+					Storage []struct {
+						Items, Bytes int64
+					} `json:"storage"`
+					Cost struct {
+						StorageMonth float64 `json:"storage_usd_per_month"`
+					} `json:"cost"`
+				}
+				var rep struct {
+					Layouts []benchLayout `json:"layouts"`
+				}
+				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
+					t.Fatalf("bench JSON: %v", err)
+				}
+				i := slices.IndexFunc(rep.Layouts, func(l benchLayout) bool { return l.Layout == "model-"+name })
+				if i < 0 {
+					t.Fatalf("bench reports no model-%s", name)
+				}
+				b := rep.Layouts[i]
+				var items, bytes int64
+				for _, s := range b.Storage {
+					items += s.Items
+					bytes += s.Bytes
+				}
+				l, err := layouts.LoadModel(r.model)
+				if err != nil {
+					t.Fatal(err)
+				}
+				table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
+				if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
+					t.Fatal(err)
+				}
+				dropTableLater(t, client, table)
+				stdout, stderr, code = run(t, env, append([]string{"plan", "--json", "--in", in, "--types", types, "--table", table}, m...)...)
+				if code != 0 {
+					t.Fatalf("plan: exit %d: %s", code, stderr)
+				}
+				p := parseSummary(t, stdout)
+				if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
+					t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
+				}
+				if p.Total.Puts != b.Items || p.Total.Deletes != 0 || d.Items != b.Items {
+					t.Errorf("plan puts %d and deletes %d; bench has %d items, the dry run %d", p.Total.Puts, p.Total.Deletes, b.Items, d.Items)
+				}
+				if d.StoredItems != items || d.StoredBytes != bytes {
+					t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
+				}
+				if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
+					t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
+				}
+			})
+		}
+	}
+}
+
+// TestBenchModelsEstimateIsBilled: bench online, against DynamoDB Local,
+// of every shipped model (and the closure model with --closure-copy none
+// and some) on each fixture: each query kind's cost model (the estimate
+// the offline bench and the ranking use) equals, on the sampled nodes,
+// the read units the requests sent were billed. A Query of an index that
+// projects fewer attributes reads, and is billed for, the index's copies.
+func TestBenchModelsEstimateIsBilled(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	files, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped models: %v", err)
+	}
+	type run1 struct{ model, copy string }
+	var runs []run1
+	for _, f := range files {
+		runs = append(runs, run1{f, ""})
+	}
+	closure := "fixtures/models/closure-single-table.json"
+	runs = append(runs, run1{closure, "none"}, run1{closure, "name,title"})
+	for _, fx := range []string{"cars", "folders", "org"} {
+		in := filepath.Join("fixtures", fx+".csv")
+		types := fixtureTypes(t, fx)
+		for k, r := range runs {
+			name := strings.TrimSuffix(filepath.Base(r.model), ".json")
+			if fx == "folders" && (name == "wadsworth-path" || name == "prefix-directories") {
+				continue // its delimiter, /, is in the folders' ids
+			}
+			t.Run(fmt.Sprintf("%s/%s/%d", fx, name, k), func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "bench.json")
+				args := []string{"bench", "--in", in, "--types", types, "--model", r.model, "--layouts", "", "--sample", "25",
+					"--endpoint-url", endpoint, "--out", out}
+				if r.copy != "" {
+					args = append(args, "--closure-copy", r.copy)
+				}
+				if _, stderr, code := run(t, env, args...); code != 0 {
+					t.Fatalf("bench: exit %d: %s", code, stderr)
+				}
+				var rep struct {
+					Layouts []struct {
+						Layout  string `json:"layout"`
+						Queries []struct {
+							Kind   string  `json:"kind"`
+							Source string  `json:"source"`
+							Est    float64 `json:"estimated_rcu_mean"`
+							RCU    struct {
+								Mean float64 `json:"mean"`
+							} `json:"rcu"`
+						} `json:"queries"`
+					} `json:"layouts"`
+				}
+				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil || len(rep.Layouts) != 1 {
+					t.Fatalf("bench JSON: %v (%d layouts)", err, len(rep.Layouts))
+				}
+				qs := rep.Layouts[0].Queries
+				if len(qs) != 5 {
+					t.Fatalf("%d query kinds, want 5", len(qs))
+				}
+				for _, q := range qs {
+					if q.Source != "measured" || math.Abs(q.RCU.Mean-q.Est) > 1e-9 {
+						t.Errorf("%s %s: billed %v RCU a query (%s), the cost model %v", rep.Layouts[0].Layout, q.Kind, q.RCU.Mean, q.Source, q.Est)
+					}
 				}
 			})
 		}

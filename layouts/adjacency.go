@@ -350,10 +350,11 @@ func (c *adjacencyCosts) Estimate(k int) QueryCosts {
 	out.Get = own
 	out.Get.Nodes = 1
 	// children is one ByParent Query: the children of z.
+	byParent := c.inIndex(c.l.byParent)
 	children := func(z int32) Cost {
 		var items sizeSum
 		for _, ch := range c.f.Children(int(z)) {
-			items.add(int(c.own[ch]))
+			items.add(int(byParent[ch]))
 		}
 		return queryCost(items)
 	}

@@ -32,16 +32,32 @@ func benchForest() *forest {
 	return newForest(ids, parents, attrs)
 }
 
+// benchLayouts are every layout with its defaults and every shipped model.
+func benchLayouts(b *testing.B) []layouts.Layout {
+	var ls []layouts.Layout
+	for _, name := range layouts.Names() {
+		l, err := layouts.New(name, layouts.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	for _, file := range shippedModels(b) {
+		l, err := layouts.LoadModel(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
 // BenchmarkItems measures building items, per item (closure writes several
 // per node): go test -bench Items ./layouts/
 func BenchmarkItems(b *testing.B) {
 	f := benchForest()
-	for _, name := range layouts.Names() {
-		b.Run(name, func(b *testing.B) {
-			l, err := layouts.New(name, layouts.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+	for _, l := range benchLayouts(b) {
+		b.Run(l.Name(), func(b *testing.B) {
 			items := 0
 			emit := func(layouts.Item) { items++ }
 			b.ReportAllocs()
@@ -59,12 +75,8 @@ func BenchmarkItems(b *testing.B) {
 // BenchmarkMeasure measures the dry run's cost per node.
 func BenchmarkMeasure(b *testing.B) {
 	f := benchForest()
-	for _, name := range layouts.Names() {
-		b.Run(name, func(b *testing.B) {
-			l, err := layouts.New(name, layouts.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+	for _, l := range benchLayouts(b) {
+		b.Run(l.Name(), func(b *testing.B) {
 			m := layouts.NewMeasure(l)
 			for i := 0; b.Loop(); i++ {
 				l.Measure(&f.stats[i%len(f.stats)], m)

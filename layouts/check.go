@@ -59,6 +59,9 @@ func (c *Checker) Check(s *transform.Stats) error {
 		if err := ml.checkIDs([]string{s.ID}); err != nil {
 			errs = append(errs, err)
 		}
+		if err := ml.checkDepth(s.Depth); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	m := c.m
 	keys, cols := m.Keys, m.Collections

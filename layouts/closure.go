@@ -100,29 +100,36 @@ func (l *closureLayout) Items(n *transform.Node, emit func(Item)) error {
 		}
 		return item
 	}
-	self := row(0, len(n.Attrs))
-	for k, v := range n.Attrs {
-		self[k] = v
-	}
-	emit(self)
-	for r := 1; r <= n.Depth; r++ {
-		if l.copyAll {
-			item := row(r, len(n.Attrs))
-			for k, v := range n.Attrs {
-				item[k] = v
-			}
-			emit(item)
-			continue
-		}
-		item := row(r, len(l.copy))
-		for _, k := range l.copy {
-			if v, ok := n.Attrs[k]; ok {
-				item[k] = v
-			}
-		}
-		emit(item)
+	for r := 0; r <= n.Depth; r++ {
+		emit(l.rowAttrs(n, r, row(r, l.rowAttrCount(n, r))))
 	}
 	return nil
+}
+
+// rowAttrCount is how many of the node's attributes row r carries, at most.
+func (l *closureLayout) rowAttrCount(n *transform.Node, r int) int {
+	if r == 0 || l.copyAll {
+		return len(n.Attrs)
+	}
+	return len(l.copy)
+}
+
+// rowAttrs sets on item the node's attributes that row r carries: every
+// one on the node's own row, and what ClosureCopy picks on the others. It
+// returns item.
+func (l *closureLayout) rowAttrs(n *transform.Node, r int, item Item) Item {
+	if r == 0 || l.copyAll {
+		for k, v := range n.Attrs {
+			item[k] = v
+		}
+		return item
+	}
+	for _, k := range l.copy {
+		if v, ok := n.Attrs[k]; ok {
+			item[k] = v
+		}
+	}
+	return item
 }
 
 // AppendItems is Items into buf: the same rows, with the same checks.
@@ -229,10 +236,32 @@ func (l *closureLayout) copySize(attrs transform.Attrs) int {
 // and 0 for the other layouts. Closure's Measure only reads Stats.CopyBytes
 // when ClosureCopy names attributes.
 func CopyBytes(l Layout, attrs transform.Attrs) int {
-	if c, ok := l.(*closureLayout); ok {
+	if c, ok := asClosure(l); ok {
 		return c.copySize(attrs)
 	}
 	return 0
+}
+
+// asClosure is the closure layout l is, or that a table model of l has as
+// its base.
+func asClosure(l Layout) (*closureLayout, bool) {
+	if m, ok := l.(*modelLayout); ok && m.closure {
+		l = m.base
+	}
+	c, ok := l.(*closureLayout)
+	return c, ok
+}
+
+// ClosureCopy is what the closure layout l (or a table model whose base
+// is closure) copies to its ancestor rows, as Options.ClosureCopy says it:
+// nil for every attribute, empty for none, else the names; nil for any
+// other layout.
+func ClosureCopy(l Layout) []string {
+	c, ok := asClosure(l)
+	if !ok || c.copyAll {
+		return nil
+	}
+	return append([]string{}, c.copy...)
 }
 
 // CopiedName is the shortest of the attribute names closure's ancestor rows
@@ -242,7 +271,7 @@ func CopyBytes(l Layout, attrs transform.Attrs) int {
 // rewrites): the ancestor rows copy it, and a node that has any of the
 // copied attributes has at least that many bytes of them.
 func CopiedName(l Layout) string {
-	c, ok := l.(*closureLayout)
+	c, ok := asClosure(l)
 	if !ok || c.copyAll || len(c.copy) == 0 {
 		return ""
 	}
@@ -583,6 +612,14 @@ type closureAcc struct {
 }
 
 func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
+	return c.add(item, size, size)
+}
+
+// add is Add of a row whose copy in ByAncestor, which the descendants'
+// Query reads, is indexSize bytes: size for the closure layout's, which
+// projects every attribute, less for a table model's index that projects
+// fewer.
+func (c *closureCosts) add(item Item, size, indexSize int) (int32, int32, error) {
 	n, _ := item[c.l.rd].(*types.AttributeValueMemberN)
 	if n == nil {
 		return c.cur, c.anc, fmt.Errorf("layouts: a closure row without %s", c.l.rd)
@@ -607,12 +644,12 @@ func (c *closureCosts) Add(item Item, size int) (int32, int32, error) {
 	c.anc = int32(c.f.Parent(int(c.anc)))
 	if k := c.sampleAt[c.anc]; k >= 0 {
 		a := &c.acc[k]
-		a.desc.add(size)
+		a.desc.add(indexSize)
 		if r == 1 {
-			a.child.add(size)
+			a.child.add(indexSize)
 		}
 		if r <= 2 {
-			a.band2.add(size)
+			a.band2.add(indexSize)
 		}
 	}
 	if k := c.sampleAt[c.cur]; k >= 0 {

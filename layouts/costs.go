@@ -172,7 +172,36 @@ type costForest struct {
 	f      *transform.Forest
 	sample []int32
 	own    []int32
+	// read holds, for an index whose copy of an item is smaller than the
+	// item (a table model's that projects fewer attributes), the size of
+	// each node's copy, which a Query of the index reads; nil for every
+	// index of a layout's.
+	read map[string][]int32
 }
+
+// setIndexSize records that index holds size bytes of node i's item.
+func (c *costForest) setIndexSize(index string, i int32, size int) {
+	if c.read == nil {
+		c.read = map[string][]int32{}
+	}
+	if c.read[index] == nil {
+		c.read[index] = make([]int32, len(c.own))
+	}
+	c.read[index][i] = int32(size)
+}
+
+// inIndex returns the size of each node's item as a Query of index reads
+// it, by forest index.
+func (c *costForest) inIndex(index string) []int32 {
+	if r := c.read[index]; r != nil {
+		return r
+	}
+	return c.own
+}
+
+// forest is the cost model's costForest, for a table model to record what
+// its indexes hold.
+func (c *costForest) forest() *costForest { return c }
 
 func newCostForest(f *transform.Forest, sample []int32) costForest {
 	return costForest{f: f, sample: sample, own: make([]int32, f.Len())}

@@ -467,3 +467,67 @@ func TestFuzzEncoding(t *testing.T) {
 		}
 	}
 }
+
+// FuzzModelNode feeds a table model's Node decoder items whose model
+// attributes hold arbitrary text, as the fuzzer's bytes give it, under the
+// closure models and a path one: it must never panic nor change the item,
+// every error must wrap ErrItem, and an item it reads as a node must be
+// one IsNode and NodeOf say is, of the id and parent NodeOf gives and that
+// Owner names.
+func FuzzModelNode(f *testing.F) {
+	var models []layouts.Layout
+	for _, name := range []string{"closure-n", "closure-keys-some", "closure-include-all", "path-include-own", "prefix-typed"} {
+		l, err := layouts.ParseModel(name+".json", []byte(modelVariants[name]))
+		if err != nil {
+			f.Fatal(err)
+		}
+		models = append(models, l)
+	}
+	for _, file := range []string{"../fixtures/models/closure-single-table.json", "../fixtures/models/single-table.json", "../fixtures/models/prefix-directories.json"} {
+		l, err := layouts.LoadModel(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		models = append(models, l)
+	}
+	f.Add(uint8(0), "CM4\x00ANC#0000\x00ANC#CM4\x00CM2\x00TreeRow", uint8(0))
+	f.Add(uint8(4), "NODE#CM4\x00ANC#0001\x00ANC#CM2\x00CM2\x00TreeRow", uint8(3))
+	f.Add(uint8(1), "N#a\x00UP#00\x00A#a\x00p\x000\x00a~a\x00row", uint8(7))
+	f.Add(uint8(2), "x\x000\x00x\x00\x00row", uint8(1))
+	f.Add(uint8(7), "DIR#/a/b\x00ENTRY#/\x00Entry", uint8(0))
+	f.Add(uint8(7), "DIR#/a/\x00ENTRY#b\x00Entry", uint8(0))
+	f.Fuzz(func(t *testing.T, pick uint8, text string, mask uint8) {
+		l := models[int(pick)%len(models)]
+		parts := strings.Split(text, "\x00")
+		item := layouts.Item{}
+		for i, name := range l.Reserved() {
+			if i >= len(parts) || mask&(1<<(i%8)) != 0 && i%3 == 2 {
+				continue
+			}
+			var v types.AttributeValue = &types.AttributeValueMemberS{Value: parts[i]}
+			if _, err := strconv.Atoi(parts[i]); err == nil && mask&1 != 0 {
+				v = &types.AttributeValueMemberN{Value: parts[i]}
+			}
+			item[name] = v
+		}
+		before := ddbJSON(item)
+		rec, ok, err := l.Node(item)
+		if ddbJSON(item) != before {
+			t.Fatalf("Node changed the item: %s, was %s", ddbJSON(item), before)
+		}
+		if err != nil {
+			if !errors.Is(err, layouts.ErrItem) {
+				t.Fatalf("Node(%s): %v, not an ErrItem", before, err)
+			}
+			return
+		}
+		view := layouts.MapView(item)
+		id, parent, nodeOK := l.NodeOf(view)
+		if ok != l.IsNode(view) || ok != nodeOK {
+			t.Fatalf("Node(%s) says %v, IsNode %v, NodeOf %v", before, ok, l.IsNode(view), nodeOK)
+		}
+		if ok && (rec.ID != id || rec.Parent != parent || l.Owner(view) != id) {
+			t.Fatalf("Node(%s) = %q<%q, NodeOf %q<%q, Owner %q", before, rec.ID, rec.Parent, id, parent, l.Owner(view))
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -32,15 +33,18 @@ import (
 
 // modelJSON is the model file.
 type modelJSON struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Layout      string          `json:"layout"`
-	Delimiter   string          `json:"delimiter"`
-	Shards      int             `json:"shards"`
-	TypeField   *typeFieldJSON  `json:"type_field"`
-	Table       tableJSON       `json:"table"`
-	Indexes     []indexJSON     `json:"indexes"`
-	Attributes  []attributeJSON `json:"attributes"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Layout      string `json:"layout"`
+	Delimiter   string `json:"delimiter"`
+	Shards      int    `json:"shards"`
+	// closure's
+	RelativeDepthDigits int             `json:"relative_depth_digits"`
+	ClosureCopy         json.RawMessage `json:"closure_copy"`
+	TypeField           *typeFieldJSON  `json:"type_field"`
+	Table               tableJSON       `json:"table"`
+	Indexes             []indexJSON     `json:"indexes"`
+	Attributes          []attributeJSON `json:"attributes"`
 }
 
 type typeFieldJSON struct {
@@ -122,6 +126,16 @@ type modelLayout struct {
 	baseAttrs map[string]baseAttr
 	baseTable TableSpec
 	seps      []string // text no id may hold
+
+	// closure's: digits is the width of {relative_depth} in a text
+	// template, and tooDeep the one error of a node too deep for it (one
+	// value, so that a subtree below a node too deep is one problem).
+	closure bool
+	digits  int
+	tooDeep error
+	// prefix's: the model describes each of the prefix layout's two rows
+	// (the object row, the listing row) by templates of its Key and Child.
+	prefix bool
 }
 
 type baseAttr struct {
@@ -142,7 +156,31 @@ var canonTemplates = map[string]map[string]string{
 	PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
 	ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
 	AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
+	ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
+	PrefixName:    {"Key": "{key}", "Child": "{child}"},
 }
+
+// basePlaceholders are the placeholders a base layout's items hold:
+// closure's rows hold their own parts and none of the path's, and the path
+// layouts' items none of closure's.
+func basePlaceholders(layout string) []string {
+	switch layout {
+	case ClosureName:
+		return []string{phID, phParent, phAncestor, phRelDepth}
+	case PrefixName:
+		return []string{phKey, phChild}
+	}
+	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
+	if layout == ShardedName {
+		ps = append(ps, phShard)
+	}
+	return ps
+}
+
+// DefaultRelativeDepthDigits is the width of {relative_depth} in a text
+// template when the model does not give relative_depth_digits: depths up to
+// 9999.
+const DefaultRelativeDepthDigits = 4
 
 // ModelError is a model file that cannot be used: the file, the field and
 // what to do.
@@ -215,15 +253,41 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	}
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
-		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s or %s (closure and prefix write several items per node, which a model does not describe)",
-			mj.Layout, PathName, ShardedName, AdjacencyName)
+		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
+			mj.Layout, PathName, ShardedName, AdjacencyName, ClosureName, PrefixName)
 	}
 	m.baseName = mj.Layout
+	m.closure = mj.Layout == ClosureName
+	m.prefix = mj.Layout == PrefixName
 	renames := map[string]string{}
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
 	opts := Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	if m.closure {
+		if mj.Delimiter != "" {
+			return nil, fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
+		}
+		m.digits = DefaultRelativeDepthDigits
+		if mj.RelativeDepthDigits != 0 {
+			if mj.RelativeDepthDigits < 1 || mj.RelativeDepthDigits > 9 {
+				return nil, fail("relative_depth_digits", "%d: give 1 to 9, the digits {relative_depth} is written with in a text value", mj.RelativeDepthDigits)
+			}
+			m.digits = mj.RelativeDepthDigits
+		}
+		cc, err := parseClosureCopy(mj.ClosureCopy)
+		if err != nil {
+			return nil, fail("closure_copy", "%v", err)
+		}
+		opts.ClosureCopy = cc
+	} else {
+		if mj.RelativeDepthDigits != 0 {
+			return nil, fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
+		}
+		if len(mj.ClosureCopy) > 0 {
+			return nil, fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
+		}
+	}
 	if mj.Layout == ShardedName && mj.Shards == 0 {
 		return nil, fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
 	}
@@ -242,7 +306,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.baseAttrs[modelPrivate+c] = baseAttr{canon: c, tmpl: t, num: c == "Depth"}
+		m.baseAttrs[modelPrivate+c] = baseAttr{canon: c, tmpl: t, num: c == "Depth" || c == "RelativeDepth"}
 	}
 
 	// The attributes, wherever they are declared.
@@ -264,17 +328,36 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		switch a.Type {
 		case "", "S":
 		case "N":
-			if !t.bare() || (!t.has(phDepth) && !t.has(phShard)) {
-				return nil, fail(field+".type", "N fits a template that is {depth} or {shard} alone; %q is text, so make it S", a.Template)
+			if !t.bare() || (!t.has(phDepth) && !t.has(phShard) && !t.has(phRelDepth)) {
+				return nil, fail(field+".type", "N fits a template that is {depth}, {shard} or {relative_depth} alone; %q is text, so make it S", a.Template)
 			}
 			ma.num = true
 		default:
 			return nil, fail(field+".type", "%q: want S or N", a.Type)
 		}
+		own := basePlaceholders(m.baseName)
 		for _, ph := range t.uses() {
-			if ph == phShard && m.shards == 0 {
+			switch {
+			case ph == phShard && m.shards == 0:
 				return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
+			case (ph == phAncestor || ph == phRelDepth) && !m.closure:
+				return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+			case (ph == phKey || ph == phChild) && !m.prefix:
+				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+			case !slices.Contains(own, ph) && m.prefix:
+				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
+			case !slices.Contains(own, ph):
+				return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 			}
+		}
+		if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+			// A Key holds the delimiter and ids, a Child an id or the
+			// delimiter: text after either could be in it.
+			return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
+		}
+		if t.has(phRelDepth) && !ma.num {
+			t.width = m.digits
+			ma.tmpl = t
 		}
 		if prev, ok := m.byName[a.Name]; ok {
 			if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
@@ -295,8 +378,30 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, err
 		}
 	}
+	if m.closure {
+		// The table holds a node's rows under its id, one a relative
+		// depth: ancestors are Id = X AND RelativeDepth in a band.
+		if m.sk == nil {
+			return nil, fail("table.sort_key", "the closure base keeps a node's rows under its id, one a relative depth: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"")
+		}
+		if err := m.depthKey(m.sk); err != nil {
+			return nil, fail(m.sk.where+".template", "%v", err)
+		}
+	}
+	if m.prefix {
+		// A row is keyed by its Key and its Child: the listing of a
+		// node's children is one partition.
+		switch {
+		case !m.pk.tmpl.has(phKey):
+			return nil, fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
+		case m.sk == nil || !m.sk.tmpl.has(phChild):
+			return nil, fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
+		case m.pk.absentOnRoot || m.sk.absentOnRoot:
+			return nil, fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
+		}
+	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
-		if k == nil {
+		if k == nil || (m.closure && k == m.sk) || m.prefix {
 			continue
 		}
 		if k.absentOnRoot || k.tmpl.has(phParent) {
@@ -308,7 +413,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			}
 		}
 	}
-	if !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
+	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
 		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
 
@@ -323,6 +428,9 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
 		}
 		bx, ok := baseIndex[x.serves]
+		if !ok && len(baseIndex) == 0 {
+			return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
+		}
 		if !ok {
 			names := slices.Sorted(mapsKeys(baseIndex))
 			return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
@@ -350,6 +458,17 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
 				x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
 		}
+		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "RelativeDepth" {
+			if x.sk == nil {
+				return nil, fail(field+".sort_key", "%s is queried by {ancestor} and a band of {relative_depth}: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"", x.serves)
+			}
+			if err := m.depthKey(x.sk); err != nil {
+				return nil, fail(x.sk.where+".template", "%v", err)
+			}
+			if x.pk.absentOnRoot || x.sk.absentOnRoot {
+				return nil, fail(field, "%s holds every row, a root's own too: its keys cannot be absent on roots", x.serves)
+			}
+		}
 		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
 			if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
 				return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
@@ -373,7 +492,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		}
 		m.indexes = append(m.indexes, x)
 	}
-	for _, need := range map[string][]string{PathName: {"ByPath"}, ShardedName: {"ByPath"}, AdjacencyName: {"ByParent"}}[m.baseName] {
+	for _, need := range map[string][]string{PathName: {"ByPath"}, ShardedName: {"ByPath"}, AdjacencyName: {"ByParent"}, ClosureName: {"ByAncestor"}}[m.baseName] {
 		if m.index(need) == nil {
 			return nil, fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
@@ -394,6 +513,10 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	}
 	for _, a := range m.attrs {
 		m.seps = append(m.seps, a.tmpl.separators()...)
+		if a.tmpl.width > 0 && m.tooDeep == nil {
+			m.tooDeep = fmt.Errorf("%w: the node is deeper than %d, so its rows' {relative_depth} would need more than the %d digits that model %s writes it with in text (%s), and would sort wrongly; raise relative_depth_digits in the model (if the table's values allow it)",
+				transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name, a.name)
+		}
 	}
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
@@ -404,6 +527,55 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		return nil, fail("", "%v", err)
 	}
 	return m, nil
+}
+
+// depthKey checks a closure model's sort key that stands for the base's
+// RelativeDepth, which its queries read by a band (= r, >= r, BETWEEN):
+// {relative_depth} alone, as a number, or after literal text, as
+// zero-padded text whose order is the numbers'. Text after it, or another
+// part before it, would break that order.
+func (m *modelLayout) depthKey(a *modelAttr) error {
+	t := a.tmpl
+	n := len(t.parts)
+	if a.absentOnRoot {
+		return fmt.Errorf("a key holding {relative_depth} is on every row, a root's too: it cannot be absent on roots")
+	}
+	if !slices.Equal(t.uses(), []string{phRelDepth}) || t.parts[n-1].ph != phRelDepth {
+		return fmt.Errorf("%q: the closure base reads this key by a band of relative depths (= 1, >= 1, BETWEEN 1 AND 2): build it from {relative_depth} alone, at its end, after any text (\"ANC#{relative_depth}\", written with %d digits, or {relative_depth} with type N), so that its order is the depths'", t.text, m.digits)
+	}
+	return nil
+}
+
+// maxPadded is the largest number width digits hold.
+func maxPadded(width int) int {
+	n := 1
+	for range width {
+		n *= 10
+	}
+	return n - 1
+}
+
+// parseClosureCopy reads a closure model's closure_copy: "all" (the
+// default) or "none", or a list of attribute names, as --closure-copy.
+func parseClosureCopy(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var word string
+	if json.Unmarshal(raw, &word) == nil {
+		switch word {
+		case "all":
+			return nil, nil
+		case "none":
+			return []string{}, nil
+		}
+		return nil, fmt.Errorf("%q: want \"all\", \"none\" or a list of attribute names", word)
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("want \"all\", \"none\" or a list of attribute names")
+	}
+	return names, nil
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {
@@ -438,6 +610,12 @@ func (m *modelLayout) selfTest() error {
 		if err := m.Items(n, func(it Item) { items = append(items, it) }); err != nil {
 			return err
 		}
+		if m.closure || m.prefix {
+			if err := m.selfTestRows(n, items); err != nil {
+				return err
+			}
+			continue
+		}
 		want := m.valsOfNode(n)
 		for _, it := range items {
 			v, err := m.parse(MapView(it), true)
@@ -452,6 +630,28 @@ func (m *modelLayout) selfTest() error {
 					return fmt.Errorf("the items do not hold the node's {%s} (the %s layout's %s), so a table of this model could not be read back: add an attribute whose template uses it",
 						strings.Join(ph, "}, {"), m.baseName, strings.TrimPrefix(name, modelPrivate))
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// selfTestRows is selfTest of a closure model's rows: each reads back into
+// the closure row it was built from.
+func (m *modelLayout) selfTestRows(n *transform.Node, items []Item) error {
+	var rows []Item
+	if err := m.base.Items(n, func(b Item) { rows = append(rows, b) }); err != nil {
+		return err
+	}
+	for i, it := range items {
+		b, err := m.toBase(it)
+		if err != nil {
+			return err.(*ItemError).Err
+		}
+		for name, ba := range m.baseAttrs {
+			if valueText(b[name]) != valueText(rows[i][name]) || (b[name] == nil) != (rows[i][name] == nil) {
+				return fmt.Errorf("the rows do not hold the node's {%s} (the closure layout's %s), so a table of this model could not be read back: add an attribute whose template uses it",
+					strings.Join(ba.tmpl.uses(), "}, {"), ba.canon)
 			}
 		}
 	}
@@ -551,6 +751,41 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		if err := m.attrNameError(name); err != nil {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
 		}
+	}
+	if m.prefix {
+		// One item a row of the prefix layout's: the object row, then
+		// the listing row.
+		root := n.Depth == 0
+		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
+	}
+	if m.closure {
+		if err := m.checkDepth(n.Depth); err != nil {
+			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+		}
+		// One item a row of the closure layout's, which come from the
+		// node's own up to its root: row r names the ancestor r levels up.
+		v := nodeVals{id: n.ID, parent: n.Parent}
+		for _, ph := range []string{phID, phAncestor, phRelDepth} {
+			v.set(ph)
+		}
+		if n.Parent != "" {
+			v.set(phParent)
+		}
+		// The attributes of the node's parts alone are the same on every
+		// row: built once, and shared, as the node's own values are.
+		same := make(Item, len(m.attrs)+1)
+		m.putAttrs(same, &v, n.Depth == 0, false)
+		cl := m.closureBase()
+		for r := 0; r <= n.Depth; r++ {
+			v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
+			item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
+			for k, a := range same {
+				item[k] = a
+			}
+			m.putAttrs(item, &v, n.Depth == 0, true)
+			emit(item)
+		}
+		return nil
 	}
 	v := m.valsOfNode(n)
 	item := make(Item, len(n.Attrs)+len(m.attrs)+1)
@@ -738,6 +973,14 @@ func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
+	if m.closure {
+		m.measureClosure(s, ms)
+		return
+	}
+	if m.prefix {
+		m.measurePrefix(s, ms)
+		return
+	}
 	bm := NewMeasure(m.base)
 	m.base.Measure(s, bm)
 	ms.Nodes++
@@ -878,6 +1121,12 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 
 // NodeFilter keeps the items carrying the type field; nil without one.
 func (m *modelLayout) NodeFilter() *Filter {
+	if m.closure {
+		return m.closureFilter()
+	}
+	if m.prefix {
+		return m.prefixFilter()
+	}
 	if m.typeName == "" {
 		return nil
 	}
@@ -890,12 +1139,26 @@ func (m *modelLayout) NodeFilter() *Filter {
 }
 
 // IsNode reports whether the item is one of the model's.
-func (m *modelLayout) IsNode(item View) bool { return !m.foreign(item) }
+func (m *modelLayout) IsNode(item View) bool {
+	if m.prefix {
+		b, ok := m.prefixKey(item)
+		return ok && !m.foreign(item) && m.base.IsNode(MapView(b))
+	}
+	if m.closure {
+		r, ok := m.rowDepth(item)
+		return ok && r == 0 && !m.foreign(item)
+	}
+	return !m.foreign(item)
+}
 
 // NodeOf returns the id and parent of a model item.
 func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
-	if m.foreign(item) {
+	if m.foreign(item) || ((m.closure || m.prefix) && !m.IsNode(item)) {
 		return "", "", false
+	}
+	if m.prefix {
+		b, _ := m.prefixKey(item)
+		return m.base.NodeOf(MapView(b))
 	}
 	v, err := m.parse(item, true)
 	if err != nil || !v.has[phID] {
@@ -907,13 +1170,21 @@ func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
 // Owner is the id the item's table key holds; "" for a key that does not
 // read back through the model's key templates (another entity's).
 func (m *modelLayout) Owner(item View) string {
+	if m.prefix {
+		b, ok := m.prefixKey(item)
+		if !ok {
+			return ""
+		}
+		return m.base.Owner(MapView(b))
+	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
 		if a == nil {
 			continue
 		}
-		s, ok := item.str(a.name)
-		if !ok || !a.tmpl.match(s, &v, m.delim) {
+		av := item.Get(a.name)
+		_, isN := av.(*types.AttributeValueMemberN)
+		if av == nil || isN != a.num || !a.tmpl.match(valueText(av), &v, m.delim) {
 			return ""
 		}
 	}
@@ -927,7 +1198,7 @@ func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
 // model's attributes. Without an index serving the base's ByParent,
 // children are the descendants at relative depth 1, read from ByPath.
 func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
-	if q.Kind == QueryChildren && m.index("ByParent") == nil {
+	if q.Kind == QueryChildren && m.index("ByParent") == nil && !m.closure {
 		q.Kind, q.MinDepth, q.MaxDepth = QueryDescendants, 1, 1
 	}
 	return m.base.Query(ctx, &modelReads{m: m, r: r}, q)
@@ -937,7 +1208,11 @@ func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, 
 // BatchGetItem that follows a Query of an index that does not project every
 // attribute (descendants, and children when their index is such).
 func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
-	return &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
+	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
+	if m.closure && m.wholeRows(m.index("ByAncestor")) {
+		c.rows = newClosureRowCosts(f, sample)
+	}
+	return c
 }
 
 type modelCosts struct {
@@ -946,6 +1221,7 @@ type modelCosts struct {
 	f      *transform.Forest
 	sample []int32
 	size   []int32 // each node's item
+	rows   *closureRowCosts
 }
 
 func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
@@ -956,11 +1232,40 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 	if err != nil {
 		return -1, -1, err
 	}
-	node, other, err := c.base.Add(b, size)
-	if err == nil && node >= 0 {
+	var node, other int32
+	if cc, ok := c.base.(*closureCosts); ok {
+		// The descendants' Query reads ByAncestor's copy of the row,
+		// which is smaller when the index projects fewer attributes.
+		node, other, err = cc.add(b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size))
+	} else {
+		node, other, err = c.base.Add(b, size)
+	}
+	if err != nil || node < 0 {
+		return node, other, err
+	}
+	if !c.m.closure {
+		c.size[node] = int32(size)
+		// A Query of an index that projects fewer attributes reads its
+		// copy of the item, not the item.
+		if f, ok := c.base.(interface{ forest() *costForest }); ok {
+			for _, x := range c.m.indexes {
+				if x.projection != types.ProjectionTypeAll {
+					f.forest().setIndexSize(x.serves, node, c.m.indexReadBytes(x, item, size))
+				}
+			}
+		}
+		return node, other, nil
+	}
+	// A closure row: the node's own, or the row naming the ancestor
+	// other r levels up.
+	r, _ := strconv.Atoi(valueText(b[modelPrivate+"RelativeDepth"]))
+	if r == 0 {
 		c.size[node] = int32(size)
 	}
-	return node, other, err
+	if c.rows != nil {
+		c.rows.add(other, r, size)
+	}
+	return node, other, nil
 }
 
 // partial reports whether the model's index serving the base's index
@@ -972,15 +1277,21 @@ func (c *modelCosts) partial(serves string) bool {
 
 func (c *modelCosts) Estimate(k int) QueryCosts {
 	out := c.base.Estimate(k)
-	i := c.sample[k]
-	// sizes sums the items of nodes; batch prices reading them whole.
-	sizes := func(nodes []int32) sizeSum {
-		var s sizeSum
-		for _, y := range nodes {
-			s.add(int(c.size[y]))
-		}
-		return s
+	if c.m.prefix {
+		return out // the prefix layout's reads, of the table: no index
 	}
+	if c.m.closure {
+		// Ancestors read the table; children and descendants the index,
+		// then the rows found whole when the index holds less.
+		if c.rows != nil {
+			out.Children.Add(c.rows.child[k].cost())
+			out.Descendants.Add(c.rows.desc[k].cost())
+			out.Depth2.Add(c.rows.band2[k].cost())
+		}
+		return out
+	}
+	i := c.sample[k]
+	// batch prices reading the items of nodes whole.
 	batch := func(nodes []int32) Cost {
 		var b batchCost
 		for _, y := range nodes {
@@ -1074,8 +1385,14 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		} else if filterKept {
 			found = children
 		}
+		// ByPath's copies of the items read.
+		var readBytes sizeSum
+		byPath := c.base.(interface{ forest() *costForest }).forest().inIndex("ByPath")
+		for _, y := range read {
+			readBytes.add(int(byPath[y]))
+		}
 		cost := getCost(int64(c.size[i]))
-		cost.Add(queryCost(sizes(read)))
+		cost.Add(queryCost(readBytes))
 		if c.partial("ByPath") {
 			cost.Add(batch(found))
 		}

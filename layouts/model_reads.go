@@ -22,27 +22,23 @@ type modelReads struct {
 
 // baseVals reads the base attributes of a base item (or key) into
 // placeholders.
-func (mr *modelReads) baseVals(item Item) (nodeVals, error) {
+func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
 	var v nodeVals
 	for name, a := range item {
-		ba, ok := mr.m.baseAttrs[name]
+		ba, ok := m.baseAttrs[name]
 		if !ok {
 			continue
 		}
-		var s string
-		switch x := a.(type) {
-		case *types.AttributeValueMemberS:
-			s = x.Value
-		case *types.AttributeValueMemberN:
-			s = x.Value
-		}
-		if !ba.tmpl.match(s, &v, mr.m.delim) {
-			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", mr.m.name, mr.m.baseName, ba.canon, s)
+		if !ba.tmpl.match(valueText(a), &v, m.delim) {
+			return v, fmt.Errorf("layouts: model %s: the %s layout's %s %q does not read back", m.name, m.baseName, ba.canon, valueText(a))
 		}
 	}
-	v.derive(false, mr.m.shards)
+	v.derive(false, m.shards)
 	return v, nil
 }
+
+// baseVals is the model's baseVals.
+func (mr *modelReads) baseVals(item Item) (nodeVals, error) { return mr.m.baseVals(item) }
 
 // tableKey is the model's key of the base key.
 func (mr *modelReads) tableKey(key Item) (Item, error) {
@@ -138,13 +134,51 @@ func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []
 	})
 }
 
-// filter is the base's Scan filter (nil for the model's bases) and the
-// type field's.
+// filter is the base's Scan filter, translated, and the type field's. The
+// base layouts that Scan with a filter (prefix, to find a node's path)
+// filter on their table's keys: = a value, and contains(key, text), which
+// holds of the model's key when it holds of the base's (the base checks
+// what it finds).
 func (mr *modelReads) filter(f *Filter) (*Filter, error) {
-	if f != nil {
-		return nil, fmt.Errorf("layouts: model %s: the %s layout's Scan filter %s has no translation", mr.m.name, mr.m.baseName, f.Text)
+	m := mr.m
+	if f == nil {
+		return m.NodeFilter(), nil
 	}
-	return mr.m.NodeFilter(), nil
+	cs, err := parseClauses(f.Expr)
+	if err != nil {
+		return nil, err
+	}
+	b := &exprBuilder{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+	var out []string
+	for _, c := range cs {
+		ba, ok := m.baseAttrs[f.Names[c.name]]
+		var target *modelAttr
+		for _, a := range []*modelAttr{m.pk, m.sk} {
+			if a != nil && ok && a.tmpl.has(ba.tmpl.uses()[0]) {
+				target = a
+			}
+		}
+		if target == nil || (c.op != "=" && c.op != "contains") {
+			return nil, fmt.Errorf("layouts: model %s: the %s layout's Scan filter %s has no translation", m.name, m.baseName, f.Text)
+		}
+		if c.op == "contains" {
+			out = append(out, fmt.Sprintf("contains(%s, %s)", b.name(target.name), b.value(f.Values[c.vals[0]])))
+			continue
+		}
+		var v nodeVals
+		if !ba.tmpl.match(valueText(f.Values[c.vals[0]]), &v, m.delim) {
+			return nil, fmt.Errorf("layouts: model %s: a filter value does not read back through %s", m.name, ba.tmpl.text)
+		}
+		s, ok := target.tmpl.render(&v, m.delim)
+		if !ok {
+			return nil, fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
+		}
+		out = append(out, b.name(target.name)+" = "+b.value(m.value(target, s)))
+	}
+	if m.typeName != "" {
+		out = append(out, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+	}
+	return &Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
 }
 
 // clause is one condition of a key condition or filter: #name op :value
@@ -165,6 +199,10 @@ func parseClauses(expr string) ([]clause, error) {
 		switch {
 		case strings.HasPrefix(t, "begins_with(") && i+1 < len(toks):
 			cs = append(cs, clause{name: strings.TrimSuffix(strings.TrimPrefix(t, "begins_with("), ","), op: "begins_with",
+				vals: []string{strings.TrimSuffix(toks[i+1], ")")}})
+			i += 2
+		case strings.HasPrefix(t, "contains(") && i+1 < len(toks):
+			cs = append(cs, clause{name: strings.TrimSuffix(strings.TrimPrefix(t, "contains("), ","), op: "contains",
 				vals: []string{strings.TrimSuffix(toks[i+1], ")")}})
 			i += 2
 		case i+2 < len(toks) && toks[i+1] == "BETWEEN" && i+4 < len(toks):
@@ -267,7 +305,11 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			return fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
 		}
 		ba := m.baseAttrs[attr]
-		switch c.op {
+		op := c.op
+		if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
+			op = "band"
+		}
+		switch op {
 		case "=":
 			var v nodeVals
 			if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
@@ -293,6 +335,29 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 				op = "%s = %s"
 			}
 			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(strAttr(s))))
+		case "band":
+			// A band of a closure's relative depths: each bound through
+			// the key's template (zero-padded text keeps the order). A
+			// band open above ends at the most the digits hold, which
+			// keeps the other entities of a node's partition out.
+			lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
+			hi := maxPadded(9)
+			if c.op == "BETWEEN" {
+				hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
+			}
+			if target.tmpl.width > 0 {
+				hi = min(hi, maxPadded(target.tmpl.width))
+			}
+			lov, ok := m.depthBound(target, lo)
+			if !ok || lo > hi {
+				return nil // no row is that deep
+			}
+			if c.op == ">=" && target.num {
+				key = append(key, rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}))
+				break
+			}
+			hiv, _ := m.depthBound(target, hi)
+			key = append(key, rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}))
 		default:
 			if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
 				return fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
@@ -332,7 +397,7 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		out.Index = x.name
 	}
 	return mr.r.Query(ctx, out, func(items []Item) error {
-		if x != nil && x.projection != types.ProjectionTypeAll {
+		if x != nil && x.projection != types.ProjectionTypeAll && (!m.closure || m.wholeRows(x)) {
 			// The index holds part of each item: read them whole.
 			keys := make([]Item, 0, len(items))
 			for _, it := range items {

@@ -1,6 +1,7 @@
 package layouts_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -46,6 +47,49 @@ var modelVariants = map[string]string{
 			"partition_key": {"name": "T", "template": "{root}"}, "sort_key": {"name": "P", "template": "{path}"},
 			"projection": {"type": "INCLUDE", "non_key_attributes": ["Lvl", "kind", "Up"]}}],
 		"attributes": [{"name": "Lvl", "template": "{depth}", "type": "N"}, {"name": "Up", "template": "{parent}", "absent_on_root": true}]}`,
+	// closure as a base: the relative depth as a number, every attribute
+	// projected, nothing copied to the ancestor rows, no type field.
+	"closure-n": `{"layout": "closure", "closure_copy": "none",
+		"table": {"partition_key": {"name": "nid", "template": "{id}"}, "sort_key": {"name": "rd", "template": "{relative_depth}", "type": "N"}},
+		"indexes": [{"name": "anc", "serves": "ByAncestor",
+			"partition_key": {"name": "a", "template": "{ancestor}"}, "sort_key": {"name": "rd", "template": "{relative_depth}", "type": "N"}}],
+		"attributes": [{"name": "p", "template": "P={parent}"}]}`,
+	// closure with the relative depth as 2-digit text, an index of the
+	// keys alone, some attributes copied, a type field, the ancestor twice
+	// and the relative depth as a number too.
+	"closure-keys-some": `{"layout": "closure", "relative_depth_digits": 2, "closure_copy": ["name", "meta"],
+		"type_field": {"name": "kind", "value": "row"},
+		"table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "UP#{relative_depth}"}},
+		"indexes": [{"name": "byanc", "serves": "ByAncestor",
+			"partition_key": {"name": "A", "template": "A#{ancestor}"}, "sort_key": {"name": "SK", "template": "UP#{relative_depth}"},
+			"projection": {"type": "KEYS_ONLY"}}],
+		"attributes": [{"name": "Up", "template": "{parent}"}, {"name": "Lvl", "template": "{relative_depth}", "type": "N"},
+			{"name": "Who", "template": "{ancestor}~{id}"}]}`,
+	// closure copying every attribute, read through an index that
+	// projects part of each row (the rows found are read whole), its
+	// sort key the depth as a number where the table's is 4-digit text.
+	"closure-include-all": `{"layout": "closure", "type_field": {"name": "kind", "value": "row"},
+		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"}},
+		"indexes": [{"name": "byanc", "serves": "ByAncestor",
+			"partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "L", "template": "{relative_depth}", "type": "N"},
+			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind", "Up"]}}],
+		"attributes": [{"name": "Up", "template": "{parent}", "absent_on_root": true}]}`,
+	// closure copying nothing, with an index projecting the type field:
+	// the keys the index holds are enough, and the nodes' own rows are
+	// read.
+	"closure-none-typed": `{"layout": "closure", "closure_copy": "none", "type_field": {"name": "kind", "value": "row"},
+		"table": {"partition_key": {"name": "PK", "template": "N/{id}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"}},
+		"indexes": [{"name": "byanc", "serves": "ByAncestor",
+			"partition_key": {"name": "A", "template": "N/{ancestor}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"},
+			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind"]}}],
+		"attributes": [{"name": "Up", "template": "N/{parent}"}]}`,
+	// prefix as a base: each of a node's two rows, by templates of its
+	// Key and Child.
+	"prefix-typed": `{"layout": "prefix", "delimiter": "/", "type_field": {"name": "kind", "value": "entry"},
+		"table": {"partition_key": {"name": "PK", "template": "DIR#{key}"}, "sort_key": {"name": "SK", "template": "E#{child}"}},
+		"attributes": [{"name": "Raw", "template": "{key}", "absent_on_root": true}]}`,
+	"prefix-plain": `{"layout": "prefix",
+		"table": {"partition_key": {"name": "K", "template": "{key}"}, "sort_key": {"name": "C", "template": "{child}"}}}`,
 	"sharded-3": `{"layout": "sharded-path", "shards": 3,
 		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
 		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
@@ -73,6 +117,18 @@ func loadModels(t *testing.T) map[string]layouts.Layout {
 		out[name] = l
 	}
 	return out
+}
+
+// rowsPerNode is how many items a model writes for a node at depth d: one,
+// or one a row for a closure base.
+func rowsPerNode(name string, d int) int {
+	switch {
+	case strings.HasPrefix(name, "closure"):
+		return d + 1
+	case strings.HasPrefix(name, "prefix"):
+		return 2
+	}
+	return 1
 }
 
 // modelForest is a random forest whose ids hold none of the text the
@@ -114,16 +170,24 @@ func TestModelConformance(t *testing.T) {
 					if err := l.Items(n, func(it layouts.Item) { perNode[i] = append(perNode[i], it) }); err != nil {
 						t.Fatalf("Items(%q): %v", n.ID, err)
 					}
-					if len(perNode[i]) != 1 {
-						t.Fatalf("node %q: %d items, want 1", n.ID, len(perNode[i]))
+					if want := rowsPerNode(name, n.Depth); len(perNode[i]) != want {
+						t.Fatalf("node %q: %d items, want %d", n.ID, len(perNode[i]), want)
 					}
-					it := perNode[i][0]
-					checkKeyTypes(t, spec, it)
-					rec, ok, err := l.Node(it)
-					if err != nil || !ok {
-						t.Fatalf("Node(%s): %v %v", ddbJSON(it), ok, err)
+					var recs []transform.Record
+					for _, it := range perNode[i] {
+						checkKeyTypes(t, spec, it)
+						rec, ok, err := l.Node(it)
+						if err != nil {
+							t.Fatalf("Node(%s): %v", ddbJSON(it), err)
+						}
+						if ok {
+							recs = append(recs, rec)
+						}
 					}
-					if rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
+					if len(recs) != 1 {
+						t.Fatalf("node %q: Node found %d records among its items, want 1", n.ID, len(recs))
+					}
+					if rec := recs[0]; rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
 						t.Fatalf("round trip of %q: got %q parent %q attrs %v", n.ID, rec.ID, rec.Parent, rec.Attrs)
 					}
 					m := layouts.NewMeasure(l)
@@ -142,7 +206,7 @@ func TestModelConformance(t *testing.T) {
 							n.ID, m.Items, m.Bytes, m.WCU, m.IndexItems, m.IndexBytes, m.Keys, want.Items, want.Bytes, want.WCU, want.IndexItems, want.IndexBytes, want.Keys)
 					}
 					total.Add(m)
-					all = append(all, it)
+					all = append(all, perNode[i]...)
 				}
 				// The largest collections are exact.
 				actual := measureItems(spec, all)
@@ -191,9 +255,17 @@ func TestShippedModelRows(t *testing.T) {
 			"GSI1SK": s("NODE#CM1"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1")}},
 		{"single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "_type": s("Node"),
 			"GSI1PK": s("PARENT#CM2"), "GSI1SK": s("NODE#CM4"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("PATH#CM1|CM2|CM4")}},
+		// prefix: the node's entry and its row in its parent's listing.
+		{"prefix-directories.json", []string{"CM1"}, layouts.Item{"PK": s("DIR#/CM1"), "SK": s("ENTRY#/"), "_type": s("Entry")}},
+		{"prefix-directories.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("DIR#/CM1/CM2/CM4"), "SK": s("ENTRY#/"), "_type": s("Entry")}},
+		// closure: a row per ancestor, the node's own first.
+		{"closure-single-table.json", []string{"CM1"}, layouts.Item{"PK": s("NODE#CM1"), "SK": s("ANC#0000"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM1")}},
+		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0000"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM4"), "ParentId": s("CM2")}},
+		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}},
+		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0002"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM1"), "ParentId": s("CM2")}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.file+"/"+strings.Join(tc.path, ">"), func(t *testing.T) {
+	for k, tc := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%d", tc.file, strings.Join(tc.path, ">"), k), func(t *testing.T) {
 			l, err := layouts.LoadModel("../fixtures/models/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
@@ -204,13 +276,13 @@ func TestShippedModelRows(t *testing.T) {
 				parent = tc.path[len(tc.path)-2]
 			}
 			n := &transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"name": s("x")}}, Depth: len(tc.path) - 1, Path: tc.path}
-			var got layouts.Item
-			if err := l.Items(n, func(it layouts.Item) { got = it }); err != nil {
+			var items []string
+			if err := l.Items(n, func(it layouts.Item) { items = append(items, ddbJSON(it)) }); err != nil {
 				t.Fatal(err)
 			}
 			tc.want["name"] = s("x")
-			if ddbJSON(got) != ddbJSON(tc.want) {
-				t.Fatalf("item\n got  %s\n want %s", ddbJSON(got), ddbJSON(tc.want))
+			if len(items) != rowsPerNode(tc.file, n.Depth) || !slices.Contains(items, ddbJSON(tc.want)) {
+				t.Fatalf("items\n got  %s\n want %s among them", strings.Join(items, "\n      "), ddbJSON(tc.want))
 			}
 		})
 	}
@@ -220,11 +292,17 @@ func TestShippedModelRows(t *testing.T) {
 func TestModelErrors(t *testing.T) {
 	const ok = `"table": {"partition_key": {"name": "PK", "template": "N#{id}"}},
 		"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}}]`
+	const closureNoParent = `"table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
+		"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "A#{ancestor}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}]`
+	const closureOK = closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}]`
+	if _, err := layouts.ParseModel("m.json", []byte(`{"layout": "closure", `+closureOK+`}`)); err != nil {
+		t.Fatalf("the closure model the cases below break: %v", err)
+	}
 	tests := []struct {
 		name, text, field, what string
 	}{
 		{"unknown field", `{"layout": "adjacency", "colour": 1, ` + ok + `}`, "colour", "unknown field"},
-		{"bad base", `{"layout": "prefix", ` + ok + `}`, "layout", "cannot be a model's base"},
+		{"bad base", `{"layout": "nested-set", ` + ok + `}`, "layout", "cannot be a model's base"},
 		{"template references nothing", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "NODE"}}}`, "table.partition_key.template", "references nothing"},
 		{"unknown placeholder", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{name}"}}}`, "table.partition_key.template", "unknown placeholder"},
 		{"adjacent placeholders", `{"layout": "sharded-path", "shards": 2, "table": {"partition_key": {"name": "PK", "template": "{id}"}},
@@ -244,6 +322,37 @@ func TestModelErrors(t *testing.T) {
 		{"projection", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
 			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}, "projection": {"type": "SOME"}}]}`, "indexes[0].projection.type", "ALL, KEYS_ONLY or INCLUDE"},
 		{"N text", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "d", "template": "D{depth}", "type": "N"}]}`, "attributes[0].type", "make it S"},
+		// closure's parts, and a closure model's keys.
+		{"ancestor on a path base", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "a", "template": "A#{ancestor}"}]}`, "attributes[0].template", "{ancestor} is a part of the closure base's rows"},
+		{"relative depth on a path base", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"}}}`, "table.sort_key.template", "{relative_depth} is a part of the closure base's rows"},
+		{"digits on a path base", `{"layout": "adjacency", "relative_depth_digits": 3, ` + ok + `}`, "relative_depth_digits", "only the closure base"},
+		{"path part on closure", `{"layout": "closure", ` + closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}, {"name": "t", "template": "T#{root}"}]}`, "attributes[1].template", "{root} is not a part of the closure base's items"},
+		{"closure without a sort key", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}}}`, "table.sort_key", "built from {relative_depth}"},
+		{"closure sort key text after the depth", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}#A"}}}`, "table.sort_key.template", "at its end"},
+		{"closure sort key of the ancestor", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "A#{ancestor}"}}}`, "table.sort_key.template", "band of relative depths"},
+		{"closure partition key of the depth", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}#{relative_depth}"}, "sort_key": {"name": "SK", "template": "{relative_depth}", "type": "N"}}}`, "table.partition_key.template", "from {id} alone"},
+		{"closure without ByAncestor", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}}`, "indexes", `"serves": "ByAncestor"`},
+		{"ByAncestor keyed by the id", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}]}`, "indexes[0].partition_key.template", "queried by {ancestor}"},
+		{"ByAncestor without a sort key", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{ancestor}"}}]}`, "indexes[0].sort_key", "band of {relative_depth}"},
+		{"ByAncestor sorted by the id", `{"layout": "closure", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "B", "template": "{id}#{relative_depth}"}}]}`, "indexes[0].sort_key.template", "{relative_depth} alone"},
+		{"ambiguous ancestor and depth", `{"layout": "closure", ` + closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}, {"name": "x", "template": "{ancestor}{relative_depth}"}]}`, "attributes[1].template", "no text between"},
+		{"N relative depth as text", `{"layout": "closure", ` + closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}, {"name": "x", "template": "R{relative_depth}", "type": "N"}]}`, "attributes[1].type", "make it S"},
+		{"closure with a delimiter", `{"layout": "closure", "delimiter": "|", ` + closureOK + `}`, "delimiter", "no delimiter"},
+		{"closure digits", `{"layout": "closure", "relative_depth_digits": 12, ` + closureOK + `}`, "relative_depth_digits", "1 to 9"},
+		{"closure copy", `{"layout": "closure", "closure_copy": "some", ` + closureOK + `}`, "closure_copy", `"all", "none" or a list`},
+		{"closure copy on a path base", `{"layout": "adjacency", "closure_copy": "none", ` + ok + `}`, "closure_copy", "only the closure base"},
+		{"closure rows without the parent", `{"layout": "closure", ` + closureNoParent + `}`, "", "{parent}"},
+		// prefix's parts, and a prefix model's keys.
+		{"key on a path base", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "K#{key}"}}}`, "table.partition_key.template", "{key} is a part of the prefix base's rows"},
+		{"id on prefix", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "{child}"}}}`, "table.partition_key.template", "{id} is not a part of the prefix base's rows"},
+		{"prefix key not at its end", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "{key}#D"}, "sort_key": {"name": "SK", "template": "{child}"}}}`, "table.partition_key.template", "alone, at its end"},
+		{"prefix partition key of the child", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "C#{child}"}, "sort_key": {"name": "SK", "template": "K#{key}"}}}`, "table.partition_key.template", "build the partition key from {key}"},
+		{"prefix without a sort key", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "D#{key}"}}}`, "table.sort_key", "built from {child}"},
+		{"prefix with an index", `{"layout": "prefix", "table": {"partition_key": {"name": "PK", "template": "D#{key}"}, "sort_key": {"name": "SK", "template": "{child}"}},
+			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{key}"}}]}`, "indexes[0].serves", "the prefix layout has no index"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -301,6 +410,118 @@ func TestModelForeignItems(t *testing.T) {
 	bad := layouts.Item{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "_type": s("Node"), "GSI2PK": s("TREE#CM1"), "GSI2SK": s("CM1|CM4")}
 	if _, _, err := l.Node(bad); !errors.Is(err, layouts.ErrItem) || !strings.Contains(err.Error(), "GSI2SK") {
 		t.Fatalf("Node of an unparsable item: %v, want ErrItem naming GSI2SK", err)
+	}
+
+	// A closure model: the other entities, in a node's partition and in
+	// its ancestor's partition of GSI1, are neither nodes nor rows; an
+	// ancestor row is the model's, but holds no node.
+	cl, err := layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range []layouts.Item{
+		{"PK": s("NODE#CM4"), "SK": s("COMMENT#1"), "_type": s("Comment"), "GSI1PK": s("ANC#CM2"), "text": s("hi")},
+		{"PK": s("NODE#CM4"), "SK": s("ANC#0000"), "note": s("no type")},
+		{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User")},
+	} {
+		if rec, ok, err := cl.Node(it); ok || err != nil {
+			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+		}
+		if cl.IsNode(layouts.MapView(it)) || !layouts.Foreign(cl, layouts.MapView(it)) || layouts.CheckItem(cl, it) != nil {
+			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", ddbJSON(it))
+		}
+	}
+	row := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}
+	if _, ok, err := cl.Node(row); ok || err != nil || cl.IsNode(layouts.MapView(row)) || layouts.Foreign(cl, layouts.MapView(row)) || cl.Owner(layouts.MapView(row)) != "CM4" {
+		t.Errorf("closure model: an ancestor row is the model's, of CM4, and no node: Node %v %v", ok, err)
+	}
+	badRow := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#1"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2")}
+	if _, _, err := cl.Node(badRow); !errors.Is(err, layouts.ErrItem) || !strings.Contains(err.Error(), `"SK"`) {
+		t.Fatalf("closure model: Node of a row whose depth is not 4 digits: %v, want ErrItem naming SK", err)
+	}
+}
+
+// TestClosureModelDepthDigits: a closure model writes {relative_depth} in
+// text with its digits, zero-padded, so that a band of depths is a range of
+// text; a node deeper than the digits hold is refused (Items and Check),
+// and a number key has no such bound.
+func TestClosureModelDepthDigits(t *testing.T) {
+	const text = `{"layout": "closure", "relative_depth_digits": 2,
+		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}},
+		"indexes": [{"name": "GSI", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}}],
+		"attributes": [{"name": "Up", "template": "{parent}"}]}`
+	l, err := layouts.ParseModel("two-digits.json", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	numeric, err := layouts.ParseModel("numeric.json", []byte(strings.ReplaceAll(text, `"template": "R{relative_depth}"`, `"template": "{relative_depth}", "type": "N"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := []string{"n0"}
+	for len(path) < 102 {
+		path = append(path, fmt.Sprintf("n%d", len(path)))
+	}
+	node := func(d int) *transform.Node {
+		p := path[:d+1]
+		parent := ""
+		if d > 0 {
+			parent = p[d-1]
+		}
+		return &transform.Node{Record: transform.Record{ID: p[d], Parent: parent}, Depth: d, Path: p}
+	}
+	var all []layouts.Item
+	for d := 0; d <= 99; d++ {
+		if err := l.Items(node(d), func(it layouts.Item) { all = append(all, it) }); err != nil {
+			t.Fatalf("depth %d: %v", d, err)
+		}
+	}
+	if got := all[len(all)-1]["SK"].(*types.AttributeValueMemberS).Value; got != "R99" {
+		t.Fatalf("row 99 of n99: SK %q, want R99", got)
+	}
+	if got := all[1]["SK"].(*types.AttributeValueMemberS).Value; got != "R00" {
+		t.Fatalf("row 0 of n1: SK %q, want R00", got)
+	}
+	err = l.Items(node(100), func(layouts.Item) {})
+	if !errors.Is(err, transform.ErrKeyTooLong) || !strings.Contains(err.Error(), "relative_depth_digits") {
+		t.Fatalf("Items at depth 100 with two digits: %v, want ErrKeyTooLong naming relative_depth_digits", err)
+	}
+	var st transform.Stats
+	st.ID, st.ParentID, st.RootID, st.Depth, st.PathBytes, st.TreeSize, st.Subtree = "n100", "n99", "n0", 100, 300, 101, 1
+	if err := layouts.Check(l, &st); !errors.Is(err, transform.ErrKeyTooLong) {
+		t.Fatalf("Check at depth 100 with two digits: %v, want ErrKeyTooLong", err)
+	}
+	if err := layouts.Check(numeric, &st); err != nil {
+		t.Fatalf("Check at depth 100 of a number key: %v", err)
+	}
+	if err := numeric.Items(node(101), func(layouts.Item) {}); err != nil {
+		t.Fatalf("Items at depth 101 of a number key: %v", err)
+	}
+	// Bands as ranges of text: R09 sorts before R10 only zero-padded.
+	table := newMemTable(l.Table(), all, 4)
+	ctx := context.Background()
+	for _, c := range []struct {
+		q    layouts.Request
+		want int
+	}{
+		{layouts.Request{Kind: layouts.QueryDescendants, ID: "n0", MinDepth: 3, MaxDepth: layouts.NoMaxDepth}, 97},
+		{layouts.Request{Kind: layouts.QueryDescendants, ID: "n0", MinDepth: 9, MaxDepth: 10}, 2},
+		{layouts.Request{Kind: layouts.QueryDescendants, ID: "n0", MinDepth: 98, MaxDepth: 120}, 2},
+		{layouts.Request{Kind: layouts.QueryDescendants, ID: "n0", MinDepth: 100, MaxDepth: layouts.NoMaxDepth}, 0},
+		{layouts.Request{Kind: layouts.QueryChildren, ID: "n5", MinDepth: 1, MaxDepth: 1}, 1},
+		{layouts.Request{Kind: layouts.QueryAncestors, ID: "n99", MinDepth: 2, MaxDepth: layouts.NoMaxDepth}, 98},
+		{layouts.Request{Kind: layouts.QueryAncestors, ID: "n99", MinDepth: 9, MaxDepth: 11}, 3},
+	} {
+		c.q.Concurrency = 1
+		res, err := l.Query(ctx, table, c.q)
+		if err != nil || len(res) != c.want {
+			t.Errorf("%s %d–%d of %s: %d results, %v; want %d", c.q.Kind, c.q.MinDepth, c.q.MaxDepth, c.q.ID, len(res), err, c.want)
+		}
+		for _, r := range res {
+			if !c.q.InBand(r.RelativeDepth) {
+				t.Errorf("%s of %s: %s at %d, out of the band", c.q.Kind, c.q.ID, r.ID, r.RelativeDepth)
+			}
+		}
 	}
 }
 

@@ -528,8 +528,9 @@ func (c *pathCosts) Estimate(k int) QueryCosts {
 	out.Get.Nodes = 1
 
 	var children sizeSum
+	byParent, byPath := c.inIndex(c.l.byParent), c.inIndex(c.l.byPath)
 	for _, ch := range c.f.Children(int(i)) {
-		children.add(int(c.own[ch]))
+		children.add(int(byParent[ch]))
 	}
 	out.Children = queryCost(children)
 	out.Children.Nodes = children.n
@@ -549,7 +550,7 @@ func (c *pathCosts) Estimate(k int) QueryCosts {
 		if c.l.shards > 0 {
 			k = Shard(c.f.ID(int(y)), c.l.shards) - 1
 		}
-		perShard[k].add(int(c.own[y]))
+		perShard[k].add(int(byPath[y]))
 	})
 	d := own // the node's Path first
 	for _, p := range perShard {

@@ -142,12 +142,37 @@ func (m *memTable) BatchGet(_ context.Context, keys []layouts.Item) ([]layouts.I
 
 func (m *memTable) Query(_ context.Context, in layouts.QueryInput, page func([]layouts.Item) error) error {
 	pk, sk := m.spec.PK, m.spec.SK
+	// project is the index's copy of an item, as a Query of it reads and
+	// returns it: the item, or what a table model's index projects.
+	project := func(it layouts.Item) layouts.Item { return it }
 	if in.Index != "" {
 		i := slices.IndexFunc(m.spec.Indexes, func(ix layouts.IndexSpec) bool { return ix.Name == in.Index })
 		if i < 0 {
 			return fmt.Errorf("Query: no index %q", in.Index)
 		}
-		pk, sk = m.spec.Indexes[i].PK, m.spec.Indexes[i].SK
+		ix := m.spec.Indexes[i]
+		pk, sk = ix.PK, ix.SK
+		if ix.Projection != "" && ix.Projection != types.ProjectionTypeAll {
+			keep := []string{m.spec.PK.Name, ix.PK.Name}
+			if m.spec.SK != nil {
+				keep = append(keep, m.spec.SK.Name)
+			}
+			if ix.SK != nil {
+				keep = append(keep, ix.SK.Name)
+			}
+			if ix.Projection == types.ProjectionTypeInclude {
+				keep = append(keep, ix.NonKeyAttributes...)
+			}
+			project = func(it layouts.Item) layouts.Item {
+				out := layouts.Item{}
+				for _, k := range keep {
+					if v, ok := it[k]; ok {
+						out[k] = v
+					}
+				}
+				return out
+			}
+		}
 	}
 	u := newUses(in.Names, in.Values)
 	keyConds, err := parseConds(in.KeyCondition, u)
@@ -203,6 +228,7 @@ func (m *memTable) Query(_ context.Context, in layouts.QueryInput, page func([]l
 		bytes := 0
 		var kept []layouts.Item
 		for _, it := range pg {
+			it = project(it)
 			bytes += transform.ItemSize(it)
 			if holds(filter, it) {
 				kept = append(kept, it)

@@ -18,6 +18,15 @@ import (
 //	          by the delimiter ("" for a child of the root)
 //	{depth}   its depth, 0 at the root
 //	{shard}   sharded-path's k, 1 … S
+//	{ancestor}        closure: the id of the row's ancestor (the node's own
+//	                  id on its own row)
+//	{relative_depth}  closure: how many levels the ancestor is above the
+//	                  node (0 on the node's own row); in a template that is
+//	                  text (S), written with width digits, zero-padded, so
+//	                  that text order is number order
+//	{key}, {child}    prefix: the row's Key and Child as the prefix layout
+//	                  writes them (an object row: ¦a¦b and ¦; a listing
+//	                  row: ¦a¦ and b)
 //
 // A template is read back by matching its literal text: each placeholder
 // but the last ends at the first occurrence of the literal text after it,
@@ -25,6 +34,9 @@ import (
 type template struct {
 	text  string
 	parts []tmplPart
+	// width is the digits {relative_depth} is written with, zero-padded;
+	// 0 writes the number as it is (an N attribute, the base's own).
+	width int
 }
 
 // tmplPart is literal text (ph == "") or a placeholder.
@@ -42,9 +54,15 @@ const (
 	phInner  = "inner"
 	phDepth  = "depth"
 	phShard  = "shard"
+	// closure's
+	phAncestor = "ancestor"
+	phRelDepth = "relative_depth"
+	// prefix's
+	phKey   = "key"
+	phChild = "child"
 )
 
-var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard}
+var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild}
 
 // parseTemplate parses a template's text. It fails on an unknown or
 // unclosed placeholder, a template without a placeholder, and two
@@ -136,6 +154,9 @@ type nodeVals struct {
 	path             []string // root first, node last
 	innerIDs         []string // {inner} read back, before the path is known
 	depth, shard     int
+	ancestor         string // closure's, of one row
+	relDepth         int
+	key, child       string // prefix's, of one row
 	has              map[string]bool
 }
 
@@ -200,9 +221,26 @@ func (t template) render(v *nodeVals, delim string) (string, bool) {
 			b.WriteString(strconv.Itoa(v.depth))
 		case phShard:
 			b.WriteString(strconv.Itoa(v.shard))
+		case phAncestor:
+			b.WriteString(v.ancestor)
+		case phKey:
+			b.WriteString(v.key)
+		case phChild:
+			b.WriteString(v.child)
+		case phRelDepth:
+			b.WriteString(padded(v.relDepth, t.width))
 		}
 	}
 	return b.String(), true
+}
+
+// padded is n in decimal, zero-padded to width digits (width 0: as it is).
+func padded(n, width int) string {
+	s := strconv.Itoa(n)
+	if len(s) < width {
+		s = strings.Repeat("0", width-len(s)) + s
+	}
+	return s
 }
 
 // renderPrefix renders the template for every node below the ids of
@@ -259,7 +297,7 @@ func (t template) match(s string, v *nodeVals, delim string) bool {
 		} else {
 			val, rest = rest, ""
 		}
-		if !v.put(p.ph, val, delim) {
+		if !v.put(p.ph, val, delim, t.width) {
 			return false
 		}
 	}
@@ -267,9 +305,18 @@ func (t template) match(s string, v *nodeVals, delim string) bool {
 }
 
 // put sets placeholder ph from its text, checking it against what v
-// already holds.
-func (v *nodeVals) put(ph, val, delim string) bool {
+// already holds. width is the digits of a zero-padded {relative_depth}.
+func (v *nodeVals) put(ph, val, delim string, width int) bool {
 	switch ph {
+	case phRelDepth:
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 || padded(n, width) != val {
+			return false
+		}
+		if v.has[ph] && v.relDepth != n {
+			return false
+		}
+		v.relDepth = n
 	case phDepth, phShard:
 		n, err := strconv.Atoi(val)
 		if err != nil || n < 0 || strconv.Itoa(n) != val {
@@ -317,7 +364,7 @@ func (v *nodeVals) put(ph, val, delim string) bool {
 		if val == "" {
 			return false
 		}
-		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root}[ph]
+		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root, phAncestor: &v.ancestor, phKey: &v.key, phChild: &v.child}[ph]
 		if v.has[ph] && *old != val {
 			return false
 		}
@@ -356,7 +403,7 @@ func (v *nodeVals) derive(root bool, shards int) {
 		n := len(v.path)
 		for ph, val := range map[string]string{phID: v.path[n-1], phRoot: v.path[0]} {
 			if !v.has[ph] {
-				v.put(ph, val, "")
+				v.put(ph, val, "", 0)
 			}
 		}
 		if !v.has[phDepth] {

@@ -153,6 +153,11 @@ func runBench(c *cli.Context) error {
 			return err
 		}
 		ls = append(ls, l)
+		if cc := layouts.ClosureCopy(l); cc != nil && !c.IsSet("closure-copy") {
+			// The model's closure_copy: what the input's copied bytes
+			// are counted for.
+			lopts.ClosureCopy = cc
+		}
 	}
 	if len(ls) == 0 {
 		return usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))

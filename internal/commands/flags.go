@@ -50,7 +50,7 @@ func layoutFlags(allowAll bool) []cli.Flag {
 		&cli.StringSliceFlag{Name: "attr", Usage: "rename a layout attribute, key or index: OLD=NEW (repeatable), e.g. --attr Id=ComponentId --attr ByPath=GSI2", Category: catLayout},
 		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
 		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout, Action: atLeastOne("shards")},
-		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure: what ancestor rows copy: all, none or a,b,c", Category: catLayout},
+		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure (or a closure model): what ancestor rows copy: all, none or a,b,c", Category: catLayout},
 	}
 }
 
@@ -141,7 +141,7 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 		if err != nil {
 			return nil, layouts.Options{}, err
 		}
-		return []layouts.Layout{l}, layouts.Options{}, nil
+		return []layouts.Layout{l}, layouts.Options{ClosureCopy: layouts.ClosureCopy(l)}, nil
 	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--layout (or --model FILE) is required: one of %s", strings.Join(layouts.Names(), ", "))
@@ -174,7 +174,7 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 	if layout != "" {
 		return nil, usagef("--%smodel and --%slayout: give one; a model names its base layout itself", side, side)
 	}
-	for _, f := range []string{"attr", "delimiter", "shards", "closure-copy"} {
+	for _, f := range []string{"attr", "delimiter", "shards"} {
 		if c.IsSet(side + f) {
 			return nil, usagef("--%s%s does not go with --%smodel: the model file says its names, delimiter and shards (docs/MODELS.md)", side, f, side)
 		}
@@ -182,6 +182,13 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 	l, err := layouts.LoadModel(file)
 	if err != nil {
 		return nil, usagef("--%smodel: %v", side, err)
+	}
+	if c.IsSet(side + "closure-copy") {
+		// What a closure model's ancestor rows copy: the flag, over the
+		// model's closure_copy.
+		if l, err = layouts.WithClosureCopy(l, closureCopy(c.String(side+"closure-copy"))); err != nil {
+			return nil, usagef("--%sclosure-copy: %v", side, err)
+		}
 	}
 	return l, nil
 }

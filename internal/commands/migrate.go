@@ -26,7 +26,7 @@ func sideLayoutFlags(side, what string) []cli.Flag {
 		&cli.StringSliceFlag{Name: side + "-attr", Usage: "a layout attribute, key or index renamed in the " + what + " table: OLD=NEW (repeatable)", Category: cat},
 		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
 		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},
-		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure: what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
+		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure (or a closure model): what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
 	}
 }
 
@@ -81,7 +81,10 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 	name := c.String(side + "-layout")
 	if file := c.String(side + "-model"); file != "" {
 		l, err := loadModel(c, file, side+"-", name)
-		return l, layouts.Options{}, err
+		if err != nil {
+			return nil, layouts.Options{}, err
+		}
+		return l, layouts.Options{ClosureCopy: layouts.ClosureCopy(l)}, nil
 	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--%s-layout is required: one of %s", side, strings.Join(layouts.Names(), ", "))
