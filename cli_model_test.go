@@ -867,3 +867,21 @@ func TestClosureModelCopy(t *testing.T) {
 		t.Errorf("--closure-copy with a path model: exit %d, want 2 naming --closure-copy:\n%s", code, stderr)
 	}
 }
+
+// TestClosureCopyTypoWarned: --closure-copy naming an attribute no record
+// has is warned of (a typo?) for the closure layout and for a closure
+// model alike, and the load still runs.
+func TestClosureCopyTypoWarned(t *testing.T) {
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.csv")
+	if err := os.WriteFile(seed, []byte(modelSeedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range [][]string{{"--layout", "closure"}, {"--model", "fixtures/models/closure-single-table.json"}} {
+		args := append([]string{"import", "--in", seed, "--out", filepath.Join(dir, "out-"+sel[0][2:]), "--closure-copy", "nmae"}, sel...)
+		_, stderr, code := run(t, nil, args...)
+		if code != 0 || !strings.Contains(stderr, `--closure-copy names "nmae", which no record of`) {
+			t.Errorf("%v: exit %d, want 0 and the warning:\n%s", sel, code, stderr)
+		}
+	}
+}

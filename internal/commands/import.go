@@ -154,7 +154,7 @@ func runImport(c *cli.Context) error {
 		stderr = os.Stderr
 	}
 	for _, name := range lopts.ClosureCopy {
-		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return l.Name() == "closure" || layouts.ClosureCopy(l) != nil }) {
+		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return layouts.ClosureCopy(l) != nil }) {
 			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
 		}
 	}
