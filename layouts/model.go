@@ -169,6 +169,8 @@ func basePlaceholders(layout string) []string {
 		return []string{phID, phParent, phAncestor, phRelDepth}
 	case PrefixName:
 		return []string{phKey, phChild}
+	case AdjacencyName:
+		return []string{phID, phParent}
 	}
 	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
 	if layout == ShardedName {
@@ -346,6 +348,11 @@ func ParseModel(file string, data []byte) (Layout, error) {
 				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 			case !slices.Contains(own, ph) && m.prefix:
 				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
+			case !slices.Contains(own, ph) && m.baseName == AdjacencyName:
+				// Its items are read one by one, by id and parent: nothing
+				// could read a path back, and a move would leave the one
+				// its subtree's items hold behind.
+				return nil, fail(field+".template", "{%s} is not a part of the adjacency base's items, which hold a node's id and parent alone: a table that keeps a node's root, path or depth is a path table (\"layout\": \"path\", with its \"delimiter\"); or use {%s}", ph, strings.Join(own, "}, {"))
 			case !slices.Contains(own, ph):
 				return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 			}

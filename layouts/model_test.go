@@ -322,6 +322,9 @@ func TestModelErrors(t *testing.T) {
 		{"projection", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{id}"}},
 			"indexes": [{"name": "GSI1", "serves": "ByParent", "partition_key": {"name": "P", "template": "{parent}"}, "projection": {"type": "SOME"}}]}`, "indexes[0].projection.type", "ALL, KEYS_ONLY or INCLUDE"},
 		{"N text", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "d", "template": "D{depth}", "type": "N"}]}`, "attributes[0].type", "make it S"},
+		{"path on the adjacency base", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "p", "template": "{path}"}]}`, "attributes[0].template", "a path table"},
+		{"root on the adjacency base", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "t", "template": "T#{root}"}]}`, "attributes[0].template", "{root} is not a part of the adjacency base's items"},
+		{"depth on the adjacency base", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "d", "template": "{depth}", "type": "N"}]}`, "attributes[0].template", "{depth} is not a part of the adjacency base's items"},
 		// closure's parts, and a closure model's keys.
 		{"ancestor on a path base", `{"layout": "adjacency", ` + ok + `, "attributes": [{"name": "a", "template": "A#{ancestor}"}]}`, "attributes[0].template", "{ancestor} is a part of the closure base's rows"},
 		{"relative depth on a path base", `{"layout": "path", "table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"}}}`, "table.sort_key.template", "{relative_depth} is a part of the closure base's rows"},
