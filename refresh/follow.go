@@ -799,6 +799,11 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				opts.From, ckPath, age.Round(time.Second), saved.Records, opts.From, opts.Table)
 		}
 	}
+	// The copy reads A (and B) with consistent reads: a change made just
+	// before the stream position is not in the stream, so an eventually
+	// consistent Scan that missed it would leave B behind for good. It
+	// costs the copy's Scan twice the RCU.
+	opts.Scan.ConsistentRead = true
 	f := &follower{opts: opts, fo: fo, log: log, res: res.Follow}
 	for created := false; ; {
 		if reader == nil {

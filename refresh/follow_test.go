@@ -24,6 +24,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -193,6 +194,58 @@ func followOptions(t *testing.T, client *dynamodb.Client, src *liveSource, to la
 		},
 		From: src.table, FromLayout: src.l,
 		Follow: &FollowOptions{Streams: sc, Idle: 2 * time.Second, Poll: 200 * time.Millisecond},
+	}
+}
+
+// TestFollowCopyReadsConsistently: with --follow the copy reads A with
+// consistent reads. A change made just before the stream position is not
+// in the stream: an eventually consistent Scan that missed it would leave
+// B behind for good. (DynamoDB Local is always consistent, so the test
+// looks at the requests, through a proxy.)
+func TestFollowCopyReadsConsistently(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	direct := ddblocal.Client(t, endpoint)
+	lp, _ := layouts.New(layouts.PathName, layouts.Options{})
+	src := newLiveSource(t, direct, lp, rand.New(rand.NewPCG(7, 7)), 40)
+	var mu sync.Mutex
+	scans := map[bool]int{} // of A, by ConsistentRead
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Lifetime: 5 * time.Minute, OnRequest: func(op string, body []byte) {
+		if op != "Scan" {
+			return
+		}
+		var in struct {
+			TableName      string
+			ConsistentRead bool
+		}
+		if json.Unmarshal(body, &in) == nil && in.TableName == src.table {
+			mu.Lock()
+			scans[in.ConsistentRead]++
+			mu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	client := ddblocal.Client(t, proxy.URL())
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() {
+		direct.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(dest)})
+	})
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, lp, dest, log)
+	opts.Follow.Idle = time.Second
+	res, err := Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !res.Exact() {
+		t.Fatalf("not exact:\n%s", log.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if scans[false] > 0 || scans[true] == 0 {
+		t.Errorf("Scans of A: %d eventually consistent, %d consistent; want them all consistent", scans[false], scans[true])
 	}
 }
 

@@ -108,6 +108,10 @@ type Config struct {
 	// index, say): the write only the service can refuse.
 	Reject string
 
+	// OnRequest, when set, is told of every request received: its
+	// operation ("Scan") and its body, which it must not keep or change.
+	OnRequest func(op string, body []byte)
+
 	// Lifetime is how long the proxy serves before it closes itself
 	// (default 5 minutes).
 	Lifetime time.Duration
@@ -436,6 +440,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op := operation(r.Header.Get("X-Amz-Target"))
+	if p.cfg.OnRequest != nil {
+		p.cfg.OnRequest(op, body)
+	}
 	batch := op == "BatchWriteItem"
 	f := p.decide(p.ops == nil || p.ops[op], batch)
 
