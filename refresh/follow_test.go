@@ -197,6 +197,27 @@ func followOptions(t *testing.T, client *dynamodb.Client, src *liveSource, to la
 	}
 }
 
+// startFollow starts a migrate --follow of src into a new table of layout
+// to, idle after idle, in the background, and returns once it follows the
+// stream: the table, the run's log, and a channel that gets its error when
+// it ends, *res its result by then.
+func startFollow(t *testing.T, client *dynamodb.Client, src *liveSource, to layouts.Layout, idle time.Duration, res **MigrateResult) (string, *syncBuffer, <-chan error) {
+	t.Helper()
+	dest := ddblocal.TableName(t)
+	t.Cleanup(func() { dropTable(t, client, dest) })
+	log := &syncBuffer{}
+	opts := followOptions(t, client, src, to, dest, log)
+	opts.Follow.Idle = idle
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		*res, err = Migrate(context.Background(), opts)
+		done <- err
+	}()
+	waitFor(t, log, "following the stream", 30*time.Second)
+	return dest, log, done
+}
+
 // TestFollowCopyReadsConsistently: with --follow the copy reads A with
 // consistent reads. A change made just before the stream position is not
 // in the stream: an eventually consistent Scan that missed it would leave
@@ -341,19 +362,8 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	src := newLiveSource(t, client, lf, r, 6)
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 4 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	dest, log, done := startFollow(t, client, src, lt, 4*time.Second, &res)
 	before := tableItems(t, client, dest, lt.Table())
 
 	put := func(id, parent string) {
@@ -419,19 +429,8 @@ func TestFollowReportsTheRemoval(t *testing.T) {
 		t.Fatal("the random tree has no node with children")
 	}
 	items := src.items(parent)
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 3 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	_, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
 	key := keyItem(lf.Table(), items[0])
 	if _, err := client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &src.table, Key: key}); err != nil {
 		t.Fatal(err)
@@ -515,19 +514,8 @@ func TestFollowStreamReplaced(t *testing.T) {
 	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
 	r := rand.New(rand.NewPCG(8, 8))
 	src := newLiveSource(t, client, lf, r, 6)
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 8 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	dest, log, done := startFollow(t, client, src, lt, 8*time.Second, &res)
 	for _, on := range []bool{false, true} {
 		spec := &types.StreamSpecification{StreamEnabled: aws.Bool(on)}
 		if on {
@@ -580,19 +568,8 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 	if node == "" {
 		t.Fatal("the random tree has no leaf with a parent")
 	}
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 3 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	dest, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
 	before := tableItems(t, client, dest, lt.Table())
 	good := src.items(node)[0]
 	bad := maps.Clone(good)
@@ -639,19 +616,8 @@ func TestFollowIdleWithUnparsableItem(t *testing.T) {
 			break
 		}
 	}
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 2 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	_, log, done := startFollow(t, client, src, lt, 2*time.Second, &res)
 	bad := src.items(leaf)[0]
 	bad["Depth"] = n("0")
 	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: bad}); err != nil {
@@ -735,19 +701,8 @@ func TestFollowHoldsWhatBCannotHold(t *testing.T) {
 	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	src := newLiveSource(t, client, lf, r, 6)
-	dest := ddblocal.TableName(t)
-	t.Cleanup(func() { dropTable(t, client, dest) })
-	log := &syncBuffer{}
-	opts := followOptions(t, client, src, lt, dest, log)
-	opts.Follow.Idle = 3 * time.Second
-	done := make(chan error, 1)
 	var res *MigrateResult
-	go func() {
-		var err error
-		res, err = Migrate(context.Background(), opts)
-		done <- err
-	}()
-	waitFor(t, log, "following the stream", 30*time.Second)
+	dest, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
 	long := strings.Repeat("L", 600)
 	put := func(item layouts.Item) {
 		t.Helper()
