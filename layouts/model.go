@@ -1008,7 +1008,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
 			if bx.Name == x.serves && j+1 < len(bm.Collections) {
-				ms.collection(i+1, m.collectionOf(x, bm.Collections[j+1]))
+				ms.collectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
 			}
 		}
 		pk, ok := lens[x.pk.name]
@@ -1045,6 +1045,34 @@ func (m *modelLayout) collectionOf(x *modelIndex, n int64) int64 {
 		return n - 1
 	}
 	return n
+}
+
+// hotKey is template t (a partition key's) with vals in its placeholders:
+// the value DynamoDB sees for a largest collection ("TREE#CM1", not the
+// base layout's "CM1"). A template with {shard} names the first and the
+// last shard's ("CM1#1…CM1#4").
+func (m *modelLayout) hotKey(t template, vals map[string]string) string {
+	one := func(shard string) string {
+		text := t.text
+		for ph, v := range vals {
+			text = strings.ReplaceAll(text, "{"+ph+"}", v)
+		}
+		return strings.ReplaceAll(text, "{"+phShard+"}", shard)
+	}
+	if t.has(phShard) && m.shards > 1 {
+		return one("1") + "…" + one(strconv.Itoa(m.shards))
+	}
+	return one("1")
+}
+
+// hotVals are the values of the placeholders of the partition key of
+// index x for the node of s's largest collection there: a node's children
+// for ByParent, its tree for ByPath.
+func hotVals(x *modelIndex, s *transform.Stats) map[string]string {
+	if x.serves == "ByParent" {
+		return map[string]string{phParent: s.ID}
+	}
+	return map[string]string{phRoot: s.RootID}
 }
 
 // projectedBytes is the size of the copy of a node's item (of size bytes,

@@ -216,8 +216,8 @@ func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
 	ms.key(1, m.keyLen(m.sk, own))
 	ms.key(2, m.keyLen(x.pk, own))
 	ms.key(3, m.keyLen(x.sk, own))
-	ms.collection(0, int64(d+1))
-	ms.collection(1, int64(s.Subtree))
+	ms.collectionOf(0, int64(d+1), m.hotKey(m.pk.tmpl, map[string]string{phID: s.ID}))
+	ms.collectionOf(1, int64(s.Subtree), m.hotKey(x.pk.tmpl, map[string]string{phAncestor: s.ID}))
 	if d == 0 {
 		return
 	}
@@ -444,7 +444,8 @@ func (m *modelLayout) measurePrefix(s *transform.Stats, ms *Measure) {
 	ms.key(0, m.prefixLen(m.pk, objectKey, delim))
 	ms.key(1, max(m.prefixLen(m.sk, objectKey, delim), m.prefixLen(m.sk, objectKey-idLen, idLen)))
 	for i, c := range bm.Collections {
-		ms.collectionOf(i, c, bm.Hot[i])
+		// The base names the Key of its largest listing.
+		ms.collectionOf(i, c, m.hotKey(m.pk.tmpl, map[string]string{phKey: bm.Hot[i]}))
 	}
 }
 

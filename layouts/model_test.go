@@ -547,6 +547,57 @@ func TestModelFilesDocumented(t *testing.T) {
 // the keys, so its copy of an item is the table's key and its own, and
 // GSI1 (ALL) stores the item whole; computed here by hand, as DynamoDB
 // sizes an attribute (name + value bytes).
+// TestModelMeasureNamesHotKeys: the largest collection of a model's index
+// is named by the index's own partition key value, as DynamoDB sees it
+// ("TREE#CM1", not the base's "CM1"), so that the dry run's projected load
+// time names the key to look at.
+func TestModelMeasureNamesHotKeys(t *testing.T) {
+	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := layouts.NewMeasure(l)
+	l.Measure(&transform.Stats{ID: "CM1", RootID: "CM1", PathBytes: 3, TreeSize: 48, Children: 3}, m)
+	// GSI1 (PARENT#{parent}) holds CM1's 3 children, GSI2 (TREE#{root})
+	// its tree of 48.
+	if got, want := m.Collections[1:], []int64{3, 48}; !slices.Equal(got, want) {
+		t.Fatalf("collections %v, want %v", got, want)
+	}
+	if got, want := m.Hot[1:], []string{"PARENT#CM1", "TREE#CM1"}; !slices.Equal(got, want) {
+		t.Errorf("hot keys %q, want %q", got, want)
+	}
+	// sharded: the first and the last shard's values.
+	l, err = layouts.ParseModel("sharded-3.json", []byte(modelVariants["sharded-3"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = layouts.NewMeasure(l)
+	l.Measure(&transform.Stats{ID: "CM1", RootID: "CM1", PathBytes: 3, TreeSize: 48, Children: 3}, m)
+	if got, want := m.Hot[1:], []string{"CM1", "CM1~1…CM1~3"}; !slices.Equal(got, want) {
+		t.Errorf("sharded-3: hot keys %q, want %q", got, want)
+	}
+	// one shard: its value alone (the base said "CM1#1…CM1#1").
+	l, err = layouts.LoadModel("../fixtures/models/aws-components.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = layouts.NewMeasure(l)
+	l.Measure(&transform.Stats{ID: "CM1", RootID: "CM1", PathBytes: 3, TreeSize: 48, Children: 3}, m)
+	if got, want := m.Hot[1:], []string{"CM1", "CM1#1"}; !slices.Equal(got, want) {
+		t.Errorf("aws-components: hot keys %q, want %q", got, want)
+	}
+	// closure: a node's rows in the table, its subtree's in GSI1.
+	l, err = layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = layouts.NewMeasure(l)
+	l.Measure(&transform.Stats{ID: "CM4", ParentID: "CM2", RootID: "CM1", Depth: 2, PathBytes: 9, Subtree: 2}, m)
+	if got, want := m.Hot, []string{"NODE#CM4", "ANC#CM4"}; !slices.Equal(got, want) || m.Collections[0] != 3 || m.Collections[1] != 2 {
+		t.Errorf("closure: collections %v named %q, want [3 2] named %q", m.Collections, got, want)
+	}
+}
+
 func TestModelMeasureProjectedIndexBytes(t *testing.T) {
 	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {

@@ -260,7 +260,11 @@ func (l *pathLayout) Measure(s *transform.Stats, m *Measure) {
 	m.collectionOf(1, int64(s.Children), s.ID)
 	if l.shards > 0 {
 		if n := int64((s.TreeSize + l.shards - 1) / l.shards); m.tops(2, n) {
-			m.collectionOf(2, n, fmt.Sprintf("%s#1…%s#%d", s.RootID, s.RootID, l.shards))
+			name := s.RootID + "#1"
+			if l.shards > 1 {
+				name = fmt.Sprintf("%s#1…%s#%d", s.RootID, s.RootID, l.shards)
+			}
+			m.collectionOf(2, n, name)
 		}
 	} else {
 		m.collectionOf(2, int64(s.TreeSize), s.RootID)
