@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -290,5 +291,86 @@ func TestBenchModelsEstimateIsBilled(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProjectedIndexWritesAreWhatDynamoDBBills: an index that projects
+// less than the item (aws-components' GSI2, KEYS_ONLY) is billed by the
+// size of its copy, not of the item: DynamoDB Local bills a 3 KB item's
+// KEYS_ONLY copy 1 WCU. The dry run, plan and the writer's own count say
+// what DynamoDB Local consumed, for a load of items over 1 KB, and for an
+// apply that changes them, moves a subtree and removes a leaf. (They
+// counted every index write at the item's size: 48 WCU more for the load.)
+func TestProjectedIndexWritesAreWhatDynamoDBBills(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	blob := strings.Repeat("x", 2500)
+	var b strings.Builder
+	b.WriteString("id,parent_id,note\n")
+	for i := 1; i <= 24; i++ {
+		parent := ""
+		if i > 1 {
+			parent = fmt.Sprintf("CM%d", i/2)
+		}
+		fmt.Fprintf(&b, "CM%d,%s,%s%d\n", i, parent, blob, i)
+	}
+	in := filepath.Join(dir, "big.csv")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	m := []string{"--model", "fixtures/models/aws-components.json"}
+
+	stdout, stderr, code := run(t, nil, append([]string{"import", "--in", in, "--dry-run", "--json"}, m...)...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr)
+	}
+	var dry struct {
+		Plans []struct {
+			WCU int64 `json:"wcu"`
+		} `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+		t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+	}
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	tm := append([]string{"--table", table}, m...)
+	report := filepath.Join(dir, "import.json")
+	if _, stderr, code := run(t, env, append([]string{"import", "--in", in, "--create-table", "--report", report, "--no-progress"}, tm...)...); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Writer struct {
+			ConsumedWCU float64 `json:"consumed_wcu"`
+			ComputedWCU int64   `json:"computed_wcu"`
+		} `json:"writer"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, report)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if d := dry.Plans[0].WCU; float64(d) != rep.Writer.ConsumedWCU || d != rep.Writer.ComputedWCU {
+		t.Errorf("load: dry run %d WCU, the writer %d; DynamoDB Local consumed %.0f", d, rep.Writer.ComputedWCU, rep.Writer.ConsumedWCU)
+	}
+
+	// Every note changes, CM2's subtree moves under CM3, CM24 goes.
+	snap := strings.ReplaceAll(b.String(), blob, blob[:1800])
+	snap = strings.Replace(snap, "CM2,CM1,", "CM2,CM3,", 1)
+	snap = strings.Replace(snap, fmt.Sprintf("CM24,CM12,%s24\n", blob[:1800]), "", 1)
+	snapPath := filepath.Join(dir, "snap.csv")
+	os.WriteFile(snapPath, []byte(snap), 0o644)
+	stdout, stderr, code = run(t, env, append([]string{"plan", "--json", "--in", snapPath}, tm...)...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	p := parseSummary(t, stdout)
+	report = filepath.Join(dir, "apply.json")
+	if _, stderr, code := run(t, env, append([]string{"apply", "--in", snapPath, "--report", report, "--no-progress"}, tm...)...); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(readFile(t, report)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if p.Total.Deletes == 0 || float64(p.Total.WCU) != rep.Writer.ConsumedWCU {
+		t.Errorf("apply: plan %d WCU (%d puts, %d deletes); DynamoDB Local consumed %.0f", p.Total.WCU, p.Total.Puts, p.Total.Deletes, rep.Writer.ConsumedWCU)
 	}
 }

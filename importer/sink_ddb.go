@@ -570,7 +570,10 @@ func (w *DDBWriter) request(seq int64, item layouts.Item, wr types.WriteRequest)
 	if wr.PutRequest != nil {
 		r.size = transform.ItemSize(item)
 		r.unit = transform.WCU(r.size)
-		r.wcu = r.unit * (1 + layouts.IndexesOf(w.spec, item))
+		r.wcu = r.unit
+		for _, ix := range w.spec.Indexes {
+			r.wcu += layouts.IndexUnits(w.spec, ix, item, r.size)
+		}
 	} else {
 		r.unit = 1
 		r.wcu = 1 + len(w.spec.Indexes)

@@ -136,11 +136,31 @@ func CheckAttrName(l Layout, name string) error {
 	return nil
 }
 
-// WriteUnits is what writing (or deleting) the item costs, as SPEC §5
-// counts it: one WCU per started KB, for the table and for each index the
-// item is in.
+// WriteUnits is what writing (or deleting) the item costs, as DynamoDB
+// bills it: one WCU per started KB of the item for the table and, for each
+// index the item is in, one per started KB of the copy that index keeps
+// (IndexUnits): the whole item when the index projects ALL, as every
+// layout's do, and less for a model's KEYS_ONLY or INCLUDE index.
 func WriteUnits(spec TableSpec, item Item) int {
-	return transform.WCU(transform.ItemSize(item)) * (1 + IndexesOf(spec, item))
+	size := transform.ItemSize(item)
+	units := transform.WCU(size)
+	for _, ix := range spec.Indexes {
+		units += IndexUnits(spec, ix, item, size)
+	}
+	return units
+}
+
+// IndexUnits is what writing (or deleting) the copy of item (of size
+// bytes) that index ix keeps costs: one WCU per started KB of the copy
+// (IndexItemBytes), 0 when the item is not in the index. "Larger index
+// entries require additional write capacity units" (DynamoDB Developer
+// Guide, "Global secondary indexes": write capacity units); DynamoDB
+// Local bills a 3 KB item's KEYS_ONLY copy 1 WCU, its ALL copy 3.
+func IndexUnits(spec TableSpec, ix IndexSpec, item Item, size int) int {
+	if IndexKeyAttrs(ix, item) == nil {
+		return 0
+	}
+	return transform.WCU(IndexItemBytes(spec, ix, item, size))
 }
 
 // IndexChange is what a put over an existing item does to one index.
@@ -169,47 +189,50 @@ func ReplaceUnits(spec TableSpec, old, new Item) int {
 	if old == nil {
 		return WriteUnits(spec, new)
 	}
-	return ReplaceUnitsBy(spec, transform.ItemSize(old), transform.ItemSize(new), func(i int) IndexChange {
+	so, sn := transform.ItemSize(old), transform.ItemSize(new)
+	return ReplaceUnitsBy(spec, transform.WCU(so), transform.WCU(sn), func(i int) (IndexChange, int, int) {
 		ix := spec.Indexes[i]
+		uo, un := IndexUnits(spec, ix, old, so), IndexUnits(spec, ix, new, sn)
 		ko, inOld := indexKey(ix, old)
 		kn, inNew := indexKey(ix, new)
 		switch {
 		case inOld && inNew && ko == kn:
 			if projectedEqual(ix, old, new) {
-				return IndexUntouched
+				return IndexUntouched, uo, un
 			}
-			return IndexUpdate
+			return IndexUpdate, uo, un
 		case inOld && inNew:
-			return IndexRekey
+			return IndexRekey, uo, un
 		case inOld:
-			return IndexLeave
+			return IndexLeave, uo, un
 		case inNew:
-			return IndexEnter
+			return IndexEnter, uo, un
 		}
-		return IndexUntouched
+		return IndexUntouched, uo, un
 	})
 }
 
-// ReplaceUnitsBy prices a put of an item of newSize bytes over one of
-// oldSize bytes, change(i) saying what it does to index i: the table write
-// is priced at the larger of the two items ("PutItem: ... the larger of the
-// two item sizes", "Capacity unit consumption for writes", DynamoDB
-// Developer Guide); in each index ("Provisioned throughput considerations
-// for Global Secondary Indexes"), an update is one write at the larger
-// size, a changed index key two (a delete of the old index item and a put
-// of the new), an item that enters or leaves the index one.
-func ReplaceUnitsBy(spec TableSpec, oldSize, newSize int, change func(i int) IndexChange) int {
-	units := transform.WCU(max(oldSize, newSize))
+// ReplaceUnitsBy prices a put of an item whose table write costs newUnits
+// over one whose costs oldUnits, change(i) saying what it does to index i
+// and what the old and the new item's copies there cost (IndexUnits): the
+// table write is priced at the larger of the two items ("PutItem: ... the
+// larger of the two item sizes", "Capacity unit consumption for writes",
+// DynamoDB Developer Guide); in each index ("Provisioned throughput
+// considerations for Global Secondary Indexes"), an update is one write at
+// the larger copy, a changed index key two (a delete of the old copy and a
+// put of the new), a copy that enters or leaves the index one.
+func ReplaceUnitsBy(spec TableSpec, oldUnits, newUnits int, change func(i int) (c IndexChange, oldIx, newIx int)) int {
+	units := max(oldUnits, newUnits)
 	for i := range spec.Indexes {
-		switch change(i) {
+		switch c, uo, un := change(i); c {
 		case IndexUpdate:
-			units += transform.WCU(max(oldSize, newSize))
+			units += max(uo, un)
 		case IndexRekey:
-			units += transform.WCU(oldSize) + transform.WCU(newSize)
+			units += uo + un
 		case IndexLeave:
-			units += transform.WCU(oldSize)
+			units += uo
 		case IndexEnter:
-			units += transform.WCU(newSize)
+			units += un
 		}
 	}
 	return units

@@ -474,8 +474,9 @@ func TestReplaceUnits(t *testing.T) {
 		{"smaller, same keys", layouts.Item{"Id": s("a"), "ParentId": s("p"), "Tree": s("t"), "note": s("y")}, 2 + 2},
 		// ByParent's key changes: delete (2) and put (1); Keys: nothing.
 		{"moved", layouts.Item{"Id": s("a"), "ParentId": s("q"), "Tree": s("t"), "note": s("y")}, 2 + 2 + 1},
-		// Leaves ByParent (a delete of 2) and Keys' key changes (2 + 1).
-		{"root in another tree", layouts.Item{"Id": s("a"), "Tree": s("u"), "note": s("y")}, 2 + 2 + 2 + 1},
+		// Leaves ByParent (a delete of 2) and Keys' key changes: its
+		// copies hold the keys alone, 1 KB at most each (1 + 1).
+		{"root in another tree", layouts.Item{"Id": s("a"), "Tree": s("u"), "note": s("y")}, 2 + 2 + 1 + 1},
 	}
 	for _, c := range cases {
 		if got := layouts.ReplaceUnits(spec, old, c.new); got != c.want {
@@ -484,5 +485,9 @@ func TestReplaceUnits(t *testing.T) {
 	}
 	if got, want := layouts.ReplaceUnits(spec, nil, old), layouts.WriteUnits(spec, old); got != want {
 		t.Errorf("a new item: %d WCU, want WriteUnits' %d", got, want)
+	}
+	// The table and ByParent (ALL) write the whole item, Keys its keys.
+	if got := layouts.WriteUnits(spec, old); got != 2+2+1 {
+		t.Errorf("WriteUnits: %d, want 5", got)
 	}
 }

@@ -106,8 +106,10 @@ func (m *Measure) item(size, indexes int) {
 func (m *Measure) projectedItem(size int, copies []int) {
 	m.item(size, len(copies))
 	m.IndexBytes -= int64(size * len(copies))
+	m.WCU -= int64(transform.WCU(size) * len(copies))
 	for _, c := range copies {
 		m.IndexBytes += int64(c)
+		m.WCU += int64(transform.WCU(c)) // the copy's write (layouts.IndexUnits)
 	}
 }
 

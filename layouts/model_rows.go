@@ -246,32 +246,45 @@ func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
 	ms.IndexItems += rows
 	ms.IndexBytes += rows*int64(ap) + int64(np)*nums + int64(kp)*ancBytes
 
-	maxNS := maxNumberSize(d)
-	hi := a + n*maxNS + k*s.MaxAncestorIDBytes
-	lo := min(a+n*numberSize(1)+k, hi)
-	wlo, whi := int64(transform.WCU(lo)), int64(transform.WCU(hi))
-	wcu := rows * wlo
-	if whi > wlo {
-		// A row costs more than wlo only if k times its ancestor's id
-		// is at least need bytes. The longest id may be; of the other
-		// d-1, each at least 1 byte and adding up to the rest, at most
-		// heavy are.
-		heavy := rows - 1
-		if need := wlo*1024 - int64(a+n*maxNS) + 1; k > 0 {
-			needLen := (need + int64(k) - 1) / int64(k)
-			if needLen > 1 {
-				heavy = min(heavy, max(0, ancBytes-int64(s.MaxAncestorIDBytes)-(rows-1))/(needLen-1))
-			}
-		}
-		wcu += (1 + heavy) * (whi - wlo)
-	}
-	ms.WCU += wcu * 2 // every row lands in ByAncestor
+	// Every row lands in ByAncestor: the table writes the rows, the index
+	// their copies (the same rows when it projects ALL).
+	wcu, hi := ancestorRowsWCU(rows, a, n, k, maxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
+	iwcu, _ := ancestorRowsWCU(rows, ap, np, kp, maxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
+	ms.WCU += wcu + iwcu
 	ms.MaxItemBytes = max(ms.MaxItemBytes, hi)
 
 	row.r, row.ancLen = d, s.MaxAncestorIDBytes
 	ms.key(1, m.keyLen(m.sk, row))
 	ms.key(2, m.keyLen(x.pk, row))
 	ms.key(3, m.keyLen(x.sk, row))
+}
+
+// ancestorRowsWCU is the WCU of writing rows ancestor rows (or their
+// copies in an index), row r being a + n·numberSize(r) + k·len(its
+// ancestor's id) bytes, with maxNS the largest numberSize, the longest
+// ancestor id maxAnc bytes and ancBytes the ancestors' ids together: exact
+// when every row is within one kilobyte, an upper bound otherwise. hi is
+// the largest row's size.
+func ancestorRowsWCU(rows int64, a, n, k, maxNS, maxAnc int, ancBytes int64) (wcu int64, hi int) {
+	hi = a + n*maxNS + k*maxAnc
+	lo := min(a+n*numberSize(1)+k, hi)
+	wlo, whi := int64(transform.WCU(lo)), int64(transform.WCU(hi))
+	wcu = rows * wlo
+	if whi > wlo {
+		// A row costs more than wlo only if k times its ancestor's id
+		// is at least need bytes. The longest id may be; of the other
+		// rows-1, each at least 1 byte and adding up to the rest, at most
+		// heavy are.
+		heavy := rows - 1
+		if need := wlo*1024 - int64(a+n*maxNS) + 1; k > 0 {
+			needLen := (need + int64(k) - 1) / int64(k)
+			if needLen > 1 {
+				heavy = min(heavy, max(0, ancBytes-int64(maxAnc)-(rows-1))/(needLen-1))
+			}
+		}
+		wcu += (1 + heavy) * (whi - wlo)
+	}
+	return wcu, hi
 }
 
 // closureRowCosts are the BatchGetItems of whole rows that follow a Query

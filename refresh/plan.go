@@ -62,8 +62,10 @@ type Op struct {
 	ID string
 	// Item is the whole item for a put, its key attributes for a delete.
 	Item layouts.Item
-	// WCU is what the operation costs: one unit per started KB of the item
-	// (written, or deleted), for the table and each index it is in.
+	// WCU is what the operation costs as DynamoDB bills it: one unit per
+	// started KB of the item (written, or deleted; a put over an item at
+	// the larger of the two) for the table, and for each index it touches
+	// per started KB of the copy the index keeps (layouts.ReplaceUnits).
 	WCU int
 }
 
@@ -265,9 +267,11 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		if old >= 0 {
 			// A put over the table's item: priced as DynamoDB bills it.
 			oldSigs := t.sigs[int(old)*t.stride : int(old+1)*t.stride]
+			oldUnits := t.units(int(old))
 			sigs = indexSigs(&d, spec, put, sigs[:0])
-			wcu = layouts.ReplaceUnitsBy(spec, int(t.entries[old].size), transform.ItemSize(put), func(i int) layouts.IndexChange {
-				return indexChange(spec, oldSigs, sigs, i)
+			size := transform.ItemSize(put)
+			wcu = layouts.ReplaceUnitsBy(spec, transform.WCU(int(t.entries[old].size)), transform.WCU(size), func(i int) (layouts.IndexChange, int, int) {
+				return indexChange(spec, oldSigs, sigs, i), int(oldUnits[i]), layouts.IndexUnits(spec, spec.Indexes[i], put, size)
 			})
 		}
 		op := Op{Kind: Put, Reason: reason, ID: strings.Clone(id), Item: put, WCU: wcu}
@@ -294,6 +298,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			return nil, err
 		}
 		ti := t.entries[t.items[k]]
+		wcu := transform.WCU(int(ti.size))
+		for _, u := range t.units(int(t.items[k])) {
+			wcu += int(u)
+		}
 		key, err := decodeKey(spec, k)
 		if err != nil {
 			return nil, err
@@ -307,7 +315,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		case moved[i]:
 			reason = ReasonMoved
 		}
-		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: transform.WCU(int(ti.size)) * (1 + int(ti.indexes))}
+		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: wcu}
 		s.Add(op)
 		if err := fn(op); err != nil {
 			return nil, err

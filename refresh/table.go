@@ -33,7 +33,10 @@ type Table struct {
 	// the item is priced as DynamoDB bills it (indexSigs).
 	sigs   []uint64
 	stride int
-	nodes  map[string]tableNode
+	// ixUnits holds, for each entry, what deleting or replacing its copy
+	// in each index costs (layouts.IndexUnits; 0 when not in the index).
+	ixUnits []uint16
+	nodes   map[string]tableNode
 	// Duplicates counts node items whose id another node item had already
 	// (a table written by something else, or by hand); the plan deletes
 	// the items that the snapshot does not want.
@@ -50,10 +53,9 @@ type Table struct {
 }
 
 type tableItem struct {
-	digest  uint64
-	size    uint32
-	indexes uint8
-	seen    bool
+	digest uint64
+	size   uint32
+	seen   bool
 }
 
 type tableNode struct {
@@ -90,9 +92,10 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	var mu sync.Mutex
 	var example string // the first unparsable item
 	type seenItem struct {
-		key  string
-		it   tableItem
-		sigs []uint64
+		key   string
+		it    tableItem
+		sigs  []uint64
+		units []uint16
 	}
 	type seenNode struct {
 		id string
@@ -126,11 +129,13 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			if !opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
 				continue
 			}
-			its = append(its, seenItem{keyOf(t.spec, item), tableItem{
-				digest:  all,
-				size:    uint32(transform.ItemSize(item)),
-				indexes: uint8(layouts.IndexesOf(t.spec, item)),
-			}, indexSigs(&d, t.spec, item, nil)})
+			size := transform.ItemSize(item)
+			units := make([]uint16, len(t.spec.Indexes))
+			for i, ix := range t.spec.Indexes {
+				units[i] = uint16(layouts.IndexUnits(t.spec, ix, item, size))
+			}
+			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size)},
+				indexSigs(&d, t.spec, item, nil), units})
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -144,11 +149,13 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
 				t.entries[i] = s.it
 				copy(t.sigs[int(i)*t.stride:], s.sigs)
+				copy(t.ixUnits[int(i)*len(s.units):], s.units)
 				continue
 			}
 			t.items[s.key] = int32(len(t.entries))
 			t.entries = append(t.entries, s.it)
 			t.sigs = append(t.sigs, s.sigs...)
+			t.ixUnits = append(t.ixUnits, s.units...)
 		}
 		for _, s := range nodes {
 			if _, dup := t.nodes[s.id]; dup {
@@ -183,6 +190,12 @@ func sigStride(spec layouts.TableSpec) int {
 		}
 	}
 	return n
+}
+
+// units is what the put or delete of entry i's copy in each index costs.
+func (t *Table) units(i int) []uint16 {
+	n := len(t.spec.Indexes)
+	return t.ixUnits[i*n : (i+1)*n]
 }
 
 // indexSigs appends to dst, for each index of spec, a digest of the item's

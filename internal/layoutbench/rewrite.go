@@ -63,62 +63,15 @@ func pad(attrBytes, copyBytes int, copied string, c byte) transform.Attrs {
 }
 
 // itemWCU is what DynamoDB bills to turn item old into item new (nil: no
-// item) on a table of this spec: the table write, ceil(size / 1 KB) of the
-// larger of the two ("PutItem ... UpdateItem ... the larger of the before
-// and after sizes",
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption),
-// then each index the write touches, every index projecting all
-// attributes: a put into an index the new item has the keys of, a delete
-// from one the old item had the keys of, and both when the index key
-// changes, "two writes are required, one to delete the previous item from
-// the index and another write to put the new item into the index"
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Writes).
+// item) on a table of this spec: a delete as a write of the old item
+// (layouts.WriteUnits), a put by layouts.ReplaceUnits (the table write at
+// the larger of the two items, and in each index what the put does to the
+// copy it keeps).
 func itemWCU(spec layouts.TableSpec, old, new layouts.Item) int64 {
-	size := func(it layouts.Item) int {
-		if it == nil {
-			return 0
-		}
-		return transform.ItemSize(it)
+	if new == nil {
+		return int64(layouts.WriteUnits(spec, old))
 	}
-	so, sn := size(old), size(new)
-	w := int64(transform.WCU(max(so, sn)))
-	for _, ix := range spec.Indexes {
-		ko, okO := indexKey(ix, old)
-		kn, okN := indexKey(ix, new)
-		switch {
-		case okO && okN && ko == kn:
-			w += int64(transform.WCU(max(so, sn)))
-		default:
-			if okO {
-				w += int64(transform.WCU(so))
-			}
-			if okN {
-				w += int64(transform.WCU(sn))
-			}
-		}
-	}
-	return w
-}
-
-// indexKey is an item's key in index ix, and whether the item is in it.
-func indexKey(ix layouts.IndexSpec, item layouts.Item) (string, bool) {
-	if item == nil {
-		return "", false
-	}
-	pk, ok := item[ix.PK.Name]
-	if !ok {
-		return "", false
-	}
-	k, _ := keyString(pk)
-	if ix.SK != nil {
-		sk, ok := item[ix.SK.Name]
-		if !ok {
-			return "", false
-		}
-		v, _ := keyString(sk)
-		k += "\x00" + v
-	}
-	return k, true
+	return int64(layouts.ReplaceUnits(spec, old, new))
 }
 
 func (c change) items() int64 { return c.puts + c.deletes }
