@@ -140,7 +140,9 @@ type WriterOptions struct {
 	OnProgress       func(Progress)
 	ProgressInterval time.Duration
 	// Trace, when set, is told of the rate limiter's decisions (each cut:
-	// what it measured, the limit it set), for tests and benchmarks.
+	// what it measured, the limit it set), of the hot keys' and of the held
+	// spool's, for tests and benchmarks. It is called from several
+	// goroutines at once.
 	Trace func(format string, args ...any)
 }
 

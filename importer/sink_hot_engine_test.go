@@ -48,10 +48,15 @@ func writeHot(t *testing.T, cfg faultproxy.Config, n int) (Stats, faultproxy.Cou
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
+	var traceMu sync.Mutex
 	var cuts []string
 	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{
 		Concurrency: 8, MaxRetries: 50,
-		Trace: func(format string, args ...any) { cuts = append(cuts, fmt.Sprintf(format, args...)) },
+		Trace: func(format string, args ...any) {
+			traceMu.Lock()
+			defer traceMu.Unlock()
+			cuts = append(cuts, fmt.Sprintf(format, args...))
+		},
 	})
 	ctx := context.Background()
 	for i := range n {
