@@ -106,6 +106,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		var bad, other int64
 		var badExample string
 		its := make([]seenItem, 0, len(items))
+		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
 		for _, item := range items {
 			if layouts.Foreign(t.layout, layouts.MapView(item)) {
@@ -130,10 +131,11 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				continue
 			}
 			size := transform.ItemSize(item)
-			units := make([]uint16, len(t.spec.Indexes))
-			for i, ix := range t.spec.Indexes {
-				units[i] = uint16(layouts.IndexUnits(t.spec, ix, item, size))
+			start := len(pageUnits)
+			for _, ix := range t.spec.Indexes {
+				pageUnits = append(pageUnits, uint16(layouts.IndexUnits(t.spec, ix, item, size)))
 			}
+			units := pageUnits[start:len(pageUnits):len(pageUnits)]
 			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size)},
 				indexSigs(&d, t.spec, item, nil), units})
 		}
