@@ -157,8 +157,13 @@ func WriteUnits(spec TableSpec, item Item) int {
 // Guide, "Global secondary indexes": write capacity units); DynamoDB
 // Local bills a 3 KB item's KEYS_ONLY copy 1 WCU, its ALL copy 3.
 func IndexUnits(spec TableSpec, ix IndexSpec, item Item, size int) int {
-	if IndexKeyAttrs(ix, item) == nil {
+	if _, ok := item[ix.PK.Name]; !ok {
 		return 0
+	}
+	if ix.SK != nil {
+		if _, ok := item[ix.SK.Name]; !ok {
+			return 0
+		}
 	}
 	return transform.WCU(IndexItemBytes(spec, ix, item, size))
 }
