@@ -157,13 +157,8 @@ func WriteUnits(spec TableSpec, item Item) int {
 // Guide, "Global secondary indexes": write capacity units); DynamoDB
 // Local bills a 3 KB item's KEYS_ONLY copy 1 WCU, its ALL copy 3.
 func IndexUnits(spec TableSpec, ix IndexSpec, item Item, size int) int {
-	if _, ok := item[ix.PK.Name]; !ok {
+	if !inIndex(ix, item) {
 		return 0
-	}
-	if ix.SK != nil {
-		if _, ok := item[ix.SK.Name]; !ok {
-			return 0
-		}
 	}
 	return transform.WCU(IndexItemBytes(spec, ix, item, size))
 }
@@ -302,17 +297,24 @@ func projectedEqual(ix IndexSpec, old, new Item) bool {
 func IndexesOf(spec TableSpec, item Item) int {
 	n := 0
 	for _, ix := range spec.Indexes {
-		if _, ok := item[ix.PK.Name]; !ok {
-			continue
+		if inIndex(ix, item) {
+			n++
 		}
-		if ix.SK != nil {
-			if _, ok := item[ix.SK.Name]; !ok {
-				continue
-			}
-		}
-		n++
 	}
 	return n
+}
+
+// inIndex reports whether the item has index ix's key attributes.
+func inIndex(ix IndexSpec, item Item) bool {
+	if _, ok := item[ix.PK.Name]; !ok {
+		return false
+	}
+	if ix.SK != nil {
+		if _, ok := item[ix.SK.Name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // IndexItemBytes is the size of the copy of an item (of size bytes) that
