@@ -112,15 +112,19 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 	}
 }
 
-// TestDryRunBenchPlanAgreeModels is TestDryRunBenchPlanAgree for every
-// shipped model, and for the closure model with each --closure-copy: the
-// dry run, bench --offline and plan against an empty table of the model
-// agree on the write units, the items and bytes stored and what storing
-// them costs; and the plan's items are the ones an import writes.
-func TestDryRunBenchPlanAgreeModels(t *testing.T) {
-	endpoint := ddblocal.Endpoint(t)
-	client := ddblocal.Client(t, endpoint)
-	env := awsEnv(endpoint)
+// modelRun is a shipped model (the closure model also with a
+// --closure-copy) on a fixture.
+type modelRun struct {
+	fx, in, types string
+	name, model   string   // the model's name and file
+	flags         []string // --model FILE [--closure-copy C]
+}
+
+// eachModelRun runs fn as a subtest for each fixture and each shipped
+// model, and for the closure model with each of copies as --closure-copy
+// too; but not for a model whose delimiter the fixture's ids hold.
+func eachModelRun(t *testing.T, copies []string, fn func(t *testing.T, r modelRun)) {
+	t.Helper()
 	files, err := filepath.Glob("fixtures/models/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped models: %v", err)
@@ -130,8 +134,9 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 	for _, f := range files {
 		runs = append(runs, run1{f, ""})
 	}
-	closure := "fixtures/models/closure-single-table.json"
-	runs = append(runs, run1{closure, "none"}, run1{closure, "name,size_bytes,qty,title"})
+	for _, c := range copies {
+		runs = append(runs, run1{"fixtures/models/closure-single-table.json", c})
+	}
 	for _, fx := range []string{"cars", "folders", "org"} {
 		in := filepath.Join("fixtures", fx+".csv")
 		types := fixtureTypes(t, fx)
@@ -140,90 +145,105 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 			if fx == "folders" && (name == "wadsworth-path" || name == "prefix-directories") {
 				continue // its delimiter, /, is in the folders' ids
 			}
+			flags := []string{"--model", r.model}
+			if r.copy != "" {
+				flags = append(flags, "--closure-copy", r.copy)
+			}
 			t.Run(fmt.Sprintf("%s/%s/%d", fx, name, k), func(t *testing.T) {
-				m := []string{"--model", r.model}
-				if r.copy != "" {
-					m = append(m, "--closure-copy", r.copy)
-				}
-				stdout, stderr, code := run(t, env, append([]string{"import", "--in", in, "--types", types, "--dry-run", "--json"}, m...)...)
-				if code != 0 {
-					t.Fatalf("dry run: exit %d: %s", code, stderr)
-				}
-				var dry struct {
-					Plans []struct {
-						WCU         int64 `json:"wcu"`
-						Items       int64 `json:"items"`
-						StoredItems int64 `json:"stored_items"`
-						StoredBytes int64 `json:"stored_bytes"`
-						Cost        struct {
-							StorageMonth float64 `json:"storage_usd_per_month"`
-						} `json:"cost"`
-					} `json:"plans"`
-				}
-				if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
-					t.Fatalf("dry run JSON: %v\n%s", err, stdout)
-				}
-				d := dry.Plans[0]
-				out := filepath.Join(t.TempDir(), "bench.json")
-				if _, stderr, code := run(t, env, append([]string{"bench", "--in", in, "--types", types, "--offline", "--out", out}, m...)...); code != 0 {
-					t.Fatalf("bench: exit %d: %s", code, stderr)
-				}
-				type benchLayout struct {
-					Layout  string              `json:"layout"`
-					Items   int64               `json:"items"`
-					Load    struct{ WCU int64 } `json:"load"`
-					Storage []struct {
-						Items, Bytes int64
-					} `json:"storage"`
-					Cost struct {
-						StorageMonth float64 `json:"storage_usd_per_month"`
-					} `json:"cost"`
-				}
-				var rep struct {
-					Layouts []benchLayout `json:"layouts"`
-				}
-				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
-					t.Fatalf("bench JSON: %v", err)
-				}
-				i := slices.IndexFunc(rep.Layouts, func(l benchLayout) bool { return l.Layout == "model-"+name })
-				if i < 0 {
-					t.Fatalf("bench reports no model-%s", name)
-				}
-				b := rep.Layouts[i]
-				var items, bytes int64
-				for _, s := range b.Storage {
-					items += s.Items
-					bytes += s.Bytes
-				}
-				l, err := layouts.LoadModel(r.model)
-				if err != nil {
-					t.Fatal(err)
-				}
-				table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
-				if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
-					t.Fatal(err)
-				}
-				dropTableLater(t, client, table)
-				stdout, stderr, code = run(t, env, append([]string{"plan", "--json", "--in", in, "--types", types, "--table", table}, m...)...)
-				if code != 0 {
-					t.Fatalf("plan: exit %d: %s", code, stderr)
-				}
-				p := parseSummary(t, stdout)
-				if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
-					t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
-				}
-				if p.Total.Puts != b.Items || p.Total.Deletes != 0 || d.Items != b.Items {
-					t.Errorf("plan puts %d and deletes %d; bench has %d items, the dry run %d", p.Total.Puts, p.Total.Deletes, b.Items, d.Items)
-				}
-				if d.StoredItems != items || d.StoredBytes != bytes {
-					t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
-				}
-				if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
-					t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
-				}
+				fn(t, modelRun{fx: fx, in: in, types: types, name: name, model: r.model, flags: flags})
 			})
 		}
 	}
+}
+
+// TestDryRunBenchPlanAgreeModels is TestDryRunBenchPlanAgree for every
+// shipped model, and for the closure model with each --closure-copy: the
+// dry run, bench --offline and plan against an empty table of the model
+// agree on the write units, the items and bytes stored and what storing
+// them costs; and the plan's items are the ones an import writes.
+func TestDryRunBenchPlanAgreeModels(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	eachModelRun(t, []string{"none", "name,size_bytes,qty,title"}, func(t *testing.T, r modelRun) {
+		in, types, name, fx, m := r.in, r.types, r.name, r.fx, r.flags
+		stdout, stderr, code := run(t, env, append([]string{"import", "--in", in, "--types", types, "--dry-run", "--json"}, m...)...)
+		if code != 0 {
+			t.Fatalf("dry run: exit %d: %s", code, stderr)
+		}
+		var dry struct {
+			Plans []struct {
+				WCU         int64 `json:"wcu"`
+				Items       int64 `json:"items"`
+				StoredItems int64 `json:"stored_items"`
+				StoredBytes int64 `json:"stored_bytes"`
+				Cost        struct {
+					StorageMonth float64 `json:"storage_usd_per_month"`
+				} `json:"cost"`
+			} `json:"plans"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+			t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+		}
+		d := dry.Plans[0]
+		out := filepath.Join(t.TempDir(), "bench.json")
+		if _, stderr, code := run(t, env, append([]string{"bench", "--in", in, "--types", types, "--offline", "--out", out}, m...)...); code != 0 {
+			t.Fatalf("bench: exit %d: %s", code, stderr)
+		}
+		type benchLayout struct {
+			Layout  string              `json:"layout"`
+			Items   int64               `json:"items"`
+			Load    struct{ WCU int64 } `json:"load"`
+			Storage []struct {
+				Items, Bytes int64
+			} `json:"storage"`
+			Cost struct {
+				StorageMonth float64 `json:"storage_usd_per_month"`
+			} `json:"cost"`
+		}
+		var rep struct {
+			Layouts []benchLayout `json:"layouts"`
+		}
+		if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
+			t.Fatalf("bench JSON: %v", err)
+		}
+		i := slices.IndexFunc(rep.Layouts, func(l benchLayout) bool { return l.Layout == "model-"+name })
+		if i < 0 {
+			t.Fatalf("bench reports no model-%s", name)
+		}
+		b := rep.Layouts[i]
+		var items, bytes int64
+		for _, s := range b.Storage {
+			items += s.Items
+			bytes += s.Bytes
+		}
+		l, err := layouts.LoadModel(r.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
+		if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
+			t.Fatal(err)
+		}
+		dropTableLater(t, client, table)
+		stdout, stderr, code = run(t, env, append([]string{"plan", "--json", "--in", in, "--types", types, "--table", table}, m...)...)
+		if code != 0 {
+			t.Fatalf("plan: exit %d: %s", code, stderr)
+		}
+		p := parseSummary(t, stdout)
+		if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
+			t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
+		}
+		if p.Total.Puts != b.Items || p.Total.Deletes != 0 || d.Items != b.Items {
+			t.Errorf("plan puts %d and deletes %d; bench has %d items, the dry run %d", p.Total.Puts, p.Total.Deletes, b.Items, d.Items)
+		}
+		if d.StoredItems != items || d.StoredBytes != bytes {
+			t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
+		}
+		if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
+			t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
+		}
+	})
 }
 
 // TestBenchModelsEstimateIsBilled: bench online, against DynamoDB Local,
@@ -235,63 +255,40 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 func TestBenchModelsEstimateIsBilled(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	env := awsEnv(endpoint)
-	files, err := filepath.Glob("fixtures/models/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped models: %v", err)
-	}
-	type run1 struct{ model, copy string }
-	var runs []run1
-	for _, f := range files {
-		runs = append(runs, run1{f, ""})
-	}
-	closure := "fixtures/models/closure-single-table.json"
-	runs = append(runs, run1{closure, "none"}, run1{closure, "name,title"})
-	for _, fx := range []string{"cars", "folders", "org"} {
-		in := filepath.Join("fixtures", fx+".csv")
-		types := fixtureTypes(t, fx)
-		for k, r := range runs {
-			name := strings.TrimSuffix(filepath.Base(r.model), ".json")
-			if fx == "folders" && (name == "wadsworth-path" || name == "prefix-directories") {
-				continue // its delimiter, /, is in the folders' ids
-			}
-			t.Run(fmt.Sprintf("%s/%s/%d", fx, name, k), func(t *testing.T) {
-				out := filepath.Join(t.TempDir(), "bench.json")
-				args := []string{"bench", "--in", in, "--types", types, "--model", r.model, "--layouts", "", "--sample", "25",
-					"--endpoint-url", endpoint, "--out", out}
-				if r.copy != "" {
-					args = append(args, "--closure-copy", r.copy)
-				}
-				if _, stderr, code := run(t, env, args...); code != 0 {
-					t.Fatalf("bench: exit %d: %s", code, stderr)
-				}
-				var rep struct {
-					Layouts []struct {
-						Layout  string `json:"layout"`
-						Queries []struct {
-							Kind   string  `json:"kind"`
-							Source string  `json:"source"`
-							Est    float64 `json:"estimated_rcu_mean"`
-							RCU    struct {
-								Mean float64 `json:"mean"`
-							} `json:"rcu"`
-						} `json:"queries"`
-					} `json:"layouts"`
-				}
-				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil || len(rep.Layouts) != 1 {
-					t.Fatalf("bench JSON: %v (%d layouts)", err, len(rep.Layouts))
-				}
-				qs := rep.Layouts[0].Queries
-				if len(qs) != 5 {
-					t.Fatalf("%d query kinds, want 5", len(qs))
-				}
-				for _, q := range qs {
-					if q.Source != "measured" || math.Abs(q.RCU.Mean-q.Est) > 1e-9 {
-						t.Errorf("%s %s: billed %v RCU a query (%s), the cost model %v", rep.Layouts[0].Layout, q.Kind, q.RCU.Mean, q.Source, q.Est)
-					}
-				}
-			})
+	eachModelRun(t, []string{"none", "name,title"}, func(t *testing.T, r modelRun) {
+		in, types := r.in, r.types
+		out := filepath.Join(t.TempDir(), "bench.json")
+		args := append([]string{"bench", "--in", in, "--types", types, "--layouts", "", "--sample", "25",
+			"--endpoint-url", endpoint, "--out", out}, r.flags...)
+		if _, stderr, code := run(t, env, args...); code != 0 {
+			t.Fatalf("bench: exit %d: %s", code, stderr)
 		}
-	}
+		var rep struct {
+			Layouts []struct {
+				Layout  string `json:"layout"`
+				Queries []struct {
+					Kind   string  `json:"kind"`
+					Source string  `json:"source"`
+					Est    float64 `json:"estimated_rcu_mean"`
+					RCU    struct {
+						Mean float64 `json:"mean"`
+					} `json:"rcu"`
+				} `json:"queries"`
+			} `json:"layouts"`
+		}
+		if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil || len(rep.Layouts) != 1 {
+			t.Fatalf("bench JSON: %v (%d layouts)", err, len(rep.Layouts))
+		}
+		qs := rep.Layouts[0].Queries
+		if len(qs) != 5 {
+			t.Fatalf("%d query kinds, want 5", len(qs))
+		}
+		for _, q := range qs {
+			if q.Source != "measured" || math.Abs(q.RCU.Mean-q.Est) > 1e-9 {
+				t.Errorf("%s %s: billed %v RCU a query (%s), the cost model %v", rep.Layouts[0].Layout, q.Kind, q.RCU.Mean, q.Source, q.Est)
+			}
+		}
+	})
 }
 
 // TestProjectedIndexWritesAreWhatDynamoDBBills: an index that projects
