@@ -80,6 +80,25 @@ func newLiveSource(t *testing.T, client *dynamodb.Client, l layouts.Layout, r *r
 	return src
 }
 
+// first is the first node of the model (in ids' order) that ok takes; the
+// test fails when none does.
+func (src *liveSource) first(t *testing.T, what string, ok func(id string) bool) string {
+	t.Helper()
+	for _, id := range src.f.ids() {
+		if ok(id) {
+			return id
+		}
+	}
+	t.Fatalf("the random tree has no %s", what)
+	return ""
+}
+
+// leaf is the first leaf of the model that has a parent.
+func (src *liveSource) leaf(t *testing.T) string {
+	t.Helper()
+	return src.first(t, "leaf with a parent", func(id string) bool { return src.f.parent[id] != "" && len(src.f.children(id)) == 0 })
+}
+
 // items are the layout's items of one node of the model.
 func (src *liveSource) items(id string) []layouts.Item {
 	var path []string
@@ -418,16 +437,7 @@ func TestFollowReportsTheRemoval(t *testing.T) {
 	lt, _ := layouts.New(layouts.ClosureName, layouts.Options{})
 	r := rand.New(rand.NewPCG(4, 4))
 	src := newLiveSource(t, client, lf, r, 12)
-	var parent string
-	for _, id := range src.f.ids() {
-		if len(src.f.children(id)) > 0 {
-			parent = id
-			break
-		}
-	}
-	if parent == "" {
-		t.Fatal("the random tree has no node with children")
-	}
+	parent := src.first(t, "a node with children", func(id string) bool { return len(src.f.children(id)) > 0 })
 	items := src.items(parent)
 	var res *MigrateResult
 	_, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
@@ -558,16 +568,7 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 	lt, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	src := newLiveSource(t, client, lf, r, 8)
-	var node string
-	for _, id := range src.f.ids() {
-		if src.f.parent[id] != "" && len(src.f.children(id)) == 0 {
-			node = id
-			break
-		}
-	}
-	if node == "" {
-		t.Fatal("the random tree has no leaf with a parent")
-	}
+	node := src.leaf(t)
 	var res *MigrateResult
 	dest, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
 	before := tableItems(t, client, dest, lt.Table())
@@ -609,13 +610,7 @@ func TestFollowIdleWithUnparsableItem(t *testing.T) {
 	lt, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	src := newLiveSource(t, client, lf, r, 8)
-	var leaf string
-	for _, id := range src.f.ids() {
-		if src.f.parent[id] != "" && len(src.f.children(id)) == 0 {
-			leaf = id
-			break
-		}
-	}
+	leaf := src.leaf(t)
 	var res *MigrateResult
 	_, log, done := startFollow(t, client, src, lt, 2*time.Second, &res)
 	bad := src.items(leaf)[0]
