@@ -238,8 +238,17 @@ func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, wri
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := writeRecordsTo(tmp, wopts, write); err != nil {
+	// The name says the compression too: t.csv.gz is a gzip file, as the
+	// readers take it (by its magic bytes) and as its name promises.
+	zw, err := recordfile.Compress(tmp, out)
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	if err := writeRecordsTo(zw, wopts, write); err != nil {
 		return err
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("exporter: writing %s: %w", out, err)
 	}
 	// CreateTemp makes the file private; an export is an ordinary file.
 	if err := tmp.Chmod(0o644); err != nil {

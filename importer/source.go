@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -116,31 +116,17 @@ func ParseTypes(spec string) (map[string]string, error) {
 	return out, nil
 }
 
-// DetectFormat tells an input's format from its name: .csv, .json, .jsonl,
-// .ndjson (jsonl), .parquet and .ddbjson, after taking off a .gz, .zst or
-// .zstd suffix. A directory is a DynamoDB export (ddbjson). It returns "" when
-// the name does not tell.
+// DetectFormat tells an input's format from its name, by the one rule
+// export and gen name their files with (fileformat.FromPath): .csv;
+// .json; .jsonl or .ndjson; .parquet or .pq; .ddbjson, .ddb.json or
+// .ddb.jsonl (DynamoDB JSON), after taking off a .gz, .zst or .zstd suffix. A
+// directory is a DynamoDB export (ddbjson). It returns "" when the name does
+// not tell.
 func DetectFormat(path string) string {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return FormatDDBJSON
 	}
-	name := strings.ToLower(filepath.Base(path))
-	for _, ext := range []string{".gz", ".zst", ".zstd"} {
-		name = strings.TrimSuffix(name, ext)
-	}
-	switch filepath.Ext(name) {
-	case ".csv":
-		return FormatCSV
-	case ".json":
-		return FormatJSON
-	case ".jsonl", ".ndjson":
-		return FormatJSONL
-	case ".parquet":
-		return FormatParquet
-	case ".ddbjson":
-		return FormatDDBJSON
-	}
-	return ""
+	return fileformat.FromPath(path)
 }
 
 // OpenSource opens the input at path. Gzip and zstd input is recognised by

@@ -183,6 +183,10 @@ func TestDetectFormat(t *testing.T) {
 		{name: "ndjson zstd", path: "nodes.ndjson.zst", want: "jsonl"},
 		{name: "parquet", path: "nodes.parquet", want: "parquet"},
 		{name: "ddbjson", path: "items.ddbjson.gz", want: "ddbjson"},
+		// export --out t.ddb.jsonl writes DynamoDB JSON: read it as such.
+		{name: "ddb.jsonl", path: "t.ddb.jsonl", want: "ddbjson"},
+		{name: "ddb.json", path: "t.ddb.json.zst", want: "ddbjson"},
+		{name: "pq", path: "nodes.pq", want: "parquet"},
 		{name: "directory", path: dir, want: "ddbjson"},
 		{name: "unknown", path: "nodes.txt", want: ""},
 		{name: "no extension", path: "nodes", want: ""},

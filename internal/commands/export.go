@@ -52,7 +52,7 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too), an ExportTableToPointInTime directory, or one in S3 (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID/); reads no table, spends no read capacity", Category: catRead},
 		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
-		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output)", Category: catOutput},
+		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output); its name gives the format and, ending in .gz or .zst, the compression", Category: catOutput},
 		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(recordfile.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
 		&cli.StringFlag{Name: "id-field", Value: recordfile.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
 		&cli.StringFlag{Name: "parent-field", Value: recordfile.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
@@ -102,6 +102,9 @@ func runExport(c *cli.Context) error {
 		if format == "" {
 			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(recordfile.Formats, ", "))
 		}
+	}
+	if err := recordfile.CheckCompression(out, format); err != nil {
+		return usagef("--out %v", err)
 	}
 	delim, err := csvDelimiter(c.String("csv-delimiter"))
 	if err != nil {

@@ -41,12 +41,19 @@ func runGen(c *cli.Context) error {
 	if format == "" {
 		return usagef("cannot tell the format of %q: give --format", out)
 	}
+	if err := recordfile.CheckCompression(out, format); err != nil {
+		return usagef("--out %v", err)
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	zw, err := recordfile.Compress(f, out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(zw, 1<<20)
 	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: format, Columns: gen.Columns()})
 	if err != nil {
 		return usagef("%v", err)
@@ -66,6 +73,9 @@ func runGen(c *cli.Context) error {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {

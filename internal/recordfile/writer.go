@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -18,16 +17,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/transform"
 )
 
 // The formats a Writer writes, as --format names them.
 const (
-	FormatCSV     = "csv"
-	FormatJSON    = "json"  // one JSON array of objects
-	FormatJSONL   = "jsonl" // one JSON object a line
-	FormatParquet = "parquet"
-	FormatDDBJSON = "ddbjson" // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
+	FormatCSV     = fileformat.CSV
+	FormatJSON    = fileformat.JSON  // one JSON array of objects
+	FormatJSONL   = fileformat.JSONL // one JSON object a line
+	FormatParquet = fileformat.Parquet
+	FormatDDBJSON = fileformat.DDBJSON // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
 )
 
 // Formats lists every format NewWriter accepts, in the order help text
@@ -226,29 +226,12 @@ func checkColumns(opts Options) error {
 	return nil
 }
 
-// FormatFromPath returns the format a file name implies: .csv; .json;
-// .jsonl or .ndjson; .parquet or .pq; .ddbjson, .ddb.json or .ddb.jsonl
-// (DynamoDB JSON). A trailing .gz, .zst or .zstd is looked through, and case
-// does not matter. It returns "" when the name implies no format.
-func FormatFromPath(path string) string {
-	name := strings.ToLower(filepath.Base(path))
-	for _, z := range []string{".gz", ".zst", ".zstd"} {
-		name = strings.TrimSuffix(name, z)
-	}
-	switch {
-	case strings.HasSuffix(name, ".ddbjson"), strings.HasSuffix(name, ".ddb.json"), strings.HasSuffix(name, ".ddb.jsonl"):
-		return FormatDDBJSON
-	case strings.HasSuffix(name, ".csv"):
-		return FormatCSV
-	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".ndjson"):
-		return FormatJSONL
-	case strings.HasSuffix(name, ".json"):
-		return FormatJSON
-	case strings.HasSuffix(name, ".parquet"), strings.HasSuffix(name, ".pq"):
-		return FormatParquet
-	}
-	return ""
-}
+// FormatFromPath returns the format a file name implies, by the rule every
+// command shares (fileformat.FromPath): .csv; .json; .jsonl or .ndjson;
+// .parquet or .pq; .ddbjson, .ddb.json or .ddb.jsonl (DynamoDB JSON). A
+// trailing .gz, .zst or .zstd is looked through, and case does not matter.
+// It returns "" when the name implies no format.
+func FormatFromPath(path string) string { return fileformat.FromPath(path) }
 
 // InferColumns returns the union of the records' attributes, sorted by name,
 // each with the DynamoDB type of its values. A column whose values share one

@@ -1,0 +1,39 @@
+package fileformat
+
+import "testing"
+
+func TestFromPath(t *testing.T) {
+	tests := []struct {
+		name, path, format, compression string
+	}{
+		{name: "csv", path: "nodes.csv", format: CSV},
+		{name: "upper case", path: "NODES.CSV", format: CSV},
+		{name: "gzip csv", path: "dir/nodes.csv.gz", format: CSV, compression: Gzip},
+		{name: "json", path: "nodes.json", format: JSON},
+		{name: "jsonl", path: "nodes.jsonl", format: JSONL},
+		{name: "ndjson zstd", path: "nodes.ndjson.zst", format: JSONL, compression: Zstd},
+		{name: "ndjson zstd, long ending", path: "nodes.ndjson.ZSTD", format: JSONL, compression: Zstd},
+		{name: "parquet", path: "nodes.parquet", format: Parquet},
+		{name: "pq", path: "nodes.pq", format: Parquet},
+		{name: "ddbjson", path: "items.ddbjson.gz", format: DDBJSON, compression: Gzip},
+		// The longer ending wins: these are DynamoDB JSON, not JSON.
+		{name: "ddb.json", path: "t.ddb.json", format: DDBJSON},
+		{name: "ddb.jsonl", path: "t.ddb.jsonl", format: DDBJSON},
+		{name: "ddb.jsonl gzip", path: "t.DDB.JSONL.gz", format: DDBJSON, compression: Gzip},
+		{name: "a dot in a directory", path: "a.csv/nodes", format: ""},
+		{name: "unknown", path: "nodes.txt", format: ""},
+		{name: "compression only", path: "nodes.gz", format: "", compression: Gzip},
+		{name: "no extension", path: "nodes", format: ""},
+		{name: "compressed twice names one", path: "nodes.csv.gz.zst", format: "", compression: Zstd},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FromPath(tt.path); got != tt.format {
+				t.Errorf("FromPath(%q) = %q, want %q", tt.path, got, tt.format)
+			}
+			if got := CompressionFromPath(tt.path); got != tt.compression {
+				t.Errorf("CompressionFromPath(%q) = %q, want %q", tt.path, got, tt.compression)
+			}
+		})
+	}
+}
