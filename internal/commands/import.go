@@ -32,7 +32,7 @@ func importCommand() *cli.Command {
 		&cli.BoolFlag{Name: "dry-run", Usage: "validate and print what the load would write and cost; write nothing", Category: catWrite},
 		&cli.BoolFlag{Name: "json", Usage: "with --dry-run, print the plan as JSON", Category: catWrite},
 		&cli.IntFlag{Name: "items-per-file", Value: 1_000_000, Usage: "with --out, items per data file", Category: catWrite},
-		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter, --rejects and --report (ck.json: ck.shard-1-of-4.json)", Category: catWrite},
+		&cli.StringFlag{Name: "shard", Usage: shardUsage, Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
 		&cli.Int64Flag{Name: "max-items", Usage: fmt.Sprintf("refuse to start a load that would write more than `N` items (default: %d items a node of the input; the closure layout writes depth + 1 a node)", importer.MaxItemsPerNode), Category: catWrite},
 		&cli.BoolFlag{Name: "yes", Usage: "start a load whatever its size (see --max-items)", Category: catWrite},
@@ -104,9 +104,9 @@ func runImport(c *cli.Context) error {
 	default:
 		return usagef("--on-invalid %q: want fail or skip", onInvalid)
 	}
-	shard, err := importer.ParseShard(c.String("shard"))
+	shard, err := parseShard(c)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	if shard.Of > 1 {
 		// N copies given the same command line each keep their own files.

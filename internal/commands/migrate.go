@@ -39,7 +39,7 @@ func migrateCommand() *cli.Command {
 		&cli.IntFlag{Name: "segments", Value: exporter.DefaultSegments, Usage: "parallel Scan segments for reading the tables", Category: catRead},
 		&cli.Float64Flag{Name: "max-rcu", Usage: "cap the read rate at this many RCU per second (default: no cap)", Category: catRead},
 		&cli.BoolFlag{Name: "consistent-read", Usage: "strongly consistent reads of the source table", Category: catRead},
-		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the destination's items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter and --report", Category: catWrite},
+		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the destination's items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter and --report; k may be $NAME, an environment variable that holds it ($AWS_BATCH_JOB_ARRAY_INDEX/8)", Category: catWrite},
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "refuse to delete more than this part of the destination's nodes (items it holds that the source does not)", Category: catWrite},
 		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "delete whatever the destination holds beyond the source, however much", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},

@@ -28,7 +28,7 @@ func refreshFlags() []cli.Flag {
 	flags = append(flags, readFlags()...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
-		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side", Category: catWrite},
+		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side; k may be $NAME, an environment variable that holds it ($AWS_BATCH_JOB_ARRAY_INDEX/8)", Category: catWrite},
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
 		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "--model: leave alone the items that carry the model's type field but do not read back through its templates (plan and apply refuse them otherwise)", Category: catWrite},
 	)
@@ -93,9 +93,9 @@ func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio flo
 	if ratio < 0 || ratio > 1 {
 		return t, ratio, usagef("--max-delete-ratio %g: give a part of the nodes between 0 and 1 (0.1 is 10%%)", ratio)
 	}
-	shard, err := importer.ParseShard(c.String("shard"))
+	shard, err := parseShard(c)
 	if err != nil {
-		return t, ratio, usagef("%v", err)
+		return t, ratio, err
 	}
 	t.Shard = shard
 	if shard.Of > 1 {
