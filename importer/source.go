@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/internal/fileformat"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
 )
 
