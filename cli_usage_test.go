@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -272,5 +274,65 @@ func TestInvalidTableNamesExit2(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "is not a DynamoDB table name: a table name is 3 to 255 characters") {
 			t.Errorf("%v: exit %d, want 2 with the rule:\n%s", args, code, stderr)
 		}
+	}
+}
+
+// TestMissingAWSConfigSaysWhatToDo runs commands that reach DynamoDB or S3
+// with nothing configured: an empty HOME (no ~/.aws), no AWS_* variables and
+// no instance metadata. Each exits 2 before touching anything, with a
+// message that names what is missing and how to give it, never the SDK's
+// chain of attempts or a package name.
+func TestMissingAWSConfigSaysWhatToDo(t *testing.T) {
+	home := t.TempDir()
+	good := filepath.Join(t.TempDir(), "good.csv")
+	if err := os.WriteFile(good, []byte("id,parent_id\nA,\nB,A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TREEPORT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "AWS_EC2_METADATA_DISABLED=true")
+	tests := []struct {
+		name string
+		args []string
+		say  []string
+	}{
+		{"no region", []string{"export", "--table", "Things", "--layout", "path", "--out", filepath.Join(home, "x.csv")},
+			[]string{"no AWS region", "--region", "AWS_REGION", "--profile", "--endpoint-url http://localhost:8000"}},
+		{"no credentials", []string{"query", "children", "--table", "Things", "--layout", "path", "--id", "A", "--region", "eu-west-1"},
+			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--profile", "--endpoint-url http://localhost:8000"}},
+		{"no credentials for an import", []string{"import", "--in", good, "--layout", "path", "--table", "Things", "--region", "eu-west-1"},
+			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--endpoint-url"}},
+		{"no credentials for S3", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--region", "eu-west-1"},
+			[]string{"no AWS credentials for S3", "AWS_ACCESS_KEY_ID"}},
+		{"a profile that is not there", []string{"verify", "--in", good, "--table", "Things", "--layout", "path", "--profile", "nope"},
+			[]string{`AWS profile "nope"`, "aws configure --profile nope"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(treeportBin, tt.args...)
+			cmd.Env = env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("%v: %v, want exit 2; stderr:\n%s", tt.args, err, stderr.String())
+			}
+			msg := stderr.String()
+			for _, s := range tt.say {
+				if !strings.Contains(msg, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, msg)
+				}
+			}
+			for _, s := range []string{"IMDS", "EC2", "importer:", "exporter:", "ddb:", "operation error", "get identity"} {
+				if strings.Contains(msg, s) {
+					t.Errorf("stderr has %q:\n%s", s, msg)
+				}
+			}
+		})
 	}
 }

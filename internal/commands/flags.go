@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -161,6 +162,9 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 	for _, n := range names {
 		l, err := layouts.New(n, opts)
 		if err != nil {
+			if !slices.Contains(layouts.Names(), n) {
+				return nil, opts, usagef("--layout %q is not a layout%s: choose one of %s", n, didYouMean(n, layouts.Names(), ""), strings.Join(layouts.Names(), ", "))
+			}
 			return nil, opts, usagef("%v", err)
 		}
 		ls = append(ls, l)

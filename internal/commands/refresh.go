@@ -25,7 +25,7 @@ const defaultMaxDeleteRatio = 0.10
 
 func refreshFlags() []cli.Flag {
 	flags := append(inputFlags(), layoutFlags(false)...)
-	flags = append(flags, readFlags()...)
+	flags = append(flags, readFlags(false)...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
 		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side", Category: catWrite},

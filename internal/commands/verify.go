@@ -11,7 +11,7 @@ import (
 )
 
 func verifyCommand() *cli.Command {
-	flags := append(inputFlags(), readFlags()...)
+	flags := append(inputFlags(), readFlags(false)...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-examples", Value: exporter.DefaultMaxExamples, Usage: "how many examples of each kind of difference to print", Category: catOutput},
 	)
