@@ -184,6 +184,12 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	} else {
 		fmt.Fprintf(w, "%s\n", st.Read)
 	}
+	switch {
+	case st.TypesFile != "":
+		fmt.Fprintf(w, "column types written to %s; import and verify read them from there (--types %q)\n", st.TypesFile, st.Types)
+	case st.Types != "":
+		fmt.Fprintf(w, "to read this CSV back with its types, give --types %q\n", st.Types)
+	}
 	f := st.Forest
 	if f.Duplicates > 0 {
 		fmt.Fprintf(w, "warning: %d nodes share an id with another (%s); the file will not import as it is\n", f.Duplicates, strings.Join(f.DuplicateIDs, ", "))
