@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/treeport/treeport/internal/ddblocal"
 )
 
 // TestUsageAndInputErrorsExit2 holds every mistake in the command line, and
@@ -331,6 +333,51 @@ func TestMissingAWSConfigSaysWhatToDo(t *testing.T) {
 			for _, s := range []string{"IMDS", "EC2", "importer:", "exporter:", "ddb:", "operation error", "get identity"} {
 				if strings.Contains(msg, s) {
 					t.Errorf("stderr has %q:\n%s", s, msg)
+				}
+			}
+		})
+	}
+}
+
+// TestMissingTableSaysSoOnce points commands at a table that is not on
+// DynamoDB Local: each exits 2 (nothing was written: a mistake in --table,
+// --region or --endpoint-url), says so once, with no SDK request ids or
+// package names, and import's hint to create it is given once.
+func TestMissingTableSaysSoOnce(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	if err := os.WriteFile(good, []byte("id,parent_id\nA,\nB,A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	table := ddblocal.TableName(t) // never created
+	tests := []struct {
+		name string
+		args []string
+		say  string
+	}{
+		{"import", []string{"import", "--in", good, "--layout", "path", "--table", table, "--no-progress"}, "add --create-table"},
+		{"plan", []string{"plan", "--in", good, "--layout", "path", "--table", table}, "table not found"},
+		{"export", []string{"export", "--layout", "path", "--table", table, "--out", filepath.Join(dir, "o.csv")}, "ResourceNotFoundException"},
+		{"query", []string{"query", "children", "--layout", "path", "--table", table, "--id", "A"}, "check --table"},
+		{"migrate", []string{"migrate", "--from-layout", "path", "--from-table", table, "--to-layout", "closure", "--to-table", table + "-b"}, "table not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := run(t, env, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.say) {
+				t.Errorf("stderr lacks %q:\n%s", tt.say, stderr)
+			}
+			if n := strings.Count(stderr, "--create-table"); n > 1 {
+				t.Errorf("the hint to create the table is given %d times:\n%s", n, stderr)
+			}
+			for _, s := range []string{"RequestID", "StatusCode", "importer:", "exporter:", "refresh:"} {
+				if strings.Contains(stderr, s) {
+					t.Errorf("stderr has %q:\n%s", s, stderr)
 				}
 			}
 		})

@@ -160,20 +160,15 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 // packagePrefix is the "importer: " a sentinel's text starts with, so that
-// errors.Is and a log tell the package; a user is not told it.
-var packagePrefix = regexp.MustCompile(`^(usage|importer|exporter|layouts|refresh|transform|gen|ddb|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): `)
+// errors.Is and a log tell the package, at the start of the message or of
+// one of its wrapped parts ("source: importer: table not found"); a user
+// is not told it.
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): )+`)
 
 // userMessage is err's text as a user reads it: without the package names
 // its sentinels start with.
 func userMessage(err error) string {
-	msg := err.Error()
-	for {
-		loc := packagePrefix.FindStringIndex(msg)
-		if loc == nil {
-			return msg
-		}
-		msg = msg[loc[1]:]
-	}
+	return packagePrefix.ReplaceAllString(err.Error(), "$1")
 }
 
 // ExitCode maps an error to treeport's exit codes. It is the only place that
@@ -184,6 +179,7 @@ func ExitCode(err error) int {
 	}
 	var apiErr smithy.APIError
 	var rowErr *transform.RowError
+	var svcErr *ddb.ServiceError
 	switch {
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
@@ -194,6 +190,10 @@ func ExitCode(err error) int {
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.As(err, &svcErr) && svcErr.Code == "ResourceNotFoundException":
+		// A table that is not there, found by a read: a mistake in
+		// --table, --region or --endpoint-url, as import's check says.
+		return exitInvalid
 	case errors.Is(err, ddb.ErrService), errors.As(err, &apiErr):
 		return exitService
 	}

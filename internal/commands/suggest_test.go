@@ -3,6 +3,8 @@ package commands
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -166,5 +168,28 @@ func TestHelpReadsRight(t *testing.T) {
 	}
 	if q := pages["query"].text; !strings.Contains(q, "--table") || !strings.Contains(q, "--min-depth") {
 		t.Errorf("query --help does not list its subcommands' flags:\n%s", q)
+	}
+}
+
+// The package names that sentinels carry for errors.Is are not printed,
+// at the start of a message or of a wrapped part; the rest is kept.
+func TestUserMessageDropsPackageNames(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"at the start", errors.New("importer: no AWS region: give --region"), "no AWS region: give --region"},
+		{"usage and a package", fmt.Errorf("%w: %v", errUsage, errors.New("layouts: unknown layout")), "unknown layout"},
+		{"wrapped", fmt.Errorf("source: %w", errors.New("importer: table not found: \"T\"")), `source: table not found: "T"`},
+		{"a word that is not a package", errors.New("gene: x: y"), "gene: x: y"},
+		{"a package name inside a quoted id", errors.New(`id "importer: x" is bad`), `id "importer: x" is bad`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := userMessage(tt.err); got != tt.want {
+				t.Errorf("userMessage(%q) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
 	}
 }
