@@ -119,7 +119,9 @@ func TestExportQueryVerifyCLI(t *testing.T) {
 		{name: "export without --out", args: []string{"export"}, code: 2, want: "--out"},
 		{name: "export to an unknown format", args: []string{"export", "--out", filepath.Join(dir, "x.txt")}, code: 2, want: "--format"},
 		{name: "verify finds differences", args: []string{"verify", "--in", filepath.Join("fixtures", "org.json")}, code: 1, want: "missing from the table: 46"},
-		{name: "table that does not exist", args: []string{"export", "--out", filepath.Join(dir, "y.jsonl")}, table: "no-such-table", code: 3, want: "--table"},
+		// A table that is not there is a mistake in --table, --region or
+		// --endpoint-url, exit 2 as import's check of it is.
+		{name: "table that does not exist", args: []string{"export", "--out", filepath.Join(dir, "y.jsonl")}, table: "no-such-table", code: 2, want: "--table"},
 	}
 	for _, tt := range exits {
 		t.Run(tt.name, func(t *testing.T) {
