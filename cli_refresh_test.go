@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -2281,5 +2282,75 @@ wait:
 	}
 	if code != 1 {
 		t.Errorf("resumed apply with rejected items: exit %d, want 1:\n%s\n%s", code, stdout, msg)
+	}
+}
+
+// TestApplyWCUIsThePlans: plan says what writing the plan costs, apply says
+// what the writes cost, and the two agree. The plan's figure is the one
+// DynamoDB bills (the larger of the old and new item, twice on an index
+// whose key changes, deletes on every index the old item was in): it is
+// held to DynamoDB Local's ConsumedCapacity for a move, an attribute
+// change, a new and a removed node in every layout.
+func TestApplyWCUIsThePlans(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.csv")
+	if _, stderr, code := run(t, nil, "gen", "--nodes", "40", "--shape", "balanced", "--fanout", "3", "--seed", "5", "--out", base); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	snap := readCSVFile(t, base).clone()
+	snap.row(t, "N3")[1] = "N2" // N3 moves, with its subtree, under N2
+	snap.set(t, "N5", "name", "Renamed")
+	snap.remove(t, "N40")
+	snap.add(t, map[string]string{"id": "NEW", "parent_id": "N1", "name": "New"})
+	in := snap.write(t, filepath.Join(dir, "snap.csv"))
+	planWCU := regexp.MustCompile(`Writing the plan costs (\d+) WCU`)
+	for _, name := range layouts.Names() {
+		t.Run(name, func(t *testing.T) {
+			l, err := layouts.New(name, layouts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, report := range []bool{false, true} {
+				table := loadTable(t, env, client, base, "", l)
+				common := []string{"--in", in, "--layout", name, "--table", table}
+				stdout, stderr, code := run(t, env, append([]string{"plan"}, common...)...)
+				m := planWCU.FindStringSubmatch(stdout)
+				if code != 0 || m == nil {
+					t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+				}
+				args := append([]string{"apply", "--no-progress"}, common...)
+				rep := filepath.Join(dir, name+"-report.json")
+				if report {
+					args = append(args, "--report", rep)
+				}
+				stdout, stderr, code = run(t, env, args...)
+				if code != 0 {
+					t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+				}
+				if !report {
+					if want := ": " + m[1] + " WCU, as planned,"; !strings.Contains(stdout, want) {
+						t.Errorf("plan costs %s WCU; apply does not say %q:\n%s", m[1], want, stdout)
+					}
+					continue
+				}
+				var r struct {
+					Writer struct {
+						ConsumedWCU float64 `json:"consumed_wcu"`
+					} `json:"writer"`
+				}
+				if err := json.Unmarshal([]byte(readFile(t, rep)), &r); err != nil {
+					t.Fatal(err)
+				}
+				if got := strconv.FormatFloat(r.Writer.ConsumedWCU, 'f', -1, 64); got != m[1] {
+					t.Errorf("DynamoDB Local consumed %s WCU; the plan said %s", got, m[1])
+				}
+				if want := m[1] + " WCU consumed,"; !strings.Contains(stdout, want) {
+					t.Errorf("apply does not say %q:\n%s", want, stdout)
+				}
+			}
+		})
 	}
 }

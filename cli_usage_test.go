@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/treeport/treeport/internal/ddblocal"
 )
 
 // TestUsageAndInputErrorsExit2 holds every mistake in the command line, and
@@ -272,5 +276,110 @@ func TestInvalidTableNamesExit2(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "is not a DynamoDB table name: a table name is 3 to 255 characters") {
 			t.Errorf("%v: exit %d, want 2 with the rule:\n%s", args, code, stderr)
 		}
+	}
+}
+
+// TestMissingAWSConfigSaysWhatToDo runs commands that reach DynamoDB or S3
+// with nothing configured: an empty HOME (no ~/.aws), no AWS_* variables and
+// no instance metadata. Each exits 2 before touching anything, with a
+// message that names what is missing and how to give it, never the SDK's
+// chain of attempts or a package name.
+func TestMissingAWSConfigSaysWhatToDo(t *testing.T) {
+	home := t.TempDir()
+	good := filepath.Join(t.TempDir(), "good.csv")
+	if err := os.WriteFile(good, []byte("id,parent_id\nA,\nB,A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TREEPORT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "AWS_EC2_METADATA_DISABLED=true")
+	tests := []struct {
+		name string
+		args []string
+		say  []string
+	}{
+		{"no region", []string{"export", "--table", "Things", "--layout", "path", "--out", filepath.Join(home, "x.csv")},
+			[]string{"no AWS region", "--region", "AWS_REGION", "--profile", "--endpoint-url http://localhost:8000"}},
+		{"no credentials", []string{"query", "children", "--table", "Things", "--layout", "path", "--id", "A", "--region", "eu-west-1"},
+			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--profile", "--endpoint-url http://localhost:8000"}},
+		{"no credentials for an import", []string{"import", "--in", good, "--layout", "path", "--table", "Things", "--region", "eu-west-1"},
+			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--endpoint-url"}},
+		{"no credentials for S3", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--region", "eu-west-1"},
+			[]string{"no AWS credentials for S3", "AWS_ACCESS_KEY_ID"}},
+		{"a profile that is not there", []string{"verify", "--in", good, "--table", "Things", "--layout", "path", "--profile", "nope"},
+			[]string{`AWS profile "nope"`, "aws configure --profile nope"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(treeportBin, tt.args...)
+			cmd.Env = env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("%v: %v, want exit 2; stderr:\n%s", tt.args, err, stderr.String())
+			}
+			msg := stderr.String()
+			for _, s := range tt.say {
+				if !strings.Contains(msg, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, msg)
+				}
+			}
+			for _, s := range []string{"IMDS", "EC2", "importer:", "exporter:", "ddb:", "operation error", "get identity"} {
+				if strings.Contains(msg, s) {
+					t.Errorf("stderr has %q:\n%s", s, msg)
+				}
+			}
+		})
+	}
+}
+
+// TestMissingTableSaysSoOnce points commands at a table that is not on
+// DynamoDB Local: each exits 2 (nothing was written: a mistake in --table,
+// --region or --endpoint-url), says so once, with no SDK request ids or
+// package names, and import's hint to create it is given once.
+func TestMissingTableSaysSoOnce(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	if err := os.WriteFile(good, []byte("id,parent_id\nA,\nB,A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	table := ddblocal.TableName(t) // never created
+	tests := []struct {
+		name string
+		args []string
+		say  string
+	}{
+		{"import", []string{"import", "--in", good, "--layout", "path", "--table", table, "--no-progress"}, "add --create-table"},
+		{"plan", []string{"plan", "--in", good, "--layout", "path", "--table", table}, "table not found"},
+		{"export", []string{"export", "--layout", "path", "--table", table, "--out", filepath.Join(dir, "o.csv")}, "ResourceNotFoundException"},
+		{"query", []string{"query", "children", "--layout", "path", "--table", table, "--id", "A"}, "check --table"},
+		{"migrate", []string{"migrate", "--from-layout", "path", "--from-table", table, "--to-layout", "closure", "--to-table", table + "-b"}, "table not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := run(t, env, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.say) {
+				t.Errorf("stderr lacks %q:\n%s", tt.say, stderr)
+			}
+			if n := strings.Count(stderr, "--create-table"); n > 1 {
+				t.Errorf("the hint to create the table is given %d times:\n%s", n, stderr)
+			}
+			for _, s := range []string{"RequestID", "StatusCode", "importer:", "exporter:", "refresh:"} {
+				if strings.Contains(stderr, s) {
+					t.Errorf("stderr has %q:\n%s", s, stderr)
+				}
+			}
+		})
 	}
 }

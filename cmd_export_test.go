@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddblocal"
 )
@@ -118,7 +119,9 @@ func TestExportQueryVerifyCLI(t *testing.T) {
 		{name: "export without --out", args: []string{"export"}, code: 2, want: "--out"},
 		{name: "export to an unknown format", args: []string{"export", "--out", filepath.Join(dir, "x.txt")}, code: 2, want: "--format"},
 		{name: "verify finds differences", args: []string{"verify", "--in", filepath.Join("fixtures", "org.json")}, code: 1, want: "missing from the table: 46"},
-		{name: "table that does not exist", args: []string{"export", "--out", filepath.Join(dir, "y.jsonl")}, table: "no-such-table", code: 3, want: "--table"},
+		// A table that is not there is a mistake in --table, --region or
+		// --endpoint-url, exit 2 as import's check of it is.
+		{name: "table that does not exist", args: []string{"export", "--out", filepath.Join(dir, "y.jsonl")}, table: "no-such-table", code: 2, want: "--table"},
 	}
 	for _, tt := range exits {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,5 +134,67 @@ func TestExportQueryVerifyCLI(t *testing.T) {
 				t.Errorf("exit %d (want %d), output does not say %q:\n%s%s", code, tt.code, tt.want, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestCSVExportRoundTripsTypes exports a typed table to CSV, which holds
+// every value as text, and reads it back without --types: the sidecar
+// FILE.types export writes beside it gives verify and import the types, so
+// verify finds the file identical and a table imported from the export
+// holds numbers as numbers. Without the sidecar, verify says why every
+// number differs and how to fix it.
+func TestCSVExportRoundTripsTypes(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	table := importFixture(t, endpoint, "path")
+	common := []string{"--layout", "path", "--endpoint-url", endpoint}
+	out := filepath.Join(t.TempDir(), "cars.csv")
+	_, stderr, code := run(t, nil, append([]string{"export", "--table", table, "--out", out}, common...)...)
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	sidecar, err := os.ReadFile(out + ".types")
+	if err != nil {
+		t.Fatalf("export wrote no sidecar: %v\n%s", err, stderr)
+	}
+	want, err := os.ReadFile(filepath.Join("fixtures", "cars.types"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(sidecar)) != strings.TrimSpace(string(want)) {
+		t.Errorf("sidecar %q, want the fixture's types %q", sidecar, want)
+	}
+	if !strings.Contains(stderr, out+".types") {
+		t.Errorf("the export's summary does not name the sidecar:\n%s", stderr)
+	}
+
+	stdout, stderr, code := run(t, nil, append([]string{"verify", "--in", out, "--table", table}, common...)...)
+	if code != 0 || !strings.Contains(stdout, "identical") || !strings.Contains(stderr, "reading the column types") {
+		t.Errorf("verify of the CSV export with its sidecar: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// Imported again from the export, numbers are numbers.
+	second := ddblocal.TableName(t)
+	client := ddblocal.Client(t, endpoint)
+	t.Cleanup(func() {
+		client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(second)})
+	})
+	if _, stderr, code := run(t, nil, append([]string{"import", "--in", out, "--table", second, "--create-table", "--no-progress"}, common...)...); code != 0 {
+		t.Fatalf("import of the export: exit %d: %s", code, stderr)
+	}
+	got, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(second), Key: map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: "CM2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Item["qty"].(*types.AttributeValueMemberN); !ok {
+		t.Errorf("qty of CM2 imported from the CSV export is %T, want a number", got.Item["qty"])
+	}
+
+	// Without the sidecar every number is a string: verify says why.
+	if err := os.Remove(out + ".types"); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = run(t, nil, append([]string{"verify", "--in", out, "--table", table}, common...)...)
+	if code != 1 || !strings.Contains(stderr, "read without --types") || !strings.Contains(stderr, out+".types") {
+		t.Errorf("verify without the sidecar: exit %d, want 1 with a hint\n%s%s", code, stdout, stderr)
 	}
 }

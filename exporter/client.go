@@ -103,7 +103,7 @@ func (s *Stats) Add(o Stats) {
 
 // String is one line for a summary: "12 requests, 340 items read, 42.5 RCU".
 func (s Stats) String() string {
-	out := fmt.Sprintf("%d requests, %d items read, %s RCU consumed", s.Requests, s.Items, formatRCU(s.ConsumedRCU))
+	out := fmt.Sprintf("%s, %s read, %s RCU consumed", plural(s.Requests, "request"), plural(s.Items, "item"), formatRCU(s.ConsumedRCU))
 	if s.PricedRCU > s.ConsumedRCU {
 		// DynamoDB Local: say what DynamoDB would bill.
 		out += fmt.Sprintf("; DynamoDB would bill %s RCU (a Query that finds nothing costs the minimum; %d here)", formatRCU(s.PricedRCU), s.EmptyQueries)
@@ -115,6 +115,14 @@ func (s Stats) String() string {
 		out += fmt.Sprintf("; %d items carry the model's type field but do not read back through its templates and were left out (one: %s)", s.Unparsable, s.UnparsableKey)
 	}
 	return out
+}
+
+// plural says "1 request" or "2 requests".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func formatRCU(v float64) string {

@@ -59,6 +59,11 @@ type ExportStats struct {
 	Forest ForestCheck // what keeps the records from being a forest
 	Format string
 	Took   time.Duration
+	// Types is the --types that reads a CSV export back with its types
+	// (recordfile.TypesFlag; "" when every column is a string), and
+	// TypesFile the sidecar file it was written to, beside Out
+	// (recordfile.TypesPath; "" for standard output or another format).
+	Types, TypesFile string
 }
 
 // Export reads the records of a table (or of a DynamoDB export), sorts them
@@ -119,7 +124,9 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 	order, forest := forestOrder(held.ids, held.parents)
 	st.Forest = forest
+	var written recordfile.Writer
 	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw recordfile.Writer) error {
+		written = rw
 		if held.encs != nil {
 			ew, ok := rw.(recordfile.EncodedWriter)
 			if !ok {
@@ -142,6 +149,18 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		return st, err
 	}
 	st.Nodes = int64(len(order))
+	if cw, ok := written.(recordfile.ColumnsWriter); ok {
+		// CSV holds every value as text: the sidecar says how to read
+		// the columns back (written even when empty, so that no stale
+		// one from an earlier export is read beside the new file).
+		st.Types = recordfile.TypesFlag(cw.Columns())
+		if opts.Out != "-" {
+			st.TypesFile = recordfile.TypesPath(opts.Out)
+			if err := os.WriteFile(st.TypesFile, []byte(st.Types+"\n"), 0o644); err != nil {
+				return st, fmt.Errorf("writing the column types of %s: %w", opts.Out, err)
+			}
+		}
+	}
 	st.Took = time.Since(started)
 	return st, nil
 }

@@ -166,7 +166,7 @@ func prepareTable(ctx context.Context, client *dynamodb.Client, table string, sp
 	}
 	err := CheckTable(ctx, client, table, spec)
 	if errors.Is(err, ErrTableNotFound) {
-		return fmt.Errorf("%w (add --create-table to create it)", err)
+		return fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
 	}
 	return err
 }

@@ -389,7 +389,7 @@ func CheckTable(ctx context.Context, client TableAPI, name string, spec layouts.
 func describeError(name string, err error) error {
 	var nf *types.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return fmt.Errorf("%w: %q (create it with --create-table, or with the JSON `treeport schema` prints; check --region and --endpoint-url)", ErrTableNotFound, name)
+		return fmt.Errorf("%w: %q (check --table, --region and --endpoint-url)", ErrTableNotFound, name)
 	}
 	return serviceError("DescribeTable", err)
 }

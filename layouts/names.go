@@ -74,7 +74,7 @@ func New(name string, opts Options) (Layout, error) {
 	case AdjacencyName:
 		return newAdjacency(opts)
 	}
-	return nil, fmt.Errorf("layouts: unknown layout %q: choose one of %s", name, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("unknown layout %q: choose one of %s", name, strings.Join(Names(), ", "))
 }
 
 // ParseAttrRenames parses --attr flags, each "OLD=NEW", into the map

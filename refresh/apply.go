@@ -324,7 +324,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	} else {
 		if err := j.read(ctx); err != nil {
 			if errors.Is(err, importer.ErrTableNotFound) {
-				return nil, fmt.Errorf("%w (add --create-table to create it)", err)
+				return nil, fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
 			}
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -86,28 +87,34 @@ func App() *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 && c.Args().First() != "help" {
-				names := make([]string, 0, len(c.App.Commands))
-				for _, cmd := range c.App.Commands {
-					names = append(names, cmd.Name)
-				}
-				return usagef("unknown command %q; the commands are %s", c.Args().First(), strings.Join(names, ", "))
+				word, names := c.Args().First(), commandNames(c.App.Commands)
+				return usagef("unknown command %q%s; the commands are %s", word, didYouMean(word, names, ""), strings.Join(names, ", "))
 			}
 			return cli.ShowAppHelp(c)
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		},
 	}
+	app.OnUsageError = usageErrorFor(app, "treeport", nil)
 	for _, c := range app.Commands {
-		c.OnUsageError = app.OnUsageError
+		c.OnUsageError = usageErrorFor(app, c.Name, c)
 		c.Before = checkTableNames
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = unknownSubcommand(c.Name)
+		}
 		for _, sub := range c.Subcommands {
 			sub.Before = checkTableNames
+			sub.OnUsageError = usageErrorFor(app, c.Name+" "+sub.Name, sub)
 		}
 		bindEnv(c.Flags)
+		oneDefault(c.Flags)
+		for _, sub := range c.Subcommands {
+			oneDefault(sub.Flags)
+		}
+		if len(c.Subcommands) > 0 {
+			listSubcommandFlags(c)
+		}
 	}
 	return app
 }
@@ -140,17 +147,28 @@ func bindEnv(flags []cli.Flag) {
 // exit code. An error is printed on stderr, with a pointer to --help for a
 // usage error; differences were printed by the command already.
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
-	err := requiredFlags(App().RunContext(ctx, args))
+	app := App()
+	err := requiredFlags(app.RunContext(ctx, args))
 	code := ExitCode(err)
 	if err != nil && !errors.Is(err, errDifferences) {
-		msg := err.Error()
-		msg = strings.TrimPrefix(msg, "usage: ")
-		fmt.Fprintf(stderr, "treeport: %s\n", msg)
+		fmt.Fprintf(stderr, "treeport: %s\n", userMessage(err))
 		if code == exitInvalid && errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "Run 'treeport COMMAND --help' for the flags.")
+			fmt.Fprintf(stderr, "Run '%s' for the flags.\n", helpHint(app, args[1:]))
 		}
 	}
 	return code
+}
+
+// packagePrefix is the "importer: " a sentinel's text starts with, so that
+// errors.Is and a log tell the package, at the start of the message or of
+// one of its wrapped parts ("source: importer: table not found"); a user
+// is not told it.
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): )+`)
+
+// userMessage is err's text as a user reads it: without the package names
+// its sentinels start with.
+func userMessage(err error) string {
+	return packagePrefix.ReplaceAllString(err.Error(), "$1")
 }
 
 // ExitCode maps an error to treeport's exit codes. It is the only place that
@@ -161,16 +179,21 @@ func ExitCode(err error) int {
 	}
 	var apiErr smithy.APIError
 	var rowErr *transform.RowError
+	var svcErr *ddb.ServiceError
 	switch {
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
 	case errors.Is(err, errDifferences):
 		return exitDifferences
 	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
-		errors.Is(err, layouts.ErrItem), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
+		errors.Is(err, layouts.ErrItem), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.As(err, &svcErr) && svcErr.Code == "ResourceNotFoundException":
+		// A table that is not there, found by a read: a mistake in
+		// --table, --region or --endpoint-url, as import's check says.
+		return exitInvalid
 	case errors.Is(err, ddb.ErrService), errors.As(err, &apiErr):
 		return exitService
 	}

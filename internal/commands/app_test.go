@@ -52,7 +52,7 @@ func TestMainPrintsUsageErrors(t *testing.T) {
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
-	want := "treeport: --in is required\nRun 'treeport COMMAND --help' for the flags.\n"
+	want := "treeport: --in is required\nRun 'treeport import --help' for the flags.\n"
 	if stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}

@@ -27,7 +27,11 @@ func benchCommand() *cli.Command {
 		&cli.StringFlag{Name: "layouts", Value: strings.Join(layouts.Names(), ","), Usage: "the layouts to compare, comma separated (or all)", Category: catLayout},
 	)
 	for _, f := range layoutFlags(false) {
-		if f.Names()[0] != "layout" {
+		switch f.Names()[0] {
+		case "layout":
+		case "model":
+			flags = append(flags, &cli.StringFlag{Name: "model", Usage: "a table model `FILE` (docs/MODELS.md) to bench instead of --layouts: a table treeport did not design", Category: catLayout})
+		default:
 			flags = append(flags, f)
 		}
 	}
@@ -44,8 +48,8 @@ func benchCommand() *cli.Command {
 		&cli.StringFlag{Name: "workload", Usage: "read the workload from `FILE` (JSON: reads_per_month, writes_per_month, moves_per_month, deletes_per_month, months, read_mix); flags given override it", Category: catBench},
 		&cli.StringSliceFlag{Name: "out", Usage: "write the report to `FILE`: .md, .json or .html (repeatable); the terminal table is always printed", Category: catBench},
 		&cli.BoolFlag{Name: "offline", Usage: "compute from the file alone (no server): reads are estimated, latency is left out", Category: catBench},
-		&cli.Int64Flag{Name: "scale", Usage: "project the costs to this many `NODES` (default: the dataset's)", Category: catBench},
-		&cli.BoolFlag{Name: "keep-tables", Usage: "online: leave the tables in place (they are deleted by default)", Category: catBench},
+		&cli.Int64Flag{Name: "scale", Usage: "project the costs to this many `NODES`", DefaultText: "the input's node count", Category: catBench},
+		&cli.BoolFlag{Name: "keep-tables", Usage: "online: leave the tables in place instead of deleting them", Category: catBench},
 		&cli.StringFlag{Name: "table-prefix", Value: "treeport-bench", Usage: "online: the tables are named PREFIX-LAYOUT-RANDOM", Category: catBench},
 		&cli.IntFlag{Name: "concurrency", Value: 8, Usage: "online: BatchWriteItem calls in flight while loading", Category: catBench},
 	)

@@ -26,11 +26,17 @@ const (
 // progressEvery is how often a long export says how far it got.
 const progressEvery = 5 * time.Second
 
-// readFlags are the flags of the commands that read a table.
-func readFlags() []cli.Flag {
+// readFlags are the flags of the commands that read a table; withRoot says
+// the command has --root (export), which reads with queries instead of a
+// Scan.
+func readFlags(withRoot bool) []cli.Flag {
+	segments := "parallel Scan segments"
+	if withRoot {
+		segments += " (with --root: queries in flight)"
+	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: "table", Usage: "the DynamoDB `TABLE` to read", Category: catRead},
-		&cli.IntFlag{Name: "segments", Value: exporter.DefaultSegments, Usage: "parallel Scan segments (with --root or query: requests in flight)", Category: catRead},
+		&cli.IntFlag{Name: "segments", Value: exporter.DefaultSegments, Usage: segments, Category: catRead},
 		&cli.Float64Flag{Name: "max-rcu", Usage: "cap the read rate at this many RCU per second, shared by every segment (default: no cap; throttled requests are retried with backoff either way)", Category: catRead},
 		&cli.BoolFlag{Name: "consistent-read", Usage: "strongly consistent reads of the table (twice the RCU; indexes are always eventually consistent)", Category: catRead},
 	}
@@ -47,7 +53,7 @@ func readAWSOptions(c *cli.Context, conns int) ddb.AWSOptions {
 }
 
 func exportCommand() *cli.Command {
-	flags := append([]cli.Flag{}, readFlags()...)
+	flags := append([]cli.Flag{}, readFlags(true)...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too), an ExportTableToPointInTime directory, or one in S3 (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID/); reads no table, spends no read capacity", Category: catRead},
 		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
@@ -180,6 +186,12 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 		fmt.Fprintf(w, "%d items read\n", st.Read.Items)
 	} else {
 		fmt.Fprintf(w, "%s\n", st.Read)
+	}
+	switch {
+	case st.TypesFile != "":
+		fmt.Fprintf(w, "column types written to %s; import and verify read them from there (--types %q)\n", st.TypesFile, st.Types)
+	case st.Types != "":
+		fmt.Fprintf(w, "to read this CSV back with its types, give --types %q\n", st.Types)
 	}
 	f := st.Forest
 	if f.Duplicates > 0 {

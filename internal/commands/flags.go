@@ -1,13 +1,18 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -79,14 +84,43 @@ func sourceOptions(c *cli.Context) (importer.SourceOptions, error) {
 		}
 		o.CSVDelimiter = r[0]
 	}
-	if t := c.String("types"); t != "" {
+	t, from := c.String("types"), "--types"
+	if !c.IsSet("types") {
+		side, text, err := typesSidecar(c.String("in"), o.Format)
+		if err != nil {
+			return o, err
+		}
+		if side != "" {
+			t, from = text, side
+			fmt.Fprintf(c.App.ErrWriter, "reading the column types of %s from %s (--types %q); give --types to read them otherwise\n", c.String("in"), side, t)
+		}
+	}
+	if t != "" {
 		types, err := importer.ParseTypes(t)
 		if err != nil {
-			return o, usagef("--types: %v", err)
+			return o, usagef("%s: %v", from, err)
 		}
 		o.Types = types
 	}
 	return o, nil
+}
+
+// typesSidecar returns the sidecar file that export wrote beside the CSV
+// file in (recordfile.TypesPath) and the --types it holds, or "" when in is
+// not CSV or has none.
+func typesSidecar(in, format string) (string, string, error) {
+	if in == "" || format == "" && recordfile.FormatFromPath(in) != recordfile.FormatCSV || format != "" && format != recordfile.FormatCSV {
+		return "", "", nil
+	}
+	side := recordfile.TypesPath(in)
+	b, err := os.ReadFile(side)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return side, strings.TrimSpace(string(b)), nil
 }
 
 // atLeastOne refuses a value below 1 for an integer flag that counts.
@@ -161,6 +195,9 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 	for _, n := range names {
 		l, err := layouts.New(n, opts)
 		if err != nil {
+			if !slices.Contains(layouts.Names(), n) {
+				return nil, opts, usagef("--layout %q is not a layout%s: choose one of %s", n, didYouMean(n, layouts.Names(), ""), strings.Join(layouts.Names(), ", "))
+			}
 			return nil, opts, usagef("%v", err)
 		}
 		ls = append(ls, l)

@@ -26,17 +26,25 @@ func writerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "dead-letter", Usage: "DynamoDB JSON `FILE` for items DynamoDB rejects; the run then exits 1 (without it, such an item stops the run)", Category: catWrite},
 		&cli.StringFlag{Name: "checkpoint", Usage: "save acknowledged progress to `FILE`; a rerun with the same input and flags resumes from it", Category: catWrite},
 		&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal", Category: catWrite},
-	}, capacityFlags()...)
+	}, capacityFlags(true)...)
 }
 
 // capacityFlags are the flags that shape a new table's capacity beyond its
 // billing mode, for every command that creates one.
-func capacityFlags() []cli.Flag {
+//
+// withCreate says the command creates the table with --create-table (import,
+// apply, migrate); schema only prints the table, so its help does not name
+// a flag it does not have.
+func capacityFlags(withCreate bool) []cli.Flag {
+	with, withOnDemand := "", "on-demand: "
+	if withCreate {
+		with, withOnDemand = "with --create-table: ", "with --create-table, on-demand: "
+	}
 	return []cli.Flag{
-		&cli.Int64Flag{Name: "warm-wcu", Usage: fmt.Sprintf("with --create-table: warm throughput, the writes a second the new table and each index serve at once (at least %d, DynamoDB's default); pre-warms it for a big load", importer.DefaultWarmWCU), Category: catWrite},
-		&cli.Int64Flag{Name: "warm-rcu", Usage: fmt.Sprintf("with --create-table: warm throughput for reads (at least %d, DynamoDB's default)", importer.DefaultWarmRCU), Category: catWrite},
-		&cli.Int64Flag{Name: "max-on-demand-wcu", Usage: "with --create-table, on-demand: the most write request units a second DynamoDB serves the table and each index (a cap on spend; above it, writes are throttled)", Category: catWrite},
-		&cli.Int64Flag{Name: "max-on-demand-rcu", Usage: "with --create-table, on-demand: the most read request units a second", Category: catWrite},
+		&cli.Int64Flag{Name: "warm-wcu", Usage: with + "warm throughput, the writes a second the new table and each index serve at once; pre-warms it for a big load", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", importer.DefaultWarmWCU), Category: catWrite},
+		&cli.Int64Flag{Name: "warm-rcu", Usage: with + "warm throughput for reads", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", importer.DefaultWarmRCU), Category: catWrite},
+		&cli.Int64Flag{Name: "max-on-demand-wcu", Usage: withOnDemand + "the most write request units a second DynamoDB serves the table and each index (a cap on spend; above it, writes are throttled)", DefaultText: "no cap", Category: catWrite},
+		&cli.Int64Flag{Name: "max-on-demand-rcu", Usage: withOnDemand + "the most read request units a second", DefaultText: "no cap", Category: catWrite},
 	}
 }
 

@@ -53,9 +53,6 @@ func queryCommand() *cli.Command {
 			UsageText: fmt.Sprintf("treeport query %s --table T --layout L --id ID%s [--path P] [--stats]", k, band),
 			Flags:     queryFlags(k),
 			Action:    func(c *cli.Context) error { return runQuery(c, k) },
-			OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-				return fmt.Errorf("%w: %v", errUsage, err)
-			},
 		}
 		bindEnv(sub.Flags)
 		cmd.Subcommands = append(cmd.Subcommands, sub)

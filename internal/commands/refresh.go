@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 	"time"
 
@@ -25,7 +26,7 @@ const defaultMaxDeleteRatio = 0.10
 
 func refreshFlags() []cli.Flag {
 	flags := append(inputFlags(), layoutFlags(false)...)
-	flags = append(flags, readFlags()...)
+	flags = append(flags, readFlags(false)...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
 		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side; k may be $NAME, an environment variable that holds it ($AWS_BATCH_JOB_ARRAY_INDEX/8)", Category: catWrite},
@@ -265,6 +266,28 @@ func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[
 	}
 }
 
+// appliedWCU says what the writes of an apply cost, in the plan's terms.
+// The plan knows the items the table held, so its WCU is what DynamoDB
+// bills: a put is charged the larger of the old and new item, a put that
+// changes an index key twice on that index (the old entry is deleted), and
+// a delete on every index the old item was in (DynamoDB Local's
+// ConsumedCapacity agrees to the unit). The writer paces itself by the
+// new items alone and counts less, so its count is not the cost: what
+// DynamoDB reported is shown when it was asked for (--report), else the
+// plan's figure, and the writer's only when a resumed run skipped part of
+// the plan.
+func appliedWCU(st importer.Stats, s *refresh.Summary, skipped int64) string {
+	switch {
+	case st.ConsumedWCU > 0 && int64(math.Round(st.ConsumedWCU)) != s.Total.WCU && skipped == 0:
+		return fmt.Sprintf("%.0f WCU consumed (the plan counted %d)", st.ConsumedWCU, s.Total.WCU)
+	case st.ConsumedWCU > 0:
+		return fmt.Sprintf("%.0f WCU consumed", st.ConsumedWCU)
+	case skipped == 0:
+		return fmt.Sprintf("%d WCU, as planned", s.Total.WCU)
+	}
+	return fmt.Sprintf("%d WCU by the writer's count of the new items (it does not see the old index entries a put replaces; the plan counted %d for the whole of it)", st.ComputedWCU, s.Total.WCU)
+}
+
 // applyResult prints what an apply did: the plan, then the writes.
 func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyResult, err error) error {
 	if res == nil {
@@ -293,7 +316,7 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 	}
 	stats := run.Stats
 	fmt.Fprintf(c.App.Writer, "applied %d operations to %s in %s: %s, %d throttles, %d retries\n",
-		stats.Items, opts.Table, res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+		stats.Items, opts.Table, res.Took.Round(time.Millisecond), appliedWCU(stats, res.Summary, run.Skipped), stats.Throttles, stats.Retries)
 	if run.Skipped > 0 {
 		fmt.Fprintf(c.App.Writer, "%d operations were acknowledged by an earlier run and skipped\n", run.Skipped)
 	}

@@ -21,7 +21,7 @@ func schemaCommand() *cli.Command {
 		&cli.Int64Flag{Name: "wcu", Usage: "provisioned write capacity (default: on-demand)"},
 		&cli.Int64Flag{Name: "rcu", Usage: "provisioned read capacity (default: on-demand)"},
 	)
-	flags = append(flags, capacityFlags()...)
+	flags = append(flags, capacityFlags(false)...)
 	return &cli.Command{
 		Name:      "schema",
 		Usage:     "print a layout's or model's table: CreateTable JSON, a NoSQL Workbench data model, or a CloudFormation resource",

@@ -8,10 +8,11 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/recordfile"
 )
 
 func verifyCommand() *cli.Command {
-	flags := append(inputFlags(), readFlags()...)
+	flags := append(inputFlags(), readFlags(false)...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-examples", Value: exporter.DefaultMaxExamples, Usage: "how many examples of each kind of difference to print", Category: catOutput},
 	)
@@ -76,6 +77,10 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", table, d.Read)
+	if d.Changed.Count > 0 && srcOpts.Types == nil && (srcOpts.Format == recordfile.FormatCSV || srcOpts.Format == "" && recordfile.FormatFromPath(in) == recordfile.FormatCSV) {
+		fmt.Fprintf(c.App.ErrWriter, "hint: %s is CSV read without --types, so every value is a string and a number or a boolean in the table differs from it; "+
+			"give --types (export writes the one that reads its CSV back to %s, which verify reads by itself)\n", in, recordfile.TypesPath(in))
+	}
 	// An item of a model's table that does not read back is a difference
 	// too: the table does not hold exactly the file.
 	if d.Differences() > 0 || d.Read.Unparsable > 0 {

@@ -8,6 +8,7 @@ package ddb
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -53,12 +54,35 @@ type ConfigOptions struct {
 	StandInCredentials bool
 }
 
+// ErrAWSConfig is what LoadConfig's errors unwrap to when the AWS
+// configuration lacks something the user must give (a region, credentials,
+// a profile that exists): a mistake in the setup, not a failure of the
+// service. Their text says what is missing and how to give it.
+var ErrAWSConfig = errors.New("ddb: AWS configuration incomplete")
+
+// configError is an ErrAWSConfig whose text is msg alone: the SDK's chain of
+// attempts (environment, files, SSO, instance metadata) is its cause, kept
+// for errors.As, but not printed.
+type configError struct {
+	msg   string
+	cause error
+}
+
+func (e *configError) Error() string   { return e.msg }
+func (e *configError) Unwrap() []error { return []error{ErrAWSConfig, e.cause} }
+
+// howToReach is the end of every configError: the ways to point treeport at
+// DynamoDB, in AWS or local.
+const howToReach = "; for DynamoDB Local (no AWS account), give --endpoint-url http://localhost:8000 instead"
+
 // LoadConfig loads the AWS configuration from opts and the SDK's usual
 // sources (environment, shared config, credential chain), with an HTTP
 // client keeping opts.MaxConns connections open. With an endpoint and no
 // region it takes us-east-1: a local engine does not care which region,
-// and the SDK needs one. Its errors begin "importer:", as they did before
-// this code had a package of its own: the messages stay as users know them.
+// and the SDK needs one. Without stand-in credentials, it asks the
+// credential chain once (the answer is cached for the client's calls), so
+// that missing credentials are told before any work starts. Its errors
+// for a missing region, profile or credentials wrap ErrAWSConfig.
 func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 	conns := opts.MaxConns
 	if conns <= 0 {
@@ -87,7 +111,12 @@ func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, loads...)
 	if err != nil {
-		return aws.Config{}, fmt.Errorf("importer: loading the AWS configuration: %w", err)
+		var noProfile config.SharedConfigProfileNotExistError
+		if errors.As(err, &noProfile) {
+			return aws.Config{}, &configError{fmt.Sprintf("AWS profile %q is in neither ~/.aws/config nor ~/.aws/credentials (or AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE): "+
+				"give --profile a profile they hold (aws configure list-profiles lists them), or create it with aws configure --profile %s", noProfile.Profile, noProfile.Profile), err}
+		}
+		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		if opts.EndpointURL == "" {
@@ -95,7 +124,7 @@ func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 			if opts.Service != "" {
 				what += " for " + opts.Service
 			}
-			return aws.Config{}, fmt.Errorf("importer: %s: pass --region or set AWS_REGION", what)
+			return aws.Config{}, &configError{what + ": give --region (e.g. --region us-east-1), set AWS_REGION, or give --profile NAME of a profile that has a region" + howToReach, errors.New("no region configured")}
 		}
 		cfg.Region = "us-east-1"
 	}
@@ -105,8 +134,33 @@ func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 		} else if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 			cfg.Credentials = credentials.NewStaticCredentialsProvider("treeport", "treeport", "")
 		}
+		return cfg, nil
+	}
+	if cfg.Credentials == nil {
+		return aws.Config{}, noCredentials(opts, errors.New("no credential provider"))
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return aws.Config{}, ctx.Err()
+		}
+		return aws.Config{}, noCredentials(opts, err)
 	}
 	return cfg, nil
+}
+
+// noCredentials says that the credential chain found nothing, and the ways
+// to give credentials.
+func noCredentials(opts ConfigOptions, cause error) error {
+	what := "no AWS credentials"
+	if opts.Service != "" {
+		what += " for " + opts.Service
+	}
+	if opts.Profile != "" {
+		what += fmt.Sprintf(" in profile %q", opts.Profile)
+	}
+	return &configError{what + " (treeport looked in the environment, ~/.aws/credentials and ~/.aws/config, and the instance or task role): " +
+		"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, give --profile NAME of a profile with credentials (after aws configure, or aws sso login --profile NAME), " +
+		"or run where a role gives them" + howToReach, cause}
 }
 
 // NewClient returns a DynamoDB client configured from opts and the SDK's

@@ -29,8 +29,9 @@ var ErrService = errors.New("DynamoDB service failure")
 // ServiceError is a DynamoDB failure with the operation and the service's
 // error code. It matches ErrService and unwraps to the SDK's error.
 type ServiceError struct {
-	// Pkg is the package that made the call, "importer" or "exporter"; the
-	// message begins with it.
+	// Pkg is the package that made the call, "importer" or "exporter". The
+	// message does not say it: a user is told what failed and what to do,
+	// not where in treeport.
 	Pkg string
 	// Op is the operation: "BatchWriteItem", "DescribeTable", "Scan",
 	// "Query", "GetItem", "BatchGetItem", ...
@@ -56,7 +57,22 @@ func (e *ServiceError) Error() string {
 	if e.Attempts > 0 {
 		hint += fmt.Sprintf(" (gave up after %d attempts; lower --max-rcu or --segments, or raise the table's capacity)", e.Attempts)
 	}
-	return fmt.Sprintf("%s: DynamoDB %s failed: %v%s", e.Pkg, e.Op, e.Err, hint)
+	return fmt.Sprintf("DynamoDB %s failed: %s%s", e.Op, causeText(e.Err), hint)
+}
+
+// causeText is the service's own code and message of an API error
+// ("ResourceNotFoundException: Cannot do operations on a non-existent
+// table"), without the SDK's wrapping of it (operation, status code,
+// request id); other errors as they are.
+func causeText(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() != "" {
+		if msg := apiErr.ErrorMessage(); msg != "" {
+			return apiErr.ErrorCode() + ": " + msg
+		}
+		return apiErr.ErrorCode()
+	}
+	return err.Error()
 }
 
 // read reports whether the operation reads a table, whose invalid request

@@ -62,15 +62,15 @@ func TestServiceErrorMessages(t *testing.T) {
 		want string
 	}{
 		{name: "write, denied", err: &ServiceError{Pkg: "importer", Op: "BatchWriteItem", Code: "AccessDeniedException", Err: cause},
-			want: "importer: DynamoDB BatchWriteItem failed: boom; check the credentials (--profile, AWS_PROFILE, AWS_ACCESS_KEY_ID) and their permissions"},
+			want: "DynamoDB BatchWriteItem failed: boom; check the credentials (--profile, AWS_PROFILE, AWS_ACCESS_KEY_ID) and their permissions"},
 		{name: "no table", err: &ServiceError{Pkg: "importer", Op: "DescribeTable", Code: "ResourceNotFoundException", Err: cause},
-			want: "importer: DynamoDB DescribeTable failed: boom; check --table and --region (or --endpoint-url)"},
+			want: "DynamoDB DescribeTable failed: boom; check --table and --region (or --endpoint-url)"},
 		{name: "invalid CreateTable has no layout hint", err: &ServiceError{Pkg: "importer", Op: "CreateTable", Code: "ValidationException", Err: cause},
-			want: "importer: DynamoDB CreateTable failed: boom"},
+			want: "DynamoDB CreateTable failed: boom"},
 		{name: "invalid read", err: &ServiceError{Pkg: "exporter", Op: "Query", Code: "ValidationException", Err: cause},
-			want: "exporter: DynamoDB Query failed: boom; check that the table has the keys and indexes of --layout (and its --attr renames): treeport schema prints them"},
+			want: "DynamoDB Query failed: boom; check that the table has the keys and indexes of --layout (and its --attr renames): treeport schema prints them"},
 		{name: "read retries ran out", err: &ServiceError{Pkg: "exporter", Op: "Scan", Code: "ThrottlingException", Attempts: 11, Err: cause},
-			want: "exporter: DynamoDB Scan failed: boom (gave up after 11 attempts; lower --max-rcu or --segments, or raise the table's capacity)"},
+			want: "DynamoDB Scan failed: boom (gave up after 11 attempts; lower --max-rcu or --segments, or raise the table's capacity)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,12 +81,13 @@ func TestHTMLInChromium(t *testing.T) {
 	url := "file://" + file
 
 	dom := string(runChromium(t, browser, "--dump-dom", url))
-	charts := len(metrics(rep)) + 2 // and the two curves
-	if got := strings.Count(dom, "<svg"); got != charts || charts < 10 {
-		t.Errorf("the rendered page has %d charts, want %d (one per metric and two curves)", got, charts)
+	charts := len(metrics(rep)) + 3 // and the two curves and the ratio chart
+	if got := strings.Count(dom, `<figure class="chart`); got != charts || charts < 10 {
+		t.Errorf("the rendered page has %d charts, want %d (one per metric, two curves and the ratio chart)", got, charts)
 	}
+	checkReadsRight(t, rep, dom)
 	best := rep.Ranking[0]
-	for _, want := range []string{"Recommendation", "For this workload: <span class=\"pick\">" + best.Layout + "</span>", htmlEscape(marginText(rep)),
+	for _, want := range []string{"Recommendation", "For this workload: <span class=\"pick\">" + best.Layout + "</span>", htmlEscape(marginAfterPick(rep)),
 		htmlEscape(best.Why), "Total cost of the workload", "<rect", `id="by-scale"`, `id="by-reads"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
@@ -158,6 +160,114 @@ document.body.setAttribute("data-overflow", bad.length ? bad.join(" | ") : "none
 	for _, c := range palette[:len(rep.Layouts)] {
 		if !hasColour(img, c) {
 			t.Errorf("no pixel of the bar colour %s in the screenshot", c)
+		}
+	}
+}
+
+// checkReadsRight holds the rendered page to what a team reads in it
+// before choosing a layout: the ranking numbered once, the pick named once,
+// large numbers with separators, the text's "the most" the most in the
+// table it sits above, lines that lie on each other told apart, bars on a
+// linear scale, and every figure saying whether it is this file's or
+// projected to --scale.
+func checkReadsRight(t *testing.T, rep *Report, dom string) {
+	t.Helper()
+	// Numbered once: the <ol> numbers, the text does not.
+	if m := regexp.MustCompile(`<li[^>]*>\s*(<b>)?\s*\d+\.`).FindString(dom); m != "" {
+		t.Errorf("the ranking is numbered twice: %q", m)
+	}
+	if n := strings.Count(dom, `<li value="`); n != len(rep.Ranking) {
+		t.Errorf("%d ranked items, want %d", n, len(rep.Ranking))
+	}
+	// The pick's name once in the heading line.
+	heading := regexp.MustCompile(`For this workload: <span class="pick">([^<]*)</span><span class="margin" id="margin">([^<]*)</span>`).FindStringSubmatch(dom)
+	if heading == nil {
+		t.Fatal("no recommendation heading")
+	}
+	if strings.Contains(heading[2], heading[1]) {
+		t.Errorf("the heading repeats the pick: %q %q", heading[1], heading[2])
+	}
+	// Separators: no run of four or more digits in the text.
+	text := regexp.MustCompile(`(?s)<style>.*</style>`).ReplaceAllString(dom, "")
+	text = regexp.MustCompile(`<[^>]*>`).ReplaceAllString(text, "\n")
+	for _, m := range regexp.MustCompile(`\$?\d{4,}`).FindAllString(text, -1) {
+		if len(m) == 4 && (strings.HasPrefix(m, "20") || strings.HasPrefix(m, "19")) {
+			continue // a year
+		}
+		t.Errorf("a number without separators: %q", m)
+	}
+	if !strings.Contains(text, usd(rep.Layouts[len(rep.Layouts)-1].Cost.TotalUSD)) || !strings.Contains(usd(1234567), "1,234,567") {
+		t.Errorf("usd(1234567) = %q", usd(1234567))
+	}
+	// "The most" WCU for a move is the most of the rewrites table.
+	most, mostWCU := "", -1.0
+	for _, x := range rep.Layouts {
+		if x.Rewrites.Move.MeanWCU > mostWCU {
+			most, mostWCU = x.Layout, x.Rewrites.Move.MeanWCU
+		}
+	}
+	said := 0
+	for _, e := range rep.Ranking {
+		if strings.Contains(e.Why, "the most of the layouts") {
+			said++
+			if e.Layout != most || !strings.Contains(e.Why, num(mostWCU)+" WCU on average") {
+				t.Errorf("%s is said to cost the most WCU a move (%q), but the table's most is %s with %s WCU", e.Layout, e.Why, most, num(mostWCU))
+			}
+		}
+	}
+	row := regexp.MustCompile(`<td>` + regexp.QuoteMeta(most) + `</td><td>move a subtree</td>(?:<td>[^<]*</td>){4}<td>([^<]*)</td>`).FindStringSubmatch(dom)
+	if said != 1 || row == nil || row[1] != num(mostWCU)+" WCU" {
+		t.Errorf("the text names the most expensive move %d times; the table's row: %v (want %s WCU)", said, row, num(mostWCU))
+	}
+	// Lines on each other are told apart: a dash pattern of their own and
+	// a marker at every point, and a chart of each layout against the pick.
+	for _, id := range []string{"by-scale", "by-reads"} {
+		fig := dom[strings.Index(dom, `id="`+id+`"`):]
+		fig = fig[:strings.Index(fig, "</figure>")]
+		seen := map[string]bool{}
+		for _, p := range regexp.MustCompile(`<path [^>]*>`).FindAllString(fig, -1) {
+			d := regexp.MustCompile(`stroke-dasharray="([^"]*)"`).FindStringSubmatch(p)
+			key := ""
+			if d != nil {
+				key = d[1]
+			}
+			if seen[key] {
+				t.Errorf("%s: two lines share the dash pattern %q", id, key)
+			}
+			seen[key] = true
+		}
+		points := len(rep.Curves.ByScale)
+		if id == "by-reads" {
+			points = len(rep.Curves.ByReads)
+		}
+		if n := strings.Count(fig, `class="mk"`); n < points*len(rep.Layouts) {
+			t.Errorf("%s: %d markers, want one per layout and point (%d)", id, n, points*len(rep.Layouts))
+		}
+	}
+	rel := dom[strings.Index(dom, `id="relative"`):]
+	rel = rel[:strings.Index(rel, "</figure>")]
+	for _, want := range []string{"divided by " + rep.Ranking[0].Layout, "this workload", "1×", "break-even with " + rep.Ranking[1].Layout} {
+		if !strings.Contains(rel, want) {
+			t.Errorf("the ratio chart lacks %q", want)
+		}
+	}
+	// Bars: linear, and every figure says which size it is of.
+	at, here := atScale(rep), thisFile(rep)
+	for _, c := range regexp.MustCompile(`<figure class="chart"><figcaption>([^<]*)</figcaption>`).FindAllStringSubmatch(dom, -1) {
+		title := c[1]
+		if strings.Contains(title, "log scale") {
+			t.Errorf("a bar chart on a log scale: %q", title)
+		}
+		if !strings.Contains(title, htmlEscape(at)) && !strings.Contains(title, htmlEscape(here)) && !strings.Contains(title, "any size") && !strings.Contains(title, "Latency") {
+			t.Errorf("%q does not say whether it is this file's or at the scale", title)
+		}
+	}
+	for _, h := range regexp.MustCompile(`<th>([^<]*)</th>`).FindAllStringSubmatch(dom, -1) {
+		if (strings.Contains(h[1], "on-demand") || strings.Contains(h[1], "ImportTable") || strings.Contains(h[1], "/month")) && !strings.Contains(h[1], at) {
+			t.Errorf("column %q is projected but does not say so", h[1])
+		}
+		if strings.HasPrefix(h[1], "WCU to load") && !strings.Contains(h[1], here) {
+			t.Errorf("column %q is this file's but does not say so", h[1])
 		}
 	}
 }
@@ -236,8 +346,17 @@ func TestChartTiesAreNotWins(t *testing.T) {
 	if strings.Contains(draw(false), "★") {
 		t.Error("a chart that ranks nothing is starred")
 	}
-	vals = map[string]float64{"a": 1, "b": 2, "c": 1000}
-	if !strings.Contains(draw(true), "(log scale)") {
-		t.Error("an outlier 1000 times the least does not switch to a log scale")
+	// Bars are linear from zero: 30 times the value is 30 times the bar
+	// (a log scale drew 30× as 2×).
+	vals = map[string]float64{"a": 1, "b": 2, "c": 30}
+	svg := draw(true)
+	widths := regexp.MustCompile(`<rect [^>]*width="([0-9.]+)"`).FindAllStringSubmatch(svg, -1)
+	if len(widths) != 3 || strings.Contains(svg, "log scale") {
+		t.Fatalf("bars: %v\n%s", widths, svg)
+	}
+	b, _ := strconv.ParseFloat(widths[1][1], 64)
+	c, _ := strconv.ParseFloat(widths[2][1], 64)
+	if ratio := c / b; ratio < 14.5 || ratio > 15.5 {
+		t.Errorf("a bar of 30 is %.1f times a bar of 2, want 15", ratio)
 	}
 }

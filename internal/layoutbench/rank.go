@@ -73,7 +73,7 @@ func parts(c Cost, w Workload) string {
 		wcu  float64
 	}{{"writes", c.WritesUSD, c.WriteWCU}, {"moves", c.MovesUSD, c.MoveWCU}, {"deletes", c.DeletesUSD, c.DeleteWCU}} {
 		if x.v > 0 {
-			p = append(p, fmt.Sprintf("%s %s (%s WCU each)", x.name, usd(x.v), num(x.wcu)))
+			p = append(p, fmt.Sprintf("%s %s (%s WCU each, at the scale)", x.name, usd(x.v), num(x.wcu)))
 		}
 	}
 	return strings.Join(p, ", ")
@@ -143,20 +143,22 @@ func why(r *Result, ranked []*Result, i int, w Workload) string {
 				hot.Attr, top.Value, 100*top.Share, where))
 		}
 	}
-	// Write amplification of a move.
+	// Write amplification of a move, by the WCU of the sampled moves on
+	// this file: the figures of the report's rewrites table, so that "the
+	// most" is the most there.
 	minMove, maxMove := math.Inf(1), 0.0
 	for _, o := range ranked {
 		if o.Rewrites.Move.Samples > 0 {
-			minMove = min(minMove, o.Rewrites.Move.MeanItems)
-			maxMove = max(maxMove, o.Rewrites.Move.MeanItems)
+			minMove = min(minMove, o.Rewrites.Move.MeanWCU)
+			maxMove = max(maxMove, o.Rewrites.Move.MeanWCU)
 		}
 	}
 	if mv := r.Rewrites.Move; mv.Samples > 0 && len(ranked) > 1 && maxMove > 1.5*minMove {
-		switch mv.MeanItems {
+		switch mv.MeanWCU {
 		case maxMove:
-			traits = append(traits, fmt.Sprintf("write amplification: moving a subtree rewrites %s items on average, %s WCU (the most; worst %d WCU)", num(mv.MeanItems), num(mv.MeanWCU), mv.WorstWCU))
+			traits = append(traits, fmt.Sprintf("write amplification: a move of a subtree of this file costs %s WCU on average, the most of the layouts (worst %d WCU; %s rewritten on average)", num(mv.MeanWCU), mv.WorstWCU, items(mv.MeanItems)))
 		case minMove:
-			traits = append(traits, fmt.Sprintf("fewest items rewritten by a move: %s on average, %s WCU", num(mv.MeanItems), num(mv.MeanWCU)))
+			traits = append(traits, fmt.Sprintf("cheapest moves: a move of a subtree of this file costs %s WCU on average, the least of the layouts (%s rewritten)", num(mv.MeanWCU), items(mv.MeanItems)))
 		}
 	}
 	// Storage against the smallest.
@@ -185,7 +187,16 @@ func why(r *Result, ranked []*Result, i int, w Workload) string {
 	return strings.Join(append([]string{lead}, traits...), "; ")
 }
 
-// num prints a figure with up to two decimals.
+// items says "1 item" or "2.5 items".
+func items(v float64) string {
+	if v == 1 {
+		return "1 item"
+	}
+	return num(v) + " items"
+}
+
+// num prints a figure with up to two decimals, its thousands separated by
+// commas (24,871,196.5).
 func num(v float64) string {
 	if math.IsInf(v, 0) {
 		return "∞"
@@ -195,18 +206,43 @@ func num(v float64) string {
 	if s == "-0" {
 		s = "0"
 	}
-	return s
+	return thousands(s)
 }
 
-// usd prints dollars: cents above a dollar, more digits below.
+// thousands puts a comma between each group of three digits of the
+// integer part of the decimal text s.
+func thousands(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if len(whole) <= 3 {
+		return sign + s
+	}
+	var b strings.Builder
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	if dot {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
+}
+
+// usd prints dollars: cents above a dollar, more digits below; thousands
+// separated by commas ($24,871,196).
 func usd(v float64) string {
 	switch {
 	case v == 0:
 		return "$0"
 	case v >= 100:
-		return fmt.Sprintf("$%.0f", v)
+		return "$" + thousands(fmt.Sprintf("%.0f", v))
 	case v >= 1:
-		return fmt.Sprintf("$%.2f", v)
+		return "$" + thousands(fmt.Sprintf("%.2f", v))
 	case v >= 0.01:
 		return fmt.Sprintf("$%.4f", v)
 	}
@@ -226,7 +262,7 @@ func notes(rep *Report) []string {
 		"Stored bytes follow DynamoDB's item size rules; each index holds the items that have its key attributes (all attributes projected); billing adds the per-item overhead of the price list to the table and to each index.",
 		"Rewrites: move = the sampled node's subtree goes under another node at its parent's depth (its own depth when there is none, its grandparent as a last resort; roots are not moved); delete = the node goes and its children move up to its parent (a root with children is left out: edit refuses it); write = the node's own attributes change, the same size. Counted by building each affected node's items before and after and comparing keys and contents: puts are new or changed items, deletes are keys that disappear. WCU: each item written or deleted costs ceil(size / 1 KB) for the table, of the larger of its two sizes, and again for each index it is put in or deleted from, twice for an index whose key changes (a delete and a put).",
 		fmt.Sprintf("Workload: %s reads of the mix, %s writes, %s moves and %s deletes a month, for %s months. The ranking is its total cost: the load (the cheaper of on-demand writes and ImportTable), storage for the months, and the reads and writes on demand. Totals within 0.5%% are a tie.", num(rep.Workload.ReadsPerMonth), num(rep.Workload.WritesPerMonth), num(rep.Workload.MovesPerMonth), num(rep.Workload.DeletesPerMonth), num(rep.Workload.Months)),
-		fmt.Sprintf("Costs at %d nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads: the bytes of the lines import --out writes.", rep.Scale.Nodes, num(rep.Scale.Factor), rep.Scale.Method),
+		fmt.Sprintf("Costs at %s nodes (×%s of this dataset), %s. ImportTable bills the uncompressed DynamoDB JSON it reads: the bytes of the lines import --out writes.", num(float64(rep.Scale.Nodes)), num(rep.Scale.Factor), rep.Scale.Method),
 		fmt.Sprintf("Prices: DynamoDB on-demand, %s, as of %s (treeport's price list; check them against AWS's pricing page for your region).", rep.Prices.Region, rep.Prices.AsOf),
 	)
 	for _, r := range rep.Layouts {

@@ -179,7 +179,19 @@ func marginText(r *Report) string {
 	case r.Ranking[1].Rank == r.Ranking[0].Rank:
 		return fmt.Sprintf("%s and %s tie, within %.1f%%", r.Ranking[0].Layout, r.Ranking[1].Layout, 100*tieShare)
 	}
-	return fmt.Sprintf("%s, by a margin of %s× over %s", r.Ranking[0].Layout, num(r.Margin), r.Ranking[1].Layout)
+	return fmt.Sprintf("%s, %s", r.Ranking[0].Layout, marginAfterPick(r))
+}
+
+// marginAfterPick is the margin said after the pick's name, which the page
+// shows on its own: "by a margin of 1.06× over path".
+func marginAfterPick(r *Report) string {
+	switch {
+	case len(r.Ranking) < 2:
+		return "the only layout"
+	case r.Ranking[1].Rank == r.Ranking[0].Rank:
+		return fmt.Sprintf("tied with %s, within %.1f%%", r.Ranking[1].Layout, 100*tieShare)
+	}
+	return fmt.Sprintf("by a margin of %s× over %s", num(r.Margin), r.Ranking[1].Layout)
 }
 
 // breakEvenText says where two layouts cost the same.
@@ -193,7 +205,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# treeport bench: %s\n\n", filepath.Base(r.Input.Path))
 	p("%s.\n\n", summary(r))
-	p("Workload: %s. Read mix: %s. Costs projected to %d nodes. Prices: %s, as of %s.\n\n", workText(r.Workload), mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+	p("Workload: %s. Read mix: %s. Costs projected to %s nodes. Prices: %s, as of %s.\n\n", workText(r.Workload), mixText(r), num(float64(r.Scale.Nodes)), r.Prices.Region, r.Prices.AsOf)
 
 	p("## Recommendation\n\n")
 	p("For this workload: %s.\n\n", marginText(r))
@@ -222,12 +234,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			res.Load.WCU, consumed, secs, importer.DurationText(res.Load.MinSeconds)+" ("+res.Load.BoundBy+")", num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
 	}
 
-	p("\n## Cost at %d nodes\n\n", r.Scale.Nodes)
+	p("\n## Cost at %s nodes\n\n", num(float64(r.Scale.Nodes)))
 	p("| layout | load, on-demand writes | load, ImportTable | storage per month | a million reads of the mix |\n|---|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		p("| %s | %s | %s | %s | %s |\n", res.Layout, usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
 	}
-	p("\n## The workload's cost at %d nodes\n\n%s.\n\n", r.Scale.Nodes, workText(r.Workload))
+	p("\n## The workload's cost at %s nodes\n\n%s.\n\n", num(float64(r.Scale.Nodes)), workText(r.Workload))
 	p("| layout | load | storage | reads | writes | moves | deletes | total |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		c := res.Cost

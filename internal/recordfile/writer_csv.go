@@ -163,6 +163,23 @@ func (w *csvWriter) writeHeader() error {
 	return nil
 }
 
+// Columns returns the attribute columns the file was written with, declared
+// or (after Close) inferred from the records; TypesFlag turns them into the
+// --types that reads the file back.
+func (w *csvWriter) Columns() []Column { return w.cols }
+
+// TypesPath is the sidecar file that holds the --types of the CSV file at
+// csvPath: csvPath with ".types" added (people.csv.types). export writes it
+// beside the CSV file; import, verify, plan, apply and bench read it when no
+// --types is given.
+func TypesPath(csvPath string) string { return csvPath + ".types" }
+
+// ColumnsWriter is a Writer that can tell its columns once closed (CSV).
+type ColumnsWriter interface {
+	Writer
+	Columns() []Column
+}
+
 func columnNames(cols []Column) []string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
