@@ -350,8 +350,8 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		if ck != nil && !ck.resume {
 			os.Remove(planPath)
 		}
-		return res, fmt.Errorf("%w: refusing to remove %d of the table's %d nodes (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
-			importer.ErrUsage, summary.ByReason[ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
+		return res, fmt.Errorf("%w: refusing to %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+			importer.ErrUsage, summary.DeleteText(), 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
 	}
 	if summary.Changes() == 0 {
 		res.Took = time.Since(opts.Started)

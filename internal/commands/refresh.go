@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -29,8 +30,8 @@ func refreshFlags() []cli.Flag {
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
 		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side", Category: catWrite},
-		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
-		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "--model: leave alone the items that carry the model's type field but do not read back through its templates (plan and apply refuse them otherwise)", Category: catWrite},
+		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes, or deletes more than this part of the items the table holds (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
+		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "leave alone the items that do not read as nodes of the layout or model (another entity's, or broken ones) and go on; plan, apply and migrate refuse them otherwise. They are never changed or deleted either way", Category: catWrite},
 	)
 	return append(flags, awsFlags()...)
 }
@@ -193,8 +194,15 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	if s.TableOtherItems > 0 {
 		other = fmt.Sprintf(" and %d other items (left alone)", s.TableOtherItems)
 	}
+	if s.TableUnreadable > 0 {
+		other += fmt.Sprintf(" and %d items that do not read as nodes (left alone)", s.TableUnreadable)
+	}
 	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items%s; snapshot %d nodes, %d items\n",
 		where, s.Layout, s.TableNodes, s.TableItems, other, s.SnapshotNodes, s.SnapshotItems)
+	if s.TableUnreadable > 0 {
+		fmt.Fprintf(w, "WARNING: %d items of the table do not read as nodes of the %s; they are never changed or deleted (--ignore-unparsable). The first: %s\n",
+			s.TableUnreadable, s.Layout, strings.Join(s.UnreadableKeys, "; "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")
 	for _, reason := range refresh.Reasons {
@@ -210,8 +218,8 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 		fmt.Fprintln(w, "No changes: the table equals the snapshot.")
 	}
 	if s.DeleteRatio() > ratio {
-		fmt.Fprintf(w, "WARNING: the plan removes %d of the table's %d nodes (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
-			s.ByReason[refresh.ReasonRemoved].Nodes, s.TableNodes, 100*s.DeleteRatio(), ratio)
+		fmt.Fprintf(w, "WARNING: the plan would %s (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
+			s.DeleteText(), 100*s.DeleteRatio(), ratio)
 	}
 }
 
