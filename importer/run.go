@@ -194,7 +194,15 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled) || stats.Held > 0 && ctx.Err() != nil,
 		Done:        feedErr == nil && closeErr == nil && stats.Held == 0,
 	}
-	if err := saver.finish(stats.Watermark, res.Done); err != nil {
+	wm := stats.Watermark
+	if first, ok := w.FirstDeadLettered(); ok && errors.Is(feedErr, ErrBarrierRefused) {
+		// The refused items were acknowledged as set aside, but what
+		// follows the barrier needs them in the table: the rerun goes on
+		// from the first of them, and tries them again.
+		wm = min(wm, first)
+		saver.rewind(wm)
+	}
+	if err := saver.finish(wm, res.Done); err != nil {
 		return nil, err
 	}
 	if opts.Checkpoint != nil {
@@ -311,6 +319,20 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 		os.Remove(heldPath(s.path))
 	}
 	return nil
+}
+
+// rewind lowers the watermark to w (a run stopped at a barrier whose
+// items were refused must write them again); finish saves it.
+func (s *checkpointSaver) rewind(w int64) {
+	if s.ck == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w < s.ck.Watermark {
+		s.ck.Watermark = w
+		s.writeJournal()
+	}
 }
 
 // close closes the journal.

@@ -296,8 +296,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		// The attributes are EmitAttrs' memory: the operation gets a copy.
 		put := layouts.ItemOf(attrs)
 		if t.Unreadable(put) {
-			return fmt.Errorf("%w: node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s",
-				importer.ErrInvalid, id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
+			return invalidf("node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
+				id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
 		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {

@@ -52,9 +52,11 @@ type Table struct {
 	// own (a closure ancestor row, a prefix listing row) of a node the
 	// table does not hold. They are never planned, so never changed or
 	// deleted; ReadTable fails on them unless IgnoreUnparsable.
-	// UnparsableKeys are the keys of the first few, with what is wrong.
+	// UnparsableKeys are the keys of the first few, and UnparsableWhy
+	// says what is wrong with the first.
 	Unparsable     int64
 	UnparsableKeys []string
+	UnparsableWhy  string
 	// unreadable holds the keys of the unparsable items: a plan never
 	// puts over one.
 	unreadable map[string]struct{}
@@ -141,7 +143,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			isNode, err := readsAsNode(t.layout, item)
 			if err != nil {
 				// Never planned, so never changed or deleted.
-				bad = append(bad, badItem{keyOf(t.spec, item), fmt.Sprintf("%s: %v", ddb.KeyString(t.spec, item), err)})
+				bad = append(bad, badItem{keyOf(t.spec, item), ddb.KeyString(t.spec, item), err.Error()})
 				continue
 			}
 			all, user := d.itemAndAttrs(item, reserved)
@@ -178,7 +180,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
 		for _, b := range bad {
-			t.unparsable(b.key, b.text)
+			t.unparsable(b.key, b.text, b.why)
 		}
 		allRows = append(allRows, rows...)
 		for _, s := range its {
@@ -214,11 +216,11 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		if r.kept {
 			delete(t.items, r.key) // its entry stays, unreachable
 		}
-		what := fmt.Sprintf("%s: a row of node %q, which the table does not hold", r.text, r.owner)
+		why := fmt.Sprintf("a row of node %q, which the table does not hold", r.owner)
 		if r.owner == "" {
-			what = r.text + ": a row of no node"
+			why = "a row of no node"
 		}
-		t.unparsable(r.key, what)
+		t.unparsable(r.key, r.text, why)
 	}
 	if t.Unparsable > 0 && !opts.IgnoreUnparsable {
 		return nil, t.unparsableError()
@@ -226,9 +228,9 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	return t, nil
 }
 
-// badItem is an item that does not read as part of a node: its key, and
-// its key as text with what is wrong.
-type badItem struct{ key, text string }
+// badItem is an item that does not read as part of a node: its key, its
+// key as text, and what is wrong.
+type badItem struct{ key, text, why string }
 
 // seenRow is an item that is a row of a node but not the node's own:
 // owner is the node's id; kept says it was kept as one of this shard's
@@ -259,7 +261,10 @@ func readsAsNode(l layouts.Layout, item layouts.Item) (bool, error) {
 
 // unparsable counts one more item that does not read as part of a node;
 // the table's mutex is held, or the scan is over.
-func (t *Table) unparsable(key, text string) {
+func (t *Table) unparsable(key, text, why string) {
+	if t.Unparsable == 0 {
+		t.UnparsableWhy = why
+	}
 	t.Unparsable++
 	if t.unreadable == nil {
 		t.unreadable = map[string]struct{}{}
@@ -290,8 +295,20 @@ func (t *Table) unparsableError() error {
 	} else {
 		why = fmt.Sprintf("the %s has no type field, so treeport cannot tell another entity's items from broken nodes: give the model a type field (docs/MODELS.md), fix the items, or make sure this is the right table and layout", layoutWord(t.layout))
 	}
-	return fmt.Errorf("%w: table %s: %d items do not read as nodes of %s %s (%s); nothing was planned or written: %s, or pass --ignore-unparsable to leave them alone and go on",
-		importer.ErrInvalid, t.Name, t.Unparsable, layoutWord(t.layout), t.layout.Name(), strings.Join(t.UnparsableKeys, "; "), why)
+	return invalidf("table %s: %d items do not read as nodes of %s %s, such as %s (the first: %s); nothing was planned or written: %s, or pass --ignore-unparsable to leave them alone and go on",
+		t.Name, t.Unparsable, layoutWord(t.layout), t.layout.Name(), strings.Join(t.UnparsableKeys, ", "), t.UnparsableWhy, why)
+}
+
+// invalidError is an error of the table or the snapshot that nothing
+// written can mend: it matches importer.ErrInvalid (exit 2) without
+// saying so in its text.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == importer.ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{fmt.Sprintf(format, args...)}
 }
 
 // layoutWord is "model" for a table model, "layout" otherwise.

@@ -200,8 +200,8 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items%s; snapshot %d nodes, %d items\n",
 		where, s.Layout, s.TableNodes, s.TableItems, other, s.SnapshotNodes, s.SnapshotItems)
 	if s.TableUnreadable > 0 {
-		fmt.Fprintf(w, "WARNING: %d items of the table do not read as nodes of the %s; they are never changed or deleted (--ignore-unparsable). The first: %s\n",
-			s.TableUnreadable, s.Layout, strings.Join(s.UnreadableKeys, "; "))
+		fmt.Fprintf(w, "WARNING: %d items of the table do not read as nodes of %s; they are never changed or deleted (--ignore-unparsable): %s\n",
+			s.TableUnreadable, s.Layout, strings.Join(s.UnreadableKeys, ", "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")

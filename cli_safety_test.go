@@ -1,0 +1,268 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/layouts"
+)
+
+// Issue 24, part A: never destroy what you cannot read. The tables here
+// are built by hand (raw PutItem of the design's own rows), and the tests
+// look at them byte for byte.
+
+const (
+	s3PrefixModel = "testdata/safety/s3-prefix-untyped.json"
+	storesModel   = "testdata/safety/stores-tree-untyped.json"
+)
+
+// s3Objects is an S3 inventory of n objects, as a table keyed bucket/key
+// holds it.
+func s3Objects(n int) []layouts.Item {
+	var items []layouts.Item
+	for i := range n {
+		items = append(items, layouts.Item{
+			"bucket": s("photos-prod"), "key": s(fmt.Sprintf("2024/%02d/img%03d.jpg", i%12+1, i)),
+			"size": &types.AttributeValueMemberN{Value: fmt.Sprint(1000 + 37*i)}, "etag": s(fmt.Sprintf("\"%08x\"", i*2654435761)),
+			"storage_class": s("STANDARD"),
+		})
+	}
+	return items
+}
+
+func s3Table() handModel {
+	return handModel{create: func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: defs("bucket", "key"), KeySchema: keySchema("bucket", "key")}
+	}}
+}
+
+// stores are Alex DeBrie's store locations: table key StoreNumber, GSI
+// StoreLocationIndex on Country and StateCityPostcode.
+func stores(n int) []layouts.Item {
+	cities := []string{"WA#SEATTLE#98101", "WA#SPOKANE#99201", "OR#PORTLAND#97201", "CA#OAKLAND#94607", "NY#BROOKLYN#11201"}
+	var items []layouts.Item
+	for i := range n {
+		items = append(items, layouts.Item{
+			"StoreNumber": s(fmt.Sprint(1001 + i)), "Country": s("USA"), "StateCityPostcode": s(cities[i%len(cities)]),
+			"Address": s(fmt.Sprintf("%d Pine St", 100+i)), "Phone": s(fmt.Sprintf("206-555-%04d", i)),
+		})
+	}
+	return items
+}
+
+func storesTable() handModel {
+	return handModel{create: func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: defs("StoreNumber", "Country", "StateCityPostcode"), KeySchema: keySchema("StoreNumber", ""),
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi("StoreLocationIndex", "Country", "StateCityPostcode", types.ProjectionTypeAll)}}
+	}}
+}
+
+// writeText writes a file in dir and returns its path.
+func writeText(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// contains fails unless every item's line is in the table's lines.
+func containsAll(t *testing.T, what string, lines []string, items []layouts.Item) {
+	t.Helper()
+	have := map[string]bool{}
+	for _, l := range lines {
+		have[l] = true
+	}
+	missing := 0
+	for _, l := range itemLines(items) {
+		if !have[l] {
+			if missing < 3 {
+				t.Errorf("%s: the table lost or changed %s", what, l)
+			}
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%s: %d of %d items lost or changed", what, missing, len(items))
+	}
+}
+
+// The S3 inventory: a table keyed bucket/key holding 40 objects, and a
+// prefix model with no type field. Before, plan printed "table 0 nodes in
+// 40 items" and planned 40 deletes, which the mass-delete guard let
+// through, and apply deleted them. Now plan and apply stop (exit 2),
+// naming how many and the first keys; with --ignore-unparsable apply
+// writes the tree beside them and leaves every object byte for byte.
+func TestSafetyS3InventoryUntypedPrefixModel(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	objects := s3Objects(40)
+	table := handTable(t, client, s3Table(), objects)
+	small := writeText(t, t.TempDir(), "small.csv", "id,parent_id,name\nphotos,,Photos\n2024,photos,Year\njan,2024,January\n")
+	common := []string{"--in", small, "--table", table, "--model", s3PrefixModel}
+
+	for _, cmd := range [][]string{{"plan"}, {"apply", "--no-progress"}, {"apply", "--no-progress", "--allow-mass-delete"}} {
+		stdout, stderr, code := run(t, env, append(cmd, common...)...)
+		if code != 2 || !strings.Contains(stderr, "40 items do not read as nodes") || !strings.Contains(stderr, `"photos-prod"`) ||
+			!strings.Contains(stderr, "--ignore-unparsable") || !strings.Contains(stderr, "no type field") {
+			t.Fatalf("%s over 40 objects the model cannot read: exit %d, want 2 counting them, naming one and saying what to do:\n%s%s", cmd, code, stdout, stderr)
+		}
+		sameLines(t, strings.Join(cmd, " ")+" refused", rawLines(t, client, table), objects)
+	}
+
+	stdout, stderr, code := run(t, env, append([]string{"plan", "--ignore-unparsable"}, common...)...)
+	if code != 0 || !strings.Contains(stdout, "40 items that do not read as nodes (left alone)") || !strings.Contains(stdout, "photos-prod") {
+		t.Fatalf("plan --ignore-unparsable: exit %d, want 0 counting the 40 objects and naming one:\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "WARNING: the plan would") {
+		t.Errorf("plan --ignore-unparsable plans deletes:\n%s", stdout)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--no-progress", "--ignore-unparsable"}, common...)...); code != 0 {
+		t.Fatalf("apply --ignore-unparsable: exit %d\n%s%s", code, stdout, stderr)
+	}
+	lines := rawLines(t, client, table)
+	containsAll(t, "apply --ignore-unparsable", lines, objects)
+	if len(lines) != len(objects)+2*3 {
+		t.Fatalf("apply --ignore-unparsable: %d items, want the 40 objects and the tree's 6 rows:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	// The snapshot shrinks to its root: the tree's rows go, the objects
+	// stay.
+	root := writeText(t, t.TempDir(), "root.csv", "id,parent_id,name\nphotos,,Photos\n")
+	if stdout, stderr, code := run(t, env, "apply", "--no-progress", "--ignore-unparsable", "--allow-mass-delete", "--in", root, "--table", table, "--model", s3PrefixModel); code != 0 {
+		t.Fatalf("apply of the root alone: exit %d\n%s%s", code, stdout, stderr)
+	}
+	lines = rawLines(t, client, table)
+	containsAll(t, "apply of the root alone", lines, objects)
+	if len(lines) != len(objects)+2 {
+		t.Fatalf("after the apply of the root alone: %d items, want the 40 objects and the root's 2 rows:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+// migrate --to-model into a table holding items the model cannot read
+// deleted every one of them, exited 0 and printed "verified". Now it
+// stops (exit 2) with nothing written; with --ignore-unparsable it copies
+// the tree beside them and leaves them byte for byte.
+func TestSafetyMigrateIntoTableOfUnreadableItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	src := ddblocal.TableName(t)
+	dropTableLater(t, client, src)
+	small := writeText(t, t.TempDir(), "small.csv", "id,parent_id,name\nphotos,,Photos\n2024,photos,Year\njan,2024,January\nfeb,2024,February\n")
+	if stdout, stderr, code := run(t, env, "import", "--in", small, "--layout", "path", "--table", src, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import the source: exit %d\n%s%s", code, stdout, stderr)
+	}
+	objects := s3Objects(40)
+	dest := handTable(t, client, s3Table(), objects)
+	args := []string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", dest, "--to-model", s3PrefixModel, "--no-progress"}
+	stdout, stderr, code := run(t, env, args...)
+	if code != 2 || !strings.Contains(stderr, "40 items do not read as nodes") || !strings.Contains(stderr, "--ignore-unparsable") {
+		t.Fatalf("migrate into 40 objects the model cannot read: exit %d, want 2 naming them:\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "migrate refused", rawLines(t, client, dest), objects)
+	stdout, stderr, code = run(t, env, append(args, "--ignore-unparsable")...)
+	if code != 0 || !strings.Contains(stdout+stderr, "verified") {
+		t.Fatalf("migrate --ignore-unparsable: exit %d, want 0 and verified:\n%s%s", code, stdout, stderr)
+	}
+	lines := rawLines(t, client, dest)
+	containsAll(t, "migrate --ignore-unparsable", lines, objects)
+	if len(lines) != len(objects)+2*4 {
+		t.Fatalf("migrate --ignore-unparsable: %d items, want the 40 objects and the tree's 8 rows", len(lines))
+	}
+}
+
+// deleteCounter counts the DeleteRequests of the BatchWriteItem calls a
+// proxy sees.
+func deleteCounter() (func(op string, body []byte), *atomic.Int64) {
+	var n atomic.Int64
+	return func(op string, body []byte) {
+		if op == "BatchWriteItem" {
+			n.Add(int64(strings.Count(string(body), `"DeleteRequest"`)))
+		}
+	}, &n
+}
+
+// The store locations: a table of stores (StoreNumber; StoreLocationIndex
+// on Country and StateCityPostcode = WA#SEATTLE#98101) that also holds a
+// tree of a model without a type field. apply with a snapshot whose new
+// node DynamoDB refuses used to send deletes before the puts were
+// acknowledged: the run exited 3 with deletes done. Now the stores stop
+// it unless --ignore-unparsable, and with it the refused put stops every
+// delete: exit 3, no DeleteRequest sent, every store and every node still
+// there; the same command rerun (without the fault) goes on from the
+// checkpoint and leaves the table exact.
+func TestSafetyStoresRefusedPutSendsNoDelete(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	all := stores(20)
+	table := handTable(t, client, storesTable(), all)
+	dir := t.TempDir()
+	v1 := writeText(t, dir, "v1.csv", "id,parent_id,name\nUSA,,United States\nWA,USA,Washington\nSEA,WA,Seattle\nSPO,WA,Spokane\nOR,USA,Oregon\nPDX,OR,Portland\nEUG,OR,Eugene\n")
+	if stdout, stderr, code := run(t, awsEnv(endpoint), "import", "--in", v1, "--model", storesModel, "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import the tree beside the stores: exit %d\n%s%s", code, stdout, stderr)
+	}
+	before := rawLines(t, client, table)
+	// v2: Spokane goes, Portland moves under WA, and Tacoma is new; the
+	// proxy refuses Tacoma's put as DynamoDB refuses an item it cannot
+	// take.
+	v2 := writeText(t, dir, "v2.csv", "id,parent_id,name,poison\nUSA,,United States,\nWA,USA,Washington,\nSEA,WA,Seattle,\nTAC,WA,Tacoma,x\nOR,USA,Oregon,\nPDX,WA,Portland,\nEUG,OR,Eugene,\n")
+	count, deletes := deleteCounter()
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Reject: "poison", OnRequest: count, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	ck := filepath.Join(dir, "ck.json")
+	args := []string{"apply", "--in", v2, "--model", storesModel, "--table", table, "--checkpoint", ck, "--no-progress", "--allow-mass-delete"}
+
+	stdout, stderr, code := run(t, awsEnv(proxy.URL()), args...)
+	if code != 2 || !strings.Contains(stderr, "do not read as nodes") || !strings.Contains(stderr, `StoreNumber="10`) {
+		t.Fatalf("apply over 20 stores the model cannot read: exit %d, want 2 naming stores:\n%s%s", code, stdout, stderr)
+	}
+	args = append(args, "--ignore-unparsable")
+	stdout, stderr, code = run(t, awsEnv(proxy.URL()), args...)
+	if code == 0 || proxy.Counts().Rejected == 0 {
+		t.Fatalf("apply with a refused put: exit %d (%d batches refused), want non-zero:\n%s%s", code, proxy.Counts().Rejected, stdout, stderr)
+	}
+	if n := deletes.Load(); n != 0 {
+		t.Fatalf("apply sent %d DeleteRequests although a put was refused:\n%s", n, stderr)
+	}
+	if !strings.Contains(stderr, "no delete was sent") {
+		t.Errorf("the error does not say that no delete was sent:\n%s", stderr)
+	}
+	after := rawLines(t, client, table)
+	for _, l := range before {
+		if !slices.Contains(after, l) && !strings.Contains(l, "NODE#PDX") {
+			t.Errorf("after the refused put the table lost or changed %s", l)
+		}
+	}
+	containsAll(t, "after the refused put", after, all)
+
+	// The rerun, without the fault: from the checkpoint to the end.
+	stdout, stderr, code = run(t, awsEnv(endpoint), args...)
+	if code != 0 || !strings.Contains(stderr, "resuming from checkpoint") {
+		t.Fatalf("rerun: exit %d, want 0 resuming from the checkpoint:\n%s%s", code, stdout, stderr)
+	}
+	l, err := layouts.LoadModel(storesModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(all), expectedItems(t, v2, "", l)...)
+	sameLines(t, "after the rerun", rawLines(t, client, table), want)
+}
