@@ -266,3 +266,121 @@ func TestSafetyStoresRefusedPutSendsNoDelete(t *testing.T) {
 	want := append(slices.Clone(all), expectedItems(t, v2, "", l)...)
 	sameLines(t, "after the rerun", rawLines(t, client, table), want)
 }
+
+// faultTree is a tree of n nodes (N0 the root, Ni under N((i-1)/3)) as
+// CSV, with the changes of a second snapshot when v2: three leaves gone,
+// N4's subtree moved under N10, N7 renamed, and a new node NX, in the
+// middle of the file, carrying mark = x.
+func faultTree(n int, v2 bool) string {
+	var b strings.Builder
+	b.WriteString("id,parent_id,name,mark\n")
+	for i := range n {
+		id, parent, name := fmt.Sprintf("N%d", i), "", fmt.Sprintf("node %d", i)
+		if i > 0 {
+			parent = fmt.Sprintf("N%d", (i-1)/3)
+		}
+		if v2 {
+			switch {
+			case i >= n-3:
+				continue
+			case i == 4:
+				parent = "N10"
+			case i == 7:
+				name = "renamed"
+			case i == n/2:
+				b.WriteString("NX,N2,new,x\n")
+			}
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,\n", id, parent, name)
+	}
+	return b.String()
+}
+
+// keysOf is the set of the table's keys.
+func keysOf(t *testing.T, client *dynamodb.Client, table string, spec layouts.TableSpec) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, it := range scanTable(t, client, table) {
+		keys[layouts.KeyOf(spec, it)] = true
+	}
+	return keys
+}
+
+// A put that DynamoDB refuses (set aside in --dead-letter) or that fails
+// (an error no retry mends), in the middle of an apply and of a migrate
+// into a table that holds an older copy, for every layout: no
+// DeleteRequest is sent, every key the table held is still there, the run
+// exits non-zero; the same command rerun without the fault goes on from
+// the checkpoint and leaves the table exact.
+func TestSafetyFailedPutStopsDeletesEveryLayout(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	v1 := writeText(t, dir, "v1.csv", faultTree(60, false))
+	v2 := writeText(t, dir, "v2.csv", faultTree(60, true))
+	// migrate's source: v2 in the path layout.
+	src := ddblocal.TableName(t)
+	dropTableLater(t, client, src)
+	if stdout, stderr, code := run(t, env, "import", "--in", v2, "--layout", "path", "--table", src, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import the source: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, name := range []string{"path", "sharded-path", "closure", "prefix", "adjacency"} {
+		for _, cmd := range []string{"apply", "migrate"} {
+			for _, fault := range []string{"refused", "failed"} {
+				t.Run(name+"/"+cmd+"/"+fault, func(t *testing.T) {
+					l, err := layouts.New(name, layouts.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					table := ddblocal.NewTable(t, client, l.Table())
+					if stdout, stderr, code := run(t, env, "import", "--in", v1, "--layout", name, "--table", table, "--no-progress"); code != 0 {
+						t.Fatalf("import v1: exit %d\n%s%s", code, stdout, stderr)
+					}
+					before := keysOf(t, client, table, l.Table())
+					count, deletes := deleteCounter()
+					cfg := faultproxy.Config{Target: endpoint, OnRequest: count, Lifetime: 5 * time.Minute}
+					ck := filepath.Join(t.TempDir(), "ck.json")
+					args := []string{"--checkpoint", ck, "--no-progress", "--allow-mass-delete", "--concurrency", "2"}
+					if fault == "refused" {
+						cfg.Reject = "mark"
+						args = append(args, "--dead-letter", filepath.Join(t.TempDir(), "dead.jsonl"))
+					} else {
+						cfg.Fail = "mark"
+					}
+					if cmd == "apply" {
+						args = append([]string{"apply", "--in", v2, "--layout", name, "--table", table}, args...)
+					} else {
+						args = append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", table, "--to-layout", name}, args...)
+					}
+					proxy, err := faultproxy.New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer proxy.Close()
+					stdout, stderr, code := run(t, awsEnv(proxy.URL()), args...)
+					if c := proxy.Counts(); code == 0 || c.Rejected+c.Failed == 0 {
+						t.Fatalf("%s with a %s put: exit %d (%d refused, %d failed), want non-zero:\n%s%s", cmd, fault, code, c.Rejected, c.Failed, stdout, stderr)
+					}
+					if n := deletes.Load(); n != 0 {
+						t.Fatalf("%s sent %d DeleteRequests after a %s put:\n%s", cmd, n, fault, stderr)
+					}
+					if !strings.Contains(stderr, "no delete was sent") {
+						t.Errorf("the error does not say that no delete was sent:\n%s", stderr)
+					}
+					after := keysOf(t, client, table, l.Table())
+					for k := range before {
+						if !after[k] {
+							t.Fatalf("after the %s put the table lost the item %s", fault, k)
+						}
+					}
+					stdout, stderr, code = run(t, env, args...)
+					if code != 0 || !strings.Contains(stderr, "resuming from checkpoint") {
+						t.Fatalf("rerun without the fault: exit %d, want 0 resuming from the checkpoint:\n%s%s", code, stdout, stderr)
+					}
+					sameLines(t, "after the rerun", rawLines(t, client, table), expectedItems(t, v2, "", l))
+				})
+			}
+		}
+	}
+}

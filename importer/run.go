@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -129,6 +130,13 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	if err != nil {
 		return nil, err
 	}
+	var deadStart int64 // the dead-letter file's size before this run
+	if deadLetter != nil {
+		if deadStart, err = deadLetter.Seek(0, io.SeekEnd); err != nil {
+			deadLetter.Close()
+			return nil, err
+		}
+	}
 	if deadLetter != nil {
 		defer deadLetter.Close()
 	}
@@ -201,6 +209,14 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 		// from the first of them, and tries them again.
 		wm = min(wm, first)
 		saver.rewind(wm)
+		if deadLetter != nil {
+			// This run's refused items are all at or past first: the
+			// rerun writes them again, and sets them aside again if
+			// DynamoDB still refuses them.
+			if err := deadLetter.Truncate(deadStart); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := saver.finish(wm, res.Done); err != nil {
 		return nil, err

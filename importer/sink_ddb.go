@@ -293,8 +293,10 @@ type DDBWriter struct {
 
 	acks acker
 	// firstDead is the lowest sequence number dead-lettered (MaxInt64:
-	// none), where a run stopped by Settle must resume.
-	firstDead atomic.Int64
+	// none), where a run stopped by Settle must resume; firstDeadText its
+	// key and DynamoDB's reason (under dlMu).
+	firstDead     atomic.Int64
+	firstDeadText string
 
 	dlMu    sync.Mutex
 	reasons map[string]int64
@@ -583,7 +585,9 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 // error if ctx ended first (what was handed over goes on being written,
 // as without Settle), and an error matching ErrBarrierRefused when an
 // item of this run was dead-lettered: then nothing more may be written,
-// and Close returns nil (the caller says why the run stopped). Call it
+// and Close returns nil (the caller says why the run stopped; Run takes
+// the refused items out of the dead-letter file and moves the checkpoint
+// back to the first of them, so that the rerun puts them again). Call it
 // from the goroutine that calls Write.
 func (w *DDBWriter) Settle(ctx context.Context) error {
 	if w.closed {
@@ -612,8 +616,11 @@ func (w *DDBWriter) Settle(ctx context.Context) error {
 		return err
 	}
 	if n := w.n.dead.Load(); n > 0 {
-		return fmt.Errorf("%w: DynamoDB refused %d of them (set aside in the dead-letter file, the first as operation %d)",
-			ErrBarrierRefused, n, w.firstDead.Load())
+		w.dlMu.Lock()
+		first := w.firstDeadText
+		w.dlMu.Unlock()
+		return fmt.Errorf("%w: DynamoDB refused %d of them, the first operation %d (%s)",
+			ErrBarrierRefused, n, w.firstDead.Load(), first)
 	}
 	return nil
 }
@@ -1273,7 +1280,9 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
 	}
 	w.n.dead.Add(1)
-	for first := w.firstDead.Load(); r.seqs[0] < first && !w.firstDead.CompareAndSwap(first, r.seqs[0]); first = w.firstDead.Load() {
+	if r.seqs[0] < w.firstDead.Load() { // dlMu is held: no other writer of it
+		w.firstDead.Store(r.seqs[0])
+		w.firstDeadText = fmt.Sprintf("key %s: %s", ddb.KeyString(w.spec, r.item), reason)
 	}
 	if k := reasonKey(reason); len(w.reasons) < 100 || w.reasons[k] > 0 {
 		w.reasons[k]++
