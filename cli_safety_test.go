@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
@@ -383,4 +387,250 @@ func TestSafetyFailedPutStopsDeletesEveryLayout(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The trees of the property test: v1 imported, v2 applied over it, the
+// edits made after, v3 migrated into it.
+const (
+	propV1 = "id,parent_id,name\nCM1,,Roadster\nCM2,CM1,Powertrain\nCM3,CM1,Chassis\nCM4,CM2,Engine\nCM8,CM4,Piston\nCM5,CM3,Frame\nCM6,CM5,Bolt\n"
+	propV2 = "id,parent_id,name\nCM1,,Roadster\nCM2,CM1,Powertrain\nCM3,CM1,Chassis\nCM4,CM2,Engine V8\nCM8,CM4,Piston\nCM5,CM2,Frame\nCM7,CM3,Axle\n"
+	propV3 = "id,parent_id,name\nCM1,,Roadster\nCM2,CM1,Powertrain\nCM3,CM1,Chassis\nCM4,CM3,Engine\nCM9,CM4,Valve\n"
+	// The edits, on v2's tree.
+	propEdits = `{"op":"move","id":"CM4","parent":"CM3"}` + "\n" + `{"op":"set","id":"CM2","attributes":{"name":"Drive"}}` + "\n" + `{"op":"delete","id":"CM8"}` + "\n"
+)
+
+// readsAsTreeRow says whether an item would be one of the tree's in a
+// table of l whose nodes are among ids: a node's own item, or a row of
+// one of those nodes. The property test's foreign items are the ones it
+// says no for: the definition of what treeport may change, written
+// again here.
+func readsAsTreeRow(l layouts.Layout, item layouts.Item, ids map[string]bool) bool {
+	if layouts.Foreign(l, layouts.MapView(item)) {
+		return false
+	}
+	_, isNode, err := l.Node(item)
+	switch {
+	case err != nil:
+		return false
+	case isNode:
+		return true
+	}
+	return ids[l.Owner(layouts.MapView(item))]
+}
+
+// foreignItems makes n random items for a table of l that are none of the
+// tree's: other entities (other key values, sometimes in the tree's index
+// partitions, another type), and near-nodes, the tree's own items with
+// their key moved off the tree and an attribute dropped, retyped or the
+// type field taken away. taken holds the keys the tree's items use.
+func foreignItems(r *rand.Rand, l layouts.Layout, tree []layouts.Item, ids, taken map[string]bool, n int) []layouts.Item {
+	spec := l.Table()
+	keyTypes := map[string]types.ScalarAttributeType{spec.PK.Name: spec.PK.Type}
+	if spec.SK != nil {
+		keyTypes[spec.SK.Name] = spec.SK.Type
+	}
+	for _, ix := range spec.Indexes {
+		keyTypes[ix.PK.Name] = ix.PK.Type
+		if ix.SK != nil {
+			keyTypes[ix.SK.Name] = ix.SK.Type
+		}
+	}
+	value := func(t types.ScalarAttributeType, prefix string) types.AttributeValue {
+		if t == types.ScalarAttributeTypeN {
+			return &types.AttributeValueMemberN{Value: fmt.Sprint(r.IntN(100000))}
+		}
+		return s(fmt.Sprintf("%s%d", prefix, r.IntN(100000)))
+	}
+	var out []layouts.Item
+	for tries := 0; len(out) < n && tries < 50*n; tries++ {
+		var item layouts.Item
+		if r.IntN(2) == 0 {
+			// Another entity: its own key values, user attributes, now
+			// and then a type field of another value, and index keys
+			// copied from the tree's items (it sits in their partitions).
+			prefix := []string{"USER#", "ORDER#", "COMMENT#", "TENANT2#NODE#", ""}[r.IntN(5)]
+			item = layouts.Item{spec.PK.Name: value(spec.PK.Type, prefix)}
+			if spec.SK != nil {
+				item[spec.SK.Name] = value(spec.SK.Type, prefix)
+			}
+			item["payload"] = s(fmt.Sprintf("entity %d", r.IntN(1000)))
+			item["count"] = &types.AttributeValueMemberN{Value: fmt.Sprint(r.IntN(50))}
+			item["flags"] = &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberBOOL{Value: r.IntN(2) == 0}}}
+			for _, name := range []string{"_type", "__edb_e__"} {
+				if r.IntN(3) == 0 {
+					item[name] = s("Other")
+				}
+			}
+			src := tree[r.IntN(len(tree))]
+			for name := range keyTypes {
+				if v, ok := src[name]; ok && item[name] == nil && r.IntN(2) == 0 {
+					item[name] = v
+				}
+			}
+		} else {
+			// A near-node: a tree item, off the tree's keys, misshapen.
+			item = maps.Clone(tree[r.IntN(len(tree))])
+			for _, k := range []*layouts.KeyAttr{&spec.PK, spec.SK} {
+				if k == nil {
+					continue
+				}
+				if v, ok := item[k.Name].(*types.AttributeValueMemberS); ok && r.IntN(2) == 0 {
+					item[k.Name] = s(v.Value + fmt.Sprintf("~z%d", r.IntN(1000)))
+				} else if k.Type == types.ScalarAttributeTypeN {
+					item[k.Name] = &types.AttributeValueMemberN{Value: fmt.Sprint(900 + r.IntN(100))}
+				}
+			}
+			var names []string
+			for name := range item {
+				if name != spec.PK.Name && (spec.SK == nil || name != spec.SK.Name) {
+					names = append(names, name)
+				}
+			}
+			slices.Sort(names)
+			if len(names) > 0 {
+				name := names[r.IntN(len(names))]
+				switch _, isKey := keyTypes[name]; {
+				case r.IntN(2) == 0 || isKey:
+					delete(item, name)
+				default:
+					if _, isS := item[name].(*types.AttributeValueMemberS); isS {
+						item[name] = &types.AttributeValueMemberN{Value: "7"}
+					} else {
+						item[name] = s("seven")
+					}
+				}
+			}
+		}
+		k := layouts.KeyOf(spec, item)
+		if taken[k] || readsAsTreeRow(l, item, ids) {
+			continue
+		}
+		taken[k] = true
+		out = append(out, item)
+	}
+	return out
+}
+
+// For every layout and every shipped model: a table holding random
+// foreign items (other entities, other tenants, near-nodes with the right
+// key attribute names and the wrong shapes) beside a tree. After plan,
+// apply of a changed snapshot, edits, and a migrate into it, every foreign
+// item is byte for byte what it was, and apply and migrate leave the rest
+// of the table exactly the snapshot's items.
+func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	v1 := writeText(t, dir, "v1.csv", propV1)
+	v2 := writeText(t, dir, "v2.csv", propV2)
+	v3 := writeText(t, dir, "v3.csv", propV3)
+	edits := writeText(t, dir, "edits.jsonl", propEdits)
+	src := ddblocal.TableName(t)
+	dropTableLater(t, client, src)
+	if stdout, stderr, code := run(t, env, "import", "--in", v3, "--layout", "path", "--table", src, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import the source: exit %d\n%s%s", code, stdout, stderr)
+	}
+	models, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no shipped models (%v)", err)
+	}
+	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}, {"--layout", "adjacency"}}
+	for _, m := range models {
+		targets = append(targets, []string{"--model", m})
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	for ti, target := range targets {
+		t.Run(filepath.Base(target[1]), func(t *testing.T) {
+			var l layouts.Layout
+			var err error
+			if target[0] == "--model" {
+				l, err = layouts.LoadModel(target[1])
+			} else {
+				l, err = layouts.New(target[1], layouts.Options{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(seed, uint64(ti)))
+			table := ddblocal.TableName(t)
+			dropTableLater(t, client, table)
+			if stdout, stderr, code := run(t, env, append([]string{"import", "--in", v1, "--table", table, "--create-table", "--no-progress"}, target...)...); code != 0 {
+				t.Fatalf("import v1: exit %d\n%s%s", code, stdout, stderr)
+			}
+			ids, taken := map[string]bool{}, map[string]bool{}
+			var tree []layouts.Item
+			for _, v := range []string{v1, v2, v3} {
+				items := expectedItems(t, v, "", l)
+				tree = append(tree, items...)
+				for _, it := range items {
+					taken[layouts.KeyOf(l.Table(), it)] = true
+					if id, _, ok := l.NodeOf(layouts.MapView(it)); ok {
+						ids[id] = true
+					}
+				}
+			}
+			ids["CM7"] = true // edits name no other node
+			foreign := foreignItems(r, l, tree, ids, taken, 30)
+			switch {
+			case l.Name() == "adjacency":
+				// Every item of an adjacency table is an Id and
+				// attributes: a node. A table that holds other entities
+				// needs a model with a type field (docs/MODELS.md).
+				if len(foreign) > 0 {
+					t.Fatalf("%d items of an adjacency table do not read as nodes, such as %s", len(foreign), ddbjson.AppendItem(nil, foreign[0]))
+				}
+			case len(foreign) < 10:
+				t.Fatalf("only %d foreign items could be made: the test proves little", len(foreign))
+			}
+			for _, it := range foreign {
+				if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+					t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
+				}
+			}
+			same := func(what string) []string {
+				t.Helper()
+				lines := rawLines(t, client, table)
+				containsAll(t, what, lines, foreign)
+				return lines
+			}
+			exact := func(what, snapshot string) {
+				t.Helper()
+				sameLines(t, what, same(what), append(slices.Clone(foreign), expectedItems(t, snapshot, "", l)...))
+			}
+			common := append([]string{"--table", table}, target...)
+			steps := []struct {
+				name  string
+				args  []string
+				codes []int // the exit codes it may end with
+				want  string
+			}{
+				{"plan", append([]string{"plan", "--in", v2, "--ignore-unparsable"}, common...), []int{0}, ""},
+				{"apply", append([]string{"apply", "--in", v2, "--ignore-unparsable", "--allow-mass-delete", "--no-progress"}, common...), []int{0}, v2},
+				// edit reads only what its edits touch; a near-node in a
+				// moved subtree makes it refuse (exit 2), which is safe too.
+				{"edit", append([]string{"edit", "--ops", edits, "--no-progress"}, common...), []int{0, 2}, ""},
+				{"migrate", append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", table, "--ignore-unparsable", "--allow-mass-delete", "--no-progress"},
+					migrateTarget(target)...), []int{0}, v3},
+			}
+			for _, st := range steps {
+				stdout, stderr, code := run(t, env, st.args...)
+				if !slices.Contains(st.codes, code) {
+					t.Fatalf("%s: exit %d, want one of %v:\n%s%s", st.name, code, st.codes, stdout, stderr)
+				}
+				if st.want != "" {
+					exact(st.name, st.want)
+				} else {
+					same(st.name)
+				}
+			}
+		})
+	}
+}
+
+// migrateTarget turns --layout L or --model M into migrate's --to-layout
+// or --to-model.
+func migrateTarget(target []string) []string {
+	return []string{"--to-" + strings.TrimPrefix(target[0], "--"), target[1]}
 }
