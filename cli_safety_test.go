@@ -134,7 +134,7 @@ func TestSafetyS3InventoryUntypedPrefixModel(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "40 items that do not read as nodes (left alone)") || !strings.Contains(stdout, "photos-prod") {
 		t.Fatalf("plan --ignore-unparsable: exit %d, want 0 counting the 40 objects and naming one:\n%s%s", code, stdout, stderr)
 	}
-	if strings.Contains(stdout, "WARNING: the plan would") {
+	if strings.Contains(stdout, "WARNING: the plan removes") {
 		t.Errorf("plan --ignore-unparsable plans deletes:\n%s", stdout)
 	}
 	if stdout, stderr, code := run(t, env, append([]string{"apply", "--no-progress", "--ignore-unparsable"}, common...)...); code != 0 {
@@ -399,23 +399,18 @@ const (
 	propEdits = `{"op":"move","id":"CM4","parent":"CM3"}` + "\n" + `{"op":"set","id":"CM2","attributes":{"name":"Drive"}}` + "\n" + `{"op":"delete","id":"CM8"}` + "\n"
 )
 
-// readsAsTreeRow says whether an item would be one of the tree's in a
-// table of l whose nodes are among ids: a node's own item, or a row of
-// one of those nodes. The property test's foreign items are the ones it
-// says no for: the definition of what treeport may change, written
-// again here.
-func readsAsTreeRow(l layouts.Layout, item layouts.Item, ids map[string]bool) bool {
+// readsAsLayoutRow says whether an item would be one of the layout's in a
+// table of l: not another entity's (a model's type field), and read back
+// by the layout, as a node's own item or as another of its rows (a
+// closure ancestor row, a prefix listing row: they name their node).
+// The property test's foreign items are the ones it says no for: the
+// definition of what treeport may change, written again here.
+func readsAsLayoutRow(l layouts.Layout, item layouts.Item) bool {
 	if layouts.Foreign(l, layouts.MapView(item)) {
 		return false
 	}
-	_, isNode, err := l.Node(item)
-	switch {
-	case err != nil:
-		return false
-	case isNode:
-		return true
-	}
-	return ids[l.Owner(layouts.MapView(item))]
+	_, _, err := l.Node(item)
+	return err == nil
 }
 
 // foreignItems makes n random items for a table of l that are none of the
@@ -423,7 +418,7 @@ func readsAsTreeRow(l layouts.Layout, item layouts.Item, ids map[string]bool) bo
 // partitions, another type), and near-nodes, the tree's own items with
 // their key moved off the tree and an attribute dropped, retyped or the
 // type field taken away. taken holds the keys the tree's items use.
-func foreignItems(r *rand.Rand, l layouts.Layout, tree []layouts.Item, ids, taken map[string]bool, n int) []layouts.Item {
+func foreignItems(r *rand.Rand, l layouts.Layout, tree []layouts.Item, taken map[string]bool, n int) []layouts.Item {
 	spec := l.Table()
 	keyTypes := map[string]types.ScalarAttributeType{spec.PK.Name: spec.PK.Type}
 	if spec.SK != nil {
@@ -502,7 +497,7 @@ func foreignItems(r *rand.Rand, l layouts.Layout, tree []layouts.Item, ids, take
 			}
 		}
 		k := layouts.KeyOf(spec, item)
-		if taken[k] || readsAsTreeRow(l, item, ids) {
+		if taken[k] || readsAsLayoutRow(l, item) {
 			continue
 		}
 		taken[k] = true
@@ -559,20 +554,16 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 			if stdout, stderr, code := run(t, env, append([]string{"import", "--in", v1, "--table", table, "--create-table", "--no-progress"}, target...)...); code != 0 {
 				t.Fatalf("import v1: exit %d\n%s%s", code, stdout, stderr)
 			}
-			ids, taken := map[string]bool{}, map[string]bool{}
+			taken := map[string]bool{}
 			var tree []layouts.Item
 			for _, v := range []string{v1, v2, v3} {
 				items := expectedItems(t, v, "", l)
 				tree = append(tree, items...)
 				for _, it := range items {
 					taken[layouts.KeyOf(l.Table(), it)] = true
-					if id, _, ok := l.NodeOf(layouts.MapView(it)); ok {
-						ids[id] = true
-					}
 				}
 			}
-			ids["CM7"] = true // edits name no other node
-			foreign := foreignItems(r, l, tree, ids, taken, 30)
+			foreign := foreignItems(r, l, tree, taken, 30)
 			switch {
 			case l.Name() == "adjacency":
 				// Every item of an adjacency table is an Id and
@@ -633,4 +624,55 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 // or --to-model.
 func migrateTarget(target []string) []string {
 	return []string{"--to-" + strings.TrimPrefix(target[0], "--"), target[1]}
+}
+
+// The mass-delete guard counts items too, against every item the table
+// holds: in a closure table, removing a chain's three deepest nodes is 10%
+// of the nodes (the guard's limit, which nodes alone let through) but 27
+// of the table's 95 items. apply refuses it (exit 2, nothing written) and
+// plan warns, both counting nodes and items; --allow-mass-delete lets it go.
+func TestSafetyMassDeleteGuardCountsItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	tree := func(depth int) string {
+		var b strings.Builder
+		b.WriteString("id,parent_id\nR,\n")
+		for i := 1; i <= 20; i++ {
+			fmt.Fprintf(&b, "L%d,R\n", i)
+		}
+		parent := "R"
+		for i := 1; i <= depth; i++ {
+			fmt.Fprintf(&b, "D%d,%s\n", i, parent)
+			parent = fmt.Sprintf("D%d", i)
+		}
+		return b.String()
+	}
+	dir := t.TempDir()
+	full, cut := writeText(t, dir, "full.csv", tree(9)), writeText(t, dir, "cut.csv", tree(6))
+	l, _ := layouts.New("closure", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	if stdout, stderr, code := run(t, env, "import", "--in", full, "--layout", "closure", "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	before := rawLines(t, client, table)
+	if len(before) != 95 {
+		t.Fatalf("the table holds %d items, want 95", len(before))
+	}
+	stdout, stderr, code := run(t, env, "plan", "--in", cut, "--layout", "closure", "--table", table)
+	if code != 0 || !strings.Contains(stdout, "WARNING: the plan removes 3 of the table's 30 nodes (27 of its 95 items)") {
+		t.Fatalf("plan: exit %d, want a warning counting nodes and items:\n%s%s", code, stdout, stderr)
+	}
+	args := []string{"apply", "--in", cut, "--layout", "closure", "--table", table, "--no-progress"}
+	stdout, stderr, code = run(t, env, args...)
+	if code != 2 || !strings.Contains(stderr, "removes 3 of the table's 30 nodes (27 of its 95 items)") || !strings.Contains(stderr, "--allow-mass-delete") {
+		t.Fatalf("apply: exit %d, want 2 counting nodes and items:\n%s%s", code, stdout, stderr)
+	}
+	if !slices.Equal(rawLines(t, client, table), before) {
+		t.Fatal("the refused apply changed the table")
+	}
+	if stdout, stderr, code := run(t, env, append(args, "--allow-mass-delete")...); code != 0 {
+		t.Fatalf("apply --allow-mass-delete: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "after apply --allow-mass-delete", rawLines(t, client, table), expectedItems(t, cut, "", l))
 }

@@ -350,7 +350,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		if ck != nil && !ck.resume {
 			os.Remove(planPath)
 		}
-		return res, fmt.Errorf("%w: refusing to %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+		return res, fmt.Errorf("%w: refusing a plan that %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
 			importer.ErrUsage, summary.DeleteText(), 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
 	}
 	if summary.Changes() == 0 {

@@ -121,9 +121,10 @@ type Summary struct {
 
 // DeleteRatio is the part of the table the plan deletes: the larger of
 // the part of its nodes it removes and the part of all its items (the
-// layout's, the other entities' and the unreadable ones) it deletes for a
-// removed node or a repair. A move's deletes are not counted: the moved
-// nodes' items are put again under their new keys.
+// layout's, the other entities' and the unreadable ones) it deletes for
+// removed nodes. A move's deletes are not counted, nor a repair's: the
+// moved or repaired nodes stay, their items put under the keys they
+// want.
 func (s *Summary) DeleteRatio() float64 {
 	r := 0.0
 	if s.TableNodes > 0 {
@@ -136,16 +137,14 @@ func (s *Summary) DeleteRatio() float64 {
 }
 
 // DeletedItems is the number of items the plan deletes for removed nodes
-// and repairs (the deletes that DeleteRatio counts).
-func (s *Summary) DeletedItems() int64 {
-	return s.ByReason[ReasonRemoved].Deletes + s.ByReason[ReasonRepair].Deletes
-}
+// (the deletes that DeleteRatio counts).
+func (s *Summary) DeletedItems() int64 { return s.ByReason[ReasonRemoved].Deletes }
 
 // DeleteText says what the plan deletes, in nodes and in items, against
-// what the table holds: "remove 3 of the table's 40 nodes and delete 6 of
-// its 80 items".
+// what the table holds: "removes 3 of the table's 40 nodes (6 of its 80
+// items)".
 func (s *Summary) DeleteText() string {
-	return fmt.Sprintf("remove %d of the table's %d nodes and delete %d of its %d items",
+	return fmt.Sprintf("removes %d of the table's %d nodes (%d of its %d items)",
 		s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.TableAllItems())
 }
 
@@ -327,8 +326,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	// does not read, and would stop the next plan).
 	var gone, goneNodes []string
 	for k, i := range t.items {
-		if !t.entries[i].seen {
-			if t.entries[i].node {
+		if e := t.entries[i]; !e.seen {
+			if e.node {
 				goneNodes = append(goneNodes, k)
 			} else {
 				gone = append(gone, k)

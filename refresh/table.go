@@ -47,16 +47,16 @@ type Table struct {
 	Items, OtherItems int64
 	// Unparsable counts the items that are not foreign (see
 	// layouts.Foreign) but do not read as part of a node of the layout:
-	// an item whose attributes do not read back through the layout or the
-	// model (layouts.Layout.Node fails), or a row that is not a node's
-	// own (a closure ancestor row, a prefix listing row) of a node the
-	// table does not hold. They are never planned, so never changed or
-	// deleted; ReadTable fails on them unless IgnoreUnparsable.
+	// its attributes do not read back through the layout or the model
+	// (layouts.Layout.Node fails). They are never planned, so never
+	// changed or deleted; ReadTable fails on them unless
+	// IgnoreUnparsable.
 	// UnparsableKeys are the keys of the first few, and UnparsableWhy
 	// says what is wrong with the first.
 	Unparsable     int64
 	UnparsableKeys []string
 	UnparsableWhy  string
+
 	// unreadable holds the keys of the unparsable items: a plan never
 	// puts over one.
 	unreadable map[string]struct{}
@@ -112,9 +112,6 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	t.stride = sigStride(t.spec)
 	reserved := opts.Layout.Reserved()
 	var mu sync.Mutex
-	// The rows that are not a node's own: each must belong to a node the
-	// table holds, which is known at the end.
-	var allRows []seenRow
 	type seenItem struct {
 		key   string
 		it    tableItem
@@ -129,7 +126,6 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		var d digester
 		var other int64
 		var bad []badItem
-		var rows []seenRow
 		its := make([]seenItem, 0, len(items))
 		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
@@ -147,19 +143,11 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				continue
 			}
 			all, user := d.itemAndAttrs(item, reserved)
-			owner := ""
 			if isNode {
 				id, parent, _ := t.layout.NodeOf(layouts.MapView(item))
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
-			} else {
-				// A row of a node, kept only if the node is in the
-				// table (known once the whole table is read).
-				owner = t.layout.Owner(layouts.MapView(item))
 			}
 			if !opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
-				if !isNode {
-					rows = append(rows, seenRow{owner: owner, key: keyOf(t.spec, item), text: ddb.KeyString(t.spec, item)})
-				}
 				continue
 			}
 			size := transform.ItemSize(item)
@@ -168,11 +156,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				pageUnits = append(pageUnits, uint16(layouts.IndexUnits(t.spec, ix, item, size)))
 			}
 			units := pageUnits[start:len(pageUnits):len(pageUnits)]
-			key := keyOf(t.spec, item)
-			if !isNode {
-				rows = append(rows, seenRow{owner: owner, key: key, text: ddb.KeyString(t.spec, item), kept: true})
-			}
-			its = append(its, seenItem{key, tableItem{digest: all, size: uint32(size), node: isNode},
+			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size), node: isNode},
 				indexSigs(&d, t.spec, item, nil), units})
 		}
 		mu.Lock()
@@ -182,7 +166,6 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		for _, b := range bad {
 			t.unparsable(b.key, b.text, b.why)
 		}
-		allRows = append(allRows, rows...)
 		for _, s := range its {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
 				t.entries[i] = s.it
@@ -208,20 +191,6 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range allRows {
-		if _, ok := t.nodes[r.owner]; ok && r.owner != "" {
-			continue
-		}
-		t.Items--
-		if r.kept {
-			delete(t.items, r.key) // its entry stays, unreachable
-		}
-		why := fmt.Sprintf("a row of node %q, which the table does not hold", r.owner)
-		if r.owner == "" {
-			why = "a row of no node"
-		}
-		t.unparsable(r.key, r.text, why)
-	}
 	if t.Unparsable > 0 && !opts.IgnoreUnparsable {
 		return nil, t.unparsableError()
 	}
@@ -232,18 +201,12 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 // key as text, and what is wrong.
 type badItem struct{ key, text, why string }
 
-// seenRow is an item that is a row of a node but not the node's own:
-// owner is the node's id; kept says it was kept as one of this shard's
-// items.
-type seenRow struct {
-	owner, key, text string
-	kept             bool
-}
-
 // readsAsNode says whether an item that is not foreign reads as part of a
-// node of l: a node's own item (true), or another of its rows (false; it
-// is one only if its node is in the table). An error says why it does
-// not read at all.
+// node of l: a node's own item (true), or another row of the layout
+// (false: a closure ancestor row, a prefix listing row, which name their
+// node and its ancestors; one whose node is gone, left by another shard's
+// copy or a stopped run, is deleted when the snapshot does not want it).
+// An error says why it does not read at all.
 func readsAsNode(l layouts.Layout, item layouts.Item) (bool, error) {
 	// Node reads every attribute the layout or model writes (a typed
 	// model's CheckItem is the same call).

@@ -218,7 +218,7 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 		fmt.Fprintln(w, "No changes: the table equals the snapshot.")
 	}
 	if s.DeleteRatio() > ratio {
-		fmt.Fprintf(w, "WARNING: the plan would %s (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
+		fmt.Fprintf(w, "WARNING: the plan %s (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
 			s.DeleteText(), 100*s.DeleteRatio(), ratio)
 	}
 }
