@@ -76,11 +76,15 @@ func applyCommand() *cli.Command {
 		UsageText: "treeport apply --in SNAPSHOT --table T --layout L [--checkpoint FILE] [--max-delete-ratio 0.1 | --allow-mass-delete]",
 		Description: "Plans as `treeport plan` does, then writes the plan with treeport's writer (rate limiting,\n" +
 			"backoff on throttling, retries, dead letters): the puts first, then the deletes as\n" +
-			"BatchWriteItem DeleteRequests. A second apply of the same snapshot writes nothing.\n" +
+			"BatchWriteItem DeleteRequests, none sent before every put is acknowledged (a put that\n" +
+			"fails stops the run with no delete sent). A second apply of the same snapshot writes nothing.\n" +
+			"An item that does not read as a node of the layout or model is never changed or deleted;\n" +
+			"such items stop the run (exit 2) unless --ignore-unparsable leaves them alone.\n" +
 			"With --checkpoint, the plan is kept beside the checkpoint (FILE.plan.json) and a rerun\n" +
 			"after a crash or Ctrl-C goes on with it where the acknowledged writes stopped, without\n" +
 			"reading the table again. A plan that removes more than --max-delete-ratio of the table's\n" +
-			"nodes is refused (exit 2, nothing written) unless --allow-mass-delete is given.",
+			"nodes, or deletes more than that part of its items for removed nodes, is refused (exit 2,\n" +
+			"nothing written) unless --allow-mass-delete is given.",
 		Flags:  flags,
 		Action: runApply,
 	}
