@@ -676,3 +676,81 @@ func TestSafetyMassDeleteGuardCountsItems(t *testing.T) {
 	}
 	sameLines(t, "after apply --allow-mass-delete", rawLines(t, client, table), expectedItems(t, cut, "", l))
 }
+
+// migrate --follow into a table holding foreign items (as the property
+// test makes them), for every layout but adjacency (which cannot hold
+// one) and every shipped model: the copy and the stream's changes, moves
+// included, leave every foreign item byte for byte, and the follower's
+// verify finds the destination exact.
+func TestSafetyFollowLeavesForeignItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	models, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no shipped models (%v)", err)
+	}
+	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}}
+	for _, m := range models {
+		targets = append(targets, []string{"--model", m})
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	one := writeText(t, t.TempDir(), "one.csv", propV1)
+	for ti, target := range targets {
+		t.Run(filepath.Base(target[1]), func(t *testing.T) {
+			var l layouts.Layout
+			var err error
+			if target[0] == "--model" {
+				l, err = layouts.LoadModel(target[1])
+			} else {
+				l, err = layouts.New(target[1], layouts.Options{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := newAdjSource(t, client, 20, true)
+			dest := ddblocal.TableName(t)
+			dropTableLater(t, client, dest)
+			if stdout, stderr, code := run(t, env, append([]string{"import", "--in", one, "--table", dest, "--create-table", "--no-progress"}, target...)...); code != 0 {
+				t.Fatalf("create the destination: exit %d\n%s%s", code, stdout, stderr)
+			}
+			// The source's ids are N0, N1, …: the foreign items are made
+			// off v1's tree, whose ids (CM…) the source never has.
+			taken := map[string]bool{}
+			tree := expectedItems(t, one, "", l)
+			for _, it := range tree {
+				taken[layouts.KeyOf(l.Table(), it)] = true
+			}
+			foreign := foreignItems(rand.New(rand.NewPCG(seed, uint64(ti))), l, tree, taken, 20)
+			if len(foreign) < 5 {
+				t.Fatalf("only %d foreign items could be made: the test proves little", len(foreign))
+			}
+			for _, it := range foreign {
+				if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dest), Item: it}); err != nil {
+					t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
+				}
+			}
+			args := append([]string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest,
+				"--follow", "--follow-idle", "3s", "--checkpoint", filepath.Join(t.TempDir(), "ck.json"), "--endpoint-url", endpoint,
+				"--no-progress", "--ignore-unparsable", "--allow-mass-delete"}, migrateTarget(target)...)
+			cmd, out := startFollower(t, args)
+			waitForOutput(t, cmd, out, "following the stream")
+			stop := make(chan struct{})
+			mutated := src.run(stop, seed+uint64(ti))
+			time.Sleep(1500 * time.Millisecond)
+			close(stop)
+			if err := <-mutated; err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
+				t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
+			}
+			if n := recordsApplied(t, out.String()); n == 0 {
+				t.Fatalf("the follower applied no stream record:\n%s", out)
+			}
+			containsAll(t, "after the follow", rawLines(t, client, dest), foreign)
+		})
+	}
+}
