@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -129,6 +130,13 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	if err != nil {
 		return nil, err
 	}
+	var deadStart int64 // the dead-letter file's size before this run
+	if deadLetter != nil {
+		if deadStart, err = deadLetter.Seek(0, io.SeekEnd); err != nil {
+			deadLetter.Close()
+			return nil, err
+		}
+	}
 	if deadLetter != nil {
 		defer deadLetter.Close()
 	}
@@ -194,7 +202,23 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 		Interrupted: errors.Is(feedErr, context.Canceled) || errors.Is(closeErr, context.Canceled) || stats.Held > 0 && ctx.Err() != nil,
 		Done:        feedErr == nil && closeErr == nil && stats.Held == 0,
 	}
-	if err := saver.finish(stats.Watermark, res.Done); err != nil {
+	wm := stats.Watermark
+	if first, ok := w.FirstDeadLettered(); ok && errors.Is(feedErr, ErrBarrierRefused) {
+		// The refused items were acknowledged as set aside, but what
+		// follows the barrier needs them in the table: the rerun goes on
+		// from the first of them, and tries them again.
+		wm = min(wm, first)
+		saver.rewind(wm)
+		if deadLetter != nil {
+			// This run's refused items are all at or past first: the
+			// rerun writes them again, and sets them aside again if
+			// DynamoDB still refuses them.
+			if err := deadLetter.Truncate(deadStart); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := saver.finish(wm, res.Done); err != nil {
 		return nil, err
 	}
 	if opts.Checkpoint != nil {
@@ -311,6 +335,20 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 		os.Remove(heldPath(s.path))
 	}
 	return nil
+}
+
+// rewind lowers the watermark to w (a run stopped at a barrier whose
+// items were refused must write them again); finish saves it.
+func (s *checkpointSaver) rewind(w int64) {
+	if s.ck == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w < s.ck.Watermark {
+		s.ck.Watermark = w
+		s.writeJournal()
+	}
 }
 
 // close closes the journal.

@@ -52,6 +52,10 @@ var (
 	ErrTooManyRejected = errors.New("importer: too many items rejected by DynamoDB")
 	// ErrWriterClosed is returned by Write after Close.
 	ErrWriterClosed = errors.New("importer: writer closed")
+	// ErrBarrierRefused ends a Settle that found items dead-lettered: the
+	// operations that were to follow the barrier must not be sent (a
+	// refresh's deletes, when one of its puts is not in the table).
+	ErrBarrierRefused = errors.New("importer: writes before the barrier were refused")
 )
 
 // WriterOptions configure a DDBWriter. The zero value works: 4 workers, no
@@ -288,6 +292,11 @@ type DDBWriter struct {
 	gctx    context.Context
 
 	acks acker
+	// firstDead is the lowest sequence number dead-lettered (MaxInt64:
+	// none), where a run stopped by Settle must resume; firstDeadText its
+	// key and DynamoDB's reason (under dlMu).
+	firstDead     atomic.Int64
+	firstDeadText string
 
 	dlMu    sync.Mutex
 	reasons map[string]int64
@@ -464,6 +473,7 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	w.hot.init(spec, opts.Trace)
 	w.lim.Trace = opts.Trace
 	w.acks.init(opts.StartSeq)
+	w.firstDead.Store(math.MaxInt64)
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
 	var err error
@@ -564,6 +574,62 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		return w.flush(ctx)
 	}
 	return nil
+}
+
+// Settle is a barrier: it sends every operation handed to the writer so
+// far and waits until each one is written or dead-lettered, the items held
+// back for a hot key and those of the held spool (an earlier run's too)
+// included. What is written after it is sent after all of those: a
+// refresh's deletes after its puts, so that no node is missing while a
+// plan is applied. It returns the run's error if the run failed, ctx's
+// error if ctx ended first (what was handed over goes on being written,
+// as without Settle), and an error matching ErrBarrierRefused when an
+// item of this run was dead-lettered: then nothing more may be written,
+// and Close returns nil (the caller says why the run stopped; Run takes
+// the refused items out of the dead-letter file and moves the checkpoint
+// back to the first of them, so that the rerun puts them again). Call it
+// from the goroutine that calls Write.
+func (w *DDBWriter) Settle(ctx context.Context) error {
+	if w.closed {
+		return ErrWriterClosed
+	}
+	for len(w.pend.reqs) > 0 {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+	}
+	// The spool's records are done without moving the watermark (it
+	// passed them when they were spooled): a short tick sees them go.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for w.acks.watermark() <= w.lastSeq || w.spool.left.Load() > 0 {
+		select {
+		case <-w.acks.advanced():
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.gctx.Done():
+			return w.failure()
+		}
+	}
+	if err := w.failure(); err != nil {
+		return err
+	}
+	if n := w.n.dead.Load(); n > 0 {
+		w.dlMu.Lock()
+		first := w.firstDeadText
+		w.dlMu.Unlock()
+		return fmt.Errorf("%w: DynamoDB refused %d of them, the first operation %d (%s)",
+			ErrBarrierRefused, n, w.firstDead.Load(), first)
+	}
+	return nil
+}
+
+// FirstDeadLettered is the lowest sequence number of the items
+// dead-lettered so far, and false when there is none.
+func (w *DDBWriter) FirstDeadLettered() (int64, bool) {
+	first := w.firstDead.Load()
+	return first, first != math.MaxInt64
 }
 
 // request makes the request of a put or a delete.
@@ -1214,6 +1280,10 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
 	}
 	w.n.dead.Add(1)
+	if r.seqs[0] < w.firstDead.Load() { // dlMu is held: no other writer of it
+		w.firstDead.Store(r.seqs[0])
+		w.firstDeadText = fmt.Sprintf("key %s: %s", ddb.KeyString(w.spec, r.item), reason)
+	}
 	if k := reasonKey(reason); len(w.reasons) < 100 || w.reasons[k] > 0 {
 		w.reasons[k]++
 	}

@@ -871,6 +871,14 @@ func Foreign(l Layout, item View) bool {
 	return ok && m.foreign(item)
 }
 
+// HasTypeField reports whether l is a table model with a type field: only
+// then can an item that does not read as a node be told to be another
+// entity's rather than a broken node.
+func HasTypeField(l Layout) bool {
+	m, ok := l.(*modelLayout)
+	return ok && m.typeName != ""
+}
+
 // CheckItem returns the error of an item that carries a table model's type
 // field but does not read back through its templates (wrapping ErrItem),
 // and nil for every other item: a node item, another entity's, or any item

@@ -350,8 +350,8 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		if ck != nil && !ck.resume {
 			os.Remove(planPath)
 		}
-		return res, fmt.Errorf("%w: refusing to remove %d of the table's %d nodes (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
-			importer.ErrUsage, summary.ByReason[ReasonRemoved].Nodes, summary.TableNodes, 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
+		return res, fmt.Errorf("%w: refusing a plan that %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+			importer.ErrUsage, summary.DeleteText(), 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
 	}
 	if summary.Changes() == 0 {
 		res.Took = time.Since(opts.Started)
@@ -413,6 +413,49 @@ func writePlan(ctx context.Context, j *job, path string) (*Summary, error) {
 	return s, f.Close()
 }
 
+// ErrPutsFailed ends a write run whose deletes were not sent because a put
+// before them failed: the table holds every node it held, and what was
+// put. It matches importer.ErrBarrierRefused when DynamoDB refused a put.
+var ErrPutsFailed = errors.New("a put of the plan failed")
+
+// settle waits until every put handed to the writer is acknowledged (the
+// barrier between a plan's puts and its deletes), and says so when one
+// failed.
+func settle(ctx context.Context, w *importer.DDBWriter) error {
+	err := w.Settle(ctx)
+	switch {
+	case err == nil, ctx.Err() != nil:
+		return err
+	case errors.Is(err, importer.ErrBarrierRefused):
+		return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %w; fix those items (or the table) and rerun the same command, which goes on from its checkpoint and puts them again", ErrPutsFailed, err)
+	}
+	return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %w; rerun the same command (with --checkpoint it goes on where the acknowledged puts stopped)", ErrPutsFailed, err)
+}
+
+// sendOps hands ops, puts before deletes, to the writer, numbered from 0,
+// and sends no delete before every put is acknowledged (settle).
+func sendOps(ctx context.Context, w *importer.DDBWriter, ops []Op) error {
+	settled := false
+	for seq, op := range ops {
+		var err error
+		if op.Kind == Delete {
+			if !settled {
+				if err := settle(ctx, w); err != nil {
+					return err
+				}
+				settled = true
+			}
+			err = w.Delete(ctx, int64(seq), op.Item)
+		} else {
+			err = w.Write(ctx, int64(seq), op.Item)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // execute writes a plan file's operations with the writer, from the
 // checkpoint's watermark on.
 func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck *applyCheckpoint, res *ApplyResult) error {
@@ -437,6 +480,7 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 	defer f.Close()
 	run, err := importer.Run(ctx, ro, func(ctx context.Context, w *importer.DDBWriter, skip int64) error {
 		var seq int64
+		settled := false
 		_, _, err := ReadPlan(f, func(op Op) error {
 			s := seq
 			seq++
@@ -447,6 +491,14 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 				return err
 			}
 			if op.Kind == Delete {
+				if !settled {
+					// Puts before deletes, for real: no delete is sent
+					// before every put is acknowledged.
+					if err := settle(ctx, w); err != nil {
+						return err
+					}
+					settled = true
+				}
 				return w.Delete(ctx, s, op.Item)
 			}
 			return w.Write(ctx, s, op.Item)

@@ -129,18 +129,7 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.ConsumedCapacity,
 		DeadLetter: opts.DeadLetter, Total: int64(len(ops)), OnProgress: opts.OnProgress,
 	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
-		for seq, op := range ops {
-			var err error
-			if op.Kind == Delete {
-				err = w.Delete(ctx, int64(seq), op.Item)
-			} else {
-				err = w.Write(ctx, int64(seq), op.Item)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return sendOps(ctx, w, ops)
 	})
 	res.Took = time.Since(opts.Started)
 	return res, err

@@ -700,18 +700,7 @@ func (f *follower) write(ctx context.Context, ops []Op) error {
 		DeadLetter: o.DeadLetter, Resume: true,
 		Total: int64(len(ops)),
 	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
-		for seq, op := range ops {
-			var err error
-			if op.Kind == Delete {
-				err = w.Delete(ctx, int64(seq), op.Item)
-			} else {
-				err = w.Write(ctx, int64(seq), op.Item)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return sendOps(ctx, w, ops)
 	})
 	f.rounds++
 	f.res.Rounds++

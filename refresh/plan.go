@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -91,6 +92,11 @@ type Summary struct {
 	// entities (items without its type field), which a plan leaves alone.
 	TableItems      int64 `json:"table_items"`
 	TableOtherItems int64 `json:"table_other_items"`
+	// TableUnreadable is the number of items that are not foreign but do
+	// not read as part of a node (Table.Unparsable), left alone with
+	// --ignore-unparsable; UnreadableKeys names the first few.
+	TableUnreadable int64    `json:"table_unreadable_items"`
+	UnreadableKeys  []string `json:"unreadable_keys,omitempty"`
 	// SnapshotItems is the number of items the snapshot's layout wants
 	// (this shard's).
 	SnapshotItems int64 `json:"snapshot_items"`
@@ -113,13 +119,38 @@ type Summary struct {
 	Total Count `json:"total"`
 }
 
-// DeleteRatio is the part of the table's nodes the plan removes.
+// DeleteRatio is the part of the table the plan deletes: the larger of
+// the part of its nodes it removes and the part of all its items (the
+// layout's, the other entities' and the unreadable ones) it deletes for
+// removed nodes. A move's deletes are not counted, nor a repair's: the
+// moved or repaired nodes stay, their items put under the keys they
+// want.
 func (s *Summary) DeleteRatio() float64 {
-	if s.TableNodes == 0 {
-		return 0
+	r := 0.0
+	if s.TableNodes > 0 {
+		r = float64(s.ByReason[ReasonRemoved].Nodes) / float64(s.TableNodes)
 	}
-	return float64(s.ByReason[ReasonRemoved].Nodes) / float64(s.TableNodes)
+	if all := s.TableItems + s.TableOtherItems + s.TableUnreadable; all > 0 {
+		r = max(r, float64(s.DeletedItems())/float64(all))
+	}
+	return r
 }
+
+// DeletedItems is the number of items the plan deletes for removed nodes
+// (the deletes that DeleteRatio counts).
+func (s *Summary) DeletedItems() int64 { return s.ByReason[ReasonRemoved].Deletes }
+
+// DeleteText says what the plan deletes, in nodes and in items, against
+// what the table holds: "removes 3 of the table's 40 nodes (6 of its 80
+// items)".
+func (s *Summary) DeleteText() string {
+	return fmt.Sprintf("removes %d of the table's %d nodes (%d of its %d items)",
+		s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.TableAllItems())
+}
+
+// TableAllItems is every item the table holds: the layout's, the other
+// entities' and the unreadable ones.
+func (s *Summary) TableAllItems() int64 { return s.TableItems + s.TableOtherItems + s.TableUnreadable }
 
 // Changes is the number of operations.
 func (s *Summary) Changes() int64 { return s.Total.Puts + s.Total.Deletes }
@@ -156,8 +187,8 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	s := &Summary{
 		Table: t.Name, Layout: l.Name(), Shard: opts.Shard.String(),
 		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items,
-		TableOtherItems: t.OtherItems,
-		ByReason:        map[Reason]*Count{},
+		TableOtherItems: t.OtherItems, TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys,
+		ByReason: map[Reason]*Count{},
 	}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
@@ -263,6 +294,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		// The attributes are EmitAttrs' memory: the operation gets a copy.
 		put := layouts.ItemOf(attrs)
+		if t.Unreadable(put) {
+			return invalidf("node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
+				id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
+		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {
 			// A put over the table's item: priced as DynamoDB bills it.
@@ -286,14 +321,22 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	s.ByReason[ReasonChanged].Nodes = changed
 
 	// Then what the table holds and the snapshot does not want.
-	var gone []string
+	// A node's own items go last, so that a run stopped half-way leaves
+	// every row it did not delete with its node (a row without its node
+	// does not read, and would stop the next plan).
+	var gone, goneNodes []string
 	for k, i := range t.items {
-		if !t.entries[i].seen {
-			gone = append(gone, k)
+		if e := t.entries[i]; !e.seen {
+			if e.node {
+				goneNodes = append(goneNodes, k)
+			} else {
+				gone = append(gone, k)
+			}
 		}
 	}
 	slices.Sort(gone)
-	for _, k := range gone {
+	slices.Sort(goneNodes)
+	for _, k := range append(gone, goneNodes...) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

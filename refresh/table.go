@@ -3,6 +3,7 @@ package refresh
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -44,10 +45,21 @@ type Table struct {
 	// Items is every item of the layout read, this shard's or not;
 	// OtherItems the table model's table's other items, left alone.
 	Items, OtherItems int64
-	// Unparsable counts the items that carry a table model's type field
-	// but do not read back through its templates, left alone with
-	// IgnoreUnparsable (ReadTable fails on them otherwise).
-	Unparsable int64
+	// Unparsable counts the items that are not foreign (see
+	// layouts.Foreign) but do not read as part of a node of the layout:
+	// its attributes do not read back through the layout or the model
+	// (layouts.Layout.Node fails). They are never planned, so never
+	// changed or deleted; ReadTable fails on them unless
+	// IgnoreUnparsable.
+	// UnparsableKeys are the keys of the first few, and UnparsableWhy
+	// says what is wrong with the first.
+	Unparsable     int64
+	UnparsableKeys []string
+	UnparsableWhy  string
+
+	// unreadable holds the keys of the unparsable items: a plan never
+	// puts over one.
+	unreadable map[string]struct{}
 	// Read is what the Scan cost.
 	Read exporter.Stats
 }
@@ -56,7 +68,14 @@ type tableItem struct {
 	digest uint64
 	size   uint32
 	seen   bool
+	// node says the item is a node's own (a node item, closure's self
+	// row, prefix's object row): a plan deletes them after the others,
+	// so that a run stopped half-way leaves no row without its node.
+	node bool
 }
+
+// maxUnparsableKeys is how many unparsable items a table names.
+const maxUnparsableKeys = 5
 
 type tableNode struct {
 	parent string
@@ -73,15 +92,18 @@ type ReadTableOptions struct {
 	// to this shard. The nodes are kept whole: the plan's classification
 	// and the mass-delete guard look at the whole tree.
 	Shard importer.Shard
-	// IgnoreUnparsable leaves alone the items that carry a table model's
-	// type field but do not read back through its templates; without it
-	// ReadTable fails on them, naming one.
+	// IgnoreUnparsable leaves alone the items that are not foreign but do
+	// not read as part of a node (Table.Unparsable); without it ReadTable
+	// fails on them, naming the first few.
 	IgnoreUnparsable bool
 }
 
 // ReadTable scans a table and keeps what a plan compares with a snapshot.
-// An item that does not fit the layout stops it with an error naming the
-// item's key.
+// Only the items that read as part of a node of the layout are kept, so a
+// plan never changes or deletes another: a table model's foreign items
+// are counted in OtherItems, the items that do not read in Unparsable.
+// Unparsable items stop ReadTable with an error (importer.ErrInvalid)
+// naming the first few, unless IgnoreUnparsable.
 func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	t := &Table{
 		Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard,
@@ -90,7 +112,6 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	t.stride = sigStride(t.spec)
 	reserved := opts.Layout.Reserved()
 	var mu sync.Mutex
-	var example string // the first unparsable item
 	type seenItem struct {
 		key   string
 		it    tableItem
@@ -103,8 +124,8 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	}
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, opts.Scan, func(items []layouts.Item) error {
 		var d digester
-		var bad, other int64
-		var badExample string
+		var other int64
+		var bad []badItem
 		its := make([]seenItem, 0, len(items))
 		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
@@ -115,16 +136,15 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				other++
 				continue
 			}
-			if err := layouts.CheckItem(t.layout, item); err != nil {
-				// Never planned, so never deleted as a stray item.
-				bad++
-				if badExample == "" {
-					badExample = fmt.Sprintf("item %s: %v", ddb.KeyString(t.spec, item), err)
-				}
+			isNode, err := readsAsNode(t.layout, item)
+			if err != nil {
+				// Never planned, so never changed or deleted.
+				bad = append(bad, badItem{keyOf(t.spec, item), ddb.KeyString(t.spec, item), err.Error()})
 				continue
 			}
 			all, user := d.itemAndAttrs(item, reserved)
-			if id, parent, ok := t.layout.NodeOf(layouts.MapView(item)); ok {
+			if isNode {
+				id, parent, _ := t.layout.NodeOf(layouts.MapView(item))
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
 			}
 			if !opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
@@ -136,16 +156,15 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				pageUnits = append(pageUnits, uint16(layouts.IndexUnits(t.spec, ix, item, size)))
 			}
 			units := pageUnits[start:len(pageUnits):len(pageUnits)]
-			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size)},
+			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size), node: isNode},
 				indexSigs(&d, t.spec, item, nil), units})
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		t.Items += int64(len(items)) - other
+		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
-		t.Unparsable += bad
-		if example == "" {
-			example = badExample
+		for _, b := range bad {
+			t.unparsable(b.key, b.text, b.why)
 		}
 		for _, s := range its {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
@@ -173,10 +192,94 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		return nil, err
 	}
 	if t.Unparsable > 0 && !opts.IgnoreUnparsable {
-		return nil, fmt.Errorf("%w: table %s: %d items carry the model's type field but do not read back through its templates (%s); fix them, or pass --ignore-unparsable to leave them alone",
-			importer.ErrInvalid, t.Name, t.Unparsable, example)
+		return nil, t.unparsableError()
 	}
 	return t, nil
+}
+
+// badItem is an item that does not read as part of a node: its key, its
+// key as text, and what is wrong.
+type badItem struct{ key, text, why string }
+
+// readsAsNode says whether an item that is not foreign reads as part of a
+// node of l: a node's own item (true), or another row of the layout
+// (false: a closure ancestor row, a prefix listing row, which name their
+// node and its ancestors; one whose node is gone, left by another shard's
+// copy or a stopped run, is deleted when the snapshot does not want it).
+// An error says why it does not read at all.
+func readsAsNode(l layouts.Layout, item layouts.Item) (bool, error) {
+	// Node reads every attribute the layout or model writes (a typed
+	// model's CheckItem is the same call).
+	_, isNode, err := l.Node(item)
+	if err != nil {
+		return false, err
+	}
+	if isNode {
+		if _, _, ok := l.NodeOf(layouts.MapView(item)); !ok {
+			return false, fmt.Errorf("no id")
+		}
+	}
+	return isNode, nil
+}
+
+// unparsable counts one more item that does not read as part of a node;
+// the table's mutex is held, or the scan is over.
+func (t *Table) unparsable(key, text, why string) {
+	if t.Unparsable == 0 {
+		t.UnparsableWhy = why
+	}
+	t.Unparsable++
+	if t.unreadable == nil {
+		t.unreadable = map[string]struct{}{}
+	}
+	t.unreadable[key] = struct{}{}
+	if len(t.UnparsableKeys) < maxUnparsableKeys {
+		t.UnparsableKeys = append(t.UnparsableKeys, text)
+	}
+}
+
+// Unreadable reports whether the table holds an item under the key of
+// item that does not read as part of a node (one a plan must not put
+// over).
+func (t *Table) Unreadable(item layouts.Item) bool {
+	if len(t.unreadable) == 0 {
+		return false
+	}
+	_, ok := t.unreadable[keyOf(t.spec, item)]
+	return ok
+}
+
+// unparsableError is the error of a table with unparsable items, for a
+// caller that did not ask to leave them alone.
+func (t *Table) unparsableError() error {
+	var why string
+	if layouts.HasTypeField(t.layout) {
+		why = "they carry the model's type field but do not read back through its templates: fix them"
+	} else {
+		why = fmt.Sprintf("the %s has no type field, so treeport cannot tell another entity's items from broken nodes: give the model a type field (docs/MODELS.md), fix the items, or make sure this is the right table and layout", layoutWord(t.layout))
+	}
+	return invalidf("table %s: %d items do not read as nodes of %s %s, such as %s (the first: %s); nothing was planned or written: %s, or pass --ignore-unparsable to leave them alone and go on",
+		t.Name, t.Unparsable, layoutWord(t.layout), t.layout.Name(), strings.Join(t.UnparsableKeys, ", "), t.UnparsableWhy, why)
+}
+
+// invalidError is an error of the table or the snapshot that nothing
+// written can mend: it matches importer.ErrInvalid (exit 2) without
+// saying so in its text.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == importer.ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{fmt.Sprintf(format, args...)}
+}
+
+// layoutWord is "model" for a table model, "layout" otherwise.
+func layoutWord(l layouts.Layout) string {
+	if layouts.IsModel(l) {
+		return "model"
+	}
+	return "layout"
 }
 
 // Nodes is the number of nodes in the table.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,8 +31,8 @@ func refreshFlags() []cli.Flag {
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-errors", Value: 100, Usage: "how many problems of the snapshot to print", Category: catValid, Action: atLeastOne("max-errors")},
 		&cli.StringFlag{Name: "shard", Usage: "plan (and write) only shard `k/N` of the items, by partition-key hash, for N copies run side by side; k may be $NAME, an environment variable that holds it ($AWS_BATCH_JOB_ARRAY_INDEX/8)", Category: catWrite},
-		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
-		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "--model: leave alone the items that carry the model's type field but do not read back through its templates (plan and apply refuse them otherwise)", Category: catWrite},
+		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes, or deletes more than this part of the items the table holds (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
+		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "leave alone the items that do not read as nodes of the layout or model (another entity's, or broken ones) and go on; plan, apply and migrate refuse them otherwise. They are never changed or deleted either way", Category: catWrite},
 	)
 	return append(flags, awsFlags()...)
 }
@@ -76,11 +77,15 @@ func applyCommand() *cli.Command {
 		UsageText: "treeport apply --in SNAPSHOT --table T --layout L [--checkpoint FILE] [--max-delete-ratio 0.1 | --allow-mass-delete]",
 		Description: "Plans as `treeport plan` does, then writes the plan with treeport's writer (rate limiting,\n" +
 			"backoff on throttling, retries, dead letters): the puts first, then the deletes as\n" +
-			"BatchWriteItem DeleteRequests. A second apply of the same snapshot writes nothing.\n" +
+			"BatchWriteItem DeleteRequests, none sent before every put is acknowledged (a put that\n" +
+			"fails stops the run with no delete sent). A second apply of the same snapshot writes nothing.\n" +
+			"An item that does not read as a node of the layout or model is never changed or deleted;\n" +
+			"such items stop the run (exit 2) unless --ignore-unparsable leaves them alone.\n" +
 			"With --checkpoint, the plan is kept beside the checkpoint (FILE.plan.json) and a rerun\n" +
 			"after a crash or Ctrl-C goes on with it where the acknowledged writes stopped, without\n" +
 			"reading the table again. A plan that removes more than --max-delete-ratio of the table's\n" +
-			"nodes is refused (exit 2, nothing written) unless --allow-mass-delete is given.",
+			"nodes, or deletes more than that part of its items for removed nodes, is refused (exit 2,\n" +
+			"nothing written) unless --allow-mass-delete is given.",
 		Flags:  flags,
 		Action: runApply,
 	}
@@ -194,8 +199,15 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	if s.TableOtherItems > 0 {
 		other = fmt.Sprintf(" and %d other items (left alone)", s.TableOtherItems)
 	}
+	if s.TableUnreadable > 0 {
+		other += fmt.Sprintf(" and %d items that do not read as nodes (left alone)", s.TableUnreadable)
+	}
 	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items%s; snapshot %d nodes, %d items\n",
 		where, s.Layout, s.TableNodes, s.TableItems, other, s.SnapshotNodes, s.SnapshotItems)
+	if s.TableUnreadable > 0 {
+		fmt.Fprintf(w, "WARNING: %d items of the table do not read as nodes of %s; they are never changed or deleted (--ignore-unparsable): %s\n",
+			s.TableUnreadable, s.Layout, strings.Join(s.UnreadableKeys, ", "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")
 	for _, reason := range refresh.Reasons {
@@ -211,8 +223,8 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 		fmt.Fprintln(w, "No changes: the table equals the snapshot.")
 	}
 	if s.DeleteRatio() > ratio {
-		fmt.Fprintf(w, "WARNING: the plan removes %d of the table's %d nodes (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
-			s.ByReason[refresh.ReasonRemoved].Nodes, s.TableNodes, 100*s.DeleteRatio(), ratio)
+		fmt.Fprintf(w, "WARNING: the plan %s (%.1f%%), more than --max-delete-ratio %g: apply will refuse it without --allow-mass-delete. Is the snapshot complete?\n",
+			s.DeleteText(), 100*s.DeleteRatio(), ratio)
 	}
 }
 

@@ -107,6 +107,11 @@ type Config struct {
 	// item it cannot take (a value of the wrong type for the key of an
 	// index, say): the write only the service can refuse.
 	Reject string
+	// Fail, when set, makes the proxy answer every BatchWriteItem that
+	// puts an item carrying an attribute of this name with an
+	// AccessDeniedException, an error no retry mends: the write fails
+	// without being refused as invalid.
+	Fail string
 
 	// OnRequest, when set, is told of every request received: its
 	// operation ("Scan") and its body, which it must not keep or change.
@@ -174,8 +179,9 @@ type Counts struct {
 	// TableItems those refused for the table's limit (see HotItems).
 	KeyRangeItems int64
 	TableItems    int64
-	// Rejected counts the requests refused for an item carrying Reject.
-	Rejected int64
+	// Rejected counts the requests refused for an item carrying Reject,
+	// Failed those failed for an item carrying Fail.
+	Rejected, Failed int64
 }
 
 // Faults is the number of requests that met an injected fault.
@@ -205,7 +211,7 @@ type Proxy struct {
 
 	n struct {
 		requests, forwarded, throttled, server, partial, heldBack, cutBefore, cutAfter,
-		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems, rejected atomic.Int64
+		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems, rejected, failed atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -319,6 +325,7 @@ func (p *Proxy) Counts() Counts {
 		KeyRangeItems:    p.n.keyRangeItems.Load(),
 		TableItems:       p.n.tableItems.Load(),
 		Rejected:         p.n.rejected.Load(),
+		Failed:           p.n.failed.Load(),
 		Requests:         p.n.requests.Load(),
 		Forwarded:        p.n.forwarded.Load(),
 		Throttled:        p.n.throttled.Load(),
@@ -482,6 +489,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.n.rejected.Add(1)
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ValidationException",
 			"One or more parameter values were invalid: an item carries "+p.cfg.Reject+" (refused by faultproxy)", nil)
+		return
+	}
+
+	if batch && req != nil && p.cfg.Fail != "" && req.puts(p.cfg.Fail) {
+		p.n.failed.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
+			"User is not authorized to perform dynamodb:BatchWriteItem: an item carries "+p.cfg.Fail+" (failed by faultproxy)", nil)
 		return
 	}
 
