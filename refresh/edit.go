@@ -577,6 +577,9 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 // checkItem checks an item against DynamoDB's limits: its size, and the
 // length of its keys in the table and in each index.
 func checkItem(spec layouts.TableSpec, item layouts.Item) error {
+	if err := layouts.CheckKeys(spec, item); err != nil {
+		return err
+	}
 	if size := transform.ItemSize(item); size > transform.MaxItemBytes {
 		return fmt.Errorf("%w: %d bytes, over DynamoDB's %d", transform.ErrItemTooLarge, size, transform.MaxItemBytes)
 	}
