@@ -308,6 +308,11 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	res := &ApplyResult{}
 	var planPath string
 	if ck != nil && ck.resume {
+		// The plan is not read from the table again: the table is
+		// still checked against the layout before the first write.
+		if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+			return nil, err
+		}
 		res.Resumed = true
 		planPath = ck.planPath
 		f, err := os.Open(planPath)

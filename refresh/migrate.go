@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,6 +87,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	}
 	if err := importer.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
+	}
+	// The destination too, before the source is read: a destination of
+	// another layout would be found only after the whole copy was read.
+	// One that does not exist yet is --create-table's to make.
+	if err := importer.CheckTable(ctx, opts.Client, opts.Table, opts.Layout.Table()); err != nil {
+		if !errors.Is(err, importer.ErrTableNotFound) || !opts.CreateTable {
+			return nil, fmt.Errorf("destination: %w", err)
+		}
 	}
 	if opts.Follow != nil {
 		return migrateFollow(ctx, opts)

@@ -132,6 +132,10 @@ func runExport(c *cli.Context) error {
 			return err
 		}
 		opts.Client = client
+		// A table of another layout (or model) is refused before a read.
+		if err := ddb.CheckTable(c.Context, client, table, l.Table()); err != nil {
+			return err
+		}
 		// A long Scan says how far it got every few seconds.
 		last := time.Now()
 		opts.Scan.OnPage = func(st exporter.Stats) {

@@ -58,6 +58,10 @@ func runVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A table of another layout (or model) is refused before a read.
+	if err := ddb.CheckTable(c.Context, client, table, ls[0].Table()); err != nil {
+		return err
+	}
 	src, err := importer.OpenSource(in, srcOpts)
 	if err != nil {
 		return err
