@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,8 @@ type job struct {
 	input importer.InputOptions
 	// onProblems is told a snapshot's problems before the job fails.
 	onProblems func([]*transform.RowError)
+	// from names the snapshot in messages ("" : its path).
+	from string
 
 	// Read by read: the snapshot, checked, and the table, with the keys
 	// of the table's own indexes on the user's attributes.
@@ -70,7 +73,7 @@ func (j *job) read(ctx context.Context) error {
 				j.onProblems(problems)
 			}
 			return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-				importer.ErrInvalid, countOf(len(problems), "problem"), j.input.Path)
+				importer.ErrInvalid, countOf(len(problems), "problem"), cmp.Or(j.from, j.input.Path))
 		}
 		j.in = in
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
 )
 
 // The field names of the snapshot migrate takes of its source: names no
@@ -152,6 +153,23 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
 		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	if opts.Snapshot == "" {
+		// The snapshot is a temporary file, gone at the end: a node the
+		// destination cannot hold is named by the source table and its id.
+		j.from = "table " + opts.From
+		j.onProblems = func(problems []*transform.RowError) {
+			if opts.OnProblems == nil {
+				return
+			}
+			out := make([]*transform.RowError, len(problems))
+			for i, p := range problems {
+				q := *p
+				q.File, q.Line, q.Unit = j.from, 0, ""
+				out[i] = &q
+			}
+			opts.OnProblems(out)
+		}
+	}
 	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
 	return j, cleanup, err
 }
