@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -116,5 +119,121 @@ func TestEmptyKeyRefusedBeforeAnyWrite(t *testing.T) {
 	wantEmptyKeyRefusal(t, "edit", code, stderr, `node "R2"`)
 	if !slices.Equal(rawLines(t, client, roots), before) {
 		t.Error("edit changed the table")
+	}
+}
+
+// requestLog is the operations a fault proxy saw, in order.
+type requestLog struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (r *requestLog) add(op string, _ []byte) {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+}
+
+func (r *requestLog) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ops := r.ops
+	r.ops = nil
+	return ops
+}
+
+// TestSchemaMismatchRefusedBeforeAnyRead: every command that reads (or
+// writes) a table of a layout or model checks the table's keys, their
+// types and the indexes it uses with DescribeTable first: a table of
+// another shape is refused with exit 2, a message saying what differs and
+// what to do, before any read or write (the requests DynamoDB got are
+// DescribeTable alone, through a fault proxy's request log) and the tables
+// are unchanged. Both sides of migrate are checked before the source is
+// read, with --follow too.
+func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
+	t.Parallel()
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	const in = "fixtures/cars.csv"
+	closure, _ := layouts.New(layouts.ClosureName, layouts.Options{})
+	path, _ := layouts.New(layouts.PathName, layouts.Options{})
+	// A closure table, by hand: the wrong keys for path and for the model.
+	wrong := ddblocal.NewTable(t, client, closure.Table())
+	putItem(t, client, wrong, layouts.Item{"Id": &types.AttributeValueMemberS{Value: "CM1"},
+		"RelativeDepth": &types.AttributeValueMemberN{Value: "0"}, "AncestorId": &types.AttributeValueMemberS{Value: "CM1"}})
+	// A path table of the cars, for the side of migrate that fits.
+	good := loadTable(t, awsEnv(endpoint), client, in, typesFlag, path)
+	empty := ddblocal.NewTable(t, client, path.Table())
+	// A table whose keys are the model's but lacking its GSI2.
+	single := "fixtures/models/single-table.json"
+	sl, err := layouts.LoadModel(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noGSI2 := sl.Table()
+	noGSI2.Indexes = noGSI2.Indexes[:1]
+	partial := ddblocal.NewTable(t, client, noGSI2)
+
+	ops := filepath.Join(t.TempDir(), "edits.jsonl")
+	if err := os.WriteFile(ops, []byte(`{"op":"set","id":"CM2","attributes":{"qty":"2"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in stderr, besides "does not match"
+	}{
+		{"export", []string{"export", "--table", wrong, "--layout", "path", "--out", filepath.Join(out, "x.jsonl")}, []string{"sort key: table has RelativeDepth (N), layout wants none"}},
+		{"query", []string{"query", "descendants", "--table", wrong, "--layout", "path", "--id", "CM1"}, []string{"index ByPath: missing"}},
+		{"query with a model", []string{"query", "children", "--table", partial, "--model", single, "--id", "CM1"}, []string{"index GSI2: missing", "GSI2PK"}},
+		{"verify", []string{"verify", "--in", in, "--types", typesFlag, "--table", wrong, "--layout", "path"}, []string{"index ByParent: missing"}},
+		{"plan", []string{"plan", "--in", in, "--types", typesFlag, "--table", wrong, "--layout", "path"}, nil},
+		{"plan with a model", []string{"plan", "--in", in, "--types", typesFlag, "--table", partial, "--model", single}, []string{"index GSI2: missing"}},
+		{"apply", []string{"apply", "--in", in, "--types", typesFlag, "--table", wrong, "--layout", "path", "--no-progress"}, nil},
+		{"edit", []string{"edit", "--ops", ops, "--table", wrong, "--layout", "path", "--no-progress"}, nil},
+		{"migrate source", []string{"migrate", "--from-table", wrong, "--from-layout", "path", "--to-table", empty, "--to-layout", "path", "--no-progress"}, []string{"source:"}},
+		{"migrate destination", []string{"migrate", "--from-table", good, "--from-layout", "path", "--to-table", wrong, "--to-layout", "path", "--no-progress"}, []string{"destination:"}},
+		{"migrate destination, --create-table", []string{"migrate", "--from-table", good, "--from-layout", "path", "--to-table", wrong, "--to-layout", "path", "--create-table", "--no-progress"}, []string{"destination:"}},
+		{"migrate --follow source", []string{"migrate", "--from-table", wrong, "--from-layout", "path", "--to-table", empty, "--to-layout", "path", "--follow", "--follow-idle", "1s", "--no-progress"}, []string{"source:"}},
+		{"migrate --follow destination", []string{"migrate", "--from-table", good, "--from-layout", "path", "--to-table", wrong, "--to-layout", "path", "--follow", "--follow-idle", "1s", "--enable-stream", "--no-progress"}, []string{"destination:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log requestLog
+			proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Lifetime: 5 * time.Minute, OnRequest: log.add})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			before := map[string][]string{}
+			for _, tb := range []string{wrong, good, empty, partial} {
+				before[tb] = rawLines(t, client, tb)
+			}
+			_, stderr, code := run(t, awsEnv(proxy.URL()), tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2:\n%s", code, stderr)
+			}
+			for _, w := range append([]string{"does not match", "nothing was read or written"}, tc.want...) {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			seen := log.take()
+			if len(seen) == 0 {
+				t.Error("no request reached DynamoDB: the refusal did not come from the table's description")
+			}
+			for _, op := range seen {
+				if op != "DescribeTable" {
+					t.Errorf("%s was sent before the refusal (requests: %v)", op, seen)
+					break
+				}
+			}
+			for tb, lines := range before {
+				if !slices.Equal(rawLines(t, client, tb), lines) {
+					t.Errorf("table %s changed", tb)
+				}
+			}
+		})
 	}
 }
