@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
@@ -235,5 +237,76 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSparseModelRoundTrip: with "sparse": true on the index, the nodes
+// whose Path would be empty are written without it (so they are not in the
+// index), and the model round-trips: the table holds exactly the items
+// the model builds, verify finds the file, export gives back the records
+// (verify of the export), the workbench model's sample items leave Path
+// off the children of the root, a query below them is answered and one the
+// index cannot answer (the root's children, left out of it) exits 2 saying
+// why instead of answering without them.
+func TestSparseModelRoundTrip(t *testing.T) {
+	t.Parallel()
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	model, l := innerModel(t, true)
+	typesFlag := fixtureTypes(t, "cars")
+	const in = "fixtures/cars.csv"
+	table := ddblocal.NewTable(t, client, l.Table())
+	if _, stderr, code := run(t, env, "import", "--in", in, "--types", typesFlag, "--model", model, "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d:\n%s", code, stderr)
+	}
+	sameState(t, "the table", tableState(t, client, table, l.Table()), wantState(t, in, typesFlag, l))
+	for _, it := range scanTable(t, client, table) {
+		id := it["ID"].(*types.AttributeValueMemberS).Value
+		_, root := it["Root"]
+		_, hasPath := it["Path"]
+		if (id == "CM2" || id == "CM20") && (!root || hasPath) {
+			t.Errorf("child of the root %s: %s, want Root and no Path", id, ddbjson.AppendItem(nil, it))
+		}
+	}
+	if _, stderr, code := run(t, env, "verify", "--in", in, "--types", typesFlag, "--model", model, "--table", table); code != 0 {
+		t.Errorf("verify: exit %d:\n%s", code, stderr)
+	}
+	exported := filepath.Join(t.TempDir(), "cars.jsonl")
+	if _, stderr, code := run(t, env, "export", "--model", model, "--table", table, "--out", exported); code != 0 {
+		t.Fatalf("export: exit %d:\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, env, "verify", "--in", exported, "--model", model, "--table", table); code != 0 {
+		t.Errorf("verify of the export: exit %d:\n%s", code, stderr)
+	}
+	wb, stderr, code := run(t, env, "schema", "--model", model, "--table", "Cars", "--format", "workbench", "--in", in, "--types", typesFlag, "--sample", "48")
+	if code != 0 {
+		t.Fatalf("schema --format workbench: exit %d:\n%s", code, stderr)
+	}
+	var doc struct {
+		DataModel []struct {
+			TableData []map[string]map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(wb), &doc); err != nil || len(doc.DataModel) != 1 {
+		t.Fatalf("schema --format workbench: %v:\n%.2000s", err, wb)
+	}
+	paths := map[string]string{}
+	for _, it := range doc.DataModel[0].TableData {
+		if p, ok := it["Path"]; ok {
+			id, _ := it["ID"]["S"].(string)
+			paths[id], _ = p["S"].(string)
+		}
+	}
+	if _, ok := paths["CM2"]; ok || paths["CM3"] != "CM2/" || len(paths) != 48-1-5 {
+		t.Errorf("workbench sample items: Path of CM2 %q, of CM3 %q, %d with a Path; want none, CM2/, 42 (the nodes below the 5 children of the root)", paths["CM2"], paths["CM3"], len(paths))
+	}
+	stdout, stderr, code := run(t, env, "query", "descendants", "--model", model, "--table", table, "--id", "CM2")
+	if code != 0 || strings.Count(stdout, "\n") < 2 {
+		t.Errorf("descendants of CM2: exit %d, %q:\n%s", code, stdout, stderr)
+	}
+	_, stderr, code = run(t, env, "query", "children", "--model", model, "--table", table, "--id", "CM1")
+	if code != 2 || !strings.Contains(stderr, "not in index gsi1") {
+		t.Errorf("children of the root CM1: exit %d, want 2 saying they are not in gsi1:\n%s", code, stderr)
 	}
 }
