@@ -454,8 +454,8 @@ func (m *modelLayout) sparseMiss(x *modelIndex, target *modelAttr) error {
 	if x != nil {
 		where = "index " + x.name
 	}
-	return fmt.Errorf("%w: model %s: the nodes this query asks for have an empty %s (template %q), so they are not in %s and cannot be read through it; query a node further down, or give the template literal text (\"/%s\") so that no value is empty",
-		ErrSparseMiss, m.name, target.name, target.tmpl.text, where, target.tmpl.text)
+	return fmt.Errorf("model %s: the nodes this query asks for have an empty %s (template %q), so they are not in %s and cannot be read through it; query a node further down, or give the template literal text (\"/%s\") so that no value is empty (%w)",
+		m.name, target.name, target.tmpl.text, where, target.tmpl.text, ErrSparseMiss)
 }
 
 // rangeExpr writes a comparison of name with the values.
