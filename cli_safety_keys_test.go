@@ -309,4 +309,27 @@ func TestSparseModelRoundTrip(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "not in index gsi1") {
 		t.Errorf("children of the root CM1: exit %d, want 2 saying they are not in gsi1:\n%s", code, stderr)
 	}
+	// edit reads a moved node's subtree through the index: moving a root,
+	// whose children are not in it, is refused before anything is written.
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.json")
+	ops := filepath.Join(dir, "ops.jsonl")
+	if err := os.WriteFile(two, []byte(`[{"id":"A"},{"id":"B","parent_id":"A"},{"id":"C","parent_id":"B"},{"id":"X"},{"id":"Y","parent_id":"X"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ops, []byte(`{"op":"move","id":"X","parent":"C"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trees := ddblocal.NewTable(t, client, l.Table())
+	if _, stderr, code := run(t, env, "import", "--in", two, "--model", model, "--table", trees, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d:\n%s", code, stderr)
+	}
+	before := rawLines(t, client, trees)
+	_, stderr, code = run(t, env, "edit", "--ops", ops, "--model", model, "--table", trees, "--no-progress")
+	if code != 2 || !strings.Contains(stderr, "not in index gsi1") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("edit moving the root X: exit %d, want 2 saying X's children are not in gsi1:\n%s", code, stderr)
+	}
+	if !slices.Equal(rawLines(t, client, trees), before) {
+		t.Error("edit changed the table")
+	}
 }
