@@ -127,7 +127,7 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 		return err
 	}
 	// A table of another layout (or model) is refused before a read.
-	if err := ddb.CheckTable(c.Context, client, table, l.Table()); err != nil {
+	if err := checkReadTable(c.Context, client, table, l); err != nil {
 		return err
 	}
 	stderr := c.App.ErrWriter

@@ -59,7 +59,7 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	// A table of another layout (or model) is refused before a read.
-	if err := ddb.CheckTable(c.Context, client, table, ls[0].Table()); err != nil {
+	if err := checkReadTable(c.Context, client, table, ls[0]); err != nil {
 		return err
 	}
 	src, err := importer.OpenSource(in, srcOpts)
