@@ -762,11 +762,7 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 func (m *modelLayout) Name() string { return "model-" + m.name }
 
 // Table returns the model's keys and indexes.
-func (m *modelLayout) Table() TableSpec {
-	spec := m.spec
-	spec.Indexes = slices.Clone(spec.Indexes)
-	return spec
-}
+func (m *modelLayout) Table() TableSpec { return m.table() }
 
 // table builds Table's answer.
 func (m *modelLayout) table() TableSpec {
