@@ -85,10 +85,10 @@ type modelAttr struct {
 	num          bool // N; else S
 	absentOnRoot bool
 	where        string // the field that declared it first, for messages
-	// key: the attribute is a key of the table or of an index;
-	// omitEmpty: only of sparse indexes, so that an empty value leaves
-	// it off the item (and the item out of those indexes).
-	key, omitEmpty bool
+	// omitEmpty: a key of sparse indexes alone (not of the table, nor of
+	// another index), so that an empty value leaves it off the item, and
+	// the item out of those indexes.
+	omitEmpty bool
 }
 
 // modelKey is one key of the table or of an index, for the empty-key
@@ -134,7 +134,7 @@ type modelLayout struct {
 	pk, sk  *modelAttr
 	indexes []*modelIndex
 	keys    []modelKey   // every key of the table and its indexes
-	spec    TableSpec    // Table(), built once
+	spec    TableSpec    // Table(), built once for Items' CheckKeys
 	attrs   []*modelAttr // every attribute, each once
 	byName  map[string]*modelAttr
 
@@ -569,7 +569,7 @@ func (m *modelLayout) setKeys() {
 		add(x.sk, "sort", "index "+x.name, x.sparse)
 	}
 	for _, k := range m.keys {
-		k.a.key, k.a.omitEmpty = true, true
+		k.a.omitEmpty = true
 	}
 	for _, k := range m.keys {
 		k.a.omitEmpty = k.a.omitEmpty && k.sparse
