@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -81,33 +80,18 @@ type TableAPI interface {
 
 var _ TableAPI = (*dynamodb.Client)(nil)
 
+// The schema check lives in internal/ddb, for every command that reads or
+// writes a table; these are its names here, where the writers use them.
 var (
 	// ErrSchemaMismatch marks a table whose keys or indexes are not the
 	// layout's; the error is a *SchemaMismatchError. Nothing was written.
-	ErrSchemaMismatch = errors.New("importer: table does not match the layout")
+	ErrSchemaMismatch = ddb.ErrSchemaMismatch
 	// ErrTableNotFound marks a table that does not exist.
-	ErrTableNotFound = errors.New("importer: table not found")
+	ErrTableNotFound = ddb.ErrTableNotFound
 )
 
 // SchemaMismatchError lists every way a table differs from a layout.
-type SchemaMismatchError struct {
-	Table string
-	Diffs []string
-}
-
-func (e *SchemaMismatchError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "importer: table %q does not match the layout:", e.Table)
-	for _, d := range e.Diffs {
-		b.WriteString("\n  - ")
-		b.WriteString(d)
-	}
-	b.WriteString("\nchoose another table or layout, or rename the layout's attributes and indexes with --attr OLD=NEW")
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrSchemaMismatch) true.
-func (e *SchemaMismatchError) Is(target error) bool { return target == ErrSchemaMismatch }
+type SchemaMismatchError = ddb.SchemaMismatchError
 
 // The JSON shape of CreateTable, with the API's field names, as
 // `aws dynamodb create-table --cli-input-json` reads it.
@@ -368,31 +352,13 @@ func active(t *types.TableDescription) bool {
 	return true
 }
 
-// CheckTable compares the table's key schema, attribute types and indexes
-// with spec's, before anything is written. A table that differs gives a
-// *SchemaMismatchError listing every difference; indexes the layout does not
-// use are allowed. A missing table gives an error matching ErrTableNotFound.
+// CheckTable is ddb.CheckTable: the table's key schema, attribute types and
+// indexes against spec's, before anything is read or written.
 func CheckTable(ctx context.Context, client TableAPI, name string, spec layouts.TableSpec) error {
-	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-	if err != nil {
-		return describeError(name, err)
-	}
-	if out.Table == nil {
-		return &ddb.ServiceError{Pkg: "importer", Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
-	}
-	if diffs := schemaDiffs(out.Table, spec); len(diffs) > 0 {
-		return &SchemaMismatchError{Table: name, Diffs: diffs}
-	}
-	return nil
+	return ddb.CheckTable(ctx, client, name, spec)
 }
 
-func describeError(name string, err error) error {
-	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return fmt.Errorf("%w: %q (check --table, --region and --endpoint-url)", ErrTableNotFound, name)
-	}
-	return serviceError("DescribeTable", err)
-}
+func describeError(name string, err error) error { return ddb.DescribeError("importer", name, err) }
 
 func serviceError(op string, err error) error {
 	e := &ddb.ServiceError{Pkg: "importer", Op: op, Err: err}
@@ -403,93 +369,5 @@ func serviceError(op string, err error) error {
 	return e
 }
 
-// schemaDiffs lists how t differs from spec, in words a user can act on.
-func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
-	attrType := map[string]string{}
-	for _, a := range t.AttributeDefinitions {
-		attrType[aws.ToString(a.AttributeName)] = string(a.AttributeType)
-	}
-	describe := func(name string) string {
-		if ty := attrType[name]; ty != "" {
-			return fmt.Sprintf("%s (%s)", name, ty)
-		}
-		return name
-	}
-	var diffs []string
-	compare := func(where string, ks []types.KeySchemaElement, pk layouts.KeyAttr, sk *layouts.KeyAttr) {
-		var hash, rng string
-		for _, k := range ks {
-			switch k.KeyType {
-			case types.KeyTypeHash:
-				hash = aws.ToString(k.AttributeName)
-			case types.KeyTypeRange:
-				rng = aws.ToString(k.AttributeName)
-			}
-		}
-		want := func(k layouts.KeyAttr) string { return fmt.Sprintf("%s (%s)", k.Name, k.Type) }
-		if hash != pk.Name || attrType[hash] != string(pk.Type) {
-			diffs = append(diffs, fmt.Sprintf("%spartition key: table has %s, layout wants %s", where, describe(hash), want(pk)))
-		}
-		switch {
-		case sk == nil && rng != "":
-			diffs = append(diffs, fmt.Sprintf("%ssort key: table has %s, layout wants none", where, describe(rng)))
-		case sk != nil && rng == "":
-			diffs = append(diffs, fmt.Sprintf("%ssort key: table has none, layout wants %s", where, want(*sk)))
-		case sk != nil && (rng != sk.Name || attrType[rng] != string(sk.Type)):
-			diffs = append(diffs, fmt.Sprintf("%ssort key: table has %s, layout wants %s", where, describe(rng), want(*sk)))
-		}
-	}
-	compare("", t.KeySchema, spec.PK, spec.SK)
-	indexes := map[string]types.GlobalSecondaryIndexDescription{}
-	for _, ix := range t.GlobalSecondaryIndexes {
-		indexes[aws.ToString(ix.IndexName)] = ix
-	}
-	for _, want := range spec.Indexes {
-		ix, ok := indexes[want.Name]
-		if !ok {
-			keys := fmt.Sprintf("partition %s (%s)", want.PK.Name, want.PK.Type)
-			if want.SK != nil {
-				keys += fmt.Sprintf(", sort %s (%s)", want.SK.Name, want.SK.Type)
-			}
-			proj := "all attributes projected"
-			if p := projectionOf(want); p != types.ProjectionTypeAll {
-				proj = "projection " + string(p)
-				if len(want.NonKeyAttributes) > 0 {
-					proj += " " + strings.Join(want.NonKeyAttributes, ",")
-				}
-			}
-			diffs = append(diffs, fmt.Sprintf("index %s: missing (layout wants a global secondary index with %s, %s)", want.Name, keys, proj))
-			continue
-		}
-		compare("index "+want.Name+": ", ix.KeySchema, want.PK, want.SK)
-		wantProj := projectionOf(want)
-		switch {
-		case ix.Projection == nil || ix.Projection.ProjectionType != wantProj:
-			got := "nothing"
-			if ix.Projection != nil {
-				got = string(ix.Projection.ProjectionType)
-			}
-			diffs = append(diffs, fmt.Sprintf("index %s: projects %s, layout needs %s", want.Name, got, wantProj))
-		case wantProj == types.ProjectionTypeInclude && !sameNames(ix.Projection.NonKeyAttributes, want.NonKeyAttributes):
-			diffs = append(diffs, fmt.Sprintf("index %s: projects INCLUDE %s, layout needs INCLUDE %s", want.Name,
-				strings.Join(ix.Projection.NonKeyAttributes, ","), strings.Join(want.NonKeyAttributes, ",")))
-		}
-	}
-	return diffs
-}
-
 // projectionOf is an index's projection: ALL unless a model says otherwise.
-func projectionOf(ix layouts.IndexSpec) types.ProjectionType {
-	if ix.Projection == "" {
-		return types.ProjectionTypeAll
-	}
-	return ix.Projection
-}
-
-// sameNames reports whether a and b hold the same names, in any order.
-func sameNames(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
-}
+func projectionOf(ix layouts.IndexSpec) types.ProjectionType { return ddb.ProjectionOf(ix) }

@@ -33,6 +33,11 @@ type IndexSpec struct {
 	// NonKeyAttributes for a model's index.
 	Projection       types.ProjectionType
 	NonKeyAttributes []string
+	// Sparse says that an item whose value of one of the index's keys
+	// would be empty is written without that attribute, and so is not
+	// in the index (a model's "sparse": true); otherwise such an item is
+	// refused (CheckKeys). DynamoDB never sees an empty key either way.
+	Sparse bool
 }
 
 // TableSpec is what a layout needs of a table: its keys and its indexes.

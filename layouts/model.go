@@ -63,6 +63,7 @@ type indexJSON struct {
 	PartitionKey *attributeJSON  `json:"partition_key"`
 	SortKey      *attributeJSON  `json:"sort_key"`
 	Projection   *projectionJSON `json:"projection"`
+	Sparse       bool            `json:"sparse"`
 }
 
 type projectionJSON struct {
@@ -84,6 +85,19 @@ type modelAttr struct {
 	num          bool // N; else S
 	absentOnRoot bool
 	where        string // the field that declared it first, for messages
+	// omitEmpty: a key of sparse indexes alone (not of the table, nor of
+	// another index), so that an empty value leaves it off the item, and
+	// the item out of those indexes.
+	omitEmpty bool
+}
+
+// modelKey is one key of the table or of an index, for the empty-key
+// check: the attribute, its role and where it is a key.
+type modelKey struct {
+	a      *modelAttr
+	role   string // "partition" or "sort"
+	where  string // "the table" or "index NAME"
+	sparse bool
 }
 
 // modelIndex is one index of a model, serving one of the base layout's.
@@ -92,6 +106,7 @@ type modelIndex struct {
 	pk, sk       *modelAttr
 	projection   types.ProjectionType
 	include      []string
+	sparse       bool
 }
 
 // projects reports whether the index's items carry attribute name.
@@ -118,6 +133,8 @@ type modelLayout struct {
 
 	pk, sk  *modelAttr
 	indexes []*modelIndex
+	keys    []modelKey   // every key of the table and its indexes
+	spec    TableSpec    // Table(), built once for Items' CheckKeys
 	attrs   []*modelAttr // every attribute, each once
 	byName  map[string]*modelAttr
 
@@ -430,7 +447,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	}
 	for i, xj := range mj.Indexes {
 		field := fmt.Sprintf("indexes[%d]", i)
-		x := &modelIndex{name: xj.Name, serves: xj.Serves}
+		x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
 		if !IsTableName(x.name) {
 			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
 		}
@@ -525,6 +542,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 				transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name, a.name)
 		}
 	}
+	m.setKeys()
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
 	if m.delim != "" {
@@ -534,6 +552,57 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		return nil, fail("", "%v", err)
 	}
 	return m, nil
+}
+
+// setKeys lists the model's keys and marks each key attribute, and those
+// of sparse indexes alone, which an empty value leaves off the item.
+func (m *modelLayout) setKeys() {
+	add := func(a *modelAttr, role, where string, sparse bool) {
+		if a != nil {
+			m.keys = append(m.keys, modelKey{a: a, role: role, where: where, sparse: sparse})
+		}
+	}
+	add(m.pk, "partition", "the table", false)
+	add(m.sk, "sort", "the table", false)
+	for _, x := range m.indexes {
+		add(x.pk, "partition", "index "+x.name, x.sparse)
+		add(x.sk, "sort", "index "+x.name, x.sparse)
+	}
+	for _, k := range m.keys {
+		k.a.omitEmpty = true
+	}
+	for _, k := range m.keys {
+		k.a.omitEmpty = k.a.omitEmpty && k.sparse
+	}
+	m.spec = m.table()
+}
+
+// emptyKeys returns the problems of the node's keys that would be empty
+// (ErrEmptyKey), naming each attribute and where it is a key, and what to
+// do: a template can render empty only from placeholders that can be
+// empty, {inner} (for a root and a child of a root); the closure and
+// prefix bases' parts never are. A key of sparse indexes alone is left
+// off instead.
+func (m *modelLayout) emptyKeys(s *transform.Stats) []error {
+	if m.closure || m.prefix {
+		return nil
+	}
+	var errs []error
+	for _, k := range m.keys {
+		if k.a.omitEmpty || !k.a.tmpl.mayBeEmpty() {
+			continue
+		}
+		if n, ok := m.renderedLen(k.a, s); !ok || n > 0 {
+			continue
+		}
+		hint := fmt.Sprintf("give the template literal text around its placeholder (\"/%s\") in model %s", k.a.tmpl.text, m.name)
+		if k.where != "the table" {
+			hint += fmt.Sprintf(", or mark the index \"sparse\": true to leave such nodes out of %s", strings.TrimPrefix(k.where, "index "))
+		}
+		errs = append(errs, fmt.Errorf("%w: the %s key %s of %s would be empty for this node (template %q: a root or a child of a root has no ids between it and its root); DynamoDB refuses an empty key: %s",
+			transform.ErrEmptyKey, k.role, k.a.name, k.where, k.a.tmpl.text, hint))
+	}
+	return errs
 }
 
 // depthKey checks a closure model's sort key that stands for the base's
@@ -614,7 +683,12 @@ func (m *modelLayout) selfTest() error {
 		}
 		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": strAttr("1")}}, Depth: len(p) - 1, Path: p}
 		var items []Item
-		if err := m.Items(n, func(it Item) { items = append(items, it) }); err != nil {
+		if err := m.Items(n, func(it Item) { items = append(items, it) }); errors.Is(err, transform.ErrEmptyKey) {
+			// A key empty at this depth (a bare {inner}): validation
+			// refuses such nodes, each with where it is; a forest
+			// without them is fine.
+			continue
+		} else if err != nil {
 			return err
 		}
 		if m.closure || m.prefix {
@@ -688,7 +762,10 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 func (m *modelLayout) Name() string { return "model-" + m.name }
 
 // Table returns the model's keys and indexes.
-func (m *modelLayout) Table() TableSpec {
+func (m *modelLayout) Table() TableSpec { return m.table() }
+
+// table builds Table's answer.
+func (m *modelLayout) table() TableSpec {
 	key := func(a *modelAttr) KeyAttr {
 		t := types.ScalarAttributeTypeS
 		if a.num {
@@ -702,7 +779,7 @@ func (m *modelLayout) Table() TableSpec {
 		spec.SK = &k
 	}
 	for _, x := range m.indexes {
-		is := IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include)}
+		is := IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include), Sparse: x.sparse}
 		if x.sk != nil {
 			k := key(x.sk)
 			is.SK = &k
@@ -759,40 +836,20 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
 		}
 	}
-	if m.prefix {
-		// One item a row of the prefix layout's: the object row, then
-		// the listing row.
-		root := n.Depth == 0
-		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
-	}
-	if m.closure {
-		if err := m.checkDepth(n.Depth); err != nil {
-			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
-		}
-		// One item a row of the closure layout's, which come from the
-		// node's own up to its root: row r names the ancestor r levels up.
-		v := nodeVals{id: n.ID, parent: n.Parent}
-		for _, ph := range []string{phID, phAncestor, phRelDepth} {
-			v.set(ph)
-		}
-		if n.Parent != "" {
-			v.set(phParent)
-		}
-		// The attributes of the node's parts alone are the same on every
-		// row: built once, and shared, as the node's own values are.
-		same := make(Item, len(m.attrs)+1)
-		m.putAttrs(same, &v, n.Depth == 0, false)
-		cl := m.closureBase()
-		for r := 0; r <= n.Depth; r++ {
-			v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
-			item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
-			for k, a := range same {
-				item[k] = a
+	if m.closure || m.prefix {
+		// Their parts are never empty; CheckKeys guards all the same.
+		var kerr error
+		err := m.rowItems(n, func(it Item) {
+			if kerr == nil {
+				if kerr = CheckKeys(m.spec, it); kerr == nil {
+					emit(it)
+				}
 			}
-			m.putAttrs(item, &v, n.Depth == 0, true)
-			emit(item)
+		})
+		if err == nil && kerr != nil {
+			err = fmt.Errorf("node %q: %w", n.ID, kerr)
 		}
-		return nil
+		return err
 	}
 	v := m.valsOfNode(n)
 	item := make(Item, len(n.Attrs)+len(m.attrs)+1)
@@ -804,7 +861,7 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 			continue
 		}
 		s, ok := a.tmpl.render(&v, m.delim)
-		if !ok {
+		if !ok || (s == "" && a.omitEmpty) {
 			continue
 		}
 		if a.num {
@@ -816,7 +873,48 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 	if m.typeName != "" {
 		item[m.typeName] = strAttr(m.typeValue)
 	}
+	if err := CheckKeys(m.spec, item); err != nil {
+		return fmt.Errorf("node %q: %w", n.ID, err)
+	}
 	emit(item)
+	return nil
+}
+
+// rowItems is Items of the closure and prefix bases, which write several
+// rows a node, each through the model's templates.
+func (m *modelLayout) rowItems(n *transform.Node, emit func(Item)) error {
+	if m.prefix {
+		// One item a row of the prefix layout's: the object row, then
+		// the listing row.
+		root := n.Depth == 0
+		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
+	}
+	if err := m.checkDepth(n.Depth); err != nil {
+		return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+	}
+	// One item a row of the closure layout's, which come from the
+	// node's own up to its root: row r names the ancestor r levels up.
+	v := nodeVals{id: n.ID, parent: n.Parent}
+	for _, ph := range []string{phID, phAncestor, phRelDepth} {
+		v.set(ph)
+	}
+	if n.Parent != "" {
+		v.set(phParent)
+	}
+	// The attributes of the node's parts alone are the same on every
+	// row: built once, and shared, as the node's own values are.
+	same := make(Item, len(m.attrs)+1)
+	m.putAttrs(same, &v, n.Depth == 0, false)
+	cl := m.closureBase()
+	for r := 0; r <= n.Depth; r++ {
+		v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
+		item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
+		for k, a := range same {
+			item[k] = a
+		}
+		m.putAttrs(item, &v, n.Depth == 0, true)
+		emit(item)
+	}
 	return nil
 }
 
@@ -896,7 +994,7 @@ func CheckItem(l Layout, item Item) error {
 // placeholders. keysOnly reads what it can (a key without its item).
 func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 	var v nodeVals
-	missingOnRoot, rootAttrs, parentMissing := 0, 0, false
+	missingOnRoot, rootAttrs, parentMissing, sparseEmpty := 0, 0, false, false
 	for _, a := range m.attrs {
 		av := item.Get(a.name)
 		if a.absentOnRoot {
@@ -908,6 +1006,10 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 			}
 			if a.tmpl.has(phParent) {
 				parentMissing = true
+			}
+			if a.omitEmpty && a.tmpl.mayBeEmpty() {
+				// A sparse index's key, left off because it was empty.
+				sparseEmpty = a.tmpl.match("", &v, m.delim) || sparseEmpty
 			}
 			continue
 		}
@@ -932,6 +1034,12 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 		}
 	}
 	root := full && ((rootAttrs > 0 && missingOnRoot == rootAttrs) || parentMissing)
+	if sparseEmpty && !v.has[phPath] && v.has[phRoot] && v.has[phID] && v.root == v.id && len(v.innerIDs) == 0 {
+		// An empty {inner} left off an item whose root is itself: a root
+		// (ids are unique), not a child of a root.
+		v.path = []string{v.id}
+		v.set(phPath)
+	}
 	v.derive(root, m.shards)
 	return v, nil
 }
@@ -1006,7 +1114,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	lens := map[string]int{}
 	for _, a := range m.attrs {
 		n, ok := m.renderedLen(a, s)
-		if !ok {
+		if !ok || (n == 0 && a.omitEmpty) {
 			continue
 		}
 		lens[a.name] = n

@@ -2,6 +2,7 @@ package layouts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -320,6 +321,14 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			if !ok {
 				return fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
 			}
+			if s == "" {
+				// No item holds an empty key: a sparse index left
+				// these nodes out, and any other index has none.
+				if x != nil && x.sparse {
+					return m.sparseMiss(x, target)
+				}
+				return nil
+			}
 			key = append(key, b.name(target.name)+" = "+b.value(m.value(target, s)))
 		case "begins_with":
 			text := valueText(in.Values[c.vals[0]])
@@ -327,6 +336,15 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			s, ok := target.tmpl.renderPrefix(ids, m.delim)
 			if !ok {
 				return fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
+			}
+			if s == "" {
+				// Every value begins with "": the partition key alone
+				// reads them all, but for the nodes a sparse index left
+				// out, which it cannot read.
+				if x != nil && x.sparse {
+					return m.sparseMiss(x, target)
+				}
+				break
 			}
 			op := "begins_with(%s, %s)"
 			if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
@@ -421,6 +439,23 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		}
 		return page(bs)
 	})
+}
+
+// ErrSparseMiss marks a query that a sparse index cannot answer: the nodes
+// it asks for are those whose key of the index is empty, which are not in
+// the index. The query is refused rather than answered without them.
+var ErrSparseMiss = errors.New("layouts: the nodes asked for are not in the sparse index")
+
+// sparseMiss is the error of a key condition whose value renders empty:
+// the nodes it would find are left out of a sparse index (and an empty
+// value is no key DynamoDB takes).
+func (m *modelLayout) sparseMiss(x *modelIndex, target *modelAttr) error {
+	where := "the table"
+	if x != nil {
+		where = "index " + x.name
+	}
+	return fmt.Errorf("model %s: the nodes this query asks for have an empty %s (template %q), so they are not in %s and cannot be read through it; query a node further down, or give the template literal text (\"/%s\") so that no value is empty (%w)",
+		m.name, target.name, target.tmpl.text, where, target.tmpl.text, ErrSparseMiss)
 }
 
 // rangeExpr writes a comparison of name with the values.

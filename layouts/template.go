@@ -128,6 +128,18 @@ func (t template) has(ph string) bool {
 // bare reports whether the template is one placeholder and nothing else.
 func (t template) bare() bool { return len(t.parts) == 1 && t.parts[0].ph != "" }
 
+// mayBeEmpty reports whether the template can render as "": it is made of
+// placeholders that can be empty alone ({inner}, for a root and a child of
+// a root); every other placeholder holds at least an id or a digit.
+func (t template) mayBeEmpty() bool {
+	for _, p := range t.parts {
+		if p.ph != phInner {
+			return false
+		}
+	}
+	return len(t.parts) > 0
+}
+
 // endsWithPath reports whether the template ends with {path} or {inner}, so
 // that a prefix of a path renders as a prefix of the value (begins_with).
 func (t template) endsWithPath() bool {

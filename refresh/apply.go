@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,8 @@ type job struct {
 	input importer.InputOptions
 	// onProblems is told a snapshot's problems before the job fails.
 	onProblems func([]*transform.RowError)
+	// from names the snapshot in messages ("" : its path).
+	from string
 
 	// Read by read: the snapshot, checked, and the table, with the keys
 	// of the table's own indexes on the user's attributes.
@@ -70,7 +73,7 @@ func (j *job) read(ctx context.Context) error {
 				j.onProblems(problems)
 			}
 			return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-				importer.ErrInvalid, countOf(len(problems), "problem"), j.input.Path)
+				importer.ErrInvalid, countOf(len(problems), "problem"), cmp.Or(j.from, j.input.Path))
 		}
 		j.in = in
 		return nil
@@ -308,6 +311,11 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	res := &ApplyResult{}
 	var planPath string
 	if ck != nil && ck.resume {
+		// The plan is not read from the table again: the table is
+		// still checked against the layout before the first write.
+		if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+			return nil, err
+		}
 		res.Resumed = true
 		planPath = ck.planPath
 		f, err := os.Open(planPath)

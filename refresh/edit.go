@@ -460,7 +460,11 @@ func (ed *Editor) Ops() ([]Op, error) {
 	ops, err := diffItems(ed.l, changes)
 	var ne *nodeItemError
 	if errors.As(err, &ne) {
-		return nil, fmt.Errorf("%w: node %q after the edits: %v", ErrEdit, ne.ID, ne.Err)
+		when := "after the edits"
+		if ne.Before {
+			when = "as the table holds it"
+		}
+		return nil, fmt.Errorf("%w: node %q %s: %v", ErrEdit, ne.ID, when, ne.Err)
 	}
 	return ops, err
 }
@@ -484,6 +488,9 @@ type nodeChange struct {
 type nodeItemError struct {
 	ID  string
 	Err error
+	// Before: the items of the node as the table holds it could not be
+	// built (so neither could what to delete).
+	Before bool
 }
 
 func (e *nodeItemError) Error() string { return fmt.Sprintf("node %q: %v", e.ID, e.Err) }
@@ -516,7 +523,7 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 		c := &changes[k]
 		if c.Before.Path != nil {
 			if err := collect(before, c, c.Before); err != nil {
-				return nil, err
+				return nil, &nodeItemError{ID: c.ID, Err: err, Before: true}
 			}
 		}
 		if c.After.Path != nil {
@@ -577,6 +584,9 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 // checkItem checks an item against DynamoDB's limits: its size, and the
 // length of its keys in the table and in each index.
 func checkItem(spec layouts.TableSpec, item layouts.Item) error {
+	if err := layouts.CheckKeys(spec, item); err != nil {
+		return err
+	}
 	if size := transform.ItemSize(item); size > transform.MaxItemBytes {
 		return fmt.Errorf("%w: %d bytes, over DynamoDB's %d", transform.ErrItemTooLarge, size, transform.MaxItemBytes)
 	}

@@ -577,7 +577,9 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		var err error
 		ops, err = diffItems(f.opts.Layout, changes)
 		var ne *nodeItemError
-		if !errors.As(err, &ne) {
+		if !errors.As(err, &ne) || ne.Before {
+			// (A node whose items as B holds them cannot be built is no
+			// change to hold back: it stops the follow.)
 			if err != nil {
 				return err
 			}

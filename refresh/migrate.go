@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
 )
 
 // The field names of the snapshot migrate takes of its source: names no
@@ -87,6 +89,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if err := importer.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
+	// The destination too, before the source is read: a destination of
+	// another layout would be found only after the whole copy was read.
+	// One that does not exist yet is --create-table's to make.
+	if err := importer.CheckTable(ctx, opts.Client, opts.Table, opts.Layout.Table()); err != nil {
+		if !errors.Is(err, importer.ErrTableNotFound) || !opts.CreateTable {
+			return nil, fmt.Errorf("destination: %w", err)
+		}
+	}
 	if opts.Follow != nil {
 		return migrateFollow(ctx, opts)
 	}
@@ -143,6 +153,23 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
 		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	if opts.Snapshot == "" {
+		// The snapshot is a temporary file, gone at the end: a node the
+		// destination cannot hold is named by the source table and its id.
+		j.from = "table " + opts.From
+		j.onProblems = func(problems []*transform.RowError) {
+			if opts.OnProblems == nil {
+				return
+			}
+			out := make([]*transform.RowError, len(problems))
+			for i, p := range problems {
+				q := *p
+				q.File, q.Line, q.Unit = j.from, 0, ""
+				out[i] = &q
+			}
+			opts.OnProblems(out)
+		}
+	}
 	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
 	return j, cleanup, err
 }

@@ -43,8 +43,12 @@ var (
 	ErrDelimiter     = errors.New("transform: id contains the layout's delimiter")
 	ErrReservedAttr  = errors.New("transform: attribute name is a layout attribute")
 	ErrKeyTooLong    = errors.New("transform: key over DynamoDB's limit")
-	ErrItemTooLarge  = errors.New("transform: item over 400 KB")
-	ErrAncestor      = errors.New("transform: an ancestor was rejected")
+	// ErrEmptyKey is a key attribute (the table's or an index's) whose
+	// value would be an empty string or empty binary, which DynamoDB
+	// refuses in a key.
+	ErrEmptyKey     = errors.New("transform: empty key value")
+	ErrItemTooLarge = errors.New("transform: item over 400 KB")
+	ErrAncestor     = errors.New("transform: an ancestor was rejected")
 )
 
 // RowError is a problem with one record, with where it is.

@@ -186,7 +186,7 @@ func ExitCode(err error) int {
 	case errors.Is(err, errDifferences):
 		return exitDifferences
 	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
-		errors.Is(err, layouts.ErrItem), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
+		errors.Is(err, layouts.ErrItem), errors.Is(err, layouts.ErrSparseMiss), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -141,6 +142,10 @@ func runExport(c *cli.Context) error {
 			return err
 		}
 		opts.Client = client
+		// A table of another layout (or model) is refused before a read.
+		if err := checkReadTable(c.Context, client, table, l); err != nil {
+			return err
+		}
 		// A long Scan says how far it got every few seconds.
 		last := time.Now()
 		opts.Scan.OnPage = func(st exporter.Stats) {
@@ -208,6 +213,18 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	if f.InCycles > 0 {
 		fmt.Fprintf(w, "warning: %d nodes are in a cycle of parents, or below one (%s); they are written last\n", f.InCycles, strings.Join(f.CycleIDs, ", "))
 	}
+}
+
+// checkReadTable is ddb.CheckTable for the commands that only read a
+// table (export, query, verify): a table of another layout or model is
+// refused before the first read. A table that does not exist is left to
+// that read to report, as a service failure naming --table (exit 3), as
+// these commands always have.
+func checkReadTable(ctx context.Context, client ddb.DescribeAPI, table string, l layouts.Layout) error {
+	if err := ddb.CheckTable(ctx, client, table, l.Table()); !errors.Is(err, ddb.ErrTableNotFound) {
+		return err
+	}
+	return nil
 }
 
 // csvDelimiter parses --csv-delimiter.

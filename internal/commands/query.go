@@ -123,6 +123,10 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 	if err != nil {
 		return err
 	}
+	// A table of another layout (or model) is refused before a read.
+	if err := checkReadTable(c.Context, client, table, l); err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	opts := exporter.QueryOptions{
 		Kind: kind, ID: id, Path: path, MinDepth: minDepth, MaxDepth: maxDepth,

@@ -59,6 +59,10 @@ func runVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A table of another layout (or model) is refused before a read.
+	if err := checkReadTable(c.Context, client, table, ls[0]); err != nil {
+		return err
+	}
 	src, err := importer.OpenSource(in, srcOpts)
 	if err != nil {
 		return err
