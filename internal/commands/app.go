@@ -18,6 +18,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
@@ -167,7 +168,7 @@ func ExitCode(err error) int {
 	case errors.Is(err, errDifferences):
 		return exitDifferences
 	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
-		errors.Is(err, layouts.ErrItem), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
+		errors.Is(err, statefile.ErrRefused), errors.Is(err, layouts.ErrItem), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

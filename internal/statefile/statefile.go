@@ -1,0 +1,126 @@
+// Package statefile opens and creates the state files treeport keeps
+// beside a checkpoint (the checkpoint, its journal, the held spool, the
+// plan of an apply) so that a file planted there cannot redirect them: a
+// state file is created with O_EXCL and O_NOFOLLOW, and opened with
+// O_NOFOLLOW, then checked to be a regular file owned by this user with
+// one link. Anything else is refused with an Error, which matches
+// ErrRefused. Its digests (Digest) tie a file's content to the run it
+// belongs to, against edits and mix-ups.
+package statefile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// ErrRefused is matched by every Error: a state file that is not what
+// treeport wrote.
+var ErrRefused = errors.New("statefile: refused")
+
+// Error is a state file refused: where it is, what is wrong with it, and
+// what to do.
+type Error struct {
+	Path string
+	Why  string
+	Do   string
+}
+
+func (e *Error) Error() string {
+	do := e.Do
+	if do == "" {
+		do = "remove it (or give another --checkpoint) to start over"
+	}
+	return fmt.Sprintf("%s: %s: it is not a file treeport wrote; %s", e.Path, e.Why, do)
+}
+
+// Is makes an Error match ErrRefused.
+func (e *Error) Is(target error) bool { return target == ErrRefused }
+
+// Open opens the state file at path with flag (os.O_RDONLY or os.O_RDWR)
+// without following a symbolic link, and checks it (see Check). A missing
+// file gives an error matching fs.ErrNotExist.
+func Open(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|noFollow, 0)
+	if err != nil {
+		if isLoop(err) {
+			return nil, &Error{Path: path, Why: "a symbolic link"}
+		}
+		return nil, err
+	}
+	if err := Check(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Create makes a new state file at path with perm (0o600 for a file that
+// holds items), O_EXCL and O_NOFOLLOW, opened for reading and writing. A
+// file already there is removed first when it passes Check (a state file an
+// earlier run left), and refused otherwise: a symbolic link, a directory, a
+// device, a file of another user or with another link is left alone.
+func Create(path string, perm fs.FileMode) (*os.File, error) {
+	for range 2 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, perm)
+		if err == nil {
+			// The umask may have taken bits off, never added any: perm is
+			// what the file gets, so that a private file stays private.
+			if err := f.Chmod(perm); err != nil {
+				f.Close()
+				return nil, err
+			}
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		fi, lerr := os.Lstat(path)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if err := checkInfo(path, fi); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	return nil, &Error{Path: path, Why: "it came back while it was being replaced"}
+}
+
+// Check refuses an open state file that is not a regular file owned by this
+// user with one link.
+func Check(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return checkInfo(f.Name(), fi)
+}
+
+func checkInfo(path string, fi fs.FileInfo) error {
+	switch m := fi.Mode(); {
+	case m&fs.ModeSymlink != 0:
+		return &Error{Path: path, Why: "a symbolic link"}
+	case !m.IsRegular():
+		return &Error{Path: path, Why: fmt.Sprintf("not a regular file (%s)", m.Type())}
+	}
+	return checkOwner(path, fi)
+}
+
+// Digest is the hex SHA-256 of kind, the run's identity and content, each
+// length-prefixed: it changes when a byte of the content does, and when the
+// same content is taken for another kind of file or another run's. It is
+// no signature: whoever can write the file can compute it again.
+func Digest(kind, run string, content ...[]byte) string {
+	h := sha256.New()
+	for _, p := range append([][]byte{[]byte(kind), []byte(run)}, content...) {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
