@@ -62,7 +62,8 @@ func TestLoadCheckpointErrors(t *testing.T) {
 		{name: "missing", path: filepath.Join(dir, "none"), notExist: true},
 		{name: "garbage", path: write("g", "{not json"), want: "not valid JSON"},
 		{name: "future version", path: write("v", `{"version":99,"watermark":1}`), want: "version 99"},
-		{name: "negative", path: write("n", `{"version":1,"watermark":-5}`), want: "negative"},
+		{name: "old version", path: write("o", `{"version":1,"watermark":5}`), want: "delete it"},
+		{name: "no digest", path: write("n", `{"version":2,"watermark":5}`), want: "digest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -312,7 +312,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		res.Resumed = true
 		planPath = ck.planPath
 		if res.Summary, err = resumePlan(ck, opts); err != nil {
-			return res, err
+			return nil, err
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
 			ck.path, ck.ck.Watermark, res.Summary.Changes())
