@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -291,4 +294,94 @@ func TestStateFileModes(t *testing.T) {
 			t.Errorf("%s has mode %#o, want 0600: it holds items", p, m)
 		}
 	}
+}
+
+// runUmask runs treeport under umask mask.
+func runUmask(t *testing.T, env []string, mask string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", `umask ` + mask + ` && exec "$@"`, "sh", treeportBin}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+// TestOutputFileModes: an export is written through a temporary file
+// renamed over it, and gets the mode a plain create gives under the
+// user's umask, or keeps the mode of the file it replaces (it was once
+// forced to 0644, so a private 0600 export became world-readable). The
+// files of import --out follow the umask too.
+func TestOutputFileModes(t *testing.T) {
+	t.Parallel()
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	l, _ := layouts.New("path", layouts.Options{})
+	table := loadTable(t, awsEnv(endpoint), client, "fixtures/cars.csv", typesFlag, l)
+	for _, tc := range []struct {
+		name     string
+		umask    string
+		existing os.FileMode // 0: no file there before
+		want     os.FileMode
+	}{
+		{"new, umask 022", "022", 0, 0o644},
+		{"new, umask 077", "077", 0, 0o600},
+		{"new, umask 027", "027", 0, 0o640},
+		{"replaces a 0600 file", "022", 0o600, 0o600},
+		{"replaces a 0640 file", "002", 0o640, 0o640},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "export.jsonl")
+			if tc.existing != 0 {
+				if err := os.WriteFile(out, []byte("old\n"), tc.existing); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(out, tc.existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, stderr, code := runUmask(t, awsEnv(endpoint), tc.umask, "export", "--table", table, "--layout", "path", "--out", out)
+			if code != 0 {
+				t.Fatalf("export: exit %d:\n%s", code, stderr)
+			}
+			fi, err := os.Stat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != tc.want {
+				t.Errorf("export has mode %#o, want %#o", got, tc.want)
+			}
+			if n := strings.Count(readFile(t, out), "\n"); n != 48 {
+				t.Errorf("export holds %d lines, want cars' 48", n)
+			}
+		})
+	}
+	t.Run("import --out, umask 027", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		_, stderr, code := runUmask(t, nil, "027", "import", "--in", "fixtures/cars.csv", "--types", typesFlag, "--layout", "path", "--out", dir)
+		if code != 0 {
+			t.Fatalf("import --out: exit %d:\n%s", code, stderr)
+		}
+		n := 0
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			n++
+			if fi, err := d.Info(); err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("%s: mode %v (%v), want 0640", p, fi.Mode().Perm(), err)
+			}
+			return nil
+		})
+		if n < 4 {
+			t.Errorf("import --out wrote %d files, want the data, manifest, create-table and import-table", n)
+		}
+	})
 }

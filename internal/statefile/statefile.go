@@ -14,7 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 )
 
 // ErrRefused is matched by every Error: a state file that is not what
@@ -123,4 +126,35 @@ func Digest(kind, run string, content ...[]byte) string {
 		h.Write(p)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CreateTempFor makes the temporary file that is renamed over the output
+// out once complete: in out's directory, with O_EXCL and O_NOFOLLOW, and
+// the mode out will have: the mode of the file it replaces, or 0666 less
+// the umask for a new one, as a plain create gives (os.CreateTemp would
+// give 0600).
+func CreateTempFor(out string) (*os.File, error) {
+	dir, base := filepath.Split(out)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(out); err == nil && fi.Mode().IsRegular() {
+			if err := f.Chmod(fi.Mode().Perm()); err != nil {
+				f.Close()
+				os.Remove(name)
+				return nil, err
+			}
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("%s: no free name for a temporary file beside it", out)
 }
