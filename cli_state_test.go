@@ -385,3 +385,98 @@ func TestOutputFileModes(t *testing.T) {
 		}
 	})
 }
+
+// withPassword puts a user and a password into the endpoint URL.
+func withPassword(t *testing.T, endpoint, password string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(endpoint, "http://")
+	if !ok {
+		t.Fatalf("endpoint %q is not http://", endpoint)
+	}
+	return "http://user:" + password + "@" + rest
+}
+
+// TestNoPasswordPrinted: an --endpoint-url holding a password
+// (http://user:password@host) worked, and bench printed the password on
+// stdout and into its HTML, JSON and Markdown reports. No command prints
+// it or writes it to a file: bench shows the URL redacted, and import,
+// export, migrate and verify, their logs and reports, never show it.
+func TestNoPasswordPrinted(t *testing.T) {
+	t.Parallel()
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	const password = "pw-0f7c3a91"
+	env := append(awsEnv(endpoint), "TREEPORT_ENDPOINT_URL="+withPassword(t, endpoint, password))
+	dir := t.TempDir()
+	src := ddblocal.TableName(t)
+	dst := ddblocal.TableName(t) + "-to"
+	dropTableLater(t, client, src)
+	dropTableLater(t, client, dst)
+	for _, args := range [][]string{
+		{"import", "--in", "fixtures/cars.json", "--layout", "path", "--table", src, "--create-table", "--no-progress", "--report", filepath.Join(dir, "import.json")},
+		{"export", "--table", src, "--layout", "path", "--out", filepath.Join(dir, "export.jsonl")},
+		{"verify", "--in", "fixtures/cars.json", "--layout", "path", "--table", src},
+		{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", dst, "--to-layout", "closure", "--create-table", "--no-progress", "--report", filepath.Join(dir, "migrate.json")},
+		{"bench", "--in", "fixtures/cars.json", "--layouts", "path,adjacency", "--sample", "5", "--table-prefix", ddblocal.TableName(t),
+			"--out", filepath.Join(dir, "bench.md"), "--out", filepath.Join(dir, "bench.json"), "--out", filepath.Join(dir, "bench.html")},
+	} {
+		stdout, stderr, code := run(t, env, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", args[0], code, stderr)
+		}
+		if strings.Contains(stdout+stderr, password) {
+			t.Errorf("%s printed the password:\n%s\n%s", args[0], stdout, stderr)
+		}
+		if args[0] == "bench" && !strings.Contains(stdout, "user:xxxxx@") {
+			t.Errorf("bench does not show the endpoint, redacted:\n%s", stdout)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		text := readFile(t, filepath.Join(dir, e.Name()))
+		if strings.Contains(text, password) {
+			t.Errorf("%s holds the password", e.Name())
+		}
+		if strings.HasPrefix(e.Name(), "bench.") && !strings.Contains(text, "user:xxxxx@") {
+			t.Errorf("%s does not name the endpoint, redacted", e.Name())
+		}
+	}
+	if len(entries) != 6 {
+		t.Errorf("%d files written, want the 2 reports, the export and the 3 bench reports", len(entries))
+	}
+}
+
+// TestBenchMarkdownEscapesInput: the input's file name, its node ids and
+// the summary went into the Markdown report unescaped (`# treeport bench:
+// <img src=x onerror=alert(9)>.json`). They are escaped as the HTML report
+// escapes them: outside code spans no input becomes markup.
+func TestBenchMarkdownEscapesInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "<img src=x onerror=alert(9)>.json")
+	nodes := `[{"id":"<img src=x onerror=alert(1)>"},{"id":"[x](javascript:alert(2))","parent_id":"<img src=x onerror=alert(1)>"},` +
+		`{"id":"*em* _u_ ` + "`tick`" + `","parent_id":"[x](javascript:alert(2))"},{"id":"<script>alert(3)</script>","parent_id":"<img src=x onerror=alert(1)>"}]`
+	if err := os.WriteFile(in, []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := filepath.Join(dir, "r.md")
+	if _, stderr, code := run(t, nil, "bench", "--in", in, "--offline", "--layouts", "path,closure,adjacency", "--out", md); code != 0 {
+		t.Fatalf("bench: exit %d:\n%s", code, stderr)
+	}
+	doc := readFile(t, md)
+	if first, _, _ := strings.Cut(doc, "\n"); first != "# treeport bench: &lt;img src=x onerror=alert(9)&gt;.json" {
+		t.Errorf("title %q, want the file name escaped", first)
+	}
+	// What a Markdown renderer reads as markup: everything outside the
+	// code spans (which show their text as it is).
+	outside := regexp.MustCompile("`[^`\n]*`").ReplaceAllString(doc, "")
+	for _, bad := range []string{"<img", "<script", "](javascript:", "*em*"} {
+		if strings.Contains(outside, bad) {
+			i := strings.Index(outside, bad)
+			t.Errorf("the Markdown report holds %q outside a code span: …%s…", bad, outside[max(0, i-60):min(len(outside), i+60)])
+		}
+	}
+}
