@@ -105,7 +105,7 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		case errors.Is(err, os.ErrNotExist):
 			ck = &Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
 		case err != nil:
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 		default:
 			if err := ck.Match(fp); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrUsage, opts.Checkpoint, err)

@@ -271,7 +271,7 @@ func loadCheckpoint(j *job, path string, settings map[string]any) (*applyCheckpo
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	case ck.Done:
 		// A finished apply: plan afresh (the table may have changed since).
 	default:
@@ -385,7 +385,7 @@ func massDelete(s *Summary, ratio float64) error {
 // written.
 func resumePlan(ck *applyCheckpoint, opts ApplyOptions) (*Summary, error) {
 	refuse := func(err error) error {
-		return fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
 	f, err := statefile.Open(ck.planPath, os.O_RDONLY)
 	if err != nil {
@@ -468,7 +468,7 @@ func writePlan(ctx context.Context, j *job, path string, h PlanHeader) (*Summary
 	// never through a link or over a file treeport did not write.
 	f, err := statefile.Create(path, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
 	defer f.Close()
 	pw, err := NewPlanWriter(f, h)
@@ -507,7 +507,7 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 	}
 	f, err := statefile.Open(planPath, os.O_RDONLY)
 	if err != nil {
-		return fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
 	defer f.Close()
 	run, err := importer.Run(ctx, ro, func(ctx context.Context, w *importer.DDBWriter, skip int64) error {

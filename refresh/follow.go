@@ -157,7 +157,7 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
 	b, err := io.ReadAll(f)
 	f.Close()
@@ -169,7 +169,7 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", importer.ErrUsage, path)
 	}
 	if saved.Digest != saved.digest() {
-		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, &statefile.Error{Path: path,
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, &statefile.Error{Path: path,
 			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
 	}
 	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
