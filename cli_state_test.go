@@ -32,14 +32,20 @@ func precious(t *testing.T) (path, content string) {
 	return path, content
 }
 
-// plant puts a symbolic or hard link to target at path.
+// plant puts a symbolic or hard link to target at path, or a copy of it.
 func plant(t *testing.T, kind, target, path string) {
 	t.Helper()
 	var err error
-	if kind == "symlink" {
+	switch kind {
+	case "symlink":
 		err = os.Symlink(target, path)
-	} else {
+	case "hardlink":
 		err = os.Link(target, path)
+	default: // a file of the user's own, under the state file's name
+		var b []byte
+		if b, err = os.ReadFile(target); err == nil {
+			err = os.WriteFile(path, b, 0o600)
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +81,9 @@ func TestStateFileLinksRefused(t *testing.T) {
 		{"apply", ".plan.json", "hardlink"},
 		{"apply", ".wm", "symlink"},
 		{"apply", ".held", "symlink"},
+		{"import", ".held", "file"},
+		{"import", ".wm", "file"},
+		{"apply", ".plan.json", "file"},
 	} {
 		t.Run(tc.cmd+tc.suffix+"-"+tc.kind, func(t *testing.T) {
 			target, content := precious(t)
@@ -95,6 +104,9 @@ func TestStateFileLinksRefused(t *testing.T) {
 			}
 			if got, err := os.ReadFile(target); err != nil || string(got) != content {
 				t.Errorf("the link's target now holds %q (%v), want %q untouched", got, err, content)
+			}
+			if got, err := os.ReadFile(ck + tc.suffix); err != nil || string(got) != content {
+				t.Errorf("%s now holds %q (%v), want %q untouched", ck+tc.suffix, got, err, content)
 			}
 			if !slices.Equal(rawLines(t, client, table), before) {
 				t.Errorf("a refused %s changed the table", tc.cmd)

@@ -165,6 +165,14 @@ func journalSum(fp string, watermark, sent int64) string {
 	return statefile.Digest("journal", fp, strconv.AppendInt(nil, watermark, 10), strconv.AppendInt(nil, sent, 10))[:16]
 }
 
+// isJournal says a file's first bytes are a journal's line, of any run.
+func isJournal(head []byte) bool {
+	var fp, sum string
+	var wm, sent int64
+	n, _ := fmt.Sscanf(string(head), "%s %d %d %s", &fp, &wm, &sent, &sum)
+	return n == 4 && len(sum) == 16 && bytes.Count(head, []byte("\n")) <= 1
+}
+
 // readJournal takes up the journal beside the checkpoint at path, when it
 // belongs to this checkpoint and is further on. A journal of another
 // fingerprint (a checkpoint deleted to start over) is passed over; one

@@ -250,7 +250,7 @@ func newCheckpointSaver(ck *Checkpoint, path string) (*checkpointSaver, error) {
 	// Made anew (LoadCheckpoint took up what the last one said), never
 	// through a link, and written at once, so that a crash before the
 	// first advance finds what the checkpoint holds.
-	f, err := statefile.Create(journalPath(path), 0o600)
+	f, err := statefile.Create(journalPath(path), 0o600, isJournal)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint journal: %w", err)
 	}

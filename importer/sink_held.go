@@ -260,7 +260,9 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 		} else {
 			// Made anew, never through a link or over another file: an
 			// earlier run's spool was opened by openHeldSpool.
-			s.f, err = statefile.Create(s.path, 0o600)
+			s.f, err = statefile.Create(s.path, 0o600, func(head []byte) bool {
+				return bytes.HasPrefix(head, []byte("treeport held spool ")) || bytes.HasPrefix([]byte("treeport held spool "), head)
+			})
 		}
 		if err == nil {
 			h := heldHeader(s.fp)

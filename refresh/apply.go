@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -339,7 +340,6 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			h.Run = ck.ck.Fingerprint
 		}
 		if res.Summary, err = writePlan(ctx, j, planPath, h); err != nil {
-			os.Remove(planPath) // nothing of it was written
 			return nil, err
 		}
 		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)
@@ -466,11 +466,25 @@ func writeApplyReport(path string, summary *Summary, skip int64, stats importer.
 func writePlan(ctx context.Context, j *job, path string, h PlanHeader) (*Summary, error) {
 	// The plan holds items: private, as the checkpoint is, and made anew,
 	// never through a link or over a file treeport did not write.
-	f, err := statefile.Create(path, 0o600)
+	f, err := statefile.Create(path, 0o600, func(head []byte) bool {
+		return bytes.HasPrefix(head, []byte(`{"version":`))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
-	defer f.Close()
+	s, err := writePlanTo(ctx, j, f, h)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // this run's, and not a plan
+		return nil, err
+	}
+	return s, nil
+}
+
+// writePlanTo plans into f, and syncs it.
+func writePlanTo(ctx context.Context, j *job, f *os.File, h PlanHeader) (*Summary, error) {
 	pw, err := NewPlanWriter(f, h)
 	if err != nil {
 		return nil, err
@@ -482,10 +496,7 @@ func writePlan(ctx context.Context, j *job, path string, h PlanHeader) (*Summary
 	if err := pw.Close(s); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	return s, f.Close()
+	return s, f.Sync()
 }
 
 // execute writes a plan file's operations with the writer, from the

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -49,8 +50,8 @@ func (e *Error) Is(target error) bool { return target == ErrRefused }
 func Open(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|noFollow, 0)
 	if err != nil {
-		if isLoop(err) {
-			return nil, &Error{Path: path, Why: "a symbolic link"}
+		if why := refusedOpen(err); why != "" {
+			return nil, &Error{Path: path, Why: why}
 		}
 		return nil, err
 	}
@@ -63,10 +64,12 @@ func Open(path string, flag int) (*os.File, error) {
 
 // Create makes a new state file at path with perm (0o600 for a file that
 // holds items), O_EXCL and O_NOFOLLOW, opened for reading and writing. A
-// file already there is removed first when it passes Check (a state file an
-// earlier run left), and refused otherwise: a symbolic link, a directory, a
-// device, a file of another user or with another link is left alone.
-func Create(path string, perm fs.FileMode) (*os.File, error) {
+// file already there is removed first when it passes Check and ours says
+// its first bytes (up to 4 KB; nothing for an empty file) are a state file
+// of this kind that an earlier run left; anything else is refused and left
+// alone: a symbolic link, a directory, a device, a file of another user or
+// with another link, a file of the user's own.
+func Create(path string, perm fs.FileMode, ours func(head []byte) bool) (*os.File, error) {
 	for range 2 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, perm)
 		if err == nil {
@@ -81,12 +84,19 @@ func Create(path string, perm fs.FileMode) (*os.File, error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		fi, lerr := os.Lstat(path)
-		if lerr != nil {
-			return nil, lerr
-		}
-		if err := checkInfo(path, fi); err != nil {
+		old, err := Open(path, os.O_RDONLY)
+		if err != nil {
 			return nil, err
+		}
+		head := make([]byte, 4096)
+		n, err := io.ReadFull(old, head)
+		old.Close()
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, err
+		}
+		if n > 0 && !ours(head[:n]) {
+			return nil, &Error{Path: path, Why: "a file is there already",
+				Do: "move it away, or give another --checkpoint"}
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, err

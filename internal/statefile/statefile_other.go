@@ -10,7 +10,7 @@ import (
 // Without O_NOFOLLOW, Open checks the path with Lstat first.
 const noFollow = 0
 
-func isLoop(error) bool { return false }
+func refusedOpen(error) string { return "" }
 
 func checkOwner(path string, _ fs.FileInfo) error {
 	fi, err := os.Lstat(path)

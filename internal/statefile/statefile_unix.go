@@ -10,10 +10,23 @@ import (
 	"syscall"
 )
 
-const noFollow = syscall.O_NOFOLLOW
+// noFollow is added to every open of a state file: O_NOFOLLOW, and
+// O_NONBLOCK so that a FIFO planted there is refused by Check instead of
+// blocking the open (regular files ignore it).
+const noFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
-// isLoop says an open with O_NOFOLLOW met a symbolic link.
-func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) }
+// refusedOpen says why an open failed on a path that holds something other
+// than a regular file ("" for other errors): O_NOFOLLOW met a symbolic
+// link, or the path is a directory.
+func refusedOpen(err error) string {
+	switch {
+	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EMLINK):
+		return "a symbolic link"
+	case errors.Is(err, syscall.EISDIR):
+		return "not a regular file (a directory)"
+	}
+	return ""
+}
 
 func checkOwner(path string, fi fs.FileInfo) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
