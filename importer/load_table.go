@@ -217,5 +217,5 @@ func writeReport(path string, l layouts.Layout, table string, est EmitStats, run
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
 }

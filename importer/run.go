@@ -226,7 +226,7 @@ func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
 	if data, err := os.ReadFile(path); err == nil {
 		prior = int64(bytes.Count(data, []byte("\n")))
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666) // an output, as os.Create makes it
 	return f, prior, err
 }
 

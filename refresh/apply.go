@@ -459,7 +459,7 @@ func writeApplyReport(path string, summary *Summary, skip int64, stats importer.
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
 }
 
 // writePlan plans into a plan file.
