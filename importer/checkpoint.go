@@ -81,7 +81,7 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 			Do: "delete it, and the files beside it (" + filepath.Base(path) + ".*), to start over"}
 	}
 	if c.Watermark < 0 || c.Sent < 0 {
-		return nil, fmt.Errorf("checkpoint %s has a negative watermark %d; delete it to start over", path, c.Watermark)
+		return nil, fmt.Errorf("checkpoint %s has a negative watermark %d or sent %d; delete it to start over", path, c.Watermark, c.Sent)
 	}
 	if err := c.readJournal(path); err != nil {
 		return nil, err
@@ -226,8 +226,8 @@ func (c *Checkpoint) Match(fp string) error {
 
 // Save writes the checkpoint atomically: to a temporary file in the same
 // directory, synced, renamed over path, and the directory synced, so that a
-// crash leaves either the old checkpoint or the new one. It sets Version
-// and SavedAt.
+// crash leaves either the old checkpoint or the new one. It sets Version,
+// SavedAt and Digest. The file is private (0600): CreateTemp makes it so.
 func (c *Checkpoint) Save(path string) error {
 	c.Version = CheckpointVersion
 	c.SavedAt = time.Now().UTC().Truncate(time.Millisecond)

@@ -312,7 +312,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	if ck != nil && ck.resume {
 		res.Resumed = true
 		planPath = ck.planPath
-		if res.Summary, err = resumePlan(ck, opts); err != nil {
+		if res.Summary, err = resumePlan(ck); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
@@ -383,7 +383,7 @@ func massDelete(s *Summary, ratio float64) error {
 // delete as removed. The checkpoint's watermark must not be past the
 // plan's operations. Every refusal is an importer.ErrUsage; nothing was
 // written.
-func resumePlan(ck *applyCheckpoint, opts ApplyOptions) (*Summary, error) {
+func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 	refuse := func(err error) error {
 		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
