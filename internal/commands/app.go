@@ -147,7 +147,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "usage: ")
 		fmt.Fprintf(stderr, "treeport: %s\n", msg)
-		if code == exitInvalid && errors.Is(err, errUsage) {
+		// A state file refused is no mistake in the flags: its message
+		// says what to do.
+		if code == exitInvalid && errors.Is(err, errUsage) && !errors.Is(err, statefile.ErrRefused) {
 			fmt.Fprintln(stderr, "Run 'treeport COMMAND --help' for the flags.")
 		}
 	}
