@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -246,9 +246,11 @@ func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, wri
 		}
 		return writeRecordsTo(stdout, wopts, write)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	// The export gets the mode a plain create would give it (the umask's),
+	// or keeps that of the file it replaces.
+	tmp, err := statefile.CreateTempFor(out)
 	if err != nil {
-		return fmt.Errorf("exporter: %w", err)
+		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	done := false
 	defer func() {
@@ -268,10 +270,6 @@ func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, wri
 	}
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("exporter: writing %s: %w", out, err)
-	}
-	// CreateTemp makes the file private; an export is an ordinary file.
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("exporter: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("exporter: writing %s: %w", out, err)

@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	"github.com/treeport/treeport/internal/statefile"
 )
 
-// CheckpointVersion is the version of the checkpoint file format.
-const CheckpointVersion = 1
+// CheckpointVersion is the version of the checkpoint file format. Version 2
+// added the digest.
+const CheckpointVersion = 2
 
 // ErrCheckpointMismatch marks a checkpoint written for another input or
 // other flags.
@@ -39,51 +44,80 @@ type Checkpoint struct {
 	Table   string    `json:"table,omitempty"`
 	Layout  string    `json:"layout,omitempty"`
 	SavedAt time.Time `json:"saved_at"`
+	// Digest is statefile.Digest of the checkpoint's other fields and its
+	// fingerprint: a checkpoint edited by hand, or another run's, is
+	// refused.
+	Digest string `json:"digest"`
 
 	// held is what the held spool beside the file holds for a run that
 	// resumes at Watermark.
 	held heldCounts
 }
 
-// LoadCheckpoint reads a checkpoint file. A missing file gives an error
-// matching fs.ErrNotExist, which callers treat as "start from the beginning".
+// LoadCheckpoint reads a checkpoint file, with its journal and held spool.
+// A missing file gives an error matching fs.ErrNotExist, which callers
+// treat as "start from the beginning". A file that is not what treeport
+// wrote (a symbolic link, another user's, edited by hand: see
+// statefile) gives an error matching statefile.ErrRefused.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	f, err := statefile.Open(path, os.O_RDONLY)
 	if err != nil {
-		return nil, fmt.Errorf("importer: reading checkpoint: %w", err)
+		return nil, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", path, err)
 	}
 	var c Checkpoint
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("importer: checkpoint %s is not valid JSON (%v); delete it to start over", path, err)
+		return nil, fmt.Errorf("checkpoint %s is not valid JSON (%v); delete it to start over", path, err)
 	}
 	if c.Version != CheckpointVersion {
-		return nil, fmt.Errorf("importer: checkpoint %s has version %d, this treeport reads version %d; delete it to start over", path, c.Version, CheckpointVersion)
+		return nil, fmt.Errorf("checkpoint %s has version %d, this treeport reads version %d; delete it to start over", path, c.Version, CheckpointVersion)
 	}
-	if c.Watermark < 0 {
-		return nil, fmt.Errorf("importer: checkpoint %s has a negative watermark %d; delete it to start over", path, c.Watermark)
+	if want, err := c.digest(); err != nil || c.Digest != want {
+		return nil, &statefile.Error{Path: path, Why: "its digest does not match its content (edited by hand, or cut short)",
+			Do: "delete it, and the files beside it (" + filepath.Base(path) + ".*), to start over"}
 	}
-	c.readJournal(path)
+	if c.Watermark < 0 || c.Sent < 0 {
+		return nil, fmt.Errorf("checkpoint %s has a negative watermark %d or sent %d; delete it to start over", path, c.Watermark, c.Sent)
+	}
+	if err := c.readJournal(path); err != nil {
+		return nil, err
+	}
 	if err := c.readHeld(path); err != nil {
-		return nil, fmt.Errorf("importer: checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return &c, nil
+}
+
+// digest is the checkpoint's Digest, computed over its other fields.
+func (c *Checkpoint) digest() (string, error) {
+	d := *c
+	d.Digest = ""
+	b, err := json.Marshal(&d)
+	if err != nil {
+		return "", err
+	}
+	return statefile.Digest("checkpoint", c.Fingerprint, b), nil
 }
 
 // readHeld counts the records of the held spool beside the checkpoint at
 // path (see heldSpool) that a run resuming at its watermark writes.
 func (c *Checkpoint) readHeld(path string) error {
-	f, err := os.Open(heldPath(path))
-	if errors.Is(err, os.ErrNotExist) || (err == nil && c.Done) {
-		if f != nil {
-			f.Close()
-		}
+	if c.Done {
+		return nil
+	}
+	f, err := statefile.Open(heldPath(path), os.O_RDONLY)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	c.held, err = scanHeld(f, c.Watermark, false)
+	c.held, err = scanHeld(f, c.Fingerprint, c.Watermark, false)
 	return err
 }
 
@@ -114,32 +148,70 @@ func (c *Checkpoint) RedoneAtMost() int64 {
 // journalPath is the journal beside the checkpoint at path.
 func journalPath(path string) string { return path + ".wm" }
 
-// journalLine is the journal's one line.
+// journalLine is the journal's one line: the fingerprint's head, the
+// watermark, Sent, and the head of their digest with the whole
+// fingerprint, so that a line edited by hand, or another run's, is known.
 func journalLine(fp string, watermark, sent int64) []byte {
 	head := fp
 	if len(head) > 16 {
 		head = head[:16]
 	}
-	return fmt.Appendf(nil, "%-16s %20d %20d\n", head, watermark, sent)
+	sum := journalSum(fp, watermark, sent)
+	return fmt.Appendf(nil, "%-16s %20d %20d %s\n", head, watermark, sent, sum)
+}
+
+// journalSum is the digest of a journal line's figures, cut to 16 digits.
+func journalSum(fp string, watermark, sent int64) string {
+	return statefile.Digest("journal", fp, strconv.AppendInt(nil, watermark, 10), strconv.AppendInt(nil, sent, 10))[:16]
+}
+
+// isJournal says a file's first bytes are a journal's line, of any run.
+func isJournal(head []byte) bool {
+	var fp, sum string
+	var wm, sent int64
+	n, _ := fmt.Sscanf(string(head), "%s %d %d %s", &fp, &wm, &sent, &sum)
+	return n == 4 && len(sum) == 16 && bytes.Count(head, []byte("\n")) <= 1
 }
 
 // readJournal takes up the journal beside the checkpoint at path, when it
-// belongs to this checkpoint and is further on.
-func (c *Checkpoint) readJournal(path string) {
-	data, err := os.ReadFile(journalPath(path))
-	if err != nil || c.Done {
-		return
+// belongs to this checkpoint and is further on. A journal of another
+// fingerprint (a checkpoint deleted to start over) is passed over; one
+// whose digest does not match, or that is not a file treeport wrote, is
+// refused.
+func (c *Checkpoint) readJournal(path string) error {
+	if c.Done {
+		return nil
 	}
-	var head string
+	jp := journalPath(path)
+	f, err := statefile.Open(jp, os.O_RDONLY)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("reading checkpoint journal %s: %w", jp, err)
+	}
+	if len(data) == 0 {
+		return nil // made, and killed before its first line
+	}
+	var head, sum string
 	var wm, sent int64
-	if _, err := fmt.Sscanf(string(data), "%s %d %d", &head, &wm, &sent); err != nil {
-		return
+	if _, err := fmt.Sscanf(string(data), "%s %d %d %s", &head, &wm, &sent, &sum); err != nil {
+		return &statefile.Error{Path: jp, Why: "not a checkpoint journal", Do: "delete it to resume from the checkpoint's own watermark"}
 	}
-	if want := string(bytes.TrimSpace(journalLine(c.Fingerprint, 0, 0)[:16])); head != want || wm < 0 {
-		return
+	if want := string(bytes.TrimSpace(journalLine(c.Fingerprint, 0, 0)[:16])); head != want {
+		return nil
+	}
+	if wm < 0 || sent < 0 || sum != journalSum(c.Fingerprint, wm, sent) {
+		return &statefile.Error{Path: jp, Why: "its digest does not match its figures (edited by hand)", Do: "delete it to resume from the checkpoint's own watermark"}
 	}
 	c.Watermark = max(c.Watermark, wm)
 	c.Sent = max(c.Sent, sent)
+	return nil
 }
 
 // Match returns nil when the checkpoint was written for the run with
@@ -154,11 +226,16 @@ func (c *Checkpoint) Match(fp string) error {
 
 // Save writes the checkpoint atomically: to a temporary file in the same
 // directory, synced, renamed over path, and the directory synced, so that a
-// crash leaves either the old checkpoint or the new one. It sets Version
-// and SavedAt.
+// crash leaves either the old checkpoint or the new one. It sets Version,
+// SavedAt and Digest. The file is private (0600): CreateTemp makes it so.
 func (c *Checkpoint) Save(path string) error {
 	c.Version = CheckpointVersion
 	c.SavedAt = time.Now().UTC().Truncate(time.Millisecond)
+	d, err := c.digest()
+	if err != nil {
+		return err
+	}
+	c.Digest = d
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
@@ -167,13 +244,13 @@ func (c *Checkpoint) Save(path string) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("importer: saving checkpoint: %w", err)
+		return fmt.Errorf("saving checkpoint: %w", err)
 	}
 	tmp := f.Name()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+		return fmt.Errorf("saving checkpoint %s: %w", path, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
@@ -183,18 +260,18 @@ func (c *Checkpoint) Save(path string) error {
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+		return fmt.Errorf("saving checkpoint %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("importer: saving checkpoint %s: %w", path, err)
+		return fmt.Errorf("saving checkpoint %s: %w", path, err)
 	}
 	// The rename is durable only once the directory is.
 	if d, err := os.Open(dir); err == nil {
 		err = d.Sync()
 		d.Close()
 		if err != nil {
-			return fmt.Errorf("importer: saving checkpoint %s: syncing %s: %w", path, dir, err)
+			return fmt.Errorf("saving checkpoint %s: syncing %s: %w", path, dir, err)
 		}
 	}
 	return nil

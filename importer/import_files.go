@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -165,10 +166,23 @@ func ImportTableJSON(table string, spec layouts.TableSpec, billing Billing, buck
 	return append(b, '\n'), nil
 }
 
+// writeFile writes data to path through a temporary file renamed over it,
+// made with O_EXCL (never through a link planted at a fixed name) and with
+// the mode of a plain create, or of the file it replaces.
 func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	f, err := statefile.CreateTempFor(path)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

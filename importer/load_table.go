@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -104,7 +105,7 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		case errors.Is(err, os.ErrNotExist):
 			ck = &Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
 		case err != nil:
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 		default:
 			if err := ck.Match(fp); err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrUsage, opts.Checkpoint, err)
@@ -142,6 +143,9 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		res.Emit, err = in.Emit(ctx, emit, func(seq int64, item layouts.Item) error {
 			return w.Write(ctx, seq, item)
 		})
+		if err == nil && res.Emit.Items < emit.Skip {
+			return WatermarkPastEnd(opts.Checkpoint, emit.Skip, res.Emit.Items, "items")
+		}
 		return err
 	})
 	res.Run = run
@@ -155,6 +159,14 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		}
 	}
 	return res, err
+}
+
+// WatermarkPastEnd is the error of a checkpoint at path whose watermark
+// says more of what (items, operations) were written than the run has:
+// taken as "all written", it would end the run with nothing written.
+func WatermarkPastEnd(path string, watermark, have int64, what string) error {
+	return fmt.Errorf("%w: checkpoint %s says %d %s were written, but this run has only %d: it is not this run's, or it was edited; nothing more was written. Delete it, and the files beside it (%s.*), to start over",
+		ErrUsage, path, watermark, what, have, filepath.Base(path))
 }
 
 // prepareTable creates the table or checks that the existing one has the
@@ -205,5 +217,5 @@ func writeReport(path string, l layouts.Layout, table string, est EmitStats, run
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -160,6 +161,7 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	if opts.Checkpoint != nil {
 		wo.OnSend = saver.sent
 		wo.HeldSpool = heldPath(opts.CheckpointPath)
+		wo.HeldRun = opts.Checkpoint.Fingerprint
 	}
 	// The held items of the run this one resumes are below its watermark,
 	// but are written by this one.
@@ -248,7 +250,7 @@ func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
 	if data, err := os.ReadFile(path); err == nil {
 		prior = int64(bytes.Count(data, []byte("\n")))
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666) // an output, as os.Create makes it
 	return f, prior, err
 }
 
@@ -269,11 +271,15 @@ func newCheckpointSaver(ck *Checkpoint, path string) (*checkpointSaver, error) {
 	if ck == nil {
 		return s, nil
 	}
-	f, err := os.OpenFile(journalPath(path), os.O_CREATE|os.O_WRONLY, 0o644)
+	// Made anew (LoadCheckpoint took up what the last one said), never
+	// through a link, and written at once, so that a crash before the
+	// first advance finds what the checkpoint holds.
+	f, err := statefile.Create(journalPath(path), 0o600, isJournal)
 	if err != nil {
-		return nil, fmt.Errorf("importer: checkpoint journal: %w", err)
+		return nil, fmt.Errorf("checkpoint journal: %w", err)
 	}
 	s.journal = f
+	s.writeJournal()
 	return s, nil
 }
 

@@ -97,6 +97,9 @@ type WriterOptions struct {
 	// StartSeq are written first. It is removed once all of it is
 	// written.
 	HeldSpool string
+	// HeldRun identifies the run the held spool belongs to (the
+	// checkpoint's fingerprint): a spool of another run is refused.
+	HeldRun string
 	// Spread is how many items the writer may keep back to spread its
 	// batches over partition keys (Window / 2): each batch takes, oldest
 	// first, items whose partition key values (the table's and every
@@ -477,7 +480,7 @@ func NewDDBWriter(client BatchWriter, table string, spec layouts.TableSpec, opts
 	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	w.group, w.gctx = errgroup.WithContext(w.ctx)
 	var err error
-	if w.spool, err = openHeldSpool(opts.HeldSpool, opts.StartSeq, opts.Window/4); err != nil {
+	if w.spool, err = openHeldSpool(opts.HeldSpool, opts.HeldRun, opts.StartSeq, opts.Window/4); err != nil {
 		w.spool = &heldSpool{}
 		w.cancel(err) // Write and Close return it
 	}

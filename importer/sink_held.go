@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/statefile"
 )
 
 // The held spool. A key over its partition's rate on average (one parent
@@ -39,11 +41,19 @@ import (
 // spool is a temporary file. The spool is removed once all of it is
 // written.
 //
-// A record is one line: its state (heldWaiting, heldSent, heldDone or
-// heldVoid), the item's sequence number in 20 digits, 'p' for a put or 'd'
-// for a delete, and the item (or the key) in DynamoDB JSON:
+// The spool begins with a header line naming the run it belongs to (the
+// head of statefile.Digest of the checkpoint's fingerprint), so that
+// another file in its place is refused, never read or cut. A record is
+// one line: its state (heldWaiting, heldSent, heldDone or heldVoid), the
+// item's sequence number in 20 digits, 'p' for a put or 'd' for a delete,
+// the head of the digest of what follows the state with the run's
+// fingerprint (so that a record edited by hand, or another run's, is
+// refused), and the item (or the key) in DynamoDB JSON:
 //
-//	- 00000000000000001234 p {"Item":{"Id":{"S":"n01234"},...}}
+//	treeport held spool 1 5d41402abc4b2a76
+//	- 00000000000000001234 p 9f86d081884c7d65 {"Item":{"Id":{"S":"n01234"},...}}
+//
+// The spool holds items: it is made private (0600), as the checkpoint is.
 
 // heldPath is the held spool beside the checkpoint at path.
 func heldPath(path string) string { return path + ".held" }
@@ -56,23 +66,58 @@ const (
 	heldVoid    = 'x' // not passed by the watermark when its run stopped
 )
 
-// heldHead is the length of a record's head: state, seq, kind and spaces.
-const heldHead = 1 + 1 + 20 + 1 + 1 + 1
+// heldHead is the length of a record's head: state, seq, kind, digest and
+// spaces.
+const heldHead = 1 + 1 + 20 + 1 + 1 + 1 + 16 + 1
+
+// heldHeader is the spool's first line for the run with fingerprint fp.
+func heldHeader(fp string) []byte {
+	return fmt.Appendf(nil, "treeport held spool 1 %s\n", statefile.Digest("held spool", fp)[:16])
+}
+
+// heldSum is the digest of a record's seq, kind and item (line[2:] less
+// the digest itself) for the run with fingerprint fp, cut to 16 digits.
+func heldSum(fp string, seqKind, item []byte) string {
+	return statefile.Digest("held record", fp, seqKind, item)[:16]
+}
+
+// heldRefused is the error of a spool that is not what treeport wrote.
+func heldRefused(path string, why string) error {
+	return &statefile.Error{Path: path, Why: why,
+		Do: "its items may be needed: delete the checkpoint and every file beside it (CHECKPOINT.*) to write everything again"}
+}
 
 // heldCounts is what a held spool holds for a run resuming at a watermark.
 type heldCounts struct {
-	end     int64 // the length of its whole records
+	start   int64 // where its records begin (0: no whole header)
+	end     int64 // the length of its header and whole records
 	waiting int64 // records to write: not done, below the watermark
 	sent    int64 // of those, the ones sent at least once
 }
 
-// scanHeld reads the spool f's records for a run resuming at watermark.
-// With void, it marks void the records that are not done and at or past
-// the watermark. A last record cut short (a crash while it was appended,
-// before anything was acknowledged) is left out of end.
-func scanHeld(f *os.File, watermark int64, void bool) (heldCounts, error) {
+// scanHeld reads the spool f's records for a run resuming at watermark,
+// and checks that they are the run's with fingerprint fp. With void, it
+// marks void the records that are not done and at or past the watermark.
+// A last record cut short (a crash while it was appended, before anything
+// was acknowledged) is left out of end; so is a header cut short, with no
+// record after it.
+func scanHeld(f *os.File, fp string, watermark int64, void bool) (heldCounts, error) {
 	var c heldCounts
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
+	header := heldHeader(fp)
+	line, err := r.ReadBytes('\n')
+	switch {
+	case errors.Is(err, io.EOF) && bytes.HasPrefix(header, line):
+		return c, nil // made, and killed before its header was whole
+	case err != nil && !errors.Is(err, io.EOF):
+		return c, err
+	case !bytes.Equal(line, header):
+		if bytes.HasPrefix(line, []byte("treeport held spool ")) {
+			return c, heldRefused(f.Name(), "the held spool of another run")
+		}
+		return c, heldRefused(f.Name(), "not a held spool")
+	}
+	c.start, c.end = int64(len(line)), int64(len(line))
 	for {
 		line, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
@@ -81,9 +126,9 @@ func scanHeld(f *os.File, watermark int64, void bool) (heldCounts, error) {
 		if err != nil {
 			return c, err
 		}
-		state, seq, _, _, perr := parseHeld(line)
+		state, seq, _, _, perr := parseHeld(line, fp)
 		if perr != nil {
-			return c, fmt.Errorf("importer: held spool %s: record at byte %d: %w", f.Name(), c.end, perr)
+			return c, heldRefused(f.Name(), fmt.Sprintf("record at byte %d: %v", c.end, perr))
 		}
 		switch {
 		case state == heldDone || state == heldVoid:
@@ -101,9 +146,25 @@ func scanHeld(f *os.File, watermark int64, void bool) (heldCounts, error) {
 	}
 }
 
-// parseHeld splits a record.
-func parseHeld(line []byte) (state byte, seq int64, put bool, item []byte, err error) {
-	if len(line) < heldHead+2 || line[len(line)-1] != '\n' || line[1] != ' ' || line[22] != ' ' || line[24] != ' ' {
+// appendHeld appends a record for the run with fingerprint fp.
+func appendHeld(buf []byte, fp string, state byte, seq int64, kind byte, item map[string]types.AttributeValue) []byte {
+	buf = append(buf, state, ' ')
+	start := len(buf)
+	buf = fmt.Appendf(buf, "%020d", seq)
+	buf = append(buf, ' ', kind)
+	seqKind := len(buf)
+	buf = append(buf, ' ')
+	buf = append(buf, "0000000000000000 "...)
+	at := len(buf)
+	buf = ddbjson.AppendLine(buf, item)
+	copy(buf[seqKind+1:], heldSum(fp, buf[start:seqKind], buf[at:len(buf)-1]))
+	return buf
+}
+
+// parseHeld splits a record of the run with fingerprint fp, and checks
+// its digest.
+func parseHeld(line []byte, fp string) (state byte, seq int64, put bool, item []byte, err error) {
+	if len(line) < heldHead+2 || line[len(line)-1] != '\n' || line[1] != ' ' || line[22] != ' ' || line[24] != ' ' || line[heldHead-1] != ' ' {
 		return 0, 0, false, nil, errors.New("damaged")
 	}
 	switch line[0] {
@@ -122,7 +183,11 @@ func parseHeld(line []byte) (state byte, seq int64, put bool, item []byte, err e
 	default:
 		return 0, 0, false, nil, fmt.Errorf("unknown kind %q", line[23])
 	}
-	return line[0], seq, put, line[heldHead:], nil
+	item = line[heldHead:]
+	if string(line[25:heldHead-1]) != heldSum(fp, line[2:24], item[:len(item)-1]) {
+		return 0, 0, false, nil, errors.New("its digest does not match (edited by hand, or another run's)")
+	}
+	return line[0], seq, put, item, nil
 }
 
 // heldSpool is a writer's spool of held items. Its file is opened when a
@@ -131,6 +196,7 @@ func parseHeld(line []byte) (state byte, seq int64, put bool, item []byte, err e
 type heldSpool struct {
 	mu    sync.Mutex
 	path  string // "": a temporary file
+	fp    string // the fingerprint of the run the spool belongs to
 	f     *os.File
 	end   int64 // the length of the records
 	read  int64 // where the next record to read back starts
@@ -145,29 +211,36 @@ type heldSpool struct {
 	redo     int64        // of those, the ones it had sent
 }
 
-// openHeldSpool opens the spool at path for a run resuming at watermark,
-// or prepares one that is made when needed.
-func openHeldSpool(path string, watermark int64, bound int) (*heldSpool, error) {
-	s := &heldSpool{path: path, bound: max(bound, MaxBatchItems)}
+// openHeldSpool opens the spool at path for a run with fingerprint fp
+// resuming at watermark, or prepares one that is made when needed. A file
+// at path that is not this run's spool is refused (statefile.ErrRefused),
+// never read or cut.
+func openHeldSpool(path, fp string, watermark int64, bound int) (*heldSpool, error) {
+	s := &heldSpool{path: path, fp: fp, bound: max(bound, MaxBatchItems)}
 	if path == "" {
 		return s, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := statefile.Open(path, os.O_RDWR)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("importer: held spool: %w", err)
+		return nil, fmt.Errorf("held spool: %w", err)
 	}
-	c, err := scanHeld(f, watermark, true)
+	c, err := scanHeld(f, fp, watermark, true)
+	if err == nil && c.start == 0 {
+		// No whole header: nothing was spooled. put makes it again.
+		f.Close()
+		return s, nil
+	}
 	if err == nil {
 		err = f.Truncate(c.end)
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("importer: held spool: %w", err)
+		return nil, fmt.Errorf("held spool: %w", err)
 	}
-	s.f, s.end = f, c.end
+	s.f, s.end, s.read = f, c.end, c.start
 	s.replayed, s.redo = c.waiting, c.sent
 	s.left.Store(c.waiting)
 	return s, nil
@@ -185,10 +258,22 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 		if s.path == "" {
 			s.f, err = os.CreateTemp("", "treeport-held-*")
 		} else {
-			s.f, err = os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+			// Made anew, never through a link or over another file: an
+			// earlier run's spool was opened by openHeldSpool.
+			s.f, err = statefile.Create(s.path, 0o600, func(head []byte) bool {
+				return bytes.HasPrefix(head, []byte("treeport held spool ")) || bytes.HasPrefix([]byte("treeport held spool "), head)
+			})
+		}
+		if err == nil {
+			h := heldHeader(s.fp)
+			if _, err = s.f.WriteAt(h, 0); err != nil {
+				s.f.Close()
+				s.f = nil
+			}
+			s.read, s.end = int64(len(h)), int64(len(h))
 		}
 		if err != nil {
-			return 0, fmt.Errorf("importer: held spool: %w", err)
+			return 0, fmt.Errorf("held spool: %w", err)
 		}
 	}
 	var buf []byte
@@ -199,17 +284,13 @@ func (s *heldSpool) put(reqs []*request) (int, error) {
 		if r.sent {
 			state = heldSent
 		}
-		item := r.item
 		if r.wr.PutRequest == nil {
 			kind = 'd'
 		}
-		buf = append(buf, state, ' ')
-		buf = fmt.Appendf(buf, "%020d", r.seqs[len(r.seqs)-1])
-		buf = append(buf, ' ', kind, ' ')
-		buf = ddbjson.AppendLine(buf, item)
+		buf = appendHeld(buf, s.fp, state, r.seqs[len(r.seqs)-1], kind, r.item)
 	}
 	if _, err := s.f.WriteAt(buf, s.end); err != nil {
-		return 0, fmt.Errorf("importer: held spool %s: %w", s.f.Name(), err)
+		return 0, fmt.Errorf("held spool %s: %w", s.f.Name(), err)
 	}
 	s.dirty = s.path != "" // a temporary spool is never read by another run
 	caughtUp := s.read == s.end
@@ -245,20 +326,20 @@ func (s *heldSpool) readBack(mk func(seq int64, item map[string]types.AttributeV
 	for s.mem < s.bound && s.read < s.end {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			return out, fmt.Errorf("importer: held spool %s: reading back at byte %d: %w", s.f.Name(), s.read, err)
+			return out, fmt.Errorf("held spool %s: reading back at byte %d: %w", s.f.Name(), s.read, err)
 		}
 		off := s.read
 		s.read += int64(len(line))
-		state, seq, put, data, err := parseHeld(line)
+		state, seq, put, data, err := parseHeld(line, s.fp)
 		if err != nil {
-			return out, fmt.Errorf("importer: held spool %s: record at byte %d: %w", s.f.Name(), off, err)
+			return out, heldRefused(s.f.Name(), fmt.Sprintf("record at byte %d: %v", off, err))
 		}
 		if state == heldDone || state == heldVoid {
 			continue
 		}
 		item, err := ddbjson.DecodeLine(data)
 		if err != nil {
-			return out, fmt.Errorf("importer: held spool %s: record at byte %d: %w", s.f.Name(), off, err)
+			return out, fmt.Errorf("held spool %s: record at byte %d: %w", s.f.Name(), off, err)
 		}
 		q := mk(seq, item, put)
 		q.spooled = off + 1
@@ -282,7 +363,7 @@ func (s *heldSpool) sync() error {
 	// What is appended from now on is synced too, or marks the spool dirty
 	// again.
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("importer: held spool %s: %w", f.Name(), err)
+		return fmt.Errorf("held spool %s: %w", f.Name(), err)
 	}
 	return nil
 }

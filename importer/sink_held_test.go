@@ -20,7 +20,7 @@ func TestHeldSpoolResume(t *testing.T) {
 	mk := func(seq int64) *request {
 		return w.request(seq, hotItem(int(seq)), types.WriteRequest{PutRequest: &types.PutRequest{Item: hotItem(int(seq))}})
 	}
-	s, err := openHeldSpool(path, 0, 4)
+	s, err := openHeldSpool(path, "fp", 0, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +40,14 @@ func TestHeldSpoolResume(t *testing.T) {
 
 	// The run that resumes at 8 writes 2 to 7 (2 and 3 maybe again) and
 	// voids 9, which its input brings again.
-	ck := &Checkpoint{Watermark: 8}
+	ck := &Checkpoint{Fingerprint: "fp", Watermark: 8}
 	if err := ck.readHeld(path[:len(path)-len(".held")]); err != nil {
 		t.Fatal(err)
 	}
 	if ck.Held() != 6 || ck.RedoneAtMost() != 2 {
 		t.Errorf("checkpoint: %d held, %d redone at most; want 6 and 2", ck.Held(), ck.RedoneAtMost())
 	}
-	s2, err := openHeldSpool(path, 8, 100)
+	s2, err := openHeldSpool(path, "fp", 8, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestHeldSpoolResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := scanHeld(f, 11, false)
+	c, err := scanHeld(f, "fp", 11, false)
 	f.Close()
 	if err != nil || c.waiting != 1 || c.end != s2.end {
 		t.Fatalf("spool after a new record: %+v (%v); want 1 waiting in %d bytes", c, err, s2.end)

@@ -1,6 +1,7 @@
 package refresh
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -273,7 +275,7 @@ func loadCheckpoint(j *job, path string, settings map[string]any) (*applyCheckpo
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	case ck.Done:
 		// A finished apply: plan afresh (the table may have changed since).
 	default:
@@ -281,7 +283,7 @@ func loadCheckpoint(j *job, path string, settings map[string]any) (*applyCheckpo
 			return nil, fmt.Errorf("%w: %s belongs to an unfinished run of another snapshot, other flags or another table: finish that one, or delete the checkpoint (and %s) to start over: %v",
 				importer.ErrUsage, path, a.planPath, err)
 		}
-		if _, err := os.Stat(a.planPath); err != nil {
+		if _, err := os.Lstat(a.planPath); err != nil {
 			return nil, fmt.Errorf("%w: checkpoint %s has no plan beside it (%v); delete the checkpoint to plan again", importer.ErrUsage, path, err)
 		}
 		a.ck, a.resume = ck, true
@@ -318,14 +320,8 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		}
 		res.Resumed = true
 		planPath = ck.planPath
-		f, err := os.Open(planPath)
-		if err != nil {
+		if res.Summary, err = resumePlan(ck); err != nil {
 			return nil, err
-		}
-		_, res.Summary, err = ReadPlan(f, func(Op) error { return nil })
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v (delete the checkpoint to plan again)", importer.ErrUsage, planPath, err)
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
 			ck.path, ck.ck.Watermark, res.Summary.Changes())
@@ -347,8 +343,11 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			planPath = tmp.Name()
 			defer os.Remove(planPath)
 		}
-		if res.Summary, err = writePlan(ctx, j, planPath); err != nil {
-			os.Remove(planPath) // nothing of it was written
+		h := j.header()
+		if ck != nil {
+			h.Run = ck.ck.Fingerprint
+		}
+		if res.Summary, err = writePlan(ctx, j, planPath, h); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)
@@ -358,8 +357,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		if ck != nil && !ck.resume {
 			os.Remove(planPath)
 		}
-		return res, fmt.Errorf("%w: refusing a plan that %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
-			importer.ErrUsage, summary.DeleteText(), 100*summary.DeleteRatio(), opts.MaxDeleteRatio)
+		return res, massDelete(summary, opts.MaxDeleteRatio)
 	}
 	if summary.Changes() == 0 {
 		res.Took = time.Since(opts.Started)
@@ -378,6 +376,81 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	return res, execute(ctx, j, opts, planPath, ck, res)
 }
 
+// massDelete is the error of a plan that removes more than ratio of the
+// table's nodes.
+func massDelete(s *Summary, ratio float64) error {
+	return fmt.Errorf("%w: refusing a plan that %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
+		importer.ErrUsage, s.DeleteText(), 100*s.DeleteRatio(), ratio)
+}
+
+// resumePlan reads the plan kept beside an unfinished checkpoint: it must
+// be the file treeport wrote for the checkpoint's run (see VerifyPlanFile),
+// and its operations must add up to its summary, since the mass-delete
+// guard is taken from them, not from what the summary says: the summary
+// returned counts, as removed nodes, at least the nodes the operations
+// delete as removed. The checkpoint's watermark must not be past the
+// plan's operations. Every refusal is an importer.ErrUsage; nothing was
+// written.
+func resumePlan(ck *applyCheckpoint) (*Summary, error) {
+	refuse := func(err error) error {
+		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
+	}
+	f, err := statefile.Open(ck.planPath, os.O_RDONLY)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	defer f.Close()
+	if err := VerifyPlanFile(f, ck.ck.Fingerprint); err != nil {
+		return nil, refuse(err)
+	}
+	counted := map[Reason]*Count{}
+	for _, r := range Reasons {
+		counted[r] = &Count{}
+	}
+	var ops int64
+	removed := map[string]struct{}{}
+	_, summary, err := ReadPlan(f, func(op Op) error {
+		ops++
+		c, ok := counted[op.Reason]
+		if !ok {
+			return fmt.Errorf("operation %d: unknown reason %q", ops, op.Reason)
+		}
+		if op.Kind == Put {
+			c.Puts++
+		} else {
+			c.Deletes++
+			if op.Reason == ReasonRemoved {
+				removed[op.ID] = struct{}{}
+			}
+		}
+		c.WCU += int64(op.WCU)
+		return nil
+	})
+	if err != nil {
+		return nil, refuse(fmt.Errorf("%s: %v (delete the checkpoint to plan again)", ck.planPath, err))
+	}
+	for _, r := range Reasons {
+		got, said := counted[r], summary.ByReason[r]
+		if said == nil || got.Puts != said.Puts || got.Deletes != said.Deletes || got.WCU != said.WCU {
+			return nil, refuse(&statefile.Error{Path: ck.planPath,
+				Why: fmt.Sprintf("its %s operations (%d puts, %d deletes) are not what its summary says: it was edited", r, got.Puts, got.Deletes),
+				Do:  "delete the checkpoint and the files beside it (CHECKPOINT.*) to plan again"})
+		}
+	}
+	if ops != summary.Changes() {
+		return nil, refuse(&statefile.Error{Path: ck.planPath, Why: fmt.Sprintf("it holds %d operations, its summary says %d", ops, summary.Changes()),
+			Do: "delete the checkpoint and the files beside it (CHECKPOINT.*) to plan again"})
+	}
+	// Under --shard the summary counts the whole table's removed nodes,
+	// and the operations this shard's: the guard takes the larger.
+	r := summary.ByReason[ReasonRemoved]
+	r.Nodes = max(r.Nodes, int64(len(removed)))
+	if ck.ck.Watermark > ops {
+		return nil, importer.WatermarkPastEnd(ck.path, ck.ck.Watermark, ops, "operations of its plan")
+	}
+	return summary, nil
+}
+
 // writeApplyReport writes the report: the plan's counts and what the writer
 // did (nothing, for a plan without changes: a report is written all the
 // same, so that a job never reads an earlier run's as its own).
@@ -394,17 +467,33 @@ func writeApplyReport(path string, summary *Summary, skip int64, stats importer.
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
 }
 
 // writePlan plans into a plan file.
-func writePlan(ctx context.Context, j *job, path string) (*Summary, error) {
-	f, err := os.Create(path)
+func writePlan(ctx context.Context, j *job, path string, h PlanHeader) (*Summary, error) {
+	// The plan holds items: private, as the checkpoint is, and made anew,
+	// never through a link or over a file treeport did not write.
+	f, err := statefile.Create(path, 0o600, func(head []byte) bool {
+		return bytes.HasPrefix(head, []byte(`{"version":`))
+	})
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+	}
+	s, err := writePlanTo(ctx, j, f, h)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // this run's, and not a plan
 		return nil, err
 	}
-	defer f.Close()
-	pw, err := NewPlanWriter(f, j.header())
+	return s, nil
+}
+
+// writePlanTo plans into f, and syncs it.
+func writePlanTo(ctx context.Context, j *job, f *os.File, h PlanHeader) (*Summary, error) {
+	pw, err := NewPlanWriter(f, h)
 	if err != nil {
 		return nil, err
 	}
@@ -415,10 +504,7 @@ func writePlan(ctx context.Context, j *job, path string) (*Summary, error) {
 	if err := pw.Close(s); err != nil {
 		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	return s, f.Close()
+	return s, f.Sync()
 }
 
 // ErrPutsFailed ends a write run whose deletes were not sent because a put
@@ -481,9 +567,9 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 		}
 		ro.Checkpoint, ro.CheckpointPath = ck.ck, ck.path
 	}
-	f, err := os.Open(planPath)
+	f, err := statefile.Open(planPath, os.O_RDONLY)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
 	}
 	defer f.Close()
 	run, err := importer.Run(ctx, ro, func(ctx context.Context, w *importer.DDBWriter, skip int64) error {
@@ -511,6 +597,9 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 			}
 			return w.Write(ctx, s, op.Item)
 		})
+		if err == nil && seq < skip {
+			return importer.WatermarkPastEnd(ck.path, skip, seq, "operations of its plan")
+		}
 		return err
 	})
 	res.Run = run

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -92,6 +94,9 @@ type followCheckpoint struct {
 	SavedAt  time.Time        `json:"saved_at"`
 	Records  int64            `json:"records_applied"`
 	Position streams.Position `json:"position"`
+	// Digest is statefile.Digest of the other fields: a checkpoint edited
+	// by hand is refused.
+	Digest string `json:"digest,omitempty"`
 }
 
 const followKind = "treeport migrate --follow"
@@ -103,38 +108,69 @@ func settingsDigest(settings map[string]any) string {
 	return hex.EncodeToString(h[:8])
 }
 
+// digest is the checkpoint's Digest, computed over its other fields; its
+// run is its tables and settings.
+func (c *followCheckpoint) digest() string {
+	d := *c
+	d.Digest = ""
+	b, _ := json.Marshal(&d)
+	return statefile.Digest("follow checkpoint", c.From+"\x00"+c.To+"\x00"+c.Settings, b)
+}
+
+// save writes the checkpoint atomically: a temporary file made with
+// O_EXCL beside it, renamed over it.
 func (c *followCheckpoint) save(path string) error {
 	if path == "" {
 		return nil
 	}
 	c.SavedAt = time.Now().UTC()
+	c.Digest = c.digest()
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // loadFollowCheckpoint reads a follow checkpoint: nil when there is none,
-// an ErrUsage when it is another run's.
+// an ErrUsage when it is another run's, or not a file treeport wrote.
 func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := statefile.Open(path, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, err
 	}
 	var saved followCheckpoint
 	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
 		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", importer.ErrUsage, path)
+	}
+	if saved.Digest != saved.digest() {
+		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, &statefile.Error{Path: path,
+			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
 	}
 	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
 		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",

@@ -2,13 +2,17 @@ package refresh
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"os"
 	"strconv"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -22,6 +26,10 @@ type PlanHeader struct {
 	Layout   string `json:"layout"`
 	Snapshot string `json:"snapshot"`
 	Shard    string `json:"shard,omitempty"`
+	// Run identifies the run the plan belongs to (the checkpoint's
+	// fingerprint; "" for a plan of its own): it is not written, but goes
+	// into the digest (see VerifyPlanFile).
+	Run string `json:"-"`
 }
 
 // A plan file is one JSON object, written as it goes: the header's fields,
@@ -32,13 +40,20 @@ type PlanHeader struct {
 //	{"op":"put","reason":"moved","id":"D","wcu":3,"item":{"Id":{"S":"D"},…}},
 //	{"op":"delete","reason":"removed","id":"X","wcu":3,"key":{"Id":{"S":"X"}}}
 //	],
-//	"summary":{…}}
+//	"summary":{…},
+//	"digest":"<64 hex digits>"}
 //
-// Items and keys are DynamoDB JSON, so `jq` and the AWS CLI read them.
+// Items and keys are DynamoDB JSON, so `jq` and the AWS CLI read them. The
+// digest is statefile.Digest of every byte before `,\n"digest"` and of the
+// header's Run: a plan edited by hand, or kept beside another run's
+// checkpoint, does not match it (VerifyPlanFile).
 
 // PlanWriter writes a plan file.
 type PlanWriter struct {
 	w   *bufio.Writer
+	out io.Writer
+	h   hash.Hash // every byte before the digest
+	run string
 	buf []byte
 	n   int64
 	err error
@@ -51,7 +66,8 @@ func NewPlanWriter(w io.Writer, h PlanHeader) (*PlanWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := &PlanWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	pw := &PlanWriter{out: w, h: sha256.New(), run: h.Run}
+	pw.w = bufio.NewWriterSize(io.MultiWriter(w, pw.h), 256<<10)
 	pw.w.Write(b[:len(b)-1]) // the header's fields, the object left open
 	_, err = pw.w.WriteString(",\n\"operations\":[\n")
 	return pw, err
@@ -106,8 +122,57 @@ func (pw *PlanWriter) Close(s *Summary) error {
 	}
 	pw.w.WriteString("],\n\"summary\":")
 	pw.w.Write(b)
-	pw.w.WriteString("}\n")
-	return pw.w.Flush()
+	if err := pw.w.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(pw.out, planDigestHead+planDigest(pw.run, pw.h)+planDigestTail)
+	return err
+}
+
+// The plan's last line is its digest: planDigestHead, 64 hex digits,
+// planDigestTail.
+const (
+	planDigestHead = ",\n\"digest\":\""
+	planDigestTail = "\"}\n"
+	planTrailer    = len(planDigestHead) + 64 + len(planDigestTail)
+)
+
+// planDigest is the digest of a plan whose bytes before the digest went
+// into h, for the run run.
+func planDigest(run string, h hash.Hash) string {
+	return statefile.Digest("plan", run, h.Sum(nil))
+}
+
+// VerifyPlanFile checks that the plan file f (at its start, read whole)
+// ends with the digest of its content for the run run: a plan edited by
+// hand, cut short, or written for another run gives an error matching
+// statefile.ErrRefused. f is left at its start.
+func VerifyPlanFile(f *os.File, run string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	refuse := func(why string) error {
+		return &statefile.Error{Path: f.Name(), Why: why,
+			Do: "delete the checkpoint and the files beside it (CHECKPOINT.*) to plan again"}
+	}
+	if size < int64(planTrailer) {
+		return refuse("no digest at its end (cut short, or not a plan)")
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-int64(planTrailer))); err != nil {
+		return err
+	}
+	tail := make([]byte, planTrailer)
+	if _, err := f.ReadAt(tail, size-int64(planTrailer)); err != nil {
+		return err
+	}
+	if want := planDigestHead + planDigest(run, h) + planDigestTail; string(tail) != want {
+		return refuse("its digest does not match its content (edited by hand, cut short, or another run's plan)")
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return err
 }
 
 // opJSON is an operation as a plan file holds it.
@@ -128,7 +193,7 @@ func ReadPlan(r io.Reader, fn func(Op) error) (PlanHeader, *Summary, error) {
 	var s *Summary
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
 	bad := func(err error) (PlanHeader, *Summary, error) {
-		return h, nil, fmt.Errorf("refresh: plan file: %w", err)
+		return h, nil, fmt.Errorf("plan file: %w", err)
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return bad(fmt.Errorf("not a plan (want a JSON object): %v", err))

@@ -265,7 +265,7 @@ func writeFollowReport(path string, res *refresh.MigrateResult) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
 }
 
 // catFollow is the help category of migrate's --follow flags.

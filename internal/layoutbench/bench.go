@@ -28,6 +28,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -150,7 +151,8 @@ func Run(ctx context.Context, in *importer.Input, opts Options) (*Report, error)
 	}
 	if opts.Client != nil {
 		rep.Mode = "online"
-		rep.Endpoint = opts.Endpoint
+		// The report is printed and shared: no password of the URL's.
+		rep.Endpoint = ddb.RedactURL(opts.Endpoint)
 	}
 	rep.Sample = SampleInfo{Requested: opts.Sample, Nodes: len(sample), Seed: opts.Seed, Strata: strata}
 	var st transform.Stats

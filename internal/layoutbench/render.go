@@ -203,19 +203,19 @@ func breakEvenText(b BreakEven) string {
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# treeport bench: %s\n\n", filepath.Base(r.Input.Path))
-	p("%s.\n\n", summary(r))
-	p("Workload: %s. Read mix: %s. Costs projected to %s nodes. Prices: %s, as of %s.\n\n", workText(r.Workload), mixText(r), num(float64(r.Scale.Nodes)), r.Prices.Region, r.Prices.AsOf)
+	p("# treeport bench: %s\n\n", mdText(filepath.Base(r.Input.Path)))
+	p("%s.\n\n", mdText(summary(r)))
+	p("Workload: %s. Read mix: %s. Costs projected to %s nodes. Prices: %s, as of %s.\n\n", workText(r.Workload), mixText(r), num(float64(r.Scale.Nodes)), mdText(r.Prices.Region), mdText(r.Prices.AsOf))
 
 	p("## Recommendation\n\n")
-	p("For this workload: %s.\n\n", marginText(r))
+	p("For this workload: %s.\n\n", mdText(marginText(r)))
 	for _, e := range r.Ranking {
-		p("%d. **%s**: %s\n", e.Rank, e.Layout, e.Why)
+		p("%d. **%s**: %s\n", e.Rank, mdText(e.Layout), mdText(e.Why))
 	}
 	if len(r.BreakEvens) > 0 {
 		p("\n")
 		for _, b := range r.BreakEvens {
-			p("- %s\n", breakEvenText(b))
+			p("- %s\n", mdText(breakEvenText(b)))
 		}
 	}
 
@@ -230,20 +230,20 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if res.Load.Seconds != nil {
 			secs = fmt.Sprintf("%.2f s", *res.Load.Seconds)
 		}
-		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Layout, res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
+		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(res.Layout), res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
 			res.Load.WCU, consumed, secs, importer.DurationText(res.Load.MinSeconds)+" ("+res.Load.BoundBy+")", num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
 	}
 
 	p("\n## Cost at %s nodes\n\n", num(float64(r.Scale.Nodes)))
 	p("| layout | load, on-demand writes | load, ImportTable | storage per month | a million reads of the mix |\n|---|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
-		p("| %s | %s | %s | %s | %s |\n", res.Layout, usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
+		p("| %s | %s | %s | %s | %s |\n", mdText(res.Layout), usd(res.Cost.LoadOnDemandUSD), usd(res.Cost.LoadImportUSD), usd(res.Cost.StorageMonthUSD), usd(res.Cost.MillionReadsUSD))
 	}
 	p("\n## The workload's cost at %s nodes\n\n%s.\n\n", num(float64(r.Scale.Nodes)), workText(r.Workload))
 	p("| layout | load | storage | reads | writes | moves | deletes | total |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		c := res.Cost
-		p("| %s | %s (%s) | %s | %s | %s | %s | %s | **%s** |\n", res.Layout, usd(c.LoadUSD), c.LoadMethod, usd(c.StorageUSD), usd(c.ReadsUSD), usd(c.WritesUSD), usd(c.MovesUSD), usd(c.DeletesUSD), usd(c.TotalUSD))
+		p("| %s | %s (%s) | %s | %s | %s | %s | %s | **%s** |\n", mdText(res.Layout), usd(c.LoadUSD), mdText(c.LoadMethod), usd(c.StorageUSD), usd(c.ReadsUSD), usd(c.WritesUSD), usd(c.MovesUSD), usd(c.DeletesUSD), usd(c.TotalUSD))
 	}
 
 	p("\n## Reads\n\n")
@@ -267,7 +267,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, k := range Kinds {
 		for _, res := range r.Layouts {
 			q := res.query(k)
-			p("| %s | %s | %s | %s (%s) | %s (%s) | %s (%s) |", k, res.Layout, num(q.Nodes), num(q.Requests.Mean), num(q.Requests.P95),
+			p("| %s | %s | %s | %s (%s) | %s (%s) | %s (%s) |", k, mdText(res.Layout), num(q.Nodes), num(q.Requests.Mean), num(q.Requests.P95),
 				num(q.ItemsRead.Mean), num(q.ItemsRead.P95), num(q.RCU.Mean), num(q.RCU.P95))
 			if r.Mode == "online" {
 				consumed := "—"
@@ -286,15 +286,15 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p("\n## Storage\n\n| layout | table or index | items | bytes | billed bytes |\n|---|---|---:|---:|---:|\n")
 	for _, res := range r.Layouts {
 		for _, s := range res.Storage {
-			p("| %s | %s | %d | %s | %s |\n", res.Layout, where(s.Index), s.Items, humanBytes(s.Bytes), humanBytes(s.BilledBytes))
+			p("| %s | %s | %d | %s | %s |\n", mdText(res.Layout), mdText(where(s.Index)), s.Items, humanBytes(s.Bytes), humanBytes(s.BilledBytes))
 		}
 	}
 
 	p("\n## Keys and items against DynamoDB's limits\n\n| layout | where | key | attribute | longest | limit |\n|---|---|---|---|---:|---:|\n")
 	for _, res := range r.Layouts {
-		p("| %s | item | — | — | %d B | %d B |\n", res.Layout, res.MaxItemBytes, res.ItemLimit)
+		p("| %s | item | — | — | %d B | %d B |\n", mdText(res.Layout), res.MaxItemBytes, res.ItemLimit)
 		for _, k := range res.Keys {
-			p("| %s | %s | %s | %s | %d B | %d B |\n", res.Layout, where(k.Index), k.Role, k.Attr, k.Longest, k.Limit)
+			p("| %s | %s | %s | %s | %d B | %d B |\n", mdText(res.Layout), mdText(where(k.Index)), mdText(k.Role), mdText(k.Attr), k.Longest, k.Limit)
 		}
 	}
 
@@ -309,7 +309,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			for _, v := range s.ByBytes {
 				byBytes = append(byBytes, fmt.Sprintf("`%s` %s", mdCode(v.Value), humanBytes(v.Bytes)))
 			}
-			p("| %s | %s (%s) | %d | %s | %s |\n", res.Layout, where(s.Index), s.Attr, s.Partitions, strings.Join(byItems, ", "), strings.Join(byBytes, ", "))
+			p("| %s | %s (%s) | %d | %s | %s |\n", mdText(res.Layout), mdText(where(s.Index)), mdText(s.Attr), s.Partitions, strings.Join(byItems, ", "), strings.Join(byBytes, ", "))
 		}
 	}
 
@@ -319,7 +319,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			name string
 			s    RewriteStats
 		}{{"move a subtree", res.Rewrites.Move}, {"delete a node", res.Rewrites.Delete}, {"write a node", res.Rewrites.Write}} {
-			p("| %s | %s | %d | %s | %s | %s | %s | %d (`%s`) |\n", res.Layout, c.name, c.s.Samples, num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), num(c.s.MeanWCU), c.s.WorstWCU, mdCode(c.s.WorstNode))
+			p("| %s | %s | %d | %s | %s | %s | %s | %d (`%s`) |\n", mdText(res.Layout), c.name, c.s.Samples, num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), num(c.s.MeanWCU), c.s.WorstWCU, mdCode(c.s.WorstNode))
 		}
 	}
 
@@ -334,10 +334,37 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 	p("\n## Notes\n\n")
 	for _, n := range r.Notes {
-		p("- %s\n", n)
+		p("- %s\n", mdText(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdText makes plain text (a file name, an id, an attribute name, a note)
+// safe in Markdown, in a paragraph or a table cell, as html.EscapeString
+// makes it safe in the HTML report: HTML's special characters become
+// entities and Markdown's punctuation is escaped with a backslash, so that
+// no input becomes markup (a file named <img src=x onerror=…>.json, say).
+func mdText(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\n', '\r':
+			b.WriteByte(' ')
+		case '\\', '`', '*', '_', '[', ']', '|', '#', '!', '~':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // mdCode makes a value safe inside a Markdown code span in a table.
