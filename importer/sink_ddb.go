@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -432,6 +433,16 @@ func (s *spreader) take(spread bool, h *hotKeys) *batch {
 	return b
 }
 
+// holds reports whether seq is one of the items kept back.
+func (s *spreader) holds(seq int64) bool {
+	for _, r := range s.reqs {
+		if slices.Contains(r.seqs, seq) {
+			return true
+		}
+	}
+	return false
+}
+
 // putBack returns a batch that could not be handed over, before the rest.
 func (s *spreader) putBack(b *batch) {
 	for _, r := range b.reqs {
@@ -522,13 +533,21 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	// keys (a batch of them at a time while other items can go); items
 	// kept back to spread the batches go next: the oldest of them holds
 	// the watermark.
+	//
+	// The items kept back are sent in a short batch only when one of them
+	// holds the watermark (spreading keeps old items back): then nothing
+	// else can move it. Otherwise they are newer than every batch in
+	// flight, sending them would not move the watermark, and a short batch
+	// would only cost a call more while the service is slow: the writer
+	// waits for the batches in flight and sends full batches.
 	for w.acks.ahead() >= w.opts.Window {
-		if n, err := w.spill(len(w.pend.reqs) > 0); err != nil {
+		holds := w.pend.holds(w.acks.watermark())
+		if n, err := w.spill(holds); err != nil {
 			return err
 		} else if n > 0 {
 			continue
 		}
-		if len(w.pend.reqs) > 0 {
+		if holds {
 			if err := w.flush(ctx); err != nil {
 				return err
 			}
