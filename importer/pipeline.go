@@ -373,6 +373,11 @@ type EmitOptions struct {
 	// Rejects, when set, receives every rejected record as it came in, with
 	// the reason, as JSON Lines.
 	Rejects io.Writer
+	// Runs, when set for a layout of which layouts.EmitsRuns holds, takes
+	// EmitAttrs' items in runs (layouts.AppendItemRuns) instead of fn, with
+	// the node's index in the forest: for sizing the items, not writing
+	// them. They are not numbered, so Skip and Shard must be unset.
+	Runs func(node int, item []layouts.Attr, run int) error
 }
 
 // Emit reads the input a second time and calls fn with each item of every
@@ -493,6 +498,25 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		paths *transform.PathTexts
 	)
 	f := in.Forest
+	runs := opts.Runs != nil && layouts.EmitsRuns(opts.Layout)
+	if runs {
+		if opts.Skip != 0 || opts.Shard.Of > 1 {
+			return st, errors.New("importer: EmitOptions.Runs with Skip or Shard set")
+		}
+		// No path is built: a run stands for the ancestors' rows.
+		cur := 0
+		emitRun := func(item []layouts.Attr, run int) {
+			if ferr == nil {
+				ferr = opts.Runs(cur, item, run)
+			}
+		}
+		err = in.scan(ctx, opts, &st, false, next, func(rec *transform.Record, i int) (error, error) {
+			cur = i
+			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
+			return layouts.AppendItemRuns(opts.Layout, &node, &items, emitRun), ferr
+		})
+		return st, err
+	}
 	if len(delim) == 1 && layouts.TakesPathText(opts.Layout) {
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}
