@@ -111,6 +111,13 @@ type Config struct {
 	// OnRequest, when set, is told of every request received: its
 	// operation ("Scan") and its body, which it must not keep or change.
 	OnRequest func(op string, body []byte)
+	// Fail, when set, may answer a request with an error instead of
+	// forwarding it: given its operation ("GetRecords") and body (not to be
+	// kept or changed), it returns the error's type, as DynamoDB and
+	// DynamoDB Streams name them ("ExpiredIteratorException"), and
+	// message, with ok; the answer is HTTP 400. It is asked before the
+	// random faults, and its answers count as Failed.
+	Fail func(op string, body []byte) (errType, msg string, ok bool)
 
 	// Lifetime is how long the proxy serves before it closes itself
 	// (default 5 minutes).
@@ -176,11 +183,13 @@ type Counts struct {
 	TableItems    int64
 	// Rejected counts the requests refused for an item carrying Reject.
 	Rejected int64
+	// Failed counts the requests Fail answered.
+	Failed int64
 }
 
 // Faults is the number of requests that met an injected fault.
 func (c Counts) Faults() int64 {
-	return c.Throttled + c.ServerErrors + c.Partial + c.CutBefore + c.CutAfter + c.CapacityRejected
+	return c.Throttled + c.ServerErrors + c.Partial + c.CutBefore + c.CutAfter + c.CapacityRejected + c.Failed
 }
 
 // Proxy is a running fault-injecting proxy. Its methods are safe for
@@ -205,7 +214,7 @@ type Proxy struct {
 
 	n struct {
 		requests, forwarded, throttled, server, partial, heldBack, cutBefore, cutAfter,
-		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems, rejected atomic.Int64
+		capRejected, acceptedWCU, acceptedItems, keyRangeItems, tableItems, rejected, failed atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -319,6 +328,7 @@ func (p *Proxy) Counts() Counts {
 		KeyRangeItems:    p.n.keyRangeItems.Load(),
 		TableItems:       p.n.tableItems.Load(),
 		Rejected:         p.n.rejected.Load(),
+		Failed:           p.n.failed.Load(),
 		Requests:         p.n.requests.Load(),
 		Forwarded:        p.n.forwarded.Load(),
 		Throttled:        p.n.throttled.Load(),
@@ -442,6 +452,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	op := operation(r.Header.Get("X-Amz-Target"))
 	if p.cfg.OnRequest != nil {
 		p.cfg.OnRequest(op, body)
+	}
+	if p.cfg.Fail != nil {
+		if typ, msg, ok := p.cfg.Fail(op, body); ok {
+			p.n.failed.Add(1)
+			writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#"+typ, msg+" (injected by faultproxy)", nil)
+			return
+		}
 	}
 	batch := op == "BatchWriteItem"
 	f := p.decide(p.ops == nil || p.ops[op], batch)
