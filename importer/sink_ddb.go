@@ -540,7 +540,13 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	// flight, sending them would not move the watermark, and a short batch
 	// would only cost a call more while the service is slow: the writer
 	// waits for the batches in flight and sends full batches.
-	for w.acks.ahead() >= w.opts.Window {
+	// The channels are taken before the state they signal changes of is
+	// looked at: a watermark that moves in between wakes the loop.
+	for {
+		advanced, changed := w.acks.advanced(), w.hot.changed()
+		if w.acks.ahead() < w.opts.Window {
+			break
+		}
 		holds := w.pend.holds(w.acks.watermark())
 		if n, err := w.spill(holds); err != nil {
 			return err
@@ -554,8 +560,8 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 			continue
 		}
 		select {
-		case <-w.acks.advanced():
-		case <-w.hot.changed(): // items held now can move to the spool
+		case <-advanced:
+		case <-changed: // items held now can move to the spool
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.gctx.Done():
