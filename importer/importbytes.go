@@ -23,8 +23,20 @@ import (
 // of encoding depth + 1 rows a node: a chain of 100,000 nodes has
 // 5,000,050,000 of them.
 func (in *Input) ImportSourceBytes(ctx context.Context, l layouts.Layout) (int64, error) {
+	return in.importSourceBytes(ctx, l, nil)
+}
+
+// importSourceBytes is ImportSourceBytes, telling progress (when not nil)
+// every 65,536 items or so how many items it has sized.
+func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progress func(items int64)) (int64, error) {
 	var buf []byte
-	var n int64
+	var n, items, told int64
+	tell := func(k int64) {
+		if items += k; progress != nil && items-told >= 1<<16 {
+			told = items
+			progress(items)
+		}
+	}
 	opts := EmitOptions{Layout: l}
 	if layouts.EmitsRuns(l) {
 		f := in.Forest
@@ -34,6 +46,7 @@ func (in *Input) ImportSourceBytes(ctx context.Context, l layouts.Layout) (int64
 			buf = appendAttrsLine(buf[:0], item)
 			first := int64(len(buf))
 			n += first
+			tell(int64(max(run, 1)))
 			if run <= 1 {
 				return nil
 			}
@@ -53,6 +66,7 @@ func (in *Input) ImportSourceBytes(ctx context.Context, l layouts.Layout) (int64
 	_, err := in.EmitAttrs(ctx, opts, func(_ int64, item []layouts.Attr) error {
 		buf = appendAttrsLine(buf[:0], item)
 		n += int64(len(buf))
+		tell(1)
 		return nil
 	})
 	return n, err

@@ -35,7 +35,7 @@ func TestImportSourceBytesAreTheFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, problems := PlanLayout(in, l, pricing.Default)
+			plan, problems := mustPlan(t, in, l)
 			if len(problems) > 0 {
 				t.Fatalf("%s %s: %v", name, ln, problems[0])
 			}

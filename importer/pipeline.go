@@ -51,6 +51,9 @@ type InputOptions struct {
 	// a Parquet file's count, or guess it from the size of a CSV or JSON
 	// Lines file.
 	SizeHint int
+	// OnProgress, when set, is told every 65,536 records how many
+	// ReadInput has read, for a progress line on a large input.
+	OnProgress func(records int)
 }
 
 // Input is an input read once and checked: the forest's skeleton, the
@@ -119,6 +122,9 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+			if in.Records&(1<<16-1) == 0 && in.Records > 0 && opts.OnProgress != nil {
+				opts.OnProgress(in.Records)
 			}
 		}
 		rec, err := src.Next(ctx)
@@ -213,6 +219,9 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if in.Records&(1<<16-1) == 0 && in.Records > 0 && in.Opts.OnProgress != nil {
+				in.Opts.OnProgress(in.Records)
 			}
 		}
 		err := src.nextSkeleton(ctx, &row)

@@ -145,6 +145,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil && !errors.Is(err, errDifferences) {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "usage: ")
+		if code == exitInterrupted && !errors.Is(err, errInterrupted) {
+			// A bare context.Canceled says nothing to a user.
+			msg = "interrupted (SIGINT or SIGTERM): stopped before the end; run the command again to do it all"
+		}
 		fmt.Fprintf(stderr, "treeport: %s\n", msg)
 		if code == exitInvalid && errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, "Run 'treeport COMMAND --help' for the flags.")
