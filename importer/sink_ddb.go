@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -433,16 +432,6 @@ func (s *spreader) take(spread bool, h *hotKeys) *batch {
 	return b
 }
 
-// holds reports whether seq is one of the items kept back.
-func (s *spreader) holds(seq int64) bool {
-	for _, r := range s.reqs {
-		if slices.Contains(r.seqs, seq) {
-			return true
-		}
-	}
-	return false
-}
-
 // putBack returns a batch that could not be handed over, before the rest.
 func (s *spreader) putBack(b *batch) {
 	for _, r := range b.reqs {
@@ -534,12 +523,12 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	// kept back to spread the batches go next: the oldest of them holds
 	// the watermark.
 	//
-	// The items kept back are sent in a short batch only when one of them
-	// holds the watermark (spreading keeps old items back): then nothing
-	// else can move it. Otherwise they are newer than every batch in
-	// flight, sending them would not move the watermark, and a short batch
-	// would only cost a call more while the service is slow: the writer
-	// waits for the batches in flight and sends full batches.
+	// Every item kept back goes, in a short batch if need be: while the
+	// window is full, Write takes nothing more, and the watermark may be
+	// held for seconds (by a hot key's item paced at its partition's
+	// rate, or a batch in retries); the items kept back would wait all
+	// that time for one call saved.
+	//
 	// The channels are taken before the state they signal changes of is
 	// looked at: a watermark that moves in between wakes the loop.
 	for {
@@ -547,13 +536,12 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		if w.acks.ahead() < w.opts.Window {
 			break
 		}
-		holds := w.pend.holds(w.acks.watermark())
-		if n, err := w.spill(holds); err != nil {
+		if n, err := w.spill(len(w.pend.reqs) > 0); err != nil {
 			return err
 		} else if n > 0 {
 			continue
 		}
-		if holds {
+		if len(w.pend.reqs) > 0 {
 			if err := w.flush(ctx); err != nil {
 				return err
 			}
