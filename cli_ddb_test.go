@@ -243,6 +243,9 @@ func genInput(t *testing.T, nodes int) string {
 // them from their checkpoint: the table ends exact, and the work redone is
 // bounded by the writer's in-flight window.
 func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills and resumes a load many times (42 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 1, Lifetime: 5 * time.Minute})
@@ -346,6 +349,9 @@ func killRuns(t *testing.T, args []string, endpoint string, killed int, killAfte
 // (PATH.held) so that the other keys flow. Every kill must lose none of
 // them, and the runs must write again no more than they say.
 func TestKillAndResumeHeldItems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills and resumes a hot-key load (13 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	l, _ := layouts.New("closure", layouts.Options{})
@@ -417,6 +423,9 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 // says how many items the spool keeps, and the rerun writes them first and
 // finishes the table exactly, with the spool gone.
 func TestInterruptLeavesHeldItems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a hot key paced at its partition rate (14 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	l, _ := layouts.New("closure", layouts.Options{})

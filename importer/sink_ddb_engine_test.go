@@ -370,6 +370,9 @@ func TestServerErrorsDoNotSlowTheRate(t *testing.T) {
 // every item arrives once.
 func TestWriterClimbsBackWhenCapacityLifts(t *testing.T) {
 	ep := ddblocal.Endpoint(t)
+	if testing.Short() {
+		t.Skip("-short: writes 40,000 items (37 s under -race)")
+	}
 	spec := layouts.TableSpec{PK: testSpec.PK} // no index: one item, one WCU
 	direct := ddblocal.Client(t, ep)
 	table := ddblocal.NewTable(t, direct, spec)

@@ -57,7 +57,7 @@ echo "== go test -race"
 # Each package says when it starts and how long it took, so that a run is
 # never silent for minutes; the slowest packages are listed at the end.
 # Arguments go to go test: ./scripts/test.sh -short skips the slow tests
-# (see "Tests" in README.md); CI runs everything.
+# (the README lists them); CI runs everything.
 pkgs=$(go list ./...)
 total=$(echo "$pkgs" | wc -l | tr -d ' ')
 n=0
