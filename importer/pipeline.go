@@ -424,6 +424,13 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		if ferr != nil {
 			return
 		}
+		// A node may have many items (closure: depth + 1): the context is
+		// looked at between items too, not only between rows.
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
+		}
 		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
 			ferr = fn(s, item)
 		}
@@ -490,6 +497,13 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	emit := func(item []layouts.Attr) {
 		if ferr != nil {
 			return
+		}
+		// A node may have many items (closure: depth + 1): the context is
+		// looked at between items too, not only between rows.
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
 		}
 		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
 			ferr = fn(s, item)

@@ -147,7 +147,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 		msg = strings.TrimPrefix(msg, "usage: ")
 		if code == exitInterrupted && !errors.Is(err, errInterrupted) {
 			// A bare context.Canceled says nothing to a user.
-			msg = "interrupted (SIGINT or SIGTERM): stopped before the end; run the command again to do it all"
+			msg = "interrupted (SIGINT or SIGTERM): stopped before the end; run it again to finish (a --checkpoint resumes a table load; an --out directory must be emptied first)"
 		}
 		fmt.Fprintf(stderr, "treeport: %s\n", msg)
 		if code == exitInvalid && errors.Is(err, errUsage) {
