@@ -541,9 +541,26 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Interrupt once the checkpoint holds some progress, not after a fixed
+	// time: on a loaded machine 1.5 s may come before the first
+	// acknowledgement, and on a fast one after the end.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for started := false; !started; {
+		select {
+		case err := <-exited:
+			t.Fatalf("the load ended (%v) before it could be interrupted:\n%s", err, stderr.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+			c, err := importer.LoadCheckpoint(ck)
+			started = err == nil && c.Watermark > 0
+		}
+	}
 	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
+	err := <-exited
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
 	}
