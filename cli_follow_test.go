@@ -342,6 +342,9 @@ func (s *syncBuf) String() string {
 // exit 130, position saved); then run to the end from its checkpoint. The
 // destination ends exactly what its layout wants for the final forest.
 func TestFollowKilledAndResumed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills the follower at random points (10 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	src := newAdjSource(t, client, 30, true)
@@ -402,6 +405,9 @@ func TestFollowKilledAndResumed(t *testing.T) {
 // on every call (the stream's included), while the source changes: the
 // destination still converges exactly.
 func TestFollowThroughFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: follows a changing source through injected faults (52 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	src := newAdjSource(t, client, 25, true)
@@ -586,6 +592,9 @@ func recordsApplied(t *testing.T, out string) int {
 // wants for the final forest, exactly, and verify says so. A move
 // rewrites the rows of the moved subtree through the model's templates.
 func TestFollowIntoRowModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: follows into every row model (15 s under -race)")
+	}
 	for _, model := range []string{"fixtures/models/closure-single-table.json", "fixtures/models/prefix-directories.json"} {
 		t.Run(filepath.Base(model), func(t *testing.T) { followIntoModel(t, model) })
 	}

@@ -451,6 +451,9 @@ func asStr(v any) string {
 // model, gives the seed's rows exactly; the other entities of the source
 // are never copied, and those of the destination are left as they are.
 func TestMigrateModelsEveryLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: migrates every model to every layout (12 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	env := awsEnv(endpoint)

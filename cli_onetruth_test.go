@@ -253,6 +253,9 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 // the read units the requests sent were billed. A Query of an index that
 // projects fewer attributes reads, and is billed for, the index's copies.
 func TestBenchModelsEstimateIsBilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: benches every shipped model on DynamoDB Local (28 s under -race)")
+	}
 	endpoint := ddblocal.Endpoint(t)
 	env := awsEnv(endpoint)
 	eachModelRun(t, []string{"none", "name,title"}, func(t *testing.T, r modelRun) {

@@ -1099,6 +1099,9 @@ var sameLayoutVariants = map[string]migrateVariant{
 // into every layout: each copy is verified, equals import of the same data
 // into the destination layout, and the source is not touched.
 func TestMigrateEveryLayoutPair(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: migrates between every pair of layouts (62 s under -race)")
+	}
 	t.Parallel()
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)

@@ -350,7 +350,7 @@ func TestSafetyFailedPutStopsDeletesEveryLayout(t *testing.T) {
 						cfg.Reject = "mark"
 						args = append(args, "--dead-letter", filepath.Join(t.TempDir(), "dead.jsonl"))
 					} else {
-						cfg.Fail = "mark"
+						cfg.FailItem = "mark"
 					}
 					if cmd == "apply" {
 						args = append([]string{"apply", "--in", v2, "--layout", name, "--table", table}, args...)

@@ -143,7 +143,7 @@ func TestCheckSize(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			size, err := CheckSize(in, l, tt.lim)
+			size, err := CheckSize(context.Background(), in, l, tt.lim)
 			if (err != nil) != tt.err || err != nil && (!errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrInvalid)) {
 				t.Fatalf("CheckSize: %v, want an error: %v", err, tt.err)
 			}

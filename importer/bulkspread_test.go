@@ -84,6 +84,9 @@ func stagedRuns(t *testing.T, dir string, spec layouts.TableSpec) ([]string, map
 // table or of an index, in any layout. Without Spread the files keep the
 // input's order (TestImportFilesMatchEmit holds them).
 func TestBulkPutFilesAreSpread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 20,000 nodes in every layout (48 s under -race)")
+	}
 	ctx := context.Background()
 	const nodes = 20000
 	path := genWide(t, nodes)

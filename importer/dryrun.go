@@ -65,13 +65,25 @@ type Cost struct {
 	ImportPerGB     float64 `json:"import_usd_per_gb"`
 }
 
+// PlanProgress is told how far PlanLayout has gone: what it does now
+// ("measuring", "sizing the ImportTable source") and done of total (nodes,
+// or items).
+type PlanProgress func(stage string, done, total int64)
+
 // PlanLayout checks the input against l and measures what loading it would
 // do. It resets the forest's layout checks first, so that several layouts
-// can be planned on one input.
-func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*transform.RowError) {
+// can be planned on one input. It stops with ctx's error once ctx ends;
+// progress, when not nil, is told how far it is.
+func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing.Prices, progress PlanProgress) (*Plan, []*transform.RowError, error) {
 	in.Forest.Reset()
 	problems := in.CheckLayout(l)
-	m := measureValid(in, l)
+	if err := ctx.Err(); err != nil {
+		return nil, problems, err
+	}
+	m, err := measureValid(ctx, in, l, progress)
+	if err != nil {
+		return nil, problems, err
+	}
 	f := in.Forest
 	p := &Plan{
 		Layout:       l.Name(),
@@ -105,7 +117,14 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 		}
 	}
 	// The DynamoDB JSON lines import --out writes, byte for byte.
-	importBytes, err := in.ImportSourceBytes(context.Background(), l)
+	var sized func(items int64)
+	if progress != nil {
+		sized = func(items int64) { progress("sizing the ImportTable source", items, m.Items) }
+	}
+	importBytes, err := in.importSourceBytes(ctx, l, sized)
+	if ctx.Err() != nil {
+		return nil, problems, ctx.Err()
+	}
 	if err != nil {
 		problems = append(problems, &transform.RowError{File: in.Opts.Path, Err: fmt.Errorf("reading the input again to size its ImportTable source: %w", err)})
 	}
@@ -121,7 +140,7 @@ func PlanLayout(in *Input, l layouts.Layout, prices pricing.Prices) (*Plan, []*t
 	}
 	p.LoadTime.HotKeys = measuredHotKeys(m, spec)
 	p.Project(l, 0)
-	return p, problems
+	return p, problems, nil
 }
 
 // validOnly holds the forest's counts without its rejected nodes: the

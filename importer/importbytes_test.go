@@ -2,8 +2,10 @@ package importer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,7 +35,7 @@ func TestImportSourceBytesAreTheFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, problems := PlanLayout(in, l, pricing.Default)
+			plan, problems := mustPlan(t, in, l)
 			if len(problems) > 0 {
 				t.Fatalf("%s %s: %v", name, ln, problems[0])
 			}
@@ -62,4 +64,76 @@ func TestImportSourceBytesAreTheFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestImportSourceBytesClosureRuns: the closure layout's source bytes,
+// counted from the nodes' depths, are what encoding every row gives, with
+// depths across 9 → 10 and 99 → 100 (a digit more in RelativeDepth), ids
+// that JSON escapes (quotes, backslashes, control bytes) and every
+// --closure-copy.
+func TestImportSourceBytesClosureRuns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,parent_id,name,size\n")
+	ids := []string{`r"0`, `a\b`, "tab\tid", "ü", "x"}
+	prev := ""
+	for d := range 130 {
+		id := ids[d%len(ids)] + strconv.Itoa(d)
+		fmt.Fprintf(&b, "%s,%s,n%d,%d\n", csvQuote(id), csvQuote(prev), d, d*7)
+		if d%9 == 0 { // a side branch here and there
+			fmt.Fprintf(&b, "%s,%s,,%d\n", csvQuote("leaf\"\\"+id), csvQuote(id), d)
+		}
+		prev = id
+	}
+	path := filepath.Join(t.TempDir(), "chain.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadInput(context.Background(), InputOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		copy []string
+	}{
+		{"copy all", nil},
+		{"copy none", []string{}},
+		{"copy name", []string{"name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := layouts.New(layouts.ClosureName, layouts.Options{ClosureCopy: tc.copy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Forest.Reset()
+			if problems := in.CheckLayout(l); len(problems) > 0 {
+				t.Fatal(problems[0])
+			}
+			var want, rows int64
+			var buf []byte
+			if _, err := in.EmitAttrs(context.Background(), EmitOptions{Layout: l}, func(_ int64, item []layouts.Attr) error {
+				buf = appendAttrsLine(buf[:0], item)
+				want += int64(len(buf))
+				rows++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := in.ImportSourceBytes(context.Background(), l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows < 130*131/2 || got != want {
+				t.Errorf("ImportSourceBytes = %d, the %d rows encoded one by one are %d bytes", got, rows, want)
+			}
+		})
+	}
+}
+
+// csvQuote quotes s for a CSV cell.
+func csvQuote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -43,7 +42,7 @@ func TestPlanHotKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, problems := PlanLayout(in, l, pricing.Default)
+			p, problems := mustPlan(t, in, l)
 			if len(problems) > 0 {
 				t.Fatal(problems[0])
 			}
@@ -64,7 +63,7 @@ func TestPlanHotKeys(t *testing.T) {
 	// path: ByPath's R takes 1.8 s alone, more than the whole load at the
 	// default warm throughput; the line says so and how to spread it.
 	l, _ := layouts.New("path", layouts.Options{})
-	p, _ := PlanLayout(in, l, pricing.Default)
+	p, _ := mustPlan(t, in, l)
 	lt := p.LoadTime
 	if lt.BoundBy != "partition" || lt.MinSeconds != 1.801 ||
 		lt.Advice != "ByPath's TreeId R takes 1,801 writes (1,801 WCU at 1,000 WCU/s a partition): at least 2 s; sharded-path with --shards 2 spreads it; --import-table (DynamoDB's import from S3) is not held to it" {

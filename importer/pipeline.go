@@ -51,6 +51,9 @@ type InputOptions struct {
 	// a Parquet file's count, or guess it from the size of a CSV or JSON
 	// Lines file.
 	SizeHint int
+	// OnProgress, when set, is told every 65,536 records how many
+	// ReadInput has read, for a progress line on a large input.
+	OnProgress func(records int)
 }
 
 // Input is an input read once and checked: the forest's skeleton, the
@@ -119,6 +122,9 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+			if in.Records&(1<<16-1) == 0 && in.Records > 0 && opts.OnProgress != nil {
+				opts.OnProgress(in.Records)
 			}
 		}
 		rec, err := src.Next(ctx)
@@ -213,6 +219,9 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if in.Records&(1<<16-1) == 0 && in.Records > 0 && in.Opts.OnProgress != nil {
+				in.Opts.OnProgress(in.Records)
 			}
 		}
 		err := src.nextSkeleton(ctx, &row)
@@ -373,6 +382,11 @@ type EmitOptions struct {
 	// Rejects, when set, receives every rejected record as it came in, with
 	// the reason, as JSON Lines.
 	Rejects io.Writer
+	// Runs, when set for a layout of which layouts.EmitsRuns holds, takes
+	// EmitAttrs' items in runs (layouts.AppendItemRuns) instead of fn, with
+	// the node's index in the forest: for sizing the items, not writing
+	// them. They are not numbered, so Skip and Shard must be unset.
+	Runs func(node int, item []layouts.Attr, run int) error
 }
 
 // Emit reads the input a second time and calls fn with each item of every
@@ -409,6 +423,13 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 	emit := func(item layouts.Item) {
 		if ferr != nil {
 			return
+		}
+		// A node may have many items (closure: depth + 1): the context is
+		// looked at between items too, not only between rows.
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
 		}
 		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
 			ferr = fn(s, item)
@@ -477,6 +498,13 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		if ferr != nil {
 			return
 		}
+		// A node may have many items (closure: depth + 1): the context is
+		// looked at between items too, not only between rows.
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
+		}
 		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
 			ferr = fn(s, item)
 		}
@@ -493,6 +521,25 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		paths *transform.PathTexts
 	)
 	f := in.Forest
+	runs := opts.Runs != nil && layouts.EmitsRuns(opts.Layout)
+	if runs {
+		if opts.Skip != 0 || opts.Shard.Of > 1 {
+			return st, errors.New("importer: EmitOptions.Runs with Skip or Shard set")
+		}
+		// No path is built: a run stands for the ancestors' rows.
+		cur := 0
+		emitRun := func(item []layouts.Attr, run int) {
+			if ferr == nil {
+				ferr = opts.Runs(cur, item, run)
+			}
+		}
+		err = in.scan(ctx, opts, &st, false, next, func(rec *transform.Record, i int) (error, error) {
+			cur = i
+			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
+			return layouts.AppendItemRuns(opts.Layout, &node, &items, emitRun), ferr
+		})
+		return st, err
+	}
 	if len(delim) == 1 && layouts.TakesPathText(opts.Layout) {
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}

@@ -89,13 +89,17 @@ type pipelineCase struct {
 
 func pipelineCases(t *testing.T) []pipelineCase {
 	t.Helper()
+	big := 3000 // -short: 500, the size of the other random cases
+	if testing.Short() {
+		big = 500
+	}
 	cases := []pipelineCase{
-		{name: "random", path: writeTemp(t, "random.csv", []byte(randomTreeCSV(3000, 1))), types: randomTreeTypes},
+		{name: "random", path: writeTemp(t, "random.csv", []byte(randomTreeCSV(big, 1))), types: randomTreeTypes},
 		{name: "random closure copy", path: writeTemp(t, "random.csv", []byte(randomTreeCSV(500, 2))), types: randomTreeTypes, copy: []string{"size", "tags", "none"}},
 		{name: "random copy none", path: writeTemp(t, "random.csv", []byte(randomTreeCSV(500, 3))), types: randomTreeTypes, copy: []string{}},
 		{name: "first seen in a bad row", path: writeTemp(t, "seen.csv", []byte("id,parent_id,a,b\nx,,,12x\ny,x,1,\nz,x,,2\n")), types: map[string]string{"b": "N"}},
 		{name: "gzip", path: writeTemp(t, "random.csv.gz", gzipped(t, []byte(randomTreeCSV(300, 4)))), types: randomTreeTypes},
-		{name: "random parents first", path: writeTemp(t, "ordered.csv", []byte(randomTreeCSVIn(3000, 5, false))), types: randomTreeTypes},
+		{name: "random parents first", path: writeTemp(t, "ordered.csv", []byte(randomTreeCSVIn(big, 5, false))), types: randomTreeTypes},
 	}
 	for _, dir := range []string{"../fixtures", "../fixtures/bad"} {
 		paths, err := filepath.Glob(filepath.Join(dir, "*.csv*"))

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -52,7 +53,7 @@ func (s *Size) String() string {
 // run does, without building an item) and returns the size, with an error
 // wrapping ErrTooLarge and ErrInvalid when it is over the limit and lim.Yes
 // is not set.
-func CheckSize(in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
+func CheckSize(ctx context.Context, in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
 	f := in.Forest
 	valid := int64(f.Len() - f.RejectedCount())
 	if lim.MaxItems <= 0 && !lim.Yes {
@@ -64,7 +65,10 @@ func CheckSize(in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
 			return nil, nil
 		}
 	}
-	m := measureValid(in, l)
+	m, err := measureValid(ctx, in, l, nil)
+	if err != nil {
+		return nil, err
+	}
 	s := &Size{Layout: l.Name(), Nodes: m.Nodes, Items: m.Items, Bytes: m.Bytes}
 	if lim.Yes {
 		return s, nil
@@ -85,13 +89,23 @@ func CheckSize(in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
 }
 
 // measureValid measures the items of the forest's valid nodes in l, as
-// the forest's checks left them.
-func measureValid(in *Input, l layouts.Layout) *layouts.Measure {
+// the forest's checks left them. It stops with ctx's error once ctx ends,
+// and tells progress (when not nil) how many nodes it has looked at.
+func measureValid(ctx context.Context, in *Input, l layouts.Layout, progress PlanProgress) (*layouts.Measure, error) {
 	m := layouts.NewMeasure(l)
 	f := in.Forest
 	var s transform.Stats
 	valid := validCounts(f)
-	for _, i := range f.Order() {
+	order := f.Order()
+	for k, i := range order {
+		if k&(1<<14-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if progress != nil && k > 0 {
+				progress("measuring", int64(k), int64(len(order)))
+			}
+		}
 		if f.Rejected(int(i)) {
 			continue
 		}
@@ -101,7 +115,7 @@ func measureValid(in *Input, l layouts.Layout) *layouts.Measure {
 		}
 		l.Measure(&s, m)
 	}
-	return m
+	return m, nil
 }
 
 // SizeText is a byte count for a message, in binary units: 1.5 GiB.

@@ -535,7 +535,20 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 	// keys (a batch of them at a time while other items can go); items
 	// kept back to spread the batches go next: the oldest of them holds
 	// the watermark.
-	for w.acks.ahead() >= w.opts.Window {
+	//
+	// Every item kept back goes, in a short batch if need be: while the
+	// window is full, Write takes nothing more, and the watermark may be
+	// held for seconds (by a hot key's item paced at its partition's
+	// rate, or a batch in retries); the items kept back would wait all
+	// that time for one call saved.
+	//
+	// The channels are taken before the state they signal changes of is
+	// looked at: a watermark that moves in between wakes the loop.
+	for {
+		advanced, changed := w.acks.advanced(), w.hot.changed()
+		if w.acks.ahead() < w.opts.Window {
+			break
+		}
 		if n, err := w.spill(len(w.pend.reqs) > 0); err != nil {
 			return err
 		} else if n > 0 {
@@ -548,8 +561,8 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 			continue
 		}
 		select {
-		case <-w.acks.advanced():
-		case <-w.hot.changed(): // items held now can move to the spool
+		case <-advanced:
+		case <-changed: // items held now can move to the spool
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.gctx.Done():

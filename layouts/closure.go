@@ -143,20 +143,7 @@ func (l *closureLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr
 	attrs = l.appendRow(attrs, b, n, 0)
 	emit(attrs)
 	for r := 1; r <= n.Depth; r++ {
-		attrs = attrs[:0]
-		if l.copyAll {
-			attrs = append(attrs, n.Attrs...)
-		} else {
-			for _, k := range l.copy {
-				for _, a := range n.Attrs {
-					if a.Name == k {
-						attrs = append(attrs, a)
-						break
-					}
-				}
-			}
-		}
-		attrs = l.appendRow(attrs, b, n, r)
+		attrs = l.appendRow(l.copied(attrs[:0], n), b, n, r)
 		emit(attrs)
 	}
 	b.attrs = attrs
@@ -698,4 +685,65 @@ func (c *closureCosts) Estimate(k int) QueryCosts {
 	a.Nodes = int64(c.f.Depth(int(i)))
 	out.Ancestors = a
 	return out
+}
+
+// EmitsRuns reports whether AppendItemRuns gives l's items in runs: a
+// layout whose node writes many rows alike but for a number and an id
+// (closure's ancestor rows). A table model is given its items one by one.
+func EmitsRuns(l Layout) bool {
+	_, ok := l.(*closureLayout)
+	return ok
+}
+
+// AppendItemRuns emits the items of n, as AppendItems would, for a layout
+// of which EmitsRuns holds, so that they can be sized without being built:
+// the node's own row with run 0, then, for a node below a root, its first
+// ancestor row (RelativeDepth 1, AncestorId its parent) with run =
+// n.Depth, standing for all its ancestor rows. Row r differs from it only
+// in RelativeDepth (r in place of 1) and AncestorId (the id r levels up in
+// place of the parent's). n.Path is not read and may be nil: the input's
+// checks have passed (CheckLayout), and the run costs O(1) however deep
+// the node is. For a layout that does not emit runs it returns an error.
+func AppendItemRuns(l Layout, n *FlatNode, b *ItemBuffer, emit func(item []Attr, run int)) error {
+	c, ok := l.(*closureLayout)
+	if !ok {
+		return fmt.Errorf("layouts: the %s layout does not emit its items in runs", l.Name())
+	}
+	if n.ID == "" {
+		return fmt.Errorf("layouts: %s: a node has an empty id", c.layout)
+	}
+	if err := c.checkFlatAttrs(&c.rs, n); err != nil {
+		return err
+	}
+	b.s[0].Value = n.ID
+	b.s[1].Value = n.Parent
+	attrs := append(b.attrs[:0], n.Attrs...)
+	attrs = c.appendRow(attrs, b, n, 0)
+	emit(attrs, 0)
+	if n.Depth > 0 {
+		// Row 1 of the node as if it were one level deep: the same row
+		// appendRow makes for AppendItems, built by the same code.
+		path := [2]string{n.Parent, n.ID}
+		one := FlatNode{ID: n.ID, Parent: n.Parent, Depth: 1, Path: path[:]}
+		attrs = c.appendRow(c.copied(attrs[:0], n), b, &one, 1)
+		emit(attrs, n.Depth)
+	}
+	b.attrs = attrs
+	return nil
+}
+
+// copied appends the attributes of n that its ancestor rows copy.
+func (l *closureLayout) copied(attrs []Attr, n *FlatNode) []Attr {
+	if l.copyAll {
+		return append(attrs, n.Attrs...)
+	}
+	for _, k := range l.copy {
+		for _, a := range n.Attrs {
+			if a.Name == k {
+				attrs = append(attrs, a)
+				break
+			}
+		}
+	}
+	return attrs
 }

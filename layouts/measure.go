@@ -199,15 +199,31 @@ var numberSizeSums = sync.OnceValue(func() []int64 {
 	return t
 })
 
-// sumNumberSize is Σ numberSize(r) for 0 ≤ r ≤ d.
+// sumNumberSize is Σ numberSize(r) for 0 ≤ r ≤ d. Beyond the table it
+// counts instead of adding: a closure node 100,000 levels deep is measured
+// in O(log² d), not O(d), so that a deep chain's dry run is not quadratic.
 func sumNumberSize(d int) int64 {
 	t := numberSizeSums()
 	if d < len(t) {
 		return t[d]
 	}
-	sum := t[len(t)-1]
-	for r := len(t); r <= d; r++ {
-		sum += int64(numberSize(r))
+	return int64(numberSize(0)) + sumNumberSizeFrom1(d)
+}
+
+// sumNumberSizeFrom1 is Σ numberSize(r) for 1 ≤ r ≤ d. r is m × 10^z with m
+// not a multiple of 10, and numberSize(r) depends only on digits(m): for
+// each z, the m up to d / 10^z are counted by their number of digits.
+func sumNumberSizeFrom1(d int) int64 {
+	// notTens(x) counts 1 ≤ m ≤ x that are not multiples of 10.
+	notTens := func(x int) int64 { return int64(x - x/10) }
+	var sum int64
+	for top := d; top > 0; top /= 10 {
+		lo := 1
+		for s := 1; lo <= top; s++ {
+			hi := min(top, lo*10-1)
+			sum += (notTens(hi) - notTens(lo-1)) * int64((s+1)/2+1)
+			lo *= 10
+		}
 	}
 	return sum
 }

@@ -22,10 +22,28 @@ func TestNumberSize(t *testing.T) {
 		if got := sumNumberSize(r); got != sum {
 			t.Fatalf("sumNumberSize(%d) = %d, want %d", r, got, sum)
 		}
+		if got := int64(numberSize(0)) + sumNumberSizeFrom1(r); got != sum {
+			t.Fatalf("counted sum to %d = %d, want %d", r, got, sum)
+		}
 		if r >= 1 {
 			maxNS = max(maxNS, numberSize(r))
 			if got := maxNumberSize(r); got != maxNS {
 				t.Fatalf("maxNumberSize(%d) = %d, want %d", r, got, maxNS)
+			}
+		}
+	}
+}
+
+// TestSumNumberSizeDeep: past the table, the counted sum agrees with
+// adding numberSize one by one, across the powers of ten where the number
+// of digits changes (a 100,000-deep chain's dry run measures these).
+func TestSumNumberSizeDeep(t *testing.T) {
+	sum := sumNumberSize(numberSizeTable - 1)
+	for r := numberSizeTable; r <= 1_100_000; r++ {
+		sum += int64(numberSize(r))
+		if r%997 == 0 || r%10_000 <= 1 || r%10_000 == 9_999 {
+			if got := sumNumberSize(r); got != sum {
+				t.Fatalf("sumNumberSize(%d) = %d, want %d", r, got, sum)
 			}
 		}
 	}

@@ -13,8 +13,16 @@ if ! ./scripts/ddblocal.sh status >/dev/null; then
   started_here=1
 fi
 if [ -n "${TREEPORT_KEEP_DDBLOCAL:-}" ]; then started_here=; fi
-cleanup() { if [ -n "$started_here" ]; then ./scripts/ddblocal.sh stop; fi; }
+# The reports, the export and the import files go to a temporary directory
+# that is removed on exit (also on failure or Ctrl-C), unless
+# TREEPORT_KEEP_WORK=1 keeps it to look at.
+work=
+cleanup() {
+  if [ -n "$work" ] && [ -z "${TREEPORT_KEEP_WORK:-}" ]; then rm -rf "$work"; fi
+  if [ -n "$started_here" ]; then ./scripts/ddblocal.sh stop; fi
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 eval "$(./scripts/ddblocal.sh env)"
 
 # DynamoDB Local accepts any credentials; the SDK wants some.
@@ -24,7 +32,7 @@ export TREEPORT_ENDPOINT_URL="$TREEPORT_TEST_ENDPOINT"
 mkdir -p bin
 go build -o bin/treeport .
 tp=bin/treeport
-work=$(mktemp -d)
+work=$(mktemp -d "${TMPDIR:-/tmp}/treeport-demo.XXXXXX")
 
 echo "== dry run: what each layout would write and cost for the car parts"
 $tp import --in fixtures/cars.json --layout all --dry-run
@@ -64,4 +72,8 @@ $tp migrate --from-table demo-cars-adjacency --from-layout adjacency --to-table 
   --create-table --follow --enable-stream --follow-idle 3s --checkpoint "$work/live.ckpt" --no-progress
 
 echo
-echo "done: 3 fixtures x 5 layouts loaded into DynamoDB Local at $TREEPORT_TEST_ENDPOINT; reports in $work"
+if [ -n "${TREEPORT_KEEP_WORK:-}" ]; then
+  echo "done: 3 fixtures x 5 layouts loaded into DynamoDB Local at $TREEPORT_TEST_ENDPOINT; reports kept in $work"
+else
+  echo "done: 3 fixtures x 5 layouts loaded into DynamoDB Local at $TREEPORT_TEST_ENDPOINT (reports removed; TREEPORT_KEEP_WORK=1 keeps them)"
+fi

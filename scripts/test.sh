@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 stops=()
+heartbeat=
 cleanup() {
   local s
+  if [ -n "$heartbeat" ]; then kill "$heartbeat" 2>/dev/null || true; fi
   for s in ${stops[@]+"${stops[@]}"}; do $s || true; done
 }
 trap cleanup EXIT
@@ -52,4 +54,35 @@ fi
 echo "== go test -race"
 # One package at a time: the integration tests of several packages share one
 # DynamoDB Local, and the writer's capacity test measures rates against it.
-go test -race -count=1 -p 1 -timeout 20m "$@" ./...
+# Each package says when it starts and how long it took, so that a run is
+# never silent for minutes; the slowest packages are listed at the end.
+# Arguments go to go test: ./scripts/test.sh -short skips the slow tests
+# (the README lists them); CI runs everything.
+pkgs=$(go list ./...)
+total=$(echo "$pkgs" | wc -l | tr -d ' ')
+n=0
+failed=()
+times=()
+suite_start=$SECONDS
+for pkg in $pkgs; do
+  n=$((n + 1))
+  echo "-- [$n/$total] $pkg"
+  start=$SECONDS
+  # A heartbeat while a long package runs (go test prints at its end).
+  (s=0; while sleep 60; do s=$((s + 60)); echo "   ... $pkg still running (${s}s)"; done) &
+  heartbeat=$!
+  if ! go test -race -count=1 -timeout 20m "$@" "$pkg"; then
+    failed+=("$pkg")
+  fi
+  kill "$heartbeat" 2>/dev/null || true
+  wait "$heartbeat" 2>/dev/null || true
+  heartbeat=
+  times+=("$((SECONDS - start)) $pkg")
+done
+echo "== slowest packages (seconds, build included)"
+printf '%s\n' "${times[@]}" | sort -rn | head -8 | awk '{ printf "  %5ds  %s\n", $1, $2 }'
+echo "== go test took $((SECONDS - suite_start))s for $total packages"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi

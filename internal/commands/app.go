@@ -152,7 +152,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	err := requiredFlags(app.RunContext(ctx, args))
 	code := ExitCode(err)
 	if err != nil && !errors.Is(err, errDifferences) {
-		fmt.Fprintf(stderr, "treeport: %s\n", userMessage(err))
+		msg := userMessage(err)
+		if code == exitInterrupted && !errors.Is(err, errInterrupted) {
+			// A bare context.Canceled says nothing to a user.
+			msg = "interrupted (SIGINT or SIGTERM): stopped before the end; run it again to finish (a --checkpoint resumes a table load; an --out directory must be emptied first)"
+		}
+		fmt.Fprintf(stderr, "treeport: %s\n", msg)
 		if code == exitInvalid && errors.Is(err, errUsage) && !errors.Is(err, statefile.ErrRefused) {
 			fmt.Fprintf(stderr, "Run '%s' for the flags.\n", helpHint(app, args[1:]))
 		}

@@ -210,10 +210,13 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	log     io.Writer
 	lastLog time.Time
+	// For step: when the progress began, and the stage the bar shows.
+	started time.Time
+	desc    string
 }
 
 func newProgress(c *cli.Context) *progress {
-	p := &progress{}
+	p := &progress{started: time.Now()}
 	// --no-progress drops the bar, never the log lines: a run in CI says
 	// how it goes every few seconds (SPEC §5).
 	if f, ok := c.App.ErrWriter.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !c.Bool("no-progress") {
@@ -265,6 +268,42 @@ func (p *progress) update(pr importer.RunProgress) {
 		}
 		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles%s, ETA %s\n",
 			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, held, eta)
+	}
+}
+
+// step shows how far a stage that writes nothing has gone (reading the
+// input, a dry run's measuring): done of total, total < 0 when unknown.
+// Like the writes' progress, it is a bar on a terminal and a log line
+// every few seconds otherwise; a stage that ends within two seconds of
+// the start says nothing.
+func (p *progress) step(desc string, done, total int64) {
+	if time.Since(p.started) < 2*time.Second {
+		return
+	}
+	if p.out != nil {
+		if p.bar == nil || p.desc != desc {
+			if p.bar != nil {
+				_ = p.bar.Finish()
+			}
+			p.desc = desc
+			p.bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(p.out),
+				progressbar.OptionSetDescription(desc),
+				progressbar.OptionShowCount(),
+				progressbar.OptionThrottle(200*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		_ = p.bar.Set64(done)
+		return
+	}
+	if p.log != nil && time.Since(p.lastLog) >= 5*time.Second {
+		p.lastLog = time.Now()
+		of := ""
+		if total >= 0 {
+			of = fmt.Sprintf(" of %d", total)
+		}
+		fmt.Fprintf(p.log, "treeport: %s: %d%s after %s\n", desc, done, of, time.Since(p.started).Round(time.Second))
 	}
 }
 

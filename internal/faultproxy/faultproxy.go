@@ -107,15 +107,22 @@ type Config struct {
 	// item it cannot take (a value of the wrong type for the key of an
 	// index, say): the write only the service can refuse.
 	Reject string
-	// Fail, when set, makes the proxy answer every BatchWriteItem that
+	// FailItem, when set, makes the proxy answer every BatchWriteItem that
 	// puts an item carrying an attribute of this name with an
 	// AccessDeniedException, an error no retry mends: the write fails
 	// without being refused as invalid.
-	Fail string
+	FailItem string
 
 	// OnRequest, when set, is told of every request received: its
 	// operation ("Scan") and its body, which it must not keep or change.
 	OnRequest func(op string, body []byte)
+	// FailRequest, when set, may answer a request with an error instead of
+	// forwarding it: given its operation ("GetRecords") and body (not to be
+	// kept or changed), it returns the error's type, as DynamoDB and
+	// DynamoDB Streams name them ("ExpiredIteratorException"), and
+	// message, with ok; the answer is HTTP 400. It is asked before the
+	// random faults, and its answers count as Failed.
+	FailRequest func(op string, body []byte) (errType, msg string, ok bool)
 
 	// Lifetime is how long the proxy serves before it closes itself
 	// (default 5 minutes).
@@ -180,13 +187,14 @@ type Counts struct {
 	KeyRangeItems int64
 	TableItems    int64
 	// Rejected counts the requests refused for an item carrying Reject,
-	// Failed those failed for an item carrying Fail.
+	// Failed those failed for an item carrying FailItem or answered by
+	// FailRequest.
 	Rejected, Failed int64
 }
 
 // Faults is the number of requests that met an injected fault.
 func (c Counts) Faults() int64 {
-	return c.Throttled + c.ServerErrors + c.Partial + c.CutBefore + c.CutAfter + c.CapacityRejected
+	return c.Throttled + c.ServerErrors + c.Partial + c.CutBefore + c.CutAfter + c.CapacityRejected + c.Failed
 }
 
 // Proxy is a running fault-injecting proxy. Its methods are safe for
@@ -450,6 +458,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if p.cfg.OnRequest != nil {
 		p.cfg.OnRequest(op, body)
 	}
+	if p.cfg.FailRequest != nil {
+		if typ, msg, ok := p.cfg.FailRequest(op, body); ok {
+			p.n.failed.Add(1)
+			writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#"+typ, msg+" (injected by faultproxy)", nil)
+			return
+		}
+	}
 	batch := op == "BatchWriteItem"
 	f := p.decide(p.ops == nil || p.ops[op], batch)
 
@@ -492,10 +507,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if batch && req != nil && p.cfg.Fail != "" && req.puts(p.cfg.Fail) {
+	if batch && req != nil && p.cfg.FailItem != "" && req.puts(p.cfg.FailItem) {
 		p.n.failed.Add(1)
 		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
-			"User is not authorized to perform dynamodb:BatchWriteItem: an item carries "+p.cfg.Fail+" (failed by faultproxy)", nil)
+			"User is not authorized to perform dynamodb:BatchWriteItem: an item carries "+p.cfg.FailItem+" (failed by faultproxy)", nil)
 		return
 	}
 

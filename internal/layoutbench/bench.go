@@ -227,7 +227,10 @@ type bench struct {
 // layout measures one layout.
 func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	in, f := b.in, b.in.Forest
-	plan, _ := importer.PlanLayout(in, l, b.opts.Prices) // leaves the forest checked for l
+	plan, _, err := importer.PlanLayout(ctx, in, l, b.opts.Prices, nil) // leaves the forest checked for l
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{
 		Layout: l.Name(), Rejected: f.RejectedCount(), Nodes: plan.Nodes,
 		MaxItemBytes: plan.MaxItemBytes, ItemLimit: transform.MaxItemBytes,
@@ -263,7 +266,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	} else {
 		b.logf("%s: measuring %d items", l.Name(), plan.Items)
 	}
-	_, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, emit)
+	_, err = in.Emit(ctx, importer.EmitOptions{Layout: l}, emit)
 	if w != nil {
 		st, cerr := w.Close(context.WithoutCancel(ctx))
 		if err == nil {

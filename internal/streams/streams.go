@@ -333,7 +333,12 @@ func (r *Reader) Mark(ctx context.Context) error {
 // Keep keeps the positions Mark took alive until ctx ends: it reads the
 // shards still at their mark, and a shard in which a record has arrived
 // since is held at that record (it is read from there by Poll; nothing is
-// lost, nothing consumed).
+// lost, nothing consumed). A shard whose iterator expires anyway (a call
+// that came too late, as after a long pause of the process) has lost its
+// mark: it is read from its oldest record (TRIM_HORIZON) instead, as the
+// DynamoDB Streams documentation advises, which reads again some records
+// from before the mark (harmless to a follower that applies states) and
+// loses none.
 func (r *Reader) Keep(ctx context.Context, every time.Duration) error {
 	for {
 		for _, id := range r.order {
@@ -349,6 +354,12 @@ func (r *Reader) Keep(ctx context.Context, every time.Duration) error {
 			})
 			if ctx.Err() != nil {
 				return nil
+			}
+			if expired := (*stypes.ExpiredIteratorException)(nil); errors.As(err, &expired) {
+				// Neither At nor After: Poll opens it at TRIM_HORIZON, and
+				// Position saves it so.
+				s.latest, s.iter = false, nil
+				continue
 			}
 			if err != nil {
 				return fmt.Errorf("reading shard %s: %w", id, err)
