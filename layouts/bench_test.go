@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -43,7 +44,7 @@ func benchLayouts(b *testing.B) []layouts.Layout {
 		ls = append(ls, l)
 	}
 	for _, file := range shippedModels(b) {
-		l, err := layouts.LoadModel(file)
+		l, err := models.LoadModel(file)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -120,7 +121,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 		ls[name] = l
 	}
 	for name, text := range innerModels {
-		l, err := layouts.ParseModel(name+".json", []byte(text))
+		l, err := models.ParseModel(name+".json", []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -194,7 +195,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 // condition would be empty on it is refused, not answered without the
 // nodes it left out; one below them is answered.
 func TestSparseIndex(t *testing.T) {
-	l, err := layouts.ParseModel("inner-sparse.json", []byte(innerModels["inner-sparse"]))
+	l, err := models.ParseModel("inner-sparse.json", []byte(innerModels["inner-sparse"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,14 +203,14 @@ func TestSparseIndex(t *testing.T) {
 	if len(spec.Indexes) != 1 || !spec.Indexes[0].Sparse {
 		t.Fatalf("Table() = %+v, want gsi1 sparse", spec)
 	}
-	plain, err := layouts.ParseModel("inner.json", []byte(innerModels["inner"]))
+	plain, err := models.ParseModel("inner.json", []byte(innerModels["inner"]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plain.Table().Indexes[0].Sparse {
 		t.Error("an index without \"sparse\" is sparse")
 	}
-	if _, err := layouts.ParseModel("bad.json", []byte(strings.Replace(innerModels["inner-sparse"], `"sparse": true`, `"sparse": "yes"`, 1))); err == nil {
+	if _, err := models.ParseModel("bad.json", []byte(strings.Replace(innerModels["inner-sparse"], `"sparse": true`, `"sparse": "yes"`, 1))); err == nil {
 		t.Error(`"sparse": "yes" was taken`)
 	}
 	f := smallForest()
@@ -246,7 +247,7 @@ func TestSparseIndex(t *testing.T) {
 		{Kind: layouts.QueryDescendants, ID: "CM1", MinDepth: 1, MaxDepth: layouts.NoMaxDepth, Concurrency: 1},
 		{Kind: layouts.QueryChildren, ID: "CM1", MinDepth: 1, MaxDepth: 1, Concurrency: 1},
 	} {
-		if res, err := l.Query(ctx, table, q); !errors.Is(err, layouts.ErrSparseMiss) {
+		if res, err := l.Query(ctx, table, q); !errors.Is(err, models.ErrSparseMiss) {
 			t.Errorf("%s of the root CM1: %v, %v; want ErrSparseMiss", q.Kind, res, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -103,14 +104,14 @@ var userIncludes = map[string]bool{"adjacency-typed": true}
 func loadModels(t *testing.T) map[string]layouts.Layout {
 	out := map[string]layouts.Layout{}
 	for _, f := range shippedModels(t) {
-		l, err := layouts.LoadModel(f)
+		l, err := models.LoadModel(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		out[filepath.Base(f)] = l
 	}
 	for name, text := range modelVariants {
-		l, err := layouts.ParseModel(name+".json", []byte(text))
+		l, err := models.ParseModel(name+".json", []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -266,7 +267,7 @@ func TestShippedModelRows(t *testing.T) {
 	}
 	for k, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%d", tc.file, strings.Join(tc.path, ">"), k), func(t *testing.T) {
-			l, err := layouts.LoadModel("../fixtures/models/" + tc.file)
+			l, err := models.LoadModel("../fixtures/models/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +296,7 @@ func TestModelErrors(t *testing.T) {
 	const closureNoParent = `"table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
 		"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "A#{ancestor}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}]`
 	const closureOK = closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}]`
-	if _, err := layouts.ParseModel("m.json", []byte(`{"layout": "closure", `+closureOK+`}`)); err != nil {
+	if _, err := models.ParseModel("m.json", []byte(`{"layout": "closure", `+closureOK+`}`)); err != nil {
 		t.Fatalf("the closure model the cases below break: %v", err)
 	}
 	tests := []struct {
@@ -359,8 +360,8 @@ func TestModelErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := layouts.ParseModel("m.json", []byte(tc.text))
-			var me *layouts.ModelError
+			_, err := models.ParseModel("m.json", []byte(tc.text))
+			var me *models.ModelError
 			if !errors.As(err, &me) {
 				t.Fatalf("err = %v, want a *ModelError", err)
 			}
@@ -374,7 +375,7 @@ func TestModelErrors(t *testing.T) {
 // An id holding text that separates a template's parts is refused, as a
 // delimiter in an id is.
 func TestModelAmbiguousID(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err := models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +393,7 @@ func TestModelAmbiguousID(t *testing.T) {
 
 // Foreign items of a single table are never nodes, never owned.
 func TestModelForeignItems(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	l, err := models.LoadModel("../fixtures/models/single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +406,7 @@ func TestModelForeignItems(t *testing.T) {
 		if rec, ok, err := l.Node(it); ok || err != nil {
 			t.Errorf("Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
 		}
-		if l.IsNode(layouts.MapView(it)) || !layouts.Foreign(l, layouts.MapView(it)) {
+		if l.IsNode(layouts.MapView(it)) || !models.Foreign(l, layouts.MapView(it)) {
 			t.Errorf("IsNode/Foreign(%s) say a node", ddbJSON(it))
 		}
 	}
@@ -418,7 +419,7 @@ func TestModelForeignItems(t *testing.T) {
 	// A closure model: the other entities, in a node's partition and in
 	// its ancestor's partition of GSI1, are neither nodes nor rows; an
 	// ancestor row is the model's, but holds no node.
-	cl, err := layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	cl, err := models.LoadModel("../fixtures/models/closure-single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,12 +431,12 @@ func TestModelForeignItems(t *testing.T) {
 		if rec, ok, err := cl.Node(it); ok || err != nil {
 			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
 		}
-		if cl.IsNode(layouts.MapView(it)) || !layouts.Foreign(cl, layouts.MapView(it)) || layouts.CheckItem(cl, it) != nil {
+		if cl.IsNode(layouts.MapView(it)) || !models.Foreign(cl, layouts.MapView(it)) || models.CheckItem(cl, it) != nil {
 			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", ddbJSON(it))
 		}
 	}
 	row := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}
-	if _, ok, err := cl.Node(row); ok || err != nil || cl.IsNode(layouts.MapView(row)) || layouts.Foreign(cl, layouts.MapView(row)) || cl.Owner(layouts.MapView(row)) != "CM4" {
+	if _, ok, err := cl.Node(row); ok || err != nil || cl.IsNode(layouts.MapView(row)) || models.Foreign(cl, layouts.MapView(row)) || cl.Owner(layouts.MapView(row)) != "CM4" {
 		t.Errorf("closure model: an ancestor row is the model's, of CM4, and no node: Node %v %v", ok, err)
 	}
 	badRow := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#1"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2")}
@@ -453,11 +454,11 @@ func TestClosureModelDepthDigits(t *testing.T) {
 		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}},
 		"indexes": [{"name": "GSI", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}}],
 		"attributes": [{"name": "Up", "template": "{parent}"}]}`
-	l, err := layouts.ParseModel("two-digits.json", []byte(text))
+	l, err := models.ParseModel("two-digits.json", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	numeric, err := layouts.ParseModel("numeric.json", []byte(strings.ReplaceAll(text, `"template": "R{relative_depth}"`, `"template": "{relative_depth}", "type": "N"`)))
+	numeric, err := models.ParseModel("numeric.json", []byte(strings.ReplaceAll(text, `"template": "R{relative_depth}"`, `"template": "{relative_depth}", "type": "N"`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func TestModelFilesDocumented(t *testing.T) {
 // ("TREE#CM1", not the base's "CM1"), so that the dry run's projected load
 // time names the key to look at.
 func TestModelMeasureNamesHotKeys(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	l, err := models.LoadModel("../fixtures/models/single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +568,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("hot keys %q, want %q", got, want)
 	}
 	// sharded: the first and the last shard's values.
-	l, err = layouts.ParseModel("sharded-3.json", []byte(modelVariants["sharded-3"]))
+	l, err = models.ParseModel("sharded-3.json", []byte(modelVariants["sharded-3"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +578,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("sharded-3: hot keys %q, want %q", got, want)
 	}
 	// one shard: its value alone (the base said "CM1#1…CM1#1").
-	l, err = layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err = models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +588,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("aws-components: hot keys %q, want %q", got, want)
 	}
 	// closure: a node's rows in the table, its subtree's in GSI1.
-	l, err = layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	l, err = models.LoadModel("../fixtures/models/closure-single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +600,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 }
 
 func TestModelMeasureProjectedIndexBytes(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err := models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package layouts
+package models
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
 )
 
 // modelReads are the reads of a model's table as its base layout sends
@@ -18,12 +20,12 @@ import (
 // attribute is followed by a BatchGetItem of the items it found, whole.
 type modelReads struct {
 	m *modelLayout
-	r Reads
+	r layouts.Reads
 }
 
 // baseVals reads the base attributes of a base item (or key) into
 // placeholders.
-func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
+func (m *modelLayout) baseVals(item layouts.Item) (nodeVals, error) {
 	var v nodeVals
 	for name, a := range item {
 		ba, ok := m.baseAttrs[name]
@@ -39,15 +41,15 @@ func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
 }
 
 // baseVals is the model's baseVals.
-func (mr *modelReads) baseVals(item Item) (nodeVals, error) { return mr.m.baseVals(item) }
+func (mr *modelReads) baseVals(item layouts.Item) (nodeVals, error) { return mr.m.baseVals(item) }
 
 // tableKey is the model's key of the base key.
-func (mr *modelReads) tableKey(key Item) (Item, error) {
+func (mr *modelReads) tableKey(key layouts.Item) (layouts.Item, error) {
 	v, err := mr.baseVals(key)
 	if err != nil {
 		return nil, err
 	}
-	out := Item{}
+	out := layouts.Item{}
 	for _, a := range []*modelAttr{mr.m.pk, mr.m.sk} {
 		if a == nil {
 			continue
@@ -66,18 +68,18 @@ func (m *modelLayout) value(a *modelAttr, s string) types.AttributeValue {
 	if a.num {
 		return &types.AttributeValueMemberN{Value: s}
 	}
-	return strAttr(s)
+	return layouts.StringValue(s)
 }
 
 // toBase turns the model's items read into the base's, leaving the
 // table's other items out.
-func (mr *modelReads) toBase(items []Item) ([]Item, error) {
-	out := make([]Item, 0, len(items))
+func (mr *modelReads) toBase(items []layouts.Item) ([]layouts.Item, error) {
+	out := make([]layouts.Item, 0, len(items))
 	for _, it := range items {
-		if mr.m.foreign(MapView(it)) {
+		if mr.m.foreign(layouts.MapView(it)) {
 			continue
 		}
-		if mr.m.typeName == "" && mr.m.Owner(MapView(it)) == "" {
+		if mr.m.typeName == "" && mr.m.Owner(layouts.MapView(it)) == "" {
 			continue // a key of another entity
 		}
 		b, err := mr.m.toBase(it)
@@ -89,7 +91,7 @@ func (mr *modelReads) toBase(items []Item) ([]Item, error) {
 	return out, nil
 }
 
-func (mr *modelReads) GetItem(ctx context.Context, key Item) (Item, error) {
+func (mr *modelReads) GetItem(ctx context.Context, key layouts.Item) (layouts.Item, error) {
 	k, err := mr.tableKey(key)
 	if err != nil {
 		return nil, err
@@ -98,15 +100,15 @@ func (mr *modelReads) GetItem(ctx context.Context, key Item) (Item, error) {
 	if err != nil || item == nil {
 		return nil, err
 	}
-	items, err := mr.toBase([]Item{item})
+	items, err := mr.toBase([]layouts.Item{item})
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
 	return items[0], nil
 }
 
-func (mr *modelReads) BatchGet(ctx context.Context, keys []Item) ([]Item, error) {
-	ks := make([]Item, 0, len(keys))
+func (mr *modelReads) BatchGet(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+	ks := make([]layouts.Item, 0, len(keys))
 	for _, key := range keys {
 		k, err := mr.tableKey(key)
 		if err != nil {
@@ -121,12 +123,12 @@ func (mr *modelReads) BatchGet(ctx context.Context, keys []Item) ([]Item, error)
 	return mr.toBase(items)
 }
 
-func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []Item) error) error {
+func (mr *modelReads) Scan(ctx context.Context, filter *layouts.Filter, fn func(items []layouts.Item) error) error {
 	f, err := mr.filter(filter)
 	if err != nil {
 		return err
 	}
-	return mr.r.Scan(ctx, f, func(items []Item) error {
+	return mr.r.Scan(ctx, f, func(items []layouts.Item) error {
 		b, err := mr.toBase(items)
 		if err != nil || len(b) == 0 {
 			return err
@@ -140,7 +142,7 @@ func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []
 // filter on their table's keys: = a value, and contains(key, text), which
 // holds of the model's key when it holds of the base's (the base checks
 // what it finds).
-func (mr *modelReads) filter(f *Filter) (*Filter, error) {
+func (mr *modelReads) filter(f *layouts.Filter) (*layouts.Filter, error) {
 	m := mr.m
 	if f == nil {
 		return m.NodeFilter(), nil
@@ -177,9 +179,9 @@ func (mr *modelReads) filter(f *Filter) (*Filter, error) {
 		out = append(out, b.name(target.name)+" = "+b.value(m.value(target, s)))
 	}
 	if m.typeName != "" {
-		out = append(out, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+		out = append(out, b.name(m.typeName)+" = "+b.value(layouts.StringValue(m.typeValue)))
 	}
-	return &Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
+	return &layouts.Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
 }
 
 // clause is one condition of a key condition or filter: #name op :value
@@ -250,7 +252,7 @@ func (b *exprBuilder) value(v types.AttributeValue) string {
 	return k
 }
 
-func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items []Item) error) error {
+func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page func(items []layouts.Item) error) error {
 	m := mr.m
 	var x *modelIndex
 	var pkAttr, skAttr *modelAttr
@@ -352,7 +354,7 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 				// text: one equality instead of the subtree.
 				op = "%s = %s"
 			}
-			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(strAttr(s))))
+			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(layouts.StringValue(s))))
 		case "band":
 			// A band of a closure's relative depths: each bound through
 			// the key's template (zero-padded text keeps the order). A
@@ -408,21 +410,21 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		filter = append(filter, rangeExpr(b.name(stored.name), f.op, vs))
 	}
 	if m.typeName != "" && x.projects(m.typeName, m) {
-		filter = append(filter, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+		filter = append(filter, b.name(m.typeName)+" = "+b.value(layouts.StringValue(m.typeValue)))
 	}
-	out := QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
+	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
 	if x != nil {
 		out.Index = x.name
 	}
-	return mr.r.Query(ctx, out, func(items []Item) error {
+	return mr.r.Query(ctx, out, func(items []layouts.Item) error {
 		if x != nil && x.projection != types.ProjectionTypeAll && (!m.closure || m.wholeRows(x)) {
 			// The index holds part of each item: read them whole.
-			keys := make([]Item, 0, len(items))
+			keys := make([]layouts.Item, 0, len(items))
 			for _, it := range items {
-				if m.Owner(MapView(it)) == "" {
+				if m.Owner(layouts.MapView(it)) == "" {
 					continue
 				}
-				k := Item{m.pk.name: it[m.pk.name]}
+				k := layouts.Item{m.pk.name: it[m.pk.name]}
 				if m.sk != nil {
 					k[m.sk.name] = it[m.sk.name]
 				}

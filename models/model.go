@@ -1,4 +1,4 @@
-package layouts
+package models
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -124,7 +125,7 @@ func (x *modelIndex) projects(name string, m *modelLayout) bool {
 // modelLayout is a table model as a Layout.
 type modelLayout struct {
 	name, file string
-	base       Layout // with private attribute names (modelPrivate)
+	base       layouts.Layout // with private attribute names (modelPrivate)
 	baseName   string
 	delim      string
 	shards     int
@@ -133,15 +134,15 @@ type modelLayout struct {
 
 	pk, sk  *modelAttr
 	indexes []*modelIndex
-	keys    []modelKey   // every key of the table and its indexes
-	spec    TableSpec    // Table(), built once for Items' CheckKeys
-	attrs   []*modelAttr // every attribute, each once
+	keys    []modelKey        // every key of the table and its indexes
+	spec    layouts.TableSpec // Table(), built once for Items' CheckKeys
+	attrs   []*modelAttr      // every attribute, each once
 	byName  map[string]*modelAttr
 
 	// baseAttrs maps the base's private attribute names to their
 	// canonical templates; baseIndex maps its index names to their keys.
 	baseAttrs map[string]baseAttr
-	baseTable TableSpec
+	baseTable layouts.TableSpec
 	seps      []string // text no id may hold
 
 	// closure's: digits is the width of {relative_depth} in a text
@@ -161,7 +162,23 @@ type baseAttr struct {
 	num   bool
 }
 
-var _ Layout = (*modelLayout)(nil)
+var _ layouts.Model = (*modelLayout)(nil)
+
+// Base is the layout the model's items are the items of.
+func (m *modelLayout) Base() layouts.Layout { return m.base }
+
+// CheckNode returns what is wrong with the node's ids, depth and key
+// values under the model, for layouts.Check.
+func (m *modelLayout) CheckNode(s *transform.Stats) []error {
+	var errs []error
+	if err := m.checkIDs([]string{s.ID}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkDepth(s.Depth); err != nil {
+		errs = append(errs, err)
+	}
+	return append(errs, m.emptyKeys(s)...)
+}
 
 // modelPrivate prefixes the base layout's attribute names inside a model:
 // the base's items never reach a table, and the prefix keeps its names
@@ -170,11 +187,11 @@ const modelPrivate = "\x00"
 
 // canonTemplates are the templates of the base layouts' attributes.
 var canonTemplates = map[string]map[string]string{
-	PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
-	ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
-	AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
-	ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
-	PrefixName:    {"Key": "{key}", "Child": "{child}"},
+	layouts.PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
+	layouts.ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
+	layouts.AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
+	layouts.ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
+	layouts.PrefixName:    {"Key": "{key}", "Child": "{child}"},
 }
 
 // basePlaceholders are the placeholders a base layout's items hold:
@@ -182,15 +199,15 @@ var canonTemplates = map[string]map[string]string{
 // layouts' items none of closure's.
 func basePlaceholders(layout string) []string {
 	switch layout {
-	case ClosureName:
+	case layouts.ClosureName:
 		return []string{phID, phParent, phAncestor, phRelDepth}
-	case PrefixName:
+	case layouts.PrefixName:
 		return []string{phKey, phChild}
-	case AdjacencyName:
+	case layouts.AdjacencyName:
 		return []string{phID, phParent}
 	}
 	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
-	if layout == ShardedName {
+	if layout == layouts.ShardedName {
 		ps = append(ps, phShard)
 	}
 	return ps
@@ -220,11 +237,11 @@ func (e *ModelError) Error() string {
 func (e *ModelError) Unwrap() error { return e.Err }
 
 // IsModel reports whether l is a table model rather than a layout.
-func IsModel(l Layout) bool { _, ok := l.(*modelLayout); return ok }
+func IsModel(l layouts.Layout) bool { _, ok := l.(*modelLayout); return ok }
 
 // FitHint is what to check when a table's items do not fit l: the flag
 // that chose it, and what else shapes its items.
-func FitHint(l Layout) string {
+func FitHint(l layouts.Layout) string {
 	if m, ok := l.(*modelLayout); ok {
 		return fmt.Sprintf("is --model %s the model the table was written with?", m.file)
 	}
@@ -233,7 +250,7 @@ func FitHint(l Layout) string {
 
 // LoadModel reads and checks the model file at path. Every problem is a
 // *ModelError naming the file and the field.
-func LoadModel(path string) (Layout, error) {
+func LoadModel(path string) (layouts.Layout, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ModelError{File: path, Err: err}
@@ -242,7 +259,7 @@ func LoadModel(path string) (Layout, error) {
 }
 
 // ParseModel is LoadModel of a file's bytes; file names it in errors.
-func ParseModel(file string, data []byte) (Layout, error) {
+func ParseModel(file string, data []byte) (layouts.Layout, error) {
 	fail := func(field, format string, args ...any) error {
 		return &ModelError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
 	}
@@ -273,16 +290,16 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
 		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
-			mj.Layout, PathName, ShardedName, AdjacencyName, ClosureName, PrefixName)
+			mj.Layout, layouts.PathName, layouts.ShardedName, layouts.AdjacencyName, layouts.ClosureName, layouts.PrefixName)
 	}
 	m.baseName = mj.Layout
-	m.closure = mj.Layout == ClosureName
-	m.prefix = mj.Layout == PrefixName
+	m.closure = mj.Layout == layouts.ClosureName
+	m.prefix = mj.Layout == layouts.PrefixName
 	renames := map[string]string{}
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
-	opts := Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
 	if m.closure {
 		if mj.Delimiter != "" {
 			return nil, fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
@@ -307,13 +324,13 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
 		}
 	}
-	if mj.Layout == ShardedName && mj.Shards == 0 {
+	if mj.Layout == layouts.ShardedName && mj.Shards == 0 {
 		return nil, fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
 	}
-	if mj.Layout != ShardedName && mj.Shards != 0 {
+	if mj.Layout != layouts.ShardedName && mj.Shards != 0 {
 		return nil, fail("shards", "only the sharded-path base has shards; remove it")
 	}
-	base, err := New(mj.Layout, opts)
+	base, err := layouts.New(mj.Layout, opts)
 	if err != nil {
 		return nil, fail("layout", "%v", err)
 	}
@@ -334,8 +351,8 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
 		}
 		switch {
-		case a.Name == "" || len(a.Name) > maxAttrNameBytes:
-			return nil, fail(field+".name", "an attribute name is 1 to %d bytes", maxAttrNameBytes)
+		case a.Name == "" || len(a.Name) > layouts.MaxAttrNameBytes:
+			return nil, fail(field+".name", "an attribute name is 1 to %d bytes", layouts.MaxAttrNameBytes)
 		case strings.HasPrefix(a.Name, modelPrivate):
 			return nil, fail(field+".name", "an attribute name may not start with a NUL character")
 		}
@@ -365,7 +382,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 			case !slices.Contains(own, ph) && m.prefix:
 				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph) && m.baseName == AdjacencyName:
+			case !slices.Contains(own, ph) && m.baseName == layouts.AdjacencyName:
 				// Its items are read one by one, by id and parent: nothing
 				// could read a path back, and a move would leave the one
 				// its subtree's items hold behind.
@@ -441,14 +458,14 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
 
-	baseIndex := map[string]IndexSpec{}
+	baseIndex := map[string]layouts.IndexSpec{}
 	for _, x := range m.baseTable.Indexes {
 		baseIndex[x.Name] = x
 	}
 	for i, xj := range mj.Indexes {
 		field := fmt.Sprintf("indexes[%d]", i)
 		x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
-		if !IsTableName(x.name) {
+		if !layouts.IsTableName(x.name) {
 			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
 		}
 		bx, ok := baseIndex[x.serves]
@@ -516,7 +533,7 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		}
 		m.indexes = append(m.indexes, x)
 	}
-	for _, need := range map[string][]string{PathName: {"ByPath"}, ShardedName: {"ByPath"}, AdjacencyName: {"ByParent"}, ClosureName: {"ByAncestor"}}[m.baseName] {
+	for _, need := range map[string][]string{layouts.PathName: {"ByPath"}, layouts.ShardedName: {"ByPath"}, layouts.AdjacencyName: {"ByParent"}, layouts.ClosureName: {"ByAncestor"}}[m.baseName] {
 		if m.index(need) == nil {
 			return nil, fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
@@ -681,9 +698,9 @@ func (m *modelLayout) selfTest() error {
 		if len(p) > 1 {
 			parent = p[len(p)-2]
 		}
-		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": strAttr("1")}}, Depth: len(p) - 1, Path: p}
-		var items []Item
-		if err := m.Items(n, func(it Item) { items = append(items, it) }); errors.Is(err, transform.ErrEmptyKey) {
+		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": layouts.StringValue("1")}}, Depth: len(p) - 1, Path: p}
+		var items []layouts.Item
+		if err := m.Items(n, func(it layouts.Item) { items = append(items, it) }); errors.Is(err, transform.ErrEmptyKey) {
 			// A key empty at this depth (a bare {inner}): validation
 			// refuses such nodes, each with where it is; a forest
 			// without them is fine.
@@ -699,7 +716,7 @@ func (m *modelLayout) selfTest() error {
 		}
 		want := m.valsOfNode(n)
 		for _, it := range items {
-			v, err := m.parse(MapView(it), true)
+			v, err := m.parse(layouts.MapView(it), true)
 			if err != nil {
 				return err
 			}
@@ -719,15 +736,15 @@ func (m *modelLayout) selfTest() error {
 
 // selfTestRows is selfTest of a closure model's rows: each reads back into
 // the closure row it was built from.
-func (m *modelLayout) selfTestRows(n *transform.Node, items []Item) error {
-	var rows []Item
-	if err := m.base.Items(n, func(b Item) { rows = append(rows, b) }); err != nil {
+func (m *modelLayout) selfTestRows(n *transform.Node, items []layouts.Item) error {
+	var rows []layouts.Item
+	if err := m.base.Items(n, func(b layouts.Item) { rows = append(rows, b) }); err != nil {
 		return err
 	}
 	for i, it := range items {
 		b, err := m.toBase(it)
 		if err != nil {
-			return err.(*ItemError).Err
+			return err.(*layouts.ItemError).Err
 		}
 		for name, ba := range m.baseAttrs {
 			if valueText(b[name]) != valueText(rows[i][name]) || (b[name] == nil) != (rows[i][name] == nil) {
@@ -762,24 +779,24 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 func (m *modelLayout) Name() string { return "model-" + m.name }
 
 // Table returns the model's keys and indexes.
-func (m *modelLayout) Table() TableSpec { return m.table() }
+func (m *modelLayout) Table() layouts.TableSpec { return m.table() }
 
 // table builds Table's answer.
-func (m *modelLayout) table() TableSpec {
-	key := func(a *modelAttr) KeyAttr {
+func (m *modelLayout) table() layouts.TableSpec {
+	key := func(a *modelAttr) layouts.KeyAttr {
 		t := types.ScalarAttributeTypeS
 		if a.num {
 			t = types.ScalarAttributeTypeN
 		}
-		return KeyAttr{Name: a.name, Type: t}
+		return layouts.KeyAttr{Name: a.name, Type: t}
 	}
-	spec := TableSpec{PK: key(m.pk)}
+	spec := layouts.TableSpec{PK: key(m.pk)}
 	if m.sk != nil {
 		k := key(m.sk)
 		spec.SK = &k
 	}
 	for _, x := range m.indexes {
-		is := IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include), Sparse: x.sparse}
+		is := layouts.IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include), Sparse: x.sparse}
 		if x.sk != nil {
 			k := key(x.sk)
 			is.SK = &k
@@ -820,12 +837,8 @@ func (m *modelLayout) checkIDs(ids []string) error {
 
 // Items emits the node's one item: its attributes, the model's attributes
 // (those with {parent} or absent_on_root not on a root), and the type field.
-func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
-	b := m.base.(interface{ layoutBase() *base }).layoutBase()
-	if err := b.checkShape(n); err != nil {
-		return err
-	}
-	if err := b.checkDelims(n); err != nil {
+func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
+	if err := layouts.CheckShape(m.base, n); err != nil {
 		return err
 	}
 	if err := m.checkIDs(n.Path); err != nil {
@@ -839,9 +852,9 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 	if m.closure || m.prefix {
 		// Their parts are never empty; CheckKeys guards all the same.
 		var kerr error
-		err := m.rowItems(n, func(it Item) {
+		err := m.rowItems(n, func(it layouts.Item) {
 			if kerr == nil {
-				if kerr = CheckKeys(m.spec, it); kerr == nil {
+				if kerr = layouts.CheckKeys(m.spec, it); kerr == nil {
 					emit(it)
 				}
 			}
@@ -852,7 +865,7 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		return err
 	}
 	v := m.valsOfNode(n)
-	item := make(Item, len(n.Attrs)+len(m.attrs)+1)
+	item := make(layouts.Item, len(n.Attrs)+len(m.attrs)+1)
 	for k, a := range n.Attrs {
 		item[k] = a
 	}
@@ -867,13 +880,13 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		if a.num {
 			item[a.name] = &types.AttributeValueMemberN{Value: s}
 		} else {
-			item[a.name] = strAttr(s)
+			item[a.name] = layouts.StringValue(s)
 		}
 	}
 	if m.typeName != "" {
-		item[m.typeName] = strAttr(m.typeValue)
+		item[m.typeName] = layouts.StringValue(m.typeValue)
 	}
-	if err := CheckKeys(m.spec, item); err != nil {
+	if err := layouts.CheckKeys(m.spec, item); err != nil {
 		return fmt.Errorf("node %q: %w", n.ID, err)
 	}
 	emit(item)
@@ -882,12 +895,12 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 
 // rowItems is Items of the closure and prefix bases, which write several
 // rows a node, each through the model's templates.
-func (m *modelLayout) rowItems(n *transform.Node, emit func(Item)) error {
+func (m *modelLayout) rowItems(n *transform.Node, emit func(layouts.Item)) error {
 	if m.prefix {
 		// One item a row of the prefix layout's: the object row, then
 		// the listing row.
 		root := n.Depth == 0
-		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
+		return m.base.Items(n, func(b layouts.Item) { emit(m.prefixRow(b, root)) })
 	}
 	if err := m.checkDepth(n.Depth); err != nil {
 		return fmt.Errorf("layouts: node %q: %w", n.ID, err)
@@ -903,12 +916,11 @@ func (m *modelLayout) rowItems(n *transform.Node, emit func(Item)) error {
 	}
 	// The attributes of the node's parts alone are the same on every
 	// row: built once, and shared, as the node's own values are.
-	same := make(Item, len(m.attrs)+1)
+	same := make(layouts.Item, len(m.attrs)+1)
 	m.putAttrs(same, &v, n.Depth == 0, false)
-	cl := m.closureBase()
 	for r := 0; r <= n.Depth; r++ {
 		v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
-		item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
+		item := layouts.ClosureRow(m.base, n, r, len(m.attrs)+1)
 		for k, a := range same {
 			item[k] = a
 		}
@@ -932,7 +944,7 @@ func (m *modelLayout) attrNameError(name string) error {
 }
 
 // AppendItems is Items for a FlatNode: the same item, as attributes.
-func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr)) error {
+func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, emit func([]layouts.Attr)) error {
 	path := n.Path
 	if path == nil {
 		path = strings.Split(n.PathText, n.PathDelim)
@@ -941,10 +953,10 @@ func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr))
 	for _, a := range n.Attrs {
 		node.Attrs[a.Name] = a.Value
 	}
-	return m.Items(node, func(item Item) {
-		attrs := make([]Attr, 0, len(item))
+	return m.Items(node, func(item layouts.Item) {
+		attrs := make([]layouts.Attr, 0, len(item))
 		for k, v := range item {
-			attrs = append(attrs, Attr{k, v})
+			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
 		}
 		emit(attrs)
 	})
@@ -952,11 +964,11 @@ func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr))
 
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
-func (m *modelLayout) foreign(item View) bool {
+func (m *modelLayout) foreign(item layouts.View) bool {
 	if m.typeName == "" {
 		return false
 	}
-	s, ok := item.str(m.typeName)
+	s, ok := item.Str(m.typeName)
 	return !ok || s != m.typeValue
 }
 
@@ -964,7 +976,7 @@ func (m *modelLayout) foreign(item View) bool {
 // one of the table's other items, which a table model's type field tells
 // apart. Such an item is never read as a node, exported, changed or
 // deleted. It is false for every item of a layout's table.
-func Foreign(l Layout, item View) bool {
+func Foreign(l layouts.Layout, item layouts.View) bool {
 	m, ok := l.(*modelLayout)
 	return ok && m.foreign(item)
 }
@@ -972,7 +984,7 @@ func Foreign(l Layout, item View) bool {
 // HasTypeField reports whether l is a table model with a type field: only
 // then can an item that does not read as a node be told to be another
 // entity's rather than a broken node.
-func HasTypeField(l Layout) bool {
+func HasTypeField(l layouts.Layout) bool {
 	m, ok := l.(*modelLayout)
 	return ok && m.typeName != ""
 }
@@ -981,9 +993,9 @@ func HasTypeField(l Layout) bool {
 // field but does not read back through its templates (wrapping ErrItem),
 // and nil for every other item: a node item, another entity's, or any item
 // of a layout's table (whose problems Node reports).
-func CheckItem(l Layout, item Item) error {
+func CheckItem(l layouts.Layout, item layouts.Item) error {
 	m, ok := l.(*modelLayout)
-	if !ok || m.typeName == "" || m.foreign(MapView(item)) {
+	if !ok || m.typeName == "" || m.foreign(layouts.MapView(item)) {
 		return nil
 	}
 	_, _, err := m.Node(item)
@@ -992,7 +1004,7 @@ func CheckItem(l Layout, item Item) error {
 
 // parse reads the model's attributes of an item back into the node's
 // placeholders. keysOnly reads what it can (a key without its item).
-func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
+func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 	var v nodeVals
 	missingOnRoot, rootAttrs, parentMissing, sparseEmpty := 0, 0, false, false
 	for _, a := range m.attrs {
@@ -1017,20 +1029,20 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 		switch x := av.(type) {
 		case *types.AttributeValueMemberS:
 			if a.num {
-				return v, fmt.Errorf("%w: model %s: attribute %q is S, want N", ErrItem, m.name, a.name)
+				return v, fmt.Errorf("%w: model %s: attribute %q is S, want N", layouts.ErrItem, m.name, a.name)
 			}
 			s = x.Value
 		case *types.AttributeValueMemberN:
 			if !a.num {
-				return v, fmt.Errorf("%w: model %s: attribute %q is N, want S", ErrItem, m.name, a.name)
+				return v, fmt.Errorf("%w: model %s: attribute %q is N, want S", layouts.ErrItem, m.name, a.name)
 			}
 			s = x.Value
 		default:
-			return v, fmt.Errorf("%w: model %s: attribute %q is %s, want %s", ErrItem, m.name, a.name, typeName(av), map[bool]string{true: "N", false: "S"}[a.num])
+			return v, fmt.Errorf("%w: model %s: attribute %q is %s, want %s", layouts.ErrItem, m.name, a.name, layouts.TypeName(av), map[bool]string{true: "N", false: "S"}[a.num])
 		}
 		if !a.tmpl.match(s, &v, m.delim) {
 			return v, fmt.Errorf("%w: model %s: attribute %q is %q, which does not read as %q (or does not agree with the item's other attributes)",
-				ErrItem, m.name, a.name, s, a.tmpl.text)
+				layouts.ErrItem, m.name, a.name, s, a.tmpl.text)
 		}
 	}
 	root := full && ((rootAttrs > 0 && missingOnRoot == rootAttrs) || parentMissing)
@@ -1047,12 +1059,12 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 // toBase turns an item of the model into the base layout's item: the
 // user's attributes, and the base's attributes rebuilt from the
 // placeholders.
-func (m *modelLayout) toBase(item Item) (Item, error) {
-	v, err := m.parse(MapView(item), true)
+func (m *modelLayout) toBase(item layouts.Item) (layouts.Item, error) {
+	v, err := m.parse(layouts.MapView(item), true)
 	if err != nil {
-		return nil, &ItemError{Item: item, Err: err}
+		return nil, &layouts.ItemError{Item: item, Err: err}
 	}
-	out := make(Item, len(item)+len(m.baseAttrs))
+	out := make(layouts.Item, len(item)+len(m.baseAttrs))
 	for k, a := range item {
 		if m.byName[k] == nil && k != m.typeName {
 			out[k] = a
@@ -1064,13 +1076,13 @@ func (m *modelLayout) toBase(item Item) (Item, error) {
 			if ba.canon == "ParentId" {
 				continue
 			}
-			return nil, &ItemError{Item: item, Err: fmt.Errorf("%w: model %s: the item does not hold the node's {%s} (is it an item of this model?)",
-				ErrItem, m.name, strings.Join(ba.tmpl.uses(), "}, {"))}
+			return nil, &layouts.ItemError{Item: item, Err: fmt.Errorf("%w: model %s: the item does not hold the node's {%s} (is it an item of this model?)",
+				layouts.ErrItem, m.name, strings.Join(ba.tmpl.uses(), "}, {"))}
 		}
 		if ba.num {
 			out[name] = &types.AttributeValueMemberN{Value: s}
 		} else {
-			out[name] = strAttr(s)
+			out[name] = layouts.StringValue(s)
 		}
 	}
 	return out, nil
@@ -1079,13 +1091,13 @@ func (m *modelLayout) toBase(item Item) (Item, error) {
 // Node rebuilds the record of an item: false for an item without the type
 // field, an error for one that carries it but does not read back through
 // the templates.
-func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
-	if m.foreign(MapView(item)) {
+func (m *modelLayout) Node(item layouts.Item) (transform.Record, bool, error) {
+	if m.foreign(layouts.MapView(item)) {
 		return transform.Record{}, false, nil
 	}
 	b, err := m.toBase(item)
 	if err != nil {
-		return transform.Record{}, false, err.(*ItemError).Err
+		return transform.Record{}, false, err.(*layouts.ItemError).Err
 	}
 	return m.base.Node(b)
 }
@@ -1095,7 +1107,7 @@ func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
 // collections are the base layout's, less the roots an index leaves out
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
-func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
+func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	if m.closure {
 		m.measureClosure(s, ms)
 		return
@@ -1104,7 +1116,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 		m.measurePrefix(s, ms)
 		return
 	}
-	bm := NewMeasure(m.base)
+	bm := layouts.NewMeasure(m.base)
 	m.base.Measure(s, bm)
 	ms.Nodes++
 	size := s.AttrBytes
@@ -1124,7 +1136,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
 			if bx.Name == x.serves && j+1 < len(bm.Collections) {
-				ms.collectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
+				ms.CollectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
 			}
 		}
 		pk, ok := lens[x.pk.name]
@@ -1136,17 +1148,17 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 			if sk, ok = lens[x.sk.name]; !ok {
 				continue
 			}
-			ms.key(2*i+3, sk)
+			ms.Key(2*i+3, sk)
 		}
 		copies = append(copies, m.projectedBytes(x, size, lens, s))
-		ms.key(2*i+2, pk)
+		ms.Key(2*i+2, pk)
 	}
-	ms.projectedItem(size, copies)
-	ms.key(0, lens[m.pk.name])
+	ms.ProjectedItem(size, copies)
+	ms.Key(0, lens[m.pk.name])
 	if m.sk != nil {
-		ms.key(1, lens[m.sk.name])
+		ms.Key(1, lens[m.sk.name])
 	}
-	ms.collection(0, 1)
+	ms.Collection(0, 1)
 }
 
 // collectionOf is the largest collection of index x, given n, the base
@@ -1256,22 +1268,22 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-1)*len(m.delim)
 			}
 		case phDepth:
-			n += digits(s.Depth)
+			n += layouts.Digits(s.Depth)
 		case phShard:
-			n += digits(Shard(s.ID, m.shards))
+			n += layouts.Digits(layouts.Shard(s.ID, m.shards))
 		}
 	}
 	if a.num {
 		if a.tmpl.has(phShard) {
-			return numberSize(Shard(s.ID, m.shards)), true
+			return layouts.NumberSize(layouts.Shard(s.ID, m.shards)), true
 		}
-		return numberSize(s.Depth), true
+		return layouts.NumberSize(s.Depth), true
 	}
 	return n, true
 }
 
 // NodeFilter keeps the items carrying the type field; nil without one.
-func (m *modelLayout) NodeFilter() *Filter {
+func (m *modelLayout) NodeFilter() *layouts.Filter {
 	if m.closure {
 		return m.closureFilter()
 	}
@@ -1281,19 +1293,19 @@ func (m *modelLayout) NodeFilter() *Filter {
 	if m.typeName == "" {
 		return nil
 	}
-	return &Filter{
+	return &layouts.Filter{
 		Expr:   "#ty = :ty",
 		Names:  map[string]string{"#ty": m.typeName},
-		Values: map[string]types.AttributeValue{":ty": strAttr(m.typeValue)},
+		Values: map[string]types.AttributeValue{":ty": layouts.StringValue(m.typeValue)},
 		Text:   fmt.Sprintf("%s = %s", m.typeName, m.typeValue),
 	}
 }
 
 // IsNode reports whether the item is one of the model's.
-func (m *modelLayout) IsNode(item View) bool {
+func (m *modelLayout) IsNode(item layouts.View) bool {
 	if m.prefix {
 		b, ok := m.prefixKey(item)
-		return ok && !m.foreign(item) && m.base.IsNode(MapView(b))
+		return ok && !m.foreign(item) && m.base.IsNode(layouts.MapView(b))
 	}
 	if m.closure {
 		r, ok := m.rowDepth(item)
@@ -1303,13 +1315,13 @@ func (m *modelLayout) IsNode(item View) bool {
 }
 
 // NodeOf returns the id and parent of a model item.
-func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
+func (m *modelLayout) NodeOf(item layouts.View) (id, parent string, ok bool) {
 	if m.foreign(item) || ((m.closure || m.prefix) && !m.IsNode(item)) {
 		return "", "", false
 	}
 	if m.prefix {
 		b, _ := m.prefixKey(item)
-		return m.base.NodeOf(MapView(b))
+		return m.base.NodeOf(layouts.MapView(b))
 	}
 	v, err := m.parse(item, true)
 	if err != nil || !v.has[phID] {
@@ -1320,13 +1332,13 @@ func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
 
 // Owner is the id the item's table key holds; "" for a key that does not
 // read back through the model's key templates (another entity's).
-func (m *modelLayout) Owner(item View) string {
+func (m *modelLayout) Owner(item layouts.View) string {
 	if m.prefix {
 		b, ok := m.prefixKey(item)
 		if !ok {
 			return ""
 		}
-		return m.base.Owner(MapView(b))
+		return m.base.Owner(layouts.MapView(b))
 	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
@@ -1348,9 +1360,9 @@ func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
 // Query runs the base layout's query with its reads translated to the
 // model's attributes. Without an index serving the base's ByParent,
 // children are the descendants at relative depth 1, read from ByPath.
-func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
-	if q.Kind == QueryChildren && m.index("ByParent") == nil && !m.closure {
-		q.Kind, q.MinDepth, q.MaxDepth = QueryDescendants, 1, 1
+func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Request) ([]layouts.Result, error) {
+	if q.Kind == layouts.QueryChildren && m.index("ByParent") == nil && !m.closure {
+		q.Kind, q.MinDepth, q.MaxDepth = layouts.QueryDescendants, 1, 1
 	}
 	return m.base.Query(ctx, &modelReads{m: m, r: r}, q)
 }
@@ -1358,7 +1370,7 @@ func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, 
 // Costs is the base layout's cost model, given the base's items, plus the
 // BatchGetItem that follows a Query of an index that does not project every
 // attribute (descendants, and children when their index is such).
-func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+func (m *modelLayout) Costs(f *transform.Forest, sample []int32) layouts.CostModel {
 	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 	if m.closure && m.wholeRows(m.index("ByAncestor")) {
 		c.rows = newClosureRowCosts(f, sample)
@@ -1368,15 +1380,15 @@ func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
 
 type modelCosts struct {
 	m      *modelLayout
-	base   CostModel
+	base   layouts.CostModel
 	f      *transform.Forest
 	sample []int32
 	size   []int32 // each node's item
 	rows   *closureRowCosts
 }
 
-func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
-	if c.m.foreign(MapView(item)) {
+func (c *modelCosts) Add(item layouts.Item, size int) (int32, int32, error) {
+	if c.m.foreign(layouts.MapView(item)) {
 		return -1, -1, nil
 	}
 	b, err := c.m.toBase(item)
@@ -1384,11 +1396,10 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 		return -1, -1, err
 	}
 	var node, other int32
-	if cc, ok := c.base.(*closureCosts); ok {
-		// The descendants' Query reads ByAncestor's copy of the row,
-		// which is smaller when the index projects fewer attributes.
-		node, other, err = cc.add(b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size))
-	} else {
+	// The descendants' Query reads ByAncestor's copy of a closure row,
+	// which is smaller when the index projects fewer attributes.
+	var closure bool
+	if node, other, err, closure = layouts.AddClosureRow(c.base, b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size)); !closure {
 		node, other, err = c.base.Add(b, size)
 	}
 	if err != nil || node < 0 {
@@ -1398,11 +1409,9 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 		c.size[node] = int32(size)
 		// A Query of an index that projects fewer attributes reads its
 		// copy of the item, not the item.
-		if f, ok := c.base.(interface{ forest() *costForest }); ok {
-			for _, x := range c.m.indexes {
-				if x.projection != types.ProjectionTypeAll {
-					f.forest().setIndexSize(x.serves, node, c.m.indexReadBytes(x, item, size))
-				}
+		for _, x := range c.m.indexes {
+			if x.projection != types.ProjectionTypeAll {
+				layouts.SetIndexSize(c.base, x.serves, node, c.m.indexReadBytes(x, item, size))
 			}
 		}
 		return node, other, nil
@@ -1426,7 +1435,7 @@ func (c *modelCosts) partial(serves string) bool {
 	return x != nil && x.projection != types.ProjectionTypeAll
 }
 
-func (c *modelCosts) Estimate(k int) QueryCosts {
+func (c *modelCosts) Estimate(k int) layouts.QueryCosts {
 	out := c.base.Estimate(k)
 	if c.m.prefix {
 		return out // the prefix layout's reads, of the table: no index
@@ -1435,23 +1444,20 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		// Ancestors read the table; children and descendants the index,
 		// then the rows found whole when the index holds less.
 		if c.rows != nil {
-			out.Children.Add(c.rows.child[k].cost())
-			out.Descendants.Add(c.rows.desc[k].cost())
-			out.Depth2.Add(c.rows.band2[k].cost())
+			out.Children.Add(c.rows.child[k].Cost())
+			out.Descendants.Add(c.rows.desc[k].Cost())
+			out.Depth2.Add(c.rows.band2[k].Cost())
 		}
 		return out
 	}
 	i := c.sample[k]
 	// batch prices reading the items of nodes whole.
-	batch := func(nodes []int32) Cost {
-		var b batchCost
+	batch := func(nodes []int32) layouts.Cost {
+		var b layouts.BatchCost
 		for _, y := range nodes {
-			b.add(c.size[y])
+			b.Add(c.size[y])
 		}
-		if b.c.Items == 0 {
-			return Cost{}
-		}
-		return b.done()
+		return b.Cost()
 	}
 	// below returns the descendants of i down to relative depth max (-1:
 	// all), and the nodes above that band with children (adjacency's
@@ -1484,7 +1490,7 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 	all, _ := below(-1)
 	two, _ := below(2)
 
-	if c.m.baseName == AdjacencyName {
+	if c.m.baseName == layouts.AdjacencyName {
 		// Each children Query of the walk is followed by the
 		// BatchGetItem of what it found.
 		if c.partial("ByParent") {
@@ -1537,13 +1543,13 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 			found = children
 		}
 		// ByPath's copies of the items read.
-		var readBytes sizeSum
-		byPath := c.base.(interface{ forest() *costForest }).forest().inIndex("ByPath")
+		var readBytes layouts.SizeSum
+		byPath := layouts.IndexSizes(c.base, "ByPath")
 		for _, y := range read {
-			readBytes.add(int(byPath[y]))
+			readBytes.Add(int(byPath[y]))
 		}
-		cost := getCost(int64(c.size[i]))
-		cost.Add(queryCost(readBytes))
+		cost := layouts.GetCost(int64(c.size[i]))
+		cost.Add(layouts.QueryCost(readBytes))
 		if c.partial("ByPath") {
 			cost.Add(batch(found))
 		}
