@@ -260,9 +260,35 @@ func LoadModel(path string) (layouts.Layout, error) {
 
 // ParseModel is LoadModel of a file's bytes; file names it in errors.
 func ParseModel(file string, data []byte) (layouts.Layout, error) {
-	fail := func(field, format string, args ...any) error {
-		return &ModelError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
+	p := &modelParser{file: file}
+	mj, err := p.decode(data)
+	if err != nil {
+		return nil, err
 	}
+	p.mj = &mj
+	for _, step := range []func() error{p.base, p.tableKeys, p.indexes, p.finish} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return p.m, nil
+}
+
+// modelParser is ParseModel at work: the model's JSON, and the model
+// built from it step by step, each step checking its part.
+type modelParser struct {
+	file string
+	mj   *modelJSON
+	m    *modelLayout
+}
+
+// fail is a *ModelError naming the file and the field.
+func (p *modelParser) fail(field, format string, args ...any) error {
+	return &ModelError{File: p.file, Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// decode reads the model's one JSON object, refusing unknown fields.
+func (p *modelParser) decode(data []byte) (modelJSON, error) {
 	var mj modelJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -270,26 +296,34 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return nil, fail("", "line %d: %v", line, err)
+			return mj, p.fail("", "line %d: %v", line, err)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return nil, fail(strings.Trim(f, `"`), "unknown field: remove it, or check its spelling against docs/MODELS.md")
+			return mj, p.fail(strings.Trim(f, `"`), "unknown field: remove it, or check its spelling against docs/MODELS.md")
 		}
-		return nil, fail("", "%v", err)
+		return mj, p.fail("", "%v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fail("", "text after the model's JSON object: a file holds one model")
+		return mj, p.fail("", "text after the model's JSON object: a file holds one model")
 	}
-	m := &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	return mj, nil
+}
+
+// base checks the model's name and builds its base layout, under private
+// attribute names, with the options the base takes.
+func (p *modelParser) base() error {
+	fail, mj, file := p.fail, p.mj, p.file
+	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	m := p.m
 	if m.name == "" {
 		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
 	if !modelName.MatchString(m.name) {
-		return nil, fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
+		return fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
 	}
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
-		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
+		return fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
 			mj.Layout, layouts.PathName, layouts.ShardedName, layouts.AdjacencyName, layouts.ClosureName, layouts.PrefixName)
 	}
 	m.baseName = mj.Layout
@@ -302,37 +336,37 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
 	if m.closure {
 		if mj.Delimiter != "" {
-			return nil, fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
+			return fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
 		}
 		m.digits = DefaultRelativeDepthDigits
 		if mj.RelativeDepthDigits != 0 {
 			if mj.RelativeDepthDigits < 1 || mj.RelativeDepthDigits > 9 {
-				return nil, fail("relative_depth_digits", "%d: give 1 to 9, the digits {relative_depth} is written with in a text value", mj.RelativeDepthDigits)
+				return fail("relative_depth_digits", "%d: give 1 to 9, the digits {relative_depth} is written with in a text value", mj.RelativeDepthDigits)
 			}
 			m.digits = mj.RelativeDepthDigits
 		}
 		cc, err := parseClosureCopy(mj.ClosureCopy)
 		if err != nil {
-			return nil, fail("closure_copy", "%v", err)
+			return fail("closure_copy", "%v", err)
 		}
 		opts.ClosureCopy = cc
 	} else {
 		if mj.RelativeDepthDigits != 0 {
-			return nil, fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
+			return fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
 		}
 		if len(mj.ClosureCopy) > 0 {
-			return nil, fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
+			return fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
 		}
 	}
 	if mj.Layout == layouts.ShardedName && mj.Shards == 0 {
-		return nil, fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
+		return fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
 	}
 	if mj.Layout != layouts.ShardedName && mj.Shards != 0 {
-		return nil, fail("shards", "only the sharded-path base has shards; remove it")
+		return fail("shards", "only the sharded-path base has shards; remove it")
 	}
 	base, err := layouts.New(mj.Layout, opts)
 	if err != nil {
-		return nil, fail("layout", "%v", err)
+		return fail("layout", "%v", err)
 	}
 	m.base, m.delim = base, base.Delimiter()
 	m.shards = mj.Shards
@@ -340,93 +374,105 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 	for c, text := range canon {
 		t, err := parseTemplate(text)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.baseAttrs[modelPrivate+c] = baseAttr{canon: c, tmpl: t, num: c == "Depth" || c == "RelativeDepth"}
 	}
 
-	// The attributes, wherever they are declared.
-	attr := func(field string, a *attributeJSON) (*modelAttr, error) {
-		if a == nil {
-			return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
-		}
-		switch {
-		case a.Name == "" || len(a.Name) > layouts.MaxAttrNameBytes:
-			return nil, fail(field+".name", "an attribute name is 1 to %d bytes", layouts.MaxAttrNameBytes)
-		case strings.HasPrefix(a.Name, modelPrivate):
-			return nil, fail(field+".name", "an attribute name may not start with a NUL character")
-		}
-		t, err := parseTemplate(a.Template)
-		if err != nil {
-			return nil, fail(field+".template", "%v", err)
-		}
-		ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
-		switch a.Type {
-		case "", "S":
-		case "N":
-			if !t.bare() || (!t.has(phDepth) && !t.has(phShard) && !t.has(phRelDepth)) {
-				return nil, fail(field+".type", "N fits a template that is {depth}, {shard} or {relative_depth} alone; %q is text, so make it S", a.Template)
-			}
-			ma.num = true
-		default:
-			return nil, fail(field+".type", "%q: want S or N", a.Type)
-		}
-		own := basePlaceholders(m.baseName)
-		for _, ph := range t.uses() {
-			switch {
-			case ph == phShard && m.shards == 0:
-				return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
-			case (ph == phAncestor || ph == phRelDepth) && !m.closure:
-				return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			case (ph == phKey || ph == phChild) && !m.prefix:
-				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph) && m.prefix:
-				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph) && m.baseName == layouts.AdjacencyName:
-				// Its items are read one by one, by id and parent: nothing
-				// could read a path back, and a move would leave the one
-				// its subtree's items hold behind.
-				return nil, fail(field+".template", "{%s} is not a part of the adjacency base's items, which hold a node's id and parent alone: a table that keeps a node's root, path or depth is a path table (\"layout\": \"path\", with its \"delimiter\"); or use {%s}", ph, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph):
-				return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			}
-		}
-		if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
-			// A Key holds the delimiter and ids, a Child an id or the
-			// delimiter: text after either could be in it.
-			return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
-		}
-		if t.has(phRelDepth) && !ma.num {
-			t.width = m.digits
-			ma.tmpl = t
-		}
-		if prev, ok := m.byName[a.Name]; ok {
-			if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
-				return nil, fail(field, "attribute %q is declared again with another template or type than at %s (%q): one attribute has one value; give it the same declaration or another name",
-					a.Name, prev.where, prev.tmpl.text)
-			}
-			return prev, nil
-		}
-		m.byName[a.Name] = ma
-		m.attrs = append(m.attrs, ma)
-		return ma, nil
+	return nil
+}
+
+// attr is the attribute declared at field: its name, template and type,
+// checked against the base's parts; an attribute declared twice the same
+// way is the same attribute.
+func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
+	fail, m := p.fail, p.m
+	if a == nil {
+		return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
 	}
-	if m.pk, err = attr("table.partition_key", mj.Table.PartitionKey); err != nil {
-		return nil, err
+	switch {
+	case a.Name == "" || len(a.Name) > layouts.MaxAttrNameBytes:
+		return nil, fail(field+".name", "an attribute name is 1 to %d bytes", layouts.MaxAttrNameBytes)
+	case strings.HasPrefix(a.Name, modelPrivate):
+		return nil, fail(field+".name", "an attribute name may not start with a NUL character")
+	}
+	t, err := parseTemplate(a.Template)
+	if err != nil {
+		return nil, fail(field+".template", "%v", err)
+	}
+	ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
+	switch a.Type {
+	case "", "S":
+	case "N":
+		if !t.bare() || (!t.has(phDepth) && !t.has(phShard) && !t.has(phRelDepth)) {
+			return nil, fail(field+".type", "N fits a template that is {depth}, {shard} or {relative_depth} alone; %q is text, so make it S", a.Template)
+		}
+		ma.num = true
+	default:
+		return nil, fail(field+".type", "%q: want S or N", a.Type)
+	}
+	own := basePlaceholders(m.baseName)
+	for _, ph := range t.uses() {
+		switch {
+		case ph == phShard && m.shards == 0:
+			return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
+		case (ph == phAncestor || ph == phRelDepth) && !m.closure:
+			return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		case (ph == phKey || ph == phChild) && !m.prefix:
+			return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph) && m.prefix:
+			return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph) && m.baseName == layouts.AdjacencyName:
+			// Its items are read one by one, by id and parent: nothing
+			// could read a path back, and a move would leave the one
+			// its subtree's items hold behind.
+			return nil, fail(field+".template", "{%s} is not a part of the adjacency base's items, which hold a node's id and parent alone: a table that keeps a node's root, path or depth is a path table (\"layout\": \"path\", with its \"delimiter\"); or use {%s}", ph, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph):
+			return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		}
+	}
+	if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+		// A Key holds the delimiter and ids, a Child an id or the
+		// delimiter: text after either could be in it.
+		return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
+	}
+	if t.has(phRelDepth) && !ma.num {
+		t.width = m.digits
+		ma.tmpl = t
+	}
+	if prev, ok := m.byName[a.Name]; ok {
+		if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
+			return nil, fail(field, "attribute %q is declared again with another template or type than at %s (%q): one attribute has one value; give it the same declaration or another name",
+				a.Name, prev.where, prev.tmpl.text)
+		}
+		return prev, nil
+	}
+	m.byName[a.Name] = ma
+	m.attrs = append(m.attrs, ma)
+	return ma, nil
+}
+
+// tableKeys checks the table's keys: what each base needs of them, and
+// that a node's key is built from its id.
+func (p *modelParser) tableKeys() error {
+	fail, m, mj := p.fail, p.m, p.mj
+	var err error
+	if m.pk, err = p.attr("table.partition_key", mj.Table.PartitionKey); err != nil {
+		return err
 	}
 	if mj.Table.SortKey != nil {
-		if m.sk, err = attr("table.sort_key", mj.Table.SortKey); err != nil {
-			return nil, err
+		if m.sk, err = p.attr("table.sort_key", mj.Table.SortKey); err != nil {
+			return err
 		}
 	}
 	if m.closure {
 		// The table holds a node's rows under its id, one a relative
 		// depth: ancestors are Id = X AND RelativeDepth in a band.
 		if m.sk == nil {
-			return nil, fail("table.sort_key", "the closure base keeps a node's rows under its id, one a relative depth: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"")
+			return fail("table.sort_key", "the closure base keeps a node's rows under its id, one a relative depth: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"")
 		}
 		if err := m.depthKey(m.sk); err != nil {
-			return nil, fail(m.sk.where+".template", "%v", err)
+			return fail(m.sk.where+".template", "%v", err)
 		}
 	}
 	if m.prefix {
@@ -434,11 +480,11 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 		// node's children is one partition.
 		switch {
 		case !m.pk.tmpl.has(phKey):
-			return nil, fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
+			return fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
 		case m.sk == nil || !m.sk.tmpl.has(phChild):
-			return nil, fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
+			return fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
 		case m.pk.absentOnRoot || m.sk.absentOnRoot:
-			return nil, fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
+			return fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
 		}
 	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
@@ -446,109 +492,135 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 			continue
 		}
 		if k.absentOnRoot || k.tmpl.has(phParent) {
-			return nil, fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
+			return fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
 		}
 		for _, ph := range k.tmpl.uses() {
 			if ph != phID {
-				return nil, fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
+				return fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
 			}
 		}
 	}
 	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
-		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
+		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
 
+	return nil
+}
+
+// indexes checks each index against the base index it serves: its keys
+// are built from the parts the base's queries name; and that every index
+// the base queries is declared.
+func (p *modelParser) indexes() error {
+	fail, m, mj := p.fail, p.m, p.mj
 	baseIndex := map[string]layouts.IndexSpec{}
 	for _, x := range m.baseTable.Indexes {
 		baseIndex[x.Name] = x
 	}
-	for i, xj := range mj.Indexes {
-		field := fmt.Sprintf("indexes[%d]", i)
-		x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
-		if !layouts.IsTableName(x.name) {
-			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
-		}
-		bx, ok := baseIndex[x.serves]
-		if !ok && len(baseIndex) == 0 {
-			return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
-		}
-		if !ok {
-			names := slices.Sorted(mapsKeys(baseIndex))
-			return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
-		}
-		for _, o := range m.indexes {
-			if o.name == x.name {
-				return nil, fail(field+".name", "index %q is declared twice", x.name)
-			}
-			if o.serves == x.serves {
-				return nil, fail(field+".serves", "indexes %q and %q both serve %s: one index serves each", o.name, x.name, x.serves)
-			}
-		}
-		if x.pk, err = attr(field+".partition_key", xj.PartitionKey); err != nil {
-			return nil, err
-		}
-		if xj.SortKey != nil {
-			if x.sk, err = attr(field+".sort_key", xj.SortKey); err != nil {
-				return nil, err
-			}
-		}
-		// The partition key is what the base's queries name: it must be
-		// built from exactly the parts of the base's.
-		want := m.baseAttrs[bx.PK.Name].tmpl.uses()
-		if got := x.pk.tmpl.uses(); !sameSet(got, want) {
-			return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
-				x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
-		}
-		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "RelativeDepth" {
-			if x.sk == nil {
-				return nil, fail(field+".sort_key", "%s is queried by {ancestor} and a band of {relative_depth}: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"", x.serves)
-			}
-			if err := m.depthKey(x.sk); err != nil {
-				return nil, fail(x.sk.where+".template", "%v", err)
-			}
-			if x.pk.absentOnRoot || x.sk.absentOnRoot {
-				return nil, fail(field, "%s holds every row, a root's own too: its keys cannot be absent on roots", x.serves)
-			}
-		}
-		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
-			if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
-				return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
-			}
-		}
-		switch p := xj.Projection; {
-		case p == nil || p.Type == "ALL":
-			x.projection = types.ProjectionTypeAll
-		case p.Type == "KEYS_ONLY":
-			x.projection = types.ProjectionTypeKeysOnly
-		case p.Type == "INCLUDE":
-			if len(p.NonKeyAttributes) == 0 {
-				return nil, fail(field+".projection.non_key_attributes", "INCLUDE needs the attributes it projects")
-			}
-			x.projection, x.include = types.ProjectionTypeInclude, p.NonKeyAttributes
-		default:
-			return nil, fail(field+".projection.type", "%q: want ALL, KEYS_ONLY or INCLUDE", p.Type)
-		}
-		if p := xj.Projection; p != nil && p.Type != "INCLUDE" && len(p.NonKeyAttributes) > 0 {
-			return nil, fail(field+".projection.non_key_attributes", "only INCLUDE takes a list of attributes")
+	for i := range mj.Indexes {
+		x, err := p.index(fmt.Sprintf("indexes[%d]", i), &mj.Indexes[i], baseIndex)
+		if err != nil {
+			return err
 		}
 		m.indexes = append(m.indexes, x)
 	}
 	for _, need := range map[string][]string{layouts.PathName: {"ByPath"}, layouts.ShardedName: {"ByPath"}, layouts.AdjacencyName: {"ByParent"}, layouts.ClosureName: {"ByAncestor"}}[m.baseName] {
 		if m.index(need) == nil {
-			return nil, fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
+			return fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
 	}
-	for i := range mj.Attributes {
-		if _, err := attr(fmt.Sprintf("attributes[%d]", i), &mj.Attributes[i]); err != nil {
+	return nil
+}
+
+// index checks the index declared at field against the base index it
+// serves, one of baseIndex, and the indexes declared before it.
+func (p *modelParser) index(field string, xj *indexJSON, baseIndex map[string]layouts.IndexSpec) (*modelIndex, error) {
+	fail, m, mj := p.fail, p.m, p.mj
+	var err error
+	x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
+	if !layouts.IsTableName(x.name) {
+		return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
+	}
+	bx, ok := baseIndex[x.serves]
+	if !ok && len(baseIndex) == 0 {
+		return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
+	}
+	if !ok {
+		names := slices.Sorted(mapsKeys(baseIndex))
+		return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
+	}
+	for _, o := range m.indexes {
+		if o.name == x.name {
+			return nil, fail(field+".name", "index %q is declared twice", x.name)
+		}
+		if o.serves == x.serves {
+			return nil, fail(field+".serves", "indexes %q and %q both serve %s: one index serves each", o.name, x.name, x.serves)
+		}
+	}
+	if x.pk, err = p.attr(field+".partition_key", xj.PartitionKey); err != nil {
+		return nil, err
+	}
+	if xj.SortKey != nil {
+		if x.sk, err = p.attr(field+".sort_key", xj.SortKey); err != nil {
 			return nil, err
+		}
+	}
+	// The partition key is what the base's queries name: it must be
+	// built from exactly the parts of the base's.
+	want := m.baseAttrs[bx.PK.Name].tmpl.uses()
+	if got := x.pk.tmpl.uses(); !sameSet(got, want) {
+		return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
+			x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
+	}
+	if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "RelativeDepth" {
+		if x.sk == nil {
+			return nil, fail(field+".sort_key", "%s is queried by {ancestor} and a band of {relative_depth}: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"", x.serves)
+		}
+		if err := m.depthKey(x.sk); err != nil {
+			return nil, fail(x.sk.where+".template", "%v", err)
+		}
+		if x.pk.absentOnRoot || x.sk.absentOnRoot {
+			return nil, fail(field, "%s holds every row, a root's own too: its keys cannot be absent on roots", x.serves)
+		}
+	}
+	if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
+		if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
+			return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
+		}
+	}
+	switch p := xj.Projection; {
+	case p == nil || p.Type == "ALL":
+		x.projection = types.ProjectionTypeAll
+	case p.Type == "KEYS_ONLY":
+		x.projection = types.ProjectionTypeKeysOnly
+	case p.Type == "INCLUDE":
+		if len(p.NonKeyAttributes) == 0 {
+			return nil, fail(field+".projection.non_key_attributes", "INCLUDE needs the attributes it projects")
+		}
+		x.projection, x.include = types.ProjectionTypeInclude, p.NonKeyAttributes
+	default:
+		return nil, fail(field+".projection.type", "%q: want ALL, KEYS_ONLY or INCLUDE", p.Type)
+	}
+	if p := xj.Projection; p != nil && p.Type != "INCLUDE" && len(p.NonKeyAttributes) > 0 {
+		return nil, fail(field+".projection.non_key_attributes", "only INCLUDE takes a list of attributes")
+	}
+	return x, nil
+}
+
+// finish adds the other attributes and the type field, gathers the
+// templates' separators, and tests the model on a few nodes.
+func (p *modelParser) finish() error {
+	fail, m, mj := p.fail, p.m, p.mj
+	for i := range mj.Attributes {
+		if _, err := p.attr(fmt.Sprintf("attributes[%d]", i), &mj.Attributes[i]); err != nil {
+			return err
 		}
 	}
 	if tf := mj.TypeField; tf != nil {
 		switch {
 		case tf.Name == "" || tf.Value == "":
-			return nil, fail("type_field", "give its name and value, such as {\"name\": \"_type\", \"value\": \"Node\"}")
+			return fail("type_field", "give its name and value, such as {\"name\": \"_type\", \"value\": \"Node\"}")
 		case m.byName[tf.Name] != nil:
-			return nil, fail("type_field.name", "%q is an attribute of the model (%s); the type field is an attribute of its own", tf.Name, m.byName[tf.Name].where)
+			return fail("type_field.name", "%q is an attribute of the model (%s); the type field is an attribute of its own", tf.Name, m.byName[tf.Name].where)
 		}
 		m.typeName, m.typeValue = tf.Name, tf.Value
 	}
@@ -566,9 +638,9 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 		m.seps = slices.DeleteFunc(m.seps, func(s string) bool { return s == "" })
 	}
 	if err := m.selfTest(); err != nil {
-		return nil, fail("", "%v", err)
+		return fail("", "%v", err)
 	}
-	return m, nil
+	return nil
 }
 
 // setKeys lists the model's keys and marks each key attribute, and those
