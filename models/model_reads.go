@@ -252,29 +252,49 @@ func (b *exprBuilder) value(v types.AttributeValue) string {
 	return k
 }
 
-func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page func(items []layouts.Item) error) error {
+// queryIndex is where a base layout's Query reads, in the model: the
+// table or the index serving the base's, the base's key attributes there
+// and the model's.
+type queryIndex struct {
+	x              *modelIndex // nil: the table
+	basePK, baseSK string
+	pk, sk         *modelAttr
+}
+
+// queryIndex is the table or index the base's Query names.
+func (mr *modelReads) queryIndex(name string) (queryIndex, error) {
 	m := mr.m
-	var x *modelIndex
-	var pkAttr, skAttr *modelAttr
-	basePK, baseSK := m.baseTable.PK.Name, ""
+	q := queryIndex{basePK: m.baseTable.PK.Name, pk: m.pk, sk: m.sk}
 	if m.baseTable.SK != nil {
-		baseSK = m.baseTable.SK.Name
+		q.baseSK = m.baseTable.SK.Name
 	}
-	pkAttr, skAttr = m.pk, m.sk
-	if in.Index != "" {
-		if x = m.index(in.Index); x == nil {
-			return fmt.Errorf("layouts: model %s has no index serving the %s layout's %s", m.name, m.baseName, in.Index)
-		}
-		for _, bx := range m.baseTable.Indexes {
-			if bx.Name == in.Index {
-				basePK, baseSK = bx.PK.Name, ""
-				if bx.SK != nil {
-					baseSK = bx.SK.Name
-				}
+	if name == "" {
+		return q, nil
+	}
+	if q.x = m.index(name); q.x == nil {
+		return q, fmt.Errorf("layouts: model %s has no index serving the %s layout's %s", m.name, m.baseName, name)
+	}
+	for _, bx := range m.baseTable.Indexes {
+		if bx.Name == name {
+			q.basePK, q.baseSK = bx.PK.Name, ""
+			if bx.SK != nil {
+				q.baseSK = bx.SK.Name
 			}
 		}
-		pkAttr, skAttr = x.pk, x.sk
 	}
+	q.pk, q.sk = q.x.pk, q.x.sk
+	return q, nil
+}
+
+// Query sends the base layout's Query in the model's terms: its key
+// condition through the model's key templates, the filters the model can
+// keep, and the items found back as the base's.
+func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page func(items []layouts.Item) error) error {
+	q, err := mr.queryIndex(in.Index)
+	if err != nil {
+		return err
+	}
+	x := q.x
 	conds, err := parseClauses(in.KeyCondition)
 	if err != nil {
 		return err
@@ -286,8 +306,27 @@ func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page fun
 		}
 	}
 	b := &exprBuilder{names: map[string]string{}, values: map[string]types.AttributeValue{}}
-	var key, filter []string
-	// exact is the one depth a filter keeps, or -1.
+	var key []string
+	exact := exactDepth(filters, &in)
+	for _, c := range conds {
+		cond, none, err := mr.keyCond(c, &in, q, exact, b)
+		if err != nil || none {
+			return err
+		}
+		if cond != "" {
+			key = append(key, cond)
+		}
+	}
+	filter := mr.filterConds(filters, &in, x, b)
+	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
+	if x != nil {
+		out.Index = x.name
+	}
+	return mr.r.Query(ctx, out, mr.wholeItems(ctx, x, page))
+}
+
+// exactDepth is the one depth a filter keeps, or -1.
+func exactDepth(filters []clause, in *layouts.QueryInput) int {
 	exact := -1
 	for _, f := range filters {
 		if f.op == "BETWEEN" && in.Values[f.vals[0]] != nil {
@@ -298,100 +337,111 @@ func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page fun
 			}
 		}
 	}
-	for _, c := range conds {
-		attr := in.Names[c.name]
-		target := pkAttr
-		if attr == baseSK && attr != basePK {
-			target = skAttr
-		}
-		if target == nil {
-			return fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
-		}
-		ba := m.baseAttrs[attr]
-		op := c.op
-		if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
-			op = "band"
-		}
-		switch op {
-		case "=":
-			var v nodeVals
-			if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
-				return fmt.Errorf("layouts: model %s: a key value does not read back through %s", m.name, ba.tmpl.text)
-			}
-			v.derive(false, m.shards)
-			s, ok := target.tmpl.render(&v, m.delim)
-			if !ok {
-				return fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
-			}
-			if s == "" {
-				// No item holds an empty key: a sparse index left
-				// these nodes out, and any other index has none.
-				if x != nil && x.sparse {
-					return m.sparseMiss(x, target)
-				}
-				return nil
-			}
-			key = append(key, b.name(target.name)+" = "+b.value(m.value(target, s)))
-		case "begins_with":
-			text := valueText(in.Values[c.vals[0]])
-			ids := strings.Split(strings.TrimSuffix(text, m.delim), m.delim)
-			s, ok := target.tmpl.renderPrefix(ids, m.delim)
-			if !ok {
-				return fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
-			}
-			if s == "" {
-				// Every value begins with "": the partition key alone
-				// reads them all, but for the nodes a sparse index left
-				// out, which it cannot read.
-				if x != nil && x.sparse {
-					return m.sparseMiss(x, target)
-				}
-				break
-			}
-			op := "begins_with(%s, %s)"
-			if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
-				// The nodes exactly one level below have exactly this
-				// text: one equality instead of the subtree.
-				op = "%s = %s"
-			}
-			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(layouts.StringValue(s))))
-		case "band":
-			// A band of a closure's relative depths: each bound through
-			// the key's template (zero-padded text keeps the order). A
-			// band open above ends at the most the digits hold, which
-			// keeps the other entities of a node's partition out.
-			lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
-			hi := maxPadded(9)
-			if c.op == "BETWEEN" {
-				hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
-			}
-			if target.tmpl.width > 0 {
-				hi = min(hi, maxPadded(target.tmpl.width))
-			}
-			lov, ok := m.depthBound(target, lo)
-			if !ok || lo > hi {
-				return nil // no row is that deep
-			}
-			if c.op == ">=" && target.num {
-				key = append(key, rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}))
-				break
-			}
-			hiv, _ := m.depthBound(target, hi)
-			key = append(key, rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}))
-		default:
-			if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
-				return fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
-			}
-			vs := make([]string, len(c.vals))
-			for i, v := range c.vals {
-				vs[i] = b.value(in.Values[v])
-			}
-			key = append(key, rangeExpr(b.name(target.name), c.op, vs))
-		}
+	return exact
+}
+
+// keyCond is the clause c of the base's key condition on the model's key
+// that holds the attribute: "" when it needs no condition, and none when
+// no item can match (the Query is not sent).
+func (mr *modelReads) keyCond(c clause, in *layouts.QueryInput, q queryIndex, exact int, b *exprBuilder) (cond string, none bool, err error) {
+	m, x := mr.m, q.x
+	attr := in.Names[c.name]
+	target := q.pk
+	if attr == q.baseSK && attr != q.basePK {
+		target = q.sk
 	}
-	// A filter on a base attribute the model stores, as it is and
-	// projected, is kept; otherwise the base layout filters the items it
-	// is given (the path layouts check the depth band of each).
+	if target == nil {
+		return "", false, fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
+	}
+	ba := m.baseAttrs[attr]
+	op := c.op
+	if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
+		op = "band"
+	}
+	switch op {
+	case "=":
+		var v nodeVals
+		if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
+			return "", false, fmt.Errorf("layouts: model %s: a key value does not read back through %s", m.name, ba.tmpl.text)
+		}
+		v.derive(false, m.shards)
+		s, ok := target.tmpl.render(&v, m.delim)
+		if !ok {
+			return "", false, fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
+		}
+		if s == "" {
+			// No item holds an empty key: a sparse index left
+			// these nodes out, and any other index has none.
+			if x != nil && x.sparse {
+				return "", false, m.sparseMiss(x, target)
+			}
+			return "", true, nil
+		}
+		return b.name(target.name) + " = " + b.value(m.value(target, s)), false, nil
+	case "begins_with":
+		text := valueText(in.Values[c.vals[0]])
+		ids := strings.Split(strings.TrimSuffix(text, m.delim), m.delim)
+		s, ok := target.tmpl.renderPrefix(ids, m.delim)
+		if !ok {
+			return "", false, fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
+		}
+		if s == "" {
+			// Every value begins with "": the partition key alone
+			// reads them all, but for the nodes a sparse index left
+			// out, which it cannot read.
+			if x != nil && x.sparse {
+				return "", false, m.sparseMiss(x, target)
+			}
+			return "", false, nil
+		}
+		op := "begins_with(%s, %s)"
+		if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
+			// The nodes exactly one level below have exactly this
+			// text: one equality instead of the subtree.
+			op = "%s = %s"
+		}
+		return fmt.Sprintf(op, b.name(target.name), b.value(layouts.StringValue(s))), false, nil
+	case "band":
+		// A band of a closure's relative depths: each bound through
+		// the key's template (zero-padded text keeps the order). A
+		// band open above ends at the most the digits hold, which
+		// keeps the other entities of a node's partition out.
+		lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
+		hi := maxPadded(9)
+		if c.op == "BETWEEN" {
+			hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
+		}
+		if target.tmpl.width > 0 {
+			hi = min(hi, maxPadded(target.tmpl.width))
+		}
+		lov, ok := m.depthBound(target, lo)
+		if !ok || lo > hi {
+			return "", true, nil // no row is that deep
+		}
+		if c.op == ">=" && target.num {
+			return rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}), false, nil
+		}
+		hiv, _ := m.depthBound(target, hi)
+		return rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}), false, nil
+	default:
+		if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
+			return "", false, fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
+		}
+		vs := make([]string, len(c.vals))
+		for i, v := range c.vals {
+			vs[i] = b.value(in.Values[v])
+		}
+		return rangeExpr(b.name(target.name), c.op, vs), false, nil
+	}
+}
+
+// filterConds are the base's filters the model keeps: a filter on a base
+// attribute the model stores, as it is and projected, is kept; otherwise
+// the base layout filters the items it is given (the path layouts check
+// the depth band of each). The type field keeps the model's items.
+func (mr *modelReads) filterConds(filters []clause, in *layouts.QueryInput, x *modelIndex, b *exprBuilder) []string {
+	m := mr.m
+	var filter []string
 	for _, f := range filters {
 		ba := m.baseAttrs[in.Names[f.name]]
 		var stored *modelAttr
@@ -412,11 +462,15 @@ func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page fun
 	if m.typeName != "" && x.projects(m.typeName, m) {
 		filter = append(filter, b.name(m.typeName)+" = "+b.value(layouts.StringValue(m.typeValue)))
 	}
-	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
-	if x != nil {
-		out.Index = x.name
-	}
-	return mr.r.Query(ctx, out, func(items []layouts.Item) error {
+	return filter
+}
+
+// wholeItems is the page function of the model's Query: the items found,
+// read whole when the index holds part of each, given to page as the
+// base's.
+func (mr *modelReads) wholeItems(ctx context.Context, x *modelIndex, page func(items []layouts.Item) error) func(items []layouts.Item) error {
+	m := mr.m
+	return func(items []layouts.Item) error {
 		if x != nil && x.projection != types.ProjectionTypeAll && (!m.closure || m.wholeRows(x)) {
 			// The index holds part of each item: read them whole.
 			keys := make([]layouts.Item, 0, len(items))
@@ -440,7 +494,7 @@ func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page fun
 			return err
 		}
 		return page(bs)
-	})
+	}
 }
 
 // ErrSparseMiss marks a query that a sparse index cannot answer: the nodes
