@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/models"
 )
 
@@ -85,7 +86,7 @@ func fuzzNode(f *testing.F, name string) {
 			f.Fatal(err)
 		}
 		ls[v] = l
-		for _, n := range smallForest().nodes {
+		for _, n := range layoutstest.SmallForest().Nodes {
 			if err := l.Items(n, func(it layouts.Item) { f.Add(byte(v), itemToBytes(it)) }); err != nil {
 				f.Fatal(err)
 			}
@@ -454,10 +455,10 @@ func TestFuzzEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, n := range smallForest().nodes {
+				for _, n := range layoutstest.SmallForest().Nodes {
 					err := l.Items(n, func(it layouts.Item) {
-						if got := itemFromBytes(itemToBytes(it)); ddbJSON(got) != ddbJSON(it) {
-							t.Fatalf("decoded %s, want %s", ddbJSON(got), ddbJSON(it))
+						if got := itemFromBytes(itemToBytes(it)); layoutstest.DDBJSON(got) != layoutstest.DDBJSON(it) {
+							t.Fatalf("decoded %s, want %s", layoutstest.DDBJSON(got), layoutstest.DDBJSON(it))
 						}
 					})
 					if err != nil {
@@ -511,10 +512,10 @@ func FuzzModelNode(f *testing.F) {
 			}
 			item[name] = v
 		}
-		before := ddbJSON(item)
+		before := layoutstest.DDBJSON(item)
 		rec, ok, err := l.Node(item)
-		if ddbJSON(item) != before {
-			t.Fatalf("Node changed the item: %s, was %s", ddbJSON(item), before)
+		if layoutstest.DDBJSON(item) != before {
+			t.Fatalf("Node changed the item: %s, was %s", layoutstest.DDBJSON(item), before)
 		}
 		if err != nil {
 			if !errors.Is(err, layouts.ErrItem) {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
@@ -134,12 +135,12 @@ func rowsPerNode(name string, d int) int {
 
 // modelForest is a random forest whose ids hold none of the text the
 // model's templates use to separate their parts (nor its delimiter).
-func modelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *forest {
-	f := randomForest(rng, 50, false)
-	ids := make([]string, len(f.nodes))
-	attrs := make([]transform.Attrs, len(f.nodes))
+func modelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *layoutstest.Forest {
+	f := layoutstest.RandomForest(rng, 50, false)
+	ids := make([]string, len(f.Nodes))
+	attrs := make([]transform.Attrs, len(f.Nodes))
 	used := map[string]bool{}
-	for i, n := range f.nodes {
+	for i, n := range f.Nodes {
 		id := n.ID
 		for _, bad := range []string{l.Delimiter(), "#", "~", "="} {
 			id = strings.ReplaceAll(id, bad, "_")
@@ -150,7 +151,7 @@ func modelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *forest {
 		used[id] = true
 		ids[i], attrs[i] = id, n.Attrs
 	}
-	return newForest(ids, f.parents, attrs)
+	return layoutstest.NewForest(ids, f.Parents, attrs)
 }
 
 // TestModelConformance runs what the conformance suite checks of every
@@ -164,10 +165,10 @@ func TestModelConformance(t *testing.T) {
 			for seed := range uint64(20) {
 				f := modelForest(t, l, rand.New(rand.NewPCG(seed, 9)))
 				spec := l.Table()
-				perNode := make([][]layouts.Item, len(f.nodes))
+				perNode := make([][]layouts.Item, len(f.Nodes))
 				var all []layouts.Item
 				total := layouts.NewMeasure(l)
-				for i, n := range f.nodes {
+				for i, n := range f.Nodes {
 					if err := l.Items(n, func(it layouts.Item) { perNode[i] = append(perNode[i], it) }); err != nil {
 						t.Fatalf("Items(%q): %v", n.ID, err)
 					}
@@ -176,10 +177,10 @@ func TestModelConformance(t *testing.T) {
 					}
 					var recs []transform.Record
 					for _, it := range perNode[i] {
-						checkKeyTypes(t, spec, it)
+						layoutstest.CheckKeyTypes(t, spec, it)
 						rec, ok, err := l.Node(it)
 						if err != nil {
-							t.Fatalf("Node(%s): %v", ddbJSON(it), err)
+							t.Fatalf("Node(%s): %v", layoutstest.DDBJSON(it), err)
 						}
 						if ok {
 							recs = append(recs, rec)
@@ -188,12 +189,12 @@ func TestModelConformance(t *testing.T) {
 					if len(recs) != 1 {
 						t.Fatalf("node %q: Node found %d records among its items, want 1", n.ID, len(recs))
 					}
-					if rec := recs[0]; rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
+					if rec := recs[0]; rec.ID != n.ID || rec.Parent != n.Parent || !layoutstest.SameAttrs(rec.Attrs, n.Attrs) {
 						t.Fatalf("round trip of %q: got %q parent %q attrs %v", n.ID, rec.ID, rec.Parent, rec.Attrs)
 					}
 					m := layouts.NewMeasure(l)
-					l.Measure(f.statsFor(l, i), m)
-					want := measureItems(spec, perNode[i])
+					l.Measure(f.StatsFor(l, i), m)
+					want := layoutstest.MeasureItems(spec, perNode[i])
 					// An index that INCLUDEs attributes of the user's
 					// counts them all (Stats has only their sum): an upper
 					// bound, by at most the node's other attributes.
@@ -210,7 +211,7 @@ func TestModelConformance(t *testing.T) {
 					all = append(all, perNode[i]...)
 				}
 				// The largest collections are exact.
-				actual := measureItems(spec, all)
+				actual := layoutstest.MeasureItems(spec, all)
 				for k := range actual.Collections {
 					// sharded-path's is the even share of a tree's shards.
 					if name == "sharded-3" && k == 2 {
@@ -224,12 +225,12 @@ func TestModelConformance(t *testing.T) {
 				for _, it := range all {
 					k := layouts.KeyOf(spec, it)
 					if seen[k] {
-						t.Fatalf("key written twice: %s", ddbJSON(it))
+						t.Fatalf("key written twice: %s", layoutstest.DDBJSON(it))
 					}
 					seen[k] = true
 				}
-				checkReading(t, l, f, perNode)
-				checkCosts(t, l, f, perNode)
+				layoutstest.CheckReading(t, l, f, perNode)
+				layoutstest.CheckCosts(t, l, f, perNode)
 			}
 		})
 	}
@@ -278,12 +279,12 @@ func TestShippedModelRows(t *testing.T) {
 			}
 			n := &transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"name": s("x")}}, Depth: len(tc.path) - 1, Path: tc.path}
 			var items []string
-			if err := l.Items(n, func(it layouts.Item) { items = append(items, ddbJSON(it)) }); err != nil {
+			if err := l.Items(n, func(it layouts.Item) { items = append(items, layoutstest.DDBJSON(it)) }); err != nil {
 				t.Fatal(err)
 			}
 			tc.want["name"] = s("x")
-			if len(items) != rowsPerNode(tc.file, n.Depth) || !slices.Contains(items, ddbJSON(tc.want)) {
-				t.Fatalf("items\n got  %s\n want %s among them", strings.Join(items, "\n      "), ddbJSON(tc.want))
+			if len(items) != rowsPerNode(tc.file, n.Depth) || !slices.Contains(items, layoutstest.DDBJSON(tc.want)) {
+				t.Fatalf("items\n got  %s\n want %s among them", strings.Join(items, "\n      "), layoutstest.DDBJSON(tc.want))
 			}
 		})
 	}
@@ -302,10 +303,10 @@ func TestModelForeignItems(t *testing.T) {
 		{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "note": s("no type")},
 	} {
 		if rec, ok, err := l.Node(it); ok || err != nil {
-			t.Errorf("Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+			t.Errorf("Node(%s) = %v, %v, %v; want not a node", layoutstest.DDBJSON(it), rec, ok, err)
 		}
 		if l.IsNode(layouts.MapView(it)) || !models.Foreign(l, layouts.MapView(it)) {
-			t.Errorf("IsNode/Foreign(%s) say a node", ddbJSON(it))
+			t.Errorf("IsNode/Foreign(%s) say a node", layoutstest.DDBJSON(it))
 		}
 	}
 	// Carries the type field but does not read back: an error with the item.
@@ -327,10 +328,10 @@ func TestModelForeignItems(t *testing.T) {
 		{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User")},
 	} {
 		if rec, ok, err := cl.Node(it); ok || err != nil {
-			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", layoutstest.DDBJSON(it), rec, ok, err)
 		}
 		if cl.IsNode(layouts.MapView(it)) || !models.Foreign(cl, layouts.MapView(it)) || models.CheckItem(cl, it) != nil {
-			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", ddbJSON(it))
+			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", layoutstest.DDBJSON(it))
 		}
 	}
 	row := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}
@@ -400,7 +401,7 @@ func TestClosureModelDepthDigits(t *testing.T) {
 		t.Fatalf("Items at depth 101 of a number key: %v", err)
 	}
 	// Bands as ranges of text: R09 sorts before R10 only zero-padded.
-	table := newMemTable(l.Table(), all, 4)
+	table := layoutstest.NewMemTable(l.Table(), all, 4)
 	ctx := context.Background()
 	for _, c := range []struct {
 		q    layouts.Request
@@ -531,7 +532,7 @@ func TestModelMeasureProjectedIndexBytes(t *testing.T) {
 		if err := l.Items(c.node, func(it layouts.Item) { items = append(items, it) }); err != nil {
 			t.Fatal(err)
 		}
-		if got := measureItems(l.Table(), items); got.Bytes != c.item || got.IndexBytes != c.idx {
+		if got := layoutstest.MeasureItems(l.Table(), items); got.Bytes != c.item || got.IndexBytes != c.idx {
 			t.Errorf("%s: its item is %d bytes with %d in the indexes; want %d, %d", c.stats.ID, got.Bytes, got.IndexBytes, c.item, c.idx)
 		}
 		if m.StoredBytes() != c.item+c.idx || m.StoredItems() != 1+c.indexes {
