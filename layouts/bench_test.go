@@ -44,7 +44,7 @@ func benchLayouts(b *testing.B) []layouts.Layout {
 		}
 		ls = append(ls, l)
 	}
-	for _, file := range shippedModels(b) {
+	for _, file := range layoutstest.ShippedModels(b) {
 		l, err := models.LoadModel(file)
 		if err != nil {
 			b.Fatal(err)

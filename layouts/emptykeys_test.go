@@ -118,7 +118,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 		}
 		ls[name] = l
 	}
-	for name, l := range loadModels(t) {
+	for name, l := range layoutstest.LoadModels(t) {
 		ls[name] = l
 	}
 	for name, text := range innerModels {
@@ -145,7 +145,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 			for round := range 30 {
 				f := rootsAndChildren(rng)
 				if round%2 == 1 {
-					f = modelForest(t, l, rng)
+					f = layoutstest.ModelForest(t, l, rng)
 				}
 				for i, n := range f.Nodes {
 					checkErr := checker.Check(f.StatsFor(l, i))

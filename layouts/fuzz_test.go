@@ -479,7 +479,7 @@ func TestFuzzEncoding(t *testing.T) {
 func FuzzModelNode(f *testing.F) {
 	var tables []layouts.Layout
 	for _, name := range []string{"closure-n", "closure-keys-some", "closure-include-all", "path-include-own", "prefix-typed"} {
-		l, err := models.ParseModel(name+".json", []byte(modelVariants[name]))
+		l, err := models.ParseModel(name+".json", []byte(layoutstest.ModelVariants[name]))
 		if err != nil {
 			f.Fatal(err)
 		}
