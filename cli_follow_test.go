@@ -30,6 +30,7 @@ import (
 	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -631,7 +632,7 @@ func followIntoModel(t *testing.T, model string) {
 	if code != 0 || !strings.Contains(stdout, "verify: exact") {
 		t.Fatalf("final follower: exit %d, want 0 and verify exact\n%s\n%s", code, stdout, stderr)
 	}
-	l, err := layouts.LoadModel(model)
+	l, err := models.LoadModel(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // The seed tree of the model tests: CM1 > CM2 > CM4 > CM8, and CM3 under CM1.
@@ -632,7 +633,7 @@ func TestSchemaWorkbenchGolden(t *testing.T) {
 					}
 				}
 			}
-			l, err := layouts.LoadModel(h.file)
+			l, err := models.LoadModel(h.file)
 			if err != nil {
 				t.Fatal(err)
 			}

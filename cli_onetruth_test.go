@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // TestDryRunBenchPlanAgree: the three commands that price a load give one
@@ -217,7 +218,7 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 			items += s.Items
 			bytes += s.Bytes
 		}
-		l, err := layouts.LoadModel(r.model)
+		l, err := models.LoadModel(r.model)
 		if err != nil {
 			t.Fatal(err)
 		}

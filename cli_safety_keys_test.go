@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // innerModel is the path pattern of wadsworth-path with its index sort key
@@ -36,7 +37,7 @@ func innerModel(t *testing.T, sparse bool) (string, layouts.Layout) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := layouts.LoadModel(path)
+	l, err := models.LoadModel(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 	empty := ddblocal.NewTable(t, client, path.Table())
 	// A table whose keys are the model's but lacking its GSI2.
 	single := "fixtures/models/single-table.json"
-	sl, err := layouts.LoadModel(single)
+	sl, err := models.LoadModel(single)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // Issue 24, part A: never destroy what you cannot read. The tables here
@@ -263,7 +264,7 @@ func TestSafetyStoresRefusedPutSendsNoDelete(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "resuming from checkpoint") {
 		t.Fatalf("rerun: exit %d, want 0 resuming from the checkpoint:\n%s%s", code, stdout, stderr)
 	}
-	l, err := layouts.LoadModel(storesModel)
+	l, err := models.LoadModel(storesModel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +407,7 @@ const (
 // The property test's foreign items are the ones it says no for: the
 // definition of what treeport may change, written again here.
 func readsAsLayoutRow(l layouts.Layout, item layouts.Item) bool {
-	if layouts.Foreign(l, layouts.MapView(item)) {
+	if models.Foreign(l, layouts.MapView(item)) {
 		return false
 	}
 	_, _, err := l.Node(item)
@@ -526,12 +527,12 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 	if stdout, stderr, code := run(t, env, "import", "--in", v3, "--layout", "path", "--table", src, "--create-table", "--no-progress"); code != 0 {
 		t.Fatalf("import the source: exit %d\n%s%s", code, stdout, stderr)
 	}
-	models, err := filepath.Glob("fixtures/models/*.json")
-	if err != nil || len(models) == 0 {
+	files, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped models (%v)", err)
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}, {"--layout", "adjacency"}}
-	for _, m := range models {
+	for _, m := range files {
 		targets = append(targets, []string{"--model", m})
 	}
 	seed := uint64(time.Now().UnixNano())
@@ -541,7 +542,7 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 			var l layouts.Layout
 			var err error
 			if target[0] == "--model" {
-				l, err = layouts.LoadModel(target[1])
+				l, err = models.LoadModel(target[1])
 			} else {
 				l, err = layouts.New(target[1], layouts.Options{})
 			}
@@ -686,12 +687,12 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	env := awsEnv(endpoint)
-	models, err := filepath.Glob("fixtures/models/*.json")
-	if err != nil || len(models) == 0 {
+	files, err := filepath.Glob("fixtures/models/*.json")
+	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped models (%v)", err)
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}}
-	for _, m := range models {
+	for _, m := range files {
 		targets = append(targets, []string{"--model", m})
 	}
 	seed := uint64(time.Now().UnixNano())
@@ -702,7 +703,7 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 			var l layouts.Layout
 			var err error
 			if target[0] == "--model" {
-				l, err = layouts.LoadModel(target[1])
+				l, err = models.LoadModel(target[1])
 			} else {
 				l, err = layouts.New(target[1], layouts.Options{})
 			}

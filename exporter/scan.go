@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -280,7 +281,7 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 			var err error
 			rec, ok, err = l.Node(item)
 			if err != nil {
-				if layouts.CheckItem(l, item) != nil {
+				if models.CheckItem(l, item) != nil {
 					// A table model's item that does not read back:
 					// counted and named, not a reason to stop.
 					page.unparsable++
@@ -335,7 +336,7 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 			what = filter.Text
 		}
 		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
-			layouts.ErrItem, table, st.Items, l.Name(), what, layouts.FitHint(l))
+			layouts.ErrItem, table, st.Items, l.Name(), what, models.FitHint(l))
 	}
 	return held, st, nil
 }
@@ -344,5 +345,5 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 // what to check.
 func itemError(where string, spec layouts.TableSpec, item layouts.Item, l layouts.Layout, err error) error {
 	return fmt.Errorf("exporter: %s: item %s: %w (%s)",
-		where, ddb.KeyString(spec, item), err, layouts.FitHint(l))
+		where, ddb.KeyString(spec, item), err, models.FitHint(l))
 }

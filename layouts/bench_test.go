@@ -7,12 +7,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
 // benchForest is a balanced forest: 4 trees of fan-out 8, 10,000 nodes in
 // all (depth up to 4), each node with three small attributes.
-func benchForest() *forest {
+func benchForest() *layoutstest.Forest {
 	const n, trees, fanout = 10000, 4, 8
 	ids := make([]string, n)
 	parents := make([]int, n)
@@ -29,7 +31,7 @@ func benchForest() *forest {
 			"active": &types.AttributeValueMemberBOOL{Value: i%2 == 0},
 		}
 	}
-	return newForest(ids, parents, attrs)
+	return layoutstest.NewForest(ids, parents, attrs)
 }
 
 // benchLayouts are every layout with its defaults and every shipped model.
@@ -42,8 +44,8 @@ func benchLayouts(b *testing.B) []layouts.Layout {
 		}
 		ls = append(ls, l)
 	}
-	for _, file := range shippedModels(b) {
-		l, err := layouts.LoadModel(file)
+	for _, file := range layoutstest.ShippedModels(b) {
+		l, err := models.LoadModel(file)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +64,7 @@ func BenchmarkItems(b *testing.B) {
 			emit := func(layouts.Item) { items++ }
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				if err := l.Items(f.nodes[i%len(f.nodes)], emit); err != nil {
+				if err := l.Items(f.Nodes[i%len(f.Nodes)], emit); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -79,7 +81,7 @@ func BenchmarkMeasure(b *testing.B) {
 		b.Run(l.Name(), func(b *testing.B) {
 			m := layouts.NewMeasure(l)
 			for i := 0; b.Loop(); i++ {
-				l.Measure(&f.stats[i%len(f.stats)], m)
+				l.Measure(&f.Stats[i%len(f.Stats)], m)
 			}
 			b.ReportMetric(float64(m.Nodes)/b.Elapsed().Seconds(), "nodes/s")
 		})

@@ -55,14 +55,8 @@ func (c *Checker) Check(s *transform.Stats) error {
 		errs = append(errs, fmt.Errorf("%w: the id contains %q, the delimiter of the %s layout; remove it from the id, or choose another delimiter with --delimiter",
 			transform.ErrDelimiter, d, l.Name()))
 	}
-	if ml, ok := l.(*modelLayout); ok {
-		if err := ml.checkIDs([]string{s.ID}); err != nil {
-			errs = append(errs, err)
-		}
-		if err := ml.checkDepth(s.Depth); err != nil {
-			errs = append(errs, err)
-		}
-		errs = append(errs, ml.emptyKeys(s)...)
+	if ml, ok := l.(Model); ok {
+		errs = append(errs, ml.CheckNode(s)...)
 	}
 	m := c.m
 	keys, cols := m.Keys, m.Collections

@@ -232,8 +232,8 @@ func CopyBytes(l Layout, attrs transform.Attrs) int {
 // asClosure is the closure layout l is, or that a table model of l has as
 // its base.
 func asClosure(l Layout) (*closureLayout, bool) {
-	if m, ok := l.(*modelLayout); ok && m.closure {
-		l = m.base
+	if m, ok := l.(Model); ok {
+		l = m.Base()
 	}
 	c, ok := l.(*closureLayout)
 	return c, ok

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -72,13 +74,13 @@ func emptyKeyOf(spec layouts.TableSpec, item layouts.Item) string {
 
 // rootsAndChildren is a forest of roots, each with a few children and
 // some grandchildren: the depths where {inner} is empty, and one below.
-func rootsAndChildren(rng *rand.Rand) *forest {
+func rootsAndChildren(rng *rand.Rand) *layoutstest.Forest {
 	var ids []string
 	var parents []int
 	var attrs []transform.Attrs
 	used := map[string]bool{}
 	add := func(p int) int {
-		id := randomID(rng, used)
+		id := layoutstest.RandomID(rng, used)
 		for _, bad := range []string{"/", "|", "¦", "#", "~", "="} {
 			id = strings.ReplaceAll(id, bad, "_")
 		}
@@ -98,7 +100,7 @@ func rootsAndChildren(rng *rand.Rand) *forest {
 			}
 		}
 	}
-	return newForest(ids, parents, attrs)
+	return layoutstest.NewForest(ids, parents, attrs)
 }
 
 // TestNoEmptyKeyReachesAnItem: for every layout, every shipped model, the
@@ -116,11 +118,11 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 		}
 		ls[name] = l
 	}
-	for name, l := range loadModels(t) {
+	for name, l := range layoutstest.LoadModels(t) {
 		ls[name] = l
 	}
 	for name, text := range innerModels {
-		l, err := layouts.ParseModel(name+".json", []byte(text))
+		l, err := models.ParseModel(name+".json", []byte(text))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -143,10 +145,10 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 			for round := range 30 {
 				f := rootsAndChildren(rng)
 				if round%2 == 1 {
-					f = modelForest(t, l, rng)
+					f = layoutstest.ModelForest(t, l, rng)
 				}
-				for i, n := range f.nodes {
-					checkErr := checker.Check(f.statsFor(l, i))
+				for i, n := range f.Nodes {
+					checkErr := checker.Check(f.StatsFor(l, i))
 					var items []layouts.Item
 					itemsErr := l.Items(n, func(it layouts.Item) { items = append(items, it) })
 					if errors.Is(checkErr, transform.ErrEmptyKey) {
@@ -169,7 +171,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 					}
 					for _, it := range items {
 						if k := emptyKeyOf(spec, it); k != "" {
-							t.Fatalf("node %q (depth %d): item %s has an empty key %s", n.ID, n.Depth, ddbJSON(it), k)
+							t.Fatalf("node %q (depth %d): item %s has an empty key %s", n.ID, n.Depth, layoutstest.DDBJSON(it), k)
 						}
 					}
 					if want, ok := refuses[name]; ok && want(n.Depth) {
@@ -194,7 +196,7 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 // condition would be empty on it is refused, not answered without the
 // nodes it left out; one below them is answered.
 func TestSparseIndex(t *testing.T) {
-	l, err := layouts.ParseModel("inner-sparse.json", []byte(innerModels["inner-sparse"]))
+	l, err := models.ParseModel("inner-sparse.json", []byte(innerModels["inner-sparse"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,19 +204,19 @@ func TestSparseIndex(t *testing.T) {
 	if len(spec.Indexes) != 1 || !spec.Indexes[0].Sparse {
 		t.Fatalf("Table() = %+v, want gsi1 sparse", spec)
 	}
-	plain, err := layouts.ParseModel("inner.json", []byte(innerModels["inner"]))
+	plain, err := models.ParseModel("inner.json", []byte(innerModels["inner"]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plain.Table().Indexes[0].Sparse {
 		t.Error("an index without \"sparse\" is sparse")
 	}
-	if _, err := layouts.ParseModel("bad.json", []byte(strings.Replace(innerModels["inner-sparse"], `"sparse": true`, `"sparse": "yes"`, 1))); err == nil {
+	if _, err := models.ParseModel("bad.json", []byte(strings.Replace(innerModels["inner-sparse"], `"sparse": true`, `"sparse": "yes"`, 1))); err == nil {
 		t.Error(`"sparse": "yes" was taken`)
 	}
-	f := smallForest()
+	f := layoutstest.SmallForest()
 	var all []layouts.Item
-	for i, n := range f.nodes {
+	for i, n := range f.Nodes {
 		var items []layouts.Item
 		if err := l.Items(n, func(it layouts.Item) { items = append(items, it) }); err != nil {
 			t.Fatalf("node %q: %v", n.ID, err)
@@ -226,27 +228,27 @@ func TestSparseIndex(t *testing.T) {
 		all = append(all, it)
 		_, hasPath := it["Path"]
 		if hasPath != (n.Depth >= 2) {
-			t.Errorf("node %q at depth %d: Path present %v: %s", n.ID, n.Depth, hasPath, ddbJSON(it))
+			t.Errorf("node %q at depth %d: Path present %v: %s", n.ID, n.Depth, hasPath, layoutstest.DDBJSON(it))
 		}
 		rec, ok, err := l.Node(it)
-		if err != nil || !ok || rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
+		if err != nil || !ok || rec.ID != n.ID || rec.Parent != n.Parent || !layoutstest.SameAttrs(rec.Attrs, n.Attrs) {
 			t.Errorf("node %q read back as %+v, %v, %v", n.ID, rec, ok, err)
 		}
 		ms := layouts.NewMeasure(l)
-		l.Measure(f.statsFor(l, i), ms)
+		l.Measure(f.StatsFor(l, i), ms)
 		inIndex := len(ms.Keys) > 3 && ms.Keys[3] > 0
 		if inIndex != hasPath {
 			t.Errorf("node %q: Measure counts it in gsi1: %v; the item is in it: %v", n.ID, inIndex, hasPath)
 		}
 	}
-	table := newMemTable(spec, all, 4)
+	table := layoutstest.NewMemTable(spec, all, 4)
 	ctx := context.Background()
 	// CM1 is a root: its children and descendants have an empty Path.
 	for _, q := range []layouts.Request{
 		{Kind: layouts.QueryDescendants, ID: "CM1", MinDepth: 1, MaxDepth: layouts.NoMaxDepth, Concurrency: 1},
 		{Kind: layouts.QueryChildren, ID: "CM1", MinDepth: 1, MaxDepth: 1, Concurrency: 1},
 	} {
-		if res, err := l.Query(ctx, table, q); !errors.Is(err, layouts.ErrSparseMiss) {
+		if res, err := l.Query(ctx, table, q); !errors.Is(err, models.ErrSparseMiss) {
 			t.Errorf("%s of the root CM1: %v, %v; want ErrSparseMiss", q.Kind, res, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -77,9 +78,9 @@ func TestFitsImpliesCheck(t *testing.T) {
 		if fits < 1000 {
 			t.Errorf("%s: Fits said yes to %d of 20000 nodes only", v.name, fits)
 		}
-		f := randomForest(rand.New(rand.NewPCG(1, 1)), 60, false)
-		for i := range f.nodes {
-			s := f.statsFor(l, i)
+		f := layoutstest.RandomForest(rand.New(rand.NewPCG(1, 1)), 60, false)
+		for i := range f.Nodes {
+			s := f.StatsFor(l, i)
 			if d := l.Delimiter(); d != "" && strings.Contains(s.ID, d) {
 				continue // which Check refuses
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -63,10 +64,10 @@ func TestAppendItemsMatchesItems(t *testing.T) {
 	var buf layouts.ItemBuffer
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 11))
-		f := randomForest(rng, 60, seed%5 == 4)
+		f := layoutstest.RandomForest(rng, 60, seed%5 == 4)
 		for _, v := range variants {
 			l := v.new(t)
-			for _, n := range f.nodes {
+			for _, n := range f.Nodes {
 				want, werr := itemsAll(l, n)
 				// Without PathText, with the layout's delimiter's, and with
 				// another delimiter's, which the layout must not take.
@@ -112,7 +113,7 @@ func sameItems(t *testing.T, what string, got, want []layouts.Item) {
 		t.Fatalf("%s: %d items, Items gives %d", what, len(got), len(want))
 	}
 	for i := range want {
-		if g, w := ddbJSON(got[i]), ddbJSON(want[i]); g != w {
+		if g, w := layoutstest.DDBJSON(got[i]), layoutstest.DDBJSON(want[i]); g != w {
 			t.Fatalf("%s item %d:\n got %s\nwant %s", what, i, g, w)
 		}
 		if !reflect.DeepEqual(got[i], want[i]) {
@@ -130,8 +131,8 @@ func TestAppendItemsRefusesAsItems(t *testing.T) {
 	for _, v := range variants {
 		l := v.new(t)
 		var bad []*transform.Node
-		f := randomForest(rng, 40, false)
-		for i, n := range f.nodes {
+		f := layoutstest.RandomForest(rng, 40, false)
+		for i, n := range f.Nodes {
 			m := *n
 			m.Attrs = transform.Attrs{}
 			for k, a := range n.Attrs {
@@ -222,8 +223,8 @@ func TestAppendItemsAllocatesNothing(t *testing.T) {
 	f := benchForest()
 	for _, v := range variants {
 		l := v.new(t)
-		nodes := make([]*layouts.FlatNode, len(f.nodes))
-		for i, n := range f.nodes {
+		nodes := make([]*layouts.FlatNode, len(f.Nodes))
+		for i, n := range f.Nodes {
 			nodes[i] = flatOf(n)
 		}
 		var buf layouts.ItemBuffer
@@ -251,9 +252,9 @@ func TestAppendItemsAllocatesNothing(t *testing.T) {
 // computes it: a table written by an older treeport keeps its GraphIds.
 func TestShardIsFNV(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	ids := append([]string{""}, specialIDs...)
+	ids := append([]string{""}, layoutstest.SpecialIDs...)
 	for range 500 {
-		ids = append(ids, randomText(rng, rng.IntN(40)))
+		ids = append(ids, layoutstest.RandomText(rng, rng.IntN(40)))
 	}
 	for _, id := range ids {
 		h := fnv.New64a()
@@ -278,10 +279,10 @@ func TestItemOfCopies(t *testing.T) {
 		{Name: "m", Value: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberBS{Value: [][]byte{b}}}}},
 	}
 	item := layouts.ItemOf(attrs)
-	before := ddbJSON(item)
+	before := layoutstest.DDBJSON(item)
 	b[0] = 9
 	attrs[0].Value.(*types.AttributeValueMemberS).Value = "changed"
-	if after := ddbJSON(item); after != before || !strings.Contains(before, `"hello"`) {
+	if after := layoutstest.DDBJSON(item); after != before || !strings.Contains(before, `"hello"`) {
 		t.Fatalf("the item changed with its source: %s, then %s", before, after)
 	}
 }
@@ -339,32 +340,6 @@ func textOnly(t *testing.T, delim string) {
 	}
 }
 
-// transformForest builds f as a transform.Forest, its rows added in a
-// shuffled order (children before their parents too), and returns it with
-// the forest's index of each of f's nodes.
-func transformForest(t *testing.T, rng *rand.Rand, f *forest) (*transform.Forest, []int) {
-	t.Helper()
-	b := transform.NewBuilder(0, false)
-	for _, k := range rng.Perm(len(f.nodes)) {
-		n := f.nodes[k]
-		b.Add(&transform.Record{ID: n.ID, Parent: n.Parent, Line: k + 2}, "line", 0, 0)
-	}
-	// Two nodes in a cycle, which are not placed.
-	b.Add(&transform.Record{ID: "cycle-a", Parent: "cycle-b", Line: 1}, "line", 0, 0)
-	b.Add(&transform.Record{ID: "cycle-b", Parent: "cycle-a", Line: 1}, "line", 0, 0)
-	tf, problems := b.Build()
-	if len(problems) != 1 || !errors.Is(problems[0], transform.ErrCycle) {
-		t.Fatalf("problems %v, want the cycle", problems)
-	}
-	at := make([]int, len(f.nodes))
-	for k, n := range f.nodes {
-		if at[k] = tf.Lookup(n.ID); at[k] < 0 {
-			t.Fatalf("node %q is not in the forest", n.ID)
-		}
-	}
-	return tf, at
-}
-
 // TestSetPath: a FlatNode that SetPath filled in builds, for every layout
 // variant and every budget of kept texts, the same items as Items, or, for
 // the closure layout and where an id holds the delimiter, asks for the
@@ -376,8 +351,8 @@ func TestSetPath(t *testing.T) {
 	var text []byte
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 21))
-		f := randomForest(rng, 60, false)
-		tf, at := transformForest(t, rng, f)
+		f := layoutstest.RandomForest(rng, 60, false)
+		tf, at := layoutstest.TransformForest(t, rng, f)
 		for _, v := range variants {
 			l := v.new(t)
 			budget := []int{0, 64, 1 << 20}[seed%3]
@@ -389,7 +364,7 @@ func TestSetPath(t *testing.T) {
 					t.Fatalf("%s seed %d: %q, in a cycle: %d items, error %v; want none and ErrPathNeeded", v.name, seed, id, len(got), err)
 				}
 			}
-			for k, n := range f.nodes {
+			for k, n := range f.Nodes {
 				want, werr := itemsAll(l, n)
 				var fn layouts.FlatNode
 				text = fn.SetPath(paths, at[k], text)

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
+	"github.com/treeport/treeport/models"
 )
 
 // The fuzz targets feed each layout's Node decoder arbitrary items, built
@@ -84,7 +86,7 @@ func fuzzNode(f *testing.F, name string) {
 			f.Fatal(err)
 		}
 		ls[v] = l
-		for _, n := range smallForest().nodes {
+		for _, n := range layoutstest.SmallForest().Nodes {
 			if err := l.Items(n, func(it layouts.Item) { f.Add(byte(v), itemToBytes(it)) }); err != nil {
 				f.Fatal(err)
 			}
@@ -453,10 +455,10 @@ func TestFuzzEncoding(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, n := range smallForest().nodes {
+				for _, n := range layoutstest.SmallForest().Nodes {
 					err := l.Items(n, func(it layouts.Item) {
-						if got := itemFromBytes(itemToBytes(it)); ddbJSON(got) != ddbJSON(it) {
-							t.Fatalf("decoded %s, want %s", ddbJSON(got), ddbJSON(it))
+						if got := itemFromBytes(itemToBytes(it)); layoutstest.DDBJSON(got) != layoutstest.DDBJSON(it) {
+							t.Fatalf("decoded %s, want %s", layoutstest.DDBJSON(got), layoutstest.DDBJSON(it))
 						}
 					})
 					if err != nil {
@@ -475,20 +477,20 @@ func TestFuzzEncoding(t *testing.T) {
 // one IsNode and NodeOf say is, of the id and parent NodeOf gives and that
 // Owner names.
 func FuzzModelNode(f *testing.F) {
-	var models []layouts.Layout
+	var tables []layouts.Layout
 	for _, name := range []string{"closure-n", "closure-keys-some", "closure-include-all", "path-include-own", "prefix-typed"} {
-		l, err := layouts.ParseModel(name+".json", []byte(modelVariants[name]))
+		l, err := models.ParseModel(name+".json", []byte(layoutstest.ModelVariants[name]))
 		if err != nil {
 			f.Fatal(err)
 		}
-		models = append(models, l)
+		tables = append(tables, l)
 	}
 	for _, file := range []string{"../fixtures/models/closure-single-table.json", "../fixtures/models/single-table.json", "../fixtures/models/prefix-directories.json"} {
-		l, err := layouts.LoadModel(file)
+		l, err := models.LoadModel(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		models = append(models, l)
+		tables = append(tables, l)
 	}
 	f.Add(uint8(0), "CM4\x00ANC#0000\x00ANC#CM4\x00CM2\x00TreeRow", uint8(0))
 	f.Add(uint8(4), "NODE#CM4\x00ANC#0001\x00ANC#CM2\x00CM2\x00TreeRow", uint8(3))
@@ -497,7 +499,7 @@ func FuzzModelNode(f *testing.F) {
 	f.Add(uint8(7), "DIR#/a/b\x00ENTRY#/\x00Entry", uint8(0))
 	f.Add(uint8(7), "DIR#/a/\x00ENTRY#b\x00Entry", uint8(0))
 	f.Fuzz(func(t *testing.T, pick uint8, text string, mask uint8) {
-		l := models[int(pick)%len(models)]
+		l := tables[int(pick)%len(tables)]
 		parts := strings.Split(text, "\x00")
 		item := layouts.Item{}
 		for i, name := range l.Reserved() {
@@ -510,10 +512,10 @@ func FuzzModelNode(f *testing.F) {
 			}
 			item[name] = v
 		}
-		before := ddbJSON(item)
+		before := layoutstest.DDBJSON(item)
 		rec, ok, err := l.Node(item)
-		if ddbJSON(item) != before {
-			t.Fatalf("Node changed the item: %s, was %s", ddbJSON(item), before)
+		if layoutstest.DDBJSON(item) != before {
+			t.Fatalf("Node changed the item: %s, was %s", layoutstest.DDBJSON(item), before)
 		}
 		if err != nil {
 			if !errors.Is(err, layouts.ErrItem) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -32,7 +33,7 @@ func TestGolden(t *testing.T) {
 		{"adjacency", layouts.AdjacencyName, layouts.Options{}},
 		{"adjacency-renamed", layouts.AdjacencyName, layouts.Options{Attr: map[string]string{"Id": "NodeId", "ByParent": "GSI1"}}},
 	}
-	f := smallForest()
+	f := layoutstest.SmallForest()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l, err := layouts.New(tt.layout, tt.opts)
@@ -40,8 +41,8 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var lines []string
-			for _, n := range f.nodes {
-				if err := l.Items(n, func(it layouts.Item) { lines = append(lines, ddbJSON(it)) }); err != nil {
+			for _, n := range f.Nodes {
+				if err := l.Items(n, func(it layouts.Item) { lines = append(lines, layoutstest.DDBJSON(it)) }); err != nil {
 					t.Fatalf("Items(%q): %v", n.ID, err)
 				}
 			}

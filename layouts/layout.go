@@ -24,7 +24,7 @@ type KeyAttr struct {
 }
 
 // IndexSpec is a global secondary index. Every layout projects all
-// attributes; a table model (model.go) may project fewer.
+// attributes; a table model (package models) may project fewer.
 type IndexSpec struct {
 	Name string
 	PK   KeyAttr

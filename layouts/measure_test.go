@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -31,7 +32,7 @@ func TestMeasureDeepClosure(t *testing.T) {
 			}
 			got := layouts.NewMeasure(l)
 			l.Measure(chain(ids, transform.AttrsSize(attrs)), got)
-			want := measureItems(l.Table(), items)
+			want := layoutstest.MeasureItems(l.Table(), items)
 			if got.Items != want.Items || got.Bytes != want.Bytes || got.WCU != want.WCU || fmt.Sprint(got.Keys) != fmt.Sprint(want.Keys) {
 				t.Fatalf("Measure: items %d bytes %d wcu %d keys %v; items: %d %d %d %v",
 					got.Items, got.Bytes, got.WCU, got.Keys, want.Items, want.Bytes, want.WCU, want.Keys)
@@ -76,10 +77,10 @@ func TestMeasureClosureStraddle(t *testing.T) {
 			attrs := make([]transform.Attrs, len(ids))
 			last := len(ids) - 1
 			attrs[last] = transform.Attrs{"v": sv(strings.Repeat("v", tt.pad))}
-			f := newForest(ids, parents, attrs)
+			f := layoutstest.NewForest(ids, parents, attrs)
 			var items []layouts.Item
 			heavy := 0
-			if err := l.Items(f.nodes[last], func(it layouts.Item) {
+			if err := l.Items(f.Nodes[last], func(it layouts.Item) {
 				items = append(items, it)
 				if transform.ItemSize(it) > 1024 {
 					heavy++
@@ -90,9 +91,9 @@ func TestMeasureClosureStraddle(t *testing.T) {
 			if heavy != 1 {
 				t.Fatalf("the test wants exactly one row over 1 KB, has %d", heavy)
 			}
-			want := measureItems(l.Table(), items)
+			want := layoutstest.MeasureItems(l.Table(), items)
 			got := layouts.NewMeasure(l)
-			l.Measure(f.statsFor(l, last), got)
+			l.Measure(f.StatsFor(l, last), got)
 			if got.Bytes != want.Bytes || got.MaxItemBytes != want.MaxItemBytes {
 				t.Fatalf("Measure bytes %d max %d, items %d %d", got.Bytes, got.MaxItemBytes, want.Bytes, want.MaxItemBytes)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -46,7 +47,7 @@ type Table struct {
 	// OtherItems the table model's table's other items, left alone.
 	Items, OtherItems int64
 	// Unparsable counts the items that are not foreign (see
-	// layouts.Foreign) but do not read as part of a node of the layout:
+	// models.Foreign) but do not read as part of a node of the layout:
 	// its attributes do not read back through the layout or the model
 	// (layouts.Layout.Node fails). They are never planned, so never
 	// changed or deleted; ReadTable fails on them unless
@@ -130,7 +131,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
 		for _, item := range items {
-			if layouts.Foreign(t.layout, layouts.MapView(item)) {
+			if models.Foreign(t.layout, layouts.MapView(item)) {
 				// Another entity of a table model's table: never the
 				// plan's to change or delete.
 				other++
@@ -253,7 +254,7 @@ func (t *Table) Unreadable(item layouts.Item) bool {
 // caller that did not ask to leave them alone.
 func (t *Table) unparsableError() error {
 	var why string
-	if layouts.HasTypeField(t.layout) {
+	if models.HasTypeField(t.layout) {
 		why = "they carry the model's type field but do not read back through its templates: fix them"
 	} else {
 		why = fmt.Sprintf("the %s has no type field, so treeport cannot tell another entity's items from broken nodes: give the model a type field (docs/MODELS.md), fix the items, or make sure this is the right table and layout", layoutWord(t.layout))
@@ -276,7 +277,7 @@ func invalidf(format string, args ...any) error {
 
 // layoutWord is "model" for a table model, "layout" otherwise.
 func layoutWord(l layouts.Layout) string {
-	if layouts.IsModel(l) {
+	if models.IsModel(l) {
 		return "model"
 	}
 	return "layout"

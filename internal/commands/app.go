@@ -21,6 +21,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -192,7 +193,7 @@ func ExitCode(err error) int {
 	case errors.Is(err, errDifferences):
 		return exitDifferences
 	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
-		errors.Is(err, statefile.ErrRefused), errors.Is(err, layouts.ErrItem), errors.Is(err, layouts.ErrSparseMiss), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
+		errors.Is(err, statefile.ErrRefused), errors.Is(err, layouts.ErrItem), errors.Is(err, models.ErrSparseMiss), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

@@ -14,6 +14,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -216,14 +217,14 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 			return nil, usagef("--%s%s does not go with --%smodel: the model file says its names, delimiter and shards (docs/MODELS.md)", side, f, side)
 		}
 	}
-	l, err := layouts.LoadModel(file)
+	l, err := models.LoadModel(file)
 	if err != nil {
 		return nil, usagef("--%smodel: %v", side, err)
 	}
 	if c.IsSet(side + "closure-copy") {
 		// What a closure model's ancestor rows copy: the flag, over the
 		// model's closure_copy.
-		if l, err = layouts.WithClosureCopy(l, closureCopy(c.String(side+"closure-copy"))); err != nil {
+		if l, err = models.WithClosureCopy(l, closureCopy(c.String(side+"closure-copy"))); err != nil {
 			return nil, usagef("--%sclosure-copy: %v", side, err)
 		}
 	}

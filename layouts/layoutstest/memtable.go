@@ -1,4 +1,4 @@
-package layouts_test
+package layoutstest
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// memTable is a table in memory, holding a layout's items: the layouts.Reads
+// MemTable is a table in memory, holding a layout's items: the layouts.Reads
 // the conformance suite queries a layout with. It answers as DynamoDB would,
 // refuses what DynamoDB would refuse (a key that is not the table's, an
 // expression that names an attribute or a value it was not given, a key
 // condition that is not on the index's keys, a BatchGetItem key twice), and
 // counts what DynamoDB would bill for eventually consistent reads.
-type memTable struct {
+type MemTable struct {
 	spec     layouts.TableSpec
 	items    []layouts.Item
 	byKey    map[string]layouts.Item
@@ -36,7 +36,7 @@ type memTable struct {
 }
 
 // partition returns the items whose attribute attr is v.
-func (m *memTable) partition(attr string, v types.AttributeValue) []layouts.Item {
+func (m *MemTable) partition(attr string, v types.AttributeValue) []layouts.Item {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.parts == nil {
@@ -59,15 +59,17 @@ func (m *memTable) partition(attr string, v types.AttributeValue) []layouts.Item
 // The billing of a Query that finds nothing, as DynamoDB's.
 const memEmptyQuery = 0.5
 
-func newMemTable(spec layouts.TableSpec, items []layouts.Item, pageSize int) *memTable {
-	m := &memTable{spec: spec, items: items, pageSize: pageSize, byKey: make(map[string]layouts.Item, len(items))}
+// NewMemTable is a table of the layout's items under spec, whose Query
+// pages hold at most pageSize items.
+func NewMemTable(spec layouts.TableSpec, items []layouts.Item, pageSize int) *MemTable {
+	m := &MemTable{spec: spec, items: items, pageSize: pageSize, byKey: make(map[string]layouts.Item, len(items))}
 	for _, it := range items {
 		m.byKey[layouts.KeyOf(spec, it)] = it
 	}
 	return m
 }
 
-func (m *memTable) bill(requests, items int64, rcu float64) {
+func (m *MemTable) bill(requests, items int64, rcu float64) {
 	m.mu.Lock()
 	m.cost.Requests += requests
 	m.cost.Items += items
@@ -75,7 +77,7 @@ func (m *memTable) bill(requests, items int64, rcu float64) {
 	m.mu.Unlock()
 }
 
-func (m *memTable) take() layouts.Cost {
+func (m *MemTable) take() layouts.Cost {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.cost
@@ -88,23 +90,23 @@ func itemRCU(item layouts.Item) float64 {
 }
 
 // checkKey fails unless key is exactly the table's key attributes.
-func (m *memTable) checkKey(key layouts.Item) error {
+func (m *MemTable) checkKey(key layouts.Item) error {
 	want := 1
 	if m.spec.SK != nil {
 		want = 2
 		if _, ok := key[m.spec.SK.Name]; !ok {
-			return fmt.Errorf("key %s has no sort key %q", ddbJSON(key), m.spec.SK.Name)
+			return fmt.Errorf("key %s has no sort key %q", DDBJSON(key), m.spec.SK.Name)
 		}
 	}
 	if _, ok := key[m.spec.PK.Name]; !ok || len(key) != want {
-		return fmt.Errorf("key %s is not the table's key", ddbJSON(key))
+		return fmt.Errorf("key %s is not the table's key", DDBJSON(key))
 	}
 	return nil
 }
 
-func (m *memTable) find(key layouts.Item) layouts.Item { return m.byKey[layouts.KeyOf(m.spec, key)] }
+func (m *MemTable) find(key layouts.Item) layouts.Item { return m.byKey[layouts.KeyOf(m.spec, key)] }
 
-func (m *memTable) GetItem(_ context.Context, key layouts.Item) (layouts.Item, error) {
+func (m *MemTable) GetItem(_ context.Context, key layouts.Item) (layouts.Item, error) {
 	if err := m.checkKey(key); err != nil {
 		return nil, fmt.Errorf("GetItem: %w", err)
 	}
@@ -117,7 +119,7 @@ func (m *memTable) GetItem(_ context.Context, key layouts.Item) (layouts.Item, e
 	return it, nil
 }
 
-func (m *memTable) BatchGet(_ context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+func (m *MemTable) BatchGet(_ context.Context, keys []layouts.Item) ([]layouts.Item, error) {
 	seen := map[string]bool{}
 	var found []layouts.Item
 	for _, k := range keys {
@@ -125,7 +127,7 @@ func (m *memTable) BatchGet(_ context.Context, keys []layouts.Item) ([]layouts.I
 			return nil, fmt.Errorf("BatchGetItem: %w", err)
 		}
 		if s := layouts.KeyOf(m.spec, k); seen[s] {
-			return nil, fmt.Errorf("BatchGetItem: key %s twice", ddbJSON(k))
+			return nil, fmt.Errorf("BatchGetItem: key %s twice", DDBJSON(k))
 		} else {
 			seen[s] = true
 		}
@@ -140,7 +142,7 @@ func (m *memTable) BatchGet(_ context.Context, keys []layouts.Item) ([]layouts.I
 	return found, nil
 }
 
-func (m *memTable) Query(_ context.Context, in layouts.QueryInput, page func([]layouts.Item) error) error {
+func (m *MemTable) Query(_ context.Context, in layouts.QueryInput, page func([]layouts.Item) error) error {
 	pk, sk := m.spec.PK, m.spec.SK
 	// project is the index's copy of an item, as a Query of it reads and
 	// returns it: the item, or what a table model's index projects.
@@ -244,7 +246,7 @@ func (m *memTable) Query(_ context.Context, in layouts.QueryInput, page func([]l
 	return nil
 }
 
-func (m *memTable) Scan(_ context.Context, filter *layouts.Filter, fn func([]layouts.Item) error) error {
+func (m *MemTable) Scan(_ context.Context, filter *layouts.Filter, fn func([]layouts.Item) error) error {
 	var conds []cond
 	if filter != nil {
 		u := newUses(filter.Names, filter.Values)

@@ -1,4 +1,4 @@
-package layouts
+package models
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -22,9 +23,6 @@ import (
 // order of the text is the order of the numbers, which the closure
 // layout's bands (= 1, >= 1, BETWEEN 1 AND 2) need of its sort keys.
 
-// closureBase is the model's closure layout.
-func (m *modelLayout) closureBase() *closureLayout { return m.base.(*closureLayout) }
-
 // checkDepth refuses a node too deep for the digits of {relative_depth}
 // in text (tooDeep is nil when the model writes it as a number only).
 func (m *modelLayout) checkDepth(depth int) error {
@@ -37,7 +35,7 @@ func (m *modelLayout) checkDepth(depth int) error {
 // putAttrs sets on item the model's attributes of v (but those a root
 // does not have): those built from a closure row's own parts ({ancestor},
 // {relative_depth}) when row, the others and the type field otherwise.
-func (m *modelLayout) putAttrs(item Item, v *nodeVals, root, row bool) {
+func (m *modelLayout) putAttrs(item layouts.Item, v *nodeVals, root, row bool) {
 	for _, a := range m.attrs {
 		if (a.absentOnRoot && root) || row != (a.tmpl.has(phAncestor) || a.tmpl.has(phRelDepth)) {
 			continue
@@ -49,13 +47,13 @@ func (m *modelLayout) putAttrs(item Item, v *nodeVals, root, row bool) {
 		item[a.name] = m.value(a, s)
 	}
 	if m.typeName != "" && !row {
-		item[m.typeName] = strAttr(m.typeValue)
+		item[m.typeName] = layouts.StringValue(m.typeValue)
 	}
 }
 
 // rowDepth is the relative depth the table's sort key of a closure model's
 // row holds.
-func (m *modelLayout) rowDepth(item View) (int, bool) {
+func (m *modelLayout) rowDepth(item layouts.View) (int, bool) {
 	var v nodeVals
 	av := item.Get(m.sk.name)
 	if _, isN := av.(*types.AttributeValueMemberN); av == nil || isN != m.sk.num || !m.sk.tmpl.match(valueText(av), &v, m.delim) {
@@ -66,11 +64,11 @@ func (m *modelLayout) rowDepth(item View) (int, bool) {
 
 // closureFilter keeps the nodes' own rows (relative depth 0) carrying the
 // type field.
-func (m *modelLayout) closureFilter() *Filter {
+func (m *modelLayout) closureFilter() *layouts.Filter {
 	v := nodeVals{}
 	v.set(phRelDepth)
 	zero, _ := m.sk.tmpl.render(&v, m.delim)
-	f := &Filter{
+	f := &layouts.Filter{
 		Expr:   "#rd = :rd",
 		Names:  map[string]string{"#rd": m.sk.name},
 		Values: map[string]types.AttributeValue{":rd": m.value(m.sk, zero)},
@@ -79,7 +77,7 @@ func (m *modelLayout) closureFilter() *Filter {
 	if m.typeName != "" {
 		f.Expr = "#ty = :ty AND " + f.Expr
 		f.Names["#ty"] = m.typeName
-		f.Values[":ty"] = strAttr(m.typeValue)
+		f.Values[":ty"] = layouts.StringValue(m.typeValue)
 		f.Text = m.typeName + " = " + m.typeValue + " AND " + f.Text
 	}
 	return f
@@ -94,7 +92,7 @@ func (m *modelLayout) wholeRows(x *modelIndex) bool {
 	if x == nil || x.projection == types.ProjectionTypeAll {
 		return false
 	}
-	return m.closureBase().copyAll || (m.typeName != "" && !x.projects(m.typeName, m))
+	return layouts.ClosureCopiesAll(m.base) || (m.typeName != "" && !x.projects(m.typeName, m))
 }
 
 // depthBound renders bound n of a band of relative depths through the
@@ -123,7 +121,7 @@ func (m *modelLayout) attrLen(a *modelAttr, s rowShape) (int, bool) {
 		return 0, false
 	}
 	if a.num {
-		return len(a.name) + numberSize(s.r), true
+		return len(a.name) + layouts.NumberSize(s.r), true
 	}
 	n := len(a.name)
 	for _, p := range a.tmpl.parts {
@@ -137,7 +135,7 @@ func (m *modelLayout) attrLen(a *modelAttr, s rowShape) (int, bool) {
 		case phAncestor:
 			n += s.ancLen
 		case phRelDepth:
-			n += max(a.tmpl.width, digits(s.r))
+			n += max(a.tmpl.width, layouts.Digits(s.r))
 		}
 	}
 	return n, true
@@ -205,25 +203,25 @@ func (m *modelLayout) rowBytes(x *modelIndex, s rowShape) (size, projected int) 
 // bytes, index bytes, keys and collections are exact; WCU and MaxItemBytes
 // are exact when every ancestor row is within one kilobyte, and upper
 // bounds otherwise, as the closure layout's.
-func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
+func (m *modelLayout) measureClosure(s *transform.Stats, ms *layouts.Measure) {
 	ms.Nodes++
 	x := m.indexes[0] // closure's one index, ByAncestor
 	d, idLen := s.Depth, len(s.ID)
 	own := rowShape{idLen: idLen, parLen: len(s.ParentID), ancLen: idLen, root: d == 0, user: s.AttrBytes}
 	size, proj := m.rowBytes(x, own)
-	ms.projectedItem(size, []int{proj})
-	ms.key(0, m.keyLen(m.pk, own))
-	ms.key(1, m.keyLen(m.sk, own))
-	ms.key(2, m.keyLen(x.pk, own))
-	ms.key(3, m.keyLen(x.sk, own))
-	ms.collectionOf(0, int64(d+1), m.hotKey(m.pk.tmpl, map[string]string{phID: s.ID}))
-	ms.collectionOf(1, int64(s.Subtree), m.hotKey(x.pk.tmpl, map[string]string{phAncestor: s.ID}))
+	ms.ProjectedItem(size, []int{proj})
+	ms.Key(0, m.keyLen(m.pk, own))
+	ms.Key(1, m.keyLen(m.sk, own))
+	ms.Key(2, m.keyLen(x.pk, own))
+	ms.Key(3, m.keyLen(x.sk, own))
+	ms.CollectionOf(0, int64(d+1), m.hotKey(m.pk.tmpl, map[string]string{phID: s.ID}))
+	ms.CollectionOf(1, int64(s.Subtree), m.hotKey(x.pk.tmpl, map[string]string{phAncestor: s.ID}))
 	if d == 0 {
 		return
 	}
 	// Row r is a + n·numberSize(r) + k·len(its ancestor's id), where n
 	// counts the N attributes of {relative_depth} and k the {ancestor}s.
-	row := rowShape{idLen: idLen, parLen: len(s.ParentID), r: 1, user: m.closureBase().copyBytes(s)}
+	row := rowShape{idLen: idLen, parLen: len(s.ParentID), r: 1, user: layouts.ClosureCopyBytes(m.base, s)}
 	s0, p0 := m.rowBytes(x, row)
 	row.ancLen = 1
 	s1, p1 := m.rowBytes(x, row)
@@ -237,10 +235,10 @@ func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
 			}
 		}
 	}
-	a, ap := s0-n*numberSize(1), p0-np*numberSize(1)
+	a, ap := s0-n*layouts.NumberSize(1), p0-np*layouts.NumberSize(1)
 	rows := int64(d)
 	ancBytes := int64(s.PathBytes - idLen) // the ancestors' ids, each once
-	nums := sumNumberSize(d) - int64(numberSize(0))
+	nums := layouts.SumNumberSize(d) - int64(layouts.NumberSize(0))
 	ms.Items += rows
 	ms.Bytes += rows*int64(a) + int64(n)*nums + int64(k)*ancBytes
 	ms.IndexItems += rows
@@ -248,15 +246,15 @@ func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
 
 	// Every row lands in ByAncestor: the table writes the rows, the index
 	// their copies (the same rows when it projects ALL).
-	wcu, hi := ancestorRowsWCU(rows, a, n, k, maxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
-	iwcu, _ := ancestorRowsWCU(rows, ap, np, kp, maxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
+	wcu, hi := ancestorRowsWCU(rows, a, n, k, layouts.MaxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
+	iwcu, _ := ancestorRowsWCU(rows, ap, np, kp, layouts.MaxNumberSize(d), s.MaxAncestorIDBytes, ancBytes)
 	ms.WCU += wcu + iwcu
 	ms.MaxItemBytes = max(ms.MaxItemBytes, hi)
 
 	row.r, row.ancLen = d, s.MaxAncestorIDBytes
-	ms.key(1, m.keyLen(m.sk, row))
-	ms.key(2, m.keyLen(x.pk, row))
-	ms.key(3, m.keyLen(x.sk, row))
+	ms.Key(1, m.keyLen(m.sk, row))
+	ms.Key(2, m.keyLen(x.pk, row))
+	ms.Key(3, m.keyLen(x.sk, row))
 }
 
 // ancestorRowsWCU is the WCU of writing rows ancestor rows (or their
@@ -267,7 +265,7 @@ func (m *modelLayout) measureClosure(s *transform.Stats, ms *Measure) {
 // the largest row's size.
 func ancestorRowsWCU(rows int64, a, n, k, maxNS, maxAnc int, ancBytes int64) (wcu int64, hi int) {
 	hi = a + n*maxNS + k*maxAnc
-	lo := min(a+n*numberSize(1)+k, hi)
+	lo := min(a+n*layouts.NumberSize(1)+k, hi)
 	wlo, whi := int64(transform.WCU(lo)), int64(transform.WCU(hi))
 	wcu = rows * wlo
 	if whi > wlo {
@@ -293,12 +291,12 @@ func ancestorRowsWCU(rows int64, a, n, k, maxNS, maxAnc int, ancBytes int64) (wc
 // descendants' down to relative depth 2, and all of its descendants'.
 type closureRowCosts struct {
 	sampleAt           []int32
-	child, band2, desc []batchCost
+	child, band2, desc []layouts.BatchCost
 }
 
 func newClosureRowCosts(f *transform.Forest, sample []int32) *closureRowCosts {
 	c := &closureRowCosts{sampleAt: make([]int32, f.Len()),
-		child: make([]batchCost, len(sample)), band2: make([]batchCost, len(sample)), desc: make([]batchCost, len(sample))}
+		child: make([]layouts.BatchCost, len(sample)), band2: make([]layouts.BatchCost, len(sample)), desc: make([]layouts.BatchCost, len(sample))}
 	for i := range c.sampleAt {
 		c.sampleAt[i] = -1
 	}
@@ -317,37 +315,29 @@ func (c *closureRowCosts) add(anc int32, r int, size int) {
 	if k < 0 {
 		return
 	}
-	c.desc[k].add(int32(size))
+	c.desc[k].Add(int32(size))
 	if r <= 2 {
-		c.band2[k].add(int32(size))
+		c.band2[k].Add(int32(size))
 	}
 	if r == 1 {
-		c.child[k].add(int32(size))
+		c.child[k].Add(int32(size))
 	}
-}
-
-// done is b's cost, and none when it read nothing (no request is sent).
-func (b batchCost) cost() Cost {
-	if b.c.Items == 0 {
-		return Cost{}
-	}
-	return b.done()
 }
 
 // WithClosureCopy returns the table model l with its closure base copying
 // to the ancestor rows what cc says (as Options.ClosureCopy, which
 // --closure-copy gives), in place of the model's closure_copy. It is an
 // error for a layout or a model whose base is not closure.
-func WithClosureCopy(l Layout, cc []string) (Layout, error) {
+func WithClosureCopy(l layouts.Layout, cc []string) (layouts.Layout, error) {
 	m, ok := l.(*modelLayout)
 	if !ok || !m.closure {
 		return nil, fmt.Errorf("layouts: %s has no ancestor rows to copy attributes to: --closure-copy goes with the closure layout or a model whose base is closure", l.Name())
 	}
 	renames := map[string]string{}
-	for c := range canonTemplates[ClosureName] {
+	for c := range canonTemplates[layouts.ClosureName] {
 		renames[c] = modelPrivate + c
 	}
-	base, err := New(ClosureName, Options{Attr: renames, ClosureCopy: cc})
+	base, err := layouts.New(layouts.ClosureName, layouts.Options{Attr: renames, ClosureCopy: cc})
 	if err != nil {
 		return nil, err
 	}
@@ -359,14 +349,14 @@ func WithClosureCopy(l Layout, cc []string) (Layout, error) {
 // indexReadBytes is the size of item (of size bytes) as a Query of index x
 // reads it: the item whole when x projects every attribute, otherwise its
 // projected attributes (IndexItemBytes).
-func (m *modelLayout) indexReadBytes(x *modelIndex, item Item, size int) int {
+func (m *modelLayout) indexReadBytes(x *modelIndex, item layouts.Item, size int) int {
 	if x == nil || x.projection == types.ProjectionTypeAll {
 		return size
 	}
 	spec := m.Table()
 	for _, ix := range spec.Indexes {
 		if ix.Name == x.name {
-			return IndexItemBytes(spec, ix, item, size)
+			return layouts.IndexItemBytes(spec, ix, item, size)
 		}
 	}
 	return size
@@ -381,11 +371,11 @@ func (m *modelLayout) indexReadBytes(x *modelIndex, item Item, size int) int {
 // prefixRow is the model's item of prefix row b: the row's user
 // attributes, the model's attributes built from its Key and Child, and the
 // type field. root says the row is a root's.
-func (m *modelLayout) prefixRow(b Item, root bool) Item {
+func (m *modelLayout) prefixRow(b layouts.Item, root bool) layouts.Item {
 	v := nodeVals{key: valueText(b[modelPrivate+"Key"]), child: valueText(b[modelPrivate+"Child"])}
 	v.set(phKey)
 	v.set(phChild)
-	item := make(Item, len(b)+len(m.attrs))
+	item := make(layouts.Item, len(b)+len(m.attrs))
 	for k, a := range b {
 		if _, ok := m.baseAttrs[k]; !ok {
 			item[k] = a
@@ -398,33 +388,33 @@ func (m *modelLayout) prefixRow(b Item, root bool) Item {
 
 // prefixKey is the prefix layout's key of a model row, read from the
 // model's table key; false when it does not read back.
-func (m *modelLayout) prefixKey(item View) (Item, bool) {
+func (m *modelLayout) prefixKey(item layouts.View) (layouts.Item, bool) {
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
-		s, ok := item.str(a.name)
+		s, ok := item.Str(a.name)
 		if !ok || !a.tmpl.match(s, &v, m.delim) {
 			return nil, false
 		}
 	}
-	return Item{modelPrivate + "Key": strAttr(v.key), modelPrivate + "Child": strAttr(v.child)}, true
+	return layouts.Item{modelPrivate + "Key": layouts.StringValue(v.key), modelPrivate + "Child": layouts.StringValue(v.child)}, true
 }
 
 // prefixFilter keeps the object rows (Child is the delimiter) carrying the
 // type field.
-func (m *modelLayout) prefixFilter() *Filter {
+func (m *modelLayout) prefixFilter() *layouts.Filter {
 	v := nodeVals{child: m.delim}
 	v.set(phChild)
 	obj, _ := m.sk.tmpl.render(&v, m.delim)
-	f := &Filter{
+	f := &layouts.Filter{
 		Expr:   "#c = :c",
 		Names:  map[string]string{"#c": m.sk.name},
-		Values: map[string]types.AttributeValue{":c": strAttr(obj)},
+		Values: map[string]types.AttributeValue{":c": layouts.StringValue(obj)},
 		Text:   m.sk.name + " = " + obj,
 	}
 	if m.typeName != "" {
 		f.Expr = "#ty = :ty AND " + f.Expr
 		f.Names["#ty"] = m.typeName
-		f.Values[":ty"] = strAttr(m.typeValue)
+		f.Values[":ty"] = layouts.StringValue(m.typeValue)
 		f.Text = m.typeName + " = " + m.typeValue + " AND " + f.Text
 	}
 	return f
@@ -432,8 +422,8 @@ func (m *modelLayout) prefixFilter() *Filter {
 
 // measurePrefix is Measure for a prefix model: the node's object row and
 // its listing row, exactly; the largest listing is the prefix layout's.
-func (m *modelLayout) measurePrefix(s *transform.Stats, ms *Measure) {
-	bm := NewMeasure(m.base)
+func (m *modelLayout) measurePrefix(s *transform.Stats, ms *layouts.Measure) {
+	bm := layouts.NewMeasure(m.base)
 	m.base.Measure(s, bm)
 	ms.Nodes++
 	delim, idLen := len(m.delim), len(s.ID)
@@ -452,13 +442,13 @@ func (m *modelLayout) measurePrefix(s *transform.Stats, ms *Measure) {
 		}
 		return n
 	}
-	ms.item(rowBytes(objectKey, delim, s.AttrBytes), 0)
-	ms.item(rowBytes(objectKey-idLen, idLen, 0), 0)
-	ms.key(0, m.prefixLen(m.pk, objectKey, delim))
-	ms.key(1, max(m.prefixLen(m.sk, objectKey, delim), m.prefixLen(m.sk, objectKey-idLen, idLen)))
+	ms.Item(rowBytes(objectKey, delim, s.AttrBytes), 0)
+	ms.Item(rowBytes(objectKey-idLen, idLen, 0), 0)
+	ms.Key(0, m.prefixLen(m.pk, objectKey, delim))
+	ms.Key(1, max(m.prefixLen(m.sk, objectKey, delim), m.prefixLen(m.sk, objectKey-idLen, idLen)))
 	for i, c := range bm.Collections {
 		// The base names the Key of its largest listing.
-		ms.collectionOf(i, c, m.hotKey(m.pk.tmpl, map[string]string{phKey: bm.Hot[i]}))
+		ms.CollectionOf(i, c, m.hotKey(m.pk.tmpl, map[string]string{phKey: bm.Hot[i]}))
 	}
 }
 

@@ -1,13 +1,15 @@
-package layouts_test
+package layoutstest
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,35 +17,35 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// forest is a test forest: its nodes as the layouts take them, and their
+// Forest is a test forest: its nodes as the layouts take them, and their
 // Stats as the forest builder computes them, built here independently.
-type forest struct {
-	nodes   []*transform.Node
-	stats   []transform.Stats
-	parents []int // index of each node's parent, -1 for a root
+type Forest struct {
+	Nodes   []*transform.Node
+	Stats   []transform.Stats
+	Parents []int // index of each node's parent, -1 for a root
 }
 
-// newForest builds a forest from parent indexes; parents[i] < i, or -1.
-func newForest(ids []string, parents []int, attrs []transform.Attrs) *forest {
+// NewForest builds a forest from parent indexes; parents[i] < i, or -1.
+func NewForest(ids []string, parents []int, attrs []transform.Attrs) *Forest {
 	n := len(ids)
-	f := &forest{nodes: make([]*transform.Node, n), stats: make([]transform.Stats, n), parents: parents}
+	f := &Forest{Nodes: make([]*transform.Node, n), Stats: make([]transform.Stats, n), Parents: parents}
 	root := make([]int, n)
 	roots := 0
 	for i := range n {
 		node := &transform.Node{Record: transform.Record{ID: ids[i], Attrs: attrs[i]}}
-		s := &f.stats[i]
+		s := &f.Stats[i]
 		s.ID = ids[i]
 		s.AttrBytes = transform.AttrsSize(attrs[i])
 		if p := parents[i]; p >= 0 {
-			pn := f.nodes[p]
+			pn := f.Nodes[p]
 			node.Parent = pn.ID
 			node.Depth = pn.Depth + 1
 			node.Path = append(append([]string(nil), pn.Path...), ids[i])
 			root[i] = root[p]
 			s.ParentID = pn.ID
-			s.PathBytes = f.stats[p].PathBytes + len(ids[i])
-			s.MaxAncestorIDBytes = max(f.stats[p].MaxAncestorIDBytes, len(pn.ID))
-			f.stats[p].Children++
+			s.PathBytes = f.Stats[p].PathBytes + len(ids[i])
+			s.MaxAncestorIDBytes = max(f.Stats[p].MaxAncestorIDBytes, len(pn.ID))
+			f.Stats[p].Children++
 		} else {
 			node.Path = []string{ids[i]}
 			root[i] = i
@@ -52,37 +54,37 @@ func newForest(ids []string, parents []int, attrs []transform.Attrs) *forest {
 		}
 		s.Depth = node.Depth
 		s.RootID = ids[root[i]]
-		f.nodes[i] = node
+		f.Nodes[i] = node
 	}
 	treeSize := make([]int, n)
 	for i := n - 1; i >= 0; i-- {
-		f.stats[i].Subtree++
+		f.Stats[i].Subtree++
 		if p := parents[i]; p >= 0 {
-			f.stats[p].Subtree += f.stats[i].Subtree
+			f.Stats[p].Subtree += f.Stats[i].Subtree
 		}
 		treeSize[root[i]]++
 	}
 	for i := range n {
-		f.stats[i].TreeSize = treeSize[root[i]]
-		f.stats[i].Roots = roots
+		f.Stats[i].TreeSize = treeSize[root[i]]
+		f.Stats[i].Roots = roots
 	}
 	return f
 }
 
-// statsFor returns node i's Stats with CopyBytes filled in for layout l.
-func (f *forest) statsFor(l layouts.Layout, i int) *transform.Stats {
-	s := f.stats[i]
-	s.CopyBytes = layouts.CopyBytes(l, f.nodes[i].Attrs)
+// StatsFor returns node i's Stats with CopyBytes filled in for layout l.
+func (f *Forest) StatsFor(l layouts.Layout, i int) *transform.Stats {
+	s := f.Stats[i]
+	s.CopyBytes = layouts.CopyBytes(l, f.Nodes[i].Attrs)
 	return &s
 }
 
-// descendants returns, for node i, its descendants' indexes and their
+// Descendants returns, for node i, its descendants' indexes and their
 // distance below it.
-func (f *forest) descendants(i int) map[int]int {
+func (f *Forest) Descendants(i int) map[int]int {
 	out := map[int]int{}
-	for j := range f.nodes {
+	for j := range f.Nodes {
 		d := 0
-		for k := j; k >= 0; k = f.parents[k] {
+		for k := j; k >= 0; k = f.Parents[k] {
 			if k == i && j != i {
 				out[j] = d
 				break
@@ -93,9 +95,9 @@ func (f *forest) descendants(i int) map[int]int {
 	return out
 }
 
-// specialIDs are ids that break naive code: separators of CSV and JSON,
+// SpecialIDs are ids that break naive code: separators of CSV and JSON,
 // quotes, spaces, non-ASCII, and CM2 beside CM20.
-var specialIDs = []string{
+var SpecialIDs = []string{
 	"CM1", "CM2", "CM20", "CM200", "CM3", "a b", " lead", "trail ", `qu"ote`, "it's", "com,ma",
 	"semi;colon", `back\slash`, "tab\tx", "new\nline", "😀", "emoji😀🌳", "naïve", "日本語", "Ω",
 	"#", "a#1", "0", "-1", "null", "{}", "<tag>", "%s", "\u00a0nbsp",
@@ -105,11 +107,12 @@ var specialIDs = []string{
 // use: '|', '¦' and '/'.
 var idRunes = []rune("abcXYZ019 _-.,;:'\"\\#@!?()[]{}<>=+*&^%$~`éüßñΩж中文😀🌳\t")
 
-func randomID(rng *rand.Rand, used map[string]bool) string {
+// RandomID is a random id not in used, which it is added to.
+func RandomID(rng *rand.Rand, used map[string]bool) string {
 	for {
 		var id string
 		if rng.IntN(3) == 0 {
-			id = specialIDs[rng.IntN(len(specialIDs))]
+			id = SpecialIDs[rng.IntN(len(SpecialIDs))]
 		} else {
 			var b strings.Builder
 			for range 1 + rng.IntN(12) {
@@ -141,7 +144,7 @@ func randomValue(rng *rand.Rand, depth int, large bool) types.AttributeValue {
 		if large && rng.IntN(3) == 0 {
 			n = rng.IntN(3000)
 		}
-		return &types.AttributeValueMemberS{Value: randomText(rng, n)}
+		return &types.AttributeValueMemberS{Value: RandomText(rng, n)}
 	case 1:
 		return &types.AttributeValueMemberN{Value: numbers[rng.IntN(len(numbers))]}
 	case 2:
@@ -157,7 +160,7 @@ func randomValue(rng *rand.Rand, depth int, large bool) types.AttributeValue {
 	case 5:
 		return &types.AttributeValueMemberS{Value: ""}
 	case 6:
-		return &types.AttributeValueMemberSS{Value: []string{"a", randomText(rng, 5)}}
+		return &types.AttributeValueMemberSS{Value: []string{"a", RandomText(rng, 5)}}
 	case 7:
 		l := make([]types.AttributeValue, rng.IntN(4))
 		for i := range l {
@@ -175,7 +178,8 @@ func randomValue(rng *rand.Rand, depth int, large bool) types.AttributeValue {
 	}
 }
 
-func randomText(rng *rand.Rand, n int) string {
+// RandomText is n random runes of the ids' alphabet.
+func RandomText(rng *rand.Rand, n int) string {
 	var b strings.Builder
 	for range n {
 		b.WriteRune(idRunes[rng.IntN(len(idRunes))])
@@ -191,9 +195,9 @@ func randomAttrs(rng *rand.Rand, large bool) transform.Attrs {
 	return attrs
 }
 
-// randomForest draws a forest of 1 to maxNodes nodes, in one of a few
+// RandomForest draws a forest of 1 to maxNodes nodes, in one of a few
 // shapes: bushy, deep chains, wide fans, or many small trees.
-func randomForest(rng *rand.Rand, maxNodes int, large bool) *forest {
+func RandomForest(rng *rand.Rand, maxNodes int, large bool) *Forest {
 	n := 1 + rng.IntN(maxNodes)
 	shape := rng.IntN(4)
 	used := map[string]bool{}
@@ -201,7 +205,7 @@ func randomForest(rng *rand.Rand, maxNodes int, large bool) *forest {
 	parents := make([]int, n)
 	attrs := make([]transform.Attrs, n)
 	for i := range n {
-		ids[i] = randomID(rng, used)
+		ids[i] = RandomID(rng, used)
 		attrs[i] = randomAttrs(rng, large)
 		switch {
 		case i == 0:
@@ -222,12 +226,12 @@ func randomForest(rng *rand.Rand, maxNodes int, large bool) *forest {
 			}
 		}
 	}
-	return newForest(ids, parents, attrs)
+	return NewForest(ids, parents, attrs)
 }
 
-// smallForest is the hand-written forest of the golden files:
+// SmallForest is the hand-written forest of the golden files:
 // CM1{CM2{CM4{CM8}},CM20}, CM3, and Ω{"é 1", `q,"uote`}.
-func smallForest() *forest {
+func SmallForest() *Forest {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	ids := []string{"CM1", "CM2", "CM4", "CM8", "CM20", "CM3", "Ω", "é 1", `q,"uote`}
 	parents := []int{-1, 0, 1, 2, 0, -1, -1, 6, 6}
@@ -242,12 +246,12 @@ func smallForest() *forest {
 		{"nums": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}},
 		{"set": &types.AttributeValueMemberSS{Value: []string{"a", "b"}}},
 	}
-	return newForest(ids, parents, attrs)
+	return NewForest(ids, parents, attrs)
 }
 
-// ddbJSON encodes an item as one line of DynamoDB JSON, attributes sorted,
+// DDBJSON encodes an item as one line of DynamoDB JSON, attributes sorted,
 // as DynamoDB's export to S3 writes it.
-func ddbJSON(item layouts.Item) string {
+func DDBJSON(item layouts.Item) string {
 	var b strings.Builder
 	b.WriteString(`{"Item":`)
 	writeMap(&b, item)
@@ -335,14 +339,16 @@ func keyText(v types.AttributeValue) string {
 	return ""
 }
 
-func str(item layouts.Item, name string) string {
+// Str is the item's S attribute name, or "".
+func Str(item layouts.Item, name string) string {
 	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
 	return ""
 }
 
-func num(item layouts.Item, name string) int {
+// Num is the item's N attribute name as an int, or -1.
+func Num(item layouts.Item, name string) int {
 	if n, ok := item[name].(*types.AttributeValueMemberN); ok {
 		i, err := strconv.Atoi(n.Value)
 		if err == nil {
@@ -352,8 +358,8 @@ func num(item layouts.Item, name string) int {
 	return -1
 }
 
-// measureItems measures built items the way Layout.Measure must predict.
-func measureItems(spec layouts.TableSpec, items []layouts.Item) *layouts.Measure {
+// MeasureItems measures built items the way Layout.Measure must predict.
+func MeasureItems(spec layouts.TableSpec, items []layouts.Item) *layouts.Measure {
 	n := 1 + len(spec.Indexes)
 	m := &layouts.Measure{Keys: make([]int, 2*n), Collections: make([]int64, n)}
 	groups := make([]map[string]int64, n)
@@ -400,4 +406,30 @@ func measureItems(spec layouts.TableSpec, items []layouts.Item) *layouts.Measure
 		}
 	}
 	return m
+}
+
+// TransformForest builds f as a transform.Forest, its rows added in a
+// shuffled order (children before their parents too), and returns it with
+// the forest's index of each of f's nodes.
+func TransformForest(t *testing.T, rng *rand.Rand, f *Forest) (*transform.Forest, []int) {
+	t.Helper()
+	b := transform.NewBuilder(0, false)
+	for _, k := range rng.Perm(len(f.Nodes)) {
+		n := f.Nodes[k]
+		b.Add(&transform.Record{ID: n.ID, Parent: n.Parent, Line: k + 2}, "line", 0, 0)
+	}
+	// Two nodes in a cycle, which are not placed.
+	b.Add(&transform.Record{ID: "cycle-a", Parent: "cycle-b", Line: 1}, "line", 0, 0)
+	b.Add(&transform.Record{ID: "cycle-b", Parent: "cycle-a", Line: 1}, "line", 0, 0)
+	tf, problems := b.Build()
+	if len(problems) != 1 || !errors.Is(problems[0], transform.ErrCycle) {
+		t.Fatalf("problems %v, want the cycle", problems)
+	}
+	at := make([]int, len(f.Nodes))
+	for k, n := range f.Nodes {
+		if at[k] = tf.Lookup(n.ID); at[k] < 0 {
+			t.Fatalf("node %q is not in the forest", n.ID)
+		}
+	}
+	return tf, at
 }

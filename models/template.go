@@ -1,9 +1,11 @@
-package layouts
+package models
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/treeport/treeport/layouts"
 )
 
 // A template is the value of one attribute of a table model, built from the
@@ -189,7 +191,7 @@ func valsOf(id, parent string, path []string, shards int) nodeVals {
 		v.set(phParent)
 	}
 	if shards > 0 {
-		v.shard = Shard(id, shards)
+		v.shard = layouts.Shard(id, shards)
 		v.set(phShard)
 	}
 	return v
@@ -434,7 +436,7 @@ func (v *nodeVals) derive(root bool, shards int) {
 		}
 	}
 	if !v.has[phShard] && shards > 0 && v.has[phID] {
-		v.shard = Shard(v.id, shards)
+		v.shard = layouts.Shard(v.id, shards)
 		v.set(phShard)
 	}
 }

@@ -1,4 +1,4 @@
-package layouts
+package models
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
 )
 
 // modelReads are the reads of a model's table as its base layout sends
@@ -18,12 +20,12 @@ import (
 // attribute is followed by a BatchGetItem of the items it found, whole.
 type modelReads struct {
 	m *modelLayout
-	r Reads
+	r layouts.Reads
 }
 
 // baseVals reads the base attributes of a base item (or key) into
 // placeholders.
-func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
+func (m *modelLayout) baseVals(item layouts.Item) (nodeVals, error) {
 	var v nodeVals
 	for name, a := range item {
 		ba, ok := m.baseAttrs[name]
@@ -39,15 +41,15 @@ func (m *modelLayout) baseVals(item Item) (nodeVals, error) {
 }
 
 // baseVals is the model's baseVals.
-func (mr *modelReads) baseVals(item Item) (nodeVals, error) { return mr.m.baseVals(item) }
+func (mr *modelReads) baseVals(item layouts.Item) (nodeVals, error) { return mr.m.baseVals(item) }
 
 // tableKey is the model's key of the base key.
-func (mr *modelReads) tableKey(key Item) (Item, error) {
+func (mr *modelReads) tableKey(key layouts.Item) (layouts.Item, error) {
 	v, err := mr.baseVals(key)
 	if err != nil {
 		return nil, err
 	}
-	out := Item{}
+	out := layouts.Item{}
 	for _, a := range []*modelAttr{mr.m.pk, mr.m.sk} {
 		if a == nil {
 			continue
@@ -66,18 +68,18 @@ func (m *modelLayout) value(a *modelAttr, s string) types.AttributeValue {
 	if a.num {
 		return &types.AttributeValueMemberN{Value: s}
 	}
-	return strAttr(s)
+	return layouts.StringValue(s)
 }
 
 // toBase turns the model's items read into the base's, leaving the
 // table's other items out.
-func (mr *modelReads) toBase(items []Item) ([]Item, error) {
-	out := make([]Item, 0, len(items))
+func (mr *modelReads) toBase(items []layouts.Item) ([]layouts.Item, error) {
+	out := make([]layouts.Item, 0, len(items))
 	for _, it := range items {
-		if mr.m.foreign(MapView(it)) {
+		if mr.m.foreign(layouts.MapView(it)) {
 			continue
 		}
-		if mr.m.typeName == "" && mr.m.Owner(MapView(it)) == "" {
+		if mr.m.typeName == "" && mr.m.Owner(layouts.MapView(it)) == "" {
 			continue // a key of another entity
 		}
 		b, err := mr.m.toBase(it)
@@ -89,7 +91,7 @@ func (mr *modelReads) toBase(items []Item) ([]Item, error) {
 	return out, nil
 }
 
-func (mr *modelReads) GetItem(ctx context.Context, key Item) (Item, error) {
+func (mr *modelReads) GetItem(ctx context.Context, key layouts.Item) (layouts.Item, error) {
 	k, err := mr.tableKey(key)
 	if err != nil {
 		return nil, err
@@ -98,15 +100,15 @@ func (mr *modelReads) GetItem(ctx context.Context, key Item) (Item, error) {
 	if err != nil || item == nil {
 		return nil, err
 	}
-	items, err := mr.toBase([]Item{item})
+	items, err := mr.toBase([]layouts.Item{item})
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
 	return items[0], nil
 }
 
-func (mr *modelReads) BatchGet(ctx context.Context, keys []Item) ([]Item, error) {
-	ks := make([]Item, 0, len(keys))
+func (mr *modelReads) BatchGet(ctx context.Context, keys []layouts.Item) ([]layouts.Item, error) {
+	ks := make([]layouts.Item, 0, len(keys))
 	for _, key := range keys {
 		k, err := mr.tableKey(key)
 		if err != nil {
@@ -121,12 +123,12 @@ func (mr *modelReads) BatchGet(ctx context.Context, keys []Item) ([]Item, error)
 	return mr.toBase(items)
 }
 
-func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []Item) error) error {
+func (mr *modelReads) Scan(ctx context.Context, filter *layouts.Filter, fn func(items []layouts.Item) error) error {
 	f, err := mr.filter(filter)
 	if err != nil {
 		return err
 	}
-	return mr.r.Scan(ctx, f, func(items []Item) error {
+	return mr.r.Scan(ctx, f, func(items []layouts.Item) error {
 		b, err := mr.toBase(items)
 		if err != nil || len(b) == 0 {
 			return err
@@ -140,7 +142,7 @@ func (mr *modelReads) Scan(ctx context.Context, filter *Filter, fn func(items []
 // filter on their table's keys: = a value, and contains(key, text), which
 // holds of the model's key when it holds of the base's (the base checks
 // what it finds).
-func (mr *modelReads) filter(f *Filter) (*Filter, error) {
+func (mr *modelReads) filter(f *layouts.Filter) (*layouts.Filter, error) {
 	m := mr.m
 	if f == nil {
 		return m.NodeFilter(), nil
@@ -177,9 +179,9 @@ func (mr *modelReads) filter(f *Filter) (*Filter, error) {
 		out = append(out, b.name(target.name)+" = "+b.value(m.value(target, s)))
 	}
 	if m.typeName != "" {
-		out = append(out, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+		out = append(out, b.name(m.typeName)+" = "+b.value(layouts.StringValue(m.typeValue)))
 	}
-	return &Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
+	return &layouts.Filter{Expr: strings.Join(out, " AND "), Names: b.names, Values: b.values, Text: f.Text}, nil
 }
 
 // clause is one condition of a key condition or filter: #name op :value
@@ -250,29 +252,49 @@ func (b *exprBuilder) value(v types.AttributeValue) string {
 	return k
 }
 
-func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items []Item) error) error {
+// queryIndex is where a base layout's Query reads, in the model: the
+// table or the index serving the base's, the base's key attributes there
+// and the model's.
+type queryIndex struct {
+	x              *modelIndex // nil: the table
+	basePK, baseSK string
+	pk, sk         *modelAttr
+}
+
+// queryIndex is the table or index the base's Query names.
+func (mr *modelReads) queryIndex(name string) (queryIndex, error) {
 	m := mr.m
-	var x *modelIndex
-	var pkAttr, skAttr *modelAttr
-	basePK, baseSK := m.baseTable.PK.Name, ""
+	q := queryIndex{basePK: m.baseTable.PK.Name, pk: m.pk, sk: m.sk}
 	if m.baseTable.SK != nil {
-		baseSK = m.baseTable.SK.Name
+		q.baseSK = m.baseTable.SK.Name
 	}
-	pkAttr, skAttr = m.pk, m.sk
-	if in.Index != "" {
-		if x = m.index(in.Index); x == nil {
-			return fmt.Errorf("layouts: model %s has no index serving the %s layout's %s", m.name, m.baseName, in.Index)
-		}
-		for _, bx := range m.baseTable.Indexes {
-			if bx.Name == in.Index {
-				basePK, baseSK = bx.PK.Name, ""
-				if bx.SK != nil {
-					baseSK = bx.SK.Name
-				}
+	if name == "" {
+		return q, nil
+	}
+	if q.x = m.index(name); q.x == nil {
+		return q, fmt.Errorf("layouts: model %s has no index serving the %s layout's %s", m.name, m.baseName, name)
+	}
+	for _, bx := range m.baseTable.Indexes {
+		if bx.Name == name {
+			q.basePK, q.baseSK = bx.PK.Name, ""
+			if bx.SK != nil {
+				q.baseSK = bx.SK.Name
 			}
 		}
-		pkAttr, skAttr = x.pk, x.sk
 	}
+	q.pk, q.sk = q.x.pk, q.x.sk
+	return q, nil
+}
+
+// Query sends the base layout's Query in the model's terms: its key
+// condition through the model's key templates, the filters the model can
+// keep, and the items found back as the base's.
+func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page func(items []layouts.Item) error) error {
+	q, err := mr.queryIndex(in.Index)
+	if err != nil {
+		return err
+	}
+	x := q.x
 	conds, err := parseClauses(in.KeyCondition)
 	if err != nil {
 		return err
@@ -284,8 +306,27 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		}
 	}
 	b := &exprBuilder{names: map[string]string{}, values: map[string]types.AttributeValue{}}
-	var key, filter []string
-	// exact is the one depth a filter keeps, or -1.
+	var key []string
+	exact := exactDepth(filters, &in)
+	for _, c := range conds {
+		cond, none, err := mr.keyCond(c, &in, q, exact, b)
+		if err != nil || none {
+			return err
+		}
+		if cond != "" {
+			key = append(key, cond)
+		}
+	}
+	filter := mr.filterConds(filters, &in, x, b)
+	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
+	if x != nil {
+		out.Index = x.name
+	}
+	return mr.r.Query(ctx, out, mr.wholeItems(ctx, x, page))
+}
+
+// exactDepth is the one depth a filter keeps, or -1.
+func exactDepth(filters []clause, in *layouts.QueryInput) int {
 	exact := -1
 	for _, f := range filters {
 		if f.op == "BETWEEN" && in.Values[f.vals[0]] != nil {
@@ -296,100 +337,111 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			}
 		}
 	}
-	for _, c := range conds {
-		attr := in.Names[c.name]
-		target := pkAttr
-		if attr == baseSK && attr != basePK {
-			target = skAttr
-		}
-		if target == nil {
-			return fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
-		}
-		ba := m.baseAttrs[attr]
-		op := c.op
-		if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
-			op = "band"
-		}
-		switch op {
-		case "=":
-			var v nodeVals
-			if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
-				return fmt.Errorf("layouts: model %s: a key value does not read back through %s", m.name, ba.tmpl.text)
-			}
-			v.derive(false, m.shards)
-			s, ok := target.tmpl.render(&v, m.delim)
-			if !ok {
-				return fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
-			}
-			if s == "" {
-				// No item holds an empty key: a sparse index left
-				// these nodes out, and any other index has none.
-				if x != nil && x.sparse {
-					return m.sparseMiss(x, target)
-				}
-				return nil
-			}
-			key = append(key, b.name(target.name)+" = "+b.value(m.value(target, s)))
-		case "begins_with":
-			text := valueText(in.Values[c.vals[0]])
-			ids := strings.Split(strings.TrimSuffix(text, m.delim), m.delim)
-			s, ok := target.tmpl.renderPrefix(ids, m.delim)
-			if !ok {
-				return fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
-			}
-			if s == "" {
-				// Every value begins with "": the partition key alone
-				// reads them all, but for the nodes a sparse index left
-				// out, which it cannot read.
-				if x != nil && x.sparse {
-					return m.sparseMiss(x, target)
-				}
-				break
-			}
-			op := "begins_with(%s, %s)"
-			if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
-				// The nodes exactly one level below have exactly this
-				// text: one equality instead of the subtree.
-				op = "%s = %s"
-			}
-			key = append(key, fmt.Sprintf(op, b.name(target.name), b.value(strAttr(s))))
-		case "band":
-			// A band of a closure's relative depths: each bound through
-			// the key's template (zero-padded text keeps the order). A
-			// band open above ends at the most the digits hold, which
-			// keeps the other entities of a node's partition out.
-			lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
-			hi := maxPadded(9)
-			if c.op == "BETWEEN" {
-				hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
-			}
-			if target.tmpl.width > 0 {
-				hi = min(hi, maxPadded(target.tmpl.width))
-			}
-			lov, ok := m.depthBound(target, lo)
-			if !ok || lo > hi {
-				return nil // no row is that deep
-			}
-			if c.op == ">=" && target.num {
-				key = append(key, rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}))
-				break
-			}
-			hiv, _ := m.depthBound(target, hi)
-			key = append(key, rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}))
-		default:
-			if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
-				return fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
-			}
-			vs := make([]string, len(c.vals))
-			for i, v := range c.vals {
-				vs[i] = b.value(in.Values[v])
-			}
-			key = append(key, rangeExpr(b.name(target.name), c.op, vs))
-		}
+	return exact
+}
+
+// keyCond is the clause c of the base's key condition on the model's key
+// that holds the attribute: "" when it needs no condition, and none when
+// no item can match (the Query is not sent).
+func (mr *modelReads) keyCond(c clause, in *layouts.QueryInput, q queryIndex, exact int, b *exprBuilder) (cond string, none bool, err error) {
+	m, x := mr.m, q.x
+	attr := in.Names[c.name]
+	target := q.pk
+	if attr == q.baseSK && attr != q.basePK {
+		target = q.sk
 	}
-	// A filter on a base attribute the model stores, as it is and
-	// projected, is kept; otherwise the base layout filters the items it
-	// is given (the path layouts check the depth band of each).
+	if target == nil {
+		return "", false, fmt.Errorf("layouts: model %s: no key for the %s layout's %s", m.name, m.baseName, strings.TrimPrefix(attr, modelPrivate))
+	}
+	ba := m.baseAttrs[attr]
+	op := c.op
+	if ba.canon == "RelativeDepth" && (op == "BETWEEN" || op == ">=") {
+		op = "band"
+	}
+	switch op {
+	case "=":
+		var v nodeVals
+		if !ba.tmpl.match(valueText(in.Values[c.vals[0]]), &v, m.delim) {
+			return "", false, fmt.Errorf("layouts: model %s: a key value does not read back through %s", m.name, ba.tmpl.text)
+		}
+		v.derive(false, m.shards)
+		s, ok := target.tmpl.render(&v, m.delim)
+		if !ok {
+			return "", false, fmt.Errorf("layouts: model %s: %s cannot be built from the %s layout's %s", m.name, target.name, m.baseName, ba.canon)
+		}
+		if s == "" {
+			// No item holds an empty key: a sparse index left
+			// these nodes out, and any other index has none.
+			if x != nil && x.sparse {
+				return "", false, m.sparseMiss(x, target)
+			}
+			return "", true, nil
+		}
+		return b.name(target.name) + " = " + b.value(m.value(target, s)), false, nil
+	case "begins_with":
+		text := valueText(in.Values[c.vals[0]])
+		ids := strings.Split(strings.TrimSuffix(text, m.delim), m.delim)
+		s, ok := target.tmpl.renderPrefix(ids, m.delim)
+		if !ok {
+			return "", false, fmt.Errorf("layouts: model %s: %s cannot be read with begins_with on the path", m.name, target.name)
+		}
+		if s == "" {
+			// Every value begins with "": the partition key alone
+			// reads them all, but for the nodes a sparse index left
+			// out, which it cannot read.
+			if x != nil && x.sparse {
+				return "", false, m.sparseMiss(x, target)
+			}
+			return "", false, nil
+		}
+		op := "begins_with(%s, %s)"
+		if exact == len(ids) && target.tmpl.parts[len(target.tmpl.parts)-1].ph == phInner {
+			// The nodes exactly one level below have exactly this
+			// text: one equality instead of the subtree.
+			op = "%s = %s"
+		}
+		return fmt.Sprintf(op, b.name(target.name), b.value(layouts.StringValue(s))), false, nil
+	case "band":
+		// A band of a closure's relative depths: each bound through
+		// the key's template (zero-padded text keeps the order). A
+		// band open above ends at the most the digits hold, which
+		// keeps the other entities of a node's partition out.
+		lo, _ := strconv.Atoi(valueText(in.Values[c.vals[0]]))
+		hi := maxPadded(9)
+		if c.op == "BETWEEN" {
+			hi, _ = strconv.Atoi(valueText(in.Values[c.vals[1]]))
+		}
+		if target.tmpl.width > 0 {
+			hi = min(hi, maxPadded(target.tmpl.width))
+		}
+		lov, ok := m.depthBound(target, lo)
+		if !ok || lo > hi {
+			return "", true, nil // no row is that deep
+		}
+		if c.op == ">=" && target.num {
+			return rangeExpr(b.name(target.name), ">=", []string{b.value(lov)}), false, nil
+		}
+		hiv, _ := m.depthBound(target, hi)
+		return rangeExpr(b.name(target.name), "BETWEEN", []string{b.value(lov), b.value(hiv)}), false, nil
+	default:
+		if !target.tmpl.bare() || !ba.tmpl.bare() || target.tmpl.parts[0].ph != ba.tmpl.parts[0].ph {
+			return "", false, fmt.Errorf("layouts: model %s: %s %s needs %s to be {%s} alone", m.name, ba.canon, c.op, target.name, ba.tmpl.uses()[0])
+		}
+		vs := make([]string, len(c.vals))
+		for i, v := range c.vals {
+			vs[i] = b.value(in.Values[v])
+		}
+		return rangeExpr(b.name(target.name), c.op, vs), false, nil
+	}
+}
+
+// filterConds are the base's filters the model keeps: a filter on a base
+// attribute the model stores, as it is and projected, is kept; otherwise
+// the base layout filters the items it is given (the path layouts check
+// the depth band of each). The type field keeps the model's items.
+func (mr *modelReads) filterConds(filters []clause, in *layouts.QueryInput, x *modelIndex, b *exprBuilder) []string {
+	m := mr.m
+	var filter []string
 	for _, f := range filters {
 		ba := m.baseAttrs[in.Names[f.name]]
 		var stored *modelAttr
@@ -408,21 +460,25 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 		filter = append(filter, rangeExpr(b.name(stored.name), f.op, vs))
 	}
 	if m.typeName != "" && x.projects(m.typeName, m) {
-		filter = append(filter, b.name(m.typeName)+" = "+b.value(strAttr(m.typeValue)))
+		filter = append(filter, b.name(m.typeName)+" = "+b.value(layouts.StringValue(m.typeValue)))
 	}
-	out := QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
-	if x != nil {
-		out.Index = x.name
-	}
-	return mr.r.Query(ctx, out, func(items []Item) error {
+	return filter
+}
+
+// wholeItems is the page function of the model's Query: the items found,
+// read whole when the index holds part of each, given to page as the
+// base's.
+func (mr *modelReads) wholeItems(ctx context.Context, x *modelIndex, page func(items []layouts.Item) error) func(items []layouts.Item) error {
+	m := mr.m
+	return func(items []layouts.Item) error {
 		if x != nil && x.projection != types.ProjectionTypeAll && (!m.closure || m.wholeRows(x)) {
 			// The index holds part of each item: read them whole.
-			keys := make([]Item, 0, len(items))
+			keys := make([]layouts.Item, 0, len(items))
 			for _, it := range items {
-				if m.Owner(MapView(it)) == "" {
+				if m.Owner(layouts.MapView(it)) == "" {
 					continue
 				}
-				k := Item{m.pk.name: it[m.pk.name]}
+				k := layouts.Item{m.pk.name: it[m.pk.name]}
 				if m.sk != nil {
 					k[m.sk.name] = it[m.sk.name]
 				}
@@ -438,7 +494,7 @@ func (mr *modelReads) Query(ctx context.Context, in QueryInput, page func(items 
 			return err
 		}
 		return page(bs)
-	})
+	}
 }
 
 // ErrSparseMiss marks a query that a sparse index cannot answer: the nodes

@@ -1,4 +1,4 @@
-package layouts_test
+package models_test
 
 import (
 	"context"
@@ -14,110 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
-
-// shippedModels are the model files fixtures/models holds.
-func shippedModels(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob("../fixtures/models/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped models: %v", err)
-	}
-	return files
-}
-
-// modelVariants are the shipped models and a few more that exercise the
-// templates: a number key, INCLUDE, adjacency as a base.
-var modelVariants = map[string]string{
-	"adjacency-typed": `{"layout": "adjacency", "type_field": {"name": "kind", "value": "folder"},
-		"table": {"partition_key": {"name": "pk", "template": "F#{id}"}, "sort_key": {"name": "sk", "template": "META#{id}"}},
-		"indexes": [{"name": "children", "serves": "ByParent",
-			"partition_key": {"name": "parent", "template": "F#{parent}"}, "sort_key": {"name": "pk", "template": "F#{id}"},
-			"projection": {"type": "INCLUDE", "non_key_attributes": ["name"]}}]}`,
-	"path-depth-n": `{"layout": "path", "delimiter": "/",
-		"table": {"partition_key": {"name": "nid", "template": "{id}"}},
-		"indexes": [{"name": "tree", "serves": "ByPath",
-			"partition_key": {"name": "T", "template": "T={root}"}, "sort_key": {"name": "P", "template": "/{path}"},
-			"projection": {"type": "KEYS_ONLY"}}],
-		"attributes": [{"name": "Lvl", "template": "{depth}", "type": "N"}]}`,
-	"path-include-own": `{"layout": "path", "type_field": {"name": "kind", "value": "N"},
-		"table": {"partition_key": {"name": "nid", "template": "{id}"}},
-		"indexes": [{"name": "tree", "serves": "ByPath",
-			"partition_key": {"name": "T", "template": "{root}"}, "sort_key": {"name": "P", "template": "{path}"},
-			"projection": {"type": "INCLUDE", "non_key_attributes": ["Lvl", "kind", "Up"]}}],
-		"attributes": [{"name": "Lvl", "template": "{depth}", "type": "N"}, {"name": "Up", "template": "{parent}", "absent_on_root": true}]}`,
-	// closure as a base: the relative depth as a number, every attribute
-	// projected, nothing copied to the ancestor rows, no type field.
-	"closure-n": `{"layout": "closure", "closure_copy": "none",
-		"table": {"partition_key": {"name": "nid", "template": "{id}"}, "sort_key": {"name": "rd", "template": "{relative_depth}", "type": "N"}},
-		"indexes": [{"name": "anc", "serves": "ByAncestor",
-			"partition_key": {"name": "a", "template": "{ancestor}"}, "sort_key": {"name": "rd", "template": "{relative_depth}", "type": "N"}}],
-		"attributes": [{"name": "p", "template": "P={parent}"}]}`,
-	// closure with the relative depth as 2-digit text, an index of the
-	// keys alone, some attributes copied, a type field, the ancestor twice
-	// and the relative depth as a number too.
-	"closure-keys-some": `{"layout": "closure", "relative_depth_digits": 2, "closure_copy": ["name", "meta"],
-		"type_field": {"name": "kind", "value": "row"},
-		"table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "UP#{relative_depth}"}},
-		"indexes": [{"name": "byanc", "serves": "ByAncestor",
-			"partition_key": {"name": "A", "template": "A#{ancestor}"}, "sort_key": {"name": "SK", "template": "UP#{relative_depth}"},
-			"projection": {"type": "KEYS_ONLY"}}],
-		"attributes": [{"name": "Up", "template": "{parent}"}, {"name": "Lvl", "template": "{relative_depth}", "type": "N"},
-			{"name": "Who", "template": "{ancestor}~{id}"}]}`,
-	// closure copying every attribute, read through an index that
-	// projects part of each row (the rows found are read whole), its
-	// sort key the depth as a number where the table's is 4-digit text.
-	"closure-include-all": `{"layout": "closure", "type_field": {"name": "kind", "value": "row"},
-		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "{relative_depth}"}},
-		"indexes": [{"name": "byanc", "serves": "ByAncestor",
-			"partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "L", "template": "{relative_depth}", "type": "N"},
-			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind", "Up"]}}],
-		"attributes": [{"name": "Up", "template": "{parent}", "absent_on_root": true}]}`,
-	// closure copying nothing, with an index projecting the type field:
-	// the keys the index holds are enough, and the nodes' own rows are
-	// read.
-	"closure-none-typed": `{"layout": "closure", "closure_copy": "none", "type_field": {"name": "kind", "value": "row"},
-		"table": {"partition_key": {"name": "PK", "template": "N/{id}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"}},
-		"indexes": [{"name": "byanc", "serves": "ByAncestor",
-			"partition_key": {"name": "A", "template": "N/{ancestor}"}, "sort_key": {"name": "SK", "template": "R/{relative_depth}"},
-			"projection": {"type": "INCLUDE", "non_key_attributes": ["kind"]}}],
-		"attributes": [{"name": "Up", "template": "N/{parent}"}]}`,
-	// prefix as a base: each of a node's two rows, by templates of its
-	// Key and Child.
-	"prefix-typed": `{"layout": "prefix", "delimiter": "/", "type_field": {"name": "kind", "value": "entry"},
-		"table": {"partition_key": {"name": "PK", "template": "DIR#{key}"}, "sort_key": {"name": "SK", "template": "E#{child}"}},
-		"attributes": [{"name": "Raw", "template": "{key}", "absent_on_root": true}]}`,
-	"prefix-plain": `{"layout": "prefix",
-		"table": {"partition_key": {"name": "K", "template": "{key}"}, "sort_key": {"name": "C", "template": "{child}"}}}`,
-	"sharded-3": `{"layout": "sharded-path", "shards": 3,
-		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
-		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
-			{"name": "bypath", "serves": "ByPath", "partition_key": {"name": "g", "template": "{root}~{shard}"}, "sort_key": {"name": "s", "template": "{path}"}}]}`,
-}
 
 // userIncludes are the models with an INCLUDE index naming an attribute of
 // the user's, whose Measure of index bytes is an upper bound.
 var userIncludes = map[string]bool{"adjacency-typed": true}
-
-func loadModels(t *testing.T) map[string]layouts.Layout {
-	out := map[string]layouts.Layout{}
-	for _, f := range shippedModels(t) {
-		l, err := layouts.LoadModel(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out[filepath.Base(f)] = l
-	}
-	for name, text := range modelVariants {
-		l, err := layouts.ParseModel(name+".json", []byte(text))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = l
-	}
-	return out
-}
 
 // rowsPerNode is how many items a model writes for a node at depth d: one,
 // or one a row for a closure base.
@@ -131,42 +35,21 @@ func rowsPerNode(name string, d int) int {
 	return 1
 }
 
-// modelForest is a random forest whose ids hold none of the text the
-// model's templates use to separate their parts (nor its delimiter).
-func modelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *forest {
-	f := randomForest(rng, 50, false)
-	ids := make([]string, len(f.nodes))
-	attrs := make([]transform.Attrs, len(f.nodes))
-	used := map[string]bool{}
-	for i, n := range f.nodes {
-		id := n.ID
-		for _, bad := range []string{l.Delimiter(), "#", "~", "="} {
-			id = strings.ReplaceAll(id, bad, "_")
-		}
-		for used[id] {
-			id += "+"
-		}
-		used[id] = true
-		ids[i], attrs[i] = id, n.Attrs
-	}
-	return newForest(ids, f.parents, attrs)
-}
-
 // TestModelConformance runs what the conformance suite checks of every
 // layout on every shipped model and the variants above: nodes → items →
 // nodes gives back the records, one item per node, no key twice, Measure
 // predicts the items, and the model's reading (Node, IsNode, NodeOf, Owner,
 // NodeFilter, every query and band, a missing node) answers as the forest.
 func TestModelConformance(t *testing.T) {
-	for name, l := range loadModels(t) {
+	for name, l := range layoutstest.LoadModels(t) {
 		t.Run(name, func(t *testing.T) {
 			for seed := range uint64(20) {
-				f := modelForest(t, l, rand.New(rand.NewPCG(seed, 9)))
+				f := layoutstest.ModelForest(t, l, rand.New(rand.NewPCG(seed, 9)))
 				spec := l.Table()
-				perNode := make([][]layouts.Item, len(f.nodes))
+				perNode := make([][]layouts.Item, len(f.Nodes))
 				var all []layouts.Item
 				total := layouts.NewMeasure(l)
-				for i, n := range f.nodes {
+				for i, n := range f.Nodes {
 					if err := l.Items(n, func(it layouts.Item) { perNode[i] = append(perNode[i], it) }); err != nil {
 						t.Fatalf("Items(%q): %v", n.ID, err)
 					}
@@ -175,10 +58,10 @@ func TestModelConformance(t *testing.T) {
 					}
 					var recs []transform.Record
 					for _, it := range perNode[i] {
-						checkKeyTypes(t, spec, it)
+						layoutstest.CheckKeyTypes(t, spec, it)
 						rec, ok, err := l.Node(it)
 						if err != nil {
-							t.Fatalf("Node(%s): %v", ddbJSON(it), err)
+							t.Fatalf("Node(%s): %v", layoutstest.DDBJSON(it), err)
 						}
 						if ok {
 							recs = append(recs, rec)
@@ -187,12 +70,12 @@ func TestModelConformance(t *testing.T) {
 					if len(recs) != 1 {
 						t.Fatalf("node %q: Node found %d records among its items, want 1", n.ID, len(recs))
 					}
-					if rec := recs[0]; rec.ID != n.ID || rec.Parent != n.Parent || !sameAttrs(rec.Attrs, n.Attrs) {
+					if rec := recs[0]; rec.ID != n.ID || rec.Parent != n.Parent || !layoutstest.SameAttrs(rec.Attrs, n.Attrs) {
 						t.Fatalf("round trip of %q: got %q parent %q attrs %v", n.ID, rec.ID, rec.Parent, rec.Attrs)
 					}
 					m := layouts.NewMeasure(l)
-					l.Measure(f.statsFor(l, i), m)
-					want := measureItems(spec, perNode[i])
+					l.Measure(f.StatsFor(l, i), m)
+					want := layoutstest.MeasureItems(spec, perNode[i])
 					// An index that INCLUDEs attributes of the user's
 					// counts them all (Stats has only their sum): an upper
 					// bound, by at most the node's other attributes.
@@ -209,7 +92,7 @@ func TestModelConformance(t *testing.T) {
 					all = append(all, perNode[i]...)
 				}
 				// The largest collections are exact.
-				actual := measureItems(spec, all)
+				actual := layoutstest.MeasureItems(spec, all)
 				for k := range actual.Collections {
 					// sharded-path's is the even share of a tree's shards.
 					if name == "sharded-3" && k == 2 {
@@ -223,12 +106,12 @@ func TestModelConformance(t *testing.T) {
 				for _, it := range all {
 					k := layouts.KeyOf(spec, it)
 					if seen[k] {
-						t.Fatalf("key written twice: %s", ddbJSON(it))
+						t.Fatalf("key written twice: %s", layoutstest.DDBJSON(it))
 					}
 					seen[k] = true
 				}
-				checkReading(t, l, f, perNode)
-				checkCosts(t, l, f, perNode)
+				layoutstest.CheckReading(t, l, f, perNode)
+				layoutstest.CheckCosts(t, l, f, perNode)
 			}
 		})
 	}
@@ -266,7 +149,7 @@ func TestShippedModelRows(t *testing.T) {
 	}
 	for k, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%d", tc.file, strings.Join(tc.path, ">"), k), func(t *testing.T) {
-			l, err := layouts.LoadModel("../fixtures/models/" + tc.file)
+			l, err := models.LoadModel("../fixtures/models/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,12 +160,12 @@ func TestShippedModelRows(t *testing.T) {
 			}
 			n := &transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"name": s("x")}}, Depth: len(tc.path) - 1, Path: tc.path}
 			var items []string
-			if err := l.Items(n, func(it layouts.Item) { items = append(items, ddbJSON(it)) }); err != nil {
+			if err := l.Items(n, func(it layouts.Item) { items = append(items, layoutstest.DDBJSON(it)) }); err != nil {
 				t.Fatal(err)
 			}
 			tc.want["name"] = s("x")
-			if len(items) != rowsPerNode(tc.file, n.Depth) || !slices.Contains(items, ddbJSON(tc.want)) {
-				t.Fatalf("items\n got  %s\n want %s among them", strings.Join(items, "\n      "), ddbJSON(tc.want))
+			if len(items) != rowsPerNode(tc.file, n.Depth) || !slices.Contains(items, layoutstest.DDBJSON(tc.want)) {
+				t.Fatalf("items\n got  %s\n want %s among them", strings.Join(items, "\n      "), layoutstest.DDBJSON(tc.want))
 			}
 		})
 	}
@@ -295,7 +178,7 @@ func TestModelErrors(t *testing.T) {
 	const closureNoParent = `"table": {"partition_key": {"name": "PK", "template": "N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
 		"indexes": [{"name": "GSI1", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "A#{ancestor}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}]`
 	const closureOK = closureNoParent + `, "attributes": [{"name": "Up", "template": "{parent}"}]`
-	if _, err := layouts.ParseModel("m.json", []byte(`{"layout": "closure", `+closureOK+`}`)); err != nil {
+	if _, err := models.ParseModel("m.json", []byte(`{"layout": "closure", `+closureOK+`}`)); err != nil {
 		t.Fatalf("the closure model the cases below break: %v", err)
 	}
 	tests := []struct {
@@ -359,8 +242,8 @@ func TestModelErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := layouts.ParseModel("m.json", []byte(tc.text))
-			var me *layouts.ModelError
+			_, err := models.ParseModel("m.json", []byte(tc.text))
+			var me *models.ModelError
 			if !errors.As(err, &me) {
 				t.Fatalf("err = %v, want a *ModelError", err)
 			}
@@ -374,7 +257,7 @@ func TestModelErrors(t *testing.T) {
 // An id holding text that separates a template's parts is refused, as a
 // delimiter in an id is.
 func TestModelAmbiguousID(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err := models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +275,7 @@ func TestModelAmbiguousID(t *testing.T) {
 
 // Foreign items of a single table are never nodes, never owned.
 func TestModelForeignItems(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	l, err := models.LoadModel("../fixtures/models/single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,10 +286,10 @@ func TestModelForeignItems(t *testing.T) {
 		{"PK": s("NODE#CM4"), "SK": s("NODE#CM4"), "note": s("no type")},
 	} {
 		if rec, ok, err := l.Node(it); ok || err != nil {
-			t.Errorf("Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+			t.Errorf("Node(%s) = %v, %v, %v; want not a node", layoutstest.DDBJSON(it), rec, ok, err)
 		}
-		if l.IsNode(layouts.MapView(it)) || !layouts.Foreign(l, layouts.MapView(it)) {
-			t.Errorf("IsNode/Foreign(%s) say a node", ddbJSON(it))
+		if l.IsNode(layouts.MapView(it)) || !models.Foreign(l, layouts.MapView(it)) {
+			t.Errorf("IsNode/Foreign(%s) say a node", layoutstest.DDBJSON(it))
 		}
 	}
 	// Carries the type field but does not read back: an error with the item.
@@ -418,7 +301,7 @@ func TestModelForeignItems(t *testing.T) {
 	// A closure model: the other entities, in a node's partition and in
 	// its ancestor's partition of GSI1, are neither nodes nor rows; an
 	// ancestor row is the model's, but holds no node.
-	cl, err := layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	cl, err := models.LoadModel("../fixtures/models/closure-single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,14 +311,14 @@ func TestModelForeignItems(t *testing.T) {
 		{"PK": s("USER#ann"), "SK": s("USER#ann"), "_type": s("User")},
 	} {
 		if rec, ok, err := cl.Node(it); ok || err != nil {
-			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", ddbJSON(it), rec, ok, err)
+			t.Errorf("closure model: Node(%s) = %v, %v, %v; want not a node", layoutstest.DDBJSON(it), rec, ok, err)
 		}
-		if cl.IsNode(layouts.MapView(it)) || !layouts.Foreign(cl, layouts.MapView(it)) || layouts.CheckItem(cl, it) != nil {
-			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", ddbJSON(it))
+		if cl.IsNode(layouts.MapView(it)) || !models.Foreign(cl, layouts.MapView(it)) || models.CheckItem(cl, it) != nil {
+			t.Errorf("closure model: IsNode/Foreign/CheckItem(%s) say a row", layoutstest.DDBJSON(it))
 		}
 	}
 	row := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}
-	if _, ok, err := cl.Node(row); ok || err != nil || cl.IsNode(layouts.MapView(row)) || layouts.Foreign(cl, layouts.MapView(row)) || cl.Owner(layouts.MapView(row)) != "CM4" {
+	if _, ok, err := cl.Node(row); ok || err != nil || cl.IsNode(layouts.MapView(row)) || models.Foreign(cl, layouts.MapView(row)) || cl.Owner(layouts.MapView(row)) != "CM4" {
 		t.Errorf("closure model: an ancestor row is the model's, of CM4, and no node: Node %v %v", ok, err)
 	}
 	badRow := layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#1"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2")}
@@ -453,11 +336,11 @@ func TestClosureModelDepthDigits(t *testing.T) {
 		"table": {"partition_key": {"name": "PK", "template": "{id}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}},
 		"indexes": [{"name": "GSI", "serves": "ByAncestor", "partition_key": {"name": "A", "template": "{ancestor}"}, "sort_key": {"name": "SK", "template": "R{relative_depth}"}}],
 		"attributes": [{"name": "Up", "template": "{parent}"}]}`
-	l, err := layouts.ParseModel("two-digits.json", []byte(text))
+	l, err := models.ParseModel("two-digits.json", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	numeric, err := layouts.ParseModel("numeric.json", []byte(strings.ReplaceAll(text, `"template": "R{relative_depth}"`, `"template": "{relative_depth}", "type": "N"`)))
+	numeric, err := models.ParseModel("numeric.json", []byte(strings.ReplaceAll(text, `"template": "R{relative_depth}"`, `"template": "{relative_depth}", "type": "N"`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +384,7 @@ func TestClosureModelDepthDigits(t *testing.T) {
 		t.Fatalf("Items at depth 101 of a number key: %v", err)
 	}
 	// Bands as ranges of text: R09 sorts before R10 only zero-padded.
-	table := newMemTable(l.Table(), all, 4)
+	table := layoutstest.NewMemTable(l.Table(), all, 4)
 	ctx := context.Background()
 	for _, c := range []struct {
 		q    layouts.Request
@@ -535,7 +418,7 @@ func TestModelFilesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range shippedModels(t) {
+	for _, f := range layoutstest.ShippedModels(t) {
 		if !strings.Contains(string(doc), "fixtures/models/"+filepath.Base(f)) {
 			t.Errorf("docs/MODELS.md does not show %s", f)
 		}
@@ -552,7 +435,7 @@ func TestModelFilesDocumented(t *testing.T) {
 // ("TREE#CM1", not the base's "CM1"), so that the dry run's projected load
 // time names the key to look at.
 func TestModelMeasureNamesHotKeys(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/single-table.json")
+	l, err := models.LoadModel("../fixtures/models/single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +450,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("hot keys %q, want %q", got, want)
 	}
 	// sharded: the first and the last shard's values.
-	l, err = layouts.ParseModel("sharded-3.json", []byte(modelVariants["sharded-3"]))
+	l, err = models.ParseModel("sharded-3.json", []byte(layoutstest.ModelVariants["sharded-3"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +460,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("sharded-3: hot keys %q, want %q", got, want)
 	}
 	// one shard: its value alone (the base said "CM1#1…CM1#1").
-	l, err = layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err = models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +470,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 		t.Errorf("aws-components: hot keys %q, want %q", got, want)
 	}
 	// closure: a node's rows in the table, its subtree's in GSI1.
-	l, err = layouts.LoadModel("../fixtures/models/closure-single-table.json")
+	l, err = models.LoadModel("../fixtures/models/closure-single-table.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +482,7 @@ func TestModelMeasureNamesHotKeys(t *testing.T) {
 }
 
 func TestModelMeasureProjectedIndexBytes(t *testing.T) {
-	l, err := layouts.LoadModel("../fixtures/models/aws-components.json")
+	l, err := models.LoadModel("../fixtures/models/aws-components.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -632,7 +515,7 @@ func TestModelMeasureProjectedIndexBytes(t *testing.T) {
 		if err := l.Items(c.node, func(it layouts.Item) { items = append(items, it) }); err != nil {
 			t.Fatal(err)
 		}
-		if got := measureItems(l.Table(), items); got.Bytes != c.item || got.IndexBytes != c.idx {
+		if got := layoutstest.MeasureItems(l.Table(), items); got.Bytes != c.item || got.IndexBytes != c.idx {
 			t.Errorf("%s: its item is %d bytes with %d in the indexes; want %d, %d", c.stats.ID, got.Bytes, got.IndexBytes, c.item, c.idx)
 		}
 		if m.StoredBytes() != c.item+c.idx || m.StoredItems() != 1+c.indexes {

@@ -1,4 +1,4 @@
-package layouts
+package models
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -124,7 +125,7 @@ func (x *modelIndex) projects(name string, m *modelLayout) bool {
 // modelLayout is a table model as a Layout.
 type modelLayout struct {
 	name, file string
-	base       Layout // with private attribute names (modelPrivate)
+	base       layouts.Layout // with private attribute names (modelPrivate)
 	baseName   string
 	delim      string
 	shards     int
@@ -133,15 +134,15 @@ type modelLayout struct {
 
 	pk, sk  *modelAttr
 	indexes []*modelIndex
-	keys    []modelKey   // every key of the table and its indexes
-	spec    TableSpec    // Table(), built once for Items' CheckKeys
-	attrs   []*modelAttr // every attribute, each once
+	keys    []modelKey        // every key of the table and its indexes
+	spec    layouts.TableSpec // Table(), built once for Items' CheckKeys
+	attrs   []*modelAttr      // every attribute, each once
 	byName  map[string]*modelAttr
 
 	// baseAttrs maps the base's private attribute names to their
 	// canonical templates; baseIndex maps its index names to their keys.
 	baseAttrs map[string]baseAttr
-	baseTable TableSpec
+	baseTable layouts.TableSpec
 	seps      []string // text no id may hold
 
 	// closure's: digits is the width of {relative_depth} in a text
@@ -161,7 +162,23 @@ type baseAttr struct {
 	num   bool
 }
 
-var _ Layout = (*modelLayout)(nil)
+var _ layouts.Model = (*modelLayout)(nil)
+
+// Base is the layout the model's items are the items of.
+func (m *modelLayout) Base() layouts.Layout { return m.base }
+
+// CheckNode returns what is wrong with the node's ids, depth and key
+// values under the model, for layouts.Check.
+func (m *modelLayout) CheckNode(s *transform.Stats) []error {
+	var errs []error
+	if err := m.checkIDs([]string{s.ID}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkDepth(s.Depth); err != nil {
+		errs = append(errs, err)
+	}
+	return append(errs, m.emptyKeys(s)...)
+}
 
 // modelPrivate prefixes the base layout's attribute names inside a model:
 // the base's items never reach a table, and the prefix keeps its names
@@ -170,11 +187,11 @@ const modelPrivate = "\x00"
 
 // canonTemplates are the templates of the base layouts' attributes.
 var canonTemplates = map[string]map[string]string{
-	PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
-	ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
-	AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
-	ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
-	PrefixName:    {"Key": "{key}", "Child": "{child}"},
+	layouts.PathName:      {"Id": "{id}", "ParentId": "{parent}", "TreeId": "{root}", "Path": "{path}", "Depth": "{depth}"},
+	layouts.ShardedName:   {"Id": "{id}", "ParentId": "{parent}", "GraphId": "{root}#{shard}", "Path": "{path}", "Depth": "{depth}"},
+	layouts.AdjacencyName: {"Id": "{id}", "ParentId": "{parent}"},
+	layouts.ClosureName:   {"Id": "{id}", "RelativeDepth": "{relative_depth}", "AncestorId": "{ancestor}", "ParentId": "{parent}"},
+	layouts.PrefixName:    {"Key": "{key}", "Child": "{child}"},
 }
 
 // basePlaceholders are the placeholders a base layout's items hold:
@@ -182,15 +199,15 @@ var canonTemplates = map[string]map[string]string{
 // layouts' items none of closure's.
 func basePlaceholders(layout string) []string {
 	switch layout {
-	case ClosureName:
+	case layouts.ClosureName:
 		return []string{phID, phParent, phAncestor, phRelDepth}
-	case PrefixName:
+	case layouts.PrefixName:
 		return []string{phKey, phChild}
-	case AdjacencyName:
+	case layouts.AdjacencyName:
 		return []string{phID, phParent}
 	}
 	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
-	if layout == ShardedName {
+	if layout == layouts.ShardedName {
 		ps = append(ps, phShard)
 	}
 	return ps
@@ -220,11 +237,11 @@ func (e *ModelError) Error() string {
 func (e *ModelError) Unwrap() error { return e.Err }
 
 // IsModel reports whether l is a table model rather than a layout.
-func IsModel(l Layout) bool { _, ok := l.(*modelLayout); return ok }
+func IsModel(l layouts.Layout) bool { _, ok := l.(*modelLayout); return ok }
 
 // FitHint is what to check when a table's items do not fit l: the flag
 // that chose it, and what else shapes its items.
-func FitHint(l Layout) string {
+func FitHint(l layouts.Layout) string {
 	if m, ok := l.(*modelLayout); ok {
 		return fmt.Sprintf("is --model %s the model the table was written with?", m.file)
 	}
@@ -233,7 +250,7 @@ func FitHint(l Layout) string {
 
 // LoadModel reads and checks the model file at path. Every problem is a
 // *ModelError naming the file and the field.
-func LoadModel(path string) (Layout, error) {
+func LoadModel(path string) (layouts.Layout, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ModelError{File: path, Err: err}
@@ -242,10 +259,36 @@ func LoadModel(path string) (Layout, error) {
 }
 
 // ParseModel is LoadModel of a file's bytes; file names it in errors.
-func ParseModel(file string, data []byte) (Layout, error) {
-	fail := func(field, format string, args ...any) error {
-		return &ModelError{File: file, Field: field, Err: fmt.Errorf(format, args...)}
+func ParseModel(file string, data []byte) (layouts.Layout, error) {
+	p := &modelParser{file: file}
+	mj, err := p.decode(data)
+	if err != nil {
+		return nil, err
 	}
+	p.mj = &mj
+	for _, step := range []func() error{p.base, p.tableKeys, p.indexes, p.finish} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return p.m, nil
+}
+
+// modelParser is ParseModel at work: the model's JSON, and the model
+// built from it step by step, each step checking its part.
+type modelParser struct {
+	file string
+	mj   *modelJSON
+	m    *modelLayout
+}
+
+// fail is a *ModelError naming the file and the field.
+func (p *modelParser) fail(field, format string, args ...any) error {
+	return &ModelError{File: p.file, Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// decode reads the model's one JSON object, refusing unknown fields.
+func (p *modelParser) decode(data []byte) (modelJSON, error) {
 	var mj modelJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -253,69 +296,77 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return nil, fail("", "line %d: %v", line, err)
+			return mj, p.fail("", "line %d: %v", line, err)
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return nil, fail(strings.Trim(f, `"`), "unknown field: remove it, or check its spelling against docs/MODELS.md")
+			return mj, p.fail(strings.Trim(f, `"`), "unknown field: remove it, or check its spelling against docs/MODELS.md")
 		}
-		return nil, fail("", "%v", err)
+		return mj, p.fail("", "%v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fail("", "text after the model's JSON object: a file holds one model")
+		return mj, p.fail("", "text after the model's JSON object: a file holds one model")
 	}
-	m := &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	return mj, nil
+}
+
+// base checks the model's name and builds its base layout, under private
+// attribute names, with the options the base takes.
+func (p *modelParser) base() error {
+	fail, mj, file := p.fail, p.mj, p.file
+	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	m := p.m
 	if m.name == "" {
 		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
 	if !modelName.MatchString(m.name) {
-		return nil, fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
+		return fail("name", "%q: a model's name is 1 to 200 letters, digits, '_', '-' or '.' (it goes into table names and messages)", m.name)
 	}
 	canon, ok := canonTemplates[mj.Layout]
 	if !ok {
-		return nil, fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
-			mj.Layout, PathName, ShardedName, AdjacencyName, ClosureName, PrefixName)
+		return fail("layout", "%q cannot be a model's base layout: choose one of %s, %s, %s, %s or %s",
+			mj.Layout, layouts.PathName, layouts.ShardedName, layouts.AdjacencyName, layouts.ClosureName, layouts.PrefixName)
 	}
 	m.baseName = mj.Layout
-	m.closure = mj.Layout == ClosureName
-	m.prefix = mj.Layout == PrefixName
+	m.closure = mj.Layout == layouts.ClosureName
+	m.prefix = mj.Layout == layouts.PrefixName
 	renames := map[string]string{}
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
-	opts := Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
 	if m.closure {
 		if mj.Delimiter != "" {
-			return nil, fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
+			return fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
 		}
 		m.digits = DefaultRelativeDepthDigits
 		if mj.RelativeDepthDigits != 0 {
 			if mj.RelativeDepthDigits < 1 || mj.RelativeDepthDigits > 9 {
-				return nil, fail("relative_depth_digits", "%d: give 1 to 9, the digits {relative_depth} is written with in a text value", mj.RelativeDepthDigits)
+				return fail("relative_depth_digits", "%d: give 1 to 9, the digits {relative_depth} is written with in a text value", mj.RelativeDepthDigits)
 			}
 			m.digits = mj.RelativeDepthDigits
 		}
 		cc, err := parseClosureCopy(mj.ClosureCopy)
 		if err != nil {
-			return nil, fail("closure_copy", "%v", err)
+			return fail("closure_copy", "%v", err)
 		}
 		opts.ClosureCopy = cc
 	} else {
 		if mj.RelativeDepthDigits != 0 {
-			return nil, fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
+			return fail("relative_depth_digits", "only the closure base has {relative_depth}; remove it")
 		}
 		if len(mj.ClosureCopy) > 0 {
-			return nil, fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
+			return fail("closure_copy", "only the closure base has ancestor rows to copy attributes to; remove it")
 		}
 	}
-	if mj.Layout == ShardedName && mj.Shards == 0 {
-		return nil, fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
+	if mj.Layout == layouts.ShardedName && mj.Shards == 0 {
+		return fail("shards", "the sharded-path base needs its shard count: give \"shards\": S (the table's GraphId ends in #1 … #S)")
 	}
-	if mj.Layout != ShardedName && mj.Shards != 0 {
-		return nil, fail("shards", "only the sharded-path base has shards; remove it")
+	if mj.Layout != layouts.ShardedName && mj.Shards != 0 {
+		return fail("shards", "only the sharded-path base has shards; remove it")
 	}
-	base, err := New(mj.Layout, opts)
+	base, err := layouts.New(mj.Layout, opts)
 	if err != nil {
-		return nil, fail("layout", "%v", err)
+		return fail("layout", "%v", err)
 	}
 	m.base, m.delim = base, base.Delimiter()
 	m.shards = mj.Shards
@@ -323,93 +374,105 @@ func ParseModel(file string, data []byte) (Layout, error) {
 	for c, text := range canon {
 		t, err := parseTemplate(text)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.baseAttrs[modelPrivate+c] = baseAttr{canon: c, tmpl: t, num: c == "Depth" || c == "RelativeDepth"}
 	}
 
-	// The attributes, wherever they are declared.
-	attr := func(field string, a *attributeJSON) (*modelAttr, error) {
-		if a == nil {
-			return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
-		}
-		switch {
-		case a.Name == "" || len(a.Name) > maxAttrNameBytes:
-			return nil, fail(field+".name", "an attribute name is 1 to %d bytes", maxAttrNameBytes)
-		case strings.HasPrefix(a.Name, modelPrivate):
-			return nil, fail(field+".name", "an attribute name may not start with a NUL character")
-		}
-		t, err := parseTemplate(a.Template)
-		if err != nil {
-			return nil, fail(field+".template", "%v", err)
-		}
-		ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
-		switch a.Type {
-		case "", "S":
-		case "N":
-			if !t.bare() || (!t.has(phDepth) && !t.has(phShard) && !t.has(phRelDepth)) {
-				return nil, fail(field+".type", "N fits a template that is {depth}, {shard} or {relative_depth} alone; %q is text, so make it S", a.Template)
-			}
-			ma.num = true
-		default:
-			return nil, fail(field+".type", "%q: want S or N", a.Type)
-		}
-		own := basePlaceholders(m.baseName)
-		for _, ph := range t.uses() {
-			switch {
-			case ph == phShard && m.shards == 0:
-				return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
-			case (ph == phAncestor || ph == phRelDepth) && !m.closure:
-				return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			case (ph == phKey || ph == phChild) && !m.prefix:
-				return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph) && m.prefix:
-				return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph) && m.baseName == AdjacencyName:
-				// Its items are read one by one, by id and parent: nothing
-				// could read a path back, and a move would leave the one
-				// its subtree's items hold behind.
-				return nil, fail(field+".template", "{%s} is not a part of the adjacency base's items, which hold a node's id and parent alone: a table that keeps a node's root, path or depth is a path table (\"layout\": \"path\", with its \"delimiter\"); or use {%s}", ph, strings.Join(own, "}, {"))
-			case !slices.Contains(own, ph):
-				return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
-			}
-		}
-		if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
-			// A Key holds the delimiter and ids, a Child an id or the
-			// delimiter: text after either could be in it.
-			return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
-		}
-		if t.has(phRelDepth) && !ma.num {
-			t.width = m.digits
-			ma.tmpl = t
-		}
-		if prev, ok := m.byName[a.Name]; ok {
-			if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
-				return nil, fail(field, "attribute %q is declared again with another template or type than at %s (%q): one attribute has one value; give it the same declaration or another name",
-					a.Name, prev.where, prev.tmpl.text)
-			}
-			return prev, nil
-		}
-		m.byName[a.Name] = ma
-		m.attrs = append(m.attrs, ma)
-		return ma, nil
+	return nil
+}
+
+// attr is the attribute declared at field: its name, template and type,
+// checked against the base's parts; an attribute declared twice the same
+// way is the same attribute.
+func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
+	fail, m := p.fail, p.m
+	if a == nil {
+		return nil, fail(field, "missing: give {\"name\": …, \"template\": …}")
 	}
-	if m.pk, err = attr("table.partition_key", mj.Table.PartitionKey); err != nil {
-		return nil, err
+	switch {
+	case a.Name == "" || len(a.Name) > layouts.MaxAttrNameBytes:
+		return nil, fail(field+".name", "an attribute name is 1 to %d bytes", layouts.MaxAttrNameBytes)
+	case strings.HasPrefix(a.Name, modelPrivate):
+		return nil, fail(field+".name", "an attribute name may not start with a NUL character")
+	}
+	t, err := parseTemplate(a.Template)
+	if err != nil {
+		return nil, fail(field+".template", "%v", err)
+	}
+	ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
+	switch a.Type {
+	case "", "S":
+	case "N":
+		if !t.bare() || (!t.has(phDepth) && !t.has(phShard) && !t.has(phRelDepth)) {
+			return nil, fail(field+".type", "N fits a template that is {depth}, {shard} or {relative_depth} alone; %q is text, so make it S", a.Template)
+		}
+		ma.num = true
+	default:
+		return nil, fail(field+".type", "%q: want S or N", a.Type)
+	}
+	own := basePlaceholders(m.baseName)
+	for _, ph := range t.uses() {
+		switch {
+		case ph == phShard && m.shards == 0:
+			return nil, fail(field+".template", "{shard} needs the sharded-path base layout")
+		case (ph == phAncestor || ph == phRelDepth) && !m.closure:
+			return nil, fail(field+".template", "{%s} is a part of the closure base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		case (ph == phKey || ph == phChild) && !m.prefix:
+			return nil, fail(field+".template", "{%s} is a part of the prefix base's rows; the %s base's items do not have it: use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph) && m.prefix:
+			return nil, fail(field+".template", "{%s} is not a part of the prefix base's rows, which are read by their Key and Child alone: use {%s}", ph, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph) && m.baseName == layouts.AdjacencyName:
+			// Its items are read one by one, by id and parent: nothing
+			// could read a path back, and a move would leave the one
+			// its subtree's items hold behind.
+			return nil, fail(field+".template", "{%s} is not a part of the adjacency base's items, which hold a node's id and parent alone: a table that keeps a node's root, path or depth is a path table (\"layout\": \"path\", with its \"delimiter\"); or use {%s}", ph, strings.Join(own, "}, {"))
+		case !slices.Contains(own, ph):
+			return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
+		}
+	}
+	if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+		// A Key holds the delimiter and ids, a Child an id or the
+		// delimiter: text after either could be in it.
+		return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
+	}
+	if t.has(phRelDepth) && !ma.num {
+		t.width = m.digits
+		ma.tmpl = t
+	}
+	if prev, ok := m.byName[a.Name]; ok {
+		if prev.tmpl.text != ma.tmpl.text || prev.num != ma.num || prev.absentOnRoot != ma.absentOnRoot {
+			return nil, fail(field, "attribute %q is declared again with another template or type than at %s (%q): one attribute has one value; give it the same declaration or another name",
+				a.Name, prev.where, prev.tmpl.text)
+		}
+		return prev, nil
+	}
+	m.byName[a.Name] = ma
+	m.attrs = append(m.attrs, ma)
+	return ma, nil
+}
+
+// tableKeys checks the table's keys: what each base needs of them, and
+// that a node's key is built from its id.
+func (p *modelParser) tableKeys() error {
+	fail, m, mj := p.fail, p.m, p.mj
+	var err error
+	if m.pk, err = p.attr("table.partition_key", mj.Table.PartitionKey); err != nil {
+		return err
 	}
 	if mj.Table.SortKey != nil {
-		if m.sk, err = attr("table.sort_key", mj.Table.SortKey); err != nil {
-			return nil, err
+		if m.sk, err = p.attr("table.sort_key", mj.Table.SortKey); err != nil {
+			return err
 		}
 	}
 	if m.closure {
 		// The table holds a node's rows under its id, one a relative
 		// depth: ancestors are Id = X AND RelativeDepth in a band.
 		if m.sk == nil {
-			return nil, fail("table.sort_key", "the closure base keeps a node's rows under its id, one a relative depth: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"")
+			return fail("table.sort_key", "the closure base keeps a node's rows under its id, one a relative depth: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"")
 		}
 		if err := m.depthKey(m.sk); err != nil {
-			return nil, fail(m.sk.where+".template", "%v", err)
+			return fail(m.sk.where+".template", "%v", err)
 		}
 	}
 	if m.prefix {
@@ -417,11 +480,11 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		// node's children is one partition.
 		switch {
 		case !m.pk.tmpl.has(phKey):
-			return nil, fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
+			return fail("table.partition_key.template", "the prefix base keys a row by its Key: build the partition key from {key}, such as \"DIR#{key}\"")
 		case m.sk == nil || !m.sk.tmpl.has(phChild):
-			return nil, fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
+			return fail("table.sort_key", "the prefix base sorts a listing by its Child: give a sort key built from {child}, such as \"C#{child}\"")
 		case m.pk.absentOnRoot || m.sk.absentOnRoot:
-			return nil, fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
+			return fail("table", "a table key is on every row, a root's too: it cannot be absent on roots")
 		}
 	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
@@ -429,109 +492,135 @@ func ParseModel(file string, data []byte) (Layout, error) {
 			continue
 		}
 		if k.absentOnRoot || k.tmpl.has(phParent) {
-			return nil, fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
+			return fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
 		}
 		for _, ph := range k.tmpl.uses() {
 			if ph != phID {
-				return nil, fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
+				return fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
 			}
 		}
 	}
 	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
-		return nil, fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
+		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
 
-	baseIndex := map[string]IndexSpec{}
+	return nil
+}
+
+// indexes checks each index against the base index it serves: its keys
+// are built from the parts the base's queries name; and that every index
+// the base queries is declared.
+func (p *modelParser) indexes() error {
+	fail, m, mj := p.fail, p.m, p.mj
+	baseIndex := map[string]layouts.IndexSpec{}
 	for _, x := range m.baseTable.Indexes {
 		baseIndex[x.Name] = x
 	}
-	for i, xj := range mj.Indexes {
-		field := fmt.Sprintf("indexes[%d]", i)
-		x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
-		if !IsTableName(x.name) {
-			return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
-		}
-		bx, ok := baseIndex[x.serves]
-		if !ok && len(baseIndex) == 0 {
-			return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
-		}
-		if !ok {
-			names := slices.Sorted(mapsKeys(baseIndex))
-			return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
-		}
-		for _, o := range m.indexes {
-			if o.name == x.name {
-				return nil, fail(field+".name", "index %q is declared twice", x.name)
-			}
-			if o.serves == x.serves {
-				return nil, fail(field+".serves", "indexes %q and %q both serve %s: one index serves each", o.name, x.name, x.serves)
-			}
-		}
-		if x.pk, err = attr(field+".partition_key", xj.PartitionKey); err != nil {
-			return nil, err
-		}
-		if xj.SortKey != nil {
-			if x.sk, err = attr(field+".sort_key", xj.SortKey); err != nil {
-				return nil, err
-			}
-		}
-		// The partition key is what the base's queries name: it must be
-		// built from exactly the parts of the base's.
-		want := m.baseAttrs[bx.PK.Name].tmpl.uses()
-		if got := x.pk.tmpl.uses(); !sameSet(got, want) {
-			return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
-				x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
-		}
-		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "RelativeDepth" {
-			if x.sk == nil {
-				return nil, fail(field+".sort_key", "%s is queried by {ancestor} and a band of {relative_depth}: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"", x.serves)
-			}
-			if err := m.depthKey(x.sk); err != nil {
-				return nil, fail(x.sk.where+".template", "%v", err)
-			}
-			if x.pk.absentOnRoot || x.sk.absentOnRoot {
-				return nil, fail(field, "%s holds every row, a root's own too: its keys cannot be absent on roots", x.serves)
-			}
-		}
-		if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
-			if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
-				return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
-			}
-		}
-		switch p := xj.Projection; {
-		case p == nil || p.Type == "ALL":
-			x.projection = types.ProjectionTypeAll
-		case p.Type == "KEYS_ONLY":
-			x.projection = types.ProjectionTypeKeysOnly
-		case p.Type == "INCLUDE":
-			if len(p.NonKeyAttributes) == 0 {
-				return nil, fail(field+".projection.non_key_attributes", "INCLUDE needs the attributes it projects")
-			}
-			x.projection, x.include = types.ProjectionTypeInclude, p.NonKeyAttributes
-		default:
-			return nil, fail(field+".projection.type", "%q: want ALL, KEYS_ONLY or INCLUDE", p.Type)
-		}
-		if p := xj.Projection; p != nil && p.Type != "INCLUDE" && len(p.NonKeyAttributes) > 0 {
-			return nil, fail(field+".projection.non_key_attributes", "only INCLUDE takes a list of attributes")
+	for i := range mj.Indexes {
+		x, err := p.index(fmt.Sprintf("indexes[%d]", i), &mj.Indexes[i], baseIndex)
+		if err != nil {
+			return err
 		}
 		m.indexes = append(m.indexes, x)
 	}
-	for _, need := range map[string][]string{PathName: {"ByPath"}, ShardedName: {"ByPath"}, AdjacencyName: {"ByParent"}, ClosureName: {"ByAncestor"}}[m.baseName] {
+	for _, need := range map[string][]string{layouts.PathName: {"ByPath"}, layouts.ShardedName: {"ByPath"}, layouts.AdjacencyName: {"ByParent"}, layouts.ClosureName: {"ByAncestor"}}[m.baseName] {
 		if m.index(need) == nil {
-			return nil, fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
+			return fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
 	}
-	for i := range mj.Attributes {
-		if _, err := attr(fmt.Sprintf("attributes[%d]", i), &mj.Attributes[i]); err != nil {
+	return nil
+}
+
+// index checks the index declared at field against the base index it
+// serves, one of baseIndex, and the indexes declared before it.
+func (p *modelParser) index(field string, xj *indexJSON, baseIndex map[string]layouts.IndexSpec) (*modelIndex, error) {
+	fail, m, mj := p.fail, p.m, p.mj
+	var err error
+	x := &modelIndex{name: xj.Name, serves: xj.Serves, sparse: xj.Sparse}
+	if !layouts.IsTableName(x.name) {
+		return nil, fail(field+".name", "%q: an index name is 3 to 255 letters, digits, '_', '-' or '.'", x.name)
+	}
+	bx, ok := baseIndex[x.serves]
+	if !ok && len(baseIndex) == 0 {
+		return nil, fail(field+".serves", "%q: the %s layout has no index (it reads its table alone): remove the index", x.serves, mj.Layout)
+	}
+	if !ok {
+		names := slices.Sorted(mapsKeys(baseIndex))
+		return nil, fail(field+".serves", "%q is not an index of the %s layout: give one of %s", x.serves, mj.Layout, strings.Join(names, ", "))
+	}
+	for _, o := range m.indexes {
+		if o.name == x.name {
+			return nil, fail(field+".name", "index %q is declared twice", x.name)
+		}
+		if o.serves == x.serves {
+			return nil, fail(field+".serves", "indexes %q and %q both serve %s: one index serves each", o.name, x.name, x.serves)
+		}
+	}
+	if x.pk, err = p.attr(field+".partition_key", xj.PartitionKey); err != nil {
+		return nil, err
+	}
+	if xj.SortKey != nil {
+		if x.sk, err = p.attr(field+".sort_key", xj.SortKey); err != nil {
 			return nil, err
+		}
+	}
+	// The partition key is what the base's queries name: it must be
+	// built from exactly the parts of the base's.
+	want := m.baseAttrs[bx.PK.Name].tmpl.uses()
+	if got := x.pk.tmpl.uses(); !sameSet(got, want) {
+		return nil, fail(field+".partition_key.template", "%s is queried by {%s}; the template uses {%s}: build it from {%s}, with any text around",
+			x.serves, strings.Join(want, "}, {"), strings.Join(got, "}, {"), strings.Join(want, "}, {"))
+	}
+	if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "RelativeDepth" {
+		if x.sk == nil {
+			return nil, fail(field+".sort_key", "%s is queried by {ancestor} and a band of {relative_depth}: give a sort key built from {relative_depth}, such as \"ANC#{relative_depth}\"", x.serves)
+		}
+		if err := m.depthKey(x.sk); err != nil {
+			return nil, fail(x.sk.where+".template", "%v", err)
+		}
+		if x.pk.absentOnRoot || x.sk.absentOnRoot {
+			return nil, fail(field, "%s holds every row, a root's own too: its keys cannot be absent on roots", x.serves)
+		}
+	}
+	if bx.SK != nil && m.baseAttrs[bx.SK.Name].canon == "Path" {
+		if x.sk == nil || !x.sk.tmpl.endsWithPath() || slices.ContainsFunc(x.sk.tmpl.uses()[:len(x.sk.tmpl.uses())-1], func(p string) bool { return p != phRoot }) {
+			return nil, fail(field+".sort_key.template", "%s's sort key is read with begins_with on the path: its template must end with {path} or {inner}, after text and at most {root}", x.serves)
+		}
+	}
+	switch p := xj.Projection; {
+	case p == nil || p.Type == "ALL":
+		x.projection = types.ProjectionTypeAll
+	case p.Type == "KEYS_ONLY":
+		x.projection = types.ProjectionTypeKeysOnly
+	case p.Type == "INCLUDE":
+		if len(p.NonKeyAttributes) == 0 {
+			return nil, fail(field+".projection.non_key_attributes", "INCLUDE needs the attributes it projects")
+		}
+		x.projection, x.include = types.ProjectionTypeInclude, p.NonKeyAttributes
+	default:
+		return nil, fail(field+".projection.type", "%q: want ALL, KEYS_ONLY or INCLUDE", p.Type)
+	}
+	if p := xj.Projection; p != nil && p.Type != "INCLUDE" && len(p.NonKeyAttributes) > 0 {
+		return nil, fail(field+".projection.non_key_attributes", "only INCLUDE takes a list of attributes")
+	}
+	return x, nil
+}
+
+// finish adds the other attributes and the type field, gathers the
+// templates' separators, and tests the model on a few nodes.
+func (p *modelParser) finish() error {
+	fail, m, mj := p.fail, p.m, p.mj
+	for i := range mj.Attributes {
+		if _, err := p.attr(fmt.Sprintf("attributes[%d]", i), &mj.Attributes[i]); err != nil {
+			return err
 		}
 	}
 	if tf := mj.TypeField; tf != nil {
 		switch {
 		case tf.Name == "" || tf.Value == "":
-			return nil, fail("type_field", "give its name and value, such as {\"name\": \"_type\", \"value\": \"Node\"}")
+			return fail("type_field", "give its name and value, such as {\"name\": \"_type\", \"value\": \"Node\"}")
 		case m.byName[tf.Name] != nil:
-			return nil, fail("type_field.name", "%q is an attribute of the model (%s); the type field is an attribute of its own", tf.Name, m.byName[tf.Name].where)
+			return fail("type_field.name", "%q is an attribute of the model (%s); the type field is an attribute of its own", tf.Name, m.byName[tf.Name].where)
 		}
 		m.typeName, m.typeValue = tf.Name, tf.Value
 	}
@@ -549,9 +638,9 @@ func ParseModel(file string, data []byte) (Layout, error) {
 		m.seps = slices.DeleteFunc(m.seps, func(s string) bool { return s == "" })
 	}
 	if err := m.selfTest(); err != nil {
-		return nil, fail("", "%v", err)
+		return fail("", "%v", err)
 	}
-	return m, nil
+	return nil
 }
 
 // setKeys lists the model's keys and marks each key attribute, and those
@@ -681,9 +770,9 @@ func (m *modelLayout) selfTest() error {
 		if len(p) > 1 {
 			parent = p[len(p)-2]
 		}
-		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": strAttr("1")}}, Depth: len(p) - 1, Path: p}
-		var items []Item
-		if err := m.Items(n, func(it Item) { items = append(items, it) }); errors.Is(err, transform.ErrEmptyKey) {
+		n := &transform.Node{Record: transform.Record{ID: p[len(p)-1], Parent: parent, Attrs: transform.Attrs{"x": layouts.StringValue("1")}}, Depth: len(p) - 1, Path: p}
+		var items []layouts.Item
+		if err := m.Items(n, func(it layouts.Item) { items = append(items, it) }); errors.Is(err, transform.ErrEmptyKey) {
 			// A key empty at this depth (a bare {inner}): validation
 			// refuses such nodes, each with where it is; a forest
 			// without them is fine.
@@ -699,7 +788,7 @@ func (m *modelLayout) selfTest() error {
 		}
 		want := m.valsOfNode(n)
 		for _, it := range items {
-			v, err := m.parse(MapView(it), true)
+			v, err := m.parse(layouts.MapView(it), true)
 			if err != nil {
 				return err
 			}
@@ -719,15 +808,15 @@ func (m *modelLayout) selfTest() error {
 
 // selfTestRows is selfTest of a closure model's rows: each reads back into
 // the closure row it was built from.
-func (m *modelLayout) selfTestRows(n *transform.Node, items []Item) error {
-	var rows []Item
-	if err := m.base.Items(n, func(b Item) { rows = append(rows, b) }); err != nil {
+func (m *modelLayout) selfTestRows(n *transform.Node, items []layouts.Item) error {
+	var rows []layouts.Item
+	if err := m.base.Items(n, func(b layouts.Item) { rows = append(rows, b) }); err != nil {
 		return err
 	}
 	for i, it := range items {
 		b, err := m.toBase(it)
 		if err != nil {
-			return err.(*ItemError).Err
+			return err.(*layouts.ItemError).Err
 		}
 		for name, ba := range m.baseAttrs {
 			if valueText(b[name]) != valueText(rows[i][name]) || (b[name] == nil) != (rows[i][name] == nil) {
@@ -762,24 +851,24 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
 func (m *modelLayout) Name() string { return "model-" + m.name }
 
 // Table returns the model's keys and indexes.
-func (m *modelLayout) Table() TableSpec { return m.table() }
+func (m *modelLayout) Table() layouts.TableSpec { return m.table() }
 
 // table builds Table's answer.
-func (m *modelLayout) table() TableSpec {
-	key := func(a *modelAttr) KeyAttr {
+func (m *modelLayout) table() layouts.TableSpec {
+	key := func(a *modelAttr) layouts.KeyAttr {
 		t := types.ScalarAttributeTypeS
 		if a.num {
 			t = types.ScalarAttributeTypeN
 		}
-		return KeyAttr{Name: a.name, Type: t}
+		return layouts.KeyAttr{Name: a.name, Type: t}
 	}
-	spec := TableSpec{PK: key(m.pk)}
+	spec := layouts.TableSpec{PK: key(m.pk)}
 	if m.sk != nil {
 		k := key(m.sk)
 		spec.SK = &k
 	}
 	for _, x := range m.indexes {
-		is := IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include), Sparse: x.sparse}
+		is := layouts.IndexSpec{Name: x.name, PK: key(x.pk), Projection: x.projection, NonKeyAttributes: slices.Clone(x.include), Sparse: x.sparse}
 		if x.sk != nil {
 			k := key(x.sk)
 			is.SK = &k
@@ -820,12 +909,8 @@ func (m *modelLayout) checkIDs(ids []string) error {
 
 // Items emits the node's one item: its attributes, the model's attributes
 // (those with {parent} or absent_on_root not on a root), and the type field.
-func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
-	b := m.base.(interface{ layoutBase() *base }).layoutBase()
-	if err := b.checkShape(n); err != nil {
-		return err
-	}
-	if err := b.checkDelims(n); err != nil {
+func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
+	if err := layouts.CheckShape(m.base, n); err != nil {
 		return err
 	}
 	if err := m.checkIDs(n.Path); err != nil {
@@ -839,9 +924,9 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 	if m.closure || m.prefix {
 		// Their parts are never empty; CheckKeys guards all the same.
 		var kerr error
-		err := m.rowItems(n, func(it Item) {
+		err := m.rowItems(n, func(it layouts.Item) {
 			if kerr == nil {
-				if kerr = CheckKeys(m.spec, it); kerr == nil {
+				if kerr = layouts.CheckKeys(m.spec, it); kerr == nil {
 					emit(it)
 				}
 			}
@@ -852,7 +937,7 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		return err
 	}
 	v := m.valsOfNode(n)
-	item := make(Item, len(n.Attrs)+len(m.attrs)+1)
+	item := make(layouts.Item, len(n.Attrs)+len(m.attrs)+1)
 	for k, a := range n.Attrs {
 		item[k] = a
 	}
@@ -867,13 +952,13 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 		if a.num {
 			item[a.name] = &types.AttributeValueMemberN{Value: s}
 		} else {
-			item[a.name] = strAttr(s)
+			item[a.name] = layouts.StringValue(s)
 		}
 	}
 	if m.typeName != "" {
-		item[m.typeName] = strAttr(m.typeValue)
+		item[m.typeName] = layouts.StringValue(m.typeValue)
 	}
-	if err := CheckKeys(m.spec, item); err != nil {
+	if err := layouts.CheckKeys(m.spec, item); err != nil {
 		return fmt.Errorf("node %q: %w", n.ID, err)
 	}
 	emit(item)
@@ -882,12 +967,12 @@ func (m *modelLayout) Items(n *transform.Node, emit func(Item)) error {
 
 // rowItems is Items of the closure and prefix bases, which write several
 // rows a node, each through the model's templates.
-func (m *modelLayout) rowItems(n *transform.Node, emit func(Item)) error {
+func (m *modelLayout) rowItems(n *transform.Node, emit func(layouts.Item)) error {
 	if m.prefix {
 		// One item a row of the prefix layout's: the object row, then
 		// the listing row.
 		root := n.Depth == 0
-		return m.base.Items(n, func(b Item) { emit(m.prefixRow(b, root)) })
+		return m.base.Items(n, func(b layouts.Item) { emit(m.prefixRow(b, root)) })
 	}
 	if err := m.checkDepth(n.Depth); err != nil {
 		return fmt.Errorf("layouts: node %q: %w", n.ID, err)
@@ -903,12 +988,11 @@ func (m *modelLayout) rowItems(n *transform.Node, emit func(Item)) error {
 	}
 	// The attributes of the node's parts alone are the same on every
 	// row: built once, and shared, as the node's own values are.
-	same := make(Item, len(m.attrs)+1)
+	same := make(layouts.Item, len(m.attrs)+1)
 	m.putAttrs(same, &v, n.Depth == 0, false)
-	cl := m.closureBase()
 	for r := 0; r <= n.Depth; r++ {
 		v.relDepth, v.ancestor = r, n.Path[n.Depth-r]
-		item := cl.rowAttrs(n, r, make(Item, cl.rowAttrCount(n, r)+len(m.attrs)+1))
+		item := layouts.ClosureRow(m.base, n, r, len(m.attrs)+1)
 		for k, a := range same {
 			item[k] = a
 		}
@@ -932,7 +1016,7 @@ func (m *modelLayout) attrNameError(name string) error {
 }
 
 // AppendItems is Items for a FlatNode: the same item, as attributes.
-func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr)) error {
+func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, emit func([]layouts.Attr)) error {
 	path := n.Path
 	if path == nil {
 		path = strings.Split(n.PathText, n.PathDelim)
@@ -941,10 +1025,10 @@ func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr))
 	for _, a := range n.Attrs {
 		node.Attrs[a.Name] = a.Value
 	}
-	return m.Items(node, func(item Item) {
-		attrs := make([]Attr, 0, len(item))
+	return m.Items(node, func(item layouts.Item) {
+		attrs := make([]layouts.Attr, 0, len(item))
 		for k, v := range item {
-			attrs = append(attrs, Attr{k, v})
+			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
 		}
 		emit(attrs)
 	})
@@ -952,11 +1036,11 @@ func (m *modelLayout) AppendItems(n *FlatNode, _ *ItemBuffer, emit func([]Attr))
 
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
-func (m *modelLayout) foreign(item View) bool {
+func (m *modelLayout) foreign(item layouts.View) bool {
 	if m.typeName == "" {
 		return false
 	}
-	s, ok := item.str(m.typeName)
+	s, ok := item.Str(m.typeName)
 	return !ok || s != m.typeValue
 }
 
@@ -964,7 +1048,7 @@ func (m *modelLayout) foreign(item View) bool {
 // one of the table's other items, which a table model's type field tells
 // apart. Such an item is never read as a node, exported, changed or
 // deleted. It is false for every item of a layout's table.
-func Foreign(l Layout, item View) bool {
+func Foreign(l layouts.Layout, item layouts.View) bool {
 	m, ok := l.(*modelLayout)
 	return ok && m.foreign(item)
 }
@@ -972,7 +1056,7 @@ func Foreign(l Layout, item View) bool {
 // HasTypeField reports whether l is a table model with a type field: only
 // then can an item that does not read as a node be told to be another
 // entity's rather than a broken node.
-func HasTypeField(l Layout) bool {
+func HasTypeField(l layouts.Layout) bool {
 	m, ok := l.(*modelLayout)
 	return ok && m.typeName != ""
 }
@@ -981,9 +1065,9 @@ func HasTypeField(l Layout) bool {
 // field but does not read back through its templates (wrapping ErrItem),
 // and nil for every other item: a node item, another entity's, or any item
 // of a layout's table (whose problems Node reports).
-func CheckItem(l Layout, item Item) error {
+func CheckItem(l layouts.Layout, item layouts.Item) error {
 	m, ok := l.(*modelLayout)
-	if !ok || m.typeName == "" || m.foreign(MapView(item)) {
+	if !ok || m.typeName == "" || m.foreign(layouts.MapView(item)) {
 		return nil
 	}
 	_, _, err := m.Node(item)
@@ -992,7 +1076,7 @@ func CheckItem(l Layout, item Item) error {
 
 // parse reads the model's attributes of an item back into the node's
 // placeholders. keysOnly reads what it can (a key without its item).
-func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
+func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 	var v nodeVals
 	missingOnRoot, rootAttrs, parentMissing, sparseEmpty := 0, 0, false, false
 	for _, a := range m.attrs {
@@ -1017,20 +1101,20 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 		switch x := av.(type) {
 		case *types.AttributeValueMemberS:
 			if a.num {
-				return v, fmt.Errorf("%w: model %s: attribute %q is S, want N", ErrItem, m.name, a.name)
+				return v, fmt.Errorf("%w: model %s: attribute %q is S, want N", layouts.ErrItem, m.name, a.name)
 			}
 			s = x.Value
 		case *types.AttributeValueMemberN:
 			if !a.num {
-				return v, fmt.Errorf("%w: model %s: attribute %q is N, want S", ErrItem, m.name, a.name)
+				return v, fmt.Errorf("%w: model %s: attribute %q is N, want S", layouts.ErrItem, m.name, a.name)
 			}
 			s = x.Value
 		default:
-			return v, fmt.Errorf("%w: model %s: attribute %q is %s, want %s", ErrItem, m.name, a.name, typeName(av), map[bool]string{true: "N", false: "S"}[a.num])
+			return v, fmt.Errorf("%w: model %s: attribute %q is %s, want %s", layouts.ErrItem, m.name, a.name, layouts.TypeName(av), map[bool]string{true: "N", false: "S"}[a.num])
 		}
 		if !a.tmpl.match(s, &v, m.delim) {
 			return v, fmt.Errorf("%w: model %s: attribute %q is %q, which does not read as %q (or does not agree with the item's other attributes)",
-				ErrItem, m.name, a.name, s, a.tmpl.text)
+				layouts.ErrItem, m.name, a.name, s, a.tmpl.text)
 		}
 	}
 	root := full && ((rootAttrs > 0 && missingOnRoot == rootAttrs) || parentMissing)
@@ -1047,12 +1131,12 @@ func (m *modelLayout) parse(item View, full bool) (nodeVals, error) {
 // toBase turns an item of the model into the base layout's item: the
 // user's attributes, and the base's attributes rebuilt from the
 // placeholders.
-func (m *modelLayout) toBase(item Item) (Item, error) {
-	v, err := m.parse(MapView(item), true)
+func (m *modelLayout) toBase(item layouts.Item) (layouts.Item, error) {
+	v, err := m.parse(layouts.MapView(item), true)
 	if err != nil {
-		return nil, &ItemError{Item: item, Err: err}
+		return nil, &layouts.ItemError{Item: item, Err: err}
 	}
-	out := make(Item, len(item)+len(m.baseAttrs))
+	out := make(layouts.Item, len(item)+len(m.baseAttrs))
 	for k, a := range item {
 		if m.byName[k] == nil && k != m.typeName {
 			out[k] = a
@@ -1064,13 +1148,13 @@ func (m *modelLayout) toBase(item Item) (Item, error) {
 			if ba.canon == "ParentId" {
 				continue
 			}
-			return nil, &ItemError{Item: item, Err: fmt.Errorf("%w: model %s: the item does not hold the node's {%s} (is it an item of this model?)",
-				ErrItem, m.name, strings.Join(ba.tmpl.uses(), "}, {"))}
+			return nil, &layouts.ItemError{Item: item, Err: fmt.Errorf("%w: model %s: the item does not hold the node's {%s} (is it an item of this model?)",
+				layouts.ErrItem, m.name, strings.Join(ba.tmpl.uses(), "}, {"))}
 		}
 		if ba.num {
 			out[name] = &types.AttributeValueMemberN{Value: s}
 		} else {
-			out[name] = strAttr(s)
+			out[name] = layouts.StringValue(s)
 		}
 	}
 	return out, nil
@@ -1079,13 +1163,13 @@ func (m *modelLayout) toBase(item Item) (Item, error) {
 // Node rebuilds the record of an item: false for an item without the type
 // field, an error for one that carries it but does not read back through
 // the templates.
-func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
-	if m.foreign(MapView(item)) {
+func (m *modelLayout) Node(item layouts.Item) (transform.Record, bool, error) {
+	if m.foreign(layouts.MapView(item)) {
 		return transform.Record{}, false, nil
 	}
 	b, err := m.toBase(item)
 	if err != nil {
-		return transform.Record{}, false, err.(*ItemError).Err
+		return transform.Record{}, false, err.(*layouts.ItemError).Err
 	}
 	return m.base.Node(b)
 }
@@ -1095,7 +1179,7 @@ func (m *modelLayout) Node(item Item) (transform.Record, bool, error) {
 // collections are the base layout's, less the roots an index leaves out
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
-func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
+func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	if m.closure {
 		m.measureClosure(s, ms)
 		return
@@ -1104,7 +1188,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 		m.measurePrefix(s, ms)
 		return
 	}
-	bm := NewMeasure(m.base)
+	bm := layouts.NewMeasure(m.base)
 	m.base.Measure(s, bm)
 	ms.Nodes++
 	size := s.AttrBytes
@@ -1124,7 +1208,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
 			if bx.Name == x.serves && j+1 < len(bm.Collections) {
-				ms.collectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
+				ms.CollectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
 			}
 		}
 		pk, ok := lens[x.pk.name]
@@ -1136,17 +1220,17 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *Measure) {
 			if sk, ok = lens[x.sk.name]; !ok {
 				continue
 			}
-			ms.key(2*i+3, sk)
+			ms.Key(2*i+3, sk)
 		}
 		copies = append(copies, m.projectedBytes(x, size, lens, s))
-		ms.key(2*i+2, pk)
+		ms.Key(2*i+2, pk)
 	}
-	ms.projectedItem(size, copies)
-	ms.key(0, lens[m.pk.name])
+	ms.ProjectedItem(size, copies)
+	ms.Key(0, lens[m.pk.name])
 	if m.sk != nil {
-		ms.key(1, lens[m.sk.name])
+		ms.Key(1, lens[m.sk.name])
 	}
-	ms.collection(0, 1)
+	ms.Collection(0, 1)
 }
 
 // collectionOf is the largest collection of index x, given n, the base
@@ -1256,22 +1340,22 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-1)*len(m.delim)
 			}
 		case phDepth:
-			n += digits(s.Depth)
+			n += layouts.Digits(s.Depth)
 		case phShard:
-			n += digits(Shard(s.ID, m.shards))
+			n += layouts.Digits(layouts.Shard(s.ID, m.shards))
 		}
 	}
 	if a.num {
 		if a.tmpl.has(phShard) {
-			return numberSize(Shard(s.ID, m.shards)), true
+			return layouts.NumberSize(layouts.Shard(s.ID, m.shards)), true
 		}
-		return numberSize(s.Depth), true
+		return layouts.NumberSize(s.Depth), true
 	}
 	return n, true
 }
 
 // NodeFilter keeps the items carrying the type field; nil without one.
-func (m *modelLayout) NodeFilter() *Filter {
+func (m *modelLayout) NodeFilter() *layouts.Filter {
 	if m.closure {
 		return m.closureFilter()
 	}
@@ -1281,19 +1365,19 @@ func (m *modelLayout) NodeFilter() *Filter {
 	if m.typeName == "" {
 		return nil
 	}
-	return &Filter{
+	return &layouts.Filter{
 		Expr:   "#ty = :ty",
 		Names:  map[string]string{"#ty": m.typeName},
-		Values: map[string]types.AttributeValue{":ty": strAttr(m.typeValue)},
+		Values: map[string]types.AttributeValue{":ty": layouts.StringValue(m.typeValue)},
 		Text:   fmt.Sprintf("%s = %s", m.typeName, m.typeValue),
 	}
 }
 
 // IsNode reports whether the item is one of the model's.
-func (m *modelLayout) IsNode(item View) bool {
+func (m *modelLayout) IsNode(item layouts.View) bool {
 	if m.prefix {
 		b, ok := m.prefixKey(item)
-		return ok && !m.foreign(item) && m.base.IsNode(MapView(b))
+		return ok && !m.foreign(item) && m.base.IsNode(layouts.MapView(b))
 	}
 	if m.closure {
 		r, ok := m.rowDepth(item)
@@ -1303,13 +1387,13 @@ func (m *modelLayout) IsNode(item View) bool {
 }
 
 // NodeOf returns the id and parent of a model item.
-func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
+func (m *modelLayout) NodeOf(item layouts.View) (id, parent string, ok bool) {
 	if m.foreign(item) || ((m.closure || m.prefix) && !m.IsNode(item)) {
 		return "", "", false
 	}
 	if m.prefix {
 		b, _ := m.prefixKey(item)
-		return m.base.NodeOf(MapView(b))
+		return m.base.NodeOf(layouts.MapView(b))
 	}
 	v, err := m.parse(item, true)
 	if err != nil || !v.has[phID] {
@@ -1320,13 +1404,13 @@ func (m *modelLayout) NodeOf(item View) (id, parent string, ok bool) {
 
 // Owner is the id the item's table key holds; "" for a key that does not
 // read back through the model's key templates (another entity's).
-func (m *modelLayout) Owner(item View) string {
+func (m *modelLayout) Owner(item layouts.View) string {
 	if m.prefix {
 		b, ok := m.prefixKey(item)
 		if !ok {
 			return ""
 		}
-		return m.base.Owner(MapView(b))
+		return m.base.Owner(layouts.MapView(b))
 	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
@@ -1348,9 +1432,9 @@ func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
 // Query runs the base layout's query with its reads translated to the
 // model's attributes. Without an index serving the base's ByParent,
 // children are the descendants at relative depth 1, read from ByPath.
-func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
-	if q.Kind == QueryChildren && m.index("ByParent") == nil && !m.closure {
-		q.Kind, q.MinDepth, q.MaxDepth = QueryDescendants, 1, 1
+func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Request) ([]layouts.Result, error) {
+	if q.Kind == layouts.QueryChildren && m.index("ByParent") == nil && !m.closure {
+		q.Kind, q.MinDepth, q.MaxDepth = layouts.QueryDescendants, 1, 1
 	}
 	return m.base.Query(ctx, &modelReads{m: m, r: r}, q)
 }
@@ -1358,7 +1442,7 @@ func (m *modelLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, 
 // Costs is the base layout's cost model, given the base's items, plus the
 // BatchGetItem that follows a Query of an index that does not project every
 // attribute (descendants, and children when their index is such).
-func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
+func (m *modelLayout) Costs(f *transform.Forest, sample []int32) layouts.CostModel {
 	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 	if m.closure && m.wholeRows(m.index("ByAncestor")) {
 		c.rows = newClosureRowCosts(f, sample)
@@ -1368,15 +1452,15 @@ func (m *modelLayout) Costs(f *transform.Forest, sample []int32) CostModel {
 
 type modelCosts struct {
 	m      *modelLayout
-	base   CostModel
+	base   layouts.CostModel
 	f      *transform.Forest
 	sample []int32
 	size   []int32 // each node's item
 	rows   *closureRowCosts
 }
 
-func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
-	if c.m.foreign(MapView(item)) {
+func (c *modelCosts) Add(item layouts.Item, size int) (int32, int32, error) {
+	if c.m.foreign(layouts.MapView(item)) {
 		return -1, -1, nil
 	}
 	b, err := c.m.toBase(item)
@@ -1384,11 +1468,10 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 		return -1, -1, err
 	}
 	var node, other int32
-	if cc, ok := c.base.(*closureCosts); ok {
-		// The descendants' Query reads ByAncestor's copy of the row,
-		// which is smaller when the index projects fewer attributes.
-		node, other, err = cc.add(b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size))
-	} else {
+	// The descendants' Query reads ByAncestor's copy of a closure row,
+	// which is smaller when the index projects fewer attributes.
+	var closure bool
+	if node, other, err, closure = layouts.AddClosureRow(c.base, b, size, c.m.indexReadBytes(c.m.index("ByAncestor"), item, size)); !closure {
 		node, other, err = c.base.Add(b, size)
 	}
 	if err != nil || node < 0 {
@@ -1398,11 +1481,9 @@ func (c *modelCosts) Add(item Item, size int) (int32, int32, error) {
 		c.size[node] = int32(size)
 		// A Query of an index that projects fewer attributes reads its
 		// copy of the item, not the item.
-		if f, ok := c.base.(interface{ forest() *costForest }); ok {
-			for _, x := range c.m.indexes {
-				if x.projection != types.ProjectionTypeAll {
-					f.forest().setIndexSize(x.serves, node, c.m.indexReadBytes(x, item, size))
-				}
+		for _, x := range c.m.indexes {
+			if x.projection != types.ProjectionTypeAll {
+				layouts.SetIndexSize(c.base, x.serves, node, c.m.indexReadBytes(x, item, size))
 			}
 		}
 		return node, other, nil
@@ -1426,7 +1507,7 @@ func (c *modelCosts) partial(serves string) bool {
 	return x != nil && x.projection != types.ProjectionTypeAll
 }
 
-func (c *modelCosts) Estimate(k int) QueryCosts {
+func (c *modelCosts) Estimate(k int) layouts.QueryCosts {
 	out := c.base.Estimate(k)
 	if c.m.prefix {
 		return out // the prefix layout's reads, of the table: no index
@@ -1435,23 +1516,20 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 		// Ancestors read the table; children and descendants the index,
 		// then the rows found whole when the index holds less.
 		if c.rows != nil {
-			out.Children.Add(c.rows.child[k].cost())
-			out.Descendants.Add(c.rows.desc[k].cost())
-			out.Depth2.Add(c.rows.band2[k].cost())
+			out.Children.Add(c.rows.child[k].Cost())
+			out.Descendants.Add(c.rows.desc[k].Cost())
+			out.Depth2.Add(c.rows.band2[k].Cost())
 		}
 		return out
 	}
 	i := c.sample[k]
 	// batch prices reading the items of nodes whole.
-	batch := func(nodes []int32) Cost {
-		var b batchCost
+	batch := func(nodes []int32) layouts.Cost {
+		var b layouts.BatchCost
 		for _, y := range nodes {
-			b.add(c.size[y])
+			b.Add(c.size[y])
 		}
-		if b.c.Items == 0 {
-			return Cost{}
-		}
-		return b.done()
+		return b.Cost()
 	}
 	// below returns the descendants of i down to relative depth max (-1:
 	// all), and the nodes above that band with children (adjacency's
@@ -1484,7 +1562,7 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 	all, _ := below(-1)
 	two, _ := below(2)
 
-	if c.m.baseName == AdjacencyName {
+	if c.m.baseName == layouts.AdjacencyName {
 		// Each children Query of the walk is followed by the
 		// BatchGetItem of what it found.
 		if c.partial("ByParent") {
@@ -1537,13 +1615,13 @@ func (c *modelCosts) Estimate(k int) QueryCosts {
 			found = children
 		}
 		// ByPath's copies of the items read.
-		var readBytes sizeSum
-		byPath := c.base.(interface{ forest() *costForest }).forest().inIndex("ByPath")
+		var readBytes layouts.SizeSum
+		byPath := layouts.IndexSizes(c.base, "ByPath")
 		for _, y := range read {
-			readBytes.add(int(byPath[y]))
+			readBytes.Add(int(byPath[y]))
 		}
-		cost := getCost(int64(c.size[i]))
-		cost.Add(queryCost(readBytes))
+		cost := layouts.GetCost(int64(c.size[i]))
+		cost.Add(layouts.QueryCost(readBytes))
 		if c.partial("ByPath") {
 			cost.Add(batch(found))
 		}
