@@ -458,6 +458,13 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 		case err == io.EOF:
 			s.done = true
 			return 0, nil, io.EOF
+		case errors.As(err, &pe) && pe.Err == errLongRecord:
+			// Nothing of it was kept, not even its id: the rejects
+			// file gets its place and the reason.
+			bad = &transform.Record{File: s.file, Line: pe.StartLine}
+			return 0, bad, &transform.RowError{File: s.file, Line: pe.StartLine, Err: parseErr(
+				"the record is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped to its end",
+				infile.LimitText(s.r.limit))}
 		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
 			fields := s.r.fieldSlices()
 			bad, err = s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))

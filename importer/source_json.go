@@ -15,10 +15,10 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// maxRecordBytes bounds one JSON record, so that a missing bracket cannot
-// make a source hold the rest of a large file in memory. It is far above
-// DynamoDB's 400 KB item limit.
-const maxRecordBytes = 64 << 20
+// maxRecordBytes bounds one JSON record (infile.MaxRecordBytes), so that a
+// missing bracket cannot make a source hold the rest of a large file in
+// memory.
+const maxRecordBytes = infile.MaxRecordBytes
 
 // How a JSON input holds its records.
 const (
@@ -176,7 +176,7 @@ func (s *jsonSource) skipLongLine() (*transform.Record, error) {
 			break
 		}
 	}
-	return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr("the line is longer than %d MiB", maxRecordBytes>>20)}
+	return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
 }
 
 // nextValue reads one object of a stream or an array. It returns nil, nil
@@ -359,7 +359,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 			}
 		}
 		if i > maxRecordBytes {
-			return 0, &extentError{fmt.Sprintf("an object is longer than %d MiB, or a closing bracket is missing", maxRecordBytes>>20)}
+			return 0, &extentError{fmt.Sprintf("an object is longer than %s, the limit of one record, or a closing bracket is missing", infile.LimitText(maxRecordBytes))}
 		}
 		more, err := s.fill()
 		if err != nil {

@@ -367,7 +367,7 @@ func (s *Reader) NextLine() (map[string]types.AttributeValue, []byte, error) {
 			s.line++
 			s.items++
 			s.read++
-			return nil, nil, &transform.RowError{File: s.file, Line: s.line, Err: infile.Parsef("the line is longer than %d MiB", infile.MaxRecordBytes>>20)}
+			return nil, nil, &transform.RowError{File: s.file, Line: s.line, Err: infile.Parsef("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(infile.MaxRecordBytes))}
 		}
 		if len(line) > 0 {
 			s.line++

@@ -24,10 +24,33 @@ import (
 // importer.ErrInvalid is this error.
 var ErrInvalid = errors.New("importer: invalid input")
 
-// MaxRecordBytes bounds one record (a line, a JSON object), so that a
-// missing bracket cannot make a source hold the rest of a large file in
-// memory. It is far above DynamoDB's 400 KB item limit.
-const MaxRecordBytes = 64 << 20
+// The limits of every reader (docs/SECURITY.md, "Limits"). No DynamoDB item
+// is over 400 KB, so no record that could be written comes near them; they
+// are there so that hostile or broken input (a missing quote or bracket, a
+// gigabyte in one field) costs bounded memory and is refused where it is.
+const (
+	// MaxRecordBytes bounds one record as it is in the input: a CSV
+	// record's lines, a JSON object, a line of JSON Lines or of DynamoDB
+	// JSON, a Parquet row's values. It is 40 times DynamoDB's item limit,
+	// room for what text adds to an item's bytes (escapes, quotes,
+	// DynamoDB JSON's type names, indentation).
+	MaxRecordBytes = 16 << 20
+	// MaxFieldBytes bounds one field: a CSV cell (its bytes once
+	// unquoted), a Parquet value. A value over 400 KB never fits in an
+	// item, so one over 1 MiB is refused as soon as it is read.
+	MaxFieldBytes = 1 << 20
+)
+
+// LimitText says a limit in words, for messages: "16 MiB".
+func LimitText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // Input is an opened input file, decompressed when it needs to be. The
 // caller closes it.
