@@ -51,6 +51,11 @@ type InputOptions struct {
 	// a Parquet file's count, or guess it from the size of a CSV or JSON
 	// Lines file.
 	SizeHint int
+	// MaxProblems is how many problems of each check to keep (the first
+	// ones found); the others are only counted (Input.MoreProblems), so
+	// that a mistake repeated on millions of rows costs a count. 0 keeps
+	// them all.
+	MaxProblems int
 }
 
 // Input is an input read once and checked: the forest's skeleton, the
@@ -64,6 +69,10 @@ type Input struct {
 	// was seen, for the layouts' reserved-name checks.
 	attrNames map[string]*transform.RowError
 }
+
+// MoreProblems is how many problems were found beyond the ones returned
+// (InputOptions.MaxProblems): by ReadInput, and by the last CheckLayout.
+func (in *Input) MoreProblems() int { return in.Forest.MoreProblems() }
 
 // HasAttr reports whether some record of the input has the attribute name.
 func (in *Input) HasAttr(name string) bool {
@@ -106,6 +115,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}
 	b := transform.NewBuilder(hint, copySet != nil)
+	b.KeepProblems(opts.MaxProblems)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
 	unit := unitOf(opts)
 	if sk, ok := src.(skeletonSource); ok && fast {

@@ -83,7 +83,20 @@ type Forest struct {
 	// What Build found, so that Reset can undo what Check added.
 	baseRejected []uint64
 	baseReason   map[int32]*RowError
+
+	// keep is how many problems Build, and then Check, return at most (0:
+	// all); moreBuild and moreCheck count the ones they found beyond
+	// (MoreProblems).
+	keep                 int
+	moreBuild, moreCheck int
 }
+
+// MoreProblems is how many problems Build and the last Check found beyond
+// the ones they returned (Builder.KeepProblems).
+func (f *Forest) MoreProblems() int { return f.moreBuild + f.moreCheck }
+
+// full reports whether problems holds as many as are kept.
+func (f *Forest) full(problems []*RowError) bool { return f.keep > 0 && len(problems) >= f.keep }
 
 // nodeRec is a node's parent and id in 16 bytes: an id of up to 8 bytes is
 // held in the record itself, and a longer one in the arena, at the offset
@@ -115,6 +128,7 @@ func (f *Forest) idLen(i int32) int { return int(f.nodes[i].n) }
 // made it, so that the same input can be checked against another layout.
 func (f *Forest) Reset() {
 	f.reasonBy = nil
+	f.moreCheck = 0
 	copy(f.rejected, f.baseRejected)
 	f.reason = make(map[int32]*RowError, len(f.baseReason))
 	for k, v := range f.baseReason {
@@ -367,8 +381,21 @@ func (f *Forest) Stats(i int, s *Stats) {
 // are the node's own.
 //
 // Check returns the problems found, in index order: the order in which the
-// nodes were first read.
+// nodes were first read; past the number the Builder was told to keep
+// (KeepProblems), only their count, in MoreProblems. Every rejected node
+// keeps its reason, returned or not.
 func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
+	problems := f.check(check)
+	f.moreCheck = 0
+	if f.keep > 0 && len(problems) > f.keep {
+		f.moreCheck = len(problems) - f.keep
+		problems = slices.Clone(problems[:f.keep])
+	}
+	return problems
+}
+
+// check is Check, every problem returned.
+func (f *Forest) check(check func(i int, s *Stats) error) []*RowError {
 	f.reasonBy = nil
 	unknown, unplaced := f.unknownPaths()
 	var (
@@ -790,8 +817,9 @@ type Builder struct {
 	fileIdx    map[string]int
 	problems   []*RowError
 	preReject  []pending
-	dups       []dupAt // the places of the second and later copies of an id
-	detached   []int32 // see Forest.detached
+	dups       []dupAt       // the places of the second and later copies of an id, maxDupPlaces an id at most
+	dupCount   map[int32]int // how many copies of each duplicate id there are beyond the first
+	detached   []int32       // see Forest.detached
 	keepCopy   bool
 	lastFile   int // index in f.files of the file of the last Add
 
@@ -818,6 +846,23 @@ func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 	}
 	b.f.index.init(sizeHint)
 	return b
+}
+
+// KeepProblems makes Build and Forest.Check return at most n problems each,
+// the first ones they find, and only count the others
+// (Forest.MoreProblems): an input that repeats one mistake millions of
+// times then costs a count, not a problem each. n <= 0 keeps every problem,
+// as a new Builder does.
+func (b *Builder) KeepProblems(n int) { b.f.keep = max(n, 0) }
+
+// problem keeps err, or counts it when as many problems as are kept are
+// kept already.
+func (b *Builder) problem(err *RowError) {
+	if b.f.full(b.problems) {
+		b.f.moreBuild++
+		return
+	}
+	b.problems = append(b.problems, err)
 }
 
 func (b *Builder) location(file string, line int, unit string) uint64 {
@@ -920,7 +965,7 @@ func (b *Builder) flush() {
 // instead of being reported as orphans.
 func (b *Builder) AddBad(err *RowError, parent string) {
 	b.flush()
-	b.problems = append(b.problems, err)
+	b.problem(err)
 	// The file is known even when no row of it could be read, so that
 	// Forest.SortProblems puts its problems in their place.
 	loc := b.location(err.File, err.Line, err.Unit)
@@ -936,7 +981,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	if id == "" {
 		if bad == nil {
 			file, line, unit := b.f.locate(loc)
-			b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, Err: ErrEmptyID})
+			b.problem(&RowError{File: file, Line: line, Unit: unit, Err: ErrEmptyID})
 		}
 		return
 	}
@@ -945,16 +990,25 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	slot, j := f.index.find(id, h, f)
 	if j >= 0 {
 		if bad == nil {
-			// The id is cloned: f.id's memory is the records', which may
-			// yet move (and the old array would stay alive with it).
-			ff, fl, fu := f.Location(int(j))
-			file, line, unit := f.locate(loc)
-			err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
-				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))}
-			b.problems = append(b.problems, err)
+			if f.full(b.problems) {
+				f.moreBuild++
+			} else {
+				// The id is cloned: f.id's memory is the records', which
+				// may yet move (and the old array would stay alive with it).
+				ff, fl, fu := f.Location(int(j))
+				file, line, unit := f.locate(loc)
+				b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
+					Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))})
+			}
 			// The first copy is rejected by Build, with a reason that
-			// says where the others are.
-			b.dups = append(b.dups, dupAt{j, loc})
+			// says where the others are: the first of them, and how many
+			// more.
+			if b.dupCount == nil {
+				b.dupCount = map[int32]int{}
+			}
+			if b.dupCount[j]++; b.dupCount[j] <= maxDupPlaces {
+				b.dups = append(b.dups, dupAt{j, loc})
+			}
 		}
 		return
 	}
@@ -999,7 +1053,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	if self && bad == nil {
 		file, line, unit := f.locate(loc)
 		err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id), Err: ErrSelfParent}
-		b.problems = append(b.problems, err)
+		b.problem(err)
 		b.preReject = append(b.preReject, pending{i, err})
 		b.detached = append(b.detached, i)
 	}
@@ -1033,8 +1087,8 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	for _, p := range b.preReject {
 		f.reject(p.i, p.err)
 	}
-	f.rejectDuplicates(b.dups)
-	b.dups = nil
+	f.rejectDuplicates(b.dups, b.dupCount)
+	b.dups, b.dupCount = nil, nil
 	f.detached = b.detached
 	problems := b.problems
 
@@ -1048,7 +1102,11 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 			file, line, unit := f.Location(int(pp.i))
 			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(pp.i),
 				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
-			problems = append(problems, re)
+			if f.full(problems) {
+				f.moreBuild++
+			} else {
+				problems = append(problems, re)
+			}
 			f.reject(pp.i, re)
 			f.detached = append(f.detached, pp.i)
 			continue
@@ -1110,7 +1168,13 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		}
 		// What is not placed is in a cycle or below one.
 		if len(f.order) < n {
-			problems = append(problems, f.cycles(placed)...)
+			for _, re := range f.cycles(placed) {
+				if f.full(problems) {
+					f.moreBuild++
+					continue
+				}
+				problems = append(problems, re)
+			}
 		}
 		// Subtree sizes, children before parents.
 		for h := len(f.order) - 1; h >= 0; h-- {
@@ -1138,7 +1202,10 @@ const maxDupPlaces = 10
 // names every place of the id: the rejects file gives it to every copy
 // (their records all find the first copy's node), and each must be told
 // where the others are.
-func (f *Forest) rejectDuplicates(dups []dupAt) {
+//
+// dups holds the first maxDupPlaces places of each id's copies, count how
+// many copies beyond the first there are.
+func (f *Forest) rejectDuplicates(dups []dupAt, count map[int32]int) {
 	if len(dups) == 0 {
 		return
 	}
@@ -1152,13 +1219,16 @@ func (f *Forest) rejectDuplicates(dups []dupAt) {
 	}
 	for _, i := range first {
 		locs := append([]uint64{f.loc[i]}, at[i]...)
-		places := make([]string, 0, min(len(locs), maxDupPlaces+1))
+		all := 1 + count[i]
+		places := make([]string, 0, min(all, maxDupPlaces+1))
 		for k, l := range locs {
 			if k == maxDupPlaces {
-				places = append(places, fmt.Sprintf("%d more places", len(locs)-k))
 				break
 			}
 			places = append(places, place(f.locate(l)))
+		}
+		if all > maxDupPlaces {
+			places = append(places, fmt.Sprintf("%d more places", all-maxDupPlaces))
 		}
 		last := len(places) - 1
 		file, line, unit := f.Location(int(i))

@@ -146,7 +146,7 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 
 // problemPrinter prints a snapshot's problems, up to max.
 func problemPrinter(c *cli.Context, max int) func([]*transform.RowError) {
-	return func(problems []*transform.RowError) { printProblems(c.App.ErrWriter, problems, max) }
+	return func(problems []*transform.RowError) { printProblems(c.App.ErrWriter, problems, max, 0) }
 }
 
 func runPlan(c *cli.Context) error {
