@@ -30,7 +30,7 @@ func TestKeepProblemsCostsACount(t *testing.T) {
 		row  func(k int) (r row, bad bool)
 		// nodes is how many nodes the rows make: their memory is the
 		// forest's, whatever their problems.
-		nodes int
+		nodes    int
 		sentinel error
 	}{
 		{name: "one id repeated", row: func(int) (row, bool) { return row{"x", ""}, false }, nodes: 1, sentinel: ErrDuplicateID},
