@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// runPeak runs treeport as run does and also returns its peak resident
+// memory (the kernel's maximum RSS of the process), in MiB.
+func runPeak(t *testing.T, args ...string) (stdout, stderr string, code int, peakMiB int64) {
+	t.Helper()
+	cmd := exec.Command(treeportBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no peak RSS on this system")
+	}
+	peakMiB = ru.Maxrss >> 10 // KiB on Linux
+	t.Logf("treeport %s: exit %d, peak RSS %d MiB", args[0], code, peakMiB)
+	return out.String(), errb.String(), code, peakMiB
+}
+
+// writeGzipRepeat writes head, then chunk times times, then tail, as a gzip
+// file of several members (which a gzip reader reads as one stream): the
+// repeated chunk is compressed once, so that a gigabyte of input costs the
+// test a megabyte and no time.
+func writeGzipRepeat(t *testing.T, path, head string, chunk []byte, times int, tail string) {
+	t.Helper()
+	member := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	var file bytes.Buffer
+	file.Write(member([]byte(head)))
+	c := member(chunk)
+	for range times {
+		file.Write(c)
+	}
+	file.Write(member([]byte(tail)))
+	if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHugeCSVFieldRefusedInBoundedMemory: a 1 MB .csv.gz holding one field
+// of 1 GiB, quoted or not, is refused with its file, its line and the
+// limit, exit 2, nothing written, and the process never holds more than a
+// fraction of the field. Before the record limit it ran out of memory at
+// 1-2.8 GB.
+func TestHugeCSVFieldRefusedInBoundedMemory(t *testing.T) {
+	const gib = 1 << 30
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for _, tc := range []struct{ name, open, close string }{
+		{"unquoted", "", ""},
+		{"quoted", `"`, `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "huge.csv.gz")
+			writeGzipRepeat(t, in, "id,parent_id,note\nr,,ok\na,r,"+tc.open, chunk, gib/len(chunk), tc.close+"\nb,r,fine\n")
+			out := filepath.Join(dir, "out")
+			_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", out)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, in+":3: ") || !strings.Contains(stderr, "16 MiB") {
+				t.Errorf("stderr does not name the place (%s:3) and the limit (16 MiB):\n%s", in, stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists: nothing may be written", out)
+			}
+			if peak > 128 {
+				t.Errorf("peak resident memory %d MiB reading a 1 GiB field; want at most 128 MiB", peak)
+			}
+		})
+	}
+}
+
+// TestRepeatedIDCostsACount: millions of rows of one id (a 20 KB gzip)
+// print the first 100 problems and the count of the others, exit 2, in
+// bounded memory; with --on-invalid=skip --rejects, every row is in the
+// rejects file, which streams to disk. Before, each repeated row kept about
+// 300 bytes (6 million ran out of memory).
+func TestRepeatedIDCostsACount(t *testing.T) {
+	const rows = 3_000_000
+	dir := t.TempDir()
+	in := filepath.Join(dir, "same.csv.gz")
+	writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+	_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, "out"))
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%.2000s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	dups := 0
+	for _, l := range lines {
+		if strings.Contains(l, `id "x": transform: duplicate id`) {
+			dups++
+		}
+	}
+	more := "… and " + strconv.Itoa(rows-1-100) + " problems more"
+	if dups != 100 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in "+in) {
+		t.Errorf("want 100 duplicate-id lines (got %d), %q and the total of %d problems:\n%.3000s", dups, more, rows-1, stderr)
+	}
+	if peak > 100 {
+		t.Errorf("peak resident memory %d MiB for %d rows of one id; want at most 100 MiB", peak, rows)
+	}
+
+	t.Run("skip with rejects", func(t *testing.T) {
+		// Fewer rows: each is a line of the rejects file.
+		const rows = 1_000_000
+		in := filepath.Join(dir, "same-1m.csv.gz")
+		writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+		rejects := filepath.Join(dir, "rejects.jsonl")
+		_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, "out2"),
+			"--on-invalid", "skip", "--rejects", rejects)
+		if code == 2 || code == 3 {
+			t.Fatalf("exit %d:\n%.2000s", code, stderr)
+		}
+		f, err := os.Open(rejects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		n, buf := 0, make([]byte, 1<<20)
+		for {
+			k, err := f.Read(buf)
+			n += bytes.Count(buf[:k], []byte("\n"))
+			if err != nil {
+				break
+			}
+		}
+		if n != rows {
+			t.Errorf("the rejects file has %d lines; want one for each of the %d rows", n, rows)
+		}
+		if peak > 100 {
+			t.Errorf("peak resident memory %d MiB for %d rejected rows; want at most 100 MiB", peak, rows)
+		}
+	})
+}
