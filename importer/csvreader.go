@@ -83,6 +83,10 @@ type csvReader struct {
 // nothing of it, so the next read is the next record.
 var errLongRecord = errors.New("the record is over the limit")
 
+// errLongField is the Err of the *csv.ParseError of a record with a field
+// over infile.MaxFieldBytes; the ParseError's Column is the field's, from 1.
+var errLongField = errors.New("a field is over the limit")
+
 func newCSVReader(r *bufio.Reader, comma rune) *csvReader {
 	cr := &csvReader{r: r, comma: comma, commaLen: utf8.RuneLen(comma), limit: infile.MaxRecordBytes}
 	if comma < utf8.RuneSelf {
@@ -174,6 +178,16 @@ func (r *csvReader) next() error {
 		}
 	} else {
 		err = r.parse(line, errRead)
+	}
+	if err == nil && len(r.data) > infile.MaxFieldBytes {
+		// Only a record this long can hold a field over the limit (a
+		// line the quick way reads is shorter).
+		for j := range r.nfield() {
+			if r.bounds[2*j+1]-r.bounds[2*j] > infile.MaxFieldBytes {
+				err = &csv.ParseError{StartLine: r.recLine, Line: r.recLine, Column: j + 1, Err: errLongField}
+				break
+			}
+		}
 	}
 	if err == nil {
 		err = errRead

@@ -1,13 +1,18 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
@@ -155,3 +160,143 @@ func TestCSVRecordOverLimit(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// pqWide is a Parquet row of 18 string columns, each under the field limit
+// and together over the record limit.
+type pqWide struct {
+	ID     string  `parquet:"id"`
+	Parent *string `parquet:"parent_id,optional"`
+	Note   string  `parquet:"note"`
+	C00    string  `parquet:"c00"`
+	C01    string  `parquet:"c01"`
+	C02    string  `parquet:"c02"`
+	C03    string  `parquet:"c03"`
+	C04    string  `parquet:"c04"`
+	C05    string  `parquet:"c05"`
+	C06    string  `parquet:"c06"`
+	C07    string  `parquet:"c07"`
+	C08    string  `parquet:"c08"`
+	C09    string  `parquet:"c09"`
+	C10    string  `parquet:"c10"`
+	C11    string  `parquet:"c11"`
+	C12    string  `parquet:"c12"`
+	C13    string  `parquet:"c13"`
+	C14    string  `parquet:"c14"`
+	C15    string  `parquet:"c15"`
+	C16    string  `parquet:"c16"`
+}
+
+// TestEveryReaderHoldsTheLimits: every reader refuses a field over
+// infile.MaxFieldBytes and a record over infile.MaxRecordBytes with the
+// record's place and the limit, and reads the records around them.
+func TestEveryReaderHoldsTheLimits(t *testing.T) {
+	field := strings.Repeat("f", infile.MaxFieldBytes+1)    // one field over its limit
+	record := strings.Repeat("r", infile.MaxRecordBytes+10) // one field that takes its record over
+	type node struct{ id, parent, note string }
+	nodes := []node{{"r", "", "ok"}, {"a", "r", field}, {"b", "r", record}, {"c", "r", "fine"}}
+	lines := func(f func(n node) string) string {
+		var b strings.Builder
+		for _, n := range nodes {
+			b.WriteString(f(n))
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	jsonl := lines(func(n node) string {
+		return `{"id":"` + n.id + `","parent_id":"` + n.parent + `","note":"` + n.note + `"}`
+	})
+	ddb := lines(func(n node) string {
+		p := ""
+		if n.parent != "" {
+			p = `,"parent_id":{"S":"` + n.parent + `"}`
+		}
+		return `{"Item":{"id":{"S":"` + n.id + `"}` + p + `,"note":{"S":"` + n.note + `"}}}`
+	})
+	gz := func(s string) string {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(s))
+		zw.Close()
+		return b.String()
+	}
+	wide := strings.Repeat("w", infile.MaxRecordBytes/17+1)
+	rp := "r"
+	pq := []pqWide{{ID: "r", Note: "ok"}, {ID: "a", Parent: &rp, Note: field}, {ID: "b", Parent: &rp, Note: "wide"}, {ID: "c", Parent: &rp, Note: "fine"}}
+	pq[2].C00, pq[2].C01, pq[2].C02, pq[2].C03, pq[2].C04, pq[2].C05, pq[2].C06, pq[2].C07, pq[2].C08 = wide, wide, wide, wide, wide, wide, wide, wide, wide
+	pq[2].C09, pq[2].C10, pq[2].C11, pq[2].C12, pq[2].C13, pq[2].C14, pq[2].C15, pq[2].C16 = wide, wide, wide, wide, wide, wide, wide, wide
+
+	tests := []struct {
+		name  string
+		files map[string]string // name in a new directory → content
+		in    string            // what to read, in that directory
+		first int               // the line (row) of the first node
+		// brokenAfter: a record over the limit ends the read (a JSON
+		// array's), so c is not read.
+		brokenAfter bool
+	}{
+		{name: "CSV", files: map[string]string{"in.csv": "id,parent_id,note\n" + lines(func(n node) string { return n.id + "," + n.parent + "," + n.note })}, in: "in.csv", first: 2},
+		{name: "CSV quoted", files: map[string]string{"in.csv": "id,parent_id,note\n" + lines(func(n node) string { return n.id + "," + n.parent + `,"` + n.note + `"` })}, in: "in.csv", first: 2},
+		{name: "JSON Lines", files: map[string]string{"in.jsonl": jsonl}, in: "in.jsonl", first: 1},
+		{name: "JSON array", files: map[string]string{"in.json": "[\n" + strings.ReplaceAll(strings.TrimSuffix(jsonl, "\n"), "}\n", "},\n") + "\n]\n"}, in: "in.json", first: 2, brokenAfter: true},
+		{name: "DynamoDB JSON", files: map[string]string{"in.ddbjson": ddb}, in: "in.ddbjson", first: 1},
+		{name: "export directory", files: map[string]string{"data/part-0.json.gz": gz(ddb)}, in: ".", first: 1},
+		{name: "Parquet", in: "in.parquet", first: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.files == nil {
+				if err := os.WriteFile(filepath.Join(dir, tc.in), pqBytes(t, pq, 4), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			in, err := ReadInput(context.Background(), InputOptions{Path: filepath.Join(dir, tc.in)})
+			if err != nil {
+				if !tc.brokenAfter {
+					t.Fatal(err)
+				}
+				// A broken array ends with the error of the record at
+				// fault, which must say where and what the limit is.
+				if !strings.Contains(err.Error(), ":"+strconv.Itoa(tc.first+2)+":") || !strings.Contains(err.Error(), "16 MiB") {
+					t.Fatalf("ReadInput: %v; want the place of b and the limit", err)
+				}
+				return
+			}
+			var got []string
+			for _, p := range in.Problems {
+				limit := ""
+				switch msg := p.Error(); {
+				case strings.Contains(msg, "1 MiB"):
+					limit = "1 MiB"
+				case strings.Contains(msg, "16 MiB"):
+					limit = "16 MiB"
+				default:
+					t.Errorf("problem %.300s names no limit", msg)
+				}
+				if len(p.Error()) > 1000 {
+					t.Errorf("problem of %d bytes: it quotes the record", len(p.Error()))
+				}
+				got = append(got, itoa(p.Line)+" "+limit)
+			}
+			want := []string{itoa(tc.first+1) + " 1 MiB", itoa(tc.first+2) + " 16 MiB"}
+			if strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Errorf("problems at %q; want %q", got, want)
+			}
+			if tc.brokenAfter {
+				return
+			}
+			if in.Forest.Lookup("c") < 0 || in.Forest.Rejected(in.Forest.Lookup("c")) {
+				t.Errorf("c, after the records over the limits, was not read as a good node")
+			}
+		})
+	}
+}

@@ -154,12 +154,26 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		in.Records++
 		size := 0
 		copyBytes := 0
+		var over *transform.RowError
 		for k, v := range rec.Attrs {
-			vs := len(k) + transform.ValueSize(v)
-			size += vs
-			if copySet[k] {
-				copyBytes += vs
+			n := transform.ValueSize(v)
+			if n > infile.MaxFieldBytes {
+				over = fieldOverLimit(rec, unit, k, n)
+				break
 			}
+			size += len(k) + n
+			if copySet[k] {
+				copyBytes += len(k) + n
+			}
+		}
+		if over == nil && size > infile.MaxRecordBytes {
+			over = recordOverLimit(rec, unit, size)
+		}
+		if over != nil {
+			b.AddBad(over, rec.Parent)
+			continue
+		}
+		for k := range rec.Attrs {
 			if _, ok := in.attrNames[k]; !ok {
 				in.attrNames[k] = &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID}
 			}
@@ -171,6 +185,25 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	}
 	in.Forest, in.Problems = b.Build()
 	return in, nil
+}
+
+// fieldOverLimit is the problem of a record whose attribute k's value is
+// n bytes, over infile.MaxFieldBytes, as DynamoDB counts its size. The CSV
+// source refuses such a cell itself, and the text sources a record over
+// infile.MaxRecordBytes before they parse it; ReadInput holds every
+// source's records to both limits, Parquet's too (recordOverLimit).
+func fieldOverLimit(rec *transform.Record, unit, k string, n int) *transform.RowError {
+	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
+		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+		k, n, infile.LimitText(infile.MaxFieldBytes))}
+}
+
+// recordOverLimit is the problem of a record whose attributes are n bytes,
+// over infile.MaxRecordBytes.
+func recordOverLimit(rec *transform.Record, unit string, n int) *transform.RowError {
+	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
+		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
+		n, infile.LimitText(infile.MaxRecordBytes))}
 }
 
 // skeletonSource is a Source that can read an input for its skeleton alone:

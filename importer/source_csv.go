@@ -465,6 +465,15 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 			return 0, bad, &transform.RowError{File: s.file, Line: pe.StartLine, Err: parseErr(
 				"the record is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped to its end",
 				infile.LimitText(s.r.limit))}
+		case errors.As(err, &pe) && pe.Err == errLongField:
+			fields := s.r.fieldSlices()
+			name := fmt.Sprintf("column %d", pe.Column)
+			if pe.Column <= len(s.header) {
+				name = fmt.Sprintf("column %q", s.header[pe.Column-1])
+			}
+			bad, err = s.rowError(fields, pe.StartLine, parseErr("%s is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+				name, len(fields[pe.Column-1]), infile.LimitText(infile.MaxFieldBytes)))
+			return 0, bad, err
 		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
 			fields := s.r.fieldSlices()
 			bad, err = s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))

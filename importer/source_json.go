@@ -150,6 +150,10 @@ func (s *jsonSource) nextLine() (*transform.Record, error) {
 		s.pos++ // the '\n'
 		s.line++
 	}
+	if n > maxRecordBytes {
+		// Found whole, within the last read past the limit.
+		return nil, longLine(s.file, lineNo)
+	}
 	text = bytes.TrimRight(text, "\r")
 	if len(bytes.TrimLeft(text, " \t\r")) == 0 {
 		return nil, nil
@@ -176,7 +180,12 @@ func (s *jsonSource) skipLongLine() (*transform.Record, error) {
 			break
 		}
 	}
-	return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
+	return nil, longLine(s.file, lineNo)
+}
+
+// longLine is the error of a line over maxRecordBytes.
+func longLine(file string, line int) error {
+	return &transform.RowError{File: file, Line: line, Err: parseErr("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
 }
 
 // nextValue reads one object of a stream or an array. It returns nil, nil
@@ -318,6 +327,14 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 	inString, escaped := false, false
 	scalar := false
 	i := 0
+	tooLong := &extentError{fmt.Sprintf("an object is longer than %s, the limit of one record, or a closing bracket is missing", infile.LimitText(maxRecordBytes))}
+	// end is the extent n, unless it is over the limit.
+	end := func(n int) (int, error) {
+		if n > maxRecordBytes {
+			return 0, tooLong
+		}
+		return n, nil
+	}
 	for {
 		for ; s.pos+i < len(s.buf); i++ {
 			c := s.buf[s.pos+i]
@@ -331,7 +348,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 				case c == '"':
 					inString = false
 					if depth == 0 {
-						return i + 1, nil
+						return end(i + 1)
 					}
 				case c == '\n':
 					if oneLine {
@@ -343,7 +360,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 			case scalar:
 				switch c {
 				case ',', ']', '}', ' ', '\t', '\r', '\n':
-					return i, nil
+					return end(i)
 				}
 			case c == '"':
 				inString = true
@@ -352,14 +369,14 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 			case c == '}' || c == ']':
 				depth--
 				if depth == 0 {
-					return i + 1, nil
+					return end(i + 1)
 				}
 			case c == '\n' && oneLine:
 				return 0, &extentError{"the object does not end on its line"}
 			}
 		}
 		if i > maxRecordBytes {
-			return 0, &extentError{fmt.Sprintf("an object is longer than %s, the limit of one record, or a closing bracket is missing", infile.LimitText(maxRecordBytes))}
+			return 0, tooLong
 		}
 		more, err := s.fill()
 		if err != nil {
@@ -367,7 +384,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 		}
 		if !more {
 			if scalar {
-				return i, nil
+				return end(i)
 			}
 			return 0, &extentError{"the input ends inside an object: a closing bracket or quote is missing"}
 		}

@@ -41,6 +41,30 @@ const (
 	MaxFieldBytes = 1 << 20
 )
 
+// MaxManifestBytes bounds a manifest of a DynamoDB export
+// (manifest-summary.json, manifest-files.json), which is read whole: a
+// line of manifest-files.json is about 250 bytes, so this is room for a
+// quarter of a million data files.
+const MaxManifestBytes = 64 << 20
+
+// ReadSmall reads the file at path whole, as os.ReadFile does, and refuses
+// one over limit bytes (ErrInvalid) without reading more of it than that.
+func ReadSmall(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%w: %s is over %s, the limit of a file treeport reads whole; it is not what it should be", ErrInvalid, path, LimitText(limit))
+	}
+	return b, nil
+}
+
 // LimitText says a limit in words, for messages: "16 MiB".
 func LimitText(n int) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
