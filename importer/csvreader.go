@@ -449,7 +449,7 @@ parseField:
 				err = &csv.ParseError{StartLine: recLine, Line: r.numLine, Column: col + j, Err: csv.ErrBareQuote}
 				break parseField
 			}
-			r.recordBuffer = appendGrow(r.recordBuffer, field)
+			r.recordBuffer = infile.AppendGrow(r.recordBuffer, field)
 			r.fieldIndexes = append(r.fieldIndexes, len(r.recordBuffer))
 			if i >= 0 {
 				line = line[i+r.commaLen:]
@@ -465,7 +465,7 @@ parseField:
 			i := bytes.IndexByte(line, '"')
 			if i >= 0 {
 				// The next quote.
-				r.recordBuffer = appendGrow(r.recordBuffer, line[:i])
+				r.recordBuffer = infile.AppendGrow(r.recordBuffer, line[:i])
 				line = line[i+quoteLen:]
 				col += i + quoteLen
 				switch rn := nextRune(line); {
@@ -558,7 +558,7 @@ func (r *csvReader) readLine(inQuote bool) ([]byte, error) {
 				r.rawBuffer = nil // as large as the limit: not kept
 				return nil, r.overLimit(inQuote, line, err)
 			}
-			r.rawBuffer = appendGrow(r.rawBuffer, line)
+			r.rawBuffer = infile.AppendGrow(r.rawBuffer, line)
 		}
 		line = r.rawBuffer
 	}
@@ -647,26 +647,12 @@ func oddQuotes(b []byte) bool { return bytes.Count(b, []byte{'"'})%2 == 1 }
 // \r\n it ended in when it did.
 func (r *csvReader) appendLine(dst, line []byte) []byte {
 	if r.crlf && len(line) > 0 && line[len(line)-1] == '\n' {
-		dst = appendGrow(dst, line[:len(line)-1])
-		return appendGrow(dst, []byte{'\r', '\n'})
+		dst = infile.AppendGrow(dst, line[:len(line)-1])
+		return infile.AppendGrow(dst, []byte{'\r', '\n'})
 	}
-	return appendGrow(dst, line)
+	return infile.AppendGrow(dst, line)
 }
 
-// appendGrow is append, but doubles dst's room when it needs more: append
-// grows a large slice by a quarter at a time, which allocates five times a
-// record's bytes on the way to them.
-func appendGrow(dst, src []byte) []byte {
-	if need := len(dst) + len(src); need > cap(dst) {
-		// Not past a record's limit and a read buffer, which is where
-		// the reader stops.
-		c := max(need, min(2*cap(dst), infile.MaxRecordBytes+infile.ReadBufferSize))
-		grown := make([]byte, len(dst), c)
-		copy(grown, dst)
-		dst = grown
-	}
-	return append(dst, src...)
-}
 
 // lengthNL is the length of b's trailing \n: 1 or 0.
 func lengthNL(b []byte) int {

@@ -497,7 +497,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		for err == bufio.ErrBufferFull {
 			line, err = r.ReadSlice('\n')
 			if len(long) <= infile.MaxRecordBytes {
-				long = append(long, line...)
+				long = infile.AppendGrow(long, line)
 			}
 		}
 		if len(long) > infile.MaxRecordBytes && (err == nil || err == io.EOF) {

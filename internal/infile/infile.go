@@ -65,6 +65,20 @@ func ReadSmall(path string, limit int) ([]byte, error) {
 	return b, nil
 }
 
+// AppendGrow is append, but doubles dst's room when it needs more, up to a
+// record's limit and a read buffer: append grows a large slice by a
+// quarter at a time, which allocates five times a record's bytes on the way
+// to them.
+func AppendGrow(dst, src []byte) []byte {
+	if need := len(dst) + len(src); need > cap(dst) {
+		c := max(need, min(2*cap(dst), MaxRecordBytes+ReadBufferSize))
+		grown := make([]byte, len(dst), c)
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, src...)
+}
+
 // LimitText says a limit in words, for messages: "16 MiB".
 func LimitText(n int) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
