@@ -653,7 +653,6 @@ func (r *csvReader) appendLine(dst, line []byte) []byte {
 	return infile.AppendGrow(dst, line)
 }
 
-
 // lengthNL is the length of b's trailing \n: 1 or 0.
 func lengthNL(b []byte) int {
 	if len(b) > 0 && b[len(b)-1] == '\n' {
