@@ -230,6 +230,11 @@ func (s *jsonSource) nextValue() (*transform.Record, error) {
 	}
 	lineNo := s.line
 	n, err := s.extent(false)
+	if err == errSkippedLong {
+		s.afterElem = true
+		return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr(
+			"an object is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
+	}
 	if err != nil {
 		var xe *extentError
 		if errors.As(err, &xe) {
@@ -322,15 +327,29 @@ func (s *jsonSource) skipSpace() (bool, error) {
 // the input as it takes. It finds where the value ends (the bracket that
 // closes it, outside strings), not whether it is valid: decoding tells that.
 // With oneLine, a value that does not end on its line is an error.
+//
+// A value over maxRecordBytes is not kept: without oneLine, extent reads on
+// to its end, consuming it (and counting its lines), and returns
+// errSkippedLong; with oneLine, it is an extentError.
 func (s *jsonSource) extent(oneLine bool) (int, error) {
 	depth := 0
 	inString, escaped := false, false
 	scalar := false
 	i := 0
 	tooLong := &extentError{fmt.Sprintf("an object is longer than %s, the limit of one record, or a closing bracket is missing", infile.LimitText(maxRecordBytes))}
-	// end is the extent n, unless it is over the limit.
+	skipping := false // over the limit: what is scanned is consumed
+	// consume drops the first n bytes of the window, counting their lines.
+	consume := func(n int) {
+		s.line += bytes.Count(s.buf[s.pos:s.pos+n], []byte{'\n'})
+		s.pos += n
+	}
+	// end is the extent n, unless the value is over the limit.
 	end := func(n int) (int, error) {
-		if n > maxRecordBytes {
+		switch {
+		case skipping || n > maxRecordBytes && !oneLine:
+			consume(n)
+			return 0, errSkippedLong
+		case n > maxRecordBytes:
 			return 0, tooLong
 		}
 		return n, nil
@@ -375,8 +394,13 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 				return 0, &extentError{"the object does not end on its line"}
 			}
 		}
-		if i > maxRecordBytes {
-			return 0, tooLong
+		if i > maxRecordBytes || skipping {
+			if oneLine {
+				return 0, tooLong
+			}
+			skipping = true
+			consume(i)
+			i = 0
 		}
 		more, err := s.fill()
 		if err != nil {
@@ -390,6 +414,10 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 		}
 	}
 }
+
+// errSkippedLong is extent's answer for a value over maxRecordBytes, which
+// it has read past without keeping it.
+var errSkippedLong = errors.New("skipped a value over the limit")
 
 // fill reads more input into buf, keeping buf[pos:]. It returns false at the
 // end of the input.
