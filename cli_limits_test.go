@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/parquet-go/parquet-go"
 )
 
 // runPeak runs treeport as run does and also returns its peak resident
@@ -156,4 +157,74 @@ func TestRepeatedIDCostsACount(t *testing.T) {
 			t.Errorf("peak resident memory %d MiB for %d rejected rows; want at most 100 MiB", peak, rows)
 		}
 	})
+}
+
+// pqLimitRow is a Parquet row for TestEveryFormatOverLimitsExits2.
+type pqLimitRow struct {
+	ID     string  `parquet:"id"`
+	Parent *string `parquet:"parent_id,optional"`
+	Note   string  `parquet:"note"`
+}
+
+// TestEveryFormatOverLimitsExits2: in every input format, a field over
+// 1 MiB and a record over 16 MiB make treeport exit 2 with nothing written,
+// each reported at its place (file and line, or Parquet row) with its
+// limit.
+func TestEveryFormatOverLimitsExits2(t *testing.T) {
+	field := strings.Repeat("f", 1<<20+1)
+	record := strings.Repeat("r", 16<<20+1)
+	jsonl := `{"id":"r"}` + "\n" + `{"id":"a","parent_id":"r","note":"` + field + `"}` + "\n" +
+		`{"id":"b","parent_id":"r","note":"` + record + `"}` + "\n" + `{"id":"c","parent_id":"r"}` + "\n"
+	ddb := `{"Item":{"id":{"S":"r"}}}` + "\n" + `{"Item":{"id":{"S":"a"},"parent_id":{"S":"r"},"note":{"S":"` + field + `"}}}` + "\n" +
+		`{"Item":{"id":{"S":"b"},"parent_id":{"S":"r"},"note":{"S":"` + record + `"}}}` + "\n" + `{"Item":{"id":{"S":"c"},"parent_id":{"S":"r"}}}` + "\n"
+	r := "r"
+	var pq bytes.Buffer
+	w := parquet.NewGenericWriter[pqLimitRow](&pq)
+	if _, err := w.Write([]pqLimitRow{{ID: "r"}, {ID: "a", Parent: &r, Note: field}, {ID: "c", Parent: &r}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file, content string
+		want                []string // "PLACE: … LIMIT", the place after the file's path
+	}{
+		{"CSV", "in.csv", "id,parent_id,note\nr,,\na,r," + field + "\nb,r,\"" + record + "\"\nc,r,\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
+		{"JSON Lines", "in.jsonl", jsonl, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
+		{"JSON array", "in.json", "[\n" + strings.ReplaceAll(strings.TrimSpace(jsonl), "}\n", "},\n") + "\n]\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
+		{"DynamoDB JSON", "in.ddbjson", ddb, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
+		{"Parquet", "in.parquet", pq.String(), []string{" (row 2): ", "1 MiB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(in, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			_, stderr, code, _ := runPeak(t, "import", "--in", in, "--layout", "path", "--out", out)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%.2000s", code, stderr)
+			}
+			for k := 0; k < len(tc.want); k += 2 {
+				found := false
+				for _, l := range strings.Split(stderr, "\n") {
+					if strings.HasPrefix(l, in+tc.want[k]) && strings.Contains(l, tc.want[k+1]) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no line %q…%q in:\n%.2000s", in+tc.want[k], tc.want[k+1], stderr)
+				}
+			}
+			if len(stderr) > 8000 {
+				t.Errorf("%d bytes of messages: a refused record is quoted", len(stderr))
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists: nothing may be written", out)
+			}
+		})
+	}
 }

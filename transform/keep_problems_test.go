@@ -92,3 +92,34 @@ func TestKeepProblemsCostsACount(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepProblemsInCheck: a layout check that finds a problem with every
+// node (an id holding the delimiter) returns the kept number and counts
+// the others; every node is still rejected, with its reason, and Reset
+// forgets the count with the rejections.
+func TestKeepProblemsInCheck(t *testing.T) {
+	const n, keep = 5000, 100
+	b := NewBuilder(0, false)
+	b.KeepProblems(keep)
+	for k := range n {
+		b.Add(&Record{ID: "a|" + strconv.Itoa(k), File: "in.csv", Line: k + 2}, "line", 0, 0)
+	}
+	f, problems := b.Build()
+	if len(problems) != 0 {
+		t.Fatalf("Build: %v", problems)
+	}
+	problems = f.Check(delimCheck)
+	if len(problems) != keep || f.MoreProblems() != n-keep {
+		t.Errorf("Check kept %d problems and counted %d more; want %d and %d", len(problems), f.MoreProblems(), keep, n-keep)
+	}
+	if len(problems) > 0 && problems[0].Line != 2 {
+		t.Errorf("the first problem kept is at line %d; want the first node's, 2", problems[0].Line)
+	}
+	if f.RejectedCount() != n || f.Reason(n-1) == nil {
+		t.Errorf("%d nodes rejected, the last one's reason %v; want all %d, each with its reason", f.RejectedCount(), f.Reason(n-1), n)
+	}
+	f.Reset()
+	if f.MoreProblems() != 0 || f.RejectedCount() != 0 {
+		t.Errorf("after Reset: %d more problems, %d rejected; want none", f.MoreProblems(), f.RejectedCount())
+	}
+}
