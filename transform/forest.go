@@ -1092,6 +1092,11 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	f.detached = b.detached
 	problems := b.problems
 
+	// Each check keeps its first problems, in the order of their places,
+	// so that those of all of them, sorted, begin with the first ones of
+	// the input.
+	var missing []*RowError
+
 	// Resolve the parents that came after their children. Every other
 	// parent came before its child, so with none resolved here the
 	// forest is in topological order.
@@ -1102,10 +1107,10 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 			file, line, unit := f.Location(int(pp.i))
 			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(pp.i),
 				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
-			if f.full(problems) {
+			if f.full(missing) {
 				f.moreBuild++
 			} else {
-				problems = append(problems, re)
+				missing = append(missing, re)
 			}
 			f.reject(pp.i, re)
 			f.detached = append(f.detached, pp.i)
@@ -1116,6 +1121,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	}
 	b.unresolved = nil
 	b.pids = arena{}
+	problems = append(problems, missing...)
 
 	f.depth = make([]int32, n)
 	f.root = make([]int32, n)
@@ -1168,13 +1174,13 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		}
 		// What is not placed is in a cycle or below one.
 		if len(f.order) < n {
-			for _, re := range f.cycles(placed) {
-				if f.full(problems) {
-					f.moreBuild++
-					continue
-				}
-				problems = append(problems, re)
+			cycles := f.cycles(placed)
+			if f.keep > 0 && len(cycles) > f.keep {
+				f.SortProblems(cycles)
+				f.moreBuild += len(cycles) - f.keep
+				cycles = cycles[:f.keep]
 			}
+			problems = append(problems, cycles...)
 		}
 		// Subtree sizes, children before parents.
 		for h := len(f.order) - 1; h >= 0; h-- {
