@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -287,5 +288,41 @@ func TestEveryReaderHoldsTheLimits(t *testing.T) {
 				t.Errorf("c, after the records over the limits, was not read as a good node")
 			}
 		})
+	}
+}
+
+// TestManyAttrNamesBounded: an input whose every record brings a new
+// attribute name keeps maxAttrNames of them, not one a record, and a
+// layout's reserved name first seen past them is still found (by reading
+// the input again), at its record.
+func TestManyAttrNamesBounded(t *testing.T) {
+	const n = maxAttrNames + 20_000
+	var b strings.Builder
+	b.WriteString(`{"id":"r"}` + "\n")
+	for k := range n {
+		b.WriteString(`{"id":"n` + itoa(k) + `","parent_id":"r","a` + itoa(k) + `":1}` + "\n")
+	}
+	b.WriteString(`{"id":"z","parent_id":"r","Path":"x"}` + "\n")
+	path := filepath.Join(t.TempDir(), "names.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadInput(context.Background(), InputOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.attrNames) > maxAttrNames || !in.manyNames {
+		t.Errorf("kept %d attribute names of %d (more: %v); want at most %d", len(in.attrNames), n+1, in.manyNames, maxAttrNames)
+	}
+	l, err := layouts.New(layouts.PathName, layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := in.CheckLayout(l)
+	if len(problems) != 1 || problems[0].ID != "z" || problems[0].Line != n+2 || !errors.Is(problems[0], transform.ErrReservedAttr) {
+		t.Fatalf("problems %v; want z's reserved name Path, at line %d", problems, n+2)
+	}
+	if z := in.Forest.Lookup("z"); !in.Forest.Rejected(z) || in.Forest.Rejected(in.Forest.Lookup("n5")) {
+		t.Errorf("z rejected: %v, n5 rejected: %v; want z only", in.Forest.Rejected(z), in.Forest.Rejected(in.Forest.Lookup("n5")))
 	}
 }

@@ -68,6 +68,26 @@ type Input struct {
 	// attrNames holds every attribute name seen, with the first place it
 	// was seen, for the layouts' reserved-name checks.
 	attrNames map[string]*transform.RowError
+	// manyNames: the input has more than maxAttrNames attribute names,
+	// and attrNames holds the first ones only (see CheckLayout).
+	manyNames bool
+}
+
+// maxAttrNames bounds the attribute names an Input keeps, so that an input
+// whose records each bring new ones costs bounded memory (some MB).
+const maxAttrNames = 100_000
+
+// addAttrName keeps the first place of the attribute name k, while it
+// keeps fewer than maxAttrNames.
+func (in *Input) addAttrName(k string, at *transform.RowError) {
+	if _, ok := in.attrNames[k]; ok {
+		return
+	}
+	if len(in.attrNames) >= maxAttrNames {
+		in.manyNames = true
+		return
+	}
+	in.attrNames[k] = at
 }
 
 // MoreProblems is how many problems were found beyond the ones returned
@@ -77,7 +97,7 @@ func (in *Input) MoreProblems() int { return in.Forest.MoreProblems() }
 // HasAttr reports whether some record of the input has the attribute name.
 func (in *Input) HasAttr(name string) bool {
 	_, ok := in.attrNames[name]
-	return ok
+	return ok || in.manyNames // with too many to keep, it may have it
 }
 
 // ReadInput reads the whole input once and builds its skeleton: ids,
@@ -175,7 +195,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		}
 		for k := range rec.Attrs {
 			if _, ok := in.attrNames[k]; !ok {
-				in.attrNames[k] = &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID}
+				in.addAttrName(k, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID})
 			}
 		}
 		if copySet == nil {
@@ -280,7 +300,7 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 	}
 	for _, a := range src.attrsSeen() {
 		if _, ok := in.attrNames[a.Name]; !ok {
-			in.attrNames[a.Name] = &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID}
+			in.addAttrName(a.Name, &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID})
 		}
 	}
 	return nil
@@ -320,6 +340,24 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 			at := in.attrNames[k]
 			problems = append(problems, &transform.RowError{File: at.File, Line: at.Line, Unit: at.Unit, ID: at.ID, Err: err})
 			badAttrs = append(badAttrs, strings.TrimPrefix(err.Error(), transform.ErrReservedAttr.Error()+": "))
+		}
+	}
+	if in.manyNames && len(badAttrs) == 0 {
+		// Not every name was kept: the records are read again for the
+		// ones the layout reserves.
+		carriers, err := in.reservedCarriers(l)
+		switch {
+		case err != nil:
+			problems = append(problems, &transform.RowError{File: in.Opts.Path, Err: fmt.Errorf(
+				"%w: the input has over %d attribute names, and reading it again to check them against the layout failed: %v", transform.ErrReservedAttr, maxAttrNames, err)})
+			in.Forest.Check(func(int, *transform.Stats) error { return transform.ErrReservedAttr })
+			in.Forest.SortProblems(problems)
+			return problems
+		case len(carriers) > 0:
+			problems = problems[:len(in.Problems)]
+			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
+			in.Forest.SortProblems(problems)
+			return problems
 		}
 	}
 	if len(badAttrs) > 0 {
