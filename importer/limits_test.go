@@ -326,3 +326,19 @@ func TestManyAttrNamesBounded(t *testing.T) {
 		t.Errorf("z rejected: %v, n5 rejected: %v; want z only", in.Forest.Rejected(z), in.Forest.Rejected(in.Forest.Lookup("n5")))
 	}
 }
+
+// TestZstdWindowOverLimitIsNotEmpty: a CSV file compressed with a zstd
+// window over infile.MaxZstdWindow is refused with that limit, not called
+// empty (its first bytes could not be decompressed).
+func TestZstdWindowOverLimitIsNotEmpty(t *testing.T) {
+	data := []byte("id,parent_id\na,\n")
+	frame := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, (30 - 10) << 3}, byte(1|len(data)<<3), 0, 0)
+	path := filepath.Join(t.TempDir(), "in.csv.zst")
+	if err := os.WriteFile(path, append(frame, data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadInput(context.Background(), InputOptions{Path: path})
+	if err == nil || strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), "128 MiB") || !errors.Is(err, ErrInvalid) && !errors.Is(err, transform.ErrParse) {
+		t.Errorf("ReadInput: %v; want the window limit, not an empty file", err)
+	}
+}

@@ -90,6 +90,11 @@ func LimitText(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// MaxZstdWindow bounds the window a zstd frame may ask the decoder for,
+// which it holds in memory: every level of zstd (-1 to --ultra -22) and
+// --long (27) stay within it; --long=28 or more is refused.
+const MaxZstdWindow = 128 << 20
+
 // Input is an opened input file, decompressed when it needs to be. The
 // caller closes it.
 type Input struct {
@@ -138,7 +143,7 @@ func New(r io.Reader, name string) (*Input, error) {
 		// about the data has already come out of Read.
 		in.closers = append(in.closers, func() error { zr.Close(); return nil })
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(MaxZstdWindow))
 		if err != nil {
 			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
 		}
@@ -212,6 +217,9 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
+	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) {
+		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long=28 or more); recompress it with zstd --long=27 or less", LimitText(MaxZstdWindow))
+	}
 	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
 }
 
