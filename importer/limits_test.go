@@ -342,3 +342,29 @@ func TestZstdWindowOverLimitIsNotEmpty(t *testing.T) {
 		t.Errorf("ReadInput: %v; want the window limit, not an empty file", err)
 	}
 }
+
+// TestCSVHeaderLimits: a header row over the record limit, or of more than
+// maxCSVColumns columns (each costs the reader memory before any row is
+// read: 1.5M of them took 650 MB), is refused with its limit.
+func TestCSVHeaderLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name, head, fill string
+		n                int
+		want             string
+	}{
+		{"long", "id,parent_id,", "x", infile.MaxRecordBytes, "longer than 16 MiB"},
+		{"wide", "id,parent_id", ",c", maxCSVColumns * 2, "has 100002 columns, over 100000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := infile.New(newFillReader(tc.head, tc.fill, tc.n, "\na,\n"), "wide.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			_, err = newCSVSource(in, "wide.csv", SourceOptions{})
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "wide.csv:1: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("newCSVSource: %v; want invalid input at wide.csv:1 saying %q", err, tc.want)
+			}
+		})
+	}
+}

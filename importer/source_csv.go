@@ -24,6 +24,11 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
+// maxCSVColumns bounds the columns of a CSV input, so that a header of
+// millions of short names (each column costs the reader some hundred
+// bytes) cannot cost gigabytes.
+const maxCSVColumns = 100_000
+
 // csvSource reads RFC 4180 CSV with a header row.
 //
 // Besides Next, it has the three ways of reading the pipeline uses: a
@@ -152,10 +157,18 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 			return nil, fmt.Errorf("%w: %s is empty: a CSV input needs a header row naming its columns", ErrInvalid, file)
 		}
 		var pe *csv.ParseError
+		if errors.As(err, &pe) && pe.Err == errLongRecord {
+			return nil, fmt.Errorf("%w: %s:1: the header row is longer than %s, the limit of one record", ErrInvalid, file, infile.LimitText(r.limit))
+		}
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", ErrInvalid, file, pe)
 		}
 		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, infile.NextError(err, file, 1, ""))
+	}
+	if len(header) > maxCSVColumns {
+		// Each column costs some hundred bytes before any row is read.
+		return nil, fmt.Errorf("%w: %s:1: the header row has %d columns, over %d, the limit of columns",
+			ErrInvalid, file, len(header), maxCSVColumns)
 	}
 	s.header = make([]string, len(header))
 	for i, name := range header {
