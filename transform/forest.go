@@ -66,6 +66,10 @@ type Forest struct {
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
+	// orphan holds the missing parent of each node rejected for it, whose
+	// reason is made when it is asked for (reasonOf): an input of
+	// millions of orphans costs a map entry each, not a RowError.
+	orphan map[int32]string
 
 	// detached are the nodes whose parent is not known: missing, the
 	// node itself, or on a row that could not be read. The path of such a
@@ -253,13 +257,31 @@ func (f *Forest) Reason(i int) error {
 	if !f.Rejected(i) {
 		return nil
 	}
-	if e := f.reason[int32(i)]; e != nil {
+	if e := f.reasonOf(int32(i)); e != nil {
 		return e
 	}
 	if a := f.rejectedBy(int32(i)); a >= 0 {
-		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reason[a].Err)
+		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reasonOf(a).Err)
 	}
 	return ErrAncestor
+}
+
+// reasonOf is node i's own reason, nil when it has none.
+func (f *Forest) reasonOf(i int32) *RowError {
+	if e := f.reason[i]; e != nil {
+		return e
+	}
+	if p, ok := f.orphan[i]; ok {
+		return f.missingParent(i, p)
+	}
+	return nil
+}
+
+// missingParent is the problem of node i, whose parent p is not in the
+// input.
+func (f *Forest) missingParent(i int32, p string) *RowError {
+	file, line, unit := f.Location(int(i))
+	return &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: fmt.Errorf("%w: parent %q", ErrMissingParent, p)}
 }
 
 // rejectedBy is the node whose reason is node i's: i itself, or its nearest
@@ -286,6 +308,9 @@ func (f *Forest) buildReasonBy() []int32 {
 		by[i] = unknown
 	}
 	for k := range f.reason {
+		by[k] = k
+	}
+	for k := range f.orphan {
 		by[k] = k
 	}
 	var walk []int32
@@ -328,7 +353,7 @@ func (f *Forest) reject(i int32, err *RowError) {
 		if f.reason == nil {
 			f.reason = make(map[int32]*RowError)
 		}
-		if f.reason[i] == nil {
+		if _, orphan := f.orphan[i]; f.reason[i] == nil && !orphan {
 			f.reason[i] = err
 		}
 	}
@@ -1096,6 +1121,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	// so that those of all of them, sorted, begin with the first ones of
 	// the input.
 	var missing []*RowError
+	parentIDs := map[string]string{}
 
 	// Resolve the parents that came after their children. Every other
 	// parent came before its child, so with none resolved here the
@@ -1104,15 +1130,25 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	for _, pp := range b.unresolved {
 		p := f.index.get(pp.id, f.index.hash(pp.id), f)
 		if p < 0 {
-			file, line, unit := f.Location(int(pp.i))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(pp.i),
-				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
+			// The parent's id is kept once however many children name
+			// it, and the node's reason is made when asked for.
+			id, ok := parentIDs[pp.id]
+			if !ok {
+				id = strings.Clone(pp.id) // pp.id is the arena's, dropped below
+				parentIDs[id] = id
+			}
 			if f.full(missing) {
 				f.moreBuild++
 			} else {
-				missing = append(missing, re)
+				missing = append(missing, f.missingParent(pp.i, id))
 			}
-			f.reject(pp.i, re)
+			f.reject(pp.i, nil)
+			if f.reason[pp.i] == nil {
+				if f.orphan == nil {
+					f.orphan = map[int32]string{}
+				}
+				f.orphan[pp.i] = id
+			}
 			f.detached = append(f.detached, pp.i)
 			continue
 		}
