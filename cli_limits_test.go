@@ -13,6 +13,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 // runPeak runs treeport as run does and also returns its peak resident
@@ -226,5 +229,34 @@ func TestEveryFormatOverLimitsExits2(t *testing.T) {
 				t.Errorf("%s exists: nothing may be written", out)
 			}
 		})
+	}
+}
+
+// TestPlanRepeatedIDCostsACount: plan and apply, like import, keep the
+// problems they print (--max-errors) and count the others: a snapshot of
+// a million rows of one id exits 2, prints 5 problems and the count of the
+// rest, in bounded memory, and writes nothing.
+func TestPlanRepeatedIDCostsACount(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := loadTable(t, awsEnv(endpoint), client, "fixtures/cars.csv", fixtureTypes(t, "cars"), l)
+	const rows = 1_000_000
+	in := filepath.Join(t.TempDir(), "same.csv.gz")
+	writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+	for _, args := range [][]string{{"plan"}, {"apply", "--no-progress"}} {
+		cmd := append(args, "--in", in, "--layout", "path", "--table", table, "--max-errors", "5",
+			"--endpoint-url", endpoint, "--region", "us-east-1")
+		_, stderr, code, peak := runPeak(t, cmd...)
+		if code != 2 {
+			t.Fatalf("%s: exit %d, want 2:\n%.2000s", args[0], code, stderr)
+		}
+		more := "… and " + strconv.Itoa(rows-1-5) + " problems more"
+		if n := strings.Count(stderr, `id "x": transform: duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
+			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
+		}
+		if peak > 100 {
+			t.Errorf("%s: peak resident memory %d MiB; want at most 100 MiB", args[0], peak)
+		}
 	}
 }
