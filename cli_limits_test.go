@@ -234,14 +234,14 @@ func TestEveryFormatOverLimitsExits2(t *testing.T) {
 
 // TestPlanRepeatedIDCostsACount: plan and apply, like import, keep the
 // problems they print (--max-errors) and count the others: a snapshot of
-// a million rows of one id exits 2, prints 5 problems and the count of the
+// three million rows of one id exits 2, prints 5 problems and the count of the
 // rest, in bounded memory, and writes nothing.
 func TestPlanRepeatedIDCostsACount(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	l, _ := layouts.New("path", layouts.Options{})
 	table := loadTable(t, awsEnv(endpoint), client, "fixtures/cars.csv", fixtureTypes(t, "cars"), l)
-	const rows = 1_000_000
+	const rows = 3_000_000
 	in := filepath.Join(t.TempDir(), "same.csv.gz")
 	writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
 	for _, args := range [][]string{{"plan"}, {"apply", "--no-progress"}} {
@@ -255,8 +255,11 @@ func TestPlanRepeatedIDCostsACount(t *testing.T) {
 		if n := strings.Count(stderr, `id "x": transform: duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
 			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
 		}
-		if peak > 100 {
-			t.Errorf("%s: peak resident memory %d MiB; want at most 100 MiB", args[0], peak)
+		// Kept problems would cost ~300 bytes a row, 900 MB; a count
+		// costs ~30 MiB. (One run among many tests once peaked at 228
+		// MiB, for a reason not found: hence the margin.)
+		if peak > 256 {
+			t.Errorf("%s: peak resident memory %d MiB; want at most 256 MiB", args[0], peak)
 		}
 	}
 }
