@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/internal/s3io"
 )
 
@@ -100,11 +101,13 @@ func DownloadExport(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir
 		return st, fmt.Errorf("exporter: %w", err)
 	}
 
-	summary, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-summary.json"), 256<<20)
+	summary, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-summary.json"), infile.MaxManifestBytes+1)
 	switch {
 	case s3io.IsNotFound(err):
 	case err != nil:
 		return st, s3Err("GetObject", s3io.ObjectURL(loc.Bucket, loc.Key("manifest-summary.json")), err)
+	case len(summary) > infile.MaxManifestBytes:
+		return st, manifestTooLong(loc.Bucket, loc.Key("manifest-summary.json"))
 	default:
 		var s exportSummary
 		if err := json.Unmarshal(summary, &s); err != nil {
@@ -164,12 +167,15 @@ func DownloadExport(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir
 // without one, it lists data/ instead.
 func exportFiles(ctx context.Context, api S3ExportAPI, loc s3io.Location, dir string) ([]exportFile, error) {
 	manifestURL := s3io.ObjectURL(loc.Bucket, loc.Key("manifest-files.json"))
-	raw, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-files.json"), 256<<20)
+	raw, err := s3io.GetSmall(ctx, api, loc.Bucket, loc.Key("manifest-files.json"), infile.MaxManifestBytes+1)
 	if s3io.IsNotFound(err) {
 		return listDataFiles(ctx, api, loc)
 	}
 	if err != nil {
 		return nil, s3Err("GetObject", manifestURL, err)
+	}
+	if len(raw) > infile.MaxManifestBytes {
+		return nil, manifestTooLong(loc.Bucket, loc.Key("manifest-files.json"))
 	}
 	var files []exportFile
 	seen := map[string]string{}
@@ -273,4 +279,11 @@ func fetch(ctx context.Context, down *manager.Downloader, loc s3io.Location, f e
 }
 
 // s3Err is s3io.Wrap, the failure matching ErrService.
+// manifestTooLong is the error of an export manifest over
+// infile.MaxManifestBytes, which is read whole and so is not read at all.
+func manifestTooLong(bucket, key string) error {
+	return fmt.Errorf("%w: %s is over %s, the limit of an export's manifest; it is not the manifest of a DynamoDB export",
+		infile.ErrInvalid, s3io.ObjectURL(bucket, key), infile.LimitText(infile.MaxManifestBytes))
+}
+
 func s3Err(op, url string, err error) error { return s3io.Wrap(op, url, err, ddb.ErrService) }

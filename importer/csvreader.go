@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/csv"
+	"errors"
 	"io"
 	"math/bits"
 	"slices"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/internal/swar"
 )
 
@@ -67,10 +69,26 @@ type csvReader struct {
 	// crlf: the last line readLine returned ended in \r\n, which it gave
 	// as \n.
 	crlf bool
+
+	// limit bounds the bytes of one record (0: no bound); recBytes counts
+	// those of the record being read, and longAt is the line a record
+	// went over the limit on.
+	limit    int
+	recBytes int
+	longAt   int
 }
 
+// errLongRecord is the Err of the *csv.ParseError of a record over the
+// reader's limit. The reader has read on to the record's end, keeping
+// nothing of it, so the next read is the next record.
+var errLongRecord = errors.New("the record is over the limit")
+
+// errLongField is the Err of the *csv.ParseError of a record with a field
+// over infile.MaxFieldBytes; the ParseError's Column is the field's, from 1.
+var errLongField = errors.New("a field is over the limit")
+
 func newCSVReader(r *bufio.Reader, comma rune) *csvReader {
-	cr := &csvReader{r: r, comma: comma, commaLen: utf8.RuneLen(comma)}
+	cr := &csvReader{r: r, comma: comma, commaLen: utf8.RuneLen(comma), limit: infile.MaxRecordBytes}
 	if comma < utf8.RuneSelf {
 		cr.commaByte = byte(comma)
 	}
@@ -122,21 +140,26 @@ func (r *csvReader) next() error {
 	var line []byte
 	var errRead error
 	for errRead == nil {
-		line, errRead = r.readLine()
+		r.recBytes = 0
+		line, errRead = r.readLine(false)
 		if errRead == nil && len(line) == lengthNL(line) {
 			line = nil
 			continue
 		}
 		break
 	}
-	if errRead == io.EOF {
-		r.bounds = r.bounds[:0]
-		return errRead
-	}
-	r.recLine = r.numLine
 	r.bounds = r.bounds[:0]
 	r.body = nil
 	r.ascii = false
+	if errRead == io.EOF {
+		return errRead
+	}
+	if errRead == errLongRecord {
+		r.recLine = r.longAt
+		r.data = nil
+		return &csv.ParseError{StartLine: r.recLine, Line: r.recLine, Column: 1, Err: errLongRecord}
+	}
+	r.recLine = r.numLine
 	var err error
 	if r.commaByte != 0 && bytes.IndexByte(line, '"') < 0 {
 		// No quote, so every field is what lies between two delimiters,
@@ -155,6 +178,16 @@ func (r *csvReader) next() error {
 		}
 	} else {
 		err = r.parse(line, errRead)
+	}
+	if err == nil && len(r.data) > infile.MaxFieldBytes {
+		// Only a record this long can hold a field over the limit (a
+		// line the quick way reads is shorter).
+		for j := range r.nfield() {
+			if r.bounds[2*j+1]-r.bounds[2*j] > infile.MaxFieldBytes {
+				err = &csv.ParseError{StartLine: r.recLine, Line: r.recLine, Column: j + 1, Err: errLongField}
+				break
+			}
+		}
 	}
 	if err == nil {
 		err = errRead
@@ -416,7 +449,7 @@ parseField:
 				err = &csv.ParseError{StartLine: recLine, Line: r.numLine, Column: col + j, Err: csv.ErrBareQuote}
 				break parseField
 			}
-			r.recordBuffer = append(r.recordBuffer, field...)
+			r.recordBuffer = infile.AppendGrow(r.recordBuffer, field)
 			r.fieldIndexes = append(r.fieldIndexes, len(r.recordBuffer))
 			if i >= 0 {
 				line = line[i+r.commaLen:]
@@ -432,7 +465,7 @@ parseField:
 			i := bytes.IndexByte(line, '"')
 			if i >= 0 {
 				// The next quote.
-				r.recordBuffer = append(r.recordBuffer, line[:i]...)
+				r.recordBuffer = infile.AppendGrow(r.recordBuffer, line[:i])
 				line = line[i+quoteLen:]
 				col += i + quoteLen
 				switch rn := nextRune(line); {
@@ -466,7 +499,13 @@ parseField:
 					break parseField
 				}
 				col += len(line)
-				line, errRead = r.readLine()
+				line, errRead = r.readLine(true)
+				if errRead == errLongRecord {
+					r.fieldIndexes = r.fieldIndexes[:0]
+					err = &csv.ParseError{StartLine: recLine, Line: recLine, Column: 1, Err: errLongRecord}
+					errRead = nil
+					break parseField
+				}
 				if len(line) > 0 {
 					posLine++
 					col = 1
@@ -503,17 +542,33 @@ parseField:
 // readLine reads the next line with its line ending, \r\n turned into \n.
 // At the end of the input, a last line without a line ending comes without
 // one (and without a trailing \r), and io.EOF only comes once there is
-// nothing left. The line is valid until the next call.
-func (r *csvReader) readLine() ([]byte, error) {
+// nothing left. The line is valid until the next call. inQuote says whether
+// the line starts inside a quoted field.
+//
+// A line that takes the record over r.limit is not kept: readLine reads on
+// to the record's end and returns errLongRecord (or an error reading).
+func (r *csvReader) readLine(inQuote bool) ([]byte, error) {
 	line, err := r.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		r.rawBuffer = append(r.rawBuffer[:0], line...)
 		for err == bufio.ErrBufferFull {
 			line, err = r.r.ReadSlice('\n')
-			r.rawBuffer = append(r.rawBuffer, line...)
+			if r.limit > 0 && r.recBytes+len(r.rawBuffer)+len(line) > r.limit {
+				inQuote = inQuote != oddQuotes(r.rawBuffer)
+				r.rawBuffer = nil // as large as the limit: not kept
+				return nil, r.overLimit(inQuote, line, err)
+			}
+			r.rawBuffer = infile.AppendGrow(r.rawBuffer, line)
 		}
 		line = r.rawBuffer
 	}
+	if r.limit > 0 && r.recBytes+len(line) > r.limit {
+		if cap(r.rawBuffer) > keepLineBuffer {
+			r.rawBuffer = nil
+		}
+		return nil, r.overLimit(inQuote, line, err)
+	}
+	r.recBytes += len(line)
 	n := len(line)
 	if n > 0 && err == io.EOF {
 		err = nil
@@ -532,14 +587,70 @@ func (r *csvReader) readLine() ([]byte, error) {
 	return line, err
 }
 
+// keepLineBuffer is the most of a long line's buffer the reader keeps
+// after a record over its limit.
+const keepLineBuffer = 1 << 20
+
+// overLimit is readLine at the line that takes a record over the limit:
+// inQuote says whether the record is in quotes where the line's last
+// piece, tail, starts, and err is the error that came with tail. It reads
+// on to the record's end, keeping nothing, and returns errLongRecord (or an
+// error reading).
+func (r *csvReader) overLimit(inQuote bool, tail []byte, err error) error {
+	r.numLine++
+	r.longAt = r.numLine
+	if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+		return err
+	}
+	inQuote = inQuote != oddQuotes(tail)
+	if err == io.EOF {
+		return errLongRecord
+	}
+	if err == nil { // tail ends the line
+		if !inQuote {
+			return errLongRecord
+		}
+		r.numLine++ // the record goes on, on the next line
+	}
+	return r.skipRecord(inQuote)
+}
+
+// skipRecord reads on to the end of a record over the limit, keeping
+// nothing of it. inQuote says whether what was read of it leaves it inside
+// a quoted field. Each quote opens or closes one (a doubled quote does
+// both), so the record ends at the first line end outside quotes, or at
+// the end of the input. It returns errLongRecord, or an error reading.
+func (r *csvReader) skipRecord(inQuote bool) error {
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		inQuote = inQuote != oddQuotes(chunk)
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			if !inQuote {
+				return errLongRecord
+			}
+			r.numLine++ // the record goes on, on the next line
+		}
+		switch {
+		case err == nil, err == bufio.ErrBufferFull:
+		case err == io.EOF:
+			return errLongRecord
+		default:
+			return err
+		}
+	}
+}
+
+// oddQuotes reports whether b holds an odd number of quotes.
+func oddQuotes(b []byte) bool { return bytes.Count(b, []byte{'"'})%2 == 1 }
+
 // appendLine appends the line readLine returned last to dst, with the
 // \r\n it ended in when it did.
 func (r *csvReader) appendLine(dst, line []byte) []byte {
 	if r.crlf && len(line) > 0 && line[len(line)-1] == '\n' {
-		dst = append(dst, line[:len(line)-1]...)
-		return append(dst, '\r', '\n')
+		dst = infile.AppendGrow(dst, line[:len(line)-1])
+		return infile.AppendGrow(dst, []byte{'\r', '\n'})
 	}
-	return append(dst, line...)
+	return infile.AppendGrow(dst, line)
 }
 
 // lengthNL is the length of b's trailing \n: 1 or 0.

@@ -54,6 +54,11 @@ type InputOptions struct {
 	// OnProgress, when set, is told every 65,536 records how many
 	// ReadInput has read, for a progress line on a large input.
 	OnProgress func(records int)
+	// MaxProblems is how many problems of each check to keep (the first
+	// ones found); the others are only counted (Input.MoreProblems), so
+	// that a mistake repeated on millions of rows costs a count. 0 keeps
+	// them all.
+	MaxProblems int
 }
 
 // Input is an input read once and checked: the forest's skeleton, the
@@ -66,12 +71,36 @@ type Input struct {
 	// attrNames holds every attribute name seen, with the first place it
 	// was seen, for the layouts' reserved-name checks.
 	attrNames map[string]*transform.RowError
+	// manyNames: the input has more than maxAttrNames attribute names,
+	// and attrNames holds the first ones only (see CheckLayout).
+	manyNames bool
 }
+
+// maxAttrNames bounds the attribute names an Input keeps, so that an input
+// whose records each bring new ones costs bounded memory (some MB).
+const maxAttrNames = 100_000
+
+// addAttrName keeps the first place of the attribute name k, while it
+// keeps fewer than maxAttrNames.
+func (in *Input) addAttrName(k string, at *transform.RowError) {
+	if _, ok := in.attrNames[k]; ok {
+		return
+	}
+	if len(in.attrNames) >= maxAttrNames {
+		in.manyNames = true
+		return
+	}
+	in.attrNames[k] = at
+}
+
+// MoreProblems is how many problems were found beyond the ones returned
+// (InputOptions.MaxProblems): by ReadInput, and by the last CheckLayout.
+func (in *Input) MoreProblems() int { return in.Forest.MoreProblems() }
 
 // HasAttr reports whether some record of the input has the attribute name.
 func (in *Input) HasAttr(name string) bool {
 	_, ok := in.attrNames[name]
-	return ok
+	return ok || in.manyNames // with too many to keep, it may have it
 }
 
 // ReadInput reads the whole input once and builds its skeleton: ids,
@@ -109,6 +138,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}
 	b := transform.NewBuilder(hint, copySet != nil)
+	b.KeepProblems(opts.MaxProblems)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
 	unit := unitOf(opts)
 	if sk, ok := src.(skeletonSource); ok && fast {
@@ -150,14 +180,28 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		in.Records++
 		size := 0
 		copyBytes := 0
+		var over *transform.RowError
 		for k, v := range rec.Attrs {
-			vs := len(k) + transform.ValueSize(v)
-			size += vs
-			if copySet[k] {
-				copyBytes += vs
+			n := transform.ValueSize(v)
+			if n > infile.MaxFieldBytes {
+				over = fieldOverLimit(rec, unit, k, n)
+				break
 			}
+			size += len(k) + n
+			if copySet[k] {
+				copyBytes += len(k) + n
+			}
+		}
+		if over == nil && size > infile.MaxRecordBytes {
+			over = recordOverLimit(rec, unit, size)
+		}
+		if over != nil {
+			b.AddBad(over, rec.Parent)
+			continue
+		}
+		for k := range rec.Attrs {
 			if _, ok := in.attrNames[k]; !ok {
-				in.attrNames[k] = &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID}
+				in.addAttrName(k, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID})
 			}
 		}
 		if copySet == nil {
@@ -167,6 +211,25 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	}
 	in.Forest, in.Problems = b.Build()
 	return in, nil
+}
+
+// fieldOverLimit is the problem of a record whose attribute k's value is
+// n bytes, over infile.MaxFieldBytes, as DynamoDB counts its size. The CSV
+// source refuses such a cell itself, and the text sources a record over
+// infile.MaxRecordBytes before they parse it; ReadInput holds every
+// source's records to both limits, Parquet's too (recordOverLimit).
+func fieldOverLimit(rec *transform.Record, unit, k string, n int) *transform.RowError {
+	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
+		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+		k, n, infile.LimitText(infile.MaxFieldBytes))}
+}
+
+// recordOverLimit is the problem of a record whose attributes are n bytes,
+// over infile.MaxRecordBytes.
+func recordOverLimit(rec *transform.Record, unit string, n int) *transform.RowError {
+	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
+		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
+		n, infile.LimitText(infile.MaxRecordBytes))}
 }
 
 // skeletonSource is a Source that can read an input for its skeleton alone:
@@ -246,7 +309,7 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 	}
 	for _, a := range src.attrsSeen() {
 		if _, ok := in.attrNames[a.Name]; !ok {
-			in.attrNames[a.Name] = &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID}
+			in.addAttrName(a.Name, &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID})
 		}
 	}
 	return nil
@@ -286,6 +349,24 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 			at := in.attrNames[k]
 			problems = append(problems, &transform.RowError{File: at.File, Line: at.Line, Unit: at.Unit, ID: at.ID, Err: err})
 			badAttrs = append(badAttrs, strings.TrimPrefix(err.Error(), transform.ErrReservedAttr.Error()+": "))
+		}
+	}
+	if in.manyNames && len(badAttrs) == 0 {
+		// Not every name was kept: the records are read again for the
+		// ones the layout reserves.
+		carriers, err := in.reservedCarriers(l)
+		switch {
+		case err != nil:
+			problems = append(problems, &transform.RowError{File: in.Opts.Path, Err: fmt.Errorf(
+				"%w: the input has over %d attribute names, and reading it again to check them against the layout failed: %v", transform.ErrReservedAttr, maxAttrNames, err)})
+			in.Forest.Check(func(int, *transform.Stats) error { return transform.ErrReservedAttr })
+			in.Forest.SortProblems(problems)
+			return problems
+		case len(carriers) > 0:
+			problems = problems[:len(in.Problems)]
+			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
+			in.Forest.SortProblems(problems)
+			return problems
 		}
 	}
 	if len(badAttrs) > 0 {

@@ -224,9 +224,14 @@ func checkNotEmpty(path, format string) error {
 		return nil
 	}
 	defer in.Close()
-	head, _ := in.R.Peek(readBufferSize)
+	head, err := in.R.Peek(readBufferSize)
 	if len(head) == readBufferSize {
 		return nil // a long run of blank space is the source's to read
+	}
+	if err != nil && err != io.EOF && len(head) == 0 {
+		// Not empty: its data cannot be read (a zstd window over the
+		// decoder's limit, corrupt gzip), which the source says where.
+		return nil
 	}
 	if len(bytes.TrimSpace(bytes.TrimPrefix(head, []byte("\uFEFF")))) > 0 {
 		return nil

@@ -24,6 +24,11 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
+// maxCSVColumns bounds the columns of a CSV input, so that a header of
+// millions of short names (each column costs the reader some hundred
+// bytes) cannot cost gigabytes.
+const maxCSVColumns = 100_000
+
 // csvSource reads RFC 4180 CSV with a header row.
 //
 // Besides Next, it has the three ways of reading the pipeline uses: a
@@ -152,10 +157,18 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 			return nil, fmt.Errorf("%w: %s is empty: a CSV input needs a header row naming its columns", ErrInvalid, file)
 		}
 		var pe *csv.ParseError
+		if errors.As(err, &pe) && pe.Err == errLongRecord {
+			return nil, fmt.Errorf("%w: %s:1: the header row is longer than %s, the limit of one record", ErrInvalid, file, infile.LimitText(r.limit))
+		}
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", ErrInvalid, file, pe)
 		}
 		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, infile.NextError(err, file, 1, ""))
+	}
+	if len(header) > maxCSVColumns {
+		// Each column costs some hundred bytes before any row is read.
+		return nil, fmt.Errorf("%w: %s:1: the header row has %d columns, over %d, the limit of columns",
+			ErrInvalid, file, len(header), maxCSVColumns)
 	}
 	s.header = make([]string, len(header))
 	for i, name := range header {
@@ -458,6 +471,22 @@ func (s *csvSource) rowChecked(err error) (line int, bad *transform.Record, _ er
 		case err == io.EOF:
 			s.done = true
 			return 0, nil, io.EOF
+		case errors.As(err, &pe) && pe.Err == errLongRecord:
+			// Nothing of it was kept, not even its id: the rejects
+			// file gets its place and the reason.
+			bad = &transform.Record{File: s.file, Line: pe.StartLine}
+			return 0, bad, &transform.RowError{File: s.file, Line: pe.StartLine, Err: parseErr(
+				"the record is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped to its end",
+				infile.LimitText(s.r.limit))}
+		case errors.As(err, &pe) && pe.Err == errLongField:
+			fields := s.r.fieldSlices()
+			name := fmt.Sprintf("column %d", pe.Column)
+			if pe.Column <= len(s.header) {
+				name = fmt.Sprintf("column %q", s.header[pe.Column-1])
+			}
+			bad, err = s.rowError(fields, pe.StartLine, parseErr("%s is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+				name, len(fields[pe.Column-1]), infile.LimitText(infile.MaxFieldBytes)))
+			return 0, bad, err
 		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
 			fields := s.r.fieldSlices()
 			bad, err = s.rowError(fields, pe.StartLine, parseErr("the row has %d fields, the header has %d", len(fields), len(s.header)))

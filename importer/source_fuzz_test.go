@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/infile"
 	"github.com/treeport/treeport/transform"
@@ -26,6 +28,16 @@ import (
 // source reports one row or one place at a time, so its lines count from 1.
 func drain(t *testing.T, src Source, file, unit string) {
 	t.Helper()
+	// The memory ceiling: whatever the input, reading it allocates a
+	// bounded amount (a record is refused past infile.MaxRecordBytes, a
+	// Parquet row group's pages past its memory budget), and no more for
+	// a small input that unpacks to gigabytes.
+	before := allocated()
+	defer func() {
+		if cost := allocated() - before; cost > fuzzAllocCeiling {
+			t.Errorf("reading the input allocated %d MiB; the ceiling is %d MiB", cost>>20, fuzzAllocCeiling>>20)
+		}
+	}()
 	defer func() {
 		// The input is in memory: there is nothing that could fail to close.
 		if err := src.Close(); err != nil {
@@ -85,6 +97,28 @@ func drain(t *testing.T, src Source, file, unit string) {
 	}
 }
 
+// fuzzAllocCeiling is the most that draining one input may allocate: the
+// buffers of a record at the limit (which grow by doubling), and the 32 MiB
+// budget FuzzParquetSource gives a row group's pages.
+const fuzzAllocCeiling = 4*infile.MaxRecordBytes + 32<<20
+
+// hugeField is a gzip input whose second record holds one field of
+// 4*infile.MaxRecordBytes, quoted when quote is '"': some tens of KB that
+// a reader without a record limit reads whole.
+func hugeField(tb testing.TB, head string, quote string, tail string) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw.Write([]byte(head + quote))
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range 4 * infile.MaxRecordBytes >> 20 {
+		zw.Write(chunk)
+	}
+	zw.Write([]byte(quote + tail))
+	zw.Close()
+	return b.Bytes()
+}
+
 func memInput(t *testing.T, data []byte) *infile.Input {
 	in, err := infile.New(bytes.NewReader(data), "fuzz")
 	if err != nil {
@@ -98,6 +132,7 @@ func FuzzCSVSource(f *testing.F) {
 	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
 	f.Add([]byte("id;parent_id\n😀;\xff\n"), false)
 	f.Add(gzipped(f, []byte("id,parent_id\na,\n")), false)
+	f.Add(hugeField(f, "id,parent_id,note\na,,", `"`, "\nb,a,c\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
 		in := memInput(t, data)
 		if in == nil {
@@ -121,6 +156,7 @@ func fuzzJSON(f *testing.F, format string) {
 	f.Add([]byte("{\n \"id\": \"a\"\n}\n{\"id\":\"b\"} {\"id\":\"c\""))
 	f.Add([]byte(`[{"id":"a"} {"id":"b"}]`))
 	f.Add([]byte(`[1,"x",{"id":true},{"id":"\ud800"}]x`))
+	f.Add(hugeField(f, `{"id":"a"}`+"\n"+`{"id":"b","note":`, `"`, "}\n"+`{"id":"c"}`+"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := memInput(t, data)
 		if in == nil {
@@ -141,6 +177,7 @@ func FuzzDDBJSONSource(f *testing.F) {
 	f.Add([]byte(`{"Item":{"id":{"S":"a"},"n":{"N":"1"}}}` + "\n" + `{"Item":{"id":{"N":"2"},"parent_id":{"S":"a"},"m":{"M":{"l":{"L":[{"NULL":true}]}}}}}`))
 	f.Add([]byte("{\"id\":{\"S\":\"bare\"}}\n\nnot json\n{\"Item\":{\"id\":{\"BOOL\":true}}}\n"))
 	f.Add(gzipped(f, []byte(`{"Item":{"id":{"S":"a"}}}`)))
+	f.Add(hugeField(f, `{"Item":{"id":{"S":"a"}}}`+"\n"+`{"Item":{"id":{"S":"b"},"n":{"S":`, `"`, "}}}\n"+`{"Item":{"id":{"S":"c"}}}`+"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		items := ddbitems.NewReader(bytes.NewReader(data), "fuzz.json")
 		src := &ddbjsonSource{items: items, opts: SourceOptions{KeepRaw: true}}

@@ -15,10 +15,10 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// maxRecordBytes bounds one JSON record, so that a missing bracket cannot
-// make a source hold the rest of a large file in memory. It is far above
-// DynamoDB's 400 KB item limit.
-const maxRecordBytes = 64 << 20
+// maxRecordBytes bounds one JSON record (infile.MaxRecordBytes), so that a
+// missing bracket cannot make a source hold the rest of a large file in
+// memory.
+const maxRecordBytes = infile.MaxRecordBytes
 
 // How a JSON input holds its records.
 const (
@@ -150,6 +150,10 @@ func (s *jsonSource) nextLine() (*transform.Record, error) {
 		s.pos++ // the '\n'
 		s.line++
 	}
+	if n > maxRecordBytes {
+		// Found whole, within the last read past the limit.
+		return nil, longLine(s.file, lineNo)
+	}
 	text = bytes.TrimRight(text, "\r")
 	if len(bytes.TrimLeft(text, " \t\r")) == 0 {
 		return nil, nil
@@ -176,7 +180,12 @@ func (s *jsonSource) skipLongLine() (*transform.Record, error) {
 			break
 		}
 	}
-	return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr("the line is longer than %d MiB", maxRecordBytes>>20)}
+	return nil, longLine(s.file, lineNo)
+}
+
+// longLine is the error of a line over maxRecordBytes.
+func longLine(file string, line int) error {
+	return &transform.RowError{File: file, Line: line, Err: parseErr("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
 }
 
 // nextValue reads one object of a stream or an array. It returns nil, nil
@@ -221,6 +230,11 @@ func (s *jsonSource) nextValue() (*transform.Record, error) {
 	}
 	lineNo := s.line
 	n, err := s.extent(false)
+	if err == errSkippedLong {
+		s.afterElem = true
+		return nil, &transform.RowError{File: s.file, Line: lineNo, Err: parseErr(
+			"an object is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(maxRecordBytes))}
+	}
 	if err != nil {
 		var xe *extentError
 		if errors.As(err, &xe) {
@@ -313,11 +327,33 @@ func (s *jsonSource) skipSpace() (bool, error) {
 // the input as it takes. It finds where the value ends (the bracket that
 // closes it, outside strings), not whether it is valid: decoding tells that.
 // With oneLine, a value that does not end on its line is an error.
+//
+// A value over maxRecordBytes is not kept: without oneLine, extent reads on
+// to its end, consuming it (and counting its lines), and returns
+// errSkippedLong; with oneLine, it is an extentError.
 func (s *jsonSource) extent(oneLine bool) (int, error) {
 	depth := 0
 	inString, escaped := false, false
 	scalar := false
 	i := 0
+	tooLong := &extentError{fmt.Sprintf("an object is longer than %s, the limit of one record, or a closing bracket is missing", infile.LimitText(maxRecordBytes))}
+	skipping := false // over the limit: what is scanned is consumed
+	// consume drops the first n bytes of the window, counting their lines.
+	consume := func(n int) {
+		s.line += bytes.Count(s.buf[s.pos:s.pos+n], []byte{'\n'})
+		s.pos += n
+	}
+	// end is the extent n, unless the value is over the limit.
+	end := func(n int) (int, error) {
+		switch {
+		case skipping || n > maxRecordBytes && !oneLine:
+			consume(n)
+			return 0, errSkippedLong
+		case n > maxRecordBytes:
+			return 0, tooLong
+		}
+		return n, nil
+	}
 	for {
 		for ; s.pos+i < len(s.buf); i++ {
 			c := s.buf[s.pos+i]
@@ -331,7 +367,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 				case c == '"':
 					inString = false
 					if depth == 0 {
-						return i + 1, nil
+						return end(i + 1)
 					}
 				case c == '\n':
 					if oneLine {
@@ -343,7 +379,7 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 			case scalar:
 				switch c {
 				case ',', ']', '}', ' ', '\t', '\r', '\n':
-					return i, nil
+					return end(i)
 				}
 			case c == '"':
 				inString = true
@@ -352,14 +388,19 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 			case c == '}' || c == ']':
 				depth--
 				if depth == 0 {
-					return i + 1, nil
+					return end(i + 1)
 				}
 			case c == '\n' && oneLine:
 				return 0, &extentError{"the object does not end on its line"}
 			}
 		}
-		if i > maxRecordBytes {
-			return 0, &extentError{fmt.Sprintf("an object is longer than %d MiB, or a closing bracket is missing", maxRecordBytes>>20)}
+		if i > maxRecordBytes || skipping {
+			if oneLine {
+				return 0, tooLong
+			}
+			skipping = true
+			consume(i)
+			i = 0
 		}
 		more, err := s.fill()
 		if err != nil {
@@ -367,12 +408,16 @@ func (s *jsonSource) extent(oneLine bool) (int, error) {
 		}
 		if !more {
 			if scalar {
-				return i, nil
+				return end(i)
 			}
 			return 0, &extentError{"the input ends inside an object: a closing bracket or quote is missing"}
 		}
 	}
 }
+
+// errSkippedLong is extent's answer for a value over maxRecordBytes, which
+// it has read past without keeping it.
+var errSkippedLong = errors.New("skipped a value over the limit")
 
 // fill reads more input into buf, keeping buf[pos:]. It returns false at the
 // end of the input.

@@ -42,8 +42,9 @@ type Target struct {
 type job struct {
 	Target
 	input importer.InputOptions
-	// onProblems is told a snapshot's problems before the job fails.
-	onProblems func([]*transform.RowError)
+	// onProblems is told a snapshot's problems before the job fails: those
+	// kept (InputOptions.MaxProblems) and how many more there were.
+	onProblems func(problems []*transform.RowError, more int)
 	// from names the snapshot in messages ("" : its path).
 	from string
 
@@ -72,10 +73,10 @@ func (j *job) read(ctx context.Context) error {
 		}
 		if problems := in.CheckLayout(j.Layout); len(problems) > 0 {
 			if j.onProblems != nil {
-				j.onProblems(problems)
+				j.onProblems(problems, in.MoreProblems())
 			}
 			return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-				importer.ErrInvalid, countOf(len(problems), "problem"), cmp.Or(j.from, j.input.Path))
+				importer.ErrInvalid, countOf(len(problems)+in.MoreProblems(), "problem"), cmp.Or(j.from, j.input.Path))
 		}
 		j.in = in
 		return nil
@@ -134,8 +135,9 @@ type PlanTableOptions struct {
 	// Out, when set, is the plan file to write (every put and delete).
 	Out string
 	// OnProblems is told the snapshot's problems, when it has any, before
-	// PlanTable fails with importer.ErrInvalid.
-	OnProblems func([]*transform.RowError)
+	// PlanTable fails with importer.ErrInvalid: those kept
+	// (Input.MaxProblems) and how many more there were.
+	OnProblems func(problems []*transform.RowError, more int)
 }
 
 // PlanTableResult is a plan of a table's refresh.
@@ -209,7 +211,7 @@ type ApplyOptions struct {
 	Checkpoint, DeadLetter, Report string
 	Concurrency                    int
 	MaxWCU                         float64
-	OnProblems                     func([]*transform.RowError)
+	OnProblems                     func(problems []*transform.RowError, more int)
 	OnProgress                     func(importer.RunProgress)
 	// Log receives the notes of a run as it goes (resuming, the table
 	// read); nil discards them.

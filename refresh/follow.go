@@ -1056,7 +1056,7 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	t := opts.Target
 	t.Scan = scan
 	var invalid bool
-	onProblems := func(problems []*transform.RowError) {
+	onProblems := func(problems []*transform.RowError, more int) {
 		invalid = true
 		if opts.OnProblems == nil {
 			return
@@ -1067,9 +1067,9 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 			q.File, q.Line, q.Unit = "table "+opts.From, 0, ""
 			out[i] = &q
 		}
-		opts.OnProblems(out)
+		opts.OnProblems(out, more)
 	}
-	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems,
 		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
 	if err := j.read(ctx); err != nil {
 		if invalid && errors.Is(err, importer.ErrInvalid) {

@@ -69,7 +69,7 @@ func newLiveSource(t *testing.T, client *dynamodb.Client, l layouts.Layout, r *r
 	if _, err := streams.Enable(context.Background(), client, sc, src.table, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	problems := func(p []*transform.RowError) {
+	problems := func(p []*transform.RowError, _ int) {
 		for _, e := range p {
 			t.Logf("snapshot problem: %v", e)
 		}

@@ -150,14 +150,14 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 		return nil, cleanup, fmt.Errorf("reading %s: %w", opts.From, err)
 	}
 	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
-	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy,
+	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems,
 		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
 	if opts.Snapshot == "" {
 		// The snapshot is a temporary file, gone at the end: a node the
 		// destination cannot hold is named by the source table and its id.
 		j.from = "table " + opts.From
-		j.onProblems = func(problems []*transform.RowError) {
+		j.onProblems = func(problems []*transform.RowError, more int) {
 			if opts.OnProblems == nil {
 				return
 			}
@@ -167,7 +167,7 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 				q.File, q.Line, q.Unit = j.from, 0, ""
 				out[i] = &q
 			}
-			opts.OnProblems(out)
+			opts.OnProblems(out, more)
 		}
 	}
 	res.Apply, err = apply(ctx, j, opts.ApplyOptions)

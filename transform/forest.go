@@ -66,6 +66,10 @@ type Forest struct {
 
 	rejected []uint64            // bitset
 	reason   map[int32]*RowError // why a node was rejected; nil for descendants of one
+	// orphan holds the missing parent of each node rejected for it, whose
+	// reason is made when it is asked for (reasonOf): an input of
+	// millions of orphans costs a map entry each, not a RowError.
+	orphan map[int32]string
 
 	// detached are the nodes whose parent is not known: missing, the
 	// node itself, or on a row that could not be read. The path of such a
@@ -83,7 +87,20 @@ type Forest struct {
 	// What Build found, so that Reset can undo what Check added.
 	baseRejected []uint64
 	baseReason   map[int32]*RowError
+
+	// keep is how many problems Build, and then Check, return at most (0:
+	// all); moreBuild and moreCheck count the ones they found beyond
+	// (MoreProblems).
+	keep                 int
+	moreBuild, moreCheck int
 }
+
+// MoreProblems is how many problems Build and the last Check found beyond
+// the ones they returned (Builder.KeepProblems).
+func (f *Forest) MoreProblems() int { return f.moreBuild + f.moreCheck }
+
+// full reports whether problems holds as many as are kept.
+func (f *Forest) full(problems []*RowError) bool { return f.keep > 0 && len(problems) >= f.keep }
 
 // nodeRec is a node's parent and id in 16 bytes: an id of up to 8 bytes is
 // held in the record itself, and a longer one in the arena, at the offset
@@ -115,6 +132,7 @@ func (f *Forest) idLen(i int32) int { return int(f.nodes[i].n) }
 // made it, so that the same input can be checked against another layout.
 func (f *Forest) Reset() {
 	f.reasonBy = nil
+	f.moreCheck = 0
 	copy(f.rejected, f.baseRejected)
 	f.reason = make(map[int32]*RowError, len(f.baseReason))
 	for k, v := range f.baseReason {
@@ -239,13 +257,31 @@ func (f *Forest) Reason(i int) error {
 	if !f.Rejected(i) {
 		return nil
 	}
-	if e := f.reason[int32(i)]; e != nil {
+	if e := f.reasonOf(int32(i)); e != nil {
 		return e
 	}
 	if a := f.rejectedBy(int32(i)); a >= 0 {
-		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reason[a].Err)
+		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reasonOf(a).Err)
 	}
 	return ErrAncestor
+}
+
+// reasonOf is node i's own reason, nil when it has none.
+func (f *Forest) reasonOf(i int32) *RowError {
+	if e := f.reason[i]; e != nil {
+		return e
+	}
+	if p, ok := f.orphan[i]; ok {
+		return f.missingParent(i, p)
+	}
+	return nil
+}
+
+// missingParent is the problem of node i, whose parent p is not in the
+// input.
+func (f *Forest) missingParent(i int32, p string) *RowError {
+	file, line, unit := f.Location(int(i))
+	return &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: fmt.Errorf("%w: parent %q", ErrMissingParent, p)}
 }
 
 // rejectedBy is the node whose reason is node i's: i itself, or its nearest
@@ -272,6 +308,9 @@ func (f *Forest) buildReasonBy() []int32 {
 		by[i] = unknown
 	}
 	for k := range f.reason {
+		by[k] = k
+	}
+	for k := range f.orphan {
 		by[k] = k
 	}
 	var walk []int32
@@ -314,7 +353,7 @@ func (f *Forest) reject(i int32, err *RowError) {
 		if f.reason == nil {
 			f.reason = make(map[int32]*RowError)
 		}
-		if f.reason[i] == nil {
+		if _, orphan := f.orphan[i]; f.reason[i] == nil && !orphan {
 			f.reason[i] = err
 		}
 	}
@@ -367,8 +406,21 @@ func (f *Forest) Stats(i int, s *Stats) {
 // are the node's own.
 //
 // Check returns the problems found, in index order: the order in which the
-// nodes were first read.
+// nodes were first read; past the number the Builder was told to keep
+// (KeepProblems), only their count, in MoreProblems. Every rejected node
+// keeps its reason, returned or not.
 func (f *Forest) Check(check func(i int, s *Stats) error) []*RowError {
+	problems := f.check(check)
+	f.moreCheck = 0
+	if f.keep > 0 && len(problems) > f.keep {
+		f.moreCheck = len(problems) - f.keep
+		problems = slices.Clone(problems[:f.keep])
+	}
+	return problems
+}
+
+// check is Check, every problem returned.
+func (f *Forest) check(check func(i int, s *Stats) error) []*RowError {
 	f.reasonBy = nil
 	unknown, unplaced := f.unknownPaths()
 	var (
@@ -790,8 +842,9 @@ type Builder struct {
 	fileIdx    map[string]int
 	problems   []*RowError
 	preReject  []pending
-	dups       []dupAt // the places of the second and later copies of an id
-	detached   []int32 // see Forest.detached
+	dups       []dupAt       // the places of the second and later copies of an id, maxDupPlaces an id at most
+	dupCount   map[int32]int // how many copies of each duplicate id there are beyond the first
+	detached   []int32       // see Forest.detached
 	keepCopy   bool
 	lastFile   int // index in f.files of the file of the last Add
 
@@ -818,6 +871,23 @@ func NewBuilder(sizeHint int, copyBytes bool) *Builder {
 	}
 	b.f.index.init(sizeHint)
 	return b
+}
+
+// KeepProblems makes Build and Forest.Check return at most n problems each,
+// the first ones they find, and only count the others
+// (Forest.MoreProblems): an input that repeats one mistake millions of
+// times then costs a count, not a problem each. n <= 0 keeps every problem,
+// as a new Builder does.
+func (b *Builder) KeepProblems(n int) { b.f.keep = max(n, 0) }
+
+// problem keeps err, or counts it when as many problems as are kept are
+// kept already.
+func (b *Builder) problem(err *RowError) {
+	if b.f.full(b.problems) {
+		b.f.moreBuild++
+		return
+	}
+	b.problems = append(b.problems, err)
 }
 
 func (b *Builder) location(file string, line int, unit string) uint64 {
@@ -920,7 +990,7 @@ func (b *Builder) flush() {
 // instead of being reported as orphans.
 func (b *Builder) AddBad(err *RowError, parent string) {
 	b.flush()
-	b.problems = append(b.problems, err)
+	b.problem(err)
 	// The file is known even when no row of it could be read, so that
 	// Forest.SortProblems puts its problems in their place.
 	loc := b.location(err.File, err.Line, err.Unit)
@@ -936,7 +1006,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	if id == "" {
 		if bad == nil {
 			file, line, unit := b.f.locate(loc)
-			b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, Err: ErrEmptyID})
+			b.problem(&RowError{File: file, Line: line, Unit: unit, Err: ErrEmptyID})
 		}
 		return
 	}
@@ -945,16 +1015,25 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	slot, j := f.index.find(id, h, f)
 	if j >= 0 {
 		if bad == nil {
-			// The id is cloned: f.id's memory is the records', which may
-			// yet move (and the old array would stay alive with it).
-			ff, fl, fu := f.Location(int(j))
-			file, line, unit := f.locate(loc)
-			err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
-				Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))}
-			b.problems = append(b.problems, err)
+			if f.full(b.problems) {
+				f.moreBuild++
+			} else {
+				// The id is cloned: f.id's memory is the records', which
+				// may yet move (and the old array would stay alive with it).
+				ff, fl, fu := f.Location(int(j))
+				file, line, unit := f.locate(loc)
+				b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
+					Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))})
+			}
 			// The first copy is rejected by Build, with a reason that
-			// says where the others are.
-			b.dups = append(b.dups, dupAt{j, loc})
+			// says where the others are: the first of them, and how many
+			// more.
+			if b.dupCount == nil {
+				b.dupCount = map[int32]int{}
+			}
+			if b.dupCount[j]++; b.dupCount[j] <= maxDupPlaces {
+				b.dups = append(b.dups, dupAt{j, loc})
+			}
 		}
 		return
 	}
@@ -999,7 +1078,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 	if self && bad == nil {
 		file, line, unit := f.locate(loc)
 		err := &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id), Err: ErrSelfParent}
-		b.problems = append(b.problems, err)
+		b.problem(err)
 		b.preReject = append(b.preReject, pending{i, err})
 		b.detached = append(b.detached, i)
 	}
@@ -1033,10 +1112,16 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	for _, p := range b.preReject {
 		f.reject(p.i, p.err)
 	}
-	f.rejectDuplicates(b.dups)
-	b.dups = nil
+	f.rejectDuplicates(b.dups, b.dupCount)
+	b.dups, b.dupCount = nil, nil
 	f.detached = b.detached
 	problems := b.problems
+
+	// Each check keeps its first problems, in the order of their places,
+	// so that those of all of them, sorted, begin with the first ones of
+	// the input.
+	var missing []*RowError
+	parentIDs := map[string]string{}
 
 	// Resolve the parents that came after their children. Every other
 	// parent came before its child, so with none resolved here the
@@ -1045,11 +1130,25 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	for _, pp := range b.unresolved {
 		p := f.index.get(pp.id, f.index.hash(pp.id), f)
 		if p < 0 {
-			file, line, unit := f.Location(int(pp.i))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(pp.i),
-				Err: fmt.Errorf("%w: parent %q", ErrMissingParent, pp.id)}
-			problems = append(problems, re)
-			f.reject(pp.i, re)
+			// The parent's id is kept once however many children name
+			// it, and the node's reason is made when asked for.
+			id, ok := parentIDs[pp.id]
+			if !ok {
+				id = strings.Clone(pp.id) // pp.id is the arena's, dropped below
+				parentIDs[id] = id
+			}
+			if f.full(missing) {
+				f.moreBuild++
+			} else {
+				missing = append(missing, f.missingParent(pp.i, id))
+			}
+			f.reject(pp.i, nil)
+			if f.reason[pp.i] == nil {
+				if f.orphan == nil {
+					f.orphan = map[int32]string{}
+				}
+				f.orphan[pp.i] = id
+			}
 			f.detached = append(f.detached, pp.i)
 			continue
 		}
@@ -1058,6 +1157,7 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 	}
 	b.unresolved = nil
 	b.pids = arena{}
+	problems = append(problems, missing...)
 
 	f.depth = make([]int32, n)
 	f.root = make([]int32, n)
@@ -1110,7 +1210,13 @@ func (b *Builder) Build() (*Forest, []*RowError) {
 		}
 		// What is not placed is in a cycle or below one.
 		if len(f.order) < n {
-			problems = append(problems, f.cycles(placed)...)
+			cycles := f.cycles(placed)
+			if f.keep > 0 && len(cycles) > f.keep {
+				f.SortProblems(cycles)
+				f.moreBuild += len(cycles) - f.keep
+				cycles = cycles[:f.keep]
+			}
+			problems = append(problems, cycles...)
 		}
 		// Subtree sizes, children before parents.
 		for h := len(f.order) - 1; h >= 0; h-- {
@@ -1138,7 +1244,10 @@ const maxDupPlaces = 10
 // names every place of the id: the rejects file gives it to every copy
 // (their records all find the first copy's node), and each must be told
 // where the others are.
-func (f *Forest) rejectDuplicates(dups []dupAt) {
+//
+// dups holds the first maxDupPlaces places of each id's copies, count how
+// many copies beyond the first there are.
+func (f *Forest) rejectDuplicates(dups []dupAt, count map[int32]int) {
 	if len(dups) == 0 {
 		return
 	}
@@ -1152,13 +1261,16 @@ func (f *Forest) rejectDuplicates(dups []dupAt) {
 	}
 	for _, i := range first {
 		locs := append([]uint64{f.loc[i]}, at[i]...)
-		places := make([]string, 0, min(len(locs), maxDupPlaces+1))
+		all := 1 + count[i]
+		places := make([]string, 0, min(all, maxDupPlaces+1))
 		for k, l := range locs {
 			if k == maxDupPlaces {
-				places = append(places, fmt.Sprintf("%d more places", len(locs)-k))
 				break
 			}
 			places = append(places, place(f.locate(l)))
+		}
+		if all > maxDupPlaces {
+			places = append(places, fmt.Sprintf("%d more places", all-maxDupPlaces))
 		}
 		last := len(places) - 1
 		file, line, unit := f.Location(int(i))

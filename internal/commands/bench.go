@@ -181,7 +181,14 @@ func runBench(c *cli.Context) error {
 
 	debug.SetGCPercent(50) // the skeleton lives for the whole run; see runImport
 	started := time.Now()
-	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy})
+	// The rejects file of bench holds the problems themselves: with one,
+	// every problem is kept; without, those past the ones printed are
+	// only counted.
+	maxProblems := c.Int("max-errors")
+	if c.String("rejects") != "" && onInvalid == "skip" {
+		maxProblems = 0
+	}
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: maxProblems})
 	if err != nil {
 		return err
 	}
@@ -207,7 +214,7 @@ func runBench(c *cli.Context) error {
 		if len(ls) > 1 {
 			fmt.Fprintf(stderr, "%s:\n", l.Name())
 		}
-		printProblems(stderr, problems, c.Int("max-errors"))
+		printProblems(stderr, problems, c.Int("max-errors"), in.MoreProblems())
 		if rejects != nil {
 			for _, p := range problems {
 				line, _ := json.Marshal(map[string]any{"layout": l.Name(), "file": p.File, "line": p.Line, "id": p.ID, "reason": p.Err.Error()})

@@ -231,14 +231,17 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 	return l, nil
 }
 
-// printProblems prints up to max problems and a count of the rest.
-func printProblems(w io.Writer, problems []*transform.RowError, max int) {
+// printProblems prints up to max problems and a count of the rest: those
+// past max, and the more that were only counted.
+func printProblems(w io.Writer, problems []*transform.RowError, max, more int) {
 	for k, p := range problems {
 		if k == max {
-			fmt.Fprintf(w, "… and %s more (raise --max-errors to see them)\n", countProblems(len(problems)-max))
 			break
 		}
 		fmt.Fprintf(w, "%v\n", p)
+	}
+	if rest := len(problems) - min(len(problems), max) + more; rest > 0 {
+		fmt.Fprintf(w, "… and %s more (raise --max-errors to see them)\n", countProblems(rest))
 	}
 }
 

@@ -144,6 +144,7 @@ func runMigrate(c *cli.Context) error {
 		From:         from, FromLayout: l1, Snapshot: c.String("snapshot"),
 	}
 	opts.Input.ClosureCopy = o2.ClosureCopy
+	opts.Input.MaxProblems = 100 // as many as are printed
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {

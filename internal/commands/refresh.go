@@ -142,7 +142,7 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 	if err != nil {
 		return t, in, 0, err
 	}
-	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy}
+	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")}
 	if t, ratio, err = refreshTarget(c, files...); err != nil {
 		return t, in, ratio, err
 	}
@@ -150,9 +150,10 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 	return t, in, ratio, nil
 }
 
-// problemPrinter prints a snapshot's problems, up to max.
-func problemPrinter(c *cli.Context, max int) func([]*transform.RowError) {
-	return func(problems []*transform.RowError) { printProblems(c.App.ErrWriter, problems, max) }
+// problemPrinter prints a snapshot's problems, up to max, and the count of
+// the others.
+func problemPrinter(c *cli.Context, max int) func([]*transform.RowError, int) {
+	return func(problems []*transform.RowError, more int) { printProblems(c.App.ErrWriter, problems, max, more) }
 }
 
 func runPlan(c *cli.Context) error {

@@ -74,13 +74,13 @@ func sampleItems(c *cli.Context, l layouts.Layout) ([]layouts.Item, error) {
 		}
 		src.Types = types
 	}
-	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: path, Source: src})
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: path, Source: src, MaxProblems: 20})
 	if err != nil {
 		return nil, err
 	}
 	if problems := in.CheckLayout(l); len(problems) > 0 {
-		printProblems(c.App.ErrWriter, problems, 20)
-		return nil, usagef("%s: %s for the %s layout", path, countProblems(len(problems)), l.Name())
+		printProblems(c.App.ErrWriter, problems, 20, in.MoreProblems())
+		return nil, usagef("%s: %s for the %s layout", path, countProblems(len(problems)+in.MoreProblems()), l.Name())
 	}
 	n := c.Int("sample")
 	var items []layouts.Item

@@ -123,7 +123,7 @@ func findExport(dir string) (string, error) {
 // describeExport says which table an export is of and when it was taken,
 // from its manifest-summary.json, to tell exports apart in a list.
 func describeExport(dir string) string {
-	raw, err := os.ReadFile(filepath.Join(dir, manifestSummary))
+	raw, err := infile.ReadSmall(filepath.Join(dir, manifestSummary), infile.MaxManifestBytes)
 	if err != nil {
 		return ""
 	}
@@ -167,7 +167,7 @@ const exportAdvice = "the export is incomplete or damaged; export the table agai
 func openExport(dir string) (*Reader, error) {
 	s := &Reader{open: infile.Open}
 	summary := filepath.Join(dir, manifestSummary)
-	raw, err := os.ReadFile(summary)
+	raw, err := infile.ReadSmall(summary, infile.MaxManifestBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if _, err := os.Stat(filepath.Join(dir, exportStarted)); err == nil {
@@ -226,7 +226,7 @@ func notDDBJSON(dir, format string) error {
 func exportDataFiles(dir string) ([]string, []exportFile, error) {
 	dataDir := filepath.Join(dir, "data")
 	manifest := filepath.Join(dir, manifestFiles)
-	raw, err := os.ReadFile(manifest)
+	raw, err := infile.ReadSmall(manifest, infile.MaxManifestBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		var files []string
 		entries, err := os.ReadDir(dataDir)
@@ -367,7 +367,7 @@ func (s *Reader) NextLine() (map[string]types.AttributeValue, []byte, error) {
 			s.line++
 			s.items++
 			s.read++
-			return nil, nil, &transform.RowError{File: s.file, Line: s.line, Err: infile.Parsef("the line is longer than %d MiB", infile.MaxRecordBytes>>20)}
+			return nil, nil, &transform.RowError{File: s.file, Line: s.line, Err: infile.Parsef("the line is longer than %s, the limit of one record (no DynamoDB item is over 400 KB); it is skipped", infile.LimitText(infile.MaxRecordBytes))}
 		}
 		if len(line) > 0 {
 			s.line++
@@ -497,7 +497,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		for err == bufio.ErrBufferFull {
 			line, err = r.ReadSlice('\n')
 			if len(long) <= infile.MaxRecordBytes {
-				long = append(long, line...)
+				long = infile.AppendGrow(long, line)
 			}
 		}
 		if len(long) > infile.MaxRecordBytes && (err == nil || err == io.EOF) {

@@ -24,10 +24,76 @@ import (
 // importer.ErrInvalid is this error.
 var ErrInvalid = errors.New("importer: invalid input")
 
-// MaxRecordBytes bounds one record (a line, a JSON object), so that a
-// missing bracket cannot make a source hold the rest of a large file in
-// memory. It is far above DynamoDB's 400 KB item limit.
-const MaxRecordBytes = 64 << 20
+// The limits of every reader (docs/SECURITY.md, "Limits"). No DynamoDB item
+// is over 400 KB, so no record that could be written comes near them; they
+// are there so that hostile or broken input (a missing quote or bracket, a
+// gigabyte in one field) costs bounded memory and is refused where it is.
+const (
+	// MaxRecordBytes bounds one record as it is in the input: a CSV
+	// record's lines, a JSON object, a line of JSON Lines or of DynamoDB
+	// JSON, a Parquet row's values. It is 40 times DynamoDB's item limit,
+	// room for what text adds to an item's bytes (escapes, quotes,
+	// DynamoDB JSON's type names, indentation).
+	MaxRecordBytes = 16 << 20
+	// MaxFieldBytes bounds one field: a CSV cell (its bytes once
+	// unquoted), a Parquet value. A value over 400 KB never fits in an
+	// item, so one over 1 MiB is refused as soon as it is read.
+	MaxFieldBytes = 1 << 20
+)
+
+// MaxManifestBytes bounds a manifest of a DynamoDB export
+// (manifest-summary.json, manifest-files.json), which is read whole: a
+// line of manifest-files.json is about 250 bytes, so this is room for a
+// quarter of a million data files.
+const MaxManifestBytes = 64 << 20
+
+// ReadSmall reads the file at path whole, as os.ReadFile does, and refuses
+// one over limit bytes (ErrInvalid) without reading more of it than that.
+func ReadSmall(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%w: %s is over %s, the limit of a file treeport reads whole; it is not what it should be", ErrInvalid, path, LimitText(limit))
+	}
+	return b, nil
+}
+
+// AppendGrow is append, but doubles dst's room when it needs more, up to a
+// record's limit and a read buffer: append grows a large slice by a
+// quarter at a time, which allocates five times a record's bytes on the way
+// to them.
+func AppendGrow(dst, src []byte) []byte {
+	if need := len(dst) + len(src); need > cap(dst) {
+		c := max(need, min(2*cap(dst), MaxRecordBytes+ReadBufferSize))
+		grown := make([]byte, len(dst), c)
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, src...)
+}
+
+// LimitText says a limit in words, for messages: "16 MiB".
+func LimitText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// MaxZstdWindow bounds the window a zstd frame may ask the decoder for,
+// which it holds in memory: every level of zstd (-1 to --ultra -22) and
+// --long (27) stay within it; --long=28 or more is refused.
+const MaxZstdWindow = 128 << 20
 
 // Input is an opened input file, decompressed when it needs to be. The
 // caller closes it.
@@ -77,7 +143,7 @@ func New(r io.Reader, name string) (*Input, error) {
 		// about the data has already come out of Read.
 		in.closers = append(in.closers, func() error { zr.Close(); return nil })
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(MaxZstdWindow))
 		if err != nil {
 			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
 		}
@@ -151,6 +217,9 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
+	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) {
+		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long=28 or more); recompress it with zstd --long=27 or less", LimitText(MaxZstdWindow))
+	}
 	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
 }
 

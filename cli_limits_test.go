@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// runPeak runs treeport as run does and also returns its peak resident
+// memory in MiB, as the program itself reads it at exit (VmHWM, written to
+// the file TREEPORT_PEAKRSS names). The rusage of the child is not used:
+// Linux counts the test process's own resident memory at the fork in it.
+func runPeak(t *testing.T, args ...string) (stdout, stderr string, code int, peakMiB int64) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "peak")
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), "TREEPORT_PEAKRSS="+report)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	line, err := os.ReadFile(report)
+	if err != nil {
+		if runtime.GOOS != "linux" {
+			t.Skipf("no peak resident memory on %s: %v", runtime.GOOS, err)
+		}
+		t.Fatalf("treeport wrote no peak resident memory (TREEPORT_PEAKRSS): %v", err)
+	}
+	f := strings.Fields(string(line)) // "VmHWM:", N, "kB"
+	if len(f) != 3 || f[2] != "kB" {
+		t.Fatalf("%s holds %q, want a VmHWM line", report, line)
+	}
+	kb, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peakMiB = kb >> 10
+	t.Logf("treeport %s: exit %d, peak RSS %d MiB", args[0], code, peakMiB)
+	return out.String(), errb.String(), code, peakMiB
+}
+
+// writeGzipRepeat writes head, then chunk times times, then tail, as a gzip
+// file of several members (which a gzip reader reads as one stream): the
+// repeated chunk is compressed once, so that a gigabyte of input costs the
+// test a megabyte and no time.
+func writeGzipRepeat(t *testing.T, path, head string, chunk []byte, times int, tail string) {
+	t.Helper()
+	member := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	var file bytes.Buffer
+	file.Write(member([]byte(head)))
+	c := member(chunk)
+	for range times {
+		file.Write(c)
+	}
+	file.Write(member([]byte(tail)))
+	if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHugeCSVFieldRefusedInBoundedMemory: a 1 MB .csv.gz holding one field
+// of 1 GiB, quoted or not, is refused with its file, its line and the
+// limit, exit 2, nothing written, and the process never holds more than a
+// fraction of the field. Before the record limit it ran out of memory at
+// 1-2.8 GB.
+func TestHugeCSVFieldRefusedInBoundedMemory(t *testing.T) {
+	const gib = 1 << 30
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for _, tc := range []struct{ name, open, close string }{
+		{"unquoted", "", ""},
+		{"quoted", `"`, `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "huge.csv.gz")
+			writeGzipRepeat(t, in, "id,parent_id,note\nr,,ok\na,r,"+tc.open, chunk, gib/len(chunk), tc.close+"\nb,r,fine\n")
+			out := filepath.Join(dir, "out")
+			_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", out)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, in+":3: ") || !strings.Contains(stderr, "16 MiB") {
+				t.Errorf("stderr does not name the place (%s:3) and the limit (16 MiB):\n%s", in, stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists: nothing may be written", out)
+			}
+			if peak > 128 {
+				t.Errorf("peak resident memory %d MiB reading a 1 GiB field; want at most 128 MiB", peak)
+			}
+		})
+	}
+}
+
+// TestRepeatedIDCostsACount: millions of rows of one id (a 20 KB gzip)
+// print the first 100 problems and the count of the others, exit 2, in
+// bounded memory; with --on-invalid=skip --rejects, every row is in the
+// rejects file, which streams to disk. Before, each repeated row kept about
+// 300 bytes (6 million ran out of memory).
+func TestRepeatedIDCostsACount(t *testing.T) {
+	const rows = 3_000_000
+	dir := t.TempDir()
+	in := filepath.Join(dir, "same.csv.gz")
+	writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+	_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, "out"))
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%.2000s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	dups := 0
+	for _, l := range lines {
+		if strings.Contains(l, `id "x": transform: duplicate id`) {
+			dups++
+		}
+	}
+	more := "… and " + strconv.Itoa(rows-1-100) + " problems more"
+	if dups != 100 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in "+in) {
+		t.Errorf("want 100 duplicate-id lines (got %d), %q and the total of %d problems:\n%.3000s", dups, more, rows-1, stderr)
+	}
+	if peak > 100 {
+		t.Errorf("peak resident memory %d MiB for %d rows of one id; want at most 100 MiB", peak, rows)
+	}
+
+	t.Run("skip with rejects", func(t *testing.T) {
+		// Fewer rows: each is a line of the rejects file.
+		const rows = 1_000_000
+		in := filepath.Join(dir, "same-1m.csv.gz")
+		writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+		rejects := filepath.Join(dir, "rejects.jsonl")
+		_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, "out2"),
+			"--on-invalid", "skip", "--rejects", rejects)
+		if code == 2 || code == 3 {
+			t.Fatalf("exit %d:\n%.2000s", code, stderr)
+		}
+		f, err := os.Open(rejects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		n, buf := 0, make([]byte, 1<<20)
+		for {
+			k, err := f.Read(buf)
+			n += bytes.Count(buf[:k], []byte("\n"))
+			if err != nil {
+				break
+			}
+		}
+		if n != rows {
+			t.Errorf("the rejects file has %d lines; want one for each of the %d rows", n, rows)
+		}
+		if peak > 100 {
+			t.Errorf("peak resident memory %d MiB for %d rejected rows; want at most 100 MiB", peak, rows)
+		}
+	})
+}
+
+// pqLimitRow is a Parquet row for TestEveryFormatOverLimitsExits2.
+type pqLimitRow struct {
+	ID     string  `parquet:"id"`
+	Parent *string `parquet:"parent_id,optional"`
+	Note   string  `parquet:"note"`
+}
+
+// TestEveryFormatOverLimitsExits2: in every input format, a field over
+// 1 MiB and a record over 16 MiB make treeport exit 2 with nothing written,
+// each reported at its place (file and line, or Parquet row) with its
+// limit.
+func TestEveryFormatOverLimitsExits2(t *testing.T) {
+	field := strings.Repeat("f", 1<<20+1)
+	record := strings.Repeat("r", 16<<20+1)
+	jsonl := `{"id":"r"}` + "\n" + `{"id":"a","parent_id":"r","note":"` + field + `"}` + "\n" +
+		`{"id":"b","parent_id":"r","note":"` + record + `"}` + "\n" + `{"id":"c","parent_id":"r"}` + "\n"
+	ddb := `{"Item":{"id":{"S":"r"}}}` + "\n" + `{"Item":{"id":{"S":"a"},"parent_id":{"S":"r"},"note":{"S":"` + field + `"}}}` + "\n" +
+		`{"Item":{"id":{"S":"b"},"parent_id":{"S":"r"},"note":{"S":"` + record + `"}}}` + "\n" + `{"Item":{"id":{"S":"c"},"parent_id":{"S":"r"}}}` + "\n"
+	r := "r"
+	var pq bytes.Buffer
+	w := parquet.NewGenericWriter[pqLimitRow](&pq)
+	if _, err := w.Write([]pqLimitRow{{ID: "r"}, {ID: "a", Parent: &r, Note: field}, {ID: "c", Parent: &r}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file, content string
+		want                []string // "PLACE: … LIMIT", the place after the file's path
+	}{
+		{"CSV", "in.csv", "id,parent_id,note\nr,,\na,r," + field + "\nb,r,\"" + record + "\"\nc,r,\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
+		{"JSON Lines", "in.jsonl", jsonl, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
+		{"JSON array", "in.json", "[\n" + strings.ReplaceAll(strings.TrimSpace(jsonl), "}\n", "},\n") + "\n]\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
+		{"DynamoDB JSON", "in.ddbjson", ddb, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
+		{"Parquet", "in.parquet", pq.String(), []string{" (row 2): ", "1 MiB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(in, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			_, stderr, code, _ := runPeak(t, "import", "--in", in, "--layout", "path", "--out", out)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2:\n%.2000s", code, stderr)
+			}
+			for k := 0; k < len(tc.want); k += 2 {
+				found := false
+				for _, l := range strings.Split(stderr, "\n") {
+					if strings.HasPrefix(l, in+tc.want[k]) && strings.Contains(l, tc.want[k+1]) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no line %q…%q in:\n%.2000s", in+tc.want[k], tc.want[k+1], stderr)
+				}
+			}
+			if len(stderr) > 8000 {
+				t.Errorf("%d bytes of messages: a refused record is quoted", len(stderr))
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists: nothing may be written", out)
+			}
+		})
+	}
+}
+
+// TestPlanRepeatedIDCostsACount: plan and apply, like import, keep the
+// problems they print (--max-errors) and count the others: a snapshot of
+// three million rows of one id exits 2, prints 5 problems and the count of the
+// rest, in bounded memory, and writes nothing.
+func TestPlanRepeatedIDCostsACount(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := loadTable(t, awsEnv(endpoint), client, "fixtures/cars.csv", fixtureTypes(t, "cars"), l)
+	const rows = 3_000_000
+	in := filepath.Join(t.TempDir(), "same.csv.gz")
+	writeGzipRepeat(t, in, "id,parent_id\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+	for _, args := range [][]string{{"plan"}, {"apply", "--no-progress"}} {
+		cmd := append(args, "--in", in, "--layout", "path", "--table", table, "--max-errors", "5",
+			"--endpoint-url", endpoint, "--region", "us-east-1")
+		_, stderr, code, peak := runPeak(t, cmd...)
+		if code != 2 {
+			t.Fatalf("%s: exit %d, want 2:\n%.2000s", args[0], code, stderr)
+		}
+		more := "… and " + strconv.Itoa(rows-1-5) + " problems more"
+		if n := strings.Count(stderr, `id "x": transform: duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
+			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
+		}
+		// Kept problems would cost ~300 bytes a row, 900 MB; a count
+		// costs ~30 MiB.
+		if peak > 100 {
+			t.Errorf("%s: peak resident memory %d MiB; want at most 100 MiB", args[0], peak)
+		}
+	}
+}
