@@ -294,9 +294,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		// The attributes are EmitAttrs' memory: the operation gets a copy.
 		put := layouts.ItemOf(attrs)
-		if t.Unreadable(put) {
-			return invalidf("node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
-				id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
+		if what, ok := t.Unreadable(put); ok {
+			return invalidf("node %q: its item %s would overwrite the table's item under that key, which %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
+				id, ddb.KeyString(spec, put), what, layoutWord(l))
 		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {
