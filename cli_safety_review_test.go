@@ -57,3 +57,49 @@ func TestSafetyReviewSnapshotNodeOverForeignItem(t *testing.T) {
 		}
 	}
 }
+
+// An edit that moves a node to keys it never read: in a directory table
+// (prefix-directories), the root README moves into CM1, whose listing
+// already holds a Note named README (another entity, _type = Note).
+// Before, edit put README's listing row over the note. In a closure
+// single-table, CM4 moves one level deeper, onto a row key where an
+// audit entry sits. Now edit refuses (exit 2, nothing written) and names
+// the key.
+func TestSafetyReviewEditOverForeignItem(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		model, tree, edit string
+		foreign           layouts.Item
+	}{
+		{"fixtures/models/prefix-directories.json", "id,parent_id,name\nCM1,,Roadster\nREADME,,Readme\n",
+			`{"op":"move","id":"README","parent":"CM1"}`,
+			layouts.Item{"PK": s("DIR#/CM1/"), "SK": s("ENTRY#README"), "_type": s("Note"), "text": s("read me first")}},
+		{"fixtures/models/closure-single-table.json", "id,parent_id,name\nCM1,,a\nCM2,CM1,b\nCM3,CM1,c\nCM4,CM2,d\n",
+			`{"op":"move","id":"CM2","parent":"CM3"}`,
+			layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0003"), "_type": s("Audit"), "who": s("ann")}},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			in := writeText(t, dir, "tree.csv", c.tree)
+			edits := writeText(t, dir, "edits.jsonl", c.edit+"\n")
+			table := ddblocal.TableName(t)
+			dropTableLater(t, client, table)
+			if stdout, stderr, code := run(t, env, "import", "--in", in, "--model", c.model, "--table", table, "--create-table", "--no-progress"); code != 0 {
+				t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: c.foreign}); err != nil {
+				t.Fatal(err)
+			}
+			before := rawLines(t, client, table)
+			stdout, stderr, code := run(t, env, "edit", "--ops", edits, "--model", c.model, "--table", table, "--no-progress")
+			if code != 2 || !strings.Contains(stderr, "another entity") {
+				t.Errorf("edit onto a foreign item's key: exit %d, want 2 naming it:\n%s%s", code, stdout, stderr)
+			}
+			if got := rawLines(t, client, table); strings.Join(got, "\n") != strings.Join(before, "\n") {
+				t.Fatalf("edit changed the table:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(before, "\n      "))
+			}
+		})
+	}
+}
