@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +102,44 @@ func TestSafetyReviewEditOverForeignItem(t *testing.T) {
 				t.Fatalf("edit changed the table:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(before, "\n      "))
 			}
 		})
+	}
+}
+
+// migrate --follow into a single-table design whose users sit beside the
+// tree: a node created in the source during the follow, N99, would take
+// the key of the destination's user PK = SK = NODE#N99 (_type = User).
+// The copy refuses such a node; before, a followed record put it over the
+// user. Now the follower holds N99 (B keeps its last state, none), says why, and the end's verify refuses the tree B cannot hold (exit 2); the user
+// is as it was.
+func TestSafetyReviewFollowOverForeignItem(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	model := "fixtures/models/single-table.json"
+	src := newAdjSource(t, client, 5, true)
+	dest := ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	one := writeText(t, t.TempDir(), "one.csv", "id,parent_id\nX,\n")
+	if stdout, stderr, code := run(t, awsEnv(endpoint), "import", "--in", one, "--table", dest, "--create-table", "--no-progress", "--model", model); code != 0 {
+		t.Fatalf("create the destination: exit %d\n%s%s", code, stdout, stderr)
+	}
+	user := layouts.Item{"PK": s("NODE#N99"), "SK": s("NODE#N99"), "_type": s("User"), "email": s("n99@example.com")}
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dest), Item: user}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest, "--to-model", model,
+		"--follow", "--follow-idle", "3s", "--checkpoint", t.TempDir() + "/ck.json", "--endpoint-url", endpoint,
+		"--no-progress", "--allow-mass-delete"}
+	cmd, out := startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	if err := src.put(context.Background(), "N99", "N0", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	got := rawLines(t, client, dest)
+	if !slices.Contains(got, itemLines([]layouts.Item{user})[0]) {
+		t.Fatalf("the follow wrote over the user NODE#N99 (exit %d):\n%s\ntable:\n%s", cmd.ProcessState.ExitCode(), out, strings.Join(got, "\n"))
+	}
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out.String(), `cannot hold node "N99"`) || !strings.Contains(out.String(), "another entity") || !strings.Contains(out.String(), "1 nodes held") {
+		t.Fatalf("follower: exit %d, want N99 held, naming the user's item, and not 0:\n%s", code, out)
 	}
 }

@@ -22,16 +22,28 @@ import (
 // read, and treeport never changes or deletes such an item. It names
 // the first key and what is wrong.
 func checkTargets(ctx context.Context, client exporter.QueryAPI, table string, l layouts.Layout, ops []Op) error {
+	op, item, why, err := badTarget(ctx, client, table, l, ops)
+	if err != nil || op == nil {
+		return err
+	}
+	return invalidf("table %s: the item %s %v; treeport never changes or deletes such an item: move or delete it, or fix the %s; nothing was written",
+		table, ddb.KeyString(l.Table(), item), why, layoutWord(l))
+}
+
+// badTarget is checkTargets' reading: the first operation whose key holds
+// an item that is not part of a node of l, that item, and what is wrong
+// with it (nil op: none).
+func badTarget(ctx context.Context, client exporter.QueryAPI, table string, l layouts.Layout, ops []Op) (*Op, layouts.Item, error, error) {
 	spec := l.Table()
-	seen := make(map[string]bool, len(ops))
+	seen := make(map[string]int, len(ops))
 	var keys []map[string]types.AttributeValue
-	for _, op := range ops {
+	for i, op := range ops {
 		key := map[string]types.AttributeValue{spec.PK.Name: op.Item[spec.PK.Name]}
 		if spec.SK != nil {
 			key[spec.SK.Name] = op.Item[spec.SK.Name]
 		}
-		if k := keyOf(spec, key); !seen[k] {
-			seen[k] = true
+		if k := keyOf(spec, key); !has(seen, k) {
+			seen[k] = i
 			keys = append(keys, key)
 		}
 	}
@@ -42,29 +54,30 @@ func checkTargets(ctx context.Context, client exporter.QueryAPI, table string, l
 				table: {Keys: pending, ConsistentRead: aws.Bool(true)},
 			}})
 			if err != nil {
-				return fmt.Errorf("table %s: reading the items the writes would change: %w", table, err)
+				return nil, nil, nil, fmt.Errorf("table %s: reading the items the writes would change: %w", table, err)
 			}
 			for _, item := range out.Responses[table] {
-				if err := targetItem(l, item); err != nil {
-					return invalidf("table %s: the item %s %v; treeport never changes or deletes such an item: move or delete it, or fix the %s; nothing was written",
-						table, ddb.KeyString(spec, item), err, layoutWord(l))
+				if why := targetItem(l, item); why != nil {
+					return &ops[seen[keyOf(spec, item)]], item, why, nil
 				}
 			}
 			pending = out.UnprocessedKeys[table].Keys
 			if len(pending) > 0 {
 				if fails >= 10 {
-					return fmt.Errorf("table %s: reading the items the writes would change: %d keys left unprocessed", table, len(pending))
+					return nil, nil, nil, fmt.Errorf("table %s: reading the items the writes would change: %d keys left unprocessed", table, len(pending))
 				}
 				select {
 				case <-ctx.Done():
-					return ctx.Err()
+					return nil, nil, nil, ctx.Err()
 				case <-time.After(time.Duration(50<<fails) * time.Millisecond):
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil, nil, nil
 }
+
+func has(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 // targetItem says what is wrong with an item a write would change or
 // delete, nil when it is part of a node of l.
