@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -141,5 +144,49 @@ func TestSafetyReviewFollowOverForeignItem(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out.String(), `cannot hold node "N99"`) || !strings.Contains(out.String(), "another entity") || !strings.Contains(out.String(), "1 nodes held") {
 		t.Fatalf("follower: exit %d, want N99 held, naming the user's item, and not 0:\n%s", code, out)
+	}
+}
+
+// An apply stopped by a refused put resumes from the plan kept beside its
+// checkpoint, without reading the table again. In between, the table
+// changed: a user (_type = User) was written under new node C's key, and
+// node D's item was replaced by another user. Before, the rerun put C over
+// the first and deleted the second. Now the rerun reads what its
+// remaining writes would change and refuses (exit 2), both users intact.
+func TestSafetyReviewResumeOverForeignItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	model := "fixtures/models/single-table.json"
+	v1 := writeText(t, dir, "v1.csv", "id,parent_id,name,poison\nA,,Root,\nB,A,Child,\nD,A,Gone,\n")
+	v2 := writeText(t, dir, "v2.csv", "id,parent_id,name,poison\nA,,Root,\nB,A,Child,\nC,A,New,x\n")
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	if stdout, stderr, code := run(t, awsEnv(endpoint), "import", "--in", v1, "--model", model, "--table", table, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import v1: exit %d\n%s%s", code, stdout, stderr)
+	}
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Reject: "poison", Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	ck := filepath.Join(dir, "ck.json")
+	args := []string{"apply", "--in", v2, "--model", model, "--table", table, "--checkpoint", ck, "--no-progress", "--allow-mass-delete"}
+	if stdout, stderr, code := run(t, awsEnv(proxy.URL()), args...); code == 0 || proxy.Counts().Rejected == 0 {
+		t.Fatalf("apply with a refused put: exit %d, want non-zero:\n%s%s", code, stdout, stderr)
+	}
+	users := []layouts.Item{
+		{"PK": s("NODE#C"), "SK": s("NODE#C"), "_type": s("User"), "email": s("c@example.com")},
+		{"PK": s("NODE#D"), "SK": s("NODE#D"), "_type": s("User"), "email": s("d@example.com")},
+	}
+	for _, u := range users {
+		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := run(t, awsEnv(endpoint), args...)
+	containsAll(t, "after the rerun", rawLines(t, client, table), users)
+	if code != 2 || !strings.Contains(stderr, "another entity") {
+		t.Fatalf("rerun over the users: exit %d, want 2 naming one:\n%s%s", code, stdout, stderr)
 	}
 }

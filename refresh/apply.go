@@ -321,6 +321,12 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
 			ck.path, ck.ck.Watermark, res.Summary.Changes())
+		// The table was not read again, and may have changed since the
+		// plan: what the remaining writes would change must still be
+		// the tree's.
+		if err := checkPlanTargets(ctx, j, planPath, ck.ck.Watermark); err != nil {
+			return res, err
+		}
 	} else {
 		if err := j.read(ctx); err != nil {
 			if errors.Is(err, importer.ErrTableNotFound) {
@@ -517,4 +523,35 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 		return rerr
 	}
 	return err
+}
+
+// checkPlanTargets reads the items under the keys of a plan file's
+// operations from skip on, and refuses (checkTargets) when one is not the
+// tree's: another entity's, or one that does not read.
+func checkPlanTargets(ctx context.Context, j *job, planPath string, skip int64) error {
+	f, err := os.Open(planPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	const chunk = 1000
+	var ops []Op
+	var seq int64
+	_, _, err = ReadPlan(f, func(op Op) error {
+		s := seq
+		seq++
+		if s < skip {
+			return nil
+		}
+		if ops = append(ops, op); len(ops) == chunk {
+			err := checkTargets(ctx, j.Client, j.Table, j.Layout, ops)
+			ops = ops[:0]
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return checkTargets(ctx, j.Client, j.Table, j.Layout, ops)
 }
