@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,48 @@ func TestSafetyReviewResumeOverForeignItems(t *testing.T) {
 	containsAll(t, "after the rerun", rawLines(t, client, table), users)
 	if code != 2 || !strings.Contains(stderr, "another entity") {
 		t.Fatalf("rerun over the users: exit %d, want 2 naming one:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// The mass-delete guard under --shard k/N: each copy deletes only its own
+// share of a removal, and used to weigh it against every item of the
+// table, so a removal that apply refuses whole (3 of 30 nodes, 27 of 95
+// closure items) went through as four --shard k/4 copies, each under 10%
+// of the 95. Now a copy weighs its deletes against its own share of the
+// table: every copy that deletes is refused, and the table is unchanged.
+func TestSafetyReviewShardedGuardCountsShareOfItems(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	tree := func(depth int) string {
+		var b strings.Builder
+		b.WriteString("id,parent_id\nR,\n")
+		for i := 1; i <= 20; i++ {
+			b.WriteString("L" + strconv.Itoa(i) + ",R\n")
+		}
+		parent := "R"
+		for i := 1; i <= depth; i++ {
+			b.WriteString("D" + strconv.Itoa(i) + "," + parent + "\n")
+			parent = "D" + strconv.Itoa(i)
+		}
+		return b.String()
+	}
+	dir := t.TempDir()
+	full, cut := writeText(t, dir, "full.csv", tree(9)), writeText(t, dir, "cut.csv", tree(6))
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	if stdout, stderr, code := run(t, env, "import", "--in", full, "--layout", "closure", "--table", table, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	before := rawLines(t, client, table)
+	for k := range 4 {
+		shard := strconv.Itoa(k) + "/4"
+		stdout, stderr, code := run(t, env, "apply", "--in", cut, "--layout", "closure", "--table", table, "--shard", shard, "--no-progress")
+		if code != 0 && code != 2 {
+			t.Fatalf("apply --shard %s: exit %d\n%s%s", shard, code, stdout, stderr)
+		}
+		if got := rawLines(t, client, table); !slices.Equal(got, before) {
+			t.Fatalf("apply --shard %s (exit %d) deleted %d of the 95 items although apply refuses the whole removal:\n%s%s", shard, code, len(before)-len(got), stdout, stderr)
+		}
 	}
 }

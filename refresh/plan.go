@@ -90,7 +90,11 @@ type Summary struct {
 	// TableItems is the number of the layout's items in the table (every
 	// shard's); TableOtherItems those of a table model's table's other
 	// entities (items without its type field), which a plan leaves alone.
-	TableItems      int64 `json:"table_items"`
+	TableItems int64 `json:"table_items"`
+	// TableShardItems, under --shard, is every item of the table this
+	// shard owns, of any kind: the plan's deletes are this shard's, and
+	// are weighed against it.
+	TableShardItems int64 `json:"table_shard_items,omitempty"`
 	TableOtherItems int64 `json:"table_other_items"`
 	// TableUnreadable is the number of items that are not foreign but do
 	// not read as part of a node (Table.Unparsable), left alone with
@@ -130,7 +134,7 @@ func (s *Summary) DeleteRatio() float64 {
 	if s.TableNodes > 0 {
 		r = float64(s.ByReason[ReasonRemoved].Nodes) / float64(s.TableNodes)
 	}
-	if all := s.TableItems + s.TableOtherItems + s.TableUnreadable; all > 0 {
+	if all := s.deleteBase(); all > 0 {
 		r = max(r, float64(s.DeletedItems())/float64(all))
 	}
 	return r
@@ -144,8 +148,22 @@ func (s *Summary) DeletedItems() int64 { return s.ByReason[ReasonRemoved].Delete
 // what the table holds: "removes 3 of the table's 40 nodes (6 of its 80
 // items)".
 func (s *Summary) DeleteText() string {
+	if s.Shard != "" {
+		return fmt.Sprintf("removes %d of the table's %d nodes (%d of the %d items of shard %s)",
+			s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.deleteBase(), s.Shard)
+	}
 	return fmt.Sprintf("removes %d of the table's %d nodes (%d of its %d items)",
 		s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.TableAllItems())
+}
+
+// deleteBase is what DeletedItems is weighed against: every item of the
+// table, or under --shard every item of this shard (a shard deletes only
+// its own share of a removal).
+func (s *Summary) deleteBase() int64 {
+	if s.Shard != "" {
+		return s.TableShardItems
+	}
+	return s.TableAllItems()
 }
 
 // TableAllItems is every item the table holds: the layout's, the other
@@ -186,7 +204,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	f := in.Forest
 	s := &Summary{
 		Table: t.Name, Layout: l.Name(), Shard: opts.Shard.String(),
-		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items,
+		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items, TableShardItems: t.ShardItems,
 		TableOtherItems: t.OtherItems, TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys,
 		ByReason: map[Reason]*Count{},
 	}

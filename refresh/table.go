@@ -45,6 +45,10 @@ type Table struct {
 	// Items is every item of the layout read, this shard's or not;
 	// OtherItems the table model's table's other items, left alone.
 	Items, OtherItems int64
+	// ShardItems, under a shard, is every item this shard owns (the
+	// layout's, the other entities' and those that do not read): what
+	// the shard's deletes are weighed against.
+	ShardItems int64
 	// Unparsable counts the items that are not foreign (see
 	// layouts.Foreign) but do not read as part of a node of the layout:
 	// its attributes do not read back through the layout or the model
@@ -128,10 +132,14 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		var other int64
 		var bad []badItem
 		var foreign []string
+		var owned int64
 		its := make([]seenItem, 0, len(items))
 		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
 		for _, item := range items {
+			if opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
+				owned++
+			}
 			if layouts.Foreign(t.layout, layouts.MapView(item)) {
 				// Another entity of a table model's table: never the
 				// plan's to change or delete, nor to put over (a node
@@ -169,6 +177,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		defer mu.Unlock()
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
+		t.ShardItems += owned
 		for _, b := range bad {
 			t.unparsable(b.key, b.text, b.why)
 		}
