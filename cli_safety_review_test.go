@@ -234,3 +234,52 @@ func TestSafetyReviewShardedGuardCountsShareOfItems(t *testing.T) {
 		}
 	}
 }
+
+// A known hole, not fixed yet: under --shard k/N, puts before deletes
+// holds within a copy only. In the prefix layout a move changes a node's
+// keys (its object row ¦R¦A¦X becomes ¦R¦B¦X), and the old and new rows
+// hash to different copies: the copy that owns the old rows deletes them
+// as soon as its own puts are acknowledged, whether or not the copy that
+// owns the new ones ever puts them. Run alone (the other copy failed or
+// never ran), apply --shard 0/2 leaves X0…X7 with no object row: gone
+// from the table. Prefix-based models (prefix-directories, s3-inventory)
+// are the same; the other layouts key a node's items by its id, so a
+// move's puts and deletes share a partition, and a copy.
+func TestSafetyReviewShardedPrefixMoveKeepsNode(t *testing.T) {
+	t.Skip("known hole: a sharded apply deletes a moved prefix node's old rows before another copy puts its new ones (see the comment)")
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	var v1, v2 strings.Builder
+	v1.WriteString("id,parent_id\nR,\n")
+	v2.WriteString("id,parent_id\nR,\n")
+	for i := range 8 {
+		a, b, x := "A"+strconv.Itoa(i), "B"+strconv.Itoa(i), "X"+strconv.Itoa(i)
+		v1.WriteString(a + ",R\n" + b + ",R\n" + x + "," + a + "\n")
+		v2.WriteString(a + ",R\n" + b + ",R\n" + x + "," + b + "\n")
+	}
+	p1 := writeText(t, dir, "v1.csv", v1.String())
+	p2 := writeText(t, dir, "v2.csv", v2.String())
+	for _, k := range []string{"0/2", "1/2"} {
+		table := ddblocal.TableName(t)
+		dropTableLater(t, client, table)
+		if stdout, stderr, code := run(t, env, "import", "--in", p1, "--layout", "prefix", "--table", table, "--create-table", "--no-progress"); code != 0 {
+			t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+		}
+		stdout, stderr, code := run(t, env, "apply", "--in", p2, "--layout", "prefix", "--table", table, "--shard", k, "--no-progress", "--allow-mass-delete")
+		lines := rawLines(t, client, table)
+		for i := range 8 {
+			x := "X" + strconv.Itoa(i)
+			found := false
+			for _, l := range lines {
+				if strings.Contains(l, "¦"+x+`"}`) && strings.Contains(l, `"Child":{"S":"¦"}`) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("apply --shard %s alone (exit %d): node %s has no object row left:\n%s%s", k, code, x, stdout, stderr)
+			}
+		}
+	}
+}
