@@ -235,18 +235,16 @@ func TestSafetyReviewShardedGuardCountsShareOfItems(t *testing.T) {
 	}
 }
 
-// A known hole, not fixed yet: under --shard k/N, puts before deletes
-// holds within a copy only. In the prefix layout a move changes a node's
-// keys (its object row ¦R¦A¦X becomes ¦R¦B¦X), and the old and new rows
-// hash to different copies: the copy that owns the old rows deletes them
-// as soon as its own puts are acknowledged, whether or not the copy that
-// owns the new ones ever puts them. Run alone (the other copy failed or
-// never ran), apply --shard 0/2 leaves X0…X7 with no object row: gone
-// from the table. Prefix-based models (prefix-directories, s3-inventory)
-// are the same; the other layouts key a node's items by its id, so a
-// move's puts and deletes share a partition, and a copy.
+// Under --shard k/N, puts before deletes across copies: in the prefix
+// layout a move changes a node's keys (its object row ¦R¦A¦X becomes
+// ¦R¦B¦X), and the old and new rows hash to different copies. Before, the
+// copy owning the old rows deleted them once its own puts were
+// acknowledged: run alone (the other copy failed or never ran), apply
+// --shard 0/2 left X0…X7 without an object row, gone from the table. Now
+// a copy's deletes of moved nodes wait (--shard-wait) for the new items
+// the other copies put: alone, it exits 3 with every node still there;
+// once the other copy ran, its rerun finishes and the table is exact.
 func TestSafetyReviewShardedPrefixMoveKeepsNode(t *testing.T) {
-	t.Skip("known hole: a sharded apply deletes a moved prefix node's old rows before another copy puts its new ones (see the comment)")
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	env := awsEnv(endpoint)
@@ -261,13 +259,23 @@ func TestSafetyReviewShardedPrefixMoveKeepsNode(t *testing.T) {
 	}
 	p1 := writeText(t, dir, "v1.csv", v1.String())
 	p2 := writeText(t, dir, "v2.csv", v2.String())
-	for _, k := range []string{"0/2", "1/2"} {
+	l, err := layouts.New("prefix", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][2]string{{"0/2", "1/2"}, {"1/2", "0/2"}} {
 		table := ddblocal.TableName(t)
 		dropTableLater(t, client, table)
 		if stdout, stderr, code := run(t, env, "import", "--in", p1, "--layout", "prefix", "--table", table, "--create-table", "--no-progress"); code != 0 {
 			t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
 		}
-		stdout, stderr, code := run(t, env, "apply", "--in", p2, "--layout", "prefix", "--table", table, "--shard", k, "--no-progress", "--allow-mass-delete")
+		apply := func(k string) (string, int) {
+			ck := filepath.Join(dir, strings.ReplaceAll(table+k, "/", "-")+".ck.json")
+			stdout, stderr, code := run(t, env, "apply", "--in", p2, "--layout", "prefix", "--table", table, "--shard", k,
+				"--shard-wait", "2s", "--checkpoint", ck, "--no-progress", "--allow-mass-delete")
+			return stdout + stderr, code
+		}
+		out, code := apply(order[0])
 		lines := rawLines(t, client, table)
 		for i := range 8 {
 			x := "X" + strconv.Itoa(i)
@@ -278,8 +286,18 @@ func TestSafetyReviewShardedPrefixMoveKeepsNode(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Errorf("apply --shard %s alone (exit %d): node %s has no object row left:\n%s%s", k, code, x, stdout, stderr)
+				t.Fatalf("apply --shard %s alone (exit %d): node %s has no object row left:\n%s", order[0], code, x, out)
 			}
 		}
+		if code == 0 && strings.Contains(out, "other copies") {
+			t.Fatalf("apply --shard %s alone: exit 0 while saying it waited in vain:\n%s", order[0], out)
+		}
+		if out, code := apply(order[1]); code != 0 {
+			t.Fatalf("apply --shard %s: exit %d\n%s", order[1], code, out)
+		}
+		if out, code := apply(order[0]); code != 0 {
+			t.Fatalf("apply --shard %s again: exit %d\n%s", order[0], code, out)
+		}
+		sameLines(t, "after both copies", rawLines(t, client, table), expectedItems(t, p2, "", l))
 	}
 }

@@ -68,6 +68,11 @@ type Op struct {
 	// the larger of the two) for the table, and for each index it touches
 	// per started KB of the copy the index keeps (layouts.ReplaceUnits).
 	WCU int
+	// After, on a delete of a moved node's item under --shard k/N, are
+	// the node's new items that other copies put (a prefix move changes
+	// a node's keys, and so its partitions): the delete is not sent
+	// before the table holds them (waitForOtherShards).
+	After []layouts.Item
 }
 
 // Count is what a plan does for one reason.
@@ -354,6 +359,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	}
 	slices.Sort(gone)
 	slices.Sort(goneNodes)
+	after, err := otherShardsItems(ctx, opts, t, moved, append(gone, goneNodes...))
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range append(gone, goneNodes...) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -377,6 +386,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			reason = ReasonMoved
 		}
 		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: wcu}
+		if reason == ReasonMoved {
+			op.After = after[id]
+		}
 		s.Add(op)
 		if err := fn(op); err != nil {
 			return nil, err
@@ -405,4 +417,42 @@ func (s *Summary) Add(op Op) {
 	}
 	c.WCU += int64(op.WCU)
 	s.Total.WCU += int64(op.WCU)
+}
+
+// otherShardsItems is, under --shard k/N, for each moved node of which the
+// plan deletes items (gone, keys as keyOf gives them), the node's new
+// items that other copies own: a move that changes a node's keys (the
+// prefix layout's) puts its new items in partitions of other copies, and
+// the old ones may go only once those are in the table. Without a shard,
+// or without such deletes, it is nil and costs nothing.
+func otherShardsItems(ctx context.Context, opts Options, t *Table, moved []bool, gone []string) (map[string][]layouts.Item, error) {
+	if opts.Shard.Of <= 1 {
+		return nil, nil
+	}
+	f, spec := opts.Input.Forest, opts.Layout.Table()
+	ids := map[string]bool{}
+	for _, k := range gone {
+		key, err := decodeKey(spec, k)
+		if err != nil {
+			return nil, err
+		}
+		if i := f.Lookup(t.layout.Owner(layouts.MapView(key))); i >= 0 && moved[i] {
+			ids[f.ID(i)] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	after := map[string][]layouts.Item{}
+	_, err := opts.Input.EmitAttrs(ctx, importer.EmitOptions{Layout: opts.Layout}, func(_ int64, attrs []layouts.Attr) error {
+		item := layouts.ItemOf(attrs)
+		if opts.Shard.OwnsValue(item[spec.PK.Name]) {
+			return nil // this copy's own put, acknowledged before any delete
+		}
+		if id := t.layout.Owner(layouts.AttrsView(attrs)); ids[id] {
+			after[id] = append(after[id], item)
+		}
+		return nil
+	})
+	return after, err
 }
