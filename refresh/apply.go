@@ -13,11 +13,15 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -201,6 +205,10 @@ type ApplyOptions struct {
 	// AllowMassDelete lifts the limit.
 	MaxDeleteRatio  float64
 	AllowMassDelete bool
+	// ShardWait is how long, under --shard k/N, the deletes of moved
+	// nodes wait for the new items other copies put (Op.After);
+	// 0 is DefaultShardWait.
+	ShardWait time.Duration
 	// CreateTable creates the table when it does not exist, with Billing's
 	// capacity (on-demand by default).
 	CreateTable bool
@@ -327,6 +335,12 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
 			ck.path, ck.ck.Watermark, res.Summary.Changes())
+		// The table was not read again, and may have changed since the
+		// plan: what the remaining writes would change must still be
+		// the tree's.
+		if err := checkPlanTargets(ctx, j, planPath, ck.ck.Watermark); err != nil {
+			return res, err
+		}
 	} else {
 		if err := j.read(ctx); err != nil {
 			if errors.Is(err, importer.ErrTableNotFound) {
@@ -589,8 +603,12 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 			if op.Kind == Delete {
 				if !settled {
 					// Puts before deletes, for real: no delete is sent
-					// before every put is acknowledged.
+					// before every put is acknowledged, this copy's and,
+					// under --shard, the other copies' that it waits for.
 					if err := settle(ctx, w); err != nil {
+						return err
+					}
+					if err := waitForOtherShards(ctx, j, planPath, s, opts.ShardWait); err != nil {
 						return err
 					}
 					settled = true
@@ -616,4 +634,123 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 		return rerr
 	}
 	return err
+}
+
+// checkPlanTargets reads the items under the keys of a plan file's
+// operations from skip on, and refuses (checkTargets) when one is not the
+// tree's: another entity's, or one that does not read.
+func checkPlanTargets(ctx context.Context, j *job, planPath string, skip int64) error {
+	f, err := os.Open(planPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	const chunk = 1000
+	var ops []Op
+	var seq int64
+	_, _, err = ReadPlan(f, func(op Op) error {
+		s := seq
+		seq++
+		if s < skip {
+			return nil
+		}
+		if ops = append(ops, op); len(ops) == chunk {
+			err := checkTargets(ctx, j.Client, j.Table, j.Layout, ops)
+			ops = ops[:0]
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return checkTargets(ctx, j.Client, j.Table, j.Layout, ops)
+}
+
+// DefaultShardWait is how long a copy waits for the other copies' puts
+// its deletes depend on, when ApplyOptions.ShardWait is 0.
+const DefaultShardWait = 2 * time.Minute
+
+// waitForOtherShards waits until the table holds every item that the plan
+// file's deletes from seq from on wait for (Op.After: a moved node's new
+// items, which other copies put), as the plan wants them. After wait, it
+// fails (ErrPutsFailed): no such delete is sent, and the table still holds
+// every node it held.
+func waitForOtherShards(ctx context.Context, j *job, planPath string, from int64, wait time.Duration) error {
+	f, err := os.Open(planPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	want := map[string]string{} // key → the item, as DynamoDB JSON
+	var keys []map[string]types.AttributeValue
+	spec := j.Layout.Table()
+	var seq int64
+	if _, _, err := ReadPlan(f, func(op Op) error {
+		s := seq
+		seq++
+		if s < from {
+			return nil
+		}
+		for _, it := range op.After {
+			k := keyOf(spec, it)
+			if _, ok := want[k]; !ok {
+				key := map[string]types.AttributeValue{spec.PK.Name: it[spec.PK.Name]}
+				if spec.SK != nil {
+					key[spec.SK.Name] = it[spec.SK.Name]
+				}
+				keys = append(keys, key)
+			}
+			want[k] = string(ddbjson.AppendItem(nil, it))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if wait <= 0 {
+		wait = DefaultShardWait
+	}
+	deadline := time.Now().Add(wait)
+	for pause := 200 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
+		var missing []map[string]types.AttributeValue
+		for start := 0; start < len(keys); start += exporter.MaxBatchGetKeys {
+			batch := keys[start:min(start+exporter.MaxBatchGetKeys, len(keys))]
+			found := map[string]bool{}
+			pending := batch
+			for len(pending) > 0 {
+				out, err := j.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+					j.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+				}})
+				if err != nil {
+					return fmt.Errorf("table %s: reading the items other copies put: %w", j.Table, err)
+				}
+				for _, it := range out.Responses[j.Table] {
+					k := keyOf(spec, it)
+					found[k] = string(ddbjson.AppendItem(nil, it)) == want[k]
+				}
+				pending = out.UnprocessedKeys[j.Table].Keys
+			}
+			for _, key := range batch {
+				if !found[keyOf(spec, key)] {
+					missing = append(missing, key)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		keys = missing
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %d items of moved nodes that other copies (--shard) put are not in %s as the plan wants them after %s, such as %s; run every copy, then rerun this one, which goes on from its checkpoint",
+				ErrPutsFailed, len(missing), j.Table, wait, ddb.KeyString(spec, missing[0]))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
 }

@@ -108,6 +108,11 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 	if err := check.Err(table); err != nil {
 		return res, err
 	}
+	// The edits' writes reach keys they did not read (a moved node's new
+	// rows): none of them may hold an item that is not the tree's.
+	if err := checkTargets(ctx, opts.Client, table, l, ops); err != nil {
+		return res, err
+	}
 	fmt.Fprintf(log, "read table %s: %s\n", table, ed.Read)
 	if ed.Located > 0 {
 		fmt.Fprintf(log, "note: %d nodes were found with a Scan of the whole table (the prefix layout's keys are paths)\n", ed.Located)

@@ -619,16 +619,29 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			if err != nil {
 				return err
 			}
-			break
+			// B's items under the keys the writes reach: one that is
+			// not B's tree's (another entity's, or one that does not
+			// read) is never written over or deleted; its node is held.
+			op, item, why, err := badTarget(ctx, f.opts.Client, f.opts.Table, f.opts.Layout, ops)
+			if err != nil {
+				return err
+			}
+			if op == nil {
+				break
+			}
+			ne = &nodeItemError{ID: op.ID, Err: fmt.Errorf("%s's item %s %v, which treeport never changes or deletes", f.opts.Table, ddb.KeyString(f.opts.Layout.Table(), item), why)}
 		}
 		h := held{cause: ne.ID, reason: fmt.Sprintf("%s cannot hold node %q after the change (%v)", f.opts.Table, ne.ID, ne.Err), unfit: true}
 		kept, keptPaths := changes[:0], afterPaths[:0]
 		for k, c := range changes {
-			if slices.Contains(c.After.Path, ne.ID) {
+			if c.ID == ne.ID || slices.Contains(c.After.Path, ne.ID) {
 				newHeld[c.ID] = h
 				continue
 			}
 			kept, keptPaths = append(kept, c), append(keptPaths, afterPaths[k])
+		}
+		if len(kept) == len(changes) {
+			return fmt.Errorf("refresh: node %q: %v", ne.ID, ne.Err)
 		}
 		changes, afterPaths = kept, keptPaths
 	}

@@ -68,6 +68,11 @@ type Op struct {
 	// the larger of the two) for the table, and for each index it touches
 	// per started KB of the copy the index keeps (layouts.ReplaceUnits).
 	WCU int
+	// After, on a delete of a moved node's item under --shard k/N, are
+	// the node's new items that other copies put (a prefix move changes
+	// a node's keys, and so its partitions): the delete is not sent
+	// before the table holds them (waitForOtherShards).
+	After []layouts.Item
 }
 
 // Count is what a plan does for one reason.
@@ -90,7 +95,11 @@ type Summary struct {
 	// TableItems is the number of the layout's items in the table (every
 	// shard's); TableOtherItems those of a table model's table's other
 	// entities (items without its type field), which a plan leaves alone.
-	TableItems      int64 `json:"table_items"`
+	TableItems int64 `json:"table_items"`
+	// TableShardItems, under --shard, is every item of the table this
+	// shard owns, of any kind: the plan's deletes are this shard's, and
+	// are weighed against it.
+	TableShardItems int64 `json:"table_shard_items,omitempty"`
 	TableOtherItems int64 `json:"table_other_items"`
 	// TableUnreadable is the number of items that are not foreign but do
 	// not read as part of a node (Table.Unparsable), left alone with
@@ -130,7 +139,7 @@ func (s *Summary) DeleteRatio() float64 {
 	if s.TableNodes > 0 {
 		r = float64(s.ByReason[ReasonRemoved].Nodes) / float64(s.TableNodes)
 	}
-	if all := s.TableItems + s.TableOtherItems + s.TableUnreadable; all > 0 {
+	if all := s.deleteBase(); all > 0 {
 		r = max(r, float64(s.DeletedItems())/float64(all))
 	}
 	return r
@@ -144,8 +153,22 @@ func (s *Summary) DeletedItems() int64 { return s.ByReason[ReasonRemoved].Delete
 // what the table holds: "removes 3 of the table's 40 nodes (6 of its 80
 // items)".
 func (s *Summary) DeleteText() string {
+	if s.Shard != "" {
+		return fmt.Sprintf("removes %d of the table's %d nodes (%d of the %d items of shard %s)",
+			s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.deleteBase(), s.Shard)
+	}
 	return fmt.Sprintf("removes %d of the table's %d nodes (%d of its %d items)",
 		s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.TableAllItems())
+}
+
+// deleteBase is what DeletedItems is weighed against: every item of the
+// table, or under --shard every item of this shard (a shard deletes only
+// its own share of a removal).
+func (s *Summary) deleteBase() int64 {
+	if s.Shard != "" {
+		return s.TableShardItems
+	}
+	return s.TableAllItems()
 }
 
 // TableAllItems is every item the table holds: the layout's, the other
@@ -186,7 +209,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	f := in.Forest
 	s := &Summary{
 		Table: t.Name, Layout: l.Name(), Shard: opts.Shard.String(),
-		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items,
+		TableNodes: int64(len(t.nodes)), SnapshotNodes: int64(f.Len()), TableItems: t.Items, TableShardItems: t.ShardItems,
 		TableOtherItems: t.OtherItems, TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys,
 		ByReason: map[Reason]*Count{},
 	}
@@ -294,9 +317,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		// The attributes are EmitAttrs' memory: the operation gets a copy.
 		put := layouts.ItemOf(attrs)
-		if t.Unreadable(put) {
-			return invalidf("node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
-				id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
+		if what, ok := t.Unreadable(put); ok {
+			return invalidf("node %q: its item %s would overwrite the table's item under that key, which %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
+				id, ddb.KeyString(spec, put), what, layoutWord(l))
 		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {
@@ -336,6 +359,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	}
 	slices.Sort(gone)
 	slices.Sort(goneNodes)
+	after, err := otherShardsItems(ctx, opts, t, moved, append(gone, goneNodes...))
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range append(gone, goneNodes...) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -359,6 +386,9 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			reason = ReasonMoved
 		}
 		op := Op{Kind: Delete, Reason: reason, ID: id, Item: key, WCU: wcu}
+		if reason == ReasonMoved {
+			op.After = after[id]
+		}
 		s.Add(op)
 		if err := fn(op); err != nil {
 			return nil, err
@@ -387,4 +417,42 @@ func (s *Summary) Add(op Op) {
 	}
 	c.WCU += int64(op.WCU)
 	s.Total.WCU += int64(op.WCU)
+}
+
+// otherShardsItems is, under --shard k/N, for each moved node of which the
+// plan deletes items (gone, keys as keyOf gives them), the node's new
+// items that other copies own: a move that changes a node's keys (the
+// prefix layout's) puts its new items in partitions of other copies, and
+// the old ones may go only once those are in the table. Without a shard,
+// or without such deletes, it is nil and costs nothing.
+func otherShardsItems(ctx context.Context, opts Options, t *Table, moved []bool, gone []string) (map[string][]layouts.Item, error) {
+	if opts.Shard.Of <= 1 {
+		return nil, nil
+	}
+	f, spec := opts.Input.Forest, opts.Layout.Table()
+	ids := map[string]bool{}
+	for _, k := range gone {
+		key, err := decodeKey(spec, k)
+		if err != nil {
+			return nil, err
+		}
+		if i := f.Lookup(t.layout.Owner(layouts.MapView(key))); i >= 0 && moved[i] {
+			ids[f.ID(i)] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	after := map[string][]layouts.Item{}
+	_, err := opts.Input.EmitAttrs(ctx, importer.EmitOptions{Layout: opts.Layout}, func(_ int64, attrs []layouts.Attr) error {
+		item := layouts.ItemOf(attrs)
+		if opts.Shard.OwnsValue(item[spec.PK.Name]) {
+			return nil // this copy's own put, acknowledged before any delete
+		}
+		if id := t.layout.Owner(layouts.AttrsView(attrs)); ids[id] {
+			after[id] = append(after[id], item)
+		}
+		return nil
+	})
+	return after, err
 }

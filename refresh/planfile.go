@@ -105,6 +105,16 @@ func AppendOp(b []byte, op Op) []byte {
 		b = append(b, `,"key":`...)
 	}
 	b = ddbjson.AppendItem(b, op.Item)
+	if len(op.After) > 0 {
+		b = append(b, `,"after":[`...)
+		for i, it := range op.After {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = ddbjson.AppendItem(b, it)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -183,6 +193,8 @@ type opJSON struct {
 	WCU    int             `json:"wcu"`
 	Item   json.RawMessage `json:"item"`
 	Key    json.RawMessage `json:"key"`
+	// After: another shard's puts this delete waits for (Op.After).
+	After []json.RawMessage `json:"after,omitempty"`
 }
 
 // ReadPlan reads a plan file, calling fn with each operation in order, and
@@ -274,5 +286,12 @@ func (o opJSON) op() (Op, error) {
 		return op, err
 	}
 	op.Item = layouts.Item(item)
+	for _, raw := range o.After {
+		it, err := ddbjson.DecodeItem(raw)
+		if err != nil {
+			return op, err
+		}
+		op.After = append(op.After, layouts.Item(it))
+	}
 	return op, nil
 }

@@ -46,6 +46,10 @@ type Table struct {
 	// Items is every item of the layout read, this shard's or not;
 	// OtherItems the table model's table's other items, left alone.
 	Items, OtherItems int64
+	// ShardItems, under a shard, is every item this shard owns (the
+	// layout's, the other entities' and those that do not read): what
+	// the shard's deletes are weighed against.
+	ShardItems int64
 	// Unparsable counts the items that are not foreign (see
 	// models.Foreign) but do not read as part of a node of the layout:
 	// its attributes do not read back through the layout or the model
@@ -58,9 +62,10 @@ type Table struct {
 	UnparsableKeys []string
 	UnparsableWhy  string
 
-	// unreadable holds the keys of the unparsable items: a plan never
-	// puts over one.
+	// unreadable holds the keys of the unparsable items, and foreign the
+	// keys of this shard's foreign items: a plan never puts over one.
 	unreadable map[string]struct{}
+	foreign    map[string]struct{}
 	// Read is what the Scan cost.
 	Read exporter.Stats
 }
@@ -127,14 +132,23 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		var d digester
 		var other int64
 		var bad []badItem
+		var foreign []string
+		var owned int64
 		its := make([]seenItem, 0, len(items))
 		pageUnits := make([]uint16, 0, len(items)*len(t.spec.Indexes)) // never grows: its items' units stay put
 		var nodes []seenNode
 		for _, item := range items {
+			if opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
+				owned++
+			}
 			if models.Foreign(t.layout, layouts.MapView(item)) {
 				// Another entity of a table model's table: never the
-				// plan's to change or delete.
+				// plan's to change or delete, nor to put over (a node
+				// whose key it holds is refused: Table.Unreadable).
 				other++
+				if opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
+					foreign = append(foreign, keyOf(t.spec, item))
+				}
 				continue
 			}
 			isNode, err := readsAsNode(t.layout, item)
@@ -164,8 +178,15 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		defer mu.Unlock()
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
+		t.ShardItems += owned
 		for _, b := range bad {
 			t.unparsable(b.key, b.text, b.why)
+		}
+		if len(foreign) > 0 && t.foreign == nil {
+			t.foreign = map[string]struct{}{}
+		}
+		for _, k := range foreign {
+			t.foreign[k] = struct{}{}
 		}
 		for _, s := range its {
 			if i, dup := t.items[s.key]; dup { // a Scan gives each item once; be safe
@@ -240,14 +261,20 @@ func (t *Table) unparsable(key, text, why string) {
 }
 
 // Unreadable reports whether the table holds an item under the key of
-// item that does not read as part of a node (one a plan must not put
-// over).
-func (t *Table) Unreadable(item layouts.Item) bool {
-	if len(t.unreadable) == 0 {
-		return false
+// item that does not read as part of a node, or that is another entity's
+// (models.Foreign): one a plan must not put over. It says which.
+func (t *Table) Unreadable(item layouts.Item) (string, bool) {
+	if len(t.unreadable) == 0 && len(t.foreign) == 0 {
+		return "", false
 	}
-	_, ok := t.unreadable[keyOf(t.spec, item)]
-	return ok
+	k := keyOf(t.spec, item)
+	if _, ok := t.unreadable[k]; ok {
+		return "does not read as a node of " + t.layout.Name(), true
+	}
+	if _, ok := t.foreign[k]; ok {
+		return "is another entity's (it does not carry the model's type field)", true
+	}
+	return "", false
 }
 
 // unparsableError is the error of a table with unparsable items, for a

@@ -42,6 +42,7 @@ func migrateCommand() *cli.Command {
 		&cli.StringFlag{Name: "shard", Usage: "write only shard `k/N` of the destination's items (0 <= k < N), for N copies run side by side; the shard goes into the names of --checkpoint, --dead-letter and --report; k may be $NAME, an environment variable that holds it ($AWS_BATCH_JOB_ARRAY_INDEX/8)", Category: catWrite},
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "refuse to delete more than this part of the destination's nodes, or of the items it holds (nodes it holds that the source does not)", Category: catWrite},
 		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "delete whatever the destination holds beyond the source, however much", Category: catWrite},
+		shardWaitFlag(),
 		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "leave alone the destination's items that do not read as nodes of its layout or model and go on (migrate refuses them otherwise); they are never changed or deleted either way", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run to `FILE`", Category: catWrite},
 		&cli.BoolFlag{Name: "follow", Usage: "after the copy, apply the source's DynamoDB Stream to the destination until Ctrl-C (the stream position is saved in --checkpoint) or until --follow-idle", Category: catFollow},

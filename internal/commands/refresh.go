@@ -63,6 +63,7 @@ func applyCommand() *cli.Command {
 	flags := refreshFlags()
 	flags = append(flags,
 		&cli.BoolFlag{Name: "allow-mass-delete", Usage: "apply a plan that removes more than --max-delete-ratio of the nodes", Category: catWrite},
+		shardWaitFlag(),
 		&cli.BoolFlag{Name: "create-table", Usage: "create the table (on-demand) when it does not exist", Category: catWrite},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON summary of the run (the plan's counts and the writer's) to `FILE`", Category: catWrite},
 	)
@@ -272,7 +273,7 @@ func runApply(c *cli.Context) error {
 func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[string]any, started time.Time) refresh.ApplyOptions {
 	return refresh.ApplyOptions{
 		Target: t, Settings: settings,
-		MaxDeleteRatio: ratio, AllowMassDelete: c.Bool("allow-mass-delete"),
+		MaxDeleteRatio: ratio, AllowMassDelete: c.Bool("allow-mass-delete"), ShardWait: c.Duration("shard-wait"),
 		Checkpoint: c.String("checkpoint"), DeadLetter: c.String("dead-letter"), Report: c.String("report"),
 		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
 		Log: c.App.ErrWriter, Started: started,
@@ -337,4 +338,11 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 		fmt.Fprintf(c.App.Writer, "%d operations held for a hot key by an earlier run were applied by this one (they are in the count above)\n", stats.Replayed)
 	}
 	return deadLetterResult(c, run)
+}
+
+// shardWaitFlag is --shard-wait: how long a copy (--shard k/N) waits for
+// the other copies' puts that its deletes of moved nodes depend on.
+func shardWaitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "shard-wait", Value: refresh.DefaultShardWait,
+		Usage: "with --shard: how long to wait, before the deletes of moved nodes, for their new items that other copies put (a prefix move changes a node's keys); after it, no such delete is sent and the run exits 3, to be rerun from its checkpoint", Category: catWrite}
 }
