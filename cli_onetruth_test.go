@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
