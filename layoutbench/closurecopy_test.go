@@ -139,8 +139,8 @@ func billed(spec layouts.TableSpec, before, after map[string]layouts.Item) int64
 // what the real rows (built by the layout from the records' own
 // attributes) are billed, for every node of each dataset.
 func TestClosureCopyRewritesAreTheRealRows(t *testing.T) {
-	org := "../../fixtures/org.csv"
-	orgTypes, err := os.ReadFile("../../fixtures/org.types")
+	org := "../fixtures/org.csv"
+	orgTypes, err := os.ReadFile("../fixtures/org.types")
 	if err != nil {
 		t.Fatal(err)
 	}
