@@ -410,7 +410,7 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 	if rec == nil {
 		return "the copy"
 	}
-	return fmt.Sprintf("record %s (shard %s, %s, key %s)", rec.Seq, rec.Shard, rec.Event, ddb.KeyString(spec, rec.Keys))
+	return fmt.Sprintf("record %s (shard %s, %s, key %s)", rec.Seq, rec.Shard, rec.Event, ddb.KeyString(rec.Keys, spec.KeyNames()...))
 }
 
 // round applies one batch of records: to the mirror first, then the

@@ -296,7 +296,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		put := layouts.ItemOf(attrs)
 		if t.Unreadable(put) {
 			return invalidf("node %q: its item %s would overwrite the table's item under that key, which does not read as a node of %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
-				id, ddb.KeyString(spec, put), l.Name(), layoutWord(l))
+				id, ddb.KeyString(put, spec.KeyNames()...), l.Name(), layoutWord(l))
 		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {
