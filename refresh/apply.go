@@ -17,6 +17,8 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -56,7 +58,7 @@ type job struct {
 // snapshot against the layout. A snapshot with problems stops the scan and
 // gives importer.ErrInvalid, after onProblems was told them.
 func (j *job) read(ctx context.Context) error {
-	if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+	if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
 	}
 	// The skeleton is large and lives for the whole run: collecting at 50%
@@ -200,7 +202,7 @@ type ApplyOptions struct {
 	// CreateTable creates the table when it does not exist, with Billing's
 	// capacity (on-demand by default).
 	CreateTable bool
-	Billing     importer.Billing
+	Billing     ddbtable.Billing
 	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
 	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
 	// DynamoDB rejects; Report the JSON summary written at the end.
@@ -234,7 +236,7 @@ type ApplyResult struct {
 // comes with the error whenever the plan is known.
 func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
+		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
 	}
@@ -313,7 +315,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	if ck != nil && ck.resume {
 		// The plan is not read from the table again: the table is
 		// still checked against the layout before the first write.
-		if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+		if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 			return nil, err
 		}
 		res.Resumed = true
@@ -331,7 +333,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			ck.path, ck.ck.Watermark, res.Summary.Changes())
 	} else {
 		if err := j.read(ctx); err != nil {
-			if errors.Is(err, importer.ErrTableNotFound) {
+			if errors.Is(err, ddb.ErrTableNotFound) {
 				return nil, fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
 			}
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
@@ -814,7 +815,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				return nil
 			}
 			created = true
-			return importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing)
+			return ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing)
 		}
 		if err := f.copy(ctx, reader, res, create); err != nil {
 			return res, err
