@@ -99,7 +99,7 @@ func billing(c *cli.Context) (ddbtable.Billing, error) {
 		}
 	}
 	if err := b.Check(); err != nil {
-		return b, usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
+		return b, usagef("%s", err)
 	}
 	return b, nil
 }

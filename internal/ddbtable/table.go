@@ -63,7 +63,7 @@ func (b Billing) Check() error {
 		probs = append(probs, fmt.Sprintf("warm write throughput %d is below the %d writes a second every new table starts with", b.WarmWCU, DefaultWarmWCU))
 	}
 	if len(probs) > 0 {
-		return fmt.Errorf("importer: %s", strings.Join(probs, "; "))
+		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		return nil, err
 	}
 	if name == "" {
-		return nil, errors.New("importer: empty table name")
+		return nil, errors.New("empty table name")
 	}
 	doc := &schemaDoc{TableName: name, BillingMode: string(types.BillingModePayPerRequest)}
 	var tp *schemaThroughput
@@ -191,7 +191,7 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		})
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("importer: the layout's table is not valid: %s", strings.Join(problems, "; "))
+		return nil, fmt.Errorf("the layout's table is not valid: %s", strings.Join(problems, "; "))
 	}
 	return doc, nil
 }
@@ -320,7 +320,7 @@ func waitActive(ctx context.Context, client TableAPI, name string) (*types.Table
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("importer: waiting for table %q to become active: %w", name, ctx.Err())
+			return nil, fmt.Errorf("waiting for table %q to become active: %w", name, ctx.Err())
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, tableWaitPoll)
