@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/fileformat"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 )
 
 // TestEveryExportExtensionReadsBack exports a table to every file name

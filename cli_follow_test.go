@@ -26,9 +26,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"

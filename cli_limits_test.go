@@ -14,7 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 )
@@ -84,7 +84,7 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 				table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
-				if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
+				if err := ddbtable.CreateTable(context.Background(), client, table, l.Table(), ddbtable.Billing{}); err != nil {
 					t.Fatal(err)
 				}
 				stdout, stderr, code = run(t, env, "plan", "--json", "--in", in, "--types", types, "--layout", name, "--table", table)
@@ -223,7 +223,7 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 			t.Fatal(err)
 		}
 		table := fmt.Sprintf("onetruth-%s-%s-%d", fx, name, time.Now().UnixNano())
-		if err := importer.CreateTable(context.Background(), client, table, l.Table(), importer.Billing{}); err != nil {
+		if err := ddbtable.CreateTable(context.Background(), client, table, l.Table(), ddbtable.Billing{}); err != nil {
 			t.Fatal(err)
 		}
 		dropTableLater(t, client, table)

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 

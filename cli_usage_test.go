@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 )
 
 // TestUsageAndInputErrorsExit2 holds every mistake in the command line, and

@@ -16,8 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/s3local"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/s3local"
 	"github.com/treeport/treeport/layouts"
 )
 

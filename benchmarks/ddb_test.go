@@ -15,7 +15,8 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -119,7 +120,7 @@ func BenchmarkLoad(b *testing.B) {
 	// Warm the engine's JIT up, so that the first measured run is not the
 	// slowest for a reason that has nothing to do with the client.
 	warm := fmt.Sprintf("bench-warm-%d", time.Now().UnixNano())
-	if err := importer.CreateTable(ctx, client, warm, l.Table(), importer.Billing{}); err != nil {
+	if err := ddbtable.CreateTable(ctx, client, warm, l.Table(), ddbtable.Billing{}); err != nil {
 		b.Fatal(err)
 	}
 	if err := rawLoad(ctx, client, warm, items, 8); err != nil {
@@ -132,7 +133,7 @@ func BenchmarkLoad(b *testing.B) {
 			for i := range b.N {
 				for _, which := range []string{"raw", "treeport", "writer"} {
 					table := fmt.Sprintf("bench-%s-%d-%d-%d", which, concurrency, i, time.Now().UnixNano())
-					if err := importer.CreateTable(ctx, client, table, l.Table(), importer.Billing{}); err != nil {
+					if err := ddbtable.CreateTable(ctx, client, table, l.Table(), ddbtable.Billing{}); err != nil {
 						b.Fatal(err)
 					}
 					start := time.Now()

@@ -15,8 +15,9 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -70,7 +71,7 @@ func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string,
 // writeThroughSpread is writeThrough with WriterOptions.Spread set.
 func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item, spread int) (time.Duration, importer.Stats) {
 	ctx := context.Background()
-	if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
+	if err := ddbtable.CreateTable(ctx, direct, table, spec, ddbtable.Billing{}); err != nil {
 		b.Fatal(err)
 	}
 	defer direct.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
@@ -268,7 +269,7 @@ func BenchmarkHotKey(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			if err := importer.CreateTable(ctx, direct, table, spec, importer.Billing{}); err != nil {
+			if err := ddbtable.CreateTable(ctx, direct, table, spec, ddbtable.Billing{}); err != nil {
 				b.Fatal(err)
 			}
 			client, err := ddb.NewClient(ctx, ddb.AWSOptions{EndpointURL: proxy.URL(), Region: "us-east-1"})

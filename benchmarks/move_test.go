@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )

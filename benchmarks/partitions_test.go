@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )

@@ -17,7 +17,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/s3io"
-	"github.com/treeport/treeport/internal/s3local"
+	"github.com/treeport/treeport/internal/testserver/s3local"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )

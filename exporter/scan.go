@@ -286,7 +286,7 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 					// counted and named, not a reason to stop.
 					page.unparsable++
 					if page.unparsableKey == "" {
-						page.unparsableKey = ddb.KeyString(spec, item)
+						page.unparsableKey = ddb.KeyString(item, spec.KeyNames()...)
 					}
 					continue
 				}
@@ -345,5 +345,5 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 // what to check.
 func itemError(where string, spec layouts.TableSpec, item layouts.Item, l layouts.Layout, err error) error {
 	return fmt.Errorf("exporter: %s: item %s: %w (%s)",
-		where, ddb.KeyString(spec, item), err, models.FitHint(l))
+		where, ddb.KeyString(item, spec.KeyNames()...), err, models.FitHint(l))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -20,25 +21,25 @@ import (
 func TestCreateTableCapacityMatchesTheAPI(t *testing.T) {
 	tests := []struct {
 		name    string
-		billing Billing
+		billing ddbtable.Billing
 		warm    *types.WarmThroughput
 		ceiling *types.OnDemandThroughput
 	}{
-		{name: "warm writes", billing: Billing{WarmWCU: 40000},
+		{name: "warm writes", billing: ddbtable.Billing{WarmWCU: 40000},
 			warm: &types.WarmThroughput{WriteUnitsPerSecond: aws.Int64(40000)}},
-		{name: "warm both, capped both", billing: Billing{WarmWCU: 5000, WarmRCU: 20000, MaxOnDemandWCU: 9000, MaxOnDemandRCU: 100000},
+		{name: "warm both, capped both", billing: ddbtable.Billing{WarmWCU: 5000, WarmRCU: 20000, MaxOnDemandWCU: 9000, MaxOnDemandRCU: 100000},
 			warm:    &types.WarmThroughput{WriteUnitsPerSecond: aws.Int64(5000), ReadUnitsPerSecond: aws.Int64(20000)},
 			ceiling: &types.OnDemandThroughput{MaxWriteRequestUnits: aws.Int64(9000), MaxReadRequestUnits: aws.Int64(100000)}},
-		{name: "capped writes", billing: Billing{MaxOnDemandWCU: 500},
+		{name: "capped writes", billing: ddbtable.Billing{MaxOnDemandWCU: 500},
 			ceiling: &types.OnDemandThroughput{MaxWriteRequestUnits: aws.Int64(500)}},
-		{name: "provisioned and warm", billing: Billing{Provisioned: true, WCU: 10, RCU: 10, WarmWCU: 4000},
+		{name: "provisioned and warm", billing: ddbtable.Billing{Provisioned: true, WCU: 10, RCU: 10, WarmWCU: 4000},
 			warm: &types.WarmThroughput{WriteUnitsPerSecond: aws.Int64(4000)}},
 	}
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
 	spec := l.Table()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := CreateTableInput("Tree", spec, tc.billing)
+			in, err := ddbtable.CreateTableInput("Tree", spec, tc.billing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +59,7 @@ func TestCreateTableCapacityMatchesTheAPI(t *testing.T) {
 			if err := json.Unmarshal(h.bodies[0], &sent); err != nil {
 				t.Fatal(err)
 			}
-			doc, err := SchemaJSON("Tree", spec, tc.billing)
+			doc, err := ddbtable.SchemaJSON("Tree", spec, tc.billing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,38 +71,13 @@ func TestCreateTableCapacityMatchesTheAPI(t *testing.T) {
 	}
 }
 
-func TestBillingCheck(t *testing.T) {
-	tests := []struct {
-		billing Billing
-		want    string
-	}{
-		{Billing{Provisioned: true, WCU: 5, RCU: 5, MaxOnDemandWCU: 10}, "on-demand ceilings go with on-demand billing"},
-		{Billing{WarmWCU: 1000}, "warm write throughput 1000 is below the 4000"},
-		{Billing{WarmRCU: 11999}, "warm read throughput 11999 is below the 12000"},
-		{Billing{MaxOnDemandRCU: -1}, "must be above 0"},
-		{Billing{Provisioned: true, WCU: 5}, "needs read and write units above 0"},
-	}
-	for _, tc := range tests {
-		err := tc.billing.Check()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want %q", tc.billing, err, tc.want)
-		}
-		if _, err := CreateTableInput("Tree", pathSpec, tc.billing); err == nil {
-			t.Errorf("%+v: CreateTableInput made a request", tc.billing)
-		}
-	}
-	if err := (Billing{WarmWCU: 4000, WarmRCU: 12000, MaxOnDemandWCU: 1, MaxOnDemandRCU: 1}).Check(); err != nil {
-		t.Errorf("the least values: %v", err)
-	}
-}
-
 // ImportTable takes the on-demand ceilings (TableCreationParameters has
 // OnDemandThroughput) but no warm throughput: ImportTableInput refuses one,
 // and import-table.json leaves it out while create-table.json keeps it.
 func TestImportTableCapacity(t *testing.T) {
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
 	spec := l.Table()
-	capped := Billing{MaxOnDemandWCU: 9000}
+	capped := ddbtable.Billing{MaxOnDemandWCU: 9000}
 	in, err := ImportTableInput("Tree", spec, capped, "b-1", "p/data/", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +102,7 @@ func TestImportTableCapacity(t *testing.T) {
 		t.Errorf("TableCreationParameters: %v", params)
 	}
 
-	warm := Billing{WarmWCU: 8000, MaxOnDemandWCU: 9000}
+	warm := ddbtable.Billing{WarmWCU: 8000, MaxOnDemandWCU: 9000}
 	if _, err := ImportTableInput("Tree", spec, warm, "b-1", "p/data/", ""); err == nil || !strings.Contains(err.Error(), "no WarmThroughput") {
 		t.Errorf("ImportTableInput with a warm throughput: %v", err)
 	}
@@ -137,7 +113,7 @@ func TestImportTableCapacity(t *testing.T) {
 	if strings.Contains(string(file), "WarmThroughput") || !strings.Contains(string(file), "MaxWriteRequestUnits") {
 		t.Errorf("import-table.json:\n%s", file)
 	}
-	create, _ := SchemaJSON("Tree", spec, warm)
+	create, _ := ddbtable.SchemaJSON("Tree", spec, warm)
 	if !strings.Contains(string(create), `"WriteUnitsPerSecond": 8000`) {
 		t.Errorf("create-table.json:\n%s", create)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
@@ -22,7 +23,7 @@ type FilesOptions struct {
 	Settings map[string]any
 	// Billing is the capacity create-table.json and import-table.json ask
 	// for (on-demand with DynamoDB's defaults when zero).
-	Billing Billing
+	Billing ddbtable.Billing
 	// Spread, above 0, is how many items are kept back to write the items
 	// in a shuffled order where two in a row seldom share a partition key
 	// value of the table or of an index (see lineSpreader): a bulk put asks
@@ -87,7 +88,7 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	}
 	l := opts.Emit.Layout
 	spec := l.Table()
-	create, err := SchemaJSON(opts.Table, spec, opts.Billing)
+	create, err := ddbtable.SchemaJSON(opts.Table, spec, opts.Billing)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +136,9 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 // table, with billing's capacity, reading gzip DynamoDB JSON from
 // s3://bucket/prefix. ImportTable takes no WarmThroughput: a warm
 // throughput billing asks for is left out (create-table.json keeps it).
-func ImportTableJSON(table string, spec layouts.TableSpec, billing Billing, bucket, prefix string) ([]byte, error) {
+func ImportTableJSON(table string, spec layouts.TableSpec, billing ddbtable.Billing, bucket, prefix string) ([]byte, error) {
 	billing.WarmRCU, billing.WarmWCU = 0, 0
-	create, err := SchemaJSON(table, spec, billing)
+	create, err := ddbtable.SchemaJSON(table, spec, billing)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
@@ -37,11 +38,11 @@ var ErrImportFailed = errors.New("importer: DynamoDB import from S3 failed")
 // token, when not empty, is the request's ClientToken: calls with the same
 // token and request within 8 hours start one import. The request is checked
 // with ValidateImportTableInput.
-func ImportTableInput(table string, spec layouts.TableSpec, billing Billing, bucket, prefix, token string) (*dynamodb.ImportTableInput, error) {
+func ImportTableInput(table string, spec layouts.TableSpec, billing ddbtable.Billing, bucket, prefix, token string) (*dynamodb.ImportTableInput, error) {
 	if billing.Warm() {
 		return nil, errors.New("importer: ImportTable takes no WarmThroughput (its TableCreationParameters have none): warm the table after the import with UpdateTable, or create it warm and load it with --bulk-put")
 	}
-	create, err := CreateTableInput(table, spec, billing)
+	create, err := ddbtable.CreateTableInput(table, spec, billing)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -73,7 +74,7 @@ func TestImportTableInputMatchesTheAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := l.Table()
-			in, err := ImportTableInput("my.table", spec, Billing{}, "my-bucket", "loads/2024/data/", "tok-1")
+			in, err := ImportTableInput("my.table", spec, ddbtable.Billing{}, "my-bucket", "loads/2024/data/", "tok-1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +97,7 @@ func TestImportTableInputMatchesTheAPI(t *testing.T) {
 				t.Errorf("ClientToken = %v, want tok-1", sent["ClientToken"])
 			}
 			delete(sent, "ClientToken")
-			file, err := ImportTableJSON("my.table", spec, Billing{}, "my-bucket", "loads/2024/data/")
+			file, err := ImportTableJSON("my.table", spec, ddbtable.Billing{}, "my-bucket", "loads/2024/data/")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +119,7 @@ func TestImportTableInputMatchesTheAPI(t *testing.T) {
 
 func TestImportTableInputProvisioned(t *testing.T) {
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
-	in, err := ImportTableInput("tbl", l.Table(), Billing{Provisioned: true, RCU: 5, WCU: 7}, "b-1", "", "")
+	in, err := ImportTableInput("tbl", l.Table(), ddbtable.Billing{Provisioned: true, RCU: 5, WCU: 7}, "b-1", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestImportTableInputProvisioned(t *testing.T) {
 func TestValidateImportTableInput(t *testing.T) {
 	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
 	good := func() *dynamodb.ImportTableInput {
-		in, err := ImportTableInput("tbl", l.Table(), Billing{}, "bucket-1", "p/data/", "tok")
+		in, err := ImportTableInput("tbl", l.Table(), ddbtable.Billing{}, "bucket-1", "p/data/", "tok")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestValidateImportTableInput(t *testing.T) {
 
 func TestStartImportTableExists(t *testing.T) {
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
-	in, err := ImportTableInput("taken", l.Table(), Billing{}, "bucket-1", "data/", "")
+	in, err := ImportTableInput("taken", l.Table(), ddbtable.Billing{}, "bucket-1", "data/", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -35,7 +36,7 @@ type IndexKey struct {
 
 // TableIndexKeys returns the key attributes of table's indexes that are not
 // attributes of the layout (spec): its keys, its indexes' keys.
-func TableIndexKeys(ctx context.Context, client TableAPI, table string, spec layouts.TableSpec) ([]IndexKey, error) {
+func TableIndexKeys(ctx context.Context, client ddb.DescribeAPI, table string, spec layouts.TableSpec) ([]IndexKey, error) {
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		return nil, describeError(table, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
 )
 
@@ -45,7 +46,7 @@ type LoadFilesOptions struct {
 	// loads, once every shard has uploaded; LoadFiles follows the import to
 	// its end. Billing is its capacity; AWS makes its DynamoDB client.
 	ImportTable string
-	Billing     Billing
+	Billing     ddbtable.Billing
 	AWS         ddb.AWSOptions
 	// BulkPut, with S3, is the existing table DynamoDB's bulk put loads
 	// from the files (StartBulkPutItems), once every shard has uploaded;

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -27,7 +29,7 @@ type TableOptions struct {
 	// CreateTable creates the table, with Billing; otherwise the table must
 	// exist with the layout's keys and indexes.
 	CreateTable bool
-	Billing     Billing
+	Billing     ddbtable.Billing
 	// Checkpoint is the checkpoint file ("": none). Settings identify the
 	// flags that shape the items: with the input, they make the
 	// checkpoint's fingerprint.
@@ -171,13 +173,13 @@ func WatermarkPastEnd(path string, watermark, have int64, what string) error {
 
 // prepareTable creates the table or checks that the existing one has the
 // layout's keys and indexes, before anything is written.
-func prepareTable(ctx context.Context, client *dynamodb.Client, table string, spec layouts.TableSpec, create bool, b Billing) error {
+func prepareTable(ctx context.Context, client *dynamodb.Client, table string, spec layouts.TableSpec, create bool, b ddbtable.Billing) error {
 	if create {
 		// An existing table is checked instead of created.
-		return CreateTable(ctx, client, table, spec, b)
+		return ddbtable.CreateTable(ctx, client, table, spec, b)
 	}
-	err := CheckTable(ctx, client, table, spec)
-	if errors.Is(err, ErrTableNotFound) {
+	err := ddbtable.CheckTable(ctx, client, table, spec)
+	if errors.Is(err, ddb.ErrTableNotFound) {
 		return fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
 	}
 	return err

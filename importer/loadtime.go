@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -13,7 +14,7 @@ import (
 // one partition key value lives on one partition, which takes
 // layouts.PartitionWCU write units a second at most, in the table and in
 // every index (an index that cannot keep up throttles the table's writes);
-// and a new on-demand table serves DefaultWarmWCU writes a second at once
+// and a new on-demand table serves ddbtable.DefaultWarmWCU writes a second at once
 // unless created warm (--warm-wcu).
 type LoadTime struct {
 	PartitionWCU int `json:"partition_wcu_per_second"`
@@ -24,7 +25,7 @@ type LoadTime struct {
 	// or the whole load at MaxWCU when that is longer.
 	MinSeconds float64 `json:"min_seconds"`
 	MaxWCU     float64 `json:"max_wcu,omitempty"`
-	// WarmSeconds is the table's writes at DefaultWarmWCU a second, what a
+	// WarmSeconds is the table's writes at ddbtable.DefaultWarmWCU a second, what a
 	// new on-demand table serves before it scales (a soft bound: it scales
 	// as it is written, or starts warm with --warm-wcu).
 	WarmSeconds float64 `json:"default_warm_seconds"`
@@ -33,7 +34,7 @@ type LoadTime struct {
 	BoundBy string `json:"bound_by"`
 	// SuggestedWarmWCU, when above 0, is a --warm-wcu for --create-table:
 	// the rate the load plans for (MaxWCU, or the rate that ends it at
-	// MinSeconds) when that is over DefaultWarmWCU and the load runs a
+	// MinSeconds) when that is over ddbtable.DefaultWarmWCU and the load runs a
 	// minute or more at the default.
 	SuggestedWarmWCU int64 `json:"suggested_warm_wcu,omitempty"`
 	// Advice, when the hottest key bounds the load, says so and how to
@@ -114,7 +115,7 @@ func (p *Plan) Project(l layouts.Layout, maxWCU float64) {
 	if p.StoredItems > 0 {
 		tableWCU *= float64(p.Items) / float64(p.StoredItems)
 	}
-	t.WarmSeconds = tableWCU / DefaultWarmWCU
+	t.WarmSeconds = tableWCU / ddbtable.DefaultWarmWCU
 	t.MinSeconds = max(hotSecs, capSecs)
 	switch {
 	case p.WCU == 0:
@@ -133,7 +134,7 @@ func (p *Plan) Project(l layouts.Layout, maxWCU float64) {
 	if t.MinSeconds > 0 && (maxWCU > 0 || t.MinSeconds >= 60) {
 		rate = tableWCU / t.MinSeconds
 	}
-	if rate > DefaultWarmWCU && t.WarmSeconds >= 60 {
+	if rate > ddbtable.DefaultWarmWCU && t.WarmSeconds >= 60 {
 		t.SuggestedWarmWCU = int64(math.Ceil(rate/1000)) * 1000
 	}
 	if t.BoundBy == "partition" && hotSecs >= 1 {

@@ -15,7 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -139,7 +140,7 @@ func TestLoadTableCreatesOrRefuses(t *testing.T) {
 	table := ddblocal.TableName(t)
 	opts := TableOptions{Client: client, Table: table, Emit: EmitOptions{Layout: l}}
 	_, err = LoadTable(context.Background(), readTens(t, path), opts)
-	if !errors.Is(err, ErrTableNotFound) || !strings.Contains(err.Error(), "--create-table") {
+	if !errors.Is(err, ddb.ErrTableNotFound) || !strings.Contains(err.Error(), "--create-table") {
 		t.Fatalf("load into a missing table: %v", err)
 	}
 	opts.CreateTable = true

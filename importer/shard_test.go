@@ -16,7 +16,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 

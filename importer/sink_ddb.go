@@ -1066,7 +1066,7 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 				fails++
 				if fails > w.opts.MaxRetries {
 					return fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
-						ddb.ErrService, ErrRetriesExhausted, fails, len(reqs), ddb.KeyString(w.spec, reqs[0].item), err)
+						ddb.ErrService, ErrRetriesExhausted, fails, len(reqs), ddb.KeyString(reqs[0].item, w.spec.KeyNames()...), err)
 				}
 				continue
 			}
@@ -1116,7 +1116,7 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			fails = 0
 		} else if fails++; fails > w.opts.MaxRetries {
 			return fmt.Errorf("importer: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
-				ddb.ErrService, ErrRetriesExhausted, len(reqs), fails, ddb.KeyString(w.spec, reqs[0].item))
+				ddb.ErrService, ErrRetriesExhausted, len(reqs), fails, ddb.KeyString(reqs[0].item, w.spec.KeyNames()...))
 		}
 		next := make([]*request, 0, len(left))
 		for _, r := range reqs {
@@ -1225,7 +1225,7 @@ func (w *DDBWriter) unprocessed(sent []*request, back []types.WriteRequest) (map
 		}
 		r := byKey[layouts.KeyOf(w.spec, item)]
 		if r == nil {
-			return nil, fmt.Errorf("importer: %w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ddb.ErrService, ddb.KeyString(w.spec, item))
+			return nil, fmt.Errorf("importer: %w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ddb.ErrService, ddb.KeyString(item, w.spec.KeyNames()...))
 		}
 		left[r] = true
 	}
@@ -1284,13 +1284,13 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	seq := r.seqs[len(r.seqs)-1]
 	if w.opts.DeadLetter == nil {
 		return fmt.Errorf("%w: item %d (key %s): %s; pass --dead-letter FILE to set such items aside and go on",
-			ErrItemRejected, seq, ddb.KeyString(w.spec, r.item), reason)
+			ErrItemRejected, seq, ddb.KeyString(r.item, w.spec.KeyNames()...), reason)
 	}
 	w.dlMu.Lock()
 	defer w.dlMu.Unlock()
 	if limit := w.opts.MaxDeadLetters; limit >= 0 && w.n.dead.Load() >= int64(limit) {
 		return fmt.Errorf("%w: more than %d (last: item %d, key %s: %s); check that the table matches the layout",
-			ErrTooManyRejected, limit, seq, ddb.KeyString(w.spec, r.item), reason)
+			ErrTooManyRejected, limit, seq, ddb.KeyString(r.item, w.spec.KeyNames()...), reason)
 	}
 	if _, err := w.opts.DeadLetter.Write(ddbjson.AppendLine(nil, r.item)); err != nil {
 		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
@@ -1298,7 +1298,7 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 	w.n.dead.Add(1)
 	if r.seqs[0] < w.firstDead.Load() { // dlMu is held: no other writer of it
 		w.firstDead.Store(r.seqs[0])
-		w.firstDeadText = fmt.Sprintf("key %s: %s", ddb.KeyString(w.spec, r.item), reason)
+		w.firstDeadText = fmt.Sprintf("key %s: %s", ddb.KeyString(r.item, w.spec.KeyNames()...), reason)
 	}
 	if k := reasonKey(reason); len(w.reasons) < 100 || w.reasons[k] > 0 {
 		w.reasons[k]++

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
@@ -163,7 +164,7 @@ type UploadOptions struct {
 	Shard Shard
 	// Billing is the capacity import-table.json asks for, as
 	// WriteImportFiles was told.
-	Billing Billing
+	Billing ddbtable.Billing
 	// Transfer is how many files are uploaded at once and the multipart
 	// parts of each (4 files, parts of 16 MiB, 4 parts in flight); a file
 	// smaller than a part is one PutObject.

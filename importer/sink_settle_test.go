@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -47,6 +47,15 @@ type TableSpec struct {
 	Indexes []IndexSpec
 }
 
+// KeyNames are the names of the table's key attributes, the partition
+// key's first: what ddb.KeyString shows of an item in a message.
+func (s TableSpec) KeyNames() []string {
+	if s.SK == nil {
+		return []string{s.PK.Name}
+	}
+	return []string{s.PK.Name, s.SK.Name}
+}
+
 // Layout turns nodes into items and items back into nodes, and reads its
 // tables (Reader). Implementations are safe for concurrent use.
 type Layout interface {

@@ -22,6 +22,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -63,7 +64,7 @@ type job struct {
 // snapshot against the layout. A snapshot with problems stops the scan and
 // gives importer.ErrInvalid, after onProblems was told them.
 func (j *job) read(ctx context.Context) error {
-	if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+	if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
 	}
 	// The skeleton is large and lives for the whole run: collecting at 50%
@@ -212,7 +213,7 @@ type ApplyOptions struct {
 	// CreateTable creates the table when it does not exist, with Billing's
 	// capacity (on-demand by default).
 	CreateTable bool
-	Billing     importer.Billing
+	Billing     ddbtable.Billing
 	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
 	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
 	// DynamoDB rejects; Report the JSON summary written at the end.
@@ -246,7 +247,7 @@ type ApplyResult struct {
 // comes with the error whenever the plan is known.
 func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
+		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
 	}
@@ -325,7 +326,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	if ck != nil && ck.resume {
 		// The plan is not read from the table again: the table is
 		// still checked against the layout before the first write.
-		if err := importer.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
+		if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 			return nil, err
 		}
 		res.Resumed = true
@@ -343,7 +344,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		}
 	} else {
 		if err := j.read(ctx); err != nil {
-			if errors.Is(err, importer.ErrTableNotFound) {
+			if errors.Is(err, ddb.ErrTableNotFound) {
 				return nil, fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
 			}
 			return nil, err
@@ -745,7 +746,7 @@ func waitForOtherShards(ctx context.Context, j *job, planPath string, from int64
 		keys = missing
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %d items of moved nodes that other copies (--shard) put are not in %s as the plan wants them after %s, such as %s; run every copy, then rerun this one, which goes on from its checkpoint",
-				ErrPutsFailed, len(missing), j.Table, wait, ddb.KeyString(spec, missing[0]))
+				ErrPutsFailed, len(missing), j.Table, wait, ddb.KeyString(missing[0], spec.KeyNames()...))
 		}
 		select {
 		case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -71,7 +72,7 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 	if err != nil {
 		return nil, err
 	}
-	if err := importer.CheckTable(ctx, opts.Client, table, l.Table()); err != nil {
+	if err := ddbtable.CheckTable(ctx, opts.Client, table, l.Table()); err != nil {
 		return nil, err
 	}
 	ed, err := NewEditor(opts.Client, table, l)

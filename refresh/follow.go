@@ -17,6 +17,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
@@ -446,7 +447,7 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 	if rec == nil {
 		return "the copy"
 	}
-	return fmt.Sprintf("record %s (shard %s, %s, key %s)", rec.Seq, rec.Shard, rec.Event, ddb.KeyString(spec, rec.Keys))
+	return fmt.Sprintf("record %s (shard %s, %s, key %s)", rec.Seq, rec.Shard, rec.Event, ddb.KeyString(rec.Keys, spec.KeyNames()...))
 }
 
 // round applies one batch of records: to the mirror first, then the
@@ -629,7 +630,7 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			if op == nil {
 				break
 			}
-			ne = &nodeItemError{ID: op.ID, Err: fmt.Errorf("%s's item %s %v, which treeport never changes or deletes", f.opts.Table, ddb.KeyString(f.opts.Layout.Table(), item), why)}
+			ne = &nodeItemError{ID: op.ID, Err: fmt.Errorf("%s's item %s %v, which treeport never changes or deletes", f.opts.Table, ddb.KeyString(item, f.opts.Layout.Table().KeyNames()...), why)}
 		}
 		h := held{cause: ne.ID, reason: fmt.Sprintf("%s cannot hold node %q after the change (%v)", f.opts.Table, ne.ID, ne.Err), unfit: true}
 		kept, keptPaths := changes[:0], afterPaths[:0]
@@ -863,7 +864,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 				return nil
 			}
 			created = true
-			return importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing)
+			return ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing)
 		}
 		if err := f.copy(ctx, reader, res, create); err != nil {
 			return res, err

@@ -23,9 +23,9 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
 	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )

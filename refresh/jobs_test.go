@@ -15,7 +15,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -86,14 +88,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if opts.From == opts.Table {
 		return nil, fmt.Errorf("%w: --from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", importer.ErrUsage, opts.From)
 	}
-	if err := importer.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
+	if err := ddbtable.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
 	// The destination too, before the source is read: a destination of
 	// another layout would be found only after the whole copy was read.
 	// One that does not exist yet is --create-table's to make.
-	if err := importer.CheckTable(ctx, opts.Client, opts.Table, opts.Layout.Table()); err != nil {
-		if !errors.Is(err, importer.ErrTableNotFound) || !opts.CreateTable {
+	if err := ddbtable.CheckTable(ctx, opts.Client, opts.Table, opts.Layout.Table()); err != nil {
+		if !errors.Is(err, ddb.ErrTableNotFound) || !opts.CreateTable {
 			return nil, fmt.Errorf("destination: %w", err)
 		}
 	}
@@ -101,7 +103,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 		return migrateFollow(ctx, opts)
 	}
 	if opts.CreateTable {
-		if err := importer.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
+		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
 	}

@@ -319,7 +319,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		put := layouts.ItemOf(attrs)
 		if what, ok := t.Unreadable(put); ok {
 			return invalidf("node %q: its item %s would overwrite the table's item under that key, which %s; treeport never changes such an item: move or delete it, or fix the %s; nothing was written",
-				id, ddb.KeyString(spec, put), what, layoutWord(l))
+				id, ddb.KeyString(put, spec.KeyNames()...), what, layoutWord(l))
 		}
 		wcu := layouts.WriteUnits(spec, put)
 		if old >= 0 {

@@ -22,7 +22,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )

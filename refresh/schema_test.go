@@ -15,8 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
-	"github.com/treeport/treeport/internal/faultproxy"
+	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -85,7 +86,7 @@ func TestApplyResumeChecksTheTable(t *testing.T) {
 	ops = nil
 	mu.Unlock()
 	res, err := Apply(context.Background(), opts)
-	if !errors.Is(err, importer.ErrSchemaMismatch) {
+	if !errors.Is(err, ddbtable.ErrSchemaMismatch) {
 		t.Fatalf("resumed apply into a closure table: %+v, %v; want ErrSchemaMismatch", res, err)
 	}
 	mu.Lock()

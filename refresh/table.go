@@ -154,7 +154,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 			isNode, err := readsAsNode(t.layout, item)
 			if err != nil {
 				// Never planned, so never changed or deleted.
-				bad = append(bad, badItem{keyOf(t.spec, item), ddb.KeyString(t.spec, item), err.Error()})
+				bad = append(bad, badItem{keyOf(t.spec, item), ddb.KeyString(item, t.spec.KeyNames()...), err.Error()})
 				continue
 			}
 			all, user := d.itemAndAttrs(item, reserved)

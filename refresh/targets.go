@@ -28,7 +28,7 @@ func checkTargets(ctx context.Context, client exporter.QueryAPI, table string, l
 		return err
 	}
 	return invalidf("table %s: the item %s %v; treeport never changes or deletes such an item: move or delete it, or fix the %s; nothing was written",
-		table, ddb.KeyString(l.Table(), item), why, layoutWord(l))
+		table, ddb.KeyString(item, l.Table().KeyNames()...), why, layoutWord(l))
 }
 
 // badTarget is checkTargets' reading: the first operation whose key holds

@@ -19,6 +19,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
@@ -170,7 +171,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 // errors.Is and a log tell the package, at the start of the message or of
 // one of its wrapped parts ("source: importer: table not found"); a user
 // is not told it.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): )+`)
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): )+`)
 
 // userMessage is err's text as a user reads it: without the package names
 // its sentinels start with.
@@ -192,7 +193,7 @@ func ExitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, errDifferences):
 		return exitDifferences
-	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, importer.ErrSchemaMismatch), errors.Is(err, importer.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, ddbtable.ErrSchemaMismatch), errors.Is(err, ddb.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
 		errors.Is(err, statefile.ErrRefused), errors.Is(err, layouts.ErrItem), errors.Is(err, models.ErrSparseMiss), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):
@@ -215,7 +216,7 @@ var tableFlags = []string{"table", "from-table", "to-table", "import-table", "bu
 func checkTableNames(c *cli.Context) error {
 	for _, name := range tableFlags {
 		if v := c.String(name); v != "" {
-			if err := ddb.CheckTableName("--"+name, v); err != nil {
+			if err := ddbtable.CheckTableName("--"+name, v); err != nil {
 				return fmt.Errorf("%w: %v", errUsage, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -30,7 +31,7 @@ func TestExitCode(t *testing.T) {
 		{"row error", &transform.RowError{File: "in.csv", Line: 2, Err: errors.New("bad")}, 2},
 		{"missing file", fmt.Errorf("open: %w", os.ErrNotExist), 2},
 		{"edit refused", fmt.Errorf("%w; nothing was written", refresh.ErrEdit), 2},
-		{"table not found", importer.ErrTableNotFound, 2},
+		{"table not found", ddb.ErrTableNotFound, 2},
 		{"interrupted", importer.ErrInterrupted, 130},
 		{"canceled", context.Canceled, 130},
 		{"service", errors.New("connection refused"), 3},

@@ -16,8 +16,8 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/layoutbench"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/layoutbench"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
@@ -215,13 +216,13 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	}
 }
 
-// checkReadTable is ddb.CheckTable for the commands that only read a
+// checkReadTable is ddbtable.CheckTable for the commands that only read a
 // table (export, query, verify): a table of another layout or model is
 // refused before the first read. A table that does not exist is left to
 // that read to report, as a service failure naming --table (exit 3), as
 // these commands always have.
 func checkReadTable(ctx context.Context, client ddb.DescribeAPI, table string, l layouts.Layout) error {
-	if err := ddb.CheckTable(ctx, client, table, l.Table()); !errors.Is(err, ddb.ErrTableNotFound) {
+	if err := ddbtable.CheckTable(ctx, client, table, l.Table()); !errors.Is(err, ddb.ErrTableNotFound) {
 		return err
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
@@ -297,7 +298,7 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 	}
 	fmt.Fprintf(w, "\nprojected load time through BatchWriteItem (DynamoDB writes at most %s WCU/s to one partition key value%s):\n", importer.Thousands(layouts.PartitionWCU), capped)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+importer.Thousands(importer.DefaultWarmWCU)+" WCU/s\tbound by")
+	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+importer.Thousands(ddbtable.DefaultWarmWCU)+" WCU/s\tbound by")
 	bound := map[string]string{"partition": "hot key", "max_wcu": "--max-wcu", "warm_throughput": "warm throughput"}
 	for _, p := range plans {
 		t := p.LoadTime
@@ -318,7 +319,7 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 		}
 		if t.SuggestedWarmWCU > 0 {
 			fmt.Fprintf(w, "  %s: a new on-demand table writes %s WCU/s at once and scales from there; create it with --create-table --warm-wcu %d to start at the %s WCU/s this load plans for\n",
-				p.Layout, importer.Thousands(importer.DefaultWarmWCU), t.SuggestedWarmWCU, importer.Thousands(t.SuggestedWarmWCU))
+				p.Layout, importer.Thousands(ddbtable.DefaultWarmWCU), t.SuggestedWarmWCU, importer.Thousands(t.SuggestedWarmWCU))
 		}
 	}
 }

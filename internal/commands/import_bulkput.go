@@ -11,6 +11,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
 )
@@ -40,8 +41,8 @@ func checkBulkPut(c *cli.Context, l layouts.Layout, shard importer.Shard, maxWCU
 	if err != nil {
 		return false, err
 	}
-	if err := importer.CheckTable(c.Context, client, table, l.Table()); err != nil {
-		if errors.Is(err, importer.ErrTableNotFound) {
+	if err := ddbtable.CheckTable(c.Context, client, table, l.Table()); err != nil {
+		if errors.Is(err, ddb.ErrTableNotFound) {
 			return false, fmt.Errorf("%w; bulk put loads an existing table (--import-table creates one from the files)", err)
 		}
 		return false, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 )
 
 func writerFlags() []cli.Flag {
@@ -41,8 +42,8 @@ func capacityFlags(withCreate bool) []cli.Flag {
 		with, withOnDemand = "with --create-table: ", "with --create-table, on-demand: "
 	}
 	return []cli.Flag{
-		&cli.Int64Flag{Name: "warm-wcu", Usage: with + "warm throughput, the writes a second the new table and each index serve at once; pre-warms it for a big load", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", importer.DefaultWarmWCU), Category: catWrite},
-		&cli.Int64Flag{Name: "warm-rcu", Usage: with + "warm throughput for reads", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", importer.DefaultWarmRCU), Category: catWrite},
+		&cli.Int64Flag{Name: "warm-wcu", Usage: with + "warm throughput, the writes a second the new table and each index serve at once; pre-warms it for a big load", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", ddbtable.DefaultWarmWCU), Category: catWrite},
+		&cli.Int64Flag{Name: "warm-rcu", Usage: with + "warm throughput for reads", DefaultText: fmt.Sprintf("none: DynamoDB's own %d, also the least it takes", ddbtable.DefaultWarmRCU), Category: catWrite},
 		&cli.Int64Flag{Name: "max-on-demand-wcu", Usage: withOnDemand + "the most write request units a second DynamoDB serves the table and each index (a cap on spend; above it, writes are throttled)", DefaultText: "no cap", Category: catWrite},
 		&cli.Int64Flag{Name: "max-on-demand-rcu", Usage: withOnDemand + "the most read request units a second", DefaultText: "no cap", Category: catWrite},
 	}
@@ -64,12 +65,12 @@ func capacitySet(c *cli.Context) []string {
 
 // newTableBilling is billing for the commands whose --create-table makes an
 // on-demand table (apply, migrate): the capacity flags need --create-table.
-func newTableBilling(c *cli.Context) (importer.Billing, error) {
+func newTableBilling(c *cli.Context) (ddbtable.Billing, error) {
 	if !c.Bool("create-table") {
 		if set := capacitySet(c); len(set) > 0 {
-			return importer.Billing{}, usagef("%s shape a new table: give --create-table too", strings.Join(set, ", "))
+			return ddbtable.Billing{}, usagef("%s shape a new table: give --create-table too", strings.Join(set, ", "))
 		}
-		return importer.Billing{}, nil
+		return ddbtable.Billing{}, nil
 	}
 	return billing(c)
 }
@@ -77,8 +78,8 @@ func newTableBilling(c *cli.Context) (importer.Billing, error) {
 // billing is the capacity a new table gets: provisioned when --wcu or --rcu
 // is set (then both must be), on-demand otherwise; with the warm throughput
 // and on-demand ceilings asked for.
-func billing(c *cli.Context) (importer.Billing, error) {
-	b := importer.Billing{
+func billing(c *cli.Context) (ddbtable.Billing, error) {
+	b := ddbtable.Billing{
 		WarmWCU: c.Int64("warm-wcu"), WarmRCU: c.Int64("warm-rcu"),
 		MaxOnDemandWCU: c.Int64("max-on-demand-wcu"), MaxOnDemandRCU: c.Int64("max-on-demand-rcu"),
 	}
@@ -98,7 +99,7 @@ func billing(c *cli.Context) (importer.Billing, error) {
 		}
 	}
 	if err := b.Check(); err != nil {
-		return b, usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
+		return b, usagef("%s", err)
 	}
 	return b, nil
 }

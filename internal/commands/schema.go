@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -39,15 +40,15 @@ func schemaCommand() *cli.Command {
 			var b []byte
 			switch f := c.String("format"); f {
 			case "json":
-				b, err = importer.SchemaJSON(c.String("table"), ls[0].Table(), bill)
+				b, err = ddbtable.SchemaJSON(c.String("table"), ls[0].Table(), bill)
 			case "cloudformation":
-				b, err = importer.CloudFormation(c.String("table"), ls[0].Table(), bill)
+				b, err = ddbtable.CloudFormation(c.String("table"), ls[0].Table(), bill)
 			case "workbench":
 				var items []layouts.Item
 				if items, err = sampleItems(c, ls[0]); err != nil {
 					return err
 				}
-				b, err = importer.Workbench(importer.WorkbenchOptions{Table: c.String("table"), Layout: ls[0], Items: items, Now: time.Now()})
+				b, err = ddbtable.Workbench(ddbtable.WorkbenchOptions{Table: c.String("table"), Layout: ls[0], Items: items, Now: time.Now()})
 			default:
 				return usagef("--format %q: want json, workbench or cloudformation", f)
 			}

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-
-	"github.com/treeport/treeport/layouts"
 )
 
 // ErrService marks a failure of DynamoDB, or of the way to it, that
@@ -209,7 +207,9 @@ func Capacity(cc *types.ConsumedCapacity, ccs []types.ConsumedCapacity) float64 
 }
 
 // KeyString renders an item's key for messages: Id="a", RelativeDepth=2.
-func KeyString(spec layouts.TableSpec, item layouts.Item) string {
+// names are the key's attribute names, the partition key's first (a
+// layout's TableSpec.KeyNames).
+func KeyString(item map[string]types.AttributeValue, names ...string) string {
 	part := func(name string) string {
 		switch v := item[name].(type) {
 		case *types.AttributeValueMemberS:
@@ -224,11 +224,11 @@ func KeyString(spec layouts.TableSpec, item layouts.Item) string {
 			return fmt.Sprintf("%s of type %T", name, v)
 		}
 	}
-	s := part(spec.PK.Name)
-	if spec.SK != nil {
-		s += ", " + part(spec.SK.Name)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = part(name)
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // ThrottleReason is one of the reasons a throttling error gives (DynamoDB's

@@ -13,8 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-
-	"github.com/treeport/treeport/layouts"
 )
 
 func apiErr(code string) error {
@@ -117,12 +115,12 @@ func TestCapacity(t *testing.T) {
 }
 
 func TestKeyString(t *testing.T) {
-	spec := layouts.TableSpec{PK: layouts.KeyAttr{Name: "Id"}, SK: &layouts.KeyAttr{Name: "RelativeDepth"}}
-	item := layouts.Item{"Id": &types.AttributeValueMemberS{Value: "a"}, "RelativeDepth": &types.AttributeValueMemberN{Value: "2"}}
-	if got, want := KeyString(spec, item), `Id="a", RelativeDepth=2`; got != want {
+	keys := []string{"Id", "RelativeDepth"}
+	item := map[string]types.AttributeValue{"Id": &types.AttributeValueMemberS{Value: "a"}, "RelativeDepth": &types.AttributeValueMemberN{Value: "2"}}
+	if got, want := KeyString(item, keys...), `Id="a", RelativeDepth=2`; got != want {
 		t.Errorf("KeyString = %s, want %s", got, want)
 	}
-	if got, want := KeyString(spec, layouts.Item{"Id": &types.AttributeValueMemberB{Value: []byte{1, 255}}}), `Id=01ff, RelativeDepth missing`; got != want {
+	if got, want := KeyString(map[string]types.AttributeValue{"Id": &types.AttributeValueMemberB{Value: []byte{1, 255}}}, keys...), `Id=01ff, RelativeDepth missing`; got != want {
 		t.Errorf("KeyString = %s, want %s", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package importer
+package ddbtable
 
 import (
 	"bytes"
@@ -13,7 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -283,7 +284,32 @@ func TestCheckTable(t *testing.T) {
 			}
 		})
 	}
-	if err := CheckTable(ctx, c, "no-such-table-"+pathTable, pathSpec); !errors.Is(err, ErrTableNotFound) {
-		t.Errorf("CheckTable of a missing table = %v, want ErrTableNotFound", err)
+	if err := CheckTable(ctx, c, "no-such-table-"+pathTable, pathSpec); !errors.Is(err, ddb.ErrTableNotFound) {
+		t.Errorf("CheckTable of a missing table = %v, want ddb.ErrTableNotFound", err)
+	}
+}
+
+func TestBillingCheck(t *testing.T) {
+	tests := []struct {
+		billing Billing
+		want    string
+	}{
+		{Billing{Provisioned: true, WCU: 5, RCU: 5, MaxOnDemandWCU: 10}, "on-demand ceilings go with on-demand billing"},
+		{Billing{WarmWCU: 1000}, "warm write throughput 1000 is below the 4000"},
+		{Billing{WarmRCU: 11999}, "warm read throughput 11999 is below the 12000"},
+		{Billing{MaxOnDemandRCU: -1}, "must be above 0"},
+		{Billing{Provisioned: true, WCU: 5}, "needs read and write units above 0"},
+	}
+	for _, tc := range tests {
+		err := tc.billing.Check()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.billing, err, tc.want)
+		}
+		if _, err := CreateTableInput("Tree", pathSpec, tc.billing); err == nil {
+			t.Errorf("%+v: CreateTableInput made a request", tc.billing)
+		}
+	}
+	if err := (Billing{WarmWCU: 4000, WarmRCU: 12000, MaxOnDemandWCU: 1, MaxOnDemandRCU: 1}).Check(); err != nil {
+		t.Errorf("the least values: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package importer
+package ddbtable
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (b Billing) Check() error {
 		probs = append(probs, fmt.Sprintf("warm write throughput %d is below the %d writes a second every new table starts with", b.WarmWCU, DefaultWarmWCU))
 	}
 	if len(probs) > 0 {
-		return fmt.Errorf("importer: %s", strings.Join(probs, "; "))
+		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil
 }
@@ -71,27 +71,14 @@ func (b Billing) Check() error {
 // Warm reports whether b asks for a WarmThroughput.
 func (b Billing) Warm() bool { return b.WarmRCU > 0 || b.WarmWCU > 0 }
 
-// TableAPI is the part of the DynamoDB client that CreateTable and
-// CheckTable use; *dynamodb.Client satisfies it.
+// TableAPI is the part of the DynamoDB client that CreateTable uses;
+// *dynamodb.Client satisfies it.
 type TableAPI interface {
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
 
 var _ TableAPI = (*dynamodb.Client)(nil)
-
-// The schema check lives in internal/ddb, for every command that reads or
-// writes a table; these are its names here, where the writers use them.
-var (
-	// ErrSchemaMismatch marks a table whose keys or indexes are not the
-	// layout's; the error is a *SchemaMismatchError. Nothing was written.
-	ErrSchemaMismatch = ddb.ErrSchemaMismatch
-	// ErrTableNotFound marks a table that does not exist.
-	ErrTableNotFound = ddb.ErrTableNotFound
-)
-
-// SchemaMismatchError lists every way a table differs from a layout.
-type SchemaMismatchError = ddb.SchemaMismatchError
 
 // The JSON shape of CreateTable, with the API's field names, as
 // `aws dynamodb create-table --cli-input-json` reads it.
@@ -147,7 +134,7 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		return nil, err
 	}
 	if name == "" {
-		return nil, errors.New("importer: empty table name")
+		return nil, errors.New("empty table name")
 	}
 	doc := &schemaDoc{TableName: name, BillingMode: string(types.BillingModePayPerRequest)}
 	var tp *schemaThroughput
@@ -197,14 +184,14 @@ func schema(name string, spec layouts.TableSpec, billing Billing) (*schemaDoc, e
 		doc.GlobalSecondaryIndexes = append(doc.GlobalSecondaryIndexes, schemaIndex{
 			IndexName:             ix.Name,
 			KeySchema:             keys("index "+ix.Name, ix.PK, ix.SK),
-			Projection:            schemaProjection{ProjectionType: string(projectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
+			Projection:            schemaProjection{ProjectionType: string(ProjectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
 			ProvisionedThroughput: tp,
 			OnDemandThroughput:    od,
 			WarmThroughput:        warm,
 		})
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("importer: the layout's table is not valid: %s", strings.Join(problems, "; "))
+		return nil, fmt.Errorf("the layout's table is not valid: %s", strings.Join(problems, "; "))
 	}
 	return doc, nil
 }
@@ -326,14 +313,14 @@ func waitActive(ctx context.Context, client TableAPI, name string) (*types.Table
 	for {
 		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 		if err != nil {
-			return nil, describeError(name, err)
+			return nil, ddb.DescribeError("ddbtable", name, err)
 		}
 		if t := out.Table; t != nil && active(t) {
 			return t, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("importer: waiting for table %q to become active: %w", name, ctx.Err())
+			return nil, fmt.Errorf("waiting for table %q to become active: %w", name, ctx.Err())
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, tableWaitPoll)
@@ -352,22 +339,11 @@ func active(t *types.TableDescription) bool {
 	return true
 }
 
-// CheckTable is ddb.CheckTable: the table's key schema, attribute types and
-// indexes against spec's, before anything is read or written.
-func CheckTable(ctx context.Context, client TableAPI, name string, spec layouts.TableSpec) error {
-	return ddb.CheckTable(ctx, client, name, spec)
-}
-
-func describeError(name string, err error) error { return ddb.DescribeError("importer", name, err) }
-
 func serviceError(op string, err error) error {
-	e := &ddb.ServiceError{Pkg: "importer", Op: op, Err: err}
+	e := &ddb.ServiceError{Pkg: "ddbtable", Op: op, Err: err}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		e.Code = apiErr.ErrorCode()
 	}
 	return e
 }
-
-// projectionOf is an index's projection: ALL unless a model says otherwise.
-func projectionOf(ix layouts.IndexSpec) types.ProjectionType { return ddb.ProjectionOf(ix) }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/treeport/treeport/internal/s3local"
+	"github.com/treeport/treeport/internal/testserver/s3local"
 )
 
 // fakeBulkService is a DynamoDB endpoint that knows DescribeTable (the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 

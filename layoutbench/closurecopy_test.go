@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/importer"
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
@@ -139,8 +139,8 @@ func billed(spec layouts.TableSpec, before, after map[string]layouts.Item) int64
 // what the real rows (built by the layout from the records' own
 // attributes) are billed, for every node of each dataset.
 func TestClosureCopyRewritesAreTheRealRows(t *testing.T) {
-	org := "../../fixtures/org.csv"
-	orgTypes, err := os.ReadFile("../../fixtures/org.types")
+	org := "../fixtures/org.csv"
+	orgTypes, err := os.ReadFile("../fixtures/org.types")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package importer
+package ddbtable
 
 import (
 	"encoding/json"
@@ -97,7 +97,7 @@ func Workbench(opts WorkbenchOptions) ([]byte, error) {
 	for _, ix := range spec.Indexes {
 		t.GlobalSecondaryIndexes = append(t.GlobalSecondaryIndexes, wbIndex{
 			IndexName: ix.Name, KeyAttributes: keys(ix.PK, ix.SK),
-			Projection: schemaProjection{ProjectionType: string(projectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
+			Projection: schemaProjection{ProjectionType: string(ProjectionOf(ix)), NonKeyAttributes: ix.NonKeyAttributes},
 		})
 		declare(ix.PK.Name, string(ix.PK.Type))
 		if ix.SK != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -37,7 +38,7 @@ import (
 // Client is the part of the DynamoDB client an online run uses: creating,
 // loading, querying and deleting its tables. *dynamodb.Client satisfies it.
 type Client interface {
-	importer.TableAPI
+	ddbtable.TableAPI
 	importer.BatchWriter
 	exporter.QueryAPI
 	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
@@ -249,7 +250,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 		res.Table = fmt.Sprintf("%s-%s-%s", b.opts.TablePrefix, l.Name(), randomSuffix())
 		b.logf("%s: creating table %s", l.Name(), res.Table)
 		b.tables = append(b.tables, res.Table)
-		if err := importer.CreateTable(ctx, b.opts.Client, res.Table, l.Table(), importer.Billing{}); err != nil {
+		if err := ddbtable.CreateTable(ctx, b.opts.Client, res.Table, l.Table(), ddbtable.Billing{}); err != nil {
 			return nil, err
 		}
 		w = importer.NewDDBWriter(b.opts.Client, res.Table, l.Table(), importer.WriterOptions{

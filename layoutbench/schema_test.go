@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const schemaPath = "../../docs/bench-report.schema.json"
+const schemaPath = "../docs/bench-report.schema.json"
 
 // validate checks v (decoded JSON) against the subset of JSON Schema draft
 // 2020-12 the report's schema uses: type (one or a list), properties,

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/treeport/treeport/internal/s3local"
+	"github.com/treeport/treeport/internal/testserver/s3local"
 )
 
 // fakeImportService is a DynamoDB endpoint that knows ImportTable and

@@ -41,7 +41,7 @@ func readInput(t *testing.T, path string) *importer.Input {
 }
 
 func readFixture(t *testing.T, name string) *importer.Input {
-	return readInput(t, "../../fixtures/"+name+".csv")
+	return readInput(t, "../fixtures/"+name+".csv")
 }
 
 // readDataset reads a fixture by name, or a file by its path.

@@ -1,4 +1,4 @@
-package ddb
+package ddbtable
 
 import (
 	"context"
@@ -10,27 +10,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
 )
 
-// DescribeAPI is the part of the DynamoDB client CheckTable uses;
-// *dynamodb.Client satisfies it.
-type DescribeAPI interface {
-	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
-}
-
-var _ DescribeAPI = (*dynamodb.Client)(nil)
-
-var (
-	// ErrSchemaMismatch marks a table whose keys or indexes are not the
-	// layout's (or the model's); the error is a *SchemaMismatchError.
-	// Nothing was read or written.
-	ErrSchemaMismatch = errors.New("ddb: table does not match the layout")
-	// ErrTableNotFound marks a table that does not exist.
-	ErrTableNotFound = errors.New("ddb: table not found")
-)
+// ErrSchemaMismatch marks a table whose keys or indexes are not the
+// layout's (or the model's); the error is a *SchemaMismatchError. Nothing
+// was read or written.
+var ErrSchemaMismatch = errors.New("ddbtable: table does not match the layout")
 
 // SchemaMismatchError lists every way a table differs from a layout.
 type SchemaMismatchError struct {
@@ -56,35 +44,20 @@ func (e *SchemaMismatchError) Is(target error) bool { return target == ErrSchema
 // with spec's, before anything is read or written: every command that
 // reads or writes a table of a layout or model calls it first. A table that differs gives a
 // *SchemaMismatchError listing every difference; indexes the layout does not
-// use are allowed. A missing table gives an error matching ErrTableNotFound.
-func CheckTable(ctx context.Context, client DescribeAPI, name string, spec layouts.TableSpec) error {
+// use are allowed. A missing table gives an error matching
+// ddb.ErrTableNotFound.
+func CheckTable(ctx context.Context, client ddb.DescribeAPI, name string, spec layouts.TableSpec) error {
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 	if err != nil {
-		return DescribeError("ddb", name, err)
+		return ddb.DescribeError("ddbtable", name, err)
 	}
 	if out.Table == nil {
-		return &ServiceError{Pkg: "ddb", Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
+		return &ddb.ServiceError{Pkg: "ddbtable", Op: "DescribeTable", Err: fmt.Errorf("no description of table %q", name)}
 	}
 	if diffs := schemaDiffs(out.Table, spec); len(diffs) > 0 {
 		return &SchemaMismatchError{Table: name, Diffs: diffs}
 	}
 	return nil
-}
-
-// DescribeError is the error of a DescribeTable of table name that failed:
-// ErrTableNotFound, saying what to do, for a table that does not exist;
-// otherwise a *ServiceError of package pkg.
-func DescribeError(pkg, name string, err error) error {
-	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return fmt.Errorf("%w: %q (check --table, --region and --endpoint-url)", ErrTableNotFound, name)
-	}
-	e := &ServiceError{Pkg: pkg, Op: "DescribeTable", Err: err}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		e.Code = apiErr.ErrorCode()
-	}
-	return e
 }
 
 // schemaDiffs lists how t differs from spec, in words a user can act on.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/treeport/treeport/internal/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/ddblocal"
 	"github.com/treeport/treeport/internal/gen"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
