@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"

@@ -24,7 +24,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/s3io"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/recordfile"

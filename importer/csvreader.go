@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/swar"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )

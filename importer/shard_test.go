@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"

@@ -18,7 +18,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/fileformat"
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 

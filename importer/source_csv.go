@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/swar"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"

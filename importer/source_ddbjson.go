@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/transform"
 )
 

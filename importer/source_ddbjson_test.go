@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/ddbitems"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/transform"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/treeport/treeport/internal/ddbitems"
-	"github.com/treeport/treeport/internal/infile"
+	"github.com/treeport/treeport/records/ddbitems"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 

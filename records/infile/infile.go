@@ -2,7 +2,7 @@
 // not, and words what goes wrong reading them: an error of the file itself
 // (*ReadError), data that cannot be decompressed (*CorruptError, invalid
 // input), a row that cannot be parsed (Parsef). importer's sources and the
-// DynamoDB JSON item reader (internal/ddbitems) share it.
+// DynamoDB JSON item reader (records/ddbitems) share it.
 package infile
 
 import (
