@@ -26,6 +26,7 @@ import (
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 // awsEnv is what the CLI needs to talk to DynamoDB Local.
@@ -38,9 +39,9 @@ func awsEnv(endpoint string) []string {
 // process, through the same pipeline as the CLI but without DynamoDB.
 func expectedItems(t *testing.T, in string, types string, l layouts.Layout) []layouts.Item {
 	t.Helper()
-	opts := importer.SourceOptions{}
+	opts := records.SourceOptions{}
 	if types != "" {
-		tm, err := importer.ParseTypes(types)
+		tm, err := records.ParseTypes(types)
 		if err != nil {
 			t.Fatal(err)
 		}

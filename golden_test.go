@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -47,7 +48,7 @@ func TestGoldenFixtureItems(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if opts.Source.Types, err = importer.ParseTypes(strings.TrimSpace(string(spec))); err != nil {
+				if opts.Source.Types, err = records.ParseTypes(strings.TrimSpace(string(spec))); err != nil {
 					t.Fatal(err)
 				}
 			}

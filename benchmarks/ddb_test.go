@@ -18,6 +18,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 // loadNodes is the size of the forest loaded by BenchmarkLoad.
@@ -78,9 +79,9 @@ func treeportLoad(ctx context.Context, client *dynamodb.Client, table, path stri
 	return st.Items, err
 }
 
-func benchSourceOptions() importer.SourceOptions {
-	types, _ := importer.ParseTypes("size:N,score:N")
-	return importer.SourceOptions{Types: types}
+func benchSourceOptions() records.SourceOptions {
+	types, _ := records.ParseTypes("size:N,score:N")
+	return records.SourceOptions{Types: types}
 }
 
 // BenchmarkLoad compares treeport's import with the raw loop on the same

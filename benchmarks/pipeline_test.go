@@ -18,6 +18,7 @@ import (
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -139,7 +140,7 @@ func BenchmarkCSVToItemMaps(b *testing.B) {
 
 func benchCSVToItems(b *testing.B, emit func(*importer.Input, layouts.Layout) (items, attrs int64)) {
 	path := randomCSV(b)
-	colTypes, _ := importer.ParseTypes("size:N,score:N")
+	colTypes, _ := records.ParseTypes("size:N,score:N")
 	for _, name := range layouts.Names() {
 		b.Run(name, func(b *testing.B) {
 			l, err := layouts.New(name, layouts.Options{})
@@ -151,7 +152,7 @@ func benchCSVToItems(b *testing.B, emit func(*importer.Input, layouts.Layout) (i
 			cpu := cpuTime()
 			for range b.N {
 				in, err := importer.ReadInput(context.Background(), importer.InputOptions{
-					Path: path, Source: importer.SourceOptions{Types: colTypes},
+					Path: path, Source: records.SourceOptions{Types: colTypes},
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -193,9 +194,9 @@ func reportRates(b *testing.B, cpu time.Duration, nodes, items int64) {
 // Emit, which BenchmarkCSVToItemMaps uses instead.
 func BenchmarkCSVPhases(b *testing.B) {
 	path := randomCSV(b)
-	colTypes, _ := importer.ParseTypes("size:N,score:N")
+	colTypes, _ := records.ParseTypes("size:N,score:N")
 	l, _ := layouts.New("path", layouts.Options{})
-	opts := importer.InputOptions{Path: path, Source: importer.SourceOptions{Types: colTypes}}
+	opts := importer.InputOptions{Path: path, Source: records.SourceOptions{Types: colTypes}}
 	read := func(b *testing.B) *importer.Input {
 		in, err := importer.ReadInput(context.Background(), opts)
 		if err != nil {
@@ -248,8 +249,8 @@ func BenchmarkCSVPhases(b *testing.B) {
 func BenchmarkImportFiles(b *testing.B) {
 	path := randomCSV(b)
 	l, _ := layouts.New("path", layouts.Options{})
-	colTypes, _ := importer.ParseTypes("size:N,score:N")
-	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, Source: importer.SourceOptions{Types: colTypes}})
+	colTypes, _ := records.ParseTypes("size:N,score:N")
+	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, Source: records.SourceOptions{Types: colTypes}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -337,13 +338,13 @@ func BenchmarkImportFiles(b *testing.B) {
 // another goroutine), for the path layout.
 func BenchmarkCSVToImportFiles(b *testing.B) {
 	path := randomCSV(b)
-	colTypes, _ := importer.ParseTypes("size:N,score:N")
+	colTypes, _ := records.ParseTypes("size:N,score:N")
 	l, _ := layouts.New("path", layouts.Options{})
 	var items int64
 	cpu := cpuTime()
 	for range b.N {
 		in, err := importer.ReadInput(context.Background(), importer.InputOptions{
-			Path: path, Source: importer.SourceOptions{Types: colTypes},
+			Path: path, Source: records.SourceOptions{Types: colTypes},
 		})
 		if err != nil {
 			b.Fatal(err)

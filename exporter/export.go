@@ -8,10 +8,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/transform"
 )
 

@@ -16,24 +16,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
 // fixtureSource is where a fixture is read from, with its CSV types.
-func fixtureSource(t testing.TB, name, format string) (string, importer.SourceOptions) {
+func fixtureSource(t testing.TB, name, format string) (string, records.SourceOptions) {
 	t.Helper()
 	base := filepath.Join("..", "fixtures", name)
-	var opts importer.SourceOptions
+	var opts records.SourceOptions
 	if format == "csv" {
 		spec, err := os.ReadFile(base + ".types")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if opts.Types, err = importer.ParseTypes(strings.TrimSpace(string(spec))); err != nil {
+		if opts.Types, err = records.ParseTypes(strings.TrimSpace(string(spec))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,9 +41,9 @@ func fixtureSource(t testing.TB, name, format string) (string, importer.SourceOp
 }
 
 // readFile reads every record of a file with treeport's own reader.
-func readFile(t testing.TB, path string, opts importer.SourceOptions) []*transform.Record {
+func readFile(t testing.TB, path string, opts records.SourceOptions) []*transform.Record {
 	t.Helper()
-	src, err := importer.OpenSource(path, opts)
+	src, err := records.OpenSource(path, opts)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
@@ -128,11 +128,11 @@ func TestExportRoundTrip(t *testing.T) {
 						if st.Read.Requests < 3 || st.Read.Items < st.Nodes {
 							t.Errorf("read stats %+v: want a request per segment and an item per node at least", st.Read)
 						}
-						readOpts := importer.SourceOptions{Format: format}
+						readOpts := records.SourceOptions{Format: format}
 						expected := want
 						if format == "csv" {
 							typesFlag := recordfile.TypesFlag(recordfile.InferColumns(want))
-							if readOpts.Types, err = importer.ParseTypes(typesFlag); err != nil {
+							if readOpts.Types, err = records.ParseTypes(typesFlag); err != nil {
 								t.Fatal(err)
 							}
 							expected = withoutEmptyStrings(want)
@@ -156,7 +156,7 @@ func TestExportRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := readFile(t, out, importer.SourceOptions{})
+					got := readFile(t, out, records.SourceOptions{})
 					wantSub := subtreeOf(want, root)
 					// The subtree's root keeps its parent, outside the file.
 					if d := recordDiff(got, wantSub); d != "" {
@@ -304,7 +304,7 @@ func TestExportFromDynamoDBExport(t *testing.T) {
 			if st.Read.Items != int64(len(items)) {
 				t.Errorf("read %d items, want %d", st.Read.Items, len(items))
 			}
-			got := readFile(t, out, importer.SourceOptions{})
+			got := readFile(t, out, records.SourceOptions{})
 			if d := recordDiff(got, want); d != "" {
 				t.Errorf("records rebuilt from the export differ:\n%s", d)
 			}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -36,9 +36,9 @@ func attrM(kv ...any) types.AttributeValue {
 }
 
 // readBack reads a file with treeport's own reader.
-func readWithImporter(t *testing.T, path string, opts importer.SourceOptions) []*transform.Record {
+func readWithImporter(t *testing.T, path string, opts records.SourceOptions) []*transform.Record {
 	t.Helper()
-	src, err := importer.OpenSource(path, opts)
+	src, err := records.OpenSource(path, opts)
 	if err != nil {
 		t.Fatalf("OpenSource(%s): %v", path, err)
 	}
@@ -232,7 +232,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		name    string
 		file    string
 		wopts   recordfile.Options
-		ropts   importer.SourceOptions
+		ropts   records.SourceOptions
 		want    []*transform.Record
 		compare func(t *testing.T, got []*transform.Record)
 	}{
@@ -256,7 +256,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 			name:  "csv with renamed fields and a delimiter",
 			file:  "out.tsv",
 			wopts: recordfile.Options{Format: recordfile.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
-			ropts: importer.SourceOptions{Format: importer.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
+			ropts: records.SourceOptions{Format: records.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
 					return nil
@@ -303,7 +303,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 			path := filepath.Join(t.TempDir(), tc.file)
 			writeRecordFile(t, path, tc.wopts, recs)
 			if tc.wopts.Format == recordfile.FormatCSV {
-				types, err := importer.ParseTypes(recordfile.TypesFlag(cols))
+				types, err := records.ParseTypes(recordfile.TypesFlag(cols))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,7 +324,7 @@ func TestParquetJSONColumnRoundTrip(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "out.parquet")
 	writeRecordFile(t, path, recordfile.Options{Format: recordfile.FormatParquet}, recs)
-	got := readWithImporter(t, path, importer.SourceOptions{})
+	got := readWithImporter(t, path, records.SourceOptions{})
 	sameRecordSets(t, "parquet JSON columns", got, recs)
 }
 
@@ -338,13 +338,13 @@ func TestFixturesAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			typed, err := importer.ParseTypes(strings.TrimSpace(string(spec)))
+			typed, err := records.ParseTypes(strings.TrimSpace(string(spec)))
 			if err != nil {
 				t.Fatalf("%s.types: %v", name, err)
 			}
-			fromJSON := readWithImporter(t, base+".json", importer.SourceOptions{})
-			fromCSV := readWithImporter(t, base+".csv", importer.SourceOptions{Types: typed})
-			fromParquet := readWithImporter(t, base+".parquet", importer.SourceOptions{})
+			fromJSON := readWithImporter(t, base+".json", records.SourceOptions{})
+			fromCSV := readWithImporter(t, base+".csv", records.SourceOptions{Types: typed})
+			fromParquet := readWithImporter(t, base+".parquet", records.SourceOptions{})
 			if len(fromJSON) < 40 {
 				t.Fatalf("%s.json has %d records", name, len(fromJSON))
 			}

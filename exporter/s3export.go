@@ -24,8 +24,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/records/infile"
 )
 
 // Reading an ExportTableToPointInTime export from S3 (export --in

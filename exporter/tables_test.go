@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -107,7 +108,7 @@ func writeRecordsToTable(t testing.TB, client *dynamodb.Client, table string, l 
 
 // importFile loads an input file into a new table the way import does:
 // ReadInput, then Emit into the batch writer.
-func importFile(t testing.TB, client *dynamodb.Client, l layouts.Layout, path string, src importer.SourceOptions) string {
+func importFile(t testing.TB, client *dynamodb.Client, l layouts.Layout, path string, src records.SourceOptions) string {
 	t.Helper()
 	ctx := context.Background()
 	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, Source: src})

@@ -28,7 +28,7 @@ type VerifyOptions struct {
 	Scan   ScanOptions
 
 	// In names the file, for the Diff. Records reads its records; the
-	// caller opens it (importer.OpenSource) and closes it.
+	// caller opens it (records.OpenSource) and closes it.
 	In      string
 	Records RecordSource
 
@@ -98,7 +98,7 @@ func (d *Diff) Differences() int {
 
 // RecordSource is what Verify reads a file's records from: Next returns
 // each record, a *transform.RowError for a row that cannot be read, and
-// io.EOF at the end. importer.Source satisfies it.
+// io.EOF at the end. records.Source satisfies it.
 type RecordSource interface {
 	Next(ctx context.Context) (*transform.Record, error)
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -205,9 +205,9 @@ func TestVerify(t *testing.T) {
 
 // openInput opens the input file path as verify does, to be closed when
 // the test ends.
-func openInput(t *testing.T, path string, opts importer.SourceOptions) importer.Source {
+func openInput(t *testing.T, path string, opts records.SourceOptions) records.Source {
 	t.Helper()
-	src, err := importer.OpenSource(path, opts)
+	src, err := records.OpenSource(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestVerifyReportsManyDifferences(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "forest.ddbjson")
 	writeRecordFileForTest(t, file, recs)
-	d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, importer.SourceOptions{}), MaxExamples: 3})
+	d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, records.SourceOptions{}), MaxExamples: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,13 +285,13 @@ func TestVerifyBadInput(t *testing.T) {
 	if err := os.WriteFile(file, []byte("id,parent_id\nA,\nB,A\nA,\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, importer.SourceOptions{})})
+	_, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, records.SourceOptions{})})
 	var re *transform.RowError
 	if !errors.As(err, &re) || !errors.Is(err, transform.ErrDuplicateID) || re.Line != 4 || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("err = %v, want a duplicate id error at line 4 naming line 2", err)
 	}
 	// verify opens its file as import does: a missing one is not found.
-	_, err = importer.OpenSource(filepath.Join(t.TempDir(), "missing.csv"), importer.SourceOptions{})
+	_, err = records.OpenSource(filepath.Join(t.TempDir(), "missing.csv"), records.SourceOptions{})
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v for a missing file, want one matching os.ErrNotExist", err)
 	}

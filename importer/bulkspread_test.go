@@ -9,11 +9,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records/ddbitems"
 )
 
 // genWide writes twenty wide trees (a root and its children) of n nodes in

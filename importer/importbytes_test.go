@@ -11,6 +11,7 @@ import (
 
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 // TestImportSourceBytesAreTheFiles: the dry run's ImportTable source bytes
@@ -20,9 +21,9 @@ import (
 func TestImportSourceBytesAreTheFiles(t *testing.T) {
 	for _, name := range []string{"cars", "folders", "org"} {
 		path := filepath.Join("..", "fixtures", name+".csv")
-		var src SourceOptions
+		var src records.SourceOptions
 		if ty, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".types"); err == nil {
-			if src.Types, err = ParseTypes(strings.TrimSpace(string(ty))); err != nil {
+			if src.Types, err = records.ParseTypes(strings.TrimSpace(string(ty))); err != nil {
 				t.Fatal(err)
 			}
 		}

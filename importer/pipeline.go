@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,8 +20,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -29,13 +31,8 @@ import (
 // infile.ErrInvalid, which the DynamoDB JSON item reader returns too.
 var ErrInvalid = infile.ErrInvalid
 
-// ErrRestUnreadable marks a RowError after which a source cannot read on
-// (Parquet data that cannot be decoded): ReadInput fails with it whatever
-// --on-invalid says, for the rows after it would be lost without a trace.
-var ErrRestUnreadable = errors.New("importer: the rest of the input cannot be read")
-
 // marked is err, which keeps its own message, classed as mark too
-// (errors.Is): ErrInvalid, or ErrRestUnreadable.
+// (errors.Is): ErrInvalid, or records.ErrRestUnreadable.
 type marked struct{ err, mark error }
 
 func (e *marked) Error() string   { return e.err.Error() }
@@ -44,7 +41,7 @@ func (e *marked) Unwrap() []error { return []error{e.err, e.mark} }
 // InputOptions say how to read and check an input.
 type InputOptions struct {
 	Path   string
-	Source SourceOptions
+	Source records.SourceOptions
 	// ClosureCopy is what closure ancestor rows copy (nil: all; empty: none).
 	ClosureCopy []string
 	// SizeHint is the expected number of records; 0 lets ReadInput take
@@ -116,9 +113,9 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 }
 
 // readInput is ReadInput; fast=false reads with Next even from a
-// skeletonSource, so that tests can hold the two reads together.
+// records.SkeletonSource, so that tests can hold the two reads together.
 func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
-	src, err := OpenSource(opts.Path, opts.Source)
+	src, err := records.OpenSource(opts.Path, opts.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +128,8 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		}
 	}
 	hint := opts.SizeHint
-	if c, ok := src.(interface{ records() int }); ok && hint == 0 {
-		hint = c.records() // a Parquet footer's count
+	if c, ok := src.(records.CountedSource); ok && hint == 0 {
+		hint = c.Records() // a Parquet footer's count
 	}
 	if hint == 0 {
 		hint = estimateRecords(opts.Path, formatOf(opts))
@@ -141,7 +138,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	b.KeepProblems(opts.MaxProblems)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
 	unit := unitOf(opts)
-	if sk, ok := src.(skeletonSource); ok && fast {
+	if sk, ok := src.(records.SkeletonSource); ok && fast {
 		if err := in.readSkeleton(ctx, sk, b, unit, copySet); err != nil {
 			return nil, err
 		}
@@ -162,7 +159,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 			break
 		}
 		var re *transform.RowError
-		if errors.As(err, &re) && errors.Is(re, ErrRestUnreadable) {
+		if errors.As(err, &re) && errors.Is(re, records.ErrRestUnreadable) {
 			return nil, fmt.Errorf("%w: %w; nothing is written, whatever --on-invalid says, for the rows after it cannot be read", ErrInvalid, re)
 		}
 		if errors.As(err, &re) {
@@ -232,52 +229,10 @@ func recordOverLimit(rec *transform.Record, unit string, n int) *transform.RowEr
 		n, infile.LimitText(infile.MaxRecordBytes))}
 }
 
-// skeletonSource is a Source that can read an input for its skeleton alone:
-// it checks every row as Next does, with the same errors, but builds no
-// attribute values, only their sizes. The CSV source is one; the pipeline
-// falls back to Next for the others.
-type skeletonSource interface {
-	Source
-	// skeleton starts the read. copySet names the attributes a closure
-	// ancestor row copies (nil: all of them).
-	skeleton(copySet map[string]bool)
-	// nextSkeleton reads the next row into row, with Next's errors. The
-	// strings of row are only valid until the next call; those of a
-	// returned RowError are the caller's.
-	nextSkeleton(ctx context.Context, row *skeletonRow) error
-	// attrsSeen returns each attribute name seen in a good row, with the
-	// first place it was seen.
-	attrsSeen() []attrPlace
-}
-
-// skeletonRow is what the skeleton read keeps of a row.
-type skeletonRow struct {
-	ID, Parent string // valid until the next nextSkeleton
-	File       string
-	Line       int
-	AttrBytes  int // transform.AttrsSize of the row's attributes
-	CopyBytes  int // the part of AttrBytes a closure ancestor row copies
-}
-
-// attrPlace is where an attribute name was first seen.
-type attrPlace struct {
-	Name, File string
-	Line       int
-	ID         string
-}
-
-// reuseSource is a Source that can read into the caller's record, reusing
-// its Attrs map: Emit gives each node's map to Layout.Items only for the
-// call, so one map serves every row.
-type reuseSource interface {
-	Source
-	nextReuse(ctx context.Context, rec *transform.Record) error
-}
-
-// readSkeleton is ReadInput's loop for a skeletonSource.
-func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {
-	src.skeleton(copySet)
-	var row skeletonRow
+// readSkeleton is ReadInput's loop for a records.SkeletonSource.
+func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {
+	src.Skeleton(copySet)
+	var row records.SkeletonRow
 	for {
 		if in.Records&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -287,7 +242,7 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 				in.Opts.OnProgress(in.Records)
 			}
 		}
-		err := src.nextSkeleton(ctx, &row)
+		err := src.NextSkeleton(ctx, &row)
 		if err == io.EOF {
 			break
 		}
@@ -307,7 +262,7 @@ func (in *Input) readSkeleton(ctx context.Context, src skeletonSource, b *transf
 		rec := transform.Record{ID: row.ID, Parent: row.Parent, File: row.File, Line: row.Line}
 		b.Add(&rec, unit, row.AttrBytes, row.CopyBytes)
 	}
-	for _, a := range src.attrsSeen() {
+	for _, a := range src.AttrsSeen() {
 		if _, ok := in.attrNames[a.Name]; !ok {
 			in.addAttrName(a.Name, &transform.RowError{File: a.File, Line: a.Line, Unit: unit, ID: a.ID})
 		}
@@ -326,7 +281,7 @@ func formatOf(opts InputOptions) string {
 	if opts.Source.Format != "" {
 		return opts.Source.Format
 	}
-	return DetectFormat(opts.Path)
+	return records.DetectFormat(opts.Path)
 }
 
 // CheckLayout adds the problems the layout finds (delimiters in ids,
@@ -408,7 +363,7 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 // problem (every reserved name it has). Only an input with such a name
 // pays for this read; the rows that cannot be read are rejected already.
 func (in *Input) reservedCarriers(l layouts.Layout) (map[int32]error, error) {
-	src, err := OpenSource(in.Opts.Path, in.Opts.Source)
+	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +384,7 @@ func (in *Input) reservedCarriers(l layouts.Layout) (map[int32]error, error) {
 			return nil, err
 		}
 		errs = errs[:0]
-		for _, k := range sortedKeys(rec.Attrs) {
+		for _, k := range slices.Sorted(maps.Keys(rec.Attrs)) {
 			if err := layouts.CheckAttrName(l, k); err != nil {
 				errs = append(errs, err)
 			}
@@ -479,10 +434,10 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 	return in.emit(ctx, opts, fn, true)
 }
 
-// emit is Emit; fast=false reads with Next even from a reuseSource.
+// emit is Emit; fast=false reads with Next even from a records.ReuseSource.
 func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error, fast bool) (EmitStats, error) {
 	var st EmitStats
-	src, err := OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
 	}
@@ -495,9 +450,9 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		buf  transform.Record
 	)
 	next := src.Next
-	if rs, ok := src.(reuseSource); ok && fast {
+	if rs, ok := src.(records.ReuseSource); ok && fast {
 		next = func(ctx context.Context) (*transform.Record, error) {
-			err := rs.nextReuse(ctx, &buf)
+			err := rs.NextReuse(ctx, &buf)
 			return &buf, err
 		}
 	}
@@ -539,10 +494,10 @@ func (in *Input) EmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 }
 
 // emitAttrs is EmitAttrs; fast=false reads with Next even from a
-// flatSource.
+// records.FlatSource.
 func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error, fast bool) (EmitStats, error) {
 	var st EmitStats
-	src, err := OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
 	}
@@ -553,7 +508,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		items layouts.ItemBuffer
 		nums  = numbering{opts: &opts, st: &st}
 		ferr  error
-		row   flatRecord
+		row   records.FlatRecord
 	)
 	var attrs []layouts.Attr
 	next := func(ctx context.Context) (*transform.Record, error) {
@@ -569,9 +524,9 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		row.Flat = attrs
 		return &row.Record, err
 	}
-	if fs, ok := src.(flatSource); ok && fast {
+	if fs, ok := src.(records.FlatSource); ok && fast {
 		next = func(ctx context.Context) (*transform.Record, error) {
-			err := fs.nextFlat(ctx, &row)
+			err := fs.NextFlat(ctx, &row)
 			return &row.Record, err
 		}
 	}
@@ -693,21 +648,6 @@ func (n *numbering) next(owned bool) (int64, bool) {
 	return s, true
 }
 
-// flatSource is a Source that can read a row with its attributes as a
-// slice, reusing the caller's record and the values: EmitAttrs builds each
-// node's items before it reads the next row.
-type flatSource interface {
-	Source
-	nextFlat(ctx context.Context, rec *flatRecord) error
-}
-
-// flatRecord is a row of the flat read: the record without its Attrs map,
-// and the attributes as a slice.
-type flatRecord struct {
-	transform.Record
-	Flat []layouts.Attr
-}
-
 // scan is the loop of Emit and EmitAttrs. When warm, it reads the paths of
 // the next nodes ahead for items (see WarmPaths). It reads every row with next,
 // writes the rejected ones to opts.Rejects, and calls items for each node
@@ -806,7 +746,7 @@ type EmitStats struct {
 	Rejected int64 // records left out
 }
 
-func withRaw(o SourceOptions, raw bool) SourceOptions {
+func withRaw(o records.SourceOptions, raw bool) records.SourceOptions {
 	o.KeepRaw = raw
 	return o
 }

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/transform"
+	"github.com/treeport/treeport/records"
 )
 
 // emitAttrsAll is emitAll for EmitAttrs: every item, copied during its call
@@ -64,7 +63,7 @@ func TestEmitAttrsMatchesEmit(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range pipelineCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := ReadInput(ctx, InputOptions{Path: tc.path, Source: SourceOptions{Types: tc.types}, ClosureCopy: tc.copy})
+			in, err := ReadInput(ctx, InputOptions{Path: tc.path, Source: records.SourceOptions{Types: tc.types}, ClosureCopy: tc.copy})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +111,7 @@ func TestEmitAttrsMatchesEmit(t *testing.T) {
 // EmitAttrs stops at fn's first error and returns it.
 func TestEmitAttrsStopsOnError(t *testing.T) {
 	path := writeTemp(t, "random.csv", []byte(randomTreeCSV(300, 5)))
-	in, err := ReadInput(context.Background(), InputOptions{Path: path, Source: SourceOptions{Types: randomTreeTypes}})
+	in, err := ReadInput(context.Background(), InputOptions{Path: path, Source: records.SourceOptions{Types: randomTreeTypes}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,56 +129,6 @@ func TestEmitAttrsStopsOnError(t *testing.T) {
 	if err != stop || calls != 10 {
 		t.Fatalf("EmitAttrs: %v after %d calls, want the callback's error after 10", err, calls)
 	}
-}
-
-// FuzzCSVFlatRead holds the flat read to Next on arbitrary input: the
-// same rows, errors, ids, lines, raw text and attributes.
-func FuzzCSVFlatRead(f *testing.F) {
-	addCSVFuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
-		open := fuzzCSVOpener(t, data, typed)
-		next, flat := open(), open()
-		if next == nil {
-			return
-		}
-		ctx := context.Background()
-		var rec flatRecord
-		for n := 0; n < 20000; n++ {
-			want, werr := next.Next(ctx)
-			ferr := flat.nextFlat(ctx, &rec)
-			if errText(werr) != errText(ferr) {
-				t.Fatalf("row %d: Next says %v, the flat read %v", n, werr, ferr)
-			}
-			if werr == io.EOF {
-				return
-			}
-			if want == nil {
-				if rec.ID != "" || rec.Raw != nil || len(rec.Flat) > 0 {
-					t.Fatalf("row %d: no record from Next, but the flat read has %+v", n, rec)
-				}
-				continue
-			}
-			if rec.ID != want.ID || rec.Parent != want.Parent || rec.Line != want.Line || rec.File != want.File || !bytes.Equal(rec.Raw, want.Raw) {
-				t.Fatalf("row %d: flat read %+v, Next %+v", n, rec.Record, *want)
-			}
-			if werr != nil {
-				continue
-			}
-			if rec.Attrs != nil {
-				t.Fatalf("row %d: the flat read filled the Attrs map", n)
-			}
-			got := layouts.ItemOf(rec.Flat)
-			if len(got) != len(rec.Flat) {
-				t.Fatalf("row %d: an attribute name twice in %v", n, rec.Flat)
-			}
-			if g, w := string(ddbjson.AppendItem(nil, got)), string(ddbjson.AppendItem(nil, want.Attrs)); g != w {
-				t.Fatalf("row %d: flat read's attributes %s, Next's %s", n, g, w)
-			}
-			if transform.AttrsSize(got) != transform.AttrsSize(want.Attrs) {
-				t.Fatalf("row %d: sizes differ", n)
-			}
-		}
-	})
 }
 
 // outsideLayout is a Layout of another package, as EmitAttrs sees it: it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -109,14 +111,14 @@ func pipelineCases(t *testing.T) []pipelineCase {
 		for _, p := range paths {
 			// A file that cannot be opened at all (empty, a column's name
 			// over DynamoDB's limit) has no rows for the reads to agree on.
-			src, err := OpenSource(p, SourceOptions{})
+			src, err := records.OpenSource(p, records.SourceOptions{})
 			if err != nil {
 				continue
 			}
 			src.Close()
 			c := pipelineCase{name: filepath.Base(p), path: p}
 			if spec, err := os.ReadFile(strings.TrimSuffix(strings.TrimSuffix(p, ".gz"), ".csv") + ".types"); err == nil {
-				if c.types, err = ParseTypes(strings.TrimSpace(string(spec))); err != nil {
+				if c.types, err = records.ParseTypes(strings.TrimSpace(string(spec))); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -137,7 +139,7 @@ func TestSkeletonReadMatchesRecords(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range pipelineCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := InputOptions{Path: tc.path, Source: SourceOptions{Types: tc.types}, ClosureCopy: tc.copy}
+			opts := InputOptions{Path: tc.path, Source: records.SourceOptions{Types: tc.types}, ClosureCopy: tc.copy}
 			slow, err := readInput(ctx, opts, false)
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +156,7 @@ func TestSkeletonReadMatchesRecords(t *testing.T) {
 				t.Errorf("fast read's problems:\n%s\nrecord by record:\n%s", got, want)
 			}
 			if len(fast.attrNames) != len(slow.attrNames) {
-				t.Errorf("attribute names: %v, want %v", sortedKeys(fast.attrNames), sortedKeys(slow.attrNames))
+				t.Errorf("attribute names: %v, want %v", slices.Sorted(maps.Keys(fast.attrNames)), slices.Sorted(maps.Keys(slow.attrNames)))
 			}
 			for k, want := range slow.attrNames {
 				if got := fast.attrNames[k]; got == nil || got.Error() != want.Error() {
@@ -227,41 +229,4 @@ func emitAll(t *testing.T, in *Input, l layouts.Layout, fast bool) (items, rejec
 	}
 	fmt.Fprintf(&out, "%+v\n", st)
 	return out.String(), rej.String()
-}
-
-func TestNumberSizeMatches(t *testing.T) {
-	numbers := []string{"0", "-0", "+0.000", "0e99", "1", "-1", "10", "100", "1000e-3", "12345", "0.001230",
-		".5", "5.", "-00012.34000", "1E+125", "9.9999999999999999999999999999999999999E+125", "1e-130",
-		"12345678901234567890123456789012345678", "0.00000000000000000000000000000000000001", "7.50e1", "305"}
-	rng := rand.New(rand.NewSource(1))
-	for range 2000 {
-		var sb strings.Builder
-		sb.WriteString([]string{"", "-", "+"}[rng.Intn(3)])
-		for range rng.Intn(12) {
-			sb.WriteByte("0001234567890"[rng.Intn(13)])
-		}
-		if rng.Intn(2) == 0 {
-			sb.WriteByte('.')
-		}
-		for range rng.Intn(12) {
-			sb.WriteByte("0001234567890"[rng.Intn(13)])
-		}
-		if rng.Intn(3) == 0 {
-			fmt.Fprintf(&sb, "e%d", rng.Intn(40)-20)
-		}
-		numbers = append(numbers, sb.String())
-	}
-	checked := 0
-	for _, n := range numbers {
-		if ddbjson.CheckNumber(n) != nil {
-			continue
-		}
-		checked++
-		if got, want := numberSize([]byte(n)), transform.NumberSize(n); got != want {
-			t.Errorf("numberSize(%q) = %d, transform.NumberSize says %d", n, got, want)
-		}
-	}
-	if checked < 1000 {
-		t.Fatalf("only %d valid numbers checked", checked)
-	}
 }

@@ -14,10 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/records/ddbitems"
 )
 
 func TestParseShard(t *testing.T) {
@@ -104,11 +105,11 @@ func writeForest(t testing.TB, dir string, n int, seed int64) string {
 
 func readForest(t testing.TB, path string) *Input {
 	t.Helper()
-	types, err := ParseTypes("size:N")
+	types, err := records.ParseTypes("size:N")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadInput(context.Background(), InputOptions{Path: path, Source: SourceOptions{Types: types}})
+	in, err := ReadInput(context.Background(), InputOptions{Path: path, Source: records.SourceOptions{Types: types}})
 	if err != nil {
 		t.Fatal(err)
 	}

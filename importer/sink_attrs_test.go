@@ -14,6 +14,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 // attrsOf is item as a slice of attributes, in an order unlike the sorted
@@ -143,7 +144,7 @@ func TestImportFilesMatchEmit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadInput(ctx, InputOptions{Path: path, Source: SourceOptions{Types: randomTreeTypes}})
+			in, err := ReadInput(ctx, InputOptions{Path: path, Source: records.SourceOptions{Types: randomTreeTypes}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/treeport/treeport/records"
 )
 
 const (
@@ -12,7 +14,7 @@ const (
 	hintSample = 256 << 10
 	// maxHint bounds a guess, a footer's count or a caller's hint that
 	// sizes the forest: past it, the forest grows as it reads.
-	maxHint = 1 << 27
+	maxHint = records.MaxCount
 )
 
 // estimateRecords guesses how many records a CSV or JSON Lines file holds,
@@ -25,8 +27,8 @@ const (
 // cannot be read.
 func estimateRecords(path, format string) int {
 	format = strings.ToLower(format)
-	csv := format == FormatCSV
-	if !csv && format != FormatJSONL && format != "ndjson" {
+	csv := format == records.FormatCSV
+	if !csv && format != records.FormatJSONL && format != "ndjson" {
 		return 0
 	}
 	f, err := os.Open(path)

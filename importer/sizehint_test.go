@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/treeport/treeport/records"
 )
 
 // estimateRecords counts a small file's records, guesses a large one's
@@ -70,7 +72,7 @@ func TestEstimateRecords(t *testing.T) {
 // sizes the forest by.
 func TestParquetRecords(t *testing.T) {
 	for _, name := range []string{"cars", "folders", "org"} {
-		src, err := OpenSource(filepath.Join("..", "fixtures", name+".parquet"), SourceOptions{})
+		src, err := records.OpenSource(filepath.Join("..", "fixtures", name+".parquet"), records.SourceOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestParquetRecords(t *testing.T) {
 			}
 			rows++
 		}
-		got := src.(interface{ records() int }).records()
+		got := src.(records.CountedSource).Records()
 		src.Close()
 		if got != rows || rows == 0 {
 			t.Errorf("%s: the footer counts %d rows, the file has %d", name, got, rows)

@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -43,9 +44,9 @@ func bigAttrsCSV(t *testing.T) string {
 }
 
 // realRecords reads every record of path with its attributes.
-func realRecords(t *testing.T, path string, src importer.SourceOptions) map[string]transform.Attrs {
+func realRecords(t *testing.T, path string, src records.SourceOptions) map[string]transform.Attrs {
 	t.Helper()
-	s, err := importer.OpenSource(path, src)
+	s, err := records.OpenSource(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,23 +145,23 @@ func TestClosureCopyRewritesAreTheRealRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ty, err := importer.ParseTypes(strings.TrimSpace(string(orgTypes)))
+	ty, err := records.ParseTypes(strings.TrimSpace(string(orgTypes)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := bigAttrsCSV(t)
 	for _, tc := range []struct {
 		name, path string
-		src        importer.SourceOptions
+		src        records.SourceOptions
 		copy       []string
 	}{
-		{"org all", org, importer.SourceOptions{Types: ty}, nil},
-		{"org none", org, importer.SourceOptions{Types: ty}, []string{}},
-		{"org name,title", org, importer.SourceOptions{Types: ty}, []string{"title", "name"}},
-		{"big all", big, importer.SourceOptions{}, nil},
-		{"big none", big, importer.SourceOptions{}, []string{}},
-		{"big bio,tag", big, importer.SourceOptions{}, []string{"bio", "tag"}},
-		{"big tag", big, importer.SourceOptions{}, []string{"tag", "missing"}},
+		{"org all", org, records.SourceOptions{Types: ty}, nil},
+		{"org none", org, records.SourceOptions{Types: ty}, []string{}},
+		{"org name,title", org, records.SourceOptions{Types: ty}, []string{"title", "name"}},
+		{"big all", big, records.SourceOptions{}, nil},
+		{"big none", big, records.SourceOptions{}, []string{}},
+		{"big bio,tag", big, records.SourceOptions{}, []string{"bio", "tag"}},
+		{"big tag", big, records.SourceOptions{}, []string{"tag", "missing"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: tc.path, Source: tc.src, ClosureCopy: tc.copy})
@@ -273,7 +274,7 @@ func TestClosureCopyMoveIsWhatDynamoDBBills(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := ddblocal.NewTable(t, client, l.Table())
-	recs := realRecords(t, path, importer.SourceOptions{})
+	recs := realRecords(t, path, records.SourceOptions{})
 	f := in.Forest
 	for _, i := range f.Order() {
 		for _, it := range realRows(t, l, f.ID(int(i)), f.AppendPath(nil, int(i)), recs[f.ID(int(i))]) {

@@ -16,15 +16,16 @@ import (
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
 // readInput reads a CSV with its .types file, if there is one.
 func readInput(t *testing.T, path string) *importer.Input {
 	t.Helper()
-	var src importer.SourceOptions
+	var src records.SourceOptions
 	if types, err := os.ReadFile(strings.TrimSuffix(path, ".csv") + ".types"); err == nil {
-		ty, err := importer.ParseTypes(strings.TrimSpace(string(types)))
+		ty, err := records.ParseTypes(strings.TrimSpace(string(types)))
 		if err != nil {
 			t.Fatal(err)
 		}

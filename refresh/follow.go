@@ -22,6 +22,7 @@ import (
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -1084,7 +1085,7 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 		opts.OnProblems(out, more)
 	}
 	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems,
-		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
+		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
 	if err := j.read(ctx); err != nil {
 		if invalid && errors.Is(err, importer.ErrInvalid) {
 			return nil, errSourceInvalid

@@ -17,6 +17,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 // snapshotOf writes f as a DynamoDB JSON snapshot and returns the input
@@ -25,7 +26,7 @@ func snapshotOf(t *testing.T, r *rand.Rand, f *tree, closureCopy []string) impor
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "snapshot.json")
 	f.write(t, r, path)
-	return importer.InputOptions{Path: path, Source: importer.SourceOptions{Format: "ddbjson"}, ClosureCopy: closureCopy}
+	return importer.InputOptions{Path: path, Source: records.SourceOptions{Format: "ddbjson"}, ClosureCopy: closureCopy}
 }
 
 // wantOf is every item the layout wants for the snapshot, by key.

@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -153,7 +154,7 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	}
 	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
 	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems,
-		Source: importer.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
 	if opts.Snapshot == "" {
 		// The snapshot is a temporary file, gone at the end: a node the

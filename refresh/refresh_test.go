@@ -24,6 +24,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -215,7 +216,7 @@ func (f *tree) write(t *testing.T, r *rand.Rand, path string) {
 
 func readSnapshot(t *testing.T, path string, l layouts.Layout, closureCopy []string) *importer.Input {
 	t.Helper()
-	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, Source: importer.SourceOptions{Format: "ddbjson"}, ClosureCopy: closureCopy})
+	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, Source: records.SourceOptions{Format: "ddbjson"}, ClosureCopy: closureCopy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -68,9 +68,9 @@ func awsFlags() []cli.Flag {
 	}
 }
 
-// sourceOptions turns the input flags into importer.SourceOptions.
-func sourceOptions(c *cli.Context) (importer.SourceOptions, error) {
-	o := importer.SourceOptions{
+// sourceOptions turns the input flags into records.SourceOptions.
+func sourceOptions(c *cli.Context) (records.SourceOptions, error) {
+	o := records.SourceOptions{
 		Format:      c.String("format"),
 		IDField:     c.String("id-field"),
 		ParentField: c.String("parent-field"),
@@ -97,7 +97,7 @@ func sourceOptions(c *cli.Context) (importer.SourceOptions, error) {
 		}
 	}
 	if t != "" {
-		types, err := importer.ParseTypes(t)
+		types, err := records.ParseTypes(t)
 		if err != nil {
 			return o, usagef("%s: %v", from, err)
 		}

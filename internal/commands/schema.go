@@ -8,6 +8,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 func schemaCommand() *cli.Command {
@@ -67,9 +68,9 @@ func sampleItems(c *cli.Context, l layouts.Layout) ([]layouts.Item, error) {
 	if path == "" {
 		return nil, nil
 	}
-	src := importer.SourceOptions{IDField: c.String("id-field"), ParentField: c.String("parent-field"), CSVDelimiter: ','}
+	src := records.SourceOptions{IDField: c.String("id-field"), ParentField: c.String("parent-field"), CSVDelimiter: ','}
 	if t := c.String("types"); t != "" {
-		types, err := importer.ParseTypes(t)
+		types, err := records.ParseTypes(t)
 		if err != nil {
 			return nil, usagef("--types: %v", err)
 		}

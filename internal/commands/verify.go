@@ -6,9 +6,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 )
 
 func verifyCommand() *cli.Command {
@@ -63,7 +63,7 @@ func runVerify(c *cli.Context) error {
 	if err := checkReadTable(c.Context, client, table, ls[0]); err != nil {
 		return err
 	}
-	src, err := importer.OpenSource(in, srcOpts)
+	src, err := records.OpenSource(in, srcOpts)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -49,9 +49,9 @@ func writeGen(t *testing.T, dir, name string, opts Options) string {
 }
 
 // readBack reads a file with treeport's own reader, keyed by id.
-func readBack(t *testing.T, path string, opts importer.SourceOptions) map[string]*transform.Record {
+func readBack(t *testing.T, path string, opts records.SourceOptions) map[string]*transform.Record {
 	t.Helper()
-	src, err := importer.OpenSource(path, opts)
+	src, err := records.OpenSource(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +76,14 @@ func readBack(t *testing.T, path string, opts importer.SourceOptions) map[string
 func TestParquetTimestampReadsBackAsOtherFormats(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Nodes: 3000, Shape: ShapeRandom, Seed: 11, Shuffle: true}
-	types, err := importer.ParseTypes(recordfile.TypesFlag(Columns()))
+	types, err := records.ParseTypes(recordfile.TypesFlag(Columns()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	csv := readBack(t, writeGen(t, dir, "g.csv", opts), importer.SourceOptions{Types: types})
-	jsonl := readBack(t, writeGen(t, dir, "g.jsonl", opts), importer.SourceOptions{})
+	csv := readBack(t, writeGen(t, dir, "g.csv", opts), records.SourceOptions{Types: types})
+	jsonl := readBack(t, writeGen(t, dir, "g.jsonl", opts), records.SourceOptions{})
 	pqPath := writeGen(t, dir, "g.parquet", opts)
-	pq := readBack(t, pqPath, importer.SourceOptions{})
+	pq := readBack(t, pqPath, records.SourceOptions{})
 	if len(csv) != opts.Nodes {
 		t.Fatalf("read %d records from the CSV file, want %d", len(csv), opts.Nodes)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -482,7 +482,7 @@ func TestParquetTimestampColumn(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			src, err := importer.OpenSource(path, importer.SourceOptions{})
+			src, err := records.OpenSource(path, records.SourceOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

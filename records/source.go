@@ -1,7 +1,7 @@
-// Package importer reads adjacency-list inputs (Sources: CSV, JSON, JSON
-// Lines, Parquet and DynamoDB JSON) and writes the items of a layout
-// (sinks: DynamoDB itself, or files for DynamoDB's import from S3).
-package importer
+// Package records reads and writes the record files treeport takes and
+// gives: each format's reader (a Source: CSV, JSON, JSON Lines, Parquet and
+// DynamoDB JSON), with the one rule that tells a file's format from its name.
+package records
 
 import (
 	"bytes"
@@ -135,7 +135,7 @@ func DetectFormat(path string) string {
 // read; problems with single records come later, from Next.
 //
 // An error that says what is wrong with the input, or with the options that
-// say how to read it, is ErrInvalid (errors.Is); an error reading the file
+// say how to read it, is infile.ErrInvalid (errors.Is); an error reading the file
 // itself is not.
 func OpenSource(path string, opts SourceOptions) (Source, error) {
 	src, err := openSource(path, opts)
@@ -150,10 +150,10 @@ func OpenSource(path string, opts SourceOptions) (Source, error) {
 func invalidInput(err error) error {
 	var re *infile.ReadError
 	var pe *fs.PathError
-	if errors.Is(err, ErrInvalid) || errors.As(err, &re) || errors.As(err, &pe) {
+	if errors.Is(err, infile.ErrInvalid) || errors.As(err, &re) || errors.As(err, &pe) {
 		return err
 	}
-	return &marked{err, ErrInvalid}
+	return &marked{err, infile.ErrInvalid}
 }
 
 func openSource(path string, opts SourceOptions) (Source, error) {
@@ -168,13 +168,13 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 		return nil, err
 	}
 	if format == "" {
-		return nil, fmt.Errorf("importer: cannot tell the format of %s from its name or its first bytes; use --format csv, json, jsonl, parquet or ddbjson", path)
+		return nil, fmt.Errorf("cannot tell the format of %s from its name or its first bytes; use --format csv, json, jsonl, parquet or ddbjson", path)
 	}
 	if format == "ndjson" {
 		format = FormatJSONL
 	}
 	if format != FormatCSV && len(opts.Types) > 0 {
-		return nil, fmt.Errorf("%w: --types applies to CSV only; %s carries its own types", ErrInvalid, format)
+		return nil, fmt.Errorf("%w: --types applies to CSV only; %s carries its own types", infile.ErrInvalid, format)
 	}
 	switch format {
 	case FormatCSV:
@@ -186,7 +186,7 @@ func openSource(path string, opts SourceOptions) (Source, error) {
 	case FormatDDBJSON:
 		return openDDBJSON(path, opts)
 	}
-	return nil, fmt.Errorf("importer: unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
+	return nil, fmt.Errorf("unknown format %q; want csv, json, jsonl, parquet or ddbjson", opts.Format)
 }
 
 // emptyHints say, for each format, what a file of it holds at the least.
@@ -214,7 +214,7 @@ func checkNotEmpty(path, format string) error {
 		hint = "give a file with the records"
 	}
 	if fi.Size() == 0 {
-		return fmt.Errorf("%w: %s: the file is empty: %s", ErrInvalid, path, hint)
+		return fmt.Errorf("%w: %s: the file is empty: %s", infile.ErrInvalid, path, hint)
 	}
 	if format == FormatParquet {
 		return nil
@@ -240,7 +240,7 @@ func checkNotEmpty(path, format string) error {
 	if len(head) > 0 {
 		what = "the file holds nothing but blank space"
 	}
-	return fmt.Errorf("%w: %s: %s: %s", ErrInvalid, path, what, hint)
+	return fmt.Errorf("%w: %s: %s: %s", infile.ErrInvalid, path, what, hint)
 }
 
 // sniffFormat tells the format that the first bytes of a file name for

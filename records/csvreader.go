@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/swar"
+	"github.com/treeport/treeport/records/infile"
 )
 
 // csvReader reads RFC 4180 records exactly as encoding/csv's Reader does

@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"
@@ -14,8 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/records/ddbitems"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -150,13 +151,13 @@ func TestDDBJSONExportDir(t *testing.T) {
 		dir, files := writeExport(t, true)
 		os.Remove(files[1])
 		_, err := OpenSource(dir, SourceOptions{})
-		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "manifest-files.json:2 names the data file") || !strings.Contains(err.Error(), "aa2.json.gz, which is missing") {
+		if err == nil || !errors.Is(err, infile.ErrInvalid) || !strings.Contains(err.Error(), "manifest-files.json:2 names the data file") || !strings.Contains(err.Error(), "aa2.json.gz, which is missing") {
 			t.Fatalf("got %v, want an invalid input naming the manifest line and the missing file", err)
 		}
 	})
 	t.Run("not an export", func(t *testing.T) {
 		_, err := OpenSource(t.TempDir(), SourceOptions{})
-		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is not a DynamoDB export") {
+		if err == nil || !errors.Is(err, infile.ErrInvalid) || !strings.Contains(err.Error(), "is not a DynamoDB export") {
 			t.Fatalf("got %v, want an invalid input saying it is not an export", err)
 		}
 	})
@@ -195,7 +196,7 @@ func TestDDBJSONExportFolders(t *testing.T) {
 		defer os.RemoveAll(other)
 		for _, dir := range []string{root, filepath.Join(root, "AWSDynamoDB")} {
 			_, err := OpenSource(dir, SourceOptions{})
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, infile.ErrInvalid) {
 				t.Fatalf("%s: got %v, want an invalid input", dir, err)
 			}
 			for _, s := range []string{"holds 2 DynamoDB exports", "pass the folder of the one to read", export + " (table Org, as of 2020-11-04T07:28:34.028Z)", other} {
@@ -215,7 +216,7 @@ func TestDDBJSONExportFolders(t *testing.T) {
 		writeExportAt(t, dir, false)
 		putFile(t, filepath.Join(dir, "_started"), "")
 		_, err := OpenSource(filepath.Dir(dir), SourceOptions{})
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "has not finished") {
+		if !errors.Is(err, infile.ErrInvalid) || !strings.Contains(err.Error(), "has not finished") {
 			t.Fatalf("got %v, want an invalid input saying the export has not finished", err)
 		}
 	})
@@ -253,14 +254,19 @@ func readToError(t *testing.T, path string) (ids []string, err error) {
 // TestDDBJSONExportChecks checks an export against its own manifests: each
 // way it can be incomplete or damaged is an invalid input that says which
 // file, what was expected and found, and what to do.
-func TestDDBJSONExportChecks(t *testing.T) {
-	tests := []struct {
-		name   string
-		tamper func(t *testing.T, dir string, files []string)
-		atOpen bool     // the error comes from OpenSource, before any item
-		ids    []string // read before the error
-		want   []string // in the error
-	}{
+// exportCheck is an export with one thing wrong, and what reading it says.
+type exportCheck struct {
+	name   string
+	tamper func(t *testing.T, dir string, files []string)
+	atOpen bool     // the error comes from OpenSource, before any item
+	ids    []string // read before the error
+	want   []string // in the error
+}
+
+// exportChecks are the exports TestDDBJSONExportChecks reads, and the
+// importer's ReadInput too (readinput_test.go).
+func exportChecks() []exportCheck {
+	return []exportCheck{
 		{
 			name: "a data file changed",
 			tamper: func(t *testing.T, dir string, files []string) {
@@ -357,6 +363,10 @@ func TestDDBJSONExportChecks(t *testing.T) {
 			want:   []string{`manifest-files.json:2: md5Checksum "x" is not a base64 MD5`},
 		},
 	}
+}
+
+func TestDDBJSONExportChecks(t *testing.T) {
+	tests := exportChecks()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -373,17 +383,14 @@ func TestDDBJSONExportChecks(t *testing.T) {
 			if !reflect.DeepEqual(ids, tt.ids) {
 				t.Errorf("read %q before the error, want %q", ids, tt.ids)
 			}
-			// ReadInput stops there too, with nothing written: exit 2.
-			_, err = ReadInput(context.Background(), InputOptions{Path: root})
-			checkInvalid(t, err, tt.want)
 		})
 	}
 }
 
 func checkInvalid(t *testing.T, err error, want []string) {
 	t.Helper()
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("got %v, want an error wrapping ErrInvalid", err)
+	if !errors.Is(err, infile.ErrInvalid) {
+		t.Fatalf("got %v, want an error wrapping infile.ErrInvalid", err)
 	}
 	for _, s := range want {
 		if !strings.Contains(err.Error(), s) {

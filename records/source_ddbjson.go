@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"
@@ -76,6 +76,6 @@ func salvageDDBIDs(text []byte, rec *transform.Record, opts SourceOptions) {
 
 func (s *ddbjsonSource) Close() error { return s.items.Close() }
 
-// records is the number of items an export's manifest-summary.json counts,
+// Records is the number of items an export's manifest-summary.json counts,
 // for ReadInput to size the forest by; 0 when there is none.
-func (s *ddbjsonSource) records() int { return int(s.items.Count()) }
+func (s *ddbjsonSource) Records() int { return int(s.items.Count()) }

@@ -1,13 +1,19 @@
-package importer
+package records
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"math/rand"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
 )
 
 func TestCSVSource(t *testing.T) {
@@ -258,14 +264,18 @@ func TestCSVRaw(t *testing.T) {
 	}
 }
 
+// crlfCSV is a CSV input with line ends inside quotes, and the notes it holds.
+const crlfCSV = "id,parent_id,note\r\nA,,\"two\r\nlines\"\r\nB,A,\"lf\nonly\"\r\nC,A,\"cr\r\r\nlf\"\r\n"
+
+var crlfNotes = map[string]string{"A": "two\r\nlines", "B": "lf\nonly", "C": "cr\r\r\nlf"}
+
 // TestCSVKeepsQuotedCRLF: a line end inside quotes is part of the value as it
 // is, \r\n included (RFC 4180; encoding/csv would give \n), on the first
-// read, the flat second read and in Raw; the line ends between records are
-// not values.
+// read, the flat second read (readinput_test.go) and in Raw; the line ends
+// between records are not values.
 func TestCSVKeepsQuotedCRLF(t *testing.T) {
-	data := "id,parent_id,note\r\nA,,\"two\r\nlines\"\r\nB,A,\"lf\nonly\"\r\nC,A,\"cr\r\r\nlf\"\r\n"
-	path := writeTemp(t, "crlf.csv", []byte(data))
-	want := map[string]string{"A": "two\r\nlines", "B": "lf\nonly", "C": "cr\r\r\nlf"}
+	path := writeTemp(t, "crlf.csv", []byte(crlfCSV))
+	want := crlfNotes
 	got := openAll(t, path, SourceOptions{KeepRaw: true})
 	if len(got) != len(want) {
 		t.Fatalf("%d records, want %d", len(got), len(want))
@@ -279,37 +289,91 @@ func TestCSVKeepsQuotedCRLF(t *testing.T) {
 			t.Errorf("%s: note %#v, want %q", r.rec.ID, r.rec.Attrs["note"], want[r.rec.ID])
 		}
 	}
-	in, err := ReadInput(context.Background(), InputOptions{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := layouts.New("path", layouts.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := in.CheckLayout(l); len(p) > 0 {
-		t.Fatal(p[0])
-	}
-	seen := 0
-	_, err = in.EmitAttrs(context.Background(), EmitOptions{Layout: l}, func(_ int64, item []layouts.Attr) error {
-		var id, note string
-		for _, a := range item {
-			if s, ok := a.Value.(*types.AttributeValueMemberS); ok {
-				switch a.Name {
-				case "Id":
-					id = s.Value
-				case "note":
-					note = s.Value
+}
+
+// FuzzCSVFlatRead holds the flat read to Next on arbitrary input: the
+// same rows, errors, ids, lines, raw text and attributes.
+func FuzzCSVFlatRead(f *testing.F) {
+	addCSVFuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
+		open := fuzzCSVOpener(t, data, typed)
+		next, flat := open(), open()
+		if next == nil {
+			return
+		}
+		ctx := context.Background()
+		var rec FlatRecord
+		for n := 0; n < 20000; n++ {
+			want, werr := next.Next(ctx)
+			ferr := flat.NextFlat(ctx, &rec)
+			if errText(werr) != errText(ferr) {
+				t.Fatalf("row %d: Next says %v, the flat read %v", n, werr, ferr)
+			}
+			if werr == io.EOF {
+				return
+			}
+			if want == nil {
+				if rec.ID != "" || rec.Raw != nil || len(rec.Flat) > 0 {
+					t.Fatalf("row %d: no record from Next, but the flat read has %+v", n, rec)
 				}
+				continue
+			}
+			if rec.ID != want.ID || rec.Parent != want.Parent || rec.Line != want.Line || rec.File != want.File || !bytes.Equal(rec.Raw, want.Raw) {
+				t.Fatalf("row %d: flat read %+v, Next %+v", n, rec.Record, *want)
+			}
+			if werr != nil {
+				continue
+			}
+			if rec.Attrs != nil {
+				t.Fatalf("row %d: the flat read filled the Attrs map", n)
+			}
+			got := layouts.ItemOf(rec.Flat)
+			if len(got) != len(rec.Flat) {
+				t.Fatalf("row %d: an attribute name twice in %v", n, rec.Flat)
+			}
+			if g, w := string(ddbjson.AppendItem(nil, got)), string(ddbjson.AppendItem(nil, want.Attrs)); g != w {
+				t.Fatalf("row %d: flat read's attributes %s, Next's %s", n, g, w)
+			}
+			if transform.AttrsSize(got) != transform.AttrsSize(want.Attrs) {
+				t.Fatalf("row %d: sizes differ", n)
 			}
 		}
-		if note != want[id] {
-			t.Errorf("EmitAttrs %s: note %q, want %q", id, note, want[id])
-		}
-		seen++
-		return nil
 	})
-	if err != nil || seen != len(want) {
-		t.Fatalf("EmitAttrs: %d items, %v", seen, err)
+}
+
+func TestNumberSizeMatches(t *testing.T) {
+	numbers := []string{"0", "-0", "+0.000", "0e99", "1", "-1", "10", "100", "1000e-3", "12345", "0.001230",
+		".5", "5.", "-00012.34000", "1E+125", "9.9999999999999999999999999999999999999E+125", "1e-130",
+		"12345678901234567890123456789012345678", "0.00000000000000000000000000000000000001", "7.50e1", "305"}
+	rng := rand.New(rand.NewSource(1))
+	for range 2000 {
+		var sb strings.Builder
+		sb.WriteString([]string{"", "-", "+"}[rng.Intn(3)])
+		for range rng.Intn(12) {
+			sb.WriteByte("0001234567890"[rng.Intn(13)])
+		}
+		if rng.Intn(2) == 0 {
+			sb.WriteByte('.')
+		}
+		for range rng.Intn(12) {
+			sb.WriteByte("0001234567890"[rng.Intn(13)])
+		}
+		if rng.Intn(3) == 0 {
+			fmt.Fprintf(&sb, "e%d", rng.Intn(40)-20)
+		}
+		numbers = append(numbers, sb.String())
+	}
+	checked := 0
+	for _, n := range numbers {
+		if ddbjson.CheckNumber(n) != nil {
+			continue
+		}
+		checked++
+		if got, want := numberSize([]byte(n)), transform.NumberSize(n); got != want {
+			t.Errorf("numberSize(%q) = %d, transform.NumberSize says %d", n, got, want)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d valid numbers checked", checked)
 	}
 }

@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -354,8 +355,8 @@ func TestEmptyFileIsRefused(t *testing.T) {
 				src.Close()
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("error %q: want ErrInvalid, the file and %q", err, tt.err)
+			if !errors.Is(err, infile.ErrInvalid) || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("error %q: want infile.ErrInvalid, the file and %q", err, tt.err)
 			}
 		})
 	}

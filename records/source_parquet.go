@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"
@@ -57,11 +57,11 @@ type parquetSource struct {
 	maxMemory int64 // pqMaxMemory, lower in the fuzz test
 }
 
-// records is how many rows the file's footer counts, which ReadInput sizes
+// Records is how many rows the file's footer counts, which ReadInput sizes
 // the forest by, at most one a byte of the file (a footer is not to be
-// trusted further) and maxHint.
-func (s *parquetSource) records() int {
-	n := min(s.total, maxHint)
+// trusted further) and MaxCount.
+func (s *parquetSource) Records() int {
+	n := min(s.total, MaxCount)
 	if info, err := s.f.Stat(); err == nil {
 		n = min(n, info.Size())
 	}

@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bufio"
@@ -132,14 +132,14 @@ func FuzzCSVReads(f *testing.F) {
 			return
 		}
 		copySet := map[string]bool{"n": true, "j": true, "name": true}
-		skel.skeleton(copySet)
+		skel.Skeleton(copySet)
 		ctx := context.Background()
-		var row skeletonRow
+		var row SkeletonRow
 		var rec transform.Record
 		for n := 0; n < 20000; n++ {
 			want, werr := next.Next(ctx)
-			serr := skel.nextSkeleton(ctx, &row)
-			rerr := reuse.nextReuse(ctx, &rec)
+			serr := skel.NextSkeleton(ctx, &row)
+			rerr := reuse.NextReuse(ctx, &rec)
 			if errText(werr) != errText(serr) || errText(werr) != errText(rerr) {
 				t.Fatalf("row %d: Next says %v, the skeleton read %v, the reused read %v", n, werr, serr, rerr)
 			}

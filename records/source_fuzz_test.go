@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"

@@ -1,8 +1,7 @@
-package importer
+package records
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -499,17 +498,5 @@ func TestThriftScan(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestParquetUndecodableEndsTheRead: data that cannot be decoded ends a
-// Parquet read, so the rows after it cannot be read; ReadInput fails
-// (ErrInvalid) instead of taking it as one bad row, which skip mode would
-// set aside while it lost the rest without a trace.
-func TestParquetUndecodableEndsTheRead(t *testing.T) {
-	path := writeTemp(t, "corrupt.parquet", fuzzInput(t, "page-size-1.6GB"))
-	in, err := ReadInput(context.Background(), InputOptions{Path: path})
-	if err == nil || !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrRestUnreadable) || !strings.Contains(err.Error(), path+" (row 1)") {
-		t.Fatalf("ReadInput = %v, %v; want ErrInvalid and ErrRestUnreadable, naming the file and row", in, err)
 	}
 }

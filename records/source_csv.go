@@ -1,4 +1,4 @@
-package importer
+package records
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/internal/swar"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -32,9 +32,9 @@ const maxCSVColumns = 100_000
 // csvSource reads RFC 4180 CSV with a header row.
 //
 // Besides Next, it has the three ways of reading the pipeline uses: a
-// skeleton read (nextSkeleton), which checks every cell and measures the
+// skeleton read (NextSkeleton), which checks every cell and measures the
 // attributes without building them, a read into the caller's record
-// (nextReuse), which reuses its Attrs map, and a flat read (nextFlat),
+// (NextReuse), which reuses its Attrs map, and a flat read (NextFlat),
 // which builds the attributes as a slice over the reader's buffer.
 type csvSource struct {
 	in     *infile.Input
@@ -53,7 +53,7 @@ type csvSource struct {
 	strs     strChunk
 	b64      []byte // scratch for decoding B cells whose value is not kept
 
-	// The flat read (nextFlat) builds each row's values in these, one per
+	// The flat read (NextFlat) builds each row's values in these, one per
 	// column, reused from row to row.
 	flat flatValues
 
@@ -64,14 +64,14 @@ type csvSource struct {
 	skelCols  []skelCol
 	seen      []bool
 	unseen    int
-	firstSeen []attrPlace
+	firstSeen []AttrPlace
 }
 
 var (
 	_ Source         = (*csvSource)(nil)
-	_ skeletonSource = (*csvSource)(nil)
-	_ reuseSource    = (*csvSource)(nil)
-	_ flatSource     = (*csvSource)(nil)
+	_ SkeletonSource = (*csvSource)(nil)
+	_ ReuseSource    = (*csvSource)(nil)
+	_ FlatSource     = (*csvSource)(nil)
 )
 
 // flatValues are the values of one row of the flat read, one of each kind
@@ -89,7 +89,7 @@ type flatValues struct {
 	cols       []flatCol
 }
 
-// flatCol is what nextFlat needs of an attribute column: its index, its
+// flatCol is what NextFlat needs of an attribute column: its index, its
 // type and, for S and N, the value it fills.
 type flatCol struct {
 	col int
@@ -146,7 +146,7 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 		comma = opts.CSVDelimiter
 	}
 	if !validDelim(comma) {
-		return nil, fmt.Errorf("%w: %s: %q cannot separate CSV fields; choose another --csv-delimiter", ErrInvalid, file, comma)
+		return nil, fmt.Errorf("%w: %s: %q cannot separate CSV fields; choose another --csv-delimiter", infile.ErrInvalid, file, comma)
 	}
 	r := newCSVReader(in.R, comma)
 	r.keepRaw = opts.KeepRaw
@@ -154,21 +154,21 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 	header, err := r.read()
 	if err != nil {
 		if err == io.EOF {
-			return nil, fmt.Errorf("%w: %s is empty: a CSV input needs a header row naming its columns", ErrInvalid, file)
+			return nil, fmt.Errorf("%w: %s is empty: a CSV input needs a header row naming its columns", infile.ErrInvalid, file)
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) && pe.Err == errLongRecord {
-			return nil, fmt.Errorf("%w: %s:1: the header row is longer than %s, the limit of one record", ErrInvalid, file, infile.LimitText(r.limit))
+			return nil, fmt.Errorf("%w: %s:1: the header row is longer than %s, the limit of one record", infile.ErrInvalid, file, infile.LimitText(r.limit))
 		}
 		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", ErrInvalid, file, pe)
+			return nil, fmt.Errorf("%w: %s: the header row cannot be read: %v", infile.ErrInvalid, file, pe)
 		}
 		return nil, fmt.Errorf("importer: %s: reading the header: %w", file, infile.NextError(err, file, 1, ""))
 	}
 	if len(header) > maxCSVColumns {
 		// Each column costs some hundred bytes before any row is read.
 		return nil, fmt.Errorf("%w: %s:1: the header row has %d columns, over %d, the limit of columns",
-			ErrInvalid, file, len(header), maxCSVColumns)
+			infile.ErrInvalid, file, len(header), maxCSVColumns)
 	}
 	s.header = make([]string, len(header))
 	for i, name := range header {
@@ -185,7 +185,7 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 		}
 		if len(name) > transform.MaxAttrNameBytes {
 			return nil, fmt.Errorf("%w: %s:1: the name of column %d is %d bytes; DynamoDB's limit for an attribute name is %d (under 64 KB)",
-				ErrInvalid, file, i+1, len(name), transform.MaxAttrNameBytes)
+				infile.ErrInvalid, file, i+1, len(name), transform.MaxAttrNameBytes)
 		}
 		if j, dup := seen[name]; dup {
 			return nil, fmt.Errorf("importer: %s: columns %d and %d are both named %q", file, j+1, i+1, name)
@@ -242,14 +242,14 @@ func newCSVSource(in *infile.Input, file string, opts SourceOptions) (*csvSource
 	return s, nil
 }
 
-// nextFlat reads the next row into rec as Next would return it, with the
+// NextFlat reads the next row into rec as Next would return it, with the
 // attributes as a slice in column order (rec.Attrs is left nil). Nothing is
 // copied: rec.Flat, its values and their strings, and rec.Raw are the
 // source's, valid until the next call, and so are the strings of a
 // returned RowError (the caller clones what it keeps).
-func (s *csvSource) nextFlat(_ context.Context, rec *flatRecord) error {
+func (s *csvSource) NextFlat(_ context.Context, rec *FlatRecord) error {
 	raw := rec.Raw[:0]
-	*rec = flatRecord{}
+	*rec = FlatRecord{}
 	line, bad, err := s.row()
 	if err != nil {
 		if bad != nil {
@@ -326,11 +326,11 @@ func (s *csvSource) Next(ctx context.Context) (*transform.Record, error) {
 	return rec, s.build(rec, s.r.fieldSlices(), line)
 }
 
-// nextReuse reads the next row into rec as Next would return it, reusing
+// NextReuse reads the next row into rec as Next would return it, reusing
 // rec.Attrs (cleared first; made when nil). The attribute values and the
 // strings are fresh, as Next's are: only the map is reused. With an error
 // that Next returns no record for, rec is left empty but for its map.
-func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
+func (s *csvSource) NextReuse(_ context.Context, rec *transform.Record) error {
 	attrs := rec.Attrs
 	if attrs == nil {
 		attrs = make(transform.Attrs, s.ncols)
@@ -351,14 +351,14 @@ func (s *csvSource) nextReuse(_ context.Context, rec *transform.Record) error {
 	return s.build(rec, s.r.fieldSlices(), line)
 }
 
-// nextSkeleton reads the next row as the skeleton read needs it: every cell
+// NextSkeleton reads the next row as the skeleton read needs it: every cell
 // is checked as Next checks it, with the same errors, but only the sizes of
 // the attributes are kept. row.ID and row.Parent are valid until the next
 // call; the strings of a returned RowError are the caller's.
-func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
+func (s *csvSource) NextSkeleton(_ context.Context, row *SkeletonRow) error {
 	line, bad, err := s.row()
 	if err != nil {
-		*row = skeletonRow{}
+		*row = SkeletonRow{}
 		if bad != nil {
 			row.ID, row.Parent, row.File, row.Line = bad.ID, bad.Parent, bad.File, bad.Line
 		}
@@ -368,7 +368,7 @@ func (s *csvSource) nextSkeleton(_ context.Context, row *skeletonRow) error {
 	row.ID = transientString(s.r.field(s.idCol))
 	row.Parent = transientString(s.r.field(s.parCol))
 	if s.skelCols == nil && len(s.attrCols) > 0 {
-		s.skeleton(nil)
+		s.Skeleton(nil)
 	}
 	size, copyBytes := 0, 0
 	data, bounds := s.r.data, s.r.bounds
@@ -416,13 +416,13 @@ func (s *csvSource) markSeen(fields [][]byte, line int, id string) {
 		}
 		s.seen[i] = true
 		s.unseen--
-		s.firstSeen = append(s.firstSeen, attrPlace{Name: s.header[i], File: s.file, Line: line, ID: strings.Clone(id)})
+		s.firstSeen = append(s.firstSeen, AttrPlace{Name: s.header[i], File: s.file, Line: line, ID: strings.Clone(id)})
 	}
 }
 
-// skeleton starts a skeleton read. copySet names the attributes a closure
+// Skeleton starts a skeleton read. copySet names the attributes a closure
 // ancestor row copies; nil means all of them.
-func (s *csvSource) skeleton(copySet map[string]bool) {
+func (s *csvSource) Skeleton(copySet map[string]bool) {
 	s.copyCol = nil
 	if copySet != nil {
 		s.copyCol = make([]bool, len(s.header))
@@ -436,7 +436,7 @@ func (s *csvSource) skeleton(copySet map[string]bool) {
 	}
 }
 
-// skelCol is what nextSkeleton needs of an attribute column.
+// skelCol is what NextSkeleton needs of an attribute column.
 type skelCol struct {
 	col     int
 	nameLen int
@@ -444,9 +444,9 @@ type skelCol struct {
 	copy    bool // a closure ancestor row copies it
 }
 
-// attrsSeen returns each attribute name that a good row read by
-// nextSkeleton had, with the first place it was seen, in that order.
-func (s *csvSource) attrsSeen() []attrPlace { return s.firstSeen }
+// AttrsSeen returns each attribute name that a good row read by
+// NextSkeleton had, with the first place it was seen, in that order.
+func (s *csvSource) AttrsSeen() []AttrPlace { return s.firstSeen }
 
 // row reads the next row, whose fields are then the reader's (s.r.field,
 // or s.r.data and s.r.bounds), valid until the next call, and checks their
