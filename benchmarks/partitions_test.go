@@ -10,9 +10,9 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -25,7 +25,7 @@ func shapeItems(b *testing.B, name string, opts gen.Options) (layouts.Layout, []
 		b.Fatal(err)
 	}
 	bw := bufio.NewWriter(f)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: "csv", Columns: gen.Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: "csv", Columns: gen.Columns()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -77,7 +76,7 @@ func randomCSVN(b *testing.B, n int) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: "csv", Columns: gen.Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: "csv", Columns: gen.Columns()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 //
 //   - Export reads a whole table with Scan (or one subtree with a descendants
 //     Query, or a DynamoDB export with ReadExport), sorts the records with
-//     SortRecords and writes them with a recordfile.Writer (csv, json,
+//     SortRecords and writes them with a records.Writer (csv, json,
 //     jsonl, parquet, ddbjson).
 //   - Scan and ScanItems run a parallel Scan: ScanOptions.Segments goroutines
 //     under one errgroup, one rate limiter in RCU shared by all of them

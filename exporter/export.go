@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/ddbitems"
 	"github.com/treeport/treeport/transform"
 )
@@ -47,7 +47,7 @@ type ExportOptions struct {
 	// Writer sets the format (from Out's name when empty), the id and
 	// parent field names and the CSV delimiter. Its Columns are inferred
 	// from the records when nil.
-	Writer recordfile.Options
+	Writer records.WriterOptions
 }
 
 // ExportStats say what an export did.
@@ -60,16 +60,16 @@ type ExportStats struct {
 	Format string
 	Took   time.Duration
 	// Types is the --types that reads a CSV export back with its types
-	// (recordfile.TypesFlag; "" when every column is a string), and
+	// (records.TypesFlag; "" when every column is a string), and
 	// TypesFile the sidecar file it was written to, beside Out
-	// (recordfile.TypesPath; "" for standard output or another format).
+	// (records.TypesPath; "" for standard output or another format).
 	Types, TypesFile string
 }
 
 // Export reads the records of a table (or of a DynamoDB export), sorts them
 // with SortRecords and writes them in opts.Writer.Format with their types:
 // exact numbers, binary, maps and lists, NULL and BOOL as far as the format
-// can hold them (see recordfile.NewWriter). Every record is held in memory to be
+// can hold them (see records.NewWriter). Every record is held in memory to be
 // sorted; for json, jsonl and ddbjson a table's records are held encoded,
 // each encoded as soon as its page is read, so that only copying them out
 // in order is left once the scan ends. Records that are not a forest (a
@@ -83,7 +83,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 	wopts := opts.Writer
 	if wopts.Format == "" {
-		wopts.Format = recordfile.FormatFromPath(opts.Out)
+		wopts.Format = records.FormatFromPath(opts.Out)
 	}
 	if wopts.Format == "" {
 		return st, fmt.Errorf("exporter: cannot tell the output format from %q; pass --format (csv, json, jsonl, parquet or ddbjson)", opts.Out)
@@ -94,7 +94,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 
 	// A format the options do not suit fails now, not after the scan.
-	if _, err := recordfile.NewWriter(io.Discard, wopts); err != nil {
+	if _, err := records.NewWriter(io.Discard, wopts); err != nil {
 		return st, err
 	}
 
@@ -117,18 +117,18 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		recs, st.Read, err = subtree(ctx, opts)
 		held = holdRecords(recs)
 	default:
-		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, recordfile.EncoderFor(wopts))
+		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, records.EncoderFor(wopts))
 	}
 	if err != nil {
 		return st, err
 	}
 	order, forest := forestOrder(held.ids, held.parents)
 	st.Forest = forest
-	var written recordfile.Writer
-	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw recordfile.Writer) error {
+	var written records.Writer
+	if err := writeExportFile(opts.Out, opts.Stdout, wopts, func(rw records.Writer) error {
 		written = rw
 		if held.encs != nil {
-			ew, ok := rw.(recordfile.EncodedWriter)
+			ew, ok := rw.(records.EncodedWriter)
 			if !ok {
 				return fmt.Errorf("exporter: the %s writer takes no encoded records", wopts.Format)
 			}
@@ -149,13 +149,13 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		return st, err
 	}
 	st.Nodes = int64(len(order))
-	if cw, ok := written.(recordfile.ColumnsWriter); ok {
+	if cw, ok := written.(records.ColumnsWriter); ok {
 		// CSV holds every value as text: the sidecar says how to read
 		// the columns back (written even when empty, so that no stale
 		// one from an earlier export is read beside the new file).
-		st.Types = recordfile.TypesFlag(cw.Columns())
+		st.Types = records.TypesFlag(cw.Columns())
 		if opts.Out != "-" {
-			st.TypesFile = recordfile.TypesPath(opts.Out)
+			st.TypesFile = records.TypesPath(opts.Out)
 			if err := os.WriteFile(st.TypesFile, []byte(st.Types+"\n"), 0o644); err != nil {
 				return st, fmt.Errorf("writing the column types of %s: %w", opts.Out, err)
 			}
@@ -238,8 +238,8 @@ func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 }
 
 // writeExportFile writes to out ("-": stdout) the records write gives the
-// recordfile.Writer, through a temporary file that is renamed once complete.
-func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, write func(recordfile.Writer) error) error {
+// records.Writer, through a temporary file that is renamed once complete.
+func writeExportFile(out string, stdout io.Writer, wopts records.WriterOptions, write func(records.Writer) error) error {
 	if out == "-" {
 		if stdout == nil {
 			stdout = os.Stdout
@@ -261,7 +261,7 @@ func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, wri
 	}()
 	// The name says the compression too: t.csv.gz is a gzip file, as the
 	// readers take it (by its magic bytes) and as its name promises.
-	zw, err := recordfile.Compress(tmp, out)
+	zw, err := records.Compress(tmp, out)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -281,8 +281,8 @@ func writeExportFile(out string, stdout io.Writer, wopts recordfile.Options, wri
 	return nil
 }
 
-func writeRecordsTo(w io.Writer, wopts recordfile.Options, write func(recordfile.Writer) error) error {
-	rw, err := recordfile.NewWriter(w, wopts)
+func writeRecordsTo(w io.Writer, wopts records.WriterOptions, write func(records.Writer) error) error {
+	rw, err := records.NewWriter(w, wopts)
 	if err != nil {
 		return err
 	}

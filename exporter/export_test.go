@@ -17,7 +17,6 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -112,7 +111,7 @@ func TestExportRoundTrip(t *testing.T) {
 				in, srcOpts := fixtureSource(t, ds, sources[(li+di)%len(sources)])
 				want := readFile(t, in, srcOpts)
 				table := importFile(t, client, l, in, srcOpts)
-				for _, format := range recordfile.Formats {
+				for _, format := range records.Formats {
 					t.Run(ds+"/"+format, func(t *testing.T) {
 						out := filepath.Join(t.TempDir(), "export."+formatExt[format])
 						st, err := exporter.Export(context.Background(), exporter.ExportOptions{
@@ -131,7 +130,7 @@ func TestExportRoundTrip(t *testing.T) {
 						readOpts := records.SourceOptions{Format: format}
 						expected := want
 						if format == "csv" {
-							typesFlag := recordfile.TypesFlag(recordfile.InferColumns(want))
+							typesFlag := records.TypesFlag(records.InferColumns(want))
 							if readOpts.Types, err = records.ParseTypes(typesFlag); err != nil {
 								t.Fatal(err)
 							}

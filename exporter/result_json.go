@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 )
 
 // AppendResultJSON appends r as one line of query output (SPEC §4), without
@@ -35,7 +35,7 @@ func AppendResultJSON(dst []byte, r Result) ([]byte, error) {
 		dst = ddbjson.AppendString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = recordfile.AppendPlainJSON(dst, r.Attrs[k]); err != nil {
+		if dst, err = records.AppendPlainJSON(dst, r.Attrs[k]); err != nil {
 			return dst, fmt.Errorf("exporter: node %q, attribute %q: %w", r.ID, k, err)
 		}
 	}

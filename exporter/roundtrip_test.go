@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -56,13 +55,13 @@ func readWithImporter(t *testing.T, path string, opts records.SourceOptions) []*
 	}
 }
 
-func writeRecordFile(t *testing.T, path string, opts recordfile.Options, recs []*transform.Record) {
+func writeRecordFile(t *testing.T, path string, opts records.WriterOptions, recs []*transform.Record) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := recordfile.NewWriter(f, opts)
+	w, err := records.NewWriter(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +222,7 @@ func roundTripRecords() []*transform.Record {
 
 func TestRoundTripThroughImporter(t *testing.T) {
 	recs := roundTripRecords()
-	cols := recordfile.InferColumns(recs)
+	cols := records.InferColumns(recs)
 	jsonCols := map[string]bool{}
 	for _, c := range cols {
 		jsonCols[c.Name] = !slices.Contains([]string{"S", "N", "BOOL", "B"}, c.Type)
@@ -231,7 +230,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    string
-		wopts   recordfile.Options
+		wopts   records.WriterOptions
 		ropts   records.SourceOptions
 		want    []*transform.Record
 		compare func(t *testing.T, got []*transform.Record)
@@ -239,7 +238,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "csv",
 			file:  "out.csv",
-			wopts: recordfile.Options{Format: recordfile.FormatCSV},
+			wopts: records.WriterOptions{Format: records.FormatCSV},
 			// An empty string is an empty cell, which reads as absent;
 			// JSON columns hold binary as base64 text.
 			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
@@ -255,7 +254,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "csv with renamed fields and a delimiter",
 			file:  "out.tsv",
-			wopts: recordfile.Options{Format: recordfile.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
+			wopts: records.WriterOptions{Format: records.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			ropts: records.SourceOptions{Format: records.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
 				if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
@@ -270,25 +269,25 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		{
 			name:  "json",
 			file:  "out.json",
-			wopts: recordfile.Options{Format: recordfile.FormatJSON},
+			wopts: records.WriterOptions{Format: records.FormatJSON},
 			want:  mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue { return throughJSON(v) }),
 		},
 		{
 			name:  "jsonl",
 			file:  "out.jsonl",
-			wopts: recordfile.Options{Format: recordfile.FormatJSONL},
+			wopts: records.WriterOptions{Format: records.FormatJSONL},
 			want:  mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue { return throughJSON(v) }),
 		},
 		{
 			name:  "ddbjson",
 			file:  "out.ddbjson",
-			wopts: recordfile.Options{Format: recordfile.FormatDDBJSON},
+			wopts: records.WriterOptions{Format: records.FormatDDBJSON},
 			want:  recs,
 		},
 		{
 			name:  "parquet",
 			file:  "out.parquet",
-			wopts: recordfile.Options{Format: recordfile.FormatParquet},
+			wopts: records.WriterOptions{Format: records.FormatParquet},
 			// Sets are lists in Parquet.
 			want: mapAttrs(recs, func(_ string, v types.AttributeValue) types.AttributeValue {
 				if _, ok := v.(*types.AttributeValueMemberSS); ok {
@@ -302,8 +301,8 @@ func TestRoundTripThroughImporter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), tc.file)
 			writeRecordFile(t, path, tc.wopts, recs)
-			if tc.wopts.Format == recordfile.FormatCSV {
-				types, err := records.ParseTypes(recordfile.TypesFlag(cols))
+			if tc.wopts.Format == records.FormatCSV {
+				types, err := records.ParseTypes(records.TypesFlag(cols))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -323,7 +322,7 @@ func TestParquetJSONColumnRoundTrip(t *testing.T) {
 		{ID: "b", Parent: "a", Attrs: transform.Attrs{"mixed": attrN("12345678901234567890123456789012345678")}},
 	}
 	path := filepath.Join(t.TempDir(), "out.parquet")
-	writeRecordFile(t, path, recordfile.Options{Format: recordfile.FormatParquet}, recs)
+	writeRecordFile(t, path, records.WriterOptions{Format: records.FormatParquet}, recs)
 	got := readWithImporter(t, path, records.SourceOptions{})
 	sameRecordSets(t, "parquet JSON columns", got, recs)
 }

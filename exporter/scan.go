@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -257,7 +257,7 @@ const arenaBlock = 64 << 10
 // only its id, parent and bytes are kept: the encoding, the heaviest part
 // of writing, is spread over the scan instead of following it, and what is
 // held is a fraction of the items' size.
-func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, newEncoder func() recordfile.Encoder) (*heldNodes, Stats, error) {
+func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, newEncoder func() records.Encoder) (*heldNodes, Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	var mu sync.Mutex
 	var pages []*heldNodes
@@ -265,7 +265,7 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	filter := l.NodeFilter()
 	err := scanTable(ctx, client, r, table, opts, filter, func(items []layouts.Item) error {
 		page := &heldNodes{ids: make([]string, 0, len(items)), parents: make([]string, 0, len(items))}
-		var enc recordfile.Encoder
+		var enc records.Encoder
 		var arena []byte
 		if newEncoder != nil {
 			enc = newEncoder()

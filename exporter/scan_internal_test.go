@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -152,7 +152,7 @@ func TestScanTable(t *testing.T) {
 }
 
 // TestScanNodesEncodes: the records scanNodes encodes as it reads are the
-// bytes a recordfile.Writer writes for them, in every format that encodes.
+// bytes a records.Writer writes for them, in every format that encodes.
 func TestScanNodesEncodes(t *testing.T) {
 	l, err := layouts.New(layouts.PathName, layouts.Options{})
 	if err != nil {
@@ -174,10 +174,10 @@ func TestScanNodesEncodes(t *testing.T) {
 		}
 	}
 	table := &pagedTable{items: items, pageSize: 40}
-	for _, format := range []string{recordfile.FormatJSON, recordfile.FormatJSONL, recordfile.FormatDDBJSON} {
+	for _, format := range []string{records.FormatJSON, records.FormatJSONL, records.FormatDDBJSON} {
 		t.Run(format, func(t *testing.T) {
-			wopts := recordfile.Options{Format: format, ParentField: "up"}
-			held, _, err := scanNodes(context.Background(), table, "t", l, ScanOptions{Segments: 3}, recordfile.EncoderFor(wopts))
+			wopts := records.WriterOptions{Format: format, ParentField: "up"}
+			held, _, err := scanNodes(context.Background(), table, "t", l, ScanOptions{Segments: 3}, records.EncoderFor(wopts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestScanNodesEncodes(t *testing.T) {
 			}
 			for _, rec := range recs {
 				var one []byte
-				enc := recordfile.EncoderFor(wopts)()
+				enc := records.EncoderFor(wopts)()
 				one, err := enc.Encode(one, rec)
 				if err != nil {
 					t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -259,7 +258,7 @@ func writeRecordFileForTest(t *testing.T, path string, recs []*transform.Record)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := recordfile.NewWriter(f, recordfile.Options{Format: recordfile.FormatDDBJSON})
+	w, err := records.NewWriter(f, records.WriterOptions{Format: records.FormatDDBJSON})
 	if err != nil {
 		t.Fatal(err)
 	}

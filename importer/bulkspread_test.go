@@ -11,8 +11,8 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/gen"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/ddbitems"
 )
 
@@ -27,7 +27,7 @@ func genWide(t *testing.T, n int) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: recordfile.FormatFromPath(path), Columns: gen.Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: records.FormatFromPath(path), Columns: gen.Columns()})
 	if err != nil {
 		t.Fatal(err)
 	}

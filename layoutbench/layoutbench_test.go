@@ -14,7 +14,6 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/pricing"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -64,7 +63,7 @@ func genInput(t *testing.T, opts gen.Options) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: recordfile.FormatFromPath(path), Columns: gen.Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: records.FormatFromPath(path), Columns: gen.Columns()})
 	if err != nil {
 		t.Fatal(err)
 	}

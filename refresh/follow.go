@@ -18,7 +18,6 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
@@ -1058,7 +1057,7 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	scan.ConsistentRead = true
 	if _, err := exporter.Export(ctx, exporter.ExportOptions{
 		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: scan, Out: snap,
-		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		Writer: records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
 	}); err != nil {
 		if errors.Is(err, layouts.ErrItem) {
 			// An item of A that does not read as a node: A is not a

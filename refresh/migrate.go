@@ -13,7 +13,6 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -147,7 +146,7 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	var err error
 	res.Source, err = exporter.Export(ctx, exporter.ExportOptions{
 		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: opts.Scan, Out: snap,
-		Writer: recordfile.Options{Format: recordfile.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		Writer: records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
 	})
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("reading %s: %w", opts.From, err)

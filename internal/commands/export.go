@@ -15,9 +15,9 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 )
 
 const (
@@ -61,9 +61,9 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
 		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output); its name gives the format and, ending in .gz or .zst, the compression", Category: catOutput},
-		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(recordfile.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
-		&cli.StringFlag{Name: "id-field", Value: recordfile.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
-		&cli.StringFlag{Name: "parent-field", Value: recordfile.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(records.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
+		&cli.StringFlag{Name: "id-field", Value: records.DefaultIDField, Usage: "the name of the id field in the output", Category: catOutput},
+		&cli.StringFlag{Name: "parent-field", Value: records.DefaultParentField, Usage: "the name of the parent field in the output", Category: catOutput},
 		&cli.StringFlag{Name: "csv-delimiter", Value: ",", Usage: "CSV field delimiter (one character; \\t for tab)", Category: catOutput},
 	)
 	flags = append(flags, layoutFlags(false)...)
@@ -106,12 +106,12 @@ func runExport(c *cli.Context) error {
 	l := ls[0]
 	format := c.String("format")
 	if format == "" {
-		format = recordfile.FormatFromPath(out)
+		format = records.FormatFromPath(out)
 		if format == "" {
-			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(recordfile.Formats, ", "))
+			return usagef("cannot tell the format from --out %q; pass --format (%s)", out, strings.Join(records.Formats, ", "))
 		}
 	}
-	if err := recordfile.CheckCompression(out, format); err != nil {
+	if err := records.CheckCompression(out, format); err != nil {
 		return usagef("--out %v", err)
 	}
 	delim, err := csvDelimiter(c.String("csv-delimiter"))
@@ -133,7 +133,7 @@ func runExport(c *cli.Context) error {
 			Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read"),
 		},
 		Out: out, Stdout: c.App.Writer,
-		Writer: recordfile.Options{
+		Writer: records.WriterOptions{
 			Format: format, IDField: c.String("id-field"), ParentField: c.String("parent-field"), CSVDelimiter: delim,
 		},
 	}

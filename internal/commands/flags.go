@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
@@ -107,13 +106,13 @@ func sourceOptions(c *cli.Context) (records.SourceOptions, error) {
 }
 
 // typesSidecar returns the sidecar file that export wrote beside the CSV
-// file in (recordfile.TypesPath) and the --types it holds, or "" when in is
+// file in (records.TypesPath) and the --types it holds, or "" when in is
 // not CSV or has none.
 func typesSidecar(in, format string) (string, string, error) {
-	if in == "" || format == "" && recordfile.FormatFromPath(in) != recordfile.FormatCSV || format != "" && format != recordfile.FormatCSV {
+	if in == "" || format == "" && records.FormatFromPath(in) != records.FormatCSV || format != "" && format != records.FormatCSV {
 		return "", "", nil
 	}
-	side := recordfile.TypesPath(in)
+	side := records.TypesPath(in)
 	b, err := os.ReadFile(side)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", nil

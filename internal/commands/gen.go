@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/internal/gen"
-	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -36,12 +36,12 @@ func runGen(c *cli.Context) error {
 	out := c.String("out")
 	format := c.String("format")
 	if format == "" {
-		format = recordfile.FormatFromPath(out)
+		format = records.FormatFromPath(out)
 	}
 	if format == "" {
 		return usagef("cannot tell the format of %q: give --format", out)
 	}
-	if err := recordfile.CheckCompression(out, format); err != nil {
+	if err := records.CheckCompression(out, format); err != nil {
 		return usagef("--out %v", err)
 	}
 	f, err := os.Create(out)
@@ -49,12 +49,12 @@ func runGen(c *cli.Context) error {
 		return err
 	}
 	defer f.Close()
-	zw, err := recordfile.Compress(f, out)
+	zw, err := records.Compress(f, out)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(zw, 1<<20)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: format, Columns: gen.Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: format, Columns: gen.Columns()})
 	if err != nil {
 		return usagef("%v", err)
 	}

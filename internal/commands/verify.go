@@ -7,7 +7,6 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/records"
 )
 
@@ -81,9 +80,9 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", table, d.Read)
-	if d.Changed.Count > 0 && srcOpts.Types == nil && (srcOpts.Format == recordfile.FormatCSV || srcOpts.Format == "" && recordfile.FormatFromPath(in) == recordfile.FormatCSV) {
+	if d.Changed.Count > 0 && srcOpts.Types == nil && (srcOpts.Format == records.FormatCSV || srcOpts.Format == "" && records.FormatFromPath(in) == records.FormatCSV) {
 		fmt.Fprintf(c.App.ErrWriter, "hint: %s is CSV read without --types, so every value is a string and a number or a boolean in the table differs from it; "+
-			"give --types (export writes the one that reads its CSV back to %s, which verify reads by itself)\n", in, recordfile.TypesPath(in))
+			"give --types (export writes the one that reads its CSV back to %s, which verify reads by itself)\n", in, records.TypesPath(in))
 	}
 	// An item of a model's table that does not read back is a difference
 	// too: the table does not hold exactly the file.

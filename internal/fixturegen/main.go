@@ -44,7 +44,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -58,7 +58,7 @@ func main() {
 }
 
 // formats are the formats each dataset is written in, by file extension.
-var formats = []string{recordfile.FormatCSV, recordfile.FormatJSON, recordfile.FormatParquet}
+var formats = []string{records.FormatCSV, records.FormatJSON, records.FormatParquet}
 
 // writeAll writes every dataset's files into dir.
 func writeAll(dir string) error {
@@ -100,7 +100,7 @@ func renderBad() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for name, recs := range bad {
 		var buf bytes.Buffer
-		w, err := recordfile.NewWriter(&buf, recordfile.Options{Format: recordfile.FormatParquet})
+		w, err := records.NewWriter(&buf, records.WriterOptions{Format: records.FormatParquet})
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func render(ds dataset) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, f := range formats {
 		var buf bytes.Buffer
-		w, err := recordfile.NewWriter(&buf, recordfile.Options{Format: f})
+		w, err := records.NewWriter(&buf, records.WriterOptions{Format: f})
 		if err != nil {
 			return nil, err
 		}
@@ -136,6 +136,6 @@ func render(ds dataset) (map[string][]byte, error) {
 		}
 		files[ds.name+"."+f] = buf.Bytes()
 	}
-	files[ds.name+".types"] = []byte(recordfile.TypesFlag(recordfile.InferColumns(ds.recs)) + "\n")
+	files[ds.name+".types"] = []byte(records.TypesFlag(records.InferColumns(ds.recs)) + "\n")
 	return files, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/treeport/treeport/internal/recordfile"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -29,7 +28,7 @@ func writeGen(t *testing.T, dir, name string, opts Options) string {
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
-	rw, err := recordfile.NewWriter(bw, recordfile.Options{Format: recordfile.FormatFromPath(name), Columns: Columns()})
+	rw, err := records.NewWriter(bw, records.WriterOptions{Format: records.FormatFromPath(name), Columns: Columns()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func readBack(t *testing.T, path string, opts records.SourceOptions) map[string]
 func TestParquetTimestampReadsBackAsOtherFormats(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Nodes: 3000, Shape: ShapeRandom, Seed: 11, Shuffle: true}
-	types, err := records.ParseTypes(recordfile.TypesFlag(Columns()))
+	types, err := records.ParseTypes(records.TypesFlag(Columns()))
 	if err != nil {
 		t.Fatal(err)
 	}

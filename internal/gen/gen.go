@@ -18,7 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/internal/recordfile"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -78,17 +78,17 @@ const (
 )
 
 // Columns returns the columns of generated records, for
-// recordfile.Options, so that CSV and Parquet writers stream them
+// records.WriterOptions, so that CSV and Parquet writers stream them
 // instead of holding every record to infer them. In Parquet, size is INT64,
 // score DOUBLE and created a TIMESTAMP(MICROS) adjusted to UTC, so that a
 // generated Parquet file exercises a reader's timestamp path; treeport reads
 // it back as the same text the other formats carry.
-func Columns() []recordfile.Column {
-	return []recordfile.Column{
-		recordfile.TimestampColumn(AttrCreated),
+func Columns() []records.Column {
+	return []records.Column{
+		records.TimestampColumn(AttrCreated),
 		{Name: AttrName, Type: "S"},
-		{Name: AttrScore, Type: "N", Number: recordfile.NumberDouble},
-		{Name: AttrSize, Type: "N", Number: recordfile.NumberInt64},
+		{Name: AttrScore, Type: "N", Number: records.NumberDouble},
+		{Name: AttrSize, Type: "N", Number: records.NumberInt64},
 	}
 }
 

@@ -1,8 +1,9 @@
-// Package recordfile writes adjacency-list records to files that treeport's
-// own readers read back to the same records: CSV, JSON, JSON Lines, Parquet
-// and DynamoDB JSON (see NewWriter). export writes its output with it, and
-// gen and the fixture generator their files.
-package recordfile
+package records
+
+// The writers: adjacency-list records to files that treeport's own readers
+// read back to the same records: CSV, JSON, JSON Lines, Parquet and
+// DynamoDB JSON (see NewWriter). export writes its output with them, and gen
+// and the fixture generator their files.
 
 import (
 	"bufio"
@@ -19,15 +20,6 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/transform"
-)
-
-// The formats a Writer writes, as --format names them.
-const (
-	FormatCSV     = fileformat.CSV
-	FormatJSON    = fileformat.JSON  // one JSON array of objects
-	FormatJSONL   = fileformat.JSONL // one JSON object a line
-	FormatParquet = fileformat.Parquet
-	FormatDDBJSON = fileformat.DDBJSON // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
 )
 
 // Formats lists every format NewWriter accepts, in the order help text
@@ -58,8 +50,8 @@ type Writer interface {
 	Close() error
 }
 
-// Options configure NewWriter.
-type Options struct {
+// WriterOptions configure NewWriter.
+type WriterOptions struct {
 	// Format is one of Formats; FormatFromPath derives it from a file name.
 	Format string
 	// IDField and ParentField name the id and parent columns; they default
@@ -140,7 +132,7 @@ func (k NumberKind) String() string {
 }
 
 // Column types a Column may declare.
-var columnTypes = []string{"S", "N", "BOOL", "B", "NULL", "L", "M", "SS", "NS", "BS", "JSON"}
+var writeColumnTypes = []string{"S", "N", "BOOL", "B", "NULL", "L", "M", "SS", "NS", "BS", "JSON"}
 
 // NewWriter returns a Writer that writes opts.Format to w. It
 // buffers its output and flushes it at Close; the caller closes w.
@@ -175,7 +167,7 @@ var columnTypes = []string{"S", "N", "BOOL", "B", "NULL", "L", "M", "SS", "NS", 
 //     columns.
 //   - ddbjson: {"Item":{…}} a line, id and parent as S attributes; exact for
 //     every type, sets included.
-func NewWriter(w io.Writer, opts Options) (Writer, error) {
+func NewWriter(w io.Writer, opts WriterOptions) (Writer, error) {
 	opts.IDField = cmp.Or(opts.IDField, DefaultIDField)
 	opts.ParentField = cmp.Or(opts.ParentField, DefaultParentField)
 	if opts.IDField == opts.ParentField {
@@ -202,7 +194,7 @@ func NewWriter(w io.Writer, opts Options) (Writer, error) {
 	return nil, fmt.Errorf("exporter: unknown output format %q; use one of %s", opts.Format, strings.Join(Formats, ", "))
 }
 
-func checkColumns(opts Options) error {
+func checkColumns(opts WriterOptions) error {
 	seen := make(map[string]bool, len(opts.Columns))
 	for _, c := range opts.Columns {
 		switch {
@@ -212,8 +204,8 @@ func checkColumns(opts Options) error {
 			return fmt.Errorf("exporter: column %q has the name of the id or parent field; rename one of them", c.Name)
 		case seen[c.Name]:
 			return fmt.Errorf("exporter: column %q is declared twice", c.Name)
-		case !slices.Contains(columnTypes, c.Type):
-			return fmt.Errorf("exporter: column %q has type %q; use one of %s", c.Name, c.Type, strings.Join(columnTypes, ", "))
+		case !slices.Contains(writeColumnTypes, c.Type):
+			return fmt.Errorf("exporter: column %q has type %q; use one of %s", c.Name, c.Type, strings.Join(writeColumnTypes, ", "))
 		case c.Number == NumberDecimal && (c.Scale < 0 || c.Scale > maxDecimalDigits):
 			return fmt.Errorf("exporter: column %q: decimal scale %d is outside 0..%d", c.Name, c.Scale, maxDecimalDigits)
 		case c.Number < NumberAuto || c.Number > NumberJSON:
@@ -298,7 +290,7 @@ func isScalarType(t string) bool { return t == "S" || t == "N" || t == "BOOL" ||
 
 // checkRecord rejects what no format can write: an empty id, and an
 // attribute that has the name of the id or parent field.
-func checkRecord(rec *transform.Record, opts *Options) error {
+func checkRecord(rec *transform.Record, opts *WriterOptions) error {
 	if rec.ID == "" {
 		return recordError(rec, "", errors.New("empty id"))
 	}
@@ -316,14 +308,4 @@ func recordError(rec *transform.Record, attr string, err error) error {
 		return fmt.Errorf("exporter: record %q: %w", rec.ID, err)
 	}
 	return fmt.Errorf("exporter: record %q, attribute %q: %w", rec.ID, attr, err)
-}
-
-// sortedKeys returns a map's keys in order, so that output is deterministic.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func everyTypeRecords() []*transform.Record {
 	}
 }
 
-func writeRecords(t *testing.T, opts Options, recs []*transform.Record) []byte {
+func writeRecords(t *testing.T, opts WriterOptions, recs []*transform.Record) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, opts)
@@ -76,13 +76,13 @@ func writeRecords(t *testing.T, opts Options, recs []*transform.Record) []byte {
 func TestTextFormats(t *testing.T) {
 	tests := []struct {
 		name string
-		opts Options
+		opts WriterOptions
 		recs []*transform.Record
 		want string
 	}{
 		{
 			name: "csv with inferred columns",
-			opts: Options{Format: FormatCSV},
+			opts: WriterOptions{Format: FormatCSV},
 			recs: everyTypeRecords(),
 			want: "id,parent_id,active,blob,name,nothing,size,spec,tags\n" +
 				`CM1,,true,AAEC/w==,"Wheel, ""front"" left",null,12345678901234567890.5,"{""deep"":{""x"":[false]},""k"":""v"",""n"":2}","[""a"",1,[],{}]"` + "\n" +
@@ -91,7 +91,7 @@ func TestTextFormats(t *testing.T) {
 		},
 		{
 			name: "csv with declared columns, renamed fields and a delimiter",
-			opts: Options{Format: FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: ';',
+			opts: WriterOptions{Format: FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: ';',
 				Columns: []Column{{Name: "size", Type: "N"}, {Name: "name", Type: "JSON"}}},
 			recs: []*transform.Record{
 				{ID: "a;b", Attrs: transform.Attrs{"size": attrN("1"), "name": attrS("x;y")}},
@@ -103,12 +103,12 @@ func TestTextFormats(t *testing.T) {
 		},
 		{
 			name: "csv without records",
-			opts: Options{Format: FormatCSV},
+			opts: WriterOptions{Format: FormatCSV},
 			want: "id,parent_id\n",
 		},
 		{
 			name: "json array",
-			opts: Options{Format: FormatJSON},
+			opts: WriterOptions{Format: FormatJSON},
 			recs: everyTypeRecords(),
 			want: "[\n" +
 				`{"id":"CM1","active":true,"blob":"AAEC/w==","name":"Wheel, \"front\" left","nothing":null,"size":12345678901234567890.5,"spec":{"deep":{"x":[false]},"k":"v","n":2},"tags":["a",1,[],{}]},` + "\n" +
@@ -117,19 +117,19 @@ func TestTextFormats(t *testing.T) {
 		},
 		{
 			name: "json array without records",
-			opts: Options{Format: FormatJSON},
+			opts: WriterOptions{Format: FormatJSON},
 			want: "[]\n",
 		},
 		{
 			name: "json lines with renamed fields",
-			opts: Options{Format: FormatJSONL, IDField: "Id", ParentField: "ParentId"},
+			opts: WriterOptions{Format: FormatJSONL, IDField: "Id", ParentField: "ParentId"},
 			recs: everyTypeRecords()[1:],
 			want: `{"Id":"Zoë-😀","ParentId":"CM1","active":false,"name":"王芳\nline two","size":-0.25}` + "\n" +
 				`{"Id":"CM20","ParentId":"CM1"}` + "\n",
 		},
 		{
 			name: "json numbers and sets",
-			opts: Options{Format: FormatJSONL},
+			opts: WriterOptions{Format: FormatJSONL},
 			recs: []*transform.Record{{ID: "x", Attrs: transform.Attrs{
 				"a":  attrN("+5"),
 				"b":  attrN(".5"),
@@ -144,7 +144,7 @@ func TestTextFormats(t *testing.T) {
 		},
 		{
 			name: "ddbjson",
-			opts: Options{Format: FormatDDBJSON},
+			opts: WriterOptions{Format: FormatDDBJSON},
 			recs: everyTypeRecords()[1:],
 			want: `{"Item":{"active":{"BOOL":false},"id":{"S":"Zoë-😀"},"name":{"S":"王芳\nline two"},"parent_id":{"S":"CM1"},"size":{"N":"-0.25"}}}` + "\n" +
 				`{"Item":{"id":{"S":"CM20"},"parent_id":{"S":"CM1"}}}` + "\n",
@@ -162,7 +162,7 @@ func TestTextFormats(t *testing.T) {
 
 // Attributes are in byte order of their names, whatever the map's order.
 func TestJSONKeyOrder(t *testing.T) {
-	got := string(writeRecords(t, Options{Format: FormatJSONL}, []*transform.Record{
+	got := string(writeRecords(t, WriterOptions{Format: FormatJSONL}, []*transform.Record{
 		{ID: "x", Attrs: transform.Attrs{"b": attrN("1"), "a": attrN("2"), "B": attrN("3")}},
 	}))
 	if want := `{"id":"x","B":3,"a":2,"b":1}` + "\n"; got != want {
@@ -173,7 +173,7 @@ func TestJSONKeyOrder(t *testing.T) {
 func TestDDBJSONIsExact(t *testing.T) {
 	recs := everyTypeRecords()
 	recs[0].Attrs["set"] = &types.AttributeValueMemberSS{Value: []string{"x", "y"}}
-	out := writeRecords(t, Options{Format: FormatDDBJSON}, recs)
+	out := writeRecords(t, WriterOptions{Format: FormatDDBJSON}, recs)
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != len(recs) {
 		t.Fatalf("%d lines for %d records", len(lines), len(recs))
@@ -264,38 +264,38 @@ func TestInferColumns(t *testing.T) {
 func TestWriteErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		opts Options
+		opts WriterOptions
 		rec  *transform.Record
 		want string // in the error
 	}{
-		{name: "attribute named like the id field", opts: Options{Format: FormatJSONL},
+		{name: "attribute named like the id field", opts: WriterOptions{Format: FormatJSONL},
 			rec: &transform.Record{ID: "a", Attrs: transform.Attrs{"id": attrS("x")}}, want: `record "a", attribute "id"`},
-		{name: "attribute named like a renamed parent field", opts: Options{Format: FormatDDBJSON, ParentField: "up"},
+		{name: "attribute named like a renamed parent field", opts: WriterOptions{Format: FormatDDBJSON, ParentField: "up"},
 			rec: &transform.Record{ID: "a", Attrs: transform.Attrs{"up": attrS("x")}}, want: `attribute "up"`},
-		{name: "empty id", opts: Options{Format: FormatCSV}, rec: &transform.Record{}, want: "empty id"},
-		{name: "csv attribute without a column", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}}},
+		{name: "empty id", opts: WriterOptions{Format: FormatCSV}, rec: &transform.Record{}, want: "empty id"},
+		{name: "csv attribute without a column", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"b": attrS("x")}}, want: `attribute "b": no CSV column`},
-		{name: "csv value of another type", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "N"}}},
+		{name: "csv value of another type", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "N"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrS("x")}}, want: "a S value in a N column"},
-		{name: "csv NULL in a string column", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}}},
+		{name: "csv NULL in a string column", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrNull()}}, want: "a NULL value in a S column"},
-		{name: "csv number that is not one", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "N"}}},
+		{name: "csv number that is not one", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "N"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrN("1,5")}}, want: `"1,5" is not a number`},
-		{name: "json number that is not one", opts: Options{Format: FormatJSON},
+		{name: "json number that is not one", opts: WriterOptions{Format: FormatJSON},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrL(attrN("NaN"))}}, want: `attribute "a": [0]: "NaN" is not a number`},
-		{name: "json nil value", opts: Options{Format: FormatJSONL},
+		{name: "json nil value", opts: WriterOptions{Format: FormatJSONL},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": nil}}, want: "no value"},
-		{name: "parquet attribute without a column", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "S"}}},
+		{name: "parquet attribute without a column", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "S"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"b": attrS("x")}}, want: `attribute "b": no Parquet column`},
-		{name: "parquet integer column with a decimal", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N", Number: NumberInt64}}},
+		{name: "parquet integer column with a decimal", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N", Number: NumberInt64}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrN("1.5")}}, want: "not an integer that fits an INT64 column"},
-		{name: "parquet auto number column with a long decimal", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N"}}},
+		{name: "parquet auto number column with a long decimal", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrN("12345678901234567890.5")}}, want: "declare the column's number kind"},
-		{name: "parquet decimal column with too many digits", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N", Number: NumberDecimal, Scale: 1}}},
+		{name: "parquet decimal column with too many digits", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "N", Number: NumberDecimal, Scale: 1}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrN("1.25")}}, want: "does not fit DECIMAL(38, 1)"},
-		{name: "parquet NULL in a typed column", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "BOOL"}}},
+		{name: "parquet NULL in a typed column", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "BOOL"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrNull()}}, want: "a NULL value in a column of booleans"},
-		{name: "parquet value of another type", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "B"}}},
+		{name: "parquet value of another type", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "B"}}},
 			rec: &transform.Record{ID: "r", Attrs: transform.Attrs{"a": attrS("x")}}, want: "a S value in a column of binary"},
 	}
 	for _, tc := range tests {
@@ -318,16 +318,16 @@ func TestWriteErrors(t *testing.T) {
 func TestNewRecordWriterErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		opts Options
+		opts WriterOptions
 		want string
 	}{
-		{name: "no format", opts: Options{}, want: "no output format"},
-		{name: "unknown format", opts: Options{Format: "xml"}, want: `unknown output format "xml"`},
-		{name: "same field names", opts: Options{Format: FormatCSV, IDField: "k", ParentField: "k"}, want: "both named"},
-		{name: "column named like the id", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "id", Type: "S"}}}, want: `column "id"`},
-		{name: "duplicate column", opts: Options{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}, {Name: "a", Type: "N"}}}, want: "declared twice"},
-		{name: "unknown column type", opts: Options{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "STRING"}}}, want: `type "STRING"`},
-		{name: "bad csv delimiter", opts: Options{Format: FormatCSV, CSVDelimiter: '"'}, want: "cannot be a CSV delimiter"},
+		{name: "no format", opts: WriterOptions{}, want: "no output format"},
+		{name: "unknown format", opts: WriterOptions{Format: "xml"}, want: `unknown output format "xml"`},
+		{name: "same field names", opts: WriterOptions{Format: FormatCSV, IDField: "k", ParentField: "k"}, want: "both named"},
+		{name: "column named like the id", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "id", Type: "S"}}}, want: `column "id"`},
+		{name: "duplicate column", opts: WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "a", Type: "S"}, {Name: "a", Type: "N"}}}, want: "declared twice"},
+		{name: "unknown column type", opts: WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "a", Type: "STRING"}}}, want: `type "STRING"`},
+		{name: "bad csv delimiter", opts: WriterOptions{Format: FormatCSV, CSVDelimiter: '"'}, want: "cannot be a CSV delimiter"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -422,7 +422,7 @@ func TestDecimal(t *testing.T) {
 func TestCloseReportsWriteErrors(t *testing.T) {
 	for _, f := range Formats {
 		t.Run(f, func(t *testing.T) {
-			w, err := NewWriter(failingWriter{}, Options{Format: f})
+			w, err := NewWriter(failingWriter{}, WriterOptions{Format: f})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,7 +459,7 @@ func BenchmarkRecordWriter(b *testing.B) {
 	for _, f := range Formats {
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
-				w, err := NewWriter(io.Discard, Options{Format: f, Columns: cols})
+				w, err := NewWriter(io.Discard, WriterOptions{Format: f, Columns: cols})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 type csvWriter struct {
 	bw     *bufio.Writer
 	cw     *csv.Writer
-	opts   Options
+	opts   WriterOptions
 	cols   []Column
 	index  map[string]int // column name → position in cols
 	held   []*transform.Record
@@ -30,7 +30,7 @@ type csvWriter struct {
 
 var _ Writer = (*csvWriter)(nil)
 
-func newCSVWriter(bw *bufio.Writer, opts Options) (*csvWriter, error) {
+func newCSVWriter(bw *bufio.Writer, opts WriterOptions) (*csvWriter, error) {
 	cw := csv.NewWriter(bw)
 	if opts.CSVDelimiter != 0 {
 		d := opts.CSVDelimiter

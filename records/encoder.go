@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"cmp"
@@ -27,7 +27,7 @@ type EncodedWriter interface {
 // EncoderFor returns a maker of encoders of opts.Format for the records
 // NewWriter(w, opts) writes, or nil for the formats that must see every
 // record before they write one (csv and parquet infer their columns).
-func EncoderFor(opts Options) func() Encoder {
+func EncoderFor(opts WriterOptions) func() Encoder {
 	opts.IDField = cmp.Or(opts.IDField, DefaultIDField)
 	opts.ParentField = cmp.Or(opts.ParentField, DefaultParentField)
 	switch opts.Format {

@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"fmt"
@@ -87,7 +87,7 @@ type pfield struct {
 // infers the schema from them.
 type parquetWriter struct {
 	out   io.Writer
-	opts  Options
+	opts  WriterOptions
 	held  []*transform.Record
 	pw    *parquet.GenericWriter[any]
 	attrs map[string]*pnode
@@ -101,7 +101,7 @@ type parquetWriter struct {
 
 var _ Writer = (*parquetWriter)(nil)
 
-func newParquetWriter(out io.Writer, opts Options) (*parquetWriter, error) {
+func newParquetWriter(out io.Writer, opts WriterOptions) (*parquetWriter, error) {
 	w := &parquetWriter{out: out, opts: opts}
 	if opts.Columns != nil {
 		attrs := make(map[string]*pnode, len(opts.Columns))

@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ type ddbjsonWriter struct {
 
 var _ EncodedWriter = (*ddbjsonWriter)(nil)
 
-func newDDBJSONWriter(bw *bufio.Writer, opts Options) *ddbjsonWriter {
+func newDDBJSONWriter(bw *bufio.Writer, opts WriterOptions) *ddbjsonWriter {
 	return &ddbjsonWriter{bw: bw, enc: ddbjsonEncoder{opts: opts}}
 }
 
@@ -52,7 +52,7 @@ func (w *ddbjsonWriter) Close() error {
 // included. It keeps a scratch item between calls, so each goroutine needs
 // its own.
 type ddbjsonEncoder struct {
-	opts Options
+	opts WriterOptions
 	item map[string]types.AttributeValue
 }
 

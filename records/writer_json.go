@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ type jsonWriter struct {
 
 var _ EncodedWriter = (*jsonWriter)(nil)
 
-func newJSONWriter(bw *bufio.Writer, opts Options, array bool) *jsonWriter {
+func newJSONWriter(bw *bufio.Writer, opts WriterOptions, array bool) *jsonWriter {
 	return &jsonWriter{bw: bw, enc: jsonEncoder{opts: opts}, array: array}
 }
 
@@ -81,7 +81,7 @@ func (w *jsonWriter) Close() error {
 // and no newline. It keeps a scratch list of attributes between calls, so
 // each goroutine needs its own.
 type jsonEncoder struct {
-	opts  Options
+	opts  WriterOptions
 	attrs []namedValue
 }
 

@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"fmt"

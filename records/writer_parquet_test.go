@@ -1,4 +1,4 @@
-package recordfile
+package records
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -119,7 +118,7 @@ func decimalText(v parquet.Value, scale int) string {
 }
 
 func TestParquetEveryType(t *testing.T) {
-	f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, everyTypeRecords()))
+	f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, everyTypeRecords()))
 	wantSchema := `message treeport {
  optional boolean active;
  optional binary blob;
@@ -207,7 +206,7 @@ func TestParquetNestedTypes(t *testing.T) {
 			"labels":    attrM(),
 		}},
 	}
-	f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, recs))
+	f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, recs))
 	wantSchema := `message treeport {
  optional group counts (LIST) {
   repeated group list {
@@ -309,7 +308,7 @@ func TestParquetFallsBackToJSON(t *testing.T) {
 			for i, v := range tc.values {
 				recs = append(recs, &transform.Record{ID: fmt.Sprint(i), Attrs: transform.Attrs{"c": v}})
 			}
-			f := openParquetBytes(t, writeRecords(t, Options{Format: FormatParquet}, recs))
+			f := openParquetBytes(t, writeRecords(t, WriterOptions{Format: FormatParquet}, recs))
 			if got := parquetSchemaText(f); !strings.Contains(got, "\n "+tc.want) {
 				t.Errorf("schema:\n%s\nwant a line %q", got, tc.want)
 			}
@@ -348,7 +347,7 @@ func TestParquetStreams(t *testing.T) {
 		{Name: "tags", Type: "L"},
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Options{Format: FormatParquet, Columns: cols})
+	w, err := NewWriter(&buf, WriterOptions{Format: FormatParquet, Columns: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +405,7 @@ func TestParquetStreams(t *testing.T) {
 // rejects halfway through its row leaves nothing behind in the next rows.
 func TestParquetFailedRecordLeavesNoTrace(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Options{Format: FormatParquet, Columns: []Column{
+	w, err := NewWriter(&buf, WriterOptions{Format: FormatParquet, Columns: []Column{
 		{Name: "a", Type: "S"}, {Name: "b", Type: "N", Number: NumberInt64},
 	}})
 	if err != nil {
@@ -471,7 +470,7 @@ func TestParquetTimestampColumn(t *testing.T) {
 				recs = append(recs, &transform.Record{ID: fmt.Sprint(i), Attrs: transform.Attrs{"at": attrS(v)}})
 			}
 			recs = append(recs, &transform.Record{ID: "absent", Attrs: transform.Attrs{}})
-			data := writeRecords(t, Options{Format: FormatParquet, Columns: []Column{col}}, recs)
+			data := writeRecords(t, WriterOptions{Format: FormatParquet, Columns: []Column{col}}, recs)
 			f := openParquetBytes(t, data)
 			want := fmt.Sprintf("message treeport {\n optional int64 at (TIMESTAMP(isAdjustedToUTC=true,unit=%s));\n required binary id (STRING);\n optional binary parent_id (STRING);\n}", units[scale])
 			if got := parquetSchemaText(f); got != want {
@@ -482,7 +481,7 @@ func TestParquetTimestampColumn(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			src, err := records.OpenSource(path, records.SourceOptions{})
+			src, err := OpenSource(path, SourceOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,15 +497,15 @@ func TestParquetTimestampColumn(t *testing.T) {
 			}
 
 			// What a CSV file holds does not change with the timestamp.
-			plain := writeRecords(t, Options{Format: FormatCSV, Columns: []Column{{Name: "at", Type: "S"}}}, recs)
-			if csv := writeRecords(t, Options{Format: FormatCSV, Columns: []Column{col}}, recs); !bytes.Equal(csv, plain) {
+			plain := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{{Name: "at", Type: "S"}}}, recs)
+			if csv := writeRecords(t, WriterOptions{Format: FormatCSV, Columns: []Column{col}}, recs); !bytes.Equal(csv, plain) {
 				t.Errorf("CSV with a timestamp column:\n%s\nwith a plain one:\n%s", csv, plain)
 			}
 		})
 	}
 	for scale, values := range bad {
 		for _, v := range values {
-			w, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{{Name: "at", Type: "S", Timestamp: unitOf[scale]}}})
+			w, err := NewWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{{Name: "at", Type: "S", Timestamp: unitOf[scale]}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -518,11 +517,11 @@ func TestParquetTimestampColumn(t *testing.T) {
 		}
 	}
 	for _, col := range []Column{{Name: "at", Type: "S", Timestamp: time.Second}, {Name: "at", Type: "N", Timestamp: time.Millisecond}} {
-		if _, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{col}}); err == nil || !strings.Contains(err.Error(), "a timestamp column is an S column of unit") {
+		if _, err := NewWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{col}}); err == nil || !strings.Contains(err.Error(), "a timestamp column is an S column of unit") {
 			t.Errorf("%+v: got %v, want an error", col, err)
 		}
 	}
-	w, err := NewWriter(io.Discard, Options{Format: FormatParquet, Columns: []Column{TimestampColumn("at")}})
+	w, err := NewWriter(io.Discard, WriterOptions{Format: FormatParquet, Columns: []Column{TimestampColumn("at")}})
 	if err != nil {
 		t.Fatal(err)
 	}
