@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/records"
 )
 
 // TestEveryExportExtensionReadsBack exports a table to every file name
@@ -26,19 +26,19 @@ func TestEveryExportExtensionReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	magic := map[string][]byte{
-		fileformat.Gzip: {0x1f, 0x8b},
-		fileformat.Zstd: {0x28, 0xb5, 0x2f, 0xfd},
+		records.Gzip: {0x1f, 0x8b},
+		records.Zstd: {0x28, 0xb5, 0x2f, 0xfd},
 	}
 	dir := t.TempDir()
 	n := 0
-	for format, exts := range fileformat.Extensions {
+	for format, exts := range records.Extensions {
 		for _, ext := range exts {
 			for _, z := range []string{"", ".gz", ".zst"} {
 				name := "cars" + ext + z
 				t.Run(name, func(t *testing.T) {
 					n++
 					out := filepath.Join(dir, name)
-					if format == fileformat.Parquet && z != "" {
+					if format == records.FormatParquet && z != "" {
 						// Parquet compresses its own columns and is read
 						// with random access: a name that asks for a
 						// compressed stream is refused before the scan.
@@ -56,7 +56,7 @@ func TestEveryExportExtensionReadsBack(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					zc := fileformat.CompressionFromPath(name)
+					zc := records.CompressionFromPath(name)
 					for c, m := range magic {
 						if got := bytes.HasPrefix(data, m); got != (c == zc) {
 							t.Errorf("%s: starts with %s's magic bytes: %v, want %v", name, c, got, c == zc)
@@ -64,7 +64,7 @@ func TestEveryExportExtensionReadsBack(t *testing.T) {
 					}
 					// A CSV cell is text: the types say what it was.
 					var typed []string
-					if format == fileformat.CSV {
+					if format == records.FormatCSV {
 						typed = []string{"--types", strings.TrimSpace(string(types))}
 					}
 					stdout, stderr, code := run(t, nil, append(append([]string{"verify", "--in", out}, typed...), common...)...)

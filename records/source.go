@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
@@ -72,15 +71,6 @@ func (o SourceOptions) parentField() string {
 	return o.ParentField
 }
 
-// The formats a Source reads.
-const (
-	FormatCSV     = "csv"
-	FormatJSON    = "json"
-	FormatJSONL   = "jsonl"
-	FormatParquet = "parquet"
-	FormatDDBJSON = "ddbjson"
-)
-
 // columnTypes are the types ParseTypes accepts, with what each means.
 var columnTypes = map[string]string{
 	"S":    "string (the default)",
@@ -117,7 +107,7 @@ func ParseTypes(spec string) (map[string]string, error) {
 }
 
 // DetectFormat tells an input's format from its name, by the one rule
-// export and gen name their files with (fileformat.FromPath): .csv;
+// export and gen name their files with (FormatFromPath): .csv;
 // .json; .jsonl or .ndjson; .parquet or .pq; .ddbjson, .ddb.json or
 // .ddb.jsonl (DynamoDB JSON), after taking off a .gz, .zst or .zstd suffix. A
 // directory is a DynamoDB export (ddbjson). It returns "" when the name does
@@ -126,7 +116,7 @@ func DetectFormat(path string) string {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return FormatDDBJSON
 	}
-	return fileformat.FromPath(path)
+	return FormatFromPath(path)
 }
 
 // OpenSource opens the input at path. Gzip and zstd input is recognised by

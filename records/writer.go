@@ -18,13 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
-	"github.com/treeport/treeport/internal/fileformat"
 	"github.com/treeport/treeport/transform"
 )
-
-// Formats lists every format NewWriter accepts, in the order help text
-// shows them.
-var Formats = []string{FormatCSV, FormatJSON, FormatJSONL, FormatParquet, FormatDDBJSON}
 
 // Default field names of a record's id and parent, as SPEC §1 names them.
 const (
@@ -217,13 +212,6 @@ func checkColumns(opts WriterOptions) error {
 	}
 	return nil
 }
-
-// FormatFromPath returns the format a file name implies, by the rule every
-// command shares (fileformat.FromPath): .csv; .json; .jsonl or .ndjson;
-// .parquet or .pq; .ddbjson, .ddb.json or .ddb.jsonl (DynamoDB JSON). A
-// trailing .gz, .zst or .zstd is looked through, and case does not matter.
-// It returns "" when the name implies no format.
-func FormatFromPath(path string) string { return fileformat.FromPath(path) }
 
 // InferColumns returns the union of the records' attributes, sorted by name,
 // each with the DynamoDB type of its values. A column whose values share one

@@ -1,49 +1,54 @@
-// Package fileformat is the one rule that tells a record file's format and
+package records
+
+// The format table and the one rule that tells a record file's format and
 // compression from its name, for the files treeport writes (export, gen) and
 // the ones it reads (import, verify, plan), so that every name export writes
 // is read back as the same format.
-package fileformat
 
 import (
 	"path/filepath"
 	"strings"
 )
 
-// The formats, as --format names them.
+// The formats, as --format names them: a Source reads each, and a Writer
+// writes each.
 const (
-	CSV     = "csv"
-	JSON    = "json"  // one JSON array of objects
-	JSONL   = "jsonl" // one JSON object a line
-	Parquet = "parquet"
-	DDBJSON = "ddbjson" // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
+	FormatCSV     = "csv"
+	FormatJSON    = "json"  // one JSON array of objects
+	FormatJSONL   = "jsonl" // one JSON object a line
+	FormatParquet = "parquet"
+	FormatDDBJSON = "ddbjson" // one {"Item":{...}} a line, as DynamoDB's export to S3 writes
 )
+
+// Formats lists every format, in the order help text shows them.
+var Formats = []string{FormatCSV, FormatJSON, FormatJSONL, FormatParquet, FormatDDBJSON}
 
 // The compressions a name asks for.
 const (
-	None = ""
-	Gzip = "gzip"
-	Zstd = "zstd"
+	Uncompressed = ""
+	Gzip         = "gzip"
+	Zstd         = "zstd"
 )
 
 // Extensions lists every name ending FromPath knows, by format, in the order
 // help text and docs show them. Each may be followed by a compression's
 // (see Compressions).
 var Extensions = map[string][]string{
-	CSV:     {".csv"},
-	JSON:    {".json"},
-	JSONL:   {".jsonl", ".ndjson"},
-	Parquet: {".parquet", ".pq"},
-	DDBJSON: {".ddbjson", ".ddb.json", ".ddb.jsonl"},
+	FormatCSV:     {".csv"},
+	FormatJSON:    {".json"},
+	FormatJSONL:   {".jsonl", ".ndjson"},
+	FormatParquet: {".parquet", ".pq"},
+	FormatDDBJSON: {".ddbjson", ".ddb.json", ".ddb.jsonl"},
 }
 
 // Compressions maps each compression's name endings to it.
 var Compressions = map[string]string{".gz": Gzip, ".zst": Zstd, ".zstd": Zstd}
 
-// FromPath returns the format a file name implies: .csv; .json; .jsonl or
-// .ndjson; .parquet or .pq; .ddbjson, .ddb.json or .ddb.jsonl (DynamoDB
+// FormatFromPath returns the format a file name implies: .csv; .json; .jsonl
+// or .ndjson; .parquet or .pq; .ddbjson, .ddb.json or .ddb.jsonl (DynamoDB
 // JSON). A trailing .gz, .zst or .zstd is looked through, and case does not
 // matter. It returns "" when the name implies no format.
-func FromPath(path string) string {
+func FormatFromPath(path string) string {
 	name := strings.ToLower(filepath.Base(path))
 	if _, ok := Compressions[filepath.Ext(name)]; ok {
 		name = strings.TrimSuffix(name, filepath.Ext(name))
@@ -62,7 +67,7 @@ func FromPath(path string) string {
 
 // CompressionFromPath returns the compression a file name asks for: Gzip
 // for a name ending in .gz, Zstd for .zst or .zstd (case does not matter),
-// None otherwise. Readers recognise both by their magic bytes, whatever the
+// Uncompressed otherwise. Readers recognise both by their magic bytes, whatever the
 // name; writers compress as the name says.
 func CompressionFromPath(path string) string {
 	return Compressions[strings.ToLower(filepath.Ext(path))]
