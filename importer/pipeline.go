@@ -1,3 +1,7 @@
+// Package importer is the import job: it reads an input through records
+// (OpenSource), checks it and builds its forest (ReadInput), and writes the
+// items of a layout to sinks: DynamoDB itself, or files for DynamoDB's
+// import from S3.
 package importer
 
 import (
