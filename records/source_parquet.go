@@ -23,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/records/internal/thriftscan"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -127,8 +128,7 @@ func newParquetSource(r io.ReaderAt, size int64, file string, opts SourceOptions
 		if _, err := r.ReadAt(b, size-8-footer); err != nil {
 			return nil, fmt.Errorf("importer: reading %s: %w", file, err)
 		}
-		sc := thriftScan{b: b, full: true}
-		if err := sc.structure(0); err != nil {
+		if _, err := thriftscan.Struct(b, true); err != nil {
 			return nil, fmt.Errorf("importer: %s is not a Parquet file that can be read: its footer (metadata) is corrupt: %w", file, err)
 		}
 	}
@@ -989,18 +989,18 @@ func (s *parquetSource) pageHeader(pos, end int64) (h *format.PageHeader, n int6
 		if k < len(b) && err != io.EOF {
 			return nil, 0, fmt.Errorf("reading the page header at byte %d: %w", pos, err)
 		}
-		sc := thriftScan{b: b[:k], full: k < len(b) || w == end-pos}
-		switch err := sc.structure(0); {
-		case err == errThriftShort:
+		n, err := thriftscan.Struct(b[:k], k < len(b) || w == end-pos)
+		switch {
+		case err == thriftscan.ErrShort:
 			continue
 		case err != nil:
 			return nil, 0, fmt.Errorf("the page header at byte %d is corrupt: %w", pos, err)
 		}
 		h = new(format.PageHeader)
-		if err := thrift.Unmarshal(&thrift.CompactProtocol{}, b[:sc.off], h); err != nil {
+		if err := thrift.Unmarshal(&thrift.CompactProtocol{}, b[:n], h); err != nil {
 			return nil, 0, fmt.Errorf("the page header at byte %d is corrupt: %w", pos, err)
 		}
-		return h, int64(sc.off), nil
+		return h, int64(n), nil
 	}
 }
 
@@ -1055,175 +1055,4 @@ func checkPage(h *format.PageHeader, pos, n, end int64) (int64, error) {
 		return 0, fmt.Errorf("the page at byte %d declares %d values", pos, values)
 	}
 	return size + values*pqValueBytes, nil
-}
-
-// errThriftShort is thriftScan's answer when the bytes it was given end
-// before the value and more could be read.
-var errThriftShort = errors.New("thrift value cut short")
-
-// thriftScan walks one value of the Thrift compact protocol (the encoding
-// of Parquet's footer and page headers) without decoding it, checking that
-// every length and count it declares fits in the bytes that are there and
-// that it nests at most pqMaxDepth deep, so that parquet-go's decoder, run
-// on it next, allocates no more than the bytes hold.
-type thriftScan struct {
-	b    []byte
-	off  int
-	full bool // b holds all the bytes there are: running out is an error
-}
-
-const pqMaxDepth = 64
-
-func (s *thriftScan) need(n uint64, what string, args ...any) error {
-	left := uint64(len(s.b) - s.off)
-	if n <= left {
-		return nil
-	}
-	if !s.full {
-		return errThriftShort
-	}
-	if what == "" {
-		return errors.New("it is cut short")
-	}
-	return fmt.Errorf("it declares "+what+", and %d bytes are left", append(args, left)...)
-}
-
-func (s *thriftScan) byte() (byte, error) {
-	if err := s.need(1, ""); err != nil {
-		return 0, err
-	}
-	s.off++
-	return s.b[s.off-1], nil
-}
-
-func (s *thriftScan) uvarint() (uint64, error) {
-	var v uint64
-	for shift := 0; shift < 70; shift += 7 {
-		c, err := s.byte()
-		if err != nil {
-			return 0, err
-		}
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, nil
-		}
-	}
-	return 0, errors.New("a varint is longer than 10 bytes")
-}
-
-func (s *thriftScan) skip(n uint64) error {
-	if err := s.need(n, ""); err != nil {
-		return err
-	}
-	s.off += int(n)
-	return nil
-}
-
-// size reads a length or count, which the compact protocol bounds by 2^31-1
-// (and parquet-go with it).
-func (s *thriftScan) size() (uint64, error) {
-	n, err := s.uvarint()
-	if err == nil && n > math.MaxInt32 {
-		err = fmt.Errorf("a length or count of %d", n)
-	}
-	return n, err
-}
-
-// structure walks a struct: fields up to a stop byte.
-func (s *thriftScan) structure(depth int) error {
-	if depth > pqMaxDepth {
-		return fmt.Errorf("it nests more than %d levels deep", pqMaxDepth)
-	}
-	for {
-		b, err := s.byte()
-		if err != nil || b == 0 {
-			return err
-		}
-		if b>>4 == 0 { // a field id of its own, not a delta
-			if _, err := s.uvarint(); err != nil {
-				return err
-			}
-		}
-		if err := s.value(b&0x0f, false, depth); err != nil {
-			return err
-		}
-	}
-}
-
-// value walks a value of type t, a field's (elem false) or a list's, set's
-// or map's element (elem true: a boolean then takes a byte).
-func (s *thriftScan) value(t byte, elem bool, depth int) error {
-	switch t {
-	case 1, 2: // true, false
-		if elem {
-			return s.skip(1)
-		}
-		return nil
-	case 3: // i8
-		return s.skip(1)
-	case 4, 5, 6: // i16, i32, i64
-		_, err := s.uvarint()
-		return err
-	case 7: // double
-		return s.skip(8)
-	case 8: // binary, string
-		n, err := s.size()
-		if err != nil {
-			return err
-		}
-		if err := s.need(n, "a string of %d bytes", n); err != nil {
-			return err
-		}
-		s.off += int(n)
-		return nil
-	case 9, 10: // list, set
-		h, err := s.byte()
-		if err != nil {
-			return err
-		}
-		n, et := uint64(h>>4), h&0x0f
-		if n == 15 {
-			if n, err = s.size(); err != nil {
-				return err
-			}
-		}
-		return s.elements(n, depth, et)
-	case 11: // map
-		n, err := s.size()
-		if err != nil || n == 0 {
-			return err
-		}
-		kv, err := s.byte()
-		if err != nil {
-			return err
-		}
-		return s.elements(n, depth, kv>>4, kv&0x0f)
-	case 12: // struct
-		return s.structure(depth + 1)
-	case 13: // uuid
-		return s.skip(16)
-	}
-	return fmt.Errorf("a value of unknown type %d", t)
-}
-
-// elements walks n elements of a container, each a value of every type of
-// types in turn (a map's key and value). Each takes a byte at least.
-func (s *thriftScan) elements(n uint64, depth int, types ...byte) error {
-	if n == 0 {
-		return nil
-	}
-	if depth+1 > pqMaxDepth {
-		return fmt.Errorf("it nests more than %d levels deep", pqMaxDepth)
-	}
-	if err := s.need(n*uint64(len(types)), "%d elements", n); err != nil {
-		return err
-	}
-	for range n {
-		for _, t := range types {
-			if err := s.value(t, true, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
