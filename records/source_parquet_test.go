@@ -454,4 +454,3 @@ func TestParquetPagesChecked(t *testing.T) {
 		})
 	}
 }
-
