@@ -1,6 +1,8 @@
 // Package records reads and writes the record files treeport takes and
 // gives: each format's reader (a Source: CSV, JSON, JSON Lines, Parquet and
-// DynamoDB JSON), with the one rule that tells a file's format from its name.
+// DynamoDB JSON, see OpenSource) beside its writer (a Writer, see
+// NewWriter), with the format table and the one rule that tells a file's
+// format from its name (format.go).
 package records
 
 import (

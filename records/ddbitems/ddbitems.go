@@ -1,6 +1,6 @@
 // Package ddbitems reads DynamoDB items written as DynamoDB JSON, one
 // {"Item":{...}} a line: a file, gzip or zstd compressed or not, or the
-// folder of an ExportTableToPointInTime, whose manifests it checks. importer
+// folder of an ExportTableToPointInTime, whose manifests it checks. records
 // reads such items as records (--format ddbjson); exporter reads a
 // DynamoDB export back to the nodes of a layout.
 package ddbitems

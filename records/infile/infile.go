@@ -1,8 +1,8 @@
 // Package infile opens treeport's input files, gzip and zstd compressed or
 // not, and words what goes wrong reading them: an error of the file itself
 // (*ReadError), data that cannot be decompressed (*CorruptError, invalid
-// input), a row that cannot be parsed (Parsef). importer's sources and the
-// DynamoDB JSON item reader (records/ddbitems) share it.
+// input), a row that cannot be parsed (Parsef). The sources of records and
+// the DynamoDB JSON item reader (records/ddbitems) share it.
 package infile
 
 import (
