@@ -36,7 +36,7 @@ import (
 var ErrInvalid = infile.ErrInvalid
 
 // marked is err, which keeps its own message, classed as mark too
-// (errors.Is): ErrInvalid, or records.ErrRestUnreadable.
+// (errors.Is): ErrInvalid.
 type marked struct{ err, mark error }
 
 func (e *marked) Error() string   { return e.err.Error() }
