@@ -92,33 +92,9 @@ func runBench(c *cli.Context) error {
 	if c.Int64("scale") < 0 {
 		return usagef("--scale %d: want a node count", c.Int64("scale"))
 	}
-	work := layoutbench.DefaultWorkload
-	mixText := c.String("read-mix")
-	if p := c.String("workload"); p != "" {
-		wf, err := layoutbench.ReadWorkload(p, work)
-		if err != nil {
-			return usagef("--workload: %v", err)
-		}
-		work = wf.Workload
-		if wf.ReadMix != "" && !c.IsSet("read-mix") {
-			mixText = wf.ReadMix
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    *float64
-	}{{"reads-per-month", &work.ReadsPerMonth}, {"writes-per-month", &work.WritesPerMonth}, {"moves-per-month", &work.MovesPerMonth},
-		{"deletes-per-month", &work.DeletesPerMonth}, {"months", &work.Months}} {
-		if c.IsSet(f.name) || c.String("workload") == "" {
-			*f.v = c.Float64(f.name)
-		}
-	}
-	if err := work.Check(); err != nil {
-		return usagef("--%v", err)
-	}
-	mix, err := layoutbench.ParseMix(mixText)
+	work, mix, err := benchWorkload(c)
 	if err != nil {
-		return usagef("--read-mix: %v", err)
+		return err
 	}
 	outs := c.StringSlice("out")
 	writers := make([]func(io.Writer, *layoutbench.Report) error, len(outs))
@@ -131,40 +107,9 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var ls []layouts.Layout
-	seen := map[string]bool{}
-	for _, name := range strings.Split(c.String("layouts"), ",") {
-		name = strings.TrimSpace(name)
-		names := []string{name}
-		if name == "all" {
-			names = layouts.Names()
-		}
-		for _, n := range names {
-			if n == "" || seen[n] {
-				continue
-			}
-			l, err := layouts.New(n, lopts)
-			if err != nil {
-				return usagef("--layouts: %v", err)
-			}
-			seen[n] = true
-			ls = append(ls, l)
-		}
-	}
-	if file := c.String("model"); file != "" {
-		l, err := loadModel(c, file, "", "")
-		if err != nil {
-			return err
-		}
-		ls = append(ls, l)
-		if cc := layouts.ClosureCopy(l); cc != nil && !c.IsSet("closure-copy") {
-			// The model's closure_copy: what the input's copied bytes
-			// are counted for.
-			lopts.ClosureCopy = cc
-		}
-	}
-	if len(ls) == 0 {
-		return usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
+	ls, err := benchLayouts(c, &lopts)
+	if err != nil {
+		return err
 	}
 	onInvalid := c.String("on-invalid")
 	if onInvalid != "fail" && onInvalid != "skip" {
@@ -192,39 +137,8 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Every layout's problems, before anything is created.
-	invalid := 0
-	var rejects *bufio.Writer
-	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		rejects = bufio.NewWriter(f)
-		defer rejects.Flush()
-	}
-	for _, l := range ls {
-		in.Forest.Reset()
-		problems := in.CheckLayout(l)
-		if len(problems) == 0 {
-			continue
-		}
-		invalid++
-		if len(ls) > 1 {
-			fmt.Fprintf(stderr, "%s:\n", l.Name())
-		}
-		printProblems(stderr, problems, c.Int("max-errors"), in.MoreProblems())
-		if rejects != nil {
-			for _, p := range problems {
-				line, _ := json.Marshal(map[string]any{"layout": l.Name(), "file": p.File, "line": p.Line, "id": p.ID, "reason": p.Err.Error()})
-				rejects.Write(append(line, '\n'))
-			}
-		}
-	}
-	if invalid > 0 && onInvalid == "fail" {
-		return fmt.Errorf("%w: the input has problems (above) for %d of the layouts; nothing was created (fix them, or use --on-invalid=skip to bench the valid trees)",
-			importer.ErrInvalid, invalid)
+	if err := checkBenchInput(c, in, ls, onInvalid, stderr); err != nil {
+		return err
 	}
 
 	opts := layoutbench.Options{
@@ -260,6 +174,120 @@ func runBench(c *cli.Context) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "bench: wrote %s\n", o)
+	}
+	return nil
+}
+
+// benchWorkload reads the workload bench prices (--workload, then the
+// flags that override it) and the read mix.
+func benchWorkload(c *cli.Context) (layoutbench.Workload, []layoutbench.MixEntry, error) {
+	work := layoutbench.DefaultWorkload
+	mixText := c.String("read-mix")
+	if p := c.String("workload"); p != "" {
+		wf, err := layoutbench.ReadWorkload(p, work)
+		if err != nil {
+			return work, nil, usagef("--workload: %v", err)
+		}
+		work = wf.Workload
+		if wf.ReadMix != "" && !c.IsSet("read-mix") {
+			mixText = wf.ReadMix
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"reads-per-month", &work.ReadsPerMonth}, {"writes-per-month", &work.WritesPerMonth}, {"moves-per-month", &work.MovesPerMonth},
+		{"deletes-per-month", &work.DeletesPerMonth}, {"months", &work.Months}} {
+		if c.IsSet(f.name) || c.String("workload") == "" {
+			*f.v = c.Float64(f.name)
+		}
+	}
+	if err := work.Check(); err != nil {
+		return work, nil, usagef("--%v", err)
+	}
+	mix, err := layoutbench.ParseMix(mixText)
+	if err != nil {
+		return work, nil, usagef("--read-mix: %v", err)
+	}
+	return work, mix, nil
+}
+
+// benchLayouts builds the layouts --layouts names and the --model's, in
+// that order; a model's closure_copy goes to lopts.
+func benchLayouts(c *cli.Context, lopts *layouts.Options) ([]layouts.Layout, error) {
+	var ls []layouts.Layout
+	seen := map[string]bool{}
+	for _, name := range strings.Split(c.String("layouts"), ",") {
+		name = strings.TrimSpace(name)
+		names := []string{name}
+		if name == "all" {
+			names = layouts.Names()
+		}
+		for _, n := range names {
+			if n == "" || seen[n] {
+				continue
+			}
+			l, err := layouts.New(n, *lopts)
+			if err != nil {
+				return nil, usagef("--layouts: %v", err)
+			}
+			seen[n] = true
+			ls = append(ls, l)
+		}
+	}
+	if file := c.String("model"); file != "" {
+		l, err := loadModel(c, file, "", "")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		if cc := layouts.ClosureCopy(l); cc != nil && !c.IsSet("closure-copy") {
+			// The model's closure_copy: what the input's copied bytes
+			// are counted for.
+			lopts.ClosureCopy = cc
+		}
+	}
+	if len(ls) == 0 {
+		return nil, usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
+	}
+	return ls, nil
+}
+
+// checkBenchInput prints every layout's problems with the input, before
+// anything is created, and keeps them in --rejects.
+func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInvalid string, stderr io.Writer) error {
+	invalid := 0
+	var rejects *bufio.Writer
+	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rejects = bufio.NewWriter(f)
+		defer rejects.Flush()
+	}
+	for _, l := range ls {
+		in.Forest.Reset()
+		problems := in.CheckLayout(l)
+		if len(problems) == 0 {
+			continue
+		}
+		invalid++
+		if len(ls) > 1 {
+			fmt.Fprintf(stderr, "%s:\n", l.Name())
+		}
+		printProblems(stderr, problems, c.Int("max-errors"), in.MoreProblems())
+		if rejects != nil {
+			for _, p := range problems {
+				line, _ := json.Marshal(map[string]any{"layout": l.Name(), "file": p.File, "line": p.Line, "id": p.ID, "reason": p.Err.Error()})
+				rejects.Write(append(line, '\n'))
+			}
+		}
+	}
+	if invalid > 0 && onInvalid == "fail" {
+		return fmt.Errorf("%w: the input has problems (above) for %d of the layouts; nothing was created (fix them, or use --on-invalid=skip to bench the valid trees)",
+			importer.ErrInvalid, invalid)
 	}
 	return nil
 }
