@@ -60,28 +60,8 @@ func runImport(c *cli.Context) error {
 	}
 	dryRun := c.Bool("dry-run")
 	table, out := c.String("table"), c.String("out")
-	switch {
-	case dryRun:
-	case table == "" && out == "":
-		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
-	case out != "" && c.Bool("create-table"):
-		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
-	case c.String("import-table") != "" && !s3io.IsURL(out):
-		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
-	case c.String("bulk-put") != "" && !s3io.IsURL(out):
-		return usagef("--bulk-put starts DynamoDB's bulk put from S3: give --out s3://BUCKET/PREFIX too")
-	case c.String("bulk-put") != "" && c.String("import-table") != "":
-		return usagef("--bulk-put loads an existing table, --import-table creates a new one: give one of them")
-	}
-	if set := capacitySet(c); len(set) > 0 && !dryRun {
-		switch {
-		case c.String("bulk-put") != "":
-			return usagef("%s shape a new table; --bulk-put loads an existing one (change its capacity with UpdateTable)", strings.Join(set, ", "))
-		case c.String("import-table") != "" && (c.IsSet("warm-wcu") || c.IsSet("warm-rcu")):
-			return usagef("ImportTable creates its table without a warm throughput (its TableCreationParameters have none): leave out --warm-wcu/--warm-rcu, and warm the table after the import with UpdateTable")
-		case out == "" && !c.Bool("create-table"):
-			return usagef("%s shape a new table: give --create-table too (or --out, for create-table.json)", strings.Join(set, ", "))
-		}
+	if err := checkImportFlags(c, dryRun, table, out); err != nil {
+		return err
 	}
 	bulkWCU, err := bulkPutWCU(c)
 	if err != nil {
@@ -109,34 +89,12 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if shard.Of > 1 {
-		// N copies given the same command line each keep their own files.
-		for _, name := range []string{"checkpoint", "dead-letter", "rejects", "report"} {
-			if v := c.String(name); v != "" {
-				if err := c.Set(name, shard.FileName(v)); err != nil {
-					return err
-				}
-			}
-		}
+	if err := shardFileNames(c, shard); err != nil {
+		return err
 	}
-	var s3out *importer.S3Output
-	if out != "" && !dryRun {
-		// A bad --out fails now, before a large input is read.
-		if s3io.IsURL(out) {
-			if c.String("bulk-put") != "" {
-				// So does a table bulk put cannot load; and a rerun finds
-				// the files of the first run and follows its bulk put.
-				done, err := checkBulkPut(c, ls[0], shard, bulkWCU)
-				if done || err != nil {
-					return err
-				}
-			}
-			if s3out, err = openS3Output(c, out, shard); err != nil {
-				return err
-			}
-		} else if err := importer.CheckOutputDir(out); err != nil {
-			return err
-		}
+	s3out, done, err := checkOutput(c, out, dryRun, ls, shard, bulkWCU)
+	if done || err != nil {
+		return err
 	}
 
 	// The skeleton is large and lives for the whole run: collecting at 50%
@@ -171,23 +129,7 @@ func runImport(c *cli.Context) error {
 	}
 
 	l := ls[0]
-	problems := in.CheckLayout(l)
-	if len(problems) > 0 {
-		printProblems(stderr, problems, maxErrors, in.MoreProblems())
-		if onInvalid == "fail" {
-			return fmt.Errorf("%w: %s in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
-				importer.ErrInvalid, countProblems(len(problems)+in.MoreProblems()), inPath)
-		}
-		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.Forest.RejectedCount(), "node"), c.String("rejects"))
-	}
-	// A load of many more items than the input has nodes (closure on a
-	// deep input) says its size first, and past the limit waits for
-	// --max-items or --yes.
-	size, err := importer.CheckSize(c.Context, in, l, importer.SizeLimit{MaxItems: c.Int64("max-items"), Yes: c.Bool("yes")})
-	if size != nil {
-		fmt.Fprintf(stderr, "treeport: plan: %s\n", size)
-	}
-	if err != nil {
+	if err := checkImportInput(c, in, l, inPath, onInvalid, maxErrors, stderr); err != nil {
 		return err
 	}
 	var rejects io.Writer
@@ -204,6 +146,96 @@ func runImport(c *cli.Context) error {
 		return importToFiles(c, in, emitOpts, started, s3out)
 	}
 	return importToTable(c, in, emitOpts, started)
+}
+
+// checkImportFlags refuses the flags that do not go together, before
+// anything is read.
+func checkImportFlags(c *cli.Context, dryRun bool, table, out string) error {
+	switch {
+	case dryRun:
+	case table == "" && out == "":
+		return usagef("give --table T to load a table, --out DIR to write import files, or --dry-run")
+	case out != "" && c.Bool("create-table"):
+		return usagef("--create-table goes with --table alone: with --out, nothing is loaded, and --table only names the table in create-table.json and import-table.json")
+	case c.String("import-table") != "" && !s3io.IsURL(out):
+		return usagef("--import-table starts DynamoDB's import from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && !s3io.IsURL(out):
+		return usagef("--bulk-put starts DynamoDB's bulk put from S3: give --out s3://BUCKET/PREFIX too")
+	case c.String("bulk-put") != "" && c.String("import-table") != "":
+		return usagef("--bulk-put loads an existing table, --import-table creates a new one: give one of them")
+	}
+	if set := capacitySet(c); len(set) > 0 && !dryRun {
+		switch {
+		case c.String("bulk-put") != "":
+			return usagef("%s shape a new table; --bulk-put loads an existing one (change its capacity with UpdateTable)", strings.Join(set, ", "))
+		case c.String("import-table") != "" && (c.IsSet("warm-wcu") || c.IsSet("warm-rcu")):
+			return usagef("ImportTable creates its table without a warm throughput (its TableCreationParameters have none): leave out --warm-wcu/--warm-rcu, and warm the table after the import with UpdateTable")
+		case out == "" && !c.Bool("create-table"):
+			return usagef("%s shape a new table: give --create-table too (or --out, for create-table.json)", strings.Join(set, ", "))
+		}
+	}
+	return nil
+}
+
+// shardFileNames gives each of N copies given the same command line its
+// own files.
+func shardFileNames(c *cli.Context, shard importer.Shard) error {
+	if shard.Of > 1 {
+		for _, name := range []string{"checkpoint", "dead-letter", "rejects", "report"} {
+			if v := c.String(name); v != "" {
+				if err := c.Set(name, shard.FileName(v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkOutput fails a bad --out now, before a large input is read, and
+// opens an S3 one; done when a rerun of a bulk put has followed the first
+// run's, and there is nothing left to do.
+func checkOutput(c *cli.Context, out string, dryRun bool, ls []layouts.Layout, shard importer.Shard, bulkWCU int64) (s3out *importer.S3Output, done bool, err error) {
+	if out != "" && !dryRun {
+		// A bad --out fails now, before a large input is read.
+		if s3io.IsURL(out) {
+			if c.String("bulk-put") != "" {
+				// So does a table bulk put cannot load; and a rerun finds
+				// the files of the first run and follows its bulk put.
+				if done, err := checkBulkPut(c, ls[0], shard, bulkWCU); done || err != nil {
+					return nil, done, err
+				}
+			}
+			if s3out, err = openS3Output(c, out, shard); err != nil {
+				return nil, false, err
+			}
+		} else if err := importer.CheckOutputDir(out); err != nil {
+			return nil, false, err
+		}
+	}
+	return s3out, false, nil
+}
+
+// checkImportInput prints the input's problems with the layout, and the
+// size of a load much larger than the input.
+func checkImportInput(c *cli.Context, in *importer.Input, l layouts.Layout, inPath, onInvalid string, maxErrors int, stderr io.Writer) error {
+	problems := in.CheckLayout(l)
+	if len(problems) > 0 {
+		printProblems(stderr, problems, maxErrors, in.MoreProblems())
+		if onInvalid == "fail" {
+			return fmt.Errorf("%w: %s in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
+				importer.ErrInvalid, countProblems(len(problems)+in.MoreProblems()), inPath)
+		}
+		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.Forest.RejectedCount(), "node"), c.String("rejects"))
+	}
+	// A load of many more items than the input has nodes (closure on a
+	// deep input) says its size first, and past the limit waits for
+	// --max-items or --yes.
+	size, err := importer.CheckSize(c.Context, in, l, importer.SizeLimit{MaxItems: c.Int64("max-items"), Yes: c.Bool("yes")})
+	if size != nil {
+		fmt.Fprintf(stderr, "treeport: plan: %s\n", size)
+	}
+	return err
 }
 
 // dryRunPlans prints what a load would do for each layout.
