@@ -83,14 +83,8 @@ func runBench(c *cli.Context) error {
 	if !offline && endpoint == "" {
 		return usagef("give --endpoint-url (DynamoDB Local, e.g. http://localhost:8000, or a real endpoint: bench creates and deletes tables there) or --offline")
 	}
-	if c.Int("sample") <= 0 {
-		return usagef("--sample %d: want 1 or more", c.Int("sample"))
-	}
-	if c.Int64("seed") < 0 {
-		return usagef("--seed %d: want 0 or more", c.Int64("seed"))
-	}
-	if c.Int64("scale") < 0 {
-		return usagef("--scale %d: want a node count", c.Int64("scale"))
+	if err := checkBenchFlags(c); err != nil {
+		return err
 	}
 	work, mix, err := benchWorkload(c)
 	if err != nil {
@@ -156,6 +150,26 @@ func runBench(c *cli.Context) error {
 		}
 		opts.Client, opts.Endpoint = client, endpoint
 	}
+	return runBenchReport(c, in, opts, outs, writers, stderr)
+}
+
+// checkBenchFlags refuses a --sample, --seed or --scale out of range.
+func checkBenchFlags(c *cli.Context) error {
+	if c.Int("sample") <= 0 {
+		return usagef("--sample %d: want 1 or more", c.Int("sample"))
+	}
+	if c.Int64("seed") < 0 {
+		return usagef("--seed %d: want 0 or more", c.Int64("seed"))
+	}
+	if c.Int64("scale") < 0 {
+		return usagef("--scale %d: want a node count", c.Int64("scale"))
+	}
+	return nil
+}
+
+// runBenchReport runs the bench and writes its report: as text on
+// standard output, and to each --out.
+func runBenchReport(c *cli.Context, in *importer.Input, opts layoutbench.Options, outs []string, writers []func(io.Writer, *layoutbench.Report) error, stderr io.Writer) error {
 	rep, err := layoutbench.Run(c.Context, in, opts)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
