@@ -75,15 +75,9 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	onInvalid := c.String("on-invalid")
-	switch onInvalid {
-	case "fail":
-	case "skip":
-		if c.String("rejects") == "" && !dryRun {
-			return usagef("--on-invalid=skip needs --rejects FILE, so that nothing is left out without a trace")
-		}
-	default:
-		return usagef("--on-invalid %q: want fail or skip", onInvalid)
+	onInvalid, err := importOnInvalid(c, dryRun)
+	if err != nil {
+		return err
 	}
 	shard, err := parseShard(c)
 	if err != nil {
@@ -117,11 +111,7 @@ func runImport(c *cli.Context) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	for _, name := range lopts.ClosureCopy {
-		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return layouts.ClosureCopy(l) != nil }) {
-			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
-		}
-	}
+	warnClosureCopy(stderr, in, ls, lopts.ClosureCopy, inPath)
 	maxErrors := c.Int("max-errors")
 
 	if dryRun {
@@ -146,6 +136,31 @@ func runImport(c *cli.Context) error {
 		return importToFiles(c, in, emitOpts, started, s3out)
 	}
 	return importToTable(c, in, emitOpts, started)
+}
+
+// importOnInvalid reads --on-invalid; skip needs --rejects, so that
+// nothing is left out without a trace.
+func importOnInvalid(c *cli.Context, dryRun bool) (string, error) {
+	onInvalid := c.String("on-invalid")
+	switch onInvalid {
+	case "fail":
+	case "skip":
+		if c.String("rejects") == "" && !dryRun {
+			return "", usagef("--on-invalid=skip needs --rejects FILE, so that nothing is left out without a trace")
+		}
+	default:
+		return "", usagef("--on-invalid %q: want fail or skip", onInvalid)
+	}
+	return onInvalid, nil
+}
+
+// warnClosureCopy warns of a --closure-copy attribute that no record has.
+func warnClosureCopy(stderr io.Writer, in *importer.Input, ls []layouts.Layout, names []string, inPath string) {
+	for _, name := range names {
+		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return layouts.ClosureCopy(l) != nil }) {
+			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
+		}
+	}
 }
 
 // checkImportFlags refuses the flags that do not go together, before
