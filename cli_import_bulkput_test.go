@@ -213,6 +213,12 @@ func TestBulkPutCLI(t *testing.T) {
 	if len(reqs) != 2 || jobs != 1 || reqs[1]["ClientToken"] != reqs[0]["ClientToken"] {
 		t.Errorf("rerun: %d calls, %d jobs, tokens %v %v: want the same token, one job", len(reqs), jobs, reqs[0]["ClientToken"], reqs[len(reqs)-1]["ClientToken"])
 	}
+	// The rerun ends there: it writes no files, least of all to a local
+	// directory named after the s3:// URL.
+	if _, err := os.Stat("s3:"); err == nil {
+		os.RemoveAll("s3:")
+		t.Errorf("rerun: --out s3://… was written as a local directory s3:/")
+	}
 
 	// Another input on the used prefix is refused, as for ImportTable.
 	other := append(append([]string{"import"}, "--in", "fixtures/org.csv", "--layout", "path"), "--out", "s3://"+bucket+"/org/bulk-1", "--bulk-put", "Org")

@@ -132,7 +132,7 @@ func TestRepeatedIDCostsACount(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	dups := 0
 	for _, l := range lines {
-		if strings.Contains(l, `id "x": transform: duplicate id`) {
+		if strings.Contains(l, `id "x": duplicate id`) {
 			dups++
 		}
 	}
@@ -267,7 +267,7 @@ func TestPlanRepeatedIDCostsACount(t *testing.T) {
 			t.Fatalf("%s: exit %d, want 2:\n%.2000s", args[0], code, stderr)
 		}
 		more := "… and " + strconv.Itoa(rows-1-5) + " problems more"
-		if n := strings.Count(stderr, `id "x": transform: duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
+		if n := strings.Count(stderr, `id "x": duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
 			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
 		}
 		// Kept problems would cost ~300 bytes a row, 900 MB; a count

@@ -20,13 +20,13 @@ func TestBadInputBelowRejectedAncestor(t *testing.T) {
 		want              []string
 	}{
 		{"path: delimiter below a missing parent", "path", "id,parent_id\nA,Z\nB|1,A\n",
-			[]string{`:2: id "A": transform: parent not in input`, `:3: id "B|1": transform: id contains the layout's delimiter`}},
+			[]string{`:2: id "A": parent not in input`, `:3: id "B|1": id contains the layout's delimiter`}},
 		{"prefix: delimiter below a missing parent", "prefix", "id,parent_id\nA,Z\nB¦1,A\n",
-			[]string{`:2: id "A": transform: parent not in input`, `:3: id "B¦1": transform: id contains the layout's delimiter`}},
+			[]string{`:2: id "A": parent not in input`, `:3: id "B¦1": id contains the layout's delimiter`}},
 		{"path: delimiter in a cycle", "path", "id,parent_id\nA,B|1\nB|1,A\n",
-			[]string{`:2: id "A": transform: cycle`, `:3: id "B|1": transform: id contains the layout's delimiter`}},
+			[]string{`:2: id "A": cycle`, `:3: id "B|1": id contains the layout's delimiter`}},
 		{"path: delimiter below a delimiter", "path", "id,parent_id\nA|1,\nB|1,A|1\n",
-			[]string{`:2: id "A|1": transform: id contains the layout's delimiter`, `:3: id "B|1": transform: id contains the layout's delimiter`}},
+			[]string{`:2: id "A|1": id contains the layout's delimiter`, `:3: id "B|1": id contains the layout's delimiter`}},
 	}
 	for k, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -452,8 +452,22 @@ func otherThan(be BreakEven, pick string) string {
 // and nothing fetched, the charts inline SVG, the recommendation first.
 func WriteHTML(w io.Writer, r *Report) error {
 	var b strings.Builder
+	htmlHead(&b, r)
+	htmlRecommendation(&b, r)
+	htmlCharts(&b, r)
+	htmlCostTables(&b, r)
+	htmlReadTables(&b, r)
+	htmlStorageTables(&b, r)
+	htmlNotes(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// htmlHead writes the page up to the recommendation: the head, its
+// style sheet, the title, the caveat and the summary.
+func htmlHead(b *strings.Builder, r *Report) {
 	e := html.EscapeString
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	p("<title>treeport bench: %s</title>\n", e(filepath.Base(r.Input.Path)))
 	b.WriteString(`<style>
@@ -487,7 +501,12 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 	p("<p class=\"caveat\" id=\"caveat\">%s</p>\n", e(caveat(r)))
 	p("<p class=\"sub\">%s.<br>Workload: %s. Read mix: %s. Costs projected to %s nodes; figures marked \"this file\" are measured on its %s nodes as they are. Prices: %s as of %s.</p>\n",
 		e(summary(r)), e(workText(r.Workload)), e(mixText(r)), num(float64(r.Scale.Nodes)), num(float64(r.Input.Nodes)), e(r.Prices.Region), e(r.Prices.AsOf))
+}
 
+// htmlRecommendation writes the pick, the ranking and the break-evens.
+func htmlRecommendation(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("<section class=\"rec\" id=\"recommendation\"><h2>Recommendation</h2>\n")
 	if len(r.Ranking) > 0 {
 		p("<div>For this workload: <span class=\"pick\">%s</span><span class=\"margin\" id=\"margin\">%s</span></div>\n<ol>\n", e(r.Ranking[0].Layout), e(marginAfterPick(r)))
@@ -501,42 +520,37 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 		}
 	}
 	p("</section>\n")
+}
 
+// htmlCharts writes the cost curves, one chart per figure and the
+// timings, when there are any.
+func htmlCharts(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("<h2>Cost against scale and read volume</h2>\n<div class=\"charts\">\n")
-	lineChart(&b, r, "by-scale", fmt.Sprintf("Total cost of the workload against the node count (%s)", workText(r.Workload)), "nodes", r.Curves.ByScale)
-	lineChart(&b, r, "by-reads", fmt.Sprintf("Total cost of the workload, %s, against the reads a month", atScale(r)), "reads a month", r.Curves.ByReads)
-	relativeChart(&b, r, r.Curves.ByReads)
+	lineChart(b, r, "by-scale", fmt.Sprintf("Total cost of the workload against the node count (%s)", workText(r.Workload)), "nodes", r.Curves.ByScale)
+	lineChart(b, r, "by-reads", fmt.Sprintf("Total cost of the workload, %s, against the reads a month", atScale(r)), "reads a month", r.Curves.ByReads)
+	relativeChart(b, r, r.Curves.ByReads)
 	p("</div>\n")
 
 	p("<h2>Charts</h2>\n<p class=\"sub\">One chart per figure; shorter bars are better; ★ marks the best when no other ties it (within %.1f%%).</p>\n<div class=\"charts\">\n", 100*tieShare)
 	for _, m := range metrics(r) {
-		chart(&b, r, m, true)
+		chart(b, r, m, true)
 	}
 	p("</div>\n")
 	if lm := latencyMetrics(r); len(lm) > 0 {
 		p("<h2>Timings on %s</h2>\n<p class=\"sub\">What this server took, for the record only: no ranking uses them, and none is starred. Against DynamoDB Local they measure the JVM, its warm-up and this machine more than the layout (a GetItem is the same request in every layout); DynamoDB's own latency needs a run against DynamoDB.</p>\n<div class=\"charts\">\n", e(r.Endpoint))
 		for _, m := range lm {
-			chart(&b, r, m, false)
+			chart(b, r, m, false)
 		}
 		p("</div>\n")
 	}
+}
 
-	table := func(head []string, rows [][]string) {
-		p("<table><tr>")
-		for _, h := range head {
-			p("<th>%s</th>", e(h))
-		}
-		p("</tr>\n")
-		for _, row := range rows {
-			p("<tr>")
-			for _, c := range row {
-				p("<td>%s</td>", e(c))
-			}
-			p("</tr>\n")
-		}
-		p("</table>\n")
-	}
-
+// htmlCostTables writes the at-a-glance table and the workload's cost.
+func htmlCostTables(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	at, here := atScale(r), thisFile(r)
 	p("<h2>At a glance</h2>\n<p class=\"sub\">The first columns are measured on %s as it is; the dollar columns are projected to %s nodes (--scale).</p>\n", e(here), e(num(float64(r.Scale.Nodes))))
 	var rows [][]string
@@ -551,7 +565,7 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 		rows = append(rows, []string{x.Layout, num(float64(x.Items)), humanBytes(x.StoredBytes), humanBytes(int64(x.MaxItemBytes)), num(float64(x.Load.WCU)), consumed, secs,
 			usd(x.Cost.LoadOnDemandUSD), usd(x.Cost.LoadImportUSD), usd(x.Cost.StorageMonthUSD), usd(x.Cost.MillionReadsUSD)})
 	}
-	table([]string{"layout", "items, " + here, "stored, " + here, "largest item", "WCU to load, " + here, "consumed WCU, " + here, "load time, " + here,
+	htmlTable(b, []string{"layout", "items, " + here, "stored, " + here, "largest item", "WCU to load, " + here, "consumed WCU, " + here, "load time, " + here,
 		"load $ on-demand, " + at, "load $ ImportTable, " + at, "storage $/month, " + at, "$ per 1M reads, " + at}, rows)
 
 	p("<h2>The workload's cost, %s</h2>\n", e(at))
@@ -561,10 +575,16 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 		rows = append(rows, []string{x.Layout, usd(c.LoadUSD) + " (" + c.LoadMethod + ")", usd(c.StorageUSD), usd(c.ReadsUSD), usd(c.WritesUSD), usd(c.MovesUSD), usd(c.DeletesUSD), usd(c.TotalUSD),
 			num(c.MoveWCU) + " WCU", num(c.DeleteWCU) + " WCU", num(c.WriteWCU) + " WCU"})
 	}
-	table([]string{"layout", "load $", "storage $", "reads $", "writes $", "moves $", "deletes $", "total $", "WCU of a move", "WCU of a delete", "WCU of a write"}, rows)
+	htmlTable(b, []string{"layout", "load $", "storage $", "reads $", "writes $", "moves $", "deletes $", "total $", "WCU of a move", "WCU of a delete", "WCU of a write"}, rows)
+}
 
+// htmlReadTables writes the reads and the hottest partitions.
+func htmlReadTables(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	here := thisFile(r)
 	p("<h2>Reads, %s</h2>\n", e(here))
-	rows = nil
+	var rows [][]string
 	for _, k := range Kinds {
 		for _, x := range r.Layouts {
 			q := x.query(k)
@@ -576,7 +596,7 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 				num(q.ItemsRead.Mean) + " (" + num(q.ItemsRead.P95) + ")", num(q.RCU.Mean) + " (" + num(q.RCU.P95) + ")", lat})
 		}
 	}
-	table([]string{"query", "layout", "source", "answer nodes", "requests mean (p95)", "items read mean (p95)", "RCU mean (p95)", "latency ms p50 / p95"}, rows)
+	htmlTable(b, []string{"query", "layout", "source", "answer nodes", "requests mean (p95)", "items read mean (p95)", "RCU mean (p95)", "latency ms p50 / p95"}, rows)
 
 	p("<h2>Hottest partitions, %s</h2>\n", e(here))
 	rows = nil
@@ -593,16 +613,22 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 			rows = append(rows, []string{x.Layout, where(s.Index) + " (" + s.Attr + ")", fmt.Sprint(s.Partitions), strings.Join(top, "; "), strings.Join(topB, "; ")})
 		}
 	}
-	table([]string{"layout", "table or index", "partitions", "top by items", "top by bytes"}, rows)
+	htmlTable(b, []string{"layout", "table or index", "partitions", "top by items", "top by bytes"}, rows)
+}
 
+// htmlStorageTables writes storage and limits, and the rewrites.
+func htmlStorageTables(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	here := thisFile(r)
 	p("<h2>Storage and limits, %s</h2>\n", e(here))
-	rows = nil
+	var rows [][]string
 	for _, x := range r.Layouts {
 		for _, s := range x.Storage {
 			rows = append(rows, []string{x.Layout, where(s.Index), fmt.Sprint(s.Items), humanBytes(s.Bytes), humanBytes(s.BilledBytes)})
 		}
 	}
-	table([]string{"layout", "table or index", "items", "bytes", "billed bytes"}, rows)
+	htmlTable(b, []string{"layout", "table or index", "items", "bytes", "billed bytes"}, rows)
 	rows = nil
 	for _, x := range r.Layouts {
 		rows = append(rows, []string{x.Layout, "largest item", "", num(float64(x.MaxItemBytes)) + " B", num(float64(x.ItemLimit)) + " B"})
@@ -610,7 +636,7 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 			rows = append(rows, []string{x.Layout, where(k.Index) + " " + k.Role + " key", k.Attr, num(float64(k.Longest)) + " B", num(float64(k.Limit)) + " B"})
 		}
 	}
-	table([]string{"layout", "what", "attribute", "longest", "limit"}, rows)
+	htmlTable(b, []string{"layout", "what", "attribute", "longest", "limit"}, rows)
 
 	p("<h2>Rewrites, %s</h2>\n", e(here))
 	rows = nil
@@ -622,15 +648,37 @@ svg .be{fill:#1d232b}svg .bet{font-size:11px;fill:#1d232b}
 			rows = append(rows, []string{x.Layout, c.name, fmt.Sprint(c.s.Samples), num(c.s.MeanPuts), num(c.s.MeanDeletes), num(c.s.MeanItems), num(c.s.MeanWCU) + " WCU", fmt.Sprintf("%d WCU (%s)", c.s.WorstWCU, c.s.WorstNode)})
 		}
 	}
-	table([]string{"layout", "change", "samples", "mean puts", "mean deletes", "mean items", "mean WCU", "worst (node)"}, rows)
+	htmlTable(b, []string{"layout", "change", "samples", "mean puts", "mean deletes", "mean items", "mean WCU", "worst (node)"}, rows)
+}
 
+// htmlNotes writes the notes and the end of the page.
+func htmlNotes(b *strings.Builder, r *Report) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("<h2>Notes</h2>\n<ul class=\"notes\">\n")
 	for _, n := range r.Notes {
 		p("<li>%s</li>\n", e(n))
 	}
 	p("</ul>\n<p class=\"sub\">Generated by treeport bench (report schema %d).</p>\n</main></body></html>\n", r.SchemaVersion)
-	_, err := io.WriteString(w, b.String())
-	return err
+}
+
+// htmlTable writes a table of text cells, escaped, under a head row.
+func htmlTable(b *strings.Builder, head []string, rows [][]string) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("<table><tr>")
+	for _, h := range head {
+		p("<th>%s</th>", e(h))
+	}
+	p("</tr>\n")
+	for _, row := range rows {
+		p("<tr>")
+		for _, c := range row {
+			p("<td>%s</td>", e(c))
+		}
+		p("</tr>\n")
+	}
+	p("</table>\n")
 }
 
 // aKind names a query kind with its article: "a get query" but "an

@@ -83,42 +83,12 @@ func runBench(c *cli.Context) error {
 	if !offline && endpoint == "" {
 		return usagef("give --endpoint-url (DynamoDB Local, e.g. http://localhost:8000, or a real endpoint: bench creates and deletes tables there) or --offline")
 	}
-	if c.Int("sample") <= 0 {
-		return usagef("--sample %d: want 1 or more", c.Int("sample"))
+	if err := checkBenchFlags(c); err != nil {
+		return err
 	}
-	if c.Int64("seed") < 0 {
-		return usagef("--seed %d: want 0 or more", c.Int64("seed"))
-	}
-	if c.Int64("scale") < 0 {
-		return usagef("--scale %d: want a node count", c.Int64("scale"))
-	}
-	work := layoutbench.DefaultWorkload
-	mixText := c.String("read-mix")
-	if p := c.String("workload"); p != "" {
-		wf, err := layoutbench.ReadWorkload(p, work)
-		if err != nil {
-			return usagef("--workload: %v", err)
-		}
-		work = wf.Workload
-		if wf.ReadMix != "" && !c.IsSet("read-mix") {
-			mixText = wf.ReadMix
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    *float64
-	}{{"reads-per-month", &work.ReadsPerMonth}, {"writes-per-month", &work.WritesPerMonth}, {"moves-per-month", &work.MovesPerMonth},
-		{"deletes-per-month", &work.DeletesPerMonth}, {"months", &work.Months}} {
-		if c.IsSet(f.name) || c.String("workload") == "" {
-			*f.v = c.Float64(f.name)
-		}
-	}
-	if err := work.Check(); err != nil {
-		return usagef("--%v", err)
-	}
-	mix, err := layoutbench.ParseMix(mixText)
+	work, mix, err := benchWorkload(c)
 	if err != nil {
-		return usagef("--read-mix: %v", err)
+		return err
 	}
 	outs := c.StringSlice("out")
 	writers := make([]func(io.Writer, *layoutbench.Report) error, len(outs))
@@ -131,40 +101,9 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var ls []layouts.Layout
-	seen := map[string]bool{}
-	for _, name := range strings.Split(c.String("layouts"), ",") {
-		name = strings.TrimSpace(name)
-		names := []string{name}
-		if name == "all" {
-			names = layouts.Names()
-		}
-		for _, n := range names {
-			if n == "" || seen[n] {
-				continue
-			}
-			l, err := layouts.New(n, lopts)
-			if err != nil {
-				return usagef("--layouts: %v", err)
-			}
-			seen[n] = true
-			ls = append(ls, l)
-		}
-	}
-	if file := c.String("model"); file != "" {
-		l, err := loadModel(c, file, "", "")
-		if err != nil {
-			return err
-		}
-		ls = append(ls, l)
-		if cc := layouts.ClosureCopy(l); cc != nil && !c.IsSet("closure-copy") {
-			// The model's closure_copy: what the input's copied bytes
-			// are counted for.
-			lopts.ClosureCopy = cc
-		}
-	}
-	if len(ls) == 0 {
-		return usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
+	ls, err := benchLayouts(c, &lopts)
+	if err != nil {
+		return err
 	}
 	onInvalid := c.String("on-invalid")
 	if onInvalid != "fail" && onInvalid != "skip" {
@@ -192,7 +131,145 @@ func runBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Every layout's problems, before anything is created.
+	if err := checkBenchInput(c, in, ls, onInvalid, stderr); err != nil {
+		return err
+	}
+
+	opts := layoutbench.Options{
+		Layouts: ls, Sample: c.Int("sample"), Seed: uint64(c.Int64("seed")), Mix: mix, Workload: work, Scale: c.Int64("scale"),
+		Prices: pricing.Default, TablePrefix: c.String("table-prefix"), KeepTables: c.Bool("keep-tables"),
+		Concurrency: c.Int("concurrency"),
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(stderr, "bench: %5.1fs  %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, args...))
+		},
+	}
+	if !offline {
+		client, err := ddb.NewClient(c.Context, awsOptions(c))
+		if err != nil {
+			return err
+		}
+		opts.Client, opts.Endpoint = client, endpoint
+	}
+	return runBenchReport(c, in, opts, outs, writers, stderr)
+}
+
+// checkBenchFlags refuses a --sample, --seed or --scale out of range.
+func checkBenchFlags(c *cli.Context) error {
+	if c.Int("sample") <= 0 {
+		return usagef("--sample %d: want 1 or more", c.Int("sample"))
+	}
+	if c.Int64("seed") < 0 {
+		return usagef("--seed %d: want 0 or more", c.Int64("seed"))
+	}
+	if c.Int64("scale") < 0 {
+		return usagef("--scale %d: want a node count", c.Int64("scale"))
+	}
+	return nil
+}
+
+// runBenchReport runs the bench and writes its report: as text on
+// standard output, and to each --out.
+func runBenchReport(c *cli.Context, in *importer.Input, opts layoutbench.Options, outs []string, writers []func(io.Writer, *layoutbench.Report) error, stderr io.Writer) error {
+	rep, err := layoutbench.Run(c.Context, in, opts)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			if c.Bool("keep-tables") {
+				return fmt.Errorf("%w: bench stopped; its tables were kept (--keep-tables)", errInterrupted)
+			}
+			return fmt.Errorf("%w: bench stopped; its tables were deleted", errInterrupted)
+		}
+		return err
+	}
+	if err := layoutbench.WriteText(c.App.Writer, rep); err != nil {
+		return err
+	}
+	for i, o := range outs {
+		if err := writeFileWith(o, func(w io.Writer) error { return writers[i](w, rep) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o)
+	}
+	return nil
+}
+
+// benchWorkload reads the workload bench prices (--workload, then the
+// flags that override it) and the read mix.
+func benchWorkload(c *cli.Context) (layoutbench.Workload, []layoutbench.MixEntry, error) {
+	work := layoutbench.DefaultWorkload
+	mixText := c.String("read-mix")
+	if p := c.String("workload"); p != "" {
+		wf, err := layoutbench.ReadWorkload(p, work)
+		if err != nil {
+			return work, nil, usagef("--workload: %v", err)
+		}
+		work = wf.Workload
+		if wf.ReadMix != "" && !c.IsSet("read-mix") {
+			mixText = wf.ReadMix
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"reads-per-month", &work.ReadsPerMonth}, {"writes-per-month", &work.WritesPerMonth}, {"moves-per-month", &work.MovesPerMonth},
+		{"deletes-per-month", &work.DeletesPerMonth}, {"months", &work.Months}} {
+		if c.IsSet(f.name) || c.String("workload") == "" {
+			*f.v = c.Float64(f.name)
+		}
+	}
+	if err := work.Check(); err != nil {
+		return work, nil, usagef("--%v", err)
+	}
+	mix, err := layoutbench.ParseMix(mixText)
+	if err != nil {
+		return work, nil, usagef("--read-mix: %v", err)
+	}
+	return work, mix, nil
+}
+
+// benchLayouts builds the layouts --layouts names and the --model's, in
+// that order; a model's closure_copy goes to lopts.
+func benchLayouts(c *cli.Context, lopts *layouts.Options) ([]layouts.Layout, error) {
+	var ls []layouts.Layout
+	seen := map[string]bool{}
+	for _, name := range strings.Split(c.String("layouts"), ",") {
+		name = strings.TrimSpace(name)
+		names := []string{name}
+		if name == "all" {
+			names = layouts.Names()
+		}
+		for _, n := range names {
+			if n == "" || seen[n] {
+				continue
+			}
+			l, err := layouts.New(n, *lopts)
+			if err != nil {
+				return nil, usagef("--layouts: %v", err)
+			}
+			seen[n] = true
+			ls = append(ls, l)
+		}
+	}
+	if file := c.String("model"); file != "" {
+		l, err := loadModel(c, file, "", "")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		if cc := layouts.ClosureCopy(l); cc != nil && !c.IsSet("closure-copy") {
+			// The model's closure_copy: what the input's copied bytes
+			// are counted for.
+			lopts.ClosureCopy = cc
+		}
+	}
+	if len(ls) == 0 {
+		return nil, usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
+	}
+	return ls, nil
+}
+
+// checkBenchInput prints every layout's problems with the input, before
+// anything is created, and keeps them in --rejects.
+func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInvalid string, stderr io.Writer) error {
 	invalid := 0
 	var rejects *bufio.Writer
 	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
@@ -225,41 +302,6 @@ func runBench(c *cli.Context) error {
 	if invalid > 0 && onInvalid == "fail" {
 		return fmt.Errorf("%w: the input has problems (above) for %d of the layouts; nothing was created (fix them, or use --on-invalid=skip to bench the valid trees)",
 			importer.ErrInvalid, invalid)
-	}
-
-	opts := layoutbench.Options{
-		Layouts: ls, Sample: c.Int("sample"), Seed: uint64(c.Int64("seed")), Mix: mix, Workload: work, Scale: c.Int64("scale"),
-		Prices: pricing.Default, TablePrefix: c.String("table-prefix"), KeepTables: c.Bool("keep-tables"),
-		Concurrency: c.Int("concurrency"),
-		Log: func(format string, args ...any) {
-			fmt.Fprintf(stderr, "bench: %5.1fs  %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, args...))
-		},
-	}
-	if !offline {
-		client, err := ddb.NewClient(c.Context, awsOptions(c))
-		if err != nil {
-			return err
-		}
-		opts.Client, opts.Endpoint = client, endpoint
-	}
-	rep, err := layoutbench.Run(c.Context, in, opts)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			if c.Bool("keep-tables") {
-				return fmt.Errorf("%w: bench stopped; its tables were kept (--keep-tables)", errInterrupted)
-			}
-			return fmt.Errorf("%w: bench stopped; its tables were deleted", errInterrupted)
-		}
-		return err
-	}
-	if err := layoutbench.WriteText(c.App.Writer, rep); err != nil {
-		return err
-	}
-	for i, o := range outs {
-		if err := writeFileWith(o, func(w io.Writer) error { return writers[i](w, rep) }); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "bench: wrote %s\n", o)
 	}
 	return nil
 }

@@ -231,13 +231,17 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 }
 
 // printProblems prints up to max problems and a count of the rest: those
-// past max, and the more that were only counted.
+// past max, and the more that were only counted. A problem's reason is
+// said without the package name its sentinel starts with, as userMessage
+// says an error; the place and the id are printed as they are.
 func printProblems(w io.Writer, problems []*transform.RowError, max, more int) {
 	for k, p := range problems {
 		if k == max {
 			break
 		}
-		fmt.Fprintf(w, "%v\n", p)
+		said := *p
+		said.Err = errors.New(userMessage(p.Err))
+		fmt.Fprintf(w, "%v\n", &said)
 	}
 	if rest := len(problems) - min(len(problems), max) + more; rest > 0 {
 		fmt.Fprintf(w, "… and %s more (raise --max-errors to see them)\n", countProblems(rest))

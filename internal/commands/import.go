@@ -60,6 +60,112 @@ func runImport(c *cli.Context) error {
 	}
 	dryRun := c.Bool("dry-run")
 	table, out := c.String("table"), c.String("out")
+	if err := checkImportFlags(c, dryRun, table, out); err != nil {
+		return err
+	}
+	bulkWCU, err := bulkPutWCU(c)
+	if err != nil {
+		return err
+	}
+	ls, lopts, err := newLayouts(c, dryRun)
+	if err != nil {
+		return err
+	}
+	srcOpts, err := sourceOptions(c)
+	if err != nil {
+		return err
+	}
+	onInvalid, err := importOnInvalid(c, dryRun)
+	if err != nil {
+		return err
+	}
+	shard, err := parseShard(c)
+	if err != nil {
+		return err
+	}
+	if err := shardFileNames(c, shard); err != nil {
+		return err
+	}
+	s3out, done, err := checkOutput(c, out, dryRun, ls, shard, bulkWCU)
+	if done || err != nil {
+		return err
+	}
+
+	// The skeleton is large and lives for the whole run: collecting at 50%
+	// growth instead of 100% keeps the peak near 1.3 GB for ten million
+	// nodes instead of 1.7 GB, at no visible cost in CPU.
+	debug.SetGCPercent(50)
+	started := time.Now()
+	// Problems past the ones printed are only counted: the rejects file
+	// takes its reasons from a second read, not from them.
+	reading := newProgress(c)
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{
+		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors"),
+		OnProgress: func(records int) { reading.step("reading "+inPath+" (records)", int64(records), -1) },
+	})
+	reading.finish()
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	warnClosureCopy(stderr, in, ls, lopts.ClosureCopy, inPath)
+	maxErrors := c.Int("max-errors")
+
+	if dryRun {
+		return dryRunPlans(c, in, ls, onInvalid, maxErrors, stderr)
+	}
+
+	l := ls[0]
+	if err := checkImportInput(c, in, l, inPath, onInvalid, maxErrors, stderr); err != nil {
+		return err
+	}
+	var rejects io.Writer
+	if path := c.String("rejects"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rejects = f
+	}
+	emitOpts := importer.EmitOptions{Layout: l, Shard: shard, Rejects: rejects}
+	if out != "" {
+		return importToFiles(c, in, emitOpts, started, s3out)
+	}
+	return importToTable(c, in, emitOpts, started)
+}
+
+// importOnInvalid reads --on-invalid; skip needs --rejects, so that
+// nothing is left out without a trace.
+func importOnInvalid(c *cli.Context, dryRun bool) (string, error) {
+	onInvalid := c.String("on-invalid")
+	switch onInvalid {
+	case "fail":
+	case "skip":
+		if c.String("rejects") == "" && !dryRun {
+			return "", usagef("--on-invalid=skip needs --rejects FILE, so that nothing is left out without a trace")
+		}
+	default:
+		return "", usagef("--on-invalid %q: want fail or skip", onInvalid)
+	}
+	return onInvalid, nil
+}
+
+// warnClosureCopy warns of a --closure-copy attribute that no record has.
+func warnClosureCopy(stderr io.Writer, in *importer.Input, ls []layouts.Layout, names []string, inPath string) {
+	for _, name := range names {
+		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return layouts.ClosureCopy(l) != nil }) {
+			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
+		}
+	}
+}
+
+// checkImportFlags refuses the flags that do not go together, before
+// anything is read.
+func checkImportFlags(c *cli.Context, dryRun bool, table, out string) error {
 	switch {
 	case dryRun:
 	case table == "" && out == "":
@@ -83,34 +189,13 @@ func runImport(c *cli.Context) error {
 			return usagef("%s shape a new table: give --create-table too (or --out, for create-table.json)", strings.Join(set, ", "))
 		}
 	}
-	bulkWCU, err := bulkPutWCU(c)
-	if err != nil {
-		return err
-	}
-	ls, lopts, err := newLayouts(c, dryRun)
-	if err != nil {
-		return err
-	}
-	srcOpts, err := sourceOptions(c)
-	if err != nil {
-		return err
-	}
-	onInvalid := c.String("on-invalid")
-	switch onInvalid {
-	case "fail":
-	case "skip":
-		if c.String("rejects") == "" && !dryRun {
-			return usagef("--on-invalid=skip needs --rejects FILE, so that nothing is left out without a trace")
-		}
-	default:
-		return usagef("--on-invalid %q: want fail or skip", onInvalid)
-	}
-	shard, err := parseShard(c)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// shardFileNames gives each of N copies given the same command line its
+// own files.
+func shardFileNames(c *cli.Context, shard importer.Shard) error {
 	if shard.Of > 1 {
-		// N copies given the same command line each keep their own files.
 		for _, name := range []string{"checkpoint", "dead-letter", "rejects", "report"} {
 			if v := c.String(name); v != "" {
 				if err := c.Set(name, shard.FileName(v)); err != nil {
@@ -119,58 +204,36 @@ func runImport(c *cli.Context) error {
 			}
 		}
 	}
-	var s3out *importer.S3Output
+	return nil
+}
+
+// checkOutput fails a bad --out now, before a large input is read, and
+// opens an S3 one; done when a rerun of a bulk put has followed the first
+// run's, and there is nothing left to do.
+func checkOutput(c *cli.Context, out string, dryRun bool, ls []layouts.Layout, shard importer.Shard, bulkWCU int64) (s3out *importer.S3Output, done bool, err error) {
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
 		if s3io.IsURL(out) {
 			if c.String("bulk-put") != "" {
 				// So does a table bulk put cannot load; and a rerun finds
 				// the files of the first run and follows its bulk put.
-				done, err := checkBulkPut(c, ls[0], shard, bulkWCU)
-				if done || err != nil {
-					return err
+				if done, err := checkBulkPut(c, ls[0], shard, bulkWCU); done || err != nil {
+					return nil, done, err
 				}
 			}
 			if s3out, err = openS3Output(c, out, shard); err != nil {
-				return err
+				return nil, false, err
 			}
 		} else if err := importer.CheckOutputDir(out); err != nil {
-			return err
+			return nil, false, err
 		}
 	}
+	return s3out, false, nil
+}
 
-	// The skeleton is large and lives for the whole run: collecting at 50%
-	// growth instead of 100% keeps the peak near 1.3 GB for ten million
-	// nodes instead of 1.7 GB, at no visible cost in CPU.
-	debug.SetGCPercent(50)
-	started := time.Now()
-	// Problems past the ones printed are only counted: the rejects file
-	// takes its reasons from a second read, not from them.
-	reading := newProgress(c)
-	in, err := importer.ReadInput(c.Context, importer.InputOptions{
-		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors"),
-		OnProgress: func(records int) { reading.step("reading "+inPath+" (records)", int64(records), -1) },
-	})
-	reading.finish()
-	if err != nil {
-		return err
-	}
-	stderr := c.App.ErrWriter
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-	for _, name := range lopts.ClosureCopy {
-		if !in.HasAttr(name) && slices.ContainsFunc(ls, func(l layouts.Layout) bool { return layouts.ClosureCopy(l) != nil }) {
-			fmt.Fprintf(stderr, "treeport: warning: --closure-copy names %q, which no record of %s has (a typo?)\n", name, inPath)
-		}
-	}
-	maxErrors := c.Int("max-errors")
-
-	if dryRun {
-		return dryRunPlans(c, in, ls, onInvalid, maxErrors, stderr)
-	}
-
-	l := ls[0]
+// checkImportInput prints the input's problems with the layout, and the
+// size of a load much larger than the input.
+func checkImportInput(c *cli.Context, in *importer.Input, l layouts.Layout, inPath, onInvalid string, maxErrors int, stderr io.Writer) error {
 	problems := in.CheckLayout(l)
 	if len(problems) > 0 {
 		printProblems(stderr, problems, maxErrors, in.MoreProblems())
@@ -187,23 +250,7 @@ func runImport(c *cli.Context) error {
 	if size != nil {
 		fmt.Fprintf(stderr, "treeport: plan: %s\n", size)
 	}
-	if err != nil {
-		return err
-	}
-	var rejects io.Writer
-	if path := c.String("rejects"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		rejects = f
-	}
-	emitOpts := importer.EmitOptions{Layout: l, Shard: shard, Rejects: rejects}
-	if out != "" {
-		return importToFiles(c, in, emitOpts, started, s3out)
-	}
-	return importToTable(c, in, emitOpts, started)
+	return err
 }
 
 // dryRunPlans prints what a load would do for each layout.

@@ -208,7 +208,7 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	case res.Verify != nil:
 		verdict = fmt.Sprintf("%d items missing or different and %d extra", res.Verify.Total.Puts, res.Verify.Total.Deletes)
 	case err != nil && !errors.Is(err, errInterrupted):
-		verdict = "not verified (" + err.Error() + ")"
+		verdict = "not verified (" + userMessage(err) + ")"
 	}
 	line := fmt.Sprintf("cutover-check: %d stream records applied (%.1f/s over %s; %d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
 		fr.Records, fr.RecordsPerSecond, fr.Following.Round(time.Second), fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)

@@ -291,37 +291,74 @@ func (d *decoder) value(depth int) (types.AttributeValue, error) {
 		}
 		v = &types.AttributeValueMemberNULL{Value: true}
 	case "L":
-		if depth+1 >= MaxDepth {
-			return nil, d.errorf("lists and maps nest deeper than DynamoDB's %d levels", MaxDepth)
-		}
-		var list []types.AttributeValue
-		err := d.array("L", func(i int) error {
-			e, err := d.value(depth + 1)
-			if err != nil {
-				return prefix(err, "["+strconv.Itoa(i)+"]")
-			}
-			list = append(list, e)
-			return nil
-		})
-		if err != nil {
+		if v, err = d.list(depth); err != nil {
 			return nil, err
 		}
-		if list == nil {
-			list = []types.AttributeValue{}
-		}
-		v = &types.AttributeValueMemberL{Value: list}
 	case "M":
-		if depth+1 >= MaxDepth {
-			return nil, d.errorf("lists and maps nest deeper than DynamoDB's %d levels", MaxDepth)
-		}
-		if d.peek() != '{' {
-			return nil, d.errorf("M wants an object of attributes, found %s", d.describe())
-		}
-		m, err := d.item(depth + 1)
-		if err != nil {
+		if v, err = d.mapValue(depth); err != nil {
 			return nil, err
 		}
-		v = &types.AttributeValueMemberM{Value: m}
+	case "SS", "NS", "BS":
+		if v, err = d.set(string(tag)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &Error{Offset: tagPos, Msg: fmt.Sprintf("unknown type %q; want S, N, B, BOOL, NULL, L, M, SS, NS or BS", tag)}
+	}
+	d.skipSpace()
+	switch d.peek() {
+	case '}':
+		d.pos++
+		return v, nil
+	case ',':
+		return nil, d.errorf("a typed value holds exactly one type; found a second key")
+	default:
+		return nil, d.errorf(`want "}" after the value, found %s`, d.describe())
+	}
+}
+
+// list reads the array of an L value, each element a typed value.
+func (d *decoder) list(depth int) (types.AttributeValue, error) {
+	if depth+1 >= MaxDepth {
+		return nil, d.errorf("lists and maps nest deeper than DynamoDB's %d levels", MaxDepth)
+	}
+	var list []types.AttributeValue
+	err := d.array("L", func(i int) error {
+		e, err := d.value(depth + 1)
+		if err != nil {
+			return prefix(err, "["+strconv.Itoa(i)+"]")
+		}
+		list = append(list, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []types.AttributeValue{}
+	}
+	return &types.AttributeValueMemberL{Value: list}, nil
+}
+
+// mapValue reads the object of an M value, an item one level down.
+func (d *decoder) mapValue(depth int) (types.AttributeValue, error) {
+	if depth+1 >= MaxDepth {
+		return nil, d.errorf("lists and maps nest deeper than DynamoDB's %d levels", MaxDepth)
+	}
+	if d.peek() != '{' {
+		return nil, d.errorf("M wants an object of attributes, found %s", d.describe())
+	}
+	m, err := d.item(depth + 1)
+	if err != nil {
+		return nil, err
+	}
+	return &types.AttributeValueMemberM{Value: m}, nil
+}
+
+// set reads the array of an SS, NS or BS value; DynamoDB stores no empty
+// set.
+func (d *decoder) set(tag string) (types.AttributeValue, error) {
+	switch tag {
 	case "SS":
 		var set []string
 		err := d.array("SS", func(i int) error {
@@ -338,7 +375,7 @@ func (d *decoder) value(depth int) (types.AttributeValue, error) {
 		if len(set) == 0 {
 			return nil, d.errorf("SS is empty; DynamoDB does not store empty sets")
 		}
-		v = &types.AttributeValueMemberSS{Value: set}
+		return &types.AttributeValueMemberSS{Value: set}, nil
 	case "NS":
 		var set []string
 		err := d.array("NS", func(i int) error {
@@ -355,7 +392,7 @@ func (d *decoder) value(depth int) (types.AttributeValue, error) {
 		if len(set) == 0 {
 			return nil, d.errorf("NS is empty; DynamoDB does not store empty sets")
 		}
-		v = &types.AttributeValueMemberNS{Value: set}
+		return &types.AttributeValueMemberNS{Value: set}, nil
 	case "BS":
 		var set [][]byte
 		err := d.array("BS", func(i int) error {
@@ -372,19 +409,9 @@ func (d *decoder) value(depth int) (types.AttributeValue, error) {
 		if len(set) == 0 {
 			return nil, d.errorf("BS is empty; DynamoDB does not store empty sets")
 		}
-		v = &types.AttributeValueMemberBS{Value: set}
+		return &types.AttributeValueMemberBS{Value: set}, nil
 	default:
-		return nil, &Error{Offset: tagPos, Msg: fmt.Sprintf("unknown type %q; want S, N, B, BOOL, NULL, L, M, SS, NS or BS", tag)}
-	}
-	d.skipSpace()
-	switch d.peek() {
-	case '}':
-		d.pos++
-		return v, nil
-	case ',':
-		return nil, d.errorf("a typed value holds exactly one type; found a second key")
-	default:
-		return nil, d.errorf(`want "}" after the value, found %s`, d.describe())
+		return nil, d.errorf("unknown set type %q", tag)
 	}
 }
 

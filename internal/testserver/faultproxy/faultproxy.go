@@ -473,77 +473,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		req, _ = parseBatch(body) // an unreadable body is forwarded as it is
 	}
 
-	switch f {
-	case cutBefore:
-		p.n.cutBefore.Add(1)
-		cut(w)
-		return
-	case throttle:
-		p.n.throttled.Add(1)
-		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-			"The level of configured provisioned throughput for the table was exceeded. (injected by faultproxy)", p.injectedReasons(req))
-		return
-	case throttleAlt:
-		p.n.throttled.Add(1)
-		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ThrottlingException",
-			"Rate of requests exceeds the allowed throughput. (injected by faultproxy)", p.injectedReasons(req))
-		return
-	case server500:
-		p.n.server.Add(1)
-		writeError(w, http.StatusInternalServerError, "com.amazonaws.dynamodb.v20120810#InternalServerError",
-			"Internal server error (injected by faultproxy)", nil)
-		return
-	case server503:
-		p.n.server.Add(1)
-		writeError(w, http.StatusServiceUnavailable, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
-			"Service unavailable (injected by faultproxy)", nil)
+	if p.inject(w, f, req) {
 		return
 	}
 
-	if batch && req != nil && p.cfg.Reject != "" && req.puts(p.cfg.Reject) {
-		p.n.rejected.Add(1)
-		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ValidationException",
-			"One or more parameter values were invalid: an item carries "+p.cfg.Reject+" (refused by faultproxy)", nil)
+	if batch && req != nil && p.refuse(w, req) {
 		return
 	}
 
-	if batch && req != nil && p.cfg.FailItem != "" && req.puts(p.cfg.FailItem) {
-		p.n.failed.Add(1)
-		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
-			"User is not authorized to perform dynamodb:BatchWriteItem: an item carries "+p.cfg.FailItem+" (failed by faultproxy)", nil)
-		return
-	}
-
-	var held map[string][]json.RawMessage
-	if f == partial && req != nil && req.items() >= 2 {
-		var kept []byte
-		kept, held = req.split(p.keep(req.items()))
-		if kept != nil {
-			body = kept
-			p.n.partial.Add(1)
-			for _, h := range held {
-				p.n.heldBack.Add(int64(len(h)))
-			}
-		} else {
-			held = nil
-		}
-	}
+	body, held := p.holdBack(f, req, body)
 	if batch && req != nil && p.cfg.PartitionWCU > 0 {
-		kept, refused, reasons := p.admit(req)
-		if len(kept) == 0 {
-			p.n.capRejected.Add(1)
-			writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-				"The level of configured provisioned throughput for the table was exceeded. (partitions enforced by faultproxy)", reasons)
+		var ok bool
+		if body, held, ok = p.admitPartitions(w, req, body, held); !ok {
 			return
-		}
-		if len(refused) > 0 {
-			body = req.keepOnly(kept)
-			if held == nil {
-				held = map[string][]json.RawMessage{}
-			}
-			for t, rs := range refused {
-				held[t] = append(held[t], rs...)
-			}
 		}
 	}
 	var cost float64
@@ -582,6 +524,105 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			respBody = merged
 		}
 	}
+	writeResponse(w, status, header, respBody)
+}
+
+// inject answers the request with the fault f decided on, if it is one
+// that is answered before the request is forwarded; true when it was.
+func (p *Proxy) inject(w http.ResponseWriter, f fault, req *batchRequest) bool {
+	switch f {
+	case cutBefore:
+		p.n.cutBefore.Add(1)
+		cut(w)
+		return true
+	case throttle:
+		p.n.throttled.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. (injected by faultproxy)", p.injectedReasons(req))
+		return true
+	case throttleAlt:
+		p.n.throttled.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ThrottlingException",
+			"Rate of requests exceeds the allowed throughput. (injected by faultproxy)", p.injectedReasons(req))
+		return true
+	case server500:
+		p.n.server.Add(1)
+		writeError(w, http.StatusInternalServerError, "com.amazonaws.dynamodb.v20120810#InternalServerError",
+			"Internal server error (injected by faultproxy)", nil)
+		return true
+	case server503:
+		p.n.server.Add(1)
+		writeError(w, http.StatusServiceUnavailable, "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
+			"Service unavailable (injected by faultproxy)", nil)
+		return true
+	}
+	return false
+}
+
+// refuse answers a batch that puts an item carrying Config.Reject's or
+// FailItem's text with the error DynamoDB would give; true when it did.
+func (p *Proxy) refuse(w http.ResponseWriter, req *batchRequest) bool {
+	if p.cfg.Reject != "" && req.puts(p.cfg.Reject) {
+		p.n.rejected.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ValidationException",
+			"One or more parameter values were invalid: an item carries "+p.cfg.Reject+" (refused by faultproxy)", nil)
+		return true
+	}
+
+	if p.cfg.FailItem != "" && req.puts(p.cfg.FailItem) {
+		p.n.failed.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
+			"User is not authorized to perform dynamodb:BatchWriteItem: an item carries "+p.cfg.FailItem+" (failed by faultproxy)", nil)
+		return true
+	}
+	return false
+}
+
+// holdBack keeps back part of a partial batch: the body to forward and
+// the requests to answer as unprocessed.
+func (p *Proxy) holdBack(f fault, req *batchRequest, body []byte) ([]byte, map[string][]json.RawMessage) {
+	var held map[string][]json.RawMessage
+	if f == partial && req != nil && req.items() >= 2 {
+		var kept []byte
+		kept, held = req.split(p.keep(req.items()))
+		if kept != nil {
+			body = kept
+			p.n.partial.Add(1)
+			for _, h := range held {
+				p.n.heldBack.Add(int64(len(h)))
+			}
+		} else {
+			held = nil
+		}
+	}
+	return body, held
+}
+
+// admitPartitions keeps the batch's requests within each partition's
+// capacity; false when none is admitted and the batch was answered with a
+// throttle.
+func (p *Proxy) admitPartitions(w http.ResponseWriter, req *batchRequest, body []byte, held map[string][]json.RawMessage) ([]byte, map[string][]json.RawMessage, bool) {
+	kept, refused, reasons := p.admit(req)
+	if len(kept) == 0 {
+		p.n.capRejected.Add(1)
+		writeError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. (partitions enforced by faultproxy)", reasons)
+		return nil, nil, false
+	}
+	if len(refused) > 0 {
+		body = req.keepOnly(kept)
+		if held == nil {
+			held = map[string][]json.RawMessage{}
+		}
+		for t, rs := range refused {
+			held[t] = append(held[t], rs...)
+		}
+	}
+	return body, held, true
+}
+
+// writeResponse writes DynamoDB's answer, its body perhaps changed.
+func writeResponse(w http.ResponseWriter, status int, header http.Header, respBody []byte) {
 	for k, vs := range header {
 		switch http.CanonicalHeaderKey(k) {
 		case "Content-Length", "X-Amz-Crc32", "Connection", "Transfer-Encoding":
