@@ -661,12 +661,12 @@ func TestSafetyMassDeleteGuardCountsItems(t *testing.T) {
 		t.Fatalf("the table holds %d items, want 95", len(before))
 	}
 	stdout, stderr, code := run(t, env, "plan", "--in", cut, "--layout", "closure", "--table", table)
-	if code != 0 || !strings.Contains(stdout, "WARNING: the plan removes 3 of the table's 30 nodes (27 of its 95 items)") {
+	if code != 0 || !strings.Contains(stdout, "WARNING: the plan removes 3 of the table's 30 nodes (deletes 27 of its 95 items)") {
 		t.Fatalf("plan: exit %d, want a warning counting nodes and items:\n%s%s", code, stdout, stderr)
 	}
 	args := []string{"apply", "--in", cut, "--layout", "closure", "--table", table, "--no-progress"}
 	stdout, stderr, code = run(t, env, args...)
-	if code != 2 || !strings.Contains(stderr, "removes 3 of the table's 30 nodes (27 of its 95 items)") || !strings.Contains(stderr, "--allow-mass-delete") {
+	if code != 2 || !strings.Contains(stderr, "removes 3 of the table's 30 nodes (deletes 27 of its 95 items)") || !strings.Contains(stderr, "--allow-mass-delete") {
 		t.Fatalf("apply: exit %d, want 2 counting nodes and items:\n%s%s", code, stdout, stderr)
 	}
 	if !slices.Equal(rawLines(t, client, table), before) {
@@ -753,5 +753,59 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 			}
 			containsAll(t, "after the follow", rawLines(t, client, dest), foreign)
 		})
+	}
+}
+
+// TestSafetyGuardCountsMoves: a snapshot that lost its parents keeps
+// every node but makes each a root of its own. On a closure table that
+// deletes every ancestor row, 78 of a 13-node chain's 91 items, and no node
+// is removed: the mass-delete guard counts those deletes too, so apply
+// refuses the plan (exit 2, nothing written) and plan warns.
+func TestSafetyGuardCountsMoves(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	chain, flat := "id,parent_id\n", "id,parent_id\n"
+	for i := range 13 {
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprintf("n%d", i-1)
+		}
+		chain += fmt.Sprintf("n%d,%s\n", i, parent)
+		flat += fmt.Sprintf("n%d,\n", i) // the parents lost: every node a root
+	}
+	in, snap := filepath.Join(dir, "chain.csv"), filepath.Join(dir, "flat.csv")
+	if err := os.WriteFile(in, []byte(chain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(snap, []byte(flat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := layouts.New("closure", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := loadTable(t, env, client, in, "", l)
+	before := tableState(t, client, table, l.Table())
+	if len(before) != 91 {
+		t.Fatalf("the chain's closure table holds %d items, want 91", len(before))
+	}
+	common := []string{"--in", snap, "--layout", "closure", "--table", table}
+	stdout, stderr, code := run(t, env, append([]string{"plan"}, common...)...)
+	if code != 0 || !strings.Contains(stdout, "WARNING: the plan removes 0 of the table's 13 nodes (deletes 78 of its 91 items)") {
+		t.Errorf("plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	_, stderr, code = run(t, env, append([]string{"apply"}, common...)...)
+	if code != 2 || !strings.Contains(stderr, "deletes 78 of its 91 items") || !strings.Contains(stderr, "--allow-mass-delete") {
+		t.Errorf("apply: exit %d, want 2 naming the deletes:\n%s", code, stderr)
+	}
+	sameState(t, "after the refused apply", tableState(t, client, table, l.Table()), before)
+	// Meant, it goes through.
+	if _, stderr, code := run(t, env, append([]string{"apply", "--allow-mass-delete"}, common...)...); code != 0 {
+		t.Fatalf("apply --allow-mass-delete: exit %d\n%s", code, stderr)
+	}
+	if after := tableState(t, client, table, l.Table()); len(after) != 13 {
+		t.Errorf("after the meant apply: %d items, want 13 self rows", len(after))
 	}
 }

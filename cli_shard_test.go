@@ -106,7 +106,7 @@ func TestShardedApplyWritesEachItemOnce(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						shard := importer.Shard{K: k, Of: N}
-						stdout, stderr, code := run(t, env, append([]string{"apply", "--shard", shard.String(), "--report", report, "--no-progress"}, common(snapshot)...)...)
+						stdout, stderr, code := run(t, env, append([]string{"apply", "--allow-mass-delete", "--shard", shard.String(), "--report", report, "--no-progress"}, common(snapshot)...)...)
 						results[k] = result{stdout, stderr, code}
 					}()
 				}
@@ -239,7 +239,8 @@ func TestShardsSideBySide(t *testing.T) {
 	table := loadTable(t, env, client, "fixtures/cars.csv", typesFlag, prefix)
 	var argss [][]string
 	for k := range N {
-		argss = append(argss, []string{"apply", "--in", snapPath, "--types", typesFlag, "--layout", "prefix", "--table", table,
+		// The snapshot's moves are meant (the guard counts their deletes).
+		argss = append(argss, []string{"apply", "--allow-mass-delete", "--in", snapPath, "--types", typesFlag, "--layout", "prefix", "--table", table,
 			"--shard", fmt.Sprintf("%d/%d", k, N), "--checkpoint", filepath.Join(dir, "apply-ck.json"), "--no-progress"})
 	}
 	stdouts, stderrs, codes := runAll(t, env, argss)

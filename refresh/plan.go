@@ -130,10 +130,13 @@ type Summary struct {
 
 // DeleteRatio is the part of the table the plan deletes: the larger of
 // the part of its nodes it removes and the part of all its items (the
-// layout's, the other entities' and the unreadable ones) it deletes for
-// removed nodes. A move's deletes are not counted, nor a repair's: the
-// moved or repaired nodes stay, their items put under the keys they
-// want.
+// layout's, the other entities' and the unreadable ones) it deletes, for
+// whatever reason. A move's deletes count too: a snapshot that lost its
+// parent column keeps every node but moves each to a root of its own, and
+// on a closure table that deletes every ancestor row (78 of a 13-node
+// chain's 91 items), which is the damage the guard is there to stop. A
+// large restructuring that is meant says so with --allow-mass-delete or
+// a higher --max-delete-ratio.
 func (s *Summary) DeleteRatio() float64 {
 	r := 0.0
 	if s.TableNodes > 0 {
@@ -145,19 +148,19 @@ func (s *Summary) DeleteRatio() float64 {
 	return r
 }
 
-// DeletedItems is the number of items the plan deletes for removed nodes
-// (the deletes that DeleteRatio counts).
-func (s *Summary) DeletedItems() int64 { return s.ByReason[ReasonRemoved].Deletes }
+// DeletedItems is the number of items the plan deletes, for removed nodes
+// and for moved or repaired ones alike (the deletes DeleteRatio counts).
+func (s *Summary) DeletedItems() int64 { return s.Total.Deletes }
 
 // DeleteText says what the plan deletes, in nodes and in items, against
-// what the table holds: "removes 3 of the table's 40 nodes (6 of its 80
-// items)".
+// what the table holds: "removes 3 of the table's 40 nodes (deletes 6 of
+// its 80 items)"; the items count every delete, a move's too.
 func (s *Summary) DeleteText() string {
 	if s.Shard != "" {
-		return fmt.Sprintf("removes %d of the table's %d nodes (%d of the %d items of shard %s)",
+		return fmt.Sprintf("removes %d of the table's %d nodes (deletes %d of the %d items of shard %s)",
 			s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.deleteBase(), s.Shard)
 	}
-	return fmt.Sprintf("removes %d of the table's %d nodes (%d of its %d items)",
+	return fmt.Sprintf("removes %d of the table's %d nodes (deletes %d of its %d items)",
 		s.ByReason[ReasonRemoved].Nodes, s.TableNodes, s.DeletedItems(), s.TableAllItems())
 }
 
