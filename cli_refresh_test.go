@@ -29,7 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
@@ -1006,7 +1006,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
 				break wait
 			}
 		}
@@ -1016,7 +1016,7 @@ wait:
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d after SIGINT, want 130:\n%s", code, stderr.String())
 	}
-	saved, err := importer.LoadCheckpoint(ck)
+	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1060,7 +1060,7 @@ wait:
 	if rep.Skipped < saved.Watermark || rep.Skipped+rep.Writer.Items != int64(len(want)) {
 		t.Errorf("resumed report: %d skipped + %d written, want %d in all, at least %d skipped", rep.Skipped, rep.Writer.Items, len(want), saved.Watermark)
 	}
-	if c, err := importer.LoadCheckpoint(ck); err != nil || !c.Done {
+	if c, err := ddbwrite.LoadCheckpoint(ck); err != nil || !c.Done {
 		t.Errorf("checkpoint after the resumed apply: %+v, %v", c, err)
 	}
 	if _, err := os.Stat(ck + ".plan.json"); !errors.Is(err, os.ErrNotExist) {
@@ -1213,7 +1213,7 @@ func TestShardedApplyWritesEachItemOnce(t *testing.T) {
 					if _, stderr, code := run(t, env, append([]string{"plan", "--shard", shard, "--out", out}, common(snapshot)...)...); code != 0 {
 						t.Fatalf("plan --shard %s: exit %d: %s", shard, code, stderr)
 					}
-					pf, puts, dels := readPlanFile(t, importer.Shard{K: k, Of: N}.FileName(out), spec)
+					pf, puts, dels := readPlanFile(t, ddbwrite.Shard{K: k, Of: N}.FileName(out), spec)
 					if pf.Shard != shard || pf.Summary.Shard != shard {
 						t.Errorf("plan of shard %s says shard %q/%q", shard, pf.Shard, pf.Summary.Shard)
 					}
@@ -1250,14 +1250,14 @@ func TestShardedApplyWritesEachItemOnce(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						shard := importer.Shard{K: k, Of: N}
+						shard := ddbwrite.Shard{K: k, Of: N}
 						stdout, stderr, code := run(t, env, append([]string{"apply", "--shard", shard.String(), "--report", report, "--no-progress"}, common(snapshot)...)...)
 						results[k] = result{stdout, stderr, code}
 					}()
 				}
 				wg.Wait()
 				for k := range N {
-					shard := importer.Shard{K: k, Of: N}
+					shard := ddbwrite.Shard{K: k, Of: N}
 					stdout, stderr, code := results[k].stdout, results[k].stderr, results[k].code
 					if code != 0 {
 						t.Fatalf("apply --shard %s: exit %d:\n%s\n%s", shard, code, stdout, stderr)
@@ -1315,7 +1315,7 @@ func TestShardedMigrate(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "report.json")
 	var written int64
 	for k := range N {
-		shard := importer.Shard{K: k, Of: N}
+		shard := ddbwrite.Shard{K: k, Of: N}
 		stdout, stderr, code := migrate(sharded, "--shard", shard.String(), "--report", report)
 		if code != 0 || !strings.Contains(stdout, "verified") || !strings.Contains(stdout, "(shard "+shard.String()+")") {
 			t.Fatalf("migrate --shard %s: exit %d:\n%s\n%s", shard, code, stdout, stderr)
@@ -1687,7 +1687,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
 				break wait
 			}
 		}
@@ -2278,7 +2278,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no dead letters after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 && countLines(dl) >= 2 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 && countLines(dl) >= 2 {
 				break wait
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -158,7 +159,7 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
 	b, err := io.ReadAll(f)
 	f.Close()
@@ -167,15 +168,15 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 	}
 	var saved followCheckpoint
 	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
-		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", importer.ErrUsage, path)
+		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", ddbwrite.ErrUsage, path)
 	}
 	if saved.Digest != saved.digest() {
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, &statefile.Error{Path: path,
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, &statefile.Error{Path: path,
 			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
 	}
 	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
 		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",
-			importer.ErrUsage, path, saved.From, saved.To)
+			ddbwrite.ErrUsage, path, saved.From, saved.To)
 	}
 	return &saved, nil
 }
@@ -745,13 +746,13 @@ func (f *follower) write(ctx context.Context, ops []Op) error {
 	if f.lim == nil {
 		f.lim = ddb.NewWriteLimiter(o.MaxWCU, o.Concurrency)
 	}
-	run, err := importer.Run(ctx, importer.RunOptions{
+	run, err := ddbwrite.Run(ctx, ddbwrite.RunOptions{
 		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
 		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU, Limiter: f.lim,
 		// The copy's writes opened the dead-letter file: the rounds add to it.
 		DeadLetter: o.DeadLetter, Resume: true,
 		Total: int64(len(ops)),
-	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
+	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		return sendOps(ctx, w, ops)
 	})
 	f.rounds++
@@ -793,7 +794,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	}
 	log := opts.Log
 	if opts.Shard.Of > 1 {
-		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", importer.ErrUsage)
+		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", ddbwrite.ErrUsage)
 	}
 	lookup := func() (streams.Info, error) {
 		info, err := streams.Lookup(ctx, opts.Client, opts.From)
@@ -806,7 +807,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	}
 	info, err := lookup()
 	if errors.Is(err, streams.ErrNoStream) {
-		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", ddbwrite.ErrUsage, err)
 	}
 	if err != nil {
 		return nil, err
@@ -888,7 +889,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	res.Follow.Lag = f.lag()
 	if res.Follow.Interrupted {
 		res.Took = time.Since(opts.Started)
-		return res, importer.ErrInterrupted
+		return res, ddbwrite.ErrInterrupted
 	}
 	fmt.Fprintf(log, "follow: idle for %s after %d records: verifying %s against %s (consistent reads)\n", fo.Idle, res.Follow.Records, opts.Table, opts.From)
 	res.Verify, err = verifySource(ctx, opts)

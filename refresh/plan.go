@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
@@ -188,7 +189,7 @@ type Options struct {
 	// Table is the table as ReadTable read it, with the same Layout and
 	// Shard.
 	Table *Table
-	Shard importer.Shard
+	Shard ddbwrite.Shard
 }
 
 // Plan compares the snapshot with the table and calls fn with each

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -36,18 +37,18 @@ const (
 	exitInterrupted = 130
 )
 
-// errUsage marks a mistake in the command line. It is importer.ErrUsage,
+// errUsage marks a mistake in the command line. It is ddbwrite.ErrUsage,
 // which the jobs return for a run the command line can change (a checkpoint
 // of another run, a plan that removes too much).
-var errUsage = importer.ErrUsage
+var errUsage = ddbwrite.ErrUsage
 
 // errDifferences ends a command that finished, but found differences or set
 // items aside; the details were printed already.
 var errDifferences = errors.New("finished with differences")
 
 // errInterrupted ends a command stopped by Ctrl-C after it saved its
-// progress; it is the jobs' importer.ErrInterrupted.
-var errInterrupted = importer.ErrInterrupted
+// progress; it is the jobs' ddbwrite.ErrInterrupted.
+var errInterrupted = ddbwrite.ErrInterrupted
 
 // requiredFlags marks urfave/cli's error for a required flag left out as a
 // usage error: the library neither exports it nor passes it to

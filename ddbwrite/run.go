@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"bytes"
@@ -160,7 +160,7 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	}
 	if opts.Checkpoint != nil {
 		wo.OnSend = saver.sent
-		wo.HeldSpool = heldPath(opts.CheckpointPath)
+		wo.HeldSpool = HeldPath(opts.CheckpointPath)
 		wo.HeldRun = opts.Checkpoint.Fingerprint
 	}
 	// The held items of the run this one resumes are below its watermark,
@@ -338,7 +338,7 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 	s.close()
 	os.Remove(journalPath(s.path))
 	if done {
-		os.Remove(heldPath(s.path))
+		os.Remove(HeldPath(s.path))
 	}
 	return nil
 }
