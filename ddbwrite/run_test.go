@@ -32,7 +32,7 @@ func TestRunDeadLetters(t *testing.T) {
 		}
 		return nil
 	}
-	opts := RunOptions{Client: client, Table: table, Spec: testSpec, DeadLetter: dl}
+	opts := RunOptions{WriteOptions: WriteOptions{DeadLetter: dl}, Client: client, Table: table, Spec: testSpec}
 	res, err := Run(context.Background(), opts, feed)
 	if err != nil {
 		t.Fatal(err)

@@ -36,14 +36,11 @@ type TableOptions struct {
 	// checkpoint's fingerprint.
 	Checkpoint string
 	Settings   map[string]any
-	// DeadLetter is the file for the items DynamoDB rejects ("": such an
-	// item stops the run).
-	DeadLetter string
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
 	// Report is the JSON summary written at the end ("": none).
-	Report      string
-	Concurrency int
-	MaxWCU      float64
-	OnProgress  func(ddbwrite.RunProgress)
+	Report string
 	// Log receives the notes of a run as it goes (resuming from a
 	// checkpoint); nil discards them.
 	Log io.Writer
@@ -134,13 +131,12 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 	}
 	res := &TableResult{}
 	run, err := ddbwrite.Run(ctx, ddbwrite.RunOptions{
-		Client: opts.Client, Table: table, Spec: spec,
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU,
+		WriteOptions: opts.WriteOptions,
+		Client:       opts.Client, Table: table, Spec: spec,
 		// DynamoDB's own count of consumed capacity is only needed for the report.
 		ConsumedCapacity: opts.Report != "",
 		Checkpoint:       ck, CheckpointPath: opts.Checkpoint,
-		DeadLetter: opts.DeadLetter, Resume: emit.Skip > 0,
-		Total: total, OnProgress: opts.OnProgress,
+		Resume: emit.Skip > 0, Total: total,
 	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		var err error
 		res.Emit, err = in.Emit(ctx, emit, func(seq int64, item layouts.Item) error {

@@ -71,7 +71,7 @@ func TestLoadTableInterruptAndResume(t *testing.T) {
 		Client: client, Table: table, Emit: EmitOptions{Layout: l},
 		Checkpoint: ck, Settings: map[string]any{"layout": "path"},
 		// 3 WCU an item (the table and two indexes): about 4 s in all.
-		MaxWCU: 2000, Concurrency: 2,
+		WriteOptions: ddbwrite.WriteOptions{MaxWCU: 2000, Concurrency: 2},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)

@@ -216,13 +216,13 @@ type ApplyOptions struct {
 	CreateTable bool
 	Billing     ddbtable.Billing
 	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
-	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
-	// DynamoDB rejects; Report the JSON summary written at the end.
-	Checkpoint, DeadLetter, Report string
-	Concurrency                    int
-	MaxWCU                         float64
-	OnProblems                     func(problems []*transform.RowError, more int)
-	OnProgress                     func(ddbwrite.RunProgress)
+	// it, in Checkpoint + ".plan.json". Report is the JSON summary written
+	// at the end.
+	Checkpoint, Report string
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
+	OnProblems func(problems []*transform.RowError, more int)
 	// Log receives the notes of a run as it goes (resuming, the table
 	// read); nil discards them.
 	Log io.Writer
@@ -572,10 +572,10 @@ func sendOps(ctx context.Context, w *ddbwrite.DDBWriter, ops []Op) error {
 // checkpoint's watermark on.
 func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck *applyCheckpoint, res *ApplyResult) error {
 	ro := ddbwrite.RunOptions{
-		Client: j.Client, Table: j.Table, Spec: j.Layout.Table(),
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.Report != "",
-		DeadLetter: opts.DeadLetter, Resume: ck != nil && ck.resume,
-		Total: res.Summary.Changes(), OnProgress: opts.OnProgress,
+		WriteOptions: opts.WriteOptions,
+		Client:       j.Client, Table: j.Table, Spec: j.Layout.Table(),
+		ConsumedCapacity: opts.Report != "", Resume: ck != nil && ck.resume,
+		Total: res.Summary.Changes(),
 	}
 	if ck != nil {
 		// Saved before the first write, so that a rerun after a crash

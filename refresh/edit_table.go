@@ -26,15 +26,12 @@ type EditTableOptions struct {
 	DryRun bool
 	// Out, when set, is the plan file of the edits' writes.
 	Out string
-	// DeadLetter is the file for the items DynamoDB rejects ("": such an
-	// item stops the run).
-	DeadLetter  string
-	Concurrency int
-	MaxWCU      float64
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
 	// ConsumedCapacity asks DynamoDB for the capacity the writes consume
 	// (Run.Stats.ConsumedWCU).
 	ConsumedCapacity bool
-	OnProgress       func(ddbwrite.RunProgress)
 	// Log receives the notes of a run as it goes (what reading the table
 	// cost); nil discards them.
 	Log io.Writer
@@ -132,9 +129,9 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 	// The edits were read and checked whole; their writes are finished
 	// even on Ctrl-C, so that the table is never left between two trees.
 	res.Run, err = ddbwrite.Run(context.WithoutCancel(ctx), ddbwrite.RunOptions{
-		Client: opts.Client, Table: table, Spec: l.Table(),
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.ConsumedCapacity,
-		DeadLetter: opts.DeadLetter, Total: int64(len(ops)), OnProgress: opts.OnProgress,
+		WriteOptions: opts.WriteOptions,
+		Client:       opts.Client, Table: table, Spec: l.Table(),
+		ConsumedCapacity: opts.ConsumedCapacity, Total: int64(len(ops)),
 	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		return sendOps(ctx, w, ops)
 	})

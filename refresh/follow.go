@@ -746,12 +746,14 @@ func (f *follower) write(ctx context.Context, ops []Op) error {
 	if f.lim == nil {
 		f.lim = ddb.NewWriteLimiter(o.MaxWCU, o.Concurrency)
 	}
+	wo := o.WriteOptions
+	wo.OnProgress = nil // a round is reported by its log line
 	run, err := ddbwrite.Run(ctx, ddbwrite.RunOptions{
-		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
-		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU, Limiter: f.lim,
+		WriteOptions: wo,
+		Client:       o.Client, Table: o.Table, Spec: o.Layout.Table(), Limiter: f.lim,
 		// The copy's writes opened the dead-letter file: the rounds add to it.
-		DeadLetter: o.DeadLetter, Resume: true,
-		Total: int64(len(ops)),
+		Resume: true,
+		Total:  int64(len(ops)),
 	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		return sendOps(ctx, w, ops)
 	})

@@ -149,7 +149,7 @@ func TestApplyInterruptResumesPlan(t *testing.T) {
 		Target: Target{Client: client, Table: table, Layout: l}, MaxDeleteRatio: 0.1,
 		Checkpoint: ck, Settings: map[string]any{"layout": "path"},
 		// 3 WCU a node: 1,200 WCU at 300 a second.
-		MaxWCU: 300, Concurrency: 1,
+		WriteOptions: ddbwrite.WriteOptions{MaxWCU: 300, Concurrency: 1},
 	}
 	opts.Input = snapshotOf(t, r, randomTree(r, 400), nil)
 	ctx, cancel := context.WithCancel(context.Background())

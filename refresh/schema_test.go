@@ -59,7 +59,7 @@ func TestApplyResumeChecksTheTable(t *testing.T) {
 	ck := filepath.Join(t.TempDir(), "ck.json")
 	opts := ApplyOptions{
 		Target: Target{Client: viaProxy, Table: table, Layout: l}, MaxDeleteRatio: 0.1,
-		Checkpoint: ck, Settings: map[string]any{"layout": "path"}, Concurrency: 1,
+		Checkpoint: ck, Settings: map[string]any{"layout": "path"}, WriteOptions: ddbwrite.WriteOptions{Concurrency: 1},
 	}
 	opts.Input = snapshotOf(t, r, randomTree(r, 400), nil)
 	if res, err := Apply(ctx, opts); !errors.Is(err, ddbwrite.ErrInterrupted) || res.Run == nil || res.Run.Done {

@@ -114,14 +114,21 @@ func awsOptions(c *cli.Context) ddb.AWSOptions {
 	}
 }
 
+// writeOptions are the write run's flags, which import --table, apply,
+// edit and migrate share.
+func writeOptions(c *cli.Context) ddbwrite.WriteOptions {
+	return ddbwrite.WriteOptions{
+		DeadLetter: c.String("dead-letter"), Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+	}
+}
+
 // importToTable is import --table: importer.LoadTable.
 func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time) error {
 	table, l := c.String("table"), emit.Layout
 	opts := importer.TableOptions{
 		Table: table, Emit: emit, CreateTable: c.Bool("create-table"),
 		Checkpoint: c.String("checkpoint"), Settings: settings(c, l),
-		DeadLetter: c.String("dead-letter"), Report: c.String("report"),
-		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+		WriteOptions: writeOptions(c), Report: c.String("report"),
 		Log: c.App.ErrWriter, Started: started,
 	}
 	if opts.CreateTable {

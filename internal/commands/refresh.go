@@ -275,9 +275,9 @@ func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[
 	return refresh.ApplyOptions{
 		Target: t, Settings: settings,
 		MaxDeleteRatio: ratio, AllowMassDelete: c.Bool("allow-mass-delete"), ShardWait: c.Duration("shard-wait"),
-		Checkpoint: c.String("checkpoint"), DeadLetter: c.String("dead-letter"), Report: c.String("report"),
-		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
-		Log: c.App.ErrWriter, Started: started,
+		Checkpoint: c.String("checkpoint"), Report: c.String("report"),
+		WriteOptions: writeOptions(c),
+		Log:          c.App.ErrWriter, Started: started,
 	}
 }
 
