@@ -547,25 +547,15 @@ func settle(ctx context.Context, w *ddbwrite.DDBWriter) error {
 // sendOps hands ops, puts before deletes, to the writer, numbered from 0,
 // and sends no delete before every put is acknowledged (settle).
 func sendOps(ctx context.Context, w *ddbwrite.DDBWriter, ops []Op) error {
-	settled := false
-	for seq, op := range ops {
-		var err error
-		if op.Kind == Delete {
-			if !settled {
-				if err := settle(ctx, w); err != nil {
-					return err
-				}
-				settled = true
+	_, err := ddbwrite.WriteOps(ctx, w, 0, func(yield func(bool, layouts.Item) error) error {
+		for _, op := range ops {
+			if err := yield(op.Kind == Delete, op.Item); err != nil {
+				return err
 			}
-			err = w.Delete(ctx, int64(seq), op.Item)
-		} else {
-			err = w.Write(ctx, int64(seq), op.Item)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	}, func(ctx context.Context, _ int64) error { return settle(ctx, w) })
+	return err
 }
 
 // execute writes a plan file's operations with the writer, from the
@@ -591,33 +581,17 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 	}
 	defer f.Close()
 	run, err := ddbwrite.Run(ctx, ro, func(ctx context.Context, w *ddbwrite.DDBWriter, skip int64) error {
-		var seq int64
-		settled := false
-		_, _, err := ReadPlan(f, func(op Op) error {
-			s := seq
-			seq++
-			if s < skip {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
+		seq, err := ddbwrite.WriteOps(ctx, w, skip, func(yield func(bool, layouts.Item) error) error {
+			_, _, err := ReadPlan(f, func(op Op) error { return yield(op.Kind == Delete, op.Item) })
+			return err
+		}, func(ctx context.Context, s int64) error {
+			// Puts before deletes, for real: no delete is sent before
+			// every put is acknowledged, this copy's and, under --shard,
+			// the other copies' that it waits for.
+			if err := settle(ctx, w); err != nil {
 				return err
 			}
-			if op.Kind == Delete {
-				if !settled {
-					// Puts before deletes, for real: no delete is sent
-					// before every put is acknowledged, this copy's and,
-					// under --shard, the other copies' that it waits for.
-					if err := settle(ctx, w); err != nil {
-						return err
-					}
-					if err := waitForOtherShards(ctx, j, planPath, s, opts.ShardWait); err != nil {
-						return err
-					}
-					settled = true
-				}
-				return w.Delete(ctx, s, op.Item)
-			}
-			return w.Write(ctx, s, op.Item)
+			return waitForOtherShards(ctx, j, planPath, s, opts.ShardWait)
 		})
 		if err == nil && seq < skip {
 			return importer.WatermarkPastEnd(ck.path, skip, seq, "operations of its plan")
