@@ -457,6 +457,42 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 // writer of import. Nodes that A leaves outside a valid tree keep their
 // state in B and are held until A is valid again.
 func (f *follower) round(ctx context.Context, recs []streams.Record) error {
+	affected := f.affected(f.take(recs))
+	changes, afterPaths, newHeld := f.changes(affected)
+	// A node whose items B's layout cannot hold after its change is held,
+	// with the nodes of the round below it; the others go on.
+	ops, changes, afterPaths, err := f.holdUnfit(ctx, changes, afterPaths, newHeld)
+	if err != nil {
+		return err
+	}
+	f.report(newHeld)
+	f.m.prune()
+	f.held = newHeld
+	if len(recs) > 0 {
+		// Measured once the round's writes are acknowledged.
+		defer func() { f.lagAt = max(time.Since(f.newest), 0) }()
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	if len(ops) > 0 {
+		if err := f.write(ctx, ops); err != nil {
+			return err
+		}
+	}
+	for k, c := range changes {
+		if c.After.Path == nil {
+			delete(f.applied, c.ID)
+			continue
+		}
+		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k]}
+	}
+	return nil
+}
+
+// take takes a round's records into A's model, and returns the nodes they
+// touch, with the ones held before (dirty).
+func (f *follower) take(recs []streams.Record) map[string]bool {
 	dirty := map[string]bool{}
 	for id := range f.held {
 		dirty[id] = true
@@ -479,8 +515,12 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 	}
 	f.res.Records += int64(len(recs))
+	return dirty
+}
 
-	// What changed, and the subtrees a changed place drags along.
+// affected is what changed (dirty), and the subtrees a changed place drags
+// along.
+func (f *follower) affected(dirty map[string]bool) map[string]bool {
 	affected := map[string]bool{}
 	var queue []string
 	for id := range dirty {
@@ -506,79 +546,97 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			}
 		}
 	}
+	return affected
+}
 
-	// Which of them A leaves in a valid tree, and their paths there. A node
-	// outside one is held, with the node that causes it (itself, or the
-	// ancestor where the trouble is) and why.
-	const (
-		unknown = iota
-		visiting
-		valid
-		invalid
-	)
-	state := map[string]int{}
-	paths := map[string]*pathNode{}
-	causes := map[string]held{}
-	fail := func(id, cause, reason string) bool {
-		state[id], causes[id] = invalid, held{cause: cause, reason: reason}
+// The states of a node in placement.check.
+const (
+	unknown = iota
+	visiting
+	valid
+	invalid
+)
+
+// placement says which of a round's affected nodes A leaves in a valid
+// tree, and their paths there. A node outside one is held, with the node
+// that causes it (itself, or the ancestor where the trouble is) and why.
+type placement struct {
+	f        *follower
+	affected map[string]bool
+	state    map[string]int
+	paths    map[string]*pathNode
+	causes   map[string]held
+}
+
+func (f *follower) placement(affected map[string]bool) *placement {
+	return &placement{f: f, affected: affected, state: map[string]int{}, paths: map[string]*pathNode{}, causes: map[string]held{}}
+}
+
+func (p *placement) fail(id, cause, reason string) bool {
+	p.state[id], p.causes[id] = invalid, held{cause: cause, reason: reason}
+	return false
+}
+
+// check says whether A leaves node id in a valid tree.
+func (p *placement) check(id string) bool {
+	f, state, paths, causes, affected := p.f, p.state, p.paths, p.causes, p.affected
+	switch state[id] {
+	case valid:
+		return true
+	case invalid:
 		return false
+	case visiting:
+		return p.fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
 	}
-	var check func(id string) bool
-	check = func(id string) bool {
-		switch state[id] {
-		case valid:
-			return true
-		case invalid:
-			return false
-		case visiting:
-			return fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
+	if !affected[id] {
+		a := f.applied[id]
+		if a == nil {
+			return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
 		}
-		if !affected[id] {
-			a := f.applied[id]
-			if a == nil {
-				return fail(id, id, fmt.Sprintf("node %q does not exist", id))
-			}
-			state[id], paths[id] = valid, a.path
-			return true
-		}
-		c, present, conflict := f.m.target(id)
-		switch {
-		case conflict && c.bad != nil:
-			return fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
-		case conflict:
-			return fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
-		case !present:
-			return fail(id, id, fmt.Sprintf("node %q does not exist", id))
-		case c.parent == "":
-			state[id], paths[id] = valid, (*pathNode)(nil).child(id)
-			return true
-		}
-		state[id] = visiting
-		if !check(c.parent) {
-			if state[id] == invalid { // the cycle came back to it
-				return false
-			}
-			p := c.parent
-			if _, there, _ := f.m.target(p); affected[p] && !there || !affected[p] && f.applied[p] == nil {
-				return fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, p))
-			}
-			return fail(id, causes[c.parent].cause, causes[c.parent].reason)
-		}
-		if state[id] == invalid {
-			return false
-		}
-		state[id], paths[id] = valid, paths[c.parent].child(id)
+		state[id], paths[id] = valid, a.path
 		return true
 	}
+	c, present, conflict := f.m.target(id)
+	switch {
+	case conflict && c.bad != nil:
+		return p.fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
+	case conflict:
+		return p.fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
+	case !present:
+		return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
+	case c.parent == "":
+		state[id], paths[id] = valid, (*pathNode)(nil).child(id)
+		return true
+	}
+	state[id] = visiting
+	if !p.check(c.parent) {
+		if state[id] == invalid { // the cycle came back to it
+			return false
+		}
+		parent := c.parent
+		if _, there, _ := f.m.target(parent); affected[parent] && !there || !affected[parent] && f.applied[parent] == nil {
+			return p.fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, parent))
+		}
+		return p.fail(id, causes[c.parent].cause, causes[c.parent].reason)
+	}
+	if state[id] == invalid {
+		return false
+	}
+	state[id], paths[id] = valid, paths[c.parent].child(id)
+	return true
+}
 
+// changes are the changes of the affected nodes that A leaves in a valid
+// tree, by id, with their paths after the change; the others are held
+// (newHeld).
+func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) {
+	pl := f.placement(affected)
 	ids := make([]string, 0, len(affected))
 	for id := range affected {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var changes []nodeChange
-	var afterPaths []*pathNode // of changes
-	newHeld := map[string]held{}
+	newHeld = map[string]held{}
 	for _, id := range ids {
 		a := f.applied[id]
 		c, present, _ := f.m.target(id)
@@ -589,11 +647,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 				newHeld[id] = held{cause: id, reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
 				continue
 			}
-		} else if !check(id) {
-			newHeld[id] = causes[id]
+		} else if !pl.check(id) {
+			newHeld[id] = pl.causes[id]
 			continue
 		} else {
-			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs}, paths[id]
+			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs}, pl.paths[id]
 		}
 		var before nodeSide
 		if a != nil {
@@ -608,8 +666,14 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 		afterPaths = append(afterPaths, path)
 	}
-	// A node whose items B's layout cannot hold after its change is held,
-	// with the nodes of the round below it; the others go on.
+	return changes, afterPaths, newHeld
+}
+
+// holdUnfit returns the operations of changes: a node whose items B's
+// layout cannot hold after its change is held (in newHeld), with the
+// nodes of the round below it, and the changes and their paths that go on
+// are returned with the operations.
+func (f *follower) holdUnfit(ctx context.Context, changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) ([]Op, []nodeChange, []*pathNode, error) {
 	var ops []Op
 	for len(changes) > 0 {
 		var err error
@@ -619,14 +683,14 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			// (A node whose items as B holds them cannot be built is no
 			// change to hold back: it stops the follow.)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			// B's items under the keys the writes reach: one that is
 			// not B's tree's (another entity's, or one that does not
 			// read) is never written over or deleted; its node is held.
 			op, item, why, err := badTarget(ctx, f.opts.Client, f.opts.Table, f.opts.Layout, ops)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			if op == nil {
 				break
@@ -643,33 +707,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			kept, keptPaths = append(kept, c), append(keptPaths, afterPaths[k])
 		}
 		if len(kept) == len(changes) {
-			return fmt.Errorf("refresh: node %q: %v", ne.ID, ne.Err)
+			return nil, nil, nil, fmt.Errorf("refresh: node %q: %v", ne.ID, ne.Err)
 		}
 		changes, afterPaths = kept, keptPaths
 	}
-	f.report(newHeld)
-	f.m.prune()
-	f.held = newHeld
-	if len(recs) > 0 {
-		// Measured once the round's writes are acknowledged.
-		defer func() { f.lagAt = max(time.Since(f.newest), 0) }()
-	}
-	if len(changes) == 0 {
-		return nil
-	}
-	if len(ops) > 0 {
-		if err := f.write(ctx, ops); err != nil {
-			return err
-		}
-	}
-	for k, c := range changes {
-		if c.After.Path == nil {
-			delete(f.applied, c.ID)
-			continue
-		}
-		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k]}
-	}
-	return nil
+	return ops, changes, afterPaths, nil
 }
 
 // report tells the log of every new reason to hold nodes, once per cause,
