@@ -454,7 +454,7 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 // round applies one batch of records: to the mirror first, then the
 // smallest set of B writes that takes every changed node (and the
 // subtrees whose paths change with it) from B's state to A's, with the
-// writer of import. Nodes that A leaves outside a valid tree keep their
+// write engine (ddbwrite). Nodes that A leaves outside a valid tree keep their
 // state in B and are held until A is valid again.
 func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 	affected := f.affected(f.take(recs))
@@ -781,7 +781,7 @@ func quoteAll(ids []string, max int) []string {
 	return out
 }
 
-// write writes one round's operations with import's writer, and waits for
+// write writes one round's operations with the write engine, and waits for
 // all of them: the next round's writes of the same keys come after.
 func (f *follower) write(ctx context.Context, ops []Op) error {
 	o := f.opts
