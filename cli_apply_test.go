@@ -22,7 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
@@ -267,7 +267,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
 				break wait
 			}
 		}
@@ -277,7 +277,7 @@ wait:
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d after SIGINT, want 130:\n%s", code, stderr.String())
 	}
-	saved, err := importer.LoadCheckpoint(ck)
+	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ wait:
 	if rep.Skipped < saved.Watermark || rep.Skipped+rep.Writer.Items != int64(len(want)) {
 		t.Errorf("resumed report: %d skipped + %d written, want %d in all, at least %d skipped", rep.Skipped, rep.Writer.Items, len(want), saved.Watermark)
 	}
-	if c, err := importer.LoadCheckpoint(ck); err != nil || !c.Done {
+	if c, err := ddbwrite.LoadCheckpoint(ck); err != nil || !c.Done {
 		t.Errorf("checkpoint after the resumed apply: %+v, %v", c, err)
 	}
 	if _, err := os.Stat(ck + ".plan.json"); !errors.Is(err, os.ErrNotExist) {
@@ -685,7 +685,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no dead letters after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 && countLines(dl) >= 2 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 && countLines(dl) >= 2 {
 				break wait
 			}
 		}

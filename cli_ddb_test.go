@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
@@ -489,7 +490,7 @@ func TestInterruptLeavesHeldItems(t *testing.T) {
 	if took > 2*time.Second && took > time.Duration(left)*time.Second/(2*hotRate) {
 		t.Errorf("the run took %v to stop: it wrote the spooled items instead of leaving them", took)
 	}
-	saved, err := importer.LoadCheckpoint(ck)
+	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +557,7 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 			_ = cmd.Process.Kill()
 			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
 		case <-time.After(20 * time.Millisecond):
-			c, err := importer.LoadCheckpoint(ck)
+			c, err := ddbwrite.LoadCheckpoint(ck)
 			started = err == nil && c.Watermark > 0
 		}
 	}
@@ -565,7 +566,7 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
 	}
-	saved, err := importer.LoadCheckpoint(ck)
+	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -174,7 +174,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
 		case <-time.After(50 * time.Millisecond):
-			if c, err := importer.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
+			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
 				break wait
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -68,7 +68,7 @@ func TestShardedApplyWritesEachItemOnce(t *testing.T) {
 					if _, stderr, code := run(t, env, append([]string{"plan", "--shard", shard, "--out", out}, common(snapshot)...)...); code != 0 {
 						t.Fatalf("plan --shard %s: exit %d: %s", shard, code, stderr)
 					}
-					pf, puts, dels := readPlanFile(t, importer.Shard{K: k, Of: N}.FileName(out), spec)
+					pf, puts, dels := readPlanFile(t, ddbwrite.Shard{K: k, Of: N}.FileName(out), spec)
 					if pf.Shard != shard || pf.Summary.Shard != shard {
 						t.Errorf("plan of shard %s says shard %q/%q", shard, pf.Shard, pf.Summary.Shard)
 					}
@@ -105,14 +105,14 @@ func TestShardedApplyWritesEachItemOnce(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						shard := importer.Shard{K: k, Of: N}
+						shard := ddbwrite.Shard{K: k, Of: N}
 						stdout, stderr, code := run(t, env, append([]string{"apply", "--allow-mass-delete", "--shard", shard.String(), "--report", report, "--no-progress"}, common(snapshot)...)...)
 						results[k] = result{stdout, stderr, code}
 					}()
 				}
 				wg.Wait()
 				for k := range N {
-					shard := importer.Shard{K: k, Of: N}
+					shard := ddbwrite.Shard{K: k, Of: N}
 					stdout, stderr, code := results[k].stdout, results[k].stderr, results[k].code
 					if code != 0 {
 						t.Fatalf("apply --shard %s: exit %d:\n%s\n%s", shard, code, stdout, stderr)
@@ -170,7 +170,7 @@ func TestShardedMigrate(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "report.json")
 	var written int64
 	for k := range N {
-		shard := importer.Shard{K: k, Of: N}
+		shard := ddbwrite.Shard{K: k, Of: N}
 		stdout, stderr, code := migrate(sharded, "--shard", shard.String(), "--report", report)
 		if code != 0 || !strings.Contains(stdout, "verified") || !strings.Contains(stdout, "(shard "+shard.String()+")") {
 			t.Fatalf("migrate --shard %s: exit %d:\n%s\n%s", shard, code, stdout, stderr)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
@@ -118,7 +118,7 @@ func TestStateFileLinksRefused(t *testing.T) {
 // stopAtFirstWrite runs args through a proxy that refuses every write of
 // an item with a name attribute: the run stops before it wrote anything,
 // and leaves its checkpoint unfinished, as a crash would.
-func stopAtFirstWrite(t *testing.T, endpoint string, args []string, ck string) *importer.Checkpoint {
+func stopAtFirstWrite(t *testing.T, endpoint string, args []string, ck string) *ddbwrite.Checkpoint {
 	t.Helper()
 	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Reject: "name"})
 	if err != nil {
@@ -128,7 +128,7 @@ func stopAtFirstWrite(t *testing.T, endpoint string, args []string, ck string) *
 	if _, stderr, code := run(t, awsEnv(proxy.URL()), args...); code == 0 {
 		t.Fatalf("the run through a proxy that refuses every write ended with exit 0:\n%s", stderr)
 	}
-	c, err := importer.LoadCheckpoint(ck)
+	c, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatalf("no checkpoint left by the stopped run: %v", err)
 	}
@@ -144,7 +144,7 @@ func stopAtFirstWrite(t *testing.T, endpoint string, args []string, ck string) *
 func forgeCheckpoint(t *testing.T, ck string, watermark int64, redigest bool) {
 	t.Helper()
 	if redigest {
-		c, err := importer.LoadCheckpoint(ck)
+		c, err := ddbwrite.LoadCheckpoint(ck)
 		if err != nil {
 			t.Fatal(err)
 		}

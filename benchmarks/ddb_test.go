@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -68,7 +69,7 @@ func treeportLoad(ctx context.Context, client *dynamodb.Client, table, path stri
 	if p := in.CheckLayout(l); len(p) > 0 {
 		return 0, p[0]
 	}
-	w := importer.NewDDBWriter(client, table, l.Table(), importer.WriterOptions{Concurrency: concurrency})
+	w := ddbwrite.NewDDBWriter(client, table, l.Table(), ddbwrite.WriterOptions{Concurrency: concurrency})
 	_, err = in.Emit(ctx, importer.EmitOptions{Layout: l}, func(seq int64, it layouts.Item) error {
 		return w.Write(ctx, seq, it)
 	})
@@ -144,7 +145,7 @@ func BenchmarkLoad(b *testing.B) {
 						rawTime += time.Since(start)
 					case "writer":
 						// The writer alone, on the prebuilt items.
-						w := importer.NewDDBWriter(client, table, l.Table(), importer.WriterOptions{Concurrency: concurrency})
+						w := ddbwrite.NewDDBWriter(client, table, l.Table(), ddbwrite.WriterOptions{Concurrency: concurrency})
 						for seq, it := range items {
 							if err = w.Write(ctx, int64(seq), it); err != nil {
 								break

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -64,12 +65,12 @@ func benchEngine(b *testing.B) (string, *dynamodb.Client) {
 // writeThrough writes items into a new table through endpoint with the
 // writer as `import` runs it (8 workers, no cap), and checks that the table
 // holds exactly the items: none lost, none extra.
-func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item) (time.Duration, importer.Stats) {
+func writeThrough(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item) (time.Duration, ddbwrite.Stats) {
 	return writeThroughSpread(b, direct, endpoint, table, spec, items, 0)
 }
 
 // writeThroughSpread is writeThrough with WriterOptions.Spread set.
-func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item, spread int) (time.Duration, importer.Stats) {
+func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table string, spec layouts.TableSpec, items []layouts.Item, spread int) (time.Duration, ddbwrite.Stats) {
 	ctx := context.Background()
 	if err := ddbtable.CreateTable(ctx, direct, table, spec, ddbtable.Billing{}); err != nil {
 		b.Fatal(err)
@@ -80,15 +81,15 @@ func writeThroughSpread(b *testing.B, direct *dynamodb.Client, endpoint, table s
 		b.Fatal(err)
 	}
 	start := time.Now()
-	opts := importer.WriterOptions{Concurrency: 8, MaxRetries: 50, Spread: spread}
+	opts := ddbwrite.WriterOptions{Concurrency: 8, MaxRetries: 50, Spread: spread}
 	if os.Getenv("TREEPORT_TRACE") != "" {
 		opts.Trace = func(format string, args ...any) { b.Logf(format, args...) }
 		opts.ProgressInterval = 250 * time.Millisecond
-		opts.OnProgress = func(p importer.Progress) {
+		opts.OnProgress = func(p ddbwrite.Progress) {
 			b.Logf("%v limit %.0f wcu %d throttles %d", p.Elapsed.Round(time.Millisecond), p.RateLimit, p.WCU, p.Throttles)
 		}
 	}
-	w := importer.NewDDBWriter(client, table, spec, opts)
+	w := ddbwrite.NewDDBWriter(client, table, spec, opts)
 	for i, it := range items {
 		if err := w.Write(ctx, int64(i), it); err != nil {
 			b.Fatal(err)
@@ -193,7 +194,7 @@ func tableName() string { return fmt.Sprintf("bench-faults-%d", time.Now().UnixN
 // othersTimer wraps a client and notes when the last item outside the hot
 // partition ("hot" in ParentId) was written.
 type othersTimer struct {
-	importer.BatchWriter
+	ddbwrite.BatchWriter
 	mu     sync.Mutex
 	others int
 	last   time.Time
@@ -278,7 +279,7 @@ func BenchmarkHotKey(b *testing.B) {
 			}
 			timer := &othersTimer{BatchWriter: client}
 			start := time.Now()
-			w := importer.NewDDBWriter(timer, table, spec, importer.WriterOptions{Concurrency: 8, MaxRetries: 50})
+			w := ddbwrite.NewDDBWriter(timer, table, spec, ddbwrite.WriterOptions{Concurrency: 8, MaxRetries: 50})
 			for i, it := range items {
 				if err := w.Write(ctx, int64(i), it); err != nil {
 					b.Fatal(err)

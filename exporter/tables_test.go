@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -84,7 +85,7 @@ func loadTable(t testing.TB, client *dynamodb.Client, l layouts.Layout, recs []*
 func writeRecordsToTable(t testing.TB, client *dynamodb.Client, table string, l layouts.Layout, recs []*transform.Record) {
 	t.Helper()
 	ctx := context.Background()
-	w := importer.NewDDBWriter(client, table, l.Table(), importer.WriterOptions{Concurrency: 8})
+	w := ddbwrite.NewDDBWriter(client, table, l.Table(), ddbwrite.WriterOptions{Concurrency: 8})
 	var seq int64
 	var werr error
 	for _, n := range nodesOf(t, recs) {
@@ -119,7 +120,7 @@ func importFile(t testing.TB, client *dynamodb.Client, l layouts.Layout, path st
 		t.Fatalf("%s: %v", path, problems[0])
 	}
 	table := ddblocal.NewTable(t, client, l.Table())
-	w := importer.NewDDBWriter(client, table, l.Table(), importer.WriterOptions{Concurrency: 8})
+	w := ddbwrite.NewDDBWriter(client, table, l.Table(), ddbwrite.WriterOptions{Concurrency: 8})
 	if _, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, func(seq int64, item layouts.Item) error {
 		return w.Write(ctx, seq, item)
 	}); err != nil {

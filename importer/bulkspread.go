@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -70,7 +71,7 @@ func (s *lineSpreader) add(attrs []layouts.Attr) error {
 		buf, s.free = s.free[n-1][:0], s.free[:n-1]
 	}
 	h := heldLine{line: appendAttrsLine(buf, attrs)}
-	for _, k := range partsOf(s.spec, s.item, true) {
+	for _, k := range ddbwrite.PartsOf(s.spec, s.item, true) {
 		pc := s.count[k]
 		if pc == nil {
 			pc = &partCount{key: k}

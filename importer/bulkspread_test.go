@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/layouts"
@@ -66,11 +68,11 @@ func stagedRuns(t *testing.T, dir string, spec layouts.TableSpec) ([]string, map
 			t.Fatal(err)
 		}
 		lines = append(lines, string(ddbjson.AppendItem(nil, item)))
-		parts := partsOf(spec, item, true)
+		parts := ddbwrite.PartsOf(spec, item, true)
 		next := map[string]int{}
 		for _, p := range parts {
 			next[p] = run[p] + 1
-			ix := partIndex(p)
+			ix, _, _ := strings.Cut(p, "\x00") // the index, "" for the table
 			longest[ix] = max(longest[ix], next[p])
 		}
 		run = next

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -24,7 +25,7 @@ type S3Output struct {
 
 // OpenS3Output makes the S3 client for loc and checks that the location
 // holds no files of another run (see CheckS3Output).
-func OpenS3Output(ctx context.Context, loc s3io.Location, opts S3Options, shard Shard) (*S3Output, error) {
+func OpenS3Output(ctx context.Context, loc s3io.Location, opts S3Options, shard ddbwrite.Shard) (*S3Output, error) {
 	client, err := NewS3Client(ctx, opts)
 	if err != nil {
 		return nil, err

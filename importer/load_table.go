@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
@@ -35,14 +36,11 @@ type TableOptions struct {
 	// checkpoint's fingerprint.
 	Checkpoint string
 	Settings   map[string]any
-	// DeadLetter is the file for the items DynamoDB rejects ("": such an
-	// item stops the run).
-	DeadLetter string
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
 	// Report is the JSON summary written at the end ("": none).
-	Report      string
-	Concurrency int
-	MaxWCU      float64
-	OnProgress  func(RunProgress)
+	Report string
 	// Log receives the notes of a run as it goes (resuming from a
 	// checkpoint); nil discards them.
 	Log io.Writer
@@ -58,7 +56,7 @@ type TableResult struct {
 	AlreadyDone bool
 	Emit        EmitStats
 	// Run is the write run; nil when it did not start.
-	Run  *RunResult
+	Run  *ddbwrite.RunResult
 	Took time.Duration
 }
 
@@ -96,28 +94,28 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		}
 	}
 
-	var ck *Checkpoint
+	var ck *ddbwrite.Checkpoint
 	if opts.Checkpoint != "" {
 		fp, err := Fingerprint(in.Opts.Path, opts.Settings)
 		if err != nil {
 			return nil, err
 		}
-		ck, err = LoadCheckpoint(opts.Checkpoint)
+		ck, err = ddbwrite.LoadCheckpoint(opts.Checkpoint)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			ck = &Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
+			ck = &ddbwrite.Checkpoint{Fingerprint: fp, Table: table, Layout: l.Name()}
 		case err != nil:
-			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+			return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 		default:
 			if err := ck.Match(fp); err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrUsage, opts.Checkpoint, err)
+				return nil, fmt.Errorf("%w: %s: %v", ddbwrite.ErrUsage, opts.Checkpoint, err)
 			}
 			if ck.Done {
 				return &TableResult{AlreadyDone: true, Took: time.Since(opts.Started)}, nil
 			}
 			fmt.Fprintf(log, "resuming from checkpoint %s: %d items acknowledged\n", opts.Checkpoint, ck.Watermark)
 			if n := ck.Held(); n > 0 {
-				fmt.Fprintf(log, "%d of them were held for a hot key and not written yet: they are written first (%s)\n", n, heldPath(opts.Checkpoint))
+				fmt.Fprintf(log, "%d of them were held for a hot key and not written yet: they are written first (%s)\n", n, ddbwrite.HeldPath(opts.Checkpoint))
 			}
 			if n := ck.RedoneAtMost(); n > 0 {
 				fmt.Fprintf(log, "the interrupted run had sent up to item %d: at most %d items are written again\n", max(ck.Sent, ck.Watermark), n)
@@ -132,15 +130,14 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 		total /= int64(emit.Shard.Of)
 	}
 	res := &TableResult{}
-	run, err := Run(ctx, RunOptions{
-		Client: opts.Client, Table: table, Spec: spec,
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU,
+	run, err := ddbwrite.Run(ctx, ddbwrite.RunOptions{
+		WriteOptions: opts.WriteOptions,
+		Client:       opts.Client, Table: table, Spec: spec,
 		// DynamoDB's own count of consumed capacity is only needed for the report.
 		ConsumedCapacity: opts.Report != "",
 		Checkpoint:       ck, CheckpointPath: opts.Checkpoint,
-		DeadLetter: opts.DeadLetter, Resume: emit.Skip > 0,
-		Total: total, OnProgress: opts.OnProgress,
-	}, func(ctx context.Context, w *DDBWriter, _ int64) error {
+		Resume: emit.Skip > 0, Total: total,
+	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		var err error
 		res.Emit, err = in.Emit(ctx, emit, func(seq int64, item layouts.Item) error {
 			return w.Write(ctx, seq, item)
@@ -168,7 +165,7 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 // taken as "all written", it would end the run with nothing written.
 func WatermarkPastEnd(path string, watermark, have int64, what string) error {
 	return fmt.Errorf("%w: checkpoint %s says %d %s were written, but this run has only %d: it is not this run's, or it was edited; nothing more was written. Delete it, and the files beside it (%s.*), to start over",
-		ErrUsage, path, watermark, what, have, filepath.Base(path))
+		ddbwrite.ErrUsage, path, watermark, what, have, filepath.Base(path))
 }
 
 // prepareTable creates the table or checks that the existing one has the
@@ -207,13 +204,13 @@ type report struct {
 	Skipped int64  `json:"items_skipped_from_checkpoint"`
 	// Redone bounds the items written again that the run resumed from
 	// may have written already (RunResult.RedoneAtMost).
-	Redone int64   `json:"items_redone_at_most"`
-	Reject int64   `json:"rejected_records"`
-	Writer Stats   `json:"writer"`
-	Total  float64 `json:"duration_seconds"`
+	Redone int64          `json:"items_redone_at_most"`
+	Reject int64          `json:"rejected_records"`
+	Writer ddbwrite.Stats `json:"writer"`
+	Total  float64        `json:"duration_seconds"`
 }
 
-func writeReport(path string, l layouts.Layout, table string, est EmitStats, run *RunResult, d time.Duration) error {
+func writeReport(path string, l layouts.Layout, table string, est EmitStats, run *ddbwrite.RunResult, d time.Duration) error {
 	b, err := json.MarshalIndent(report{Layout: l.Name(), Table: table, Nodes: est.Nodes, Skipped: est.Skipped,
 		Redone: run.RedoneAtMost, Reject: est.Rejected, Writer: run.Stats, Total: d.Seconds()}, "", "  ")
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/infile"
@@ -418,7 +419,7 @@ type EmitOptions struct {
 	Skip int64
 	// Shard, when Of > 1, keeps only the items whose partition key hashes to
 	// shard K of Of.
-	Shard Shard
+	Shard ddbwrite.Shard
 	// Rejects, when set, receives every rejected record as it came in, with
 	// the reason, as JSON Lines.
 	Rejects io.Writer

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
@@ -90,7 +91,7 @@ func TestEmitAttrsMatchesEmit(t *testing.T) {
 				in.CheckLayout(l)
 				for _, opts := range []EmitOptions{
 					{Layout: l},
-					{Layout: l, Skip: 37, Shard: Shard{K: 1, Of: 3}},
+					{Layout: l, Skip: 37, Shard: ddbwrite.Shard{K: 1, Of: 3}},
 				} {
 					want, wantRejects := emitMapsAll(t, in, opts)
 					for _, fast := range []bool{true, false} {

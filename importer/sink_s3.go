@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -89,7 +90,7 @@ func NewS3Client(ctx context.Context, opts S3Options) (*s3.Client, error) {
 
 // manifestName is the name of the manifest of shard s in an S3 prefix:
 // manifest.json for the whole, manifest.shard-k-of-N.json for a shard.
-func manifestName(s Shard) string { return s.FileName("manifest.json") }
+func manifestName(s ddbwrite.Shard) string { return s.FileName("manifest.json") }
 
 // S3API is the part of the S3 client that uploads and reads import files;
 // *s3.Client satisfies it.
@@ -108,7 +109,7 @@ var _ S3API = (*s3.Client)(nil)
 // shards of the same N may have uploaded already. The error matches
 // ErrOutputNotEmpty. A bucket that does not exist, or cannot be listed, is a
 // service error.
-func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc s3io.Location, shard Shard) error {
+func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc s3io.Location, shard ddbwrite.Shard) error {
 	root := ""
 	if loc.Prefix != "" {
 		root = loc.Prefix + "/"
@@ -161,7 +162,7 @@ type UploadOptions struct {
 	To s3io.Location
 	// Shard names this copy's manifest (see s3io.Location); its data files are
 	// named by WriteImportFiles already.
-	Shard Shard
+	Shard ddbwrite.Shard
 	// Billing is the capacity import-table.json asks for, as
 	// WriteImportFiles was told.
 	Billing ddbtable.Billing
@@ -293,14 +294,14 @@ func (s *ImportSource) RawBytes() int64 {
 // missing when some have not finished uploading, and the complete source
 // otherwise. Manifests that disagree (another layout or table, other flags)
 // are an error: those shards were not run as one job.
-func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard Shard) (*ImportSource, []int, error) {
+func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard ddbwrite.Shard) (*ImportSource, []int, error) {
 	n := max(shard.Of, 1)
 	src := &ImportSource{Loc: loc, Manifests: make([]*Manifest, n)}
 	h := sha256.New()
 	var missing []int
 	var first *Manifest
 	for k := range n {
-		s := Shard{K: k, Of: shard.Of}
+		s := ddbwrite.Shard{K: k, Of: shard.Of}
 		key := loc.Key(manifestName(s))
 		raw, err := s3io.GetSmall(ctx, api, loc.Bucket, key, 64<<20)
 		if s3io.IsNotFound(err) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/testserver/s3local"
@@ -20,7 +21,7 @@ import (
 )
 
 // writeShardFiles writes the import files of one shard of a small forest.
-func writeShardFiles(t *testing.T, in *Input, l layouts.Layout, s Shard, perFile int) (string, *Manifest) {
+func writeShardFiles(t *testing.T, in *Input, l layouts.Layout, s ddbwrite.Shard, perFile int) (string, *Manifest) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
 	m, err := WriteImportFiles(context.Background(), in, FilesOptions{
@@ -44,9 +45,9 @@ func TestUploadImportFiles(t *testing.T) {
 	if p := in.CheckLayout(l); len(p) > 0 {
 		t.Fatal(p)
 	}
-	dir, m := writeShardFiles(t, in, l, Shard{}, 300)
+	dir, m := writeShardFiles(t, in, l, ddbwrite.Shard{}, 300)
 	loc := s3io.Location{Bucket: bucket, Prefix: "loads/run-1"}
-	if err := CheckS3Output(context.Background(), client, loc, Shard{}); err != nil {
+	if err := CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); err != nil {
 		t.Fatalf("an empty prefix: %v", err)
 	}
 	var calls []int
@@ -95,7 +96,7 @@ func TestUploadImportFiles(t *testing.T) {
 		t.Errorf("import-table.json reads from %+v", req.S3BucketSource)
 	}
 	// The prefix is now taken.
-	if err := CheckS3Output(context.Background(), client, loc, Shard{}); !errors.Is(err, ErrOutputNotEmpty) {
+	if err := CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); !errors.Is(err, ErrOutputNotEmpty) {
 		t.Errorf("CheckS3Output on a used prefix: %v", err)
 	}
 }
@@ -134,18 +135,18 @@ func TestCheckS3Output(t *testing.T) {
 	tests := []struct {
 		name    string
 		objects []string // under the prefix
-		shard   Shard
+		shard   ddbwrite.Shard
 		wantErr string // "" for no error
 	}{
-		{name: "empty prefix, whole", shard: Shard{}},
-		{name: "empty prefix, shard", shard: Shard{K: 1, Of: 3}},
+		{name: "empty prefix, whole", shard: ddbwrite.Shard{}},
+		{name: "empty prefix, shard", shard: ddbwrite.Shard{K: 1, Of: 3}},
 		{name: "anything stops the whole", objects: []string{"notes.txt"}, wantErr: "notes.txt"},
-		{name: "other shards of the same N", objects: []string{"data/shard-0-of-3-part-00000.json.gz", "manifest.shard-2-of-3.json", "create-table.json", "import-table.json"}, shard: Shard{K: 1, Of: 3}},
-		{name: "this shard's data", objects: []string{"data/shard-1-of-3-part-00000.json.gz"}, shard: Shard{K: 1, Of: 3}, wantErr: "data/shard-1-of-3-part-00000.json.gz"},
-		{name: "this shard's manifest", objects: []string{"manifest.shard-1-of-3.json"}, shard: Shard{K: 1, Of: 3}, wantErr: "manifest.shard-1-of-3.json"},
-		{name: "a run with another N", objects: []string{"data/shard-0-of-2-part-00000.json.gz"}, shard: Shard{K: 1, Of: 3}, wantErr: "shard-0-of-2"},
-		{name: "an unsharded run", objects: []string{"data/part-00000.json.gz"}, shard: Shard{K: 1, Of: 3}, wantErr: "data/part-00000.json.gz"},
-		{name: "a stray file", objects: []string{"data/other.json.gz"}, shard: Shard{K: 0, Of: 3}, wantErr: "data/other.json.gz"},
+		{name: "other shards of the same N", objects: []string{"data/shard-0-of-3-part-00000.json.gz", "manifest.shard-2-of-3.json", "create-table.json", "import-table.json"}, shard: ddbwrite.Shard{K: 1, Of: 3}},
+		{name: "this shard's data", objects: []string{"data/shard-1-of-3-part-00000.json.gz"}, shard: ddbwrite.Shard{K: 1, Of: 3}, wantErr: "data/shard-1-of-3-part-00000.json.gz"},
+		{name: "this shard's manifest", objects: []string{"manifest.shard-1-of-3.json"}, shard: ddbwrite.Shard{K: 1, Of: 3}, wantErr: "manifest.shard-1-of-3.json"},
+		{name: "a run with another N", objects: []string{"data/shard-0-of-2-part-00000.json.gz"}, shard: ddbwrite.Shard{K: 1, Of: 3}, wantErr: "shard-0-of-2"},
+		{name: "an unsharded run", objects: []string{"data/part-00000.json.gz"}, shard: ddbwrite.Shard{K: 1, Of: 3}, wantErr: "data/part-00000.json.gz"},
+		{name: "a stray file", objects: []string{"data/other.json.gz"}, shard: ddbwrite.Shard{K: 0, Of: 3}, wantErr: "data/other.json.gz"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,7 +169,7 @@ func TestCheckS3Output(t *testing.T) {
 		})
 	}
 	t.Run("a missing bucket is a service error", func(t *testing.T) {
-		err := CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, Shard{})
+		err := CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, ddbwrite.Shard{})
 		var s3err *s3io.Error
 		if !errors.As(err, &s3err) || !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
 			t.Fatalf("err = %v", err)
@@ -189,7 +190,7 @@ func TestShardsUploaded(t *testing.T) {
 	loc := s3io.Location{Bucket: bucket, Prefix: "sharded"}
 	ctx := context.Background()
 	upload := func(k int) *Manifest {
-		s := Shard{K: k, Of: 3}
+		s := ddbwrite.Shard{K: k, Of: 3}
 		if err := CheckS3Output(ctx, client, loc, s); err != nil {
 			t.Fatalf("shard %s: %v", s, err)
 		}
@@ -202,21 +203,21 @@ func TestShardsUploaded(t *testing.T) {
 	var items int64
 	for i, k := range []int{2, 0} {
 		items += upload(k).Items
-		src, missing, err := ShardsUploaded(ctx, client, loc, Shard{K: k, Of: 3})
+		src, missing, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: k, Of: 3})
 		want := [][]int{{0, 1}, {1}}[i]
 		if err != nil || src != nil || !slices.Equal(missing, want) {
 			t.Fatalf("after shard %d: %v, missing %v, %v; want missing %v", k, src, missing, err, want)
 		}
 	}
 	items += upload(1).Items
-	src, missing, err := ShardsUploaded(ctx, client, loc, Shard{K: 1, Of: 3})
+	src, missing, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3})
 	if err != nil || src == nil || len(missing) > 0 {
 		t.Fatalf("after every shard: %v, missing %v, %v", src, missing, err)
 	}
 	if src.Items() != items || len(src.Token) != 32 || src.RawBytes() <= 0 {
 		t.Errorf("items %d (want %d), token %q, raw %d", src.Items(), items, src.Token, src.RawBytes())
 	}
-	again, _, err := ShardsUploaded(ctx, client, loc, Shard{K: 0, Of: 3})
+	again, _, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 0, Of: 3})
 	if err != nil || again.Token != src.Token {
 		t.Errorf("another shard's look: token %v, %v; want %s", again, err, src.Token)
 	}
@@ -235,7 +236,7 @@ func TestShardsUploaded(t *testing.T) {
 	m.Settings["delimiter"] = "/"
 	b, _ := json.Marshal(m)
 	s3local.Put(t, client, bucket, loc.Key("manifest.shard-1-of-3.json"), b)
-	if _, _, err := ShardsUploaded(ctx, client, loc, Shard{K: 1, Of: 3}); err == nil || !strings.Contains(err.Error(), "same input and flags") {
+	if _, _, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3}); err == nil || !strings.Contains(err.Error(), "same input and flags") {
 		t.Errorf("mismatched shards: %v", err)
 	}
 }

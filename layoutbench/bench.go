@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -39,7 +40,7 @@ import (
 // loading, querying and deleting its tables. *dynamodb.Client satisfies it.
 type Client interface {
 	ddbtable.TableAPI
-	importer.BatchWriter
+	ddbwrite.BatchWriter
 	exporter.QueryAPI
 	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
 }
@@ -244,7 +245,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 
 	// One pass over the input measures the items, and online writes them.
 	emit := func(_ int64, item layouts.Item) error { return s.add(item) }
-	var w *importer.DDBWriter
+	var w *ddbwrite.DDBWriter
 	var loadStart time.Time
 	if b.opts.Client != nil {
 		res.Table = fmt.Sprintf("%s-%s-%s", b.opts.TablePrefix, l.Name(), randomSuffix())
@@ -253,7 +254,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 		if err := ddbtable.CreateTable(ctx, b.opts.Client, res.Table, l.Table(), ddbtable.Billing{}); err != nil {
 			return nil, err
 		}
-		w = importer.NewDDBWriter(b.opts.Client, res.Table, l.Table(), importer.WriterOptions{
+		w = ddbwrite.NewDDBWriter(b.opts.Client, res.Table, l.Table(), ddbwrite.WriterOptions{
 			Concurrency: b.opts.Concurrency, ConsumedCapacity: true,
 		})
 		emit = func(seq int64, item layouts.Item) error {

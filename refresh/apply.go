@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -35,7 +36,7 @@ type Target struct {
 	Layout layouts.Layout
 	// Shard, when Of > 1, plans (and writes) only the items whose partition
 	// key hashes to it.
-	Shard importer.Shard
+	Shard ddbwrite.Shard
 	Scan  exporter.ScanOptions
 	// IgnoreUnparsable leaves alone the items that carry a table model's
 	// type field but do not read back (ReadTableOptions).
@@ -215,13 +216,13 @@ type ApplyOptions struct {
 	CreateTable bool
 	Billing     ddbtable.Billing
 	// Checkpoint is the checkpoint file ("": none); the plan is kept beside
-	// it, in Checkpoint + ".plan.json". DeadLetter is the file for the items
-	// DynamoDB rejects; Report the JSON summary written at the end.
-	Checkpoint, DeadLetter, Report string
-	Concurrency                    int
-	MaxWCU                         float64
-	OnProblems                     func(problems []*transform.RowError, more int)
-	OnProgress                     func(importer.RunProgress)
+	// it, in Checkpoint + ".plan.json". Report is the JSON summary written
+	// at the end.
+	Checkpoint, Report string
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
+	OnProblems func(problems []*transform.RowError, more int)
 	// Log receives the notes of a run as it goes (resuming, the table
 	// read); nil discards them.
 	Log io.Writer
@@ -236,14 +237,14 @@ type ApplyResult struct {
 	// Resumed says the plan was an unfinished checkpoint's.
 	Resumed bool
 	// Run is the write run (nil when nothing was to be written).
-	Run  *importer.RunResult
+	Run  *ddbwrite.RunResult
 	Took time.Duration
 }
 
 // Apply plans a refresh of the table (or takes up the plan of an unfinished
 // checkpoint) and writes it with the writer: the puts first, then the
 // deletes. A plan that removes more than MaxDeleteRatio of the table's nodes
-// is refused (importer.ErrUsage) before anything is written. The result
+// is refused (ddbwrite.ErrUsage) before anything is written. The result
 // comes with the error whenever the plan is known.
 func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.CreateTable {
@@ -259,7 +260,7 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 // operations of the plan kept beside it.
 type applyCheckpoint struct {
 	path, planPath string
-	ck             *importer.Checkpoint
+	ck             *ddbwrite.Checkpoint
 	resume         bool
 }
 
@@ -282,25 +283,25 @@ func loadCheckpoint(j *job, path string, settings map[string]any) (*applyCheckpo
 		return nil, err
 	}
 	a := &applyCheckpoint{path: path, planPath: path + ".plan.json"}
-	ck, err := importer.LoadCheckpoint(path)
+	ck, err := ddbwrite.LoadCheckpoint(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	case ck.Done:
 		// A finished apply: plan afresh (the table may have changed since).
 	default:
 		if err := ck.Match(fp); err != nil {
 			return nil, fmt.Errorf("%w: %s belongs to an unfinished run of another snapshot, other flags or another table: finish that one, or delete the checkpoint (and %s) to start over: %v",
-				importer.ErrUsage, path, a.planPath, err)
+				ddbwrite.ErrUsage, path, a.planPath, err)
 		}
 		if _, err := os.Lstat(a.planPath); err != nil {
-			return nil, fmt.Errorf("%w: checkpoint %s has no plan beside it (%v); delete the checkpoint to plan again", importer.ErrUsage, path, err)
+			return nil, fmt.Errorf("%w: checkpoint %s has no plan beside it (%v); delete the checkpoint to plan again", ddbwrite.ErrUsage, path, err)
 		}
 		a.ck, a.resume = ck, true
 		return a, nil
 	}
-	a.ck = &importer.Checkpoint{Fingerprint: fp, Table: j.Table, Layout: j.Layout.Name()}
+	a.ck = &ddbwrite.Checkpoint{Fingerprint: fp, Table: j.Table, Layout: j.Layout.Name()}
 	return a, nil
 }
 
@@ -378,7 +379,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 	}
 	if summary.Changes() == 0 {
 		res.Took = time.Since(opts.Started)
-		if err := writeApplyReport(opts.Report, summary, 0, importer.Stats{}, res.Took); err != nil {
+		if err := writeApplyReport(opts.Report, summary, 0, ddbwrite.Stats{}, res.Took); err != nil {
 			return res, err
 		}
 		if ck != nil {
@@ -397,7 +398,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 // table's nodes.
 func massDelete(s *Summary, ratio float64) error {
 	return fmt.Errorf("%w: refusing a plan that %s (%.1f%% > --max-delete-ratio %g); nothing was written. A truncated snapshot? Check it, or pass --allow-mass-delete if the removal is meant",
-		importer.ErrUsage, s.DeleteText(), 100*s.DeleteRatio(), ratio)
+		ddbwrite.ErrUsage, s.DeleteText(), 100*s.DeleteRatio(), ratio)
 }
 
 // resumePlan reads the plan kept beside an unfinished checkpoint: it must
@@ -406,11 +407,11 @@ func massDelete(s *Summary, ratio float64) error {
 // guard is taken from them, not from what the summary says: the summary
 // returned counts, as removed nodes, at least the nodes the operations
 // delete as removed. The checkpoint's watermark must not be past the
-// plan's operations. Every refusal is an importer.ErrUsage; nothing was
+// plan's operations. Every refusal is an ddbwrite.ErrUsage; nothing was
 // written.
 func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 	refuse := func(err error) error {
-		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
 	f, err := statefile.Open(ck.planPath, os.O_RDONLY)
 	if err != nil {
@@ -471,14 +472,14 @@ func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 // writeApplyReport writes the report: the plan's counts and what the writer
 // did (nothing, for a plan without changes: a report is written all the
 // same, so that a job never reads an earlier run's as its own).
-func writeApplyReport(path string, summary *Summary, skip int64, stats importer.Stats, took time.Duration) error {
+func writeApplyReport(path string, summary *Summary, skip int64, stats ddbwrite.Stats, took time.Duration) error {
 	if path == "" {
 		return nil
 	}
 	b, err := json.MarshalIndent(struct {
 		Plan    *Summary       `json:"plan"`
 		Skipped int64          `json:"operations_skipped_from_checkpoint"`
-		Writer  importer.Stats `json:"writer"`
+		Writer  ddbwrite.Stats `json:"writer"`
 		Total   float64        `json:"duration_seconds"`
 	}{summary, skip, stats, took.Seconds()}, "", "  ")
 	if err != nil {
@@ -495,7 +496,7 @@ func writePlan(ctx context.Context, j *job, path string, h PlanHeader) (*Summary
 		return bytes.HasPrefix(head, []byte(`{"version":`))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
 	s, err := writePlanTo(ctx, j, f, h)
 	if cerr := f.Close(); err == nil {
@@ -526,18 +527,18 @@ func writePlanTo(ctx context.Context, j *job, f *os.File, h PlanHeader) (*Summar
 
 // ErrPutsFailed ends a write run whose deletes were not sent because a put
 // before them failed: the table holds every node it held, and what was
-// put. It matches importer.ErrBarrierRefused when DynamoDB refused a put.
+// put. It matches ddbwrite.ErrBarrierRefused when DynamoDB refused a put.
 var ErrPutsFailed = errors.New("a put of the plan failed")
 
 // settle waits until every put handed to the writer is acknowledged (the
 // barrier between a plan's puts and its deletes), and says so when one
 // failed.
-func settle(ctx context.Context, w *importer.DDBWriter) error {
+func settle(ctx context.Context, w *ddbwrite.DDBWriter) error {
 	err := w.Settle(ctx)
 	switch {
 	case err == nil, ctx.Err() != nil:
 		return err
-	case errors.Is(err, importer.ErrBarrierRefused):
+	case errors.Is(err, ddbwrite.ErrBarrierRefused):
 		return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %w; fix those items (or the table) and rerun the same command, which goes on from its checkpoint and puts them again", ErrPutsFailed, err)
 	}
 	return fmt.Errorf("%w: no delete was sent, and the table still holds every node it held: %w; rerun the same command (with --checkpoint it goes on where the acknowledged puts stopped)", ErrPutsFailed, err)
@@ -545,36 +546,26 @@ func settle(ctx context.Context, w *importer.DDBWriter) error {
 
 // sendOps hands ops, puts before deletes, to the writer, numbered from 0,
 // and sends no delete before every put is acknowledged (settle).
-func sendOps(ctx context.Context, w *importer.DDBWriter, ops []Op) error {
-	settled := false
-	for seq, op := range ops {
-		var err error
-		if op.Kind == Delete {
-			if !settled {
-				if err := settle(ctx, w); err != nil {
-					return err
-				}
-				settled = true
+func sendOps(ctx context.Context, w *ddbwrite.DDBWriter, ops []Op) error {
+	_, err := ddbwrite.WriteOps(ctx, w, 0, func(yield func(bool, layouts.Item) error) error {
+		for _, op := range ops {
+			if err := yield(op.Kind == Delete, op.Item); err != nil {
+				return err
 			}
-			err = w.Delete(ctx, int64(seq), op.Item)
-		} else {
-			err = w.Write(ctx, int64(seq), op.Item)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	}, func(ctx context.Context, _ int64) error { return settle(ctx, w) })
+	return err
 }
 
 // execute writes a plan file's operations with the writer, from the
 // checkpoint's watermark on.
 func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck *applyCheckpoint, res *ApplyResult) error {
-	ro := importer.RunOptions{
-		Client: j.Client, Table: j.Table, Spec: j.Layout.Table(),
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.Report != "",
-		DeadLetter: opts.DeadLetter, Resume: ck != nil && ck.resume,
-		Total: res.Summary.Changes(), OnProgress: opts.OnProgress,
+	ro := ddbwrite.RunOptions{
+		WriteOptions: opts.WriteOptions,
+		Client:       j.Client, Table: j.Table, Spec: j.Layout.Table(),
+		ConsumedCapacity: opts.Report != "", Resume: ck != nil && ck.resume,
+		Total: res.Summary.Changes(),
 	}
 	if ck != nil {
 		// Saved before the first write, so that a rerun after a crash
@@ -586,37 +577,21 @@ func execute(ctx context.Context, j *job, opts ApplyOptions, planPath string, ck
 	}
 	f, err := statefile.Open(planPath, os.O_RDONLY)
 	if err != nil {
-		return fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
 	defer f.Close()
-	run, err := importer.Run(ctx, ro, func(ctx context.Context, w *importer.DDBWriter, skip int64) error {
-		var seq int64
-		settled := false
-		_, _, err := ReadPlan(f, func(op Op) error {
-			s := seq
-			seq++
-			if s < skip {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
+	run, err := ddbwrite.Run(ctx, ro, func(ctx context.Context, w *ddbwrite.DDBWriter, skip int64) error {
+		seq, err := ddbwrite.WriteOps(ctx, w, skip, func(yield func(bool, layouts.Item) error) error {
+			_, _, err := ReadPlan(f, func(op Op) error { return yield(op.Kind == Delete, op.Item) })
+			return err
+		}, func(ctx context.Context, s int64) error {
+			// Puts before deletes, for real: no delete is sent before
+			// every put is acknowledged, this copy's and, under --shard,
+			// the other copies' that it waits for.
+			if err := settle(ctx, w); err != nil {
 				return err
 			}
-			if op.Kind == Delete {
-				if !settled {
-					// Puts before deletes, for real: no delete is sent
-					// before every put is acknowledged, this copy's and,
-					// under --shard, the other copies' that it waits for.
-					if err := settle(ctx, w); err != nil {
-						return err
-					}
-					if err := waitForOtherShards(ctx, j, planPath, s, opts.ShardWait); err != nil {
-						return err
-					}
-					settled = true
-				}
-				return w.Delete(ctx, s, op.Item)
-			}
-			return w.Write(ctx, s, op.Item)
+			return waitForOtherShards(ctx, j, planPath, s, opts.ShardWait)
 		})
 		if err == nil && seq < skip {
 			return importer.WatermarkPastEnd(ck.path, skip, seq, "operations of its plan")

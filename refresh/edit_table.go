@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/layouts"
@@ -25,15 +26,12 @@ type EditTableOptions struct {
 	DryRun bool
 	// Out, when set, is the plan file of the edits' writes.
 	Out string
-	// DeadLetter is the file for the items DynamoDB rejects ("": such an
-	// item stops the run).
-	DeadLetter  string
-	Concurrency int
-	MaxWCU      float64
+	// WriteOptions are the write run's: the dead-letter file,
+	// concurrency, rate and progress.
+	ddbwrite.WriteOptions
 	// ConsumedCapacity asks DynamoDB for the capacity the writes consume
 	// (Run.Stats.ConsumedWCU).
 	ConsumedCapacity bool
-	OnProgress       func(importer.RunProgress)
 	// Log receives the notes of a run as it goes (what reading the table
 	// cost); nil discards them.
 	Log io.Writer
@@ -50,7 +48,7 @@ type EditTableResult struct {
 	Puts, Deletes, WCU int64
 	// Run is the write run (nil for a dry run or when nothing is to be
 	// written).
-	Run  *importer.RunResult
+	Run  *ddbwrite.RunResult
 	Took time.Duration
 }
 
@@ -130,11 +128,11 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 
 	// The edits were read and checked whole; their writes are finished
 	// even on Ctrl-C, so that the table is never left between two trees.
-	res.Run, err = importer.Run(context.WithoutCancel(ctx), importer.RunOptions{
-		Client: opts.Client, Table: table, Spec: l.Table(),
-		Concurrency: opts.Concurrency, MaxWCU: opts.MaxWCU, ConsumedCapacity: opts.ConsumedCapacity,
-		DeadLetter: opts.DeadLetter, Total: int64(len(ops)), OnProgress: opts.OnProgress,
-	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
+	res.Run, err = ddbwrite.Run(context.WithoutCancel(ctx), ddbwrite.RunOptions{
+		WriteOptions: opts.WriteOptions,
+		Client:       opts.Client, Table: table, Spec: l.Table(),
+		ConsumedCapacity: opts.ConsumedCapacity, Total: int64(len(ops)),
+	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		return sendOps(ctx, w, ops)
 	})
 	res.Took = time.Since(opts.Started)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -158,7 +159,7 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
 	b, err := io.ReadAll(f)
 	f.Close()
@@ -167,15 +168,15 @@ func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint,
 	}
 	var saved followCheckpoint
 	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
-		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", importer.ErrUsage, path)
+		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", ddbwrite.ErrUsage, path)
 	}
 	if saved.Digest != saved.digest() {
-		return nil, fmt.Errorf("%w: %w", importer.ErrUsage, &statefile.Error{Path: path,
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, &statefile.Error{Path: path,
 			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
 	}
 	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
 		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",
-			importer.ErrUsage, path, saved.From, saved.To)
+			ddbwrite.ErrUsage, path, saved.From, saved.To)
 	}
 	return &saved, nil
 }
@@ -453,9 +454,45 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 // round applies one batch of records: to the mirror first, then the
 // smallest set of B writes that takes every changed node (and the
 // subtrees whose paths change with it) from B's state to A's, with the
-// writer of import. Nodes that A leaves outside a valid tree keep their
+// write engine (ddbwrite). Nodes that A leaves outside a valid tree keep their
 // state in B and are held until A is valid again.
 func (f *follower) round(ctx context.Context, recs []streams.Record) error {
+	affected := f.affected(f.take(recs))
+	changes, afterPaths, newHeld := f.changes(affected)
+	// A node whose items B's layout cannot hold after its change is held,
+	// with the nodes of the round below it; the others go on.
+	ops, changes, afterPaths, err := f.holdUnfit(ctx, changes, afterPaths, newHeld)
+	if err != nil {
+		return err
+	}
+	f.report(newHeld)
+	f.m.prune()
+	f.held = newHeld
+	if len(recs) > 0 {
+		// Measured once the round's writes are acknowledged.
+		defer func() { f.lagAt = max(time.Since(f.newest), 0) }()
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	if len(ops) > 0 {
+		if err := f.write(ctx, ops); err != nil {
+			return err
+		}
+	}
+	for k, c := range changes {
+		if c.After.Path == nil {
+			delete(f.applied, c.ID)
+			continue
+		}
+		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k]}
+	}
+	return nil
+}
+
+// take takes a round's records into A's model, and returns the nodes they
+// touch, with the ones held before (dirty).
+func (f *follower) take(recs []streams.Record) map[string]bool {
 	dirty := map[string]bool{}
 	for id := range f.held {
 		dirty[id] = true
@@ -478,8 +515,12 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		}
 	}
 	f.res.Records += int64(len(recs))
+	return dirty
+}
 
-	// What changed, and the subtrees a changed place drags along.
+// affected is what changed (dirty), and the subtrees a changed place drags
+// along.
+func (f *follower) affected(dirty map[string]bool) map[string]bool {
 	affected := map[string]bool{}
 	var queue []string
 	for id := range dirty {
@@ -505,79 +546,97 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			}
 		}
 	}
+	return affected
+}
 
-	// Which of them A leaves in a valid tree, and their paths there. A node
-	// outside one is held, with the node that causes it (itself, or the
-	// ancestor where the trouble is) and why.
-	const (
-		unknown = iota
-		visiting
-		valid
-		invalid
-	)
-	state := map[string]int{}
-	paths := map[string]*pathNode{}
-	causes := map[string]held{}
-	fail := func(id, cause, reason string) bool {
-		state[id], causes[id] = invalid, held{cause: cause, reason: reason}
+// The states of a node in placement.check.
+const (
+	unknown = iota
+	visiting
+	valid
+	invalid
+)
+
+// placement says which of a round's affected nodes A leaves in a valid
+// tree, and their paths there. A node outside one is held, with the node
+// that causes it (itself, or the ancestor where the trouble is) and why.
+type placement struct {
+	f        *follower
+	affected map[string]bool
+	state    map[string]int
+	paths    map[string]*pathNode
+	causes   map[string]held
+}
+
+func (f *follower) placement(affected map[string]bool) *placement {
+	return &placement{f: f, affected: affected, state: map[string]int{}, paths: map[string]*pathNode{}, causes: map[string]held{}}
+}
+
+func (p *placement) fail(id, cause, reason string) bool {
+	p.state[id], p.causes[id] = invalid, held{cause: cause, reason: reason}
+	return false
+}
+
+// check says whether A leaves node id in a valid tree.
+func (p *placement) check(id string) bool {
+	f, state, paths, causes, affected := p.f, p.state, p.paths, p.causes, p.affected
+	switch state[id] {
+	case valid:
+		return true
+	case invalid:
 		return false
+	case visiting:
+		return p.fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
 	}
-	var check func(id string) bool
-	check = func(id string) bool {
-		switch state[id] {
-		case valid:
-			return true
-		case invalid:
-			return false
-		case visiting:
-			return fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
+	if !affected[id] {
+		a := f.applied[id]
+		if a == nil {
+			return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
 		}
-		if !affected[id] {
-			a := f.applied[id]
-			if a == nil {
-				return fail(id, id, fmt.Sprintf("node %q does not exist", id))
-			}
-			state[id], paths[id] = valid, a.path
-			return true
-		}
-		c, present, conflict := f.m.target(id)
-		switch {
-		case conflict && c.bad != nil:
-			return fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
-		case conflict:
-			return fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
-		case !present:
-			return fail(id, id, fmt.Sprintf("node %q does not exist", id))
-		case c.parent == "":
-			state[id], paths[id] = valid, (*pathNode)(nil).child(id)
-			return true
-		}
-		state[id] = visiting
-		if !check(c.parent) {
-			if state[id] == invalid { // the cycle came back to it
-				return false
-			}
-			p := c.parent
-			if _, there, _ := f.m.target(p); affected[p] && !there || !affected[p] && f.applied[p] == nil {
-				return fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, p))
-			}
-			return fail(id, causes[c.parent].cause, causes[c.parent].reason)
-		}
-		if state[id] == invalid {
-			return false
-		}
-		state[id], paths[id] = valid, paths[c.parent].child(id)
+		state[id], paths[id] = valid, a.path
 		return true
 	}
+	c, present, conflict := f.m.target(id)
+	switch {
+	case conflict && c.bad != nil:
+		return p.fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
+	case conflict:
+		return p.fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
+	case !present:
+		return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
+	case c.parent == "":
+		state[id], paths[id] = valid, (*pathNode)(nil).child(id)
+		return true
+	}
+	state[id] = visiting
+	if !p.check(c.parent) {
+		if state[id] == invalid { // the cycle came back to it
+			return false
+		}
+		parent := c.parent
+		if _, there, _ := f.m.target(parent); affected[parent] && !there || !affected[parent] && f.applied[parent] == nil {
+			return p.fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, parent))
+		}
+		return p.fail(id, causes[c.parent].cause, causes[c.parent].reason)
+	}
+	if state[id] == invalid {
+		return false
+	}
+	state[id], paths[id] = valid, paths[c.parent].child(id)
+	return true
+}
 
+// changes are the changes of the affected nodes that A leaves in a valid
+// tree, by id, with their paths after the change; the others are held
+// (newHeld).
+func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) {
+	pl := f.placement(affected)
 	ids := make([]string, 0, len(affected))
 	for id := range affected {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var changes []nodeChange
-	var afterPaths []*pathNode // of changes
-	newHeld := map[string]held{}
+	newHeld = map[string]held{}
 	for _, id := range ids {
 		a := f.applied[id]
 		c, present, _ := f.m.target(id)
@@ -588,11 +647,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 				newHeld[id] = held{cause: id, reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
 				continue
 			}
-		} else if !check(id) {
-			newHeld[id] = causes[id]
+		} else if !pl.check(id) {
+			newHeld[id] = pl.causes[id]
 			continue
 		} else {
-			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs}, paths[id]
+			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs}, pl.paths[id]
 		}
 		var before nodeSide
 		if a != nil {
@@ -607,8 +666,14 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 		afterPaths = append(afterPaths, path)
 	}
-	// A node whose items B's layout cannot hold after its change is held,
-	// with the nodes of the round below it; the others go on.
+	return changes, afterPaths, newHeld
+}
+
+// holdUnfit returns the operations of changes: a node whose items B's
+// layout cannot hold after its change is held (in newHeld), with the
+// nodes of the round below it, and the changes and their paths that go on
+// are returned with the operations.
+func (f *follower) holdUnfit(ctx context.Context, changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) ([]Op, []nodeChange, []*pathNode, error) {
 	var ops []Op
 	for len(changes) > 0 {
 		var err error
@@ -618,14 +683,14 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			// (A node whose items as B holds them cannot be built is no
 			// change to hold back: it stops the follow.)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			// B's items under the keys the writes reach: one that is
 			// not B's tree's (another entity's, or one that does not
 			// read) is never written over or deleted; its node is held.
 			op, item, why, err := badTarget(ctx, f.opts.Client, f.opts.Table, f.opts.Layout, ops)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			if op == nil {
 				break
@@ -642,33 +707,11 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			kept, keptPaths = append(kept, c), append(keptPaths, afterPaths[k])
 		}
 		if len(kept) == len(changes) {
-			return fmt.Errorf("refresh: node %q: %v", ne.ID, ne.Err)
+			return nil, nil, nil, fmt.Errorf("refresh: node %q: %v", ne.ID, ne.Err)
 		}
 		changes, afterPaths = kept, keptPaths
 	}
-	f.report(newHeld)
-	f.m.prune()
-	f.held = newHeld
-	if len(recs) > 0 {
-		// Measured once the round's writes are acknowledged.
-		defer func() { f.lagAt = max(time.Since(f.newest), 0) }()
-	}
-	if len(changes) == 0 {
-		return nil
-	}
-	if len(ops) > 0 {
-		if err := f.write(ctx, ops); err != nil {
-			return err
-		}
-	}
-	for k, c := range changes {
-		if c.After.Path == nil {
-			delete(f.applied, c.ID)
-			continue
-		}
-		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k]}
-	}
-	return nil
+	return ops, changes, afterPaths, nil
 }
 
 // report tells the log of every new reason to hold nodes, once per cause,
@@ -738,20 +781,22 @@ func quoteAll(ids []string, max int) []string {
 	return out
 }
 
-// write writes one round's operations with import's writer, and waits for
+// write writes one round's operations with the write engine, and waits for
 // all of them: the next round's writes of the same keys come after.
 func (f *follower) write(ctx context.Context, ops []Op) error {
 	o := f.opts
 	if f.lim == nil {
 		f.lim = ddb.NewWriteLimiter(o.MaxWCU, o.Concurrency)
 	}
-	run, err := importer.Run(ctx, importer.RunOptions{
-		Client: o.Client, Table: o.Table, Spec: o.Layout.Table(),
-		Concurrency: o.Concurrency, MaxWCU: o.MaxWCU, Limiter: f.lim,
+	wo := o.WriteOptions
+	wo.OnProgress = nil // a round is reported by its log line
+	run, err := ddbwrite.Run(ctx, ddbwrite.RunOptions{
+		WriteOptions: wo,
+		Client:       o.Client, Table: o.Table, Spec: o.Layout.Table(), Limiter: f.lim,
 		// The copy's writes opened the dead-letter file: the rounds add to it.
-		DeadLetter: o.DeadLetter, Resume: true,
-		Total: int64(len(ops)),
-	}, func(ctx context.Context, w *importer.DDBWriter, _ int64) error {
+		Resume: true,
+		Total:  int64(len(ops)),
+	}, func(ctx context.Context, w *ddbwrite.DDBWriter, _ int64) error {
 		return sendOps(ctx, w, ops)
 	})
 	f.rounds++
@@ -793,7 +838,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	}
 	log := opts.Log
 	if opts.Shard.Of > 1 {
-		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", importer.ErrUsage)
+		return nil, fmt.Errorf("%w: --follow does not take --shard: one follower applies the whole stream", ddbwrite.ErrUsage)
 	}
 	lookup := func() (streams.Info, error) {
 		info, err := streams.Lookup(ctx, opts.Client, opts.From)
@@ -806,7 +851,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	}
 	info, err := lookup()
 	if errors.Is(err, streams.ErrNoStream) {
-		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", importer.ErrUsage, err)
+		return nil, fmt.Errorf("%w: --follow reads the source's stream: %v", ddbwrite.ErrUsage, err)
 	}
 	if err != nil {
 		return nil, err
@@ -888,7 +933,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	res.Follow.Lag = f.lag()
 	if res.Follow.Interrupted {
 		res.Took = time.Since(opts.Started)
-		return res, importer.ErrInterrupted
+		return res, ddbwrite.ErrInterrupted
 	}
 	fmt.Fprintf(log, "follow: idle for %s after %d records: verifying %s against %s (consistent reads)\n", fo.Idle, res.Follow.Records, opts.Table, opts.From)
 	res.Verify, err = verifySource(ctx, opts)

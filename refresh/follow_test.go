@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/streams"
@@ -485,7 +486,7 @@ func TestFollowKeepsMaxWCU(t *testing.T) {
 	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
 	dest := ddblocal.NewTable(t, client, lt.Table())
 	const maxWCU, rounds = 20, 30
-	f := &follower{opts: MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: dest, Layout: lt}, MaxWCU: maxWCU}},
+	f := &follower{opts: MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: dest, Layout: lt}, WriteOptions: ddbwrite.WriteOptions{MaxWCU: maxWCU}}},
 		log: io.Discard, res: &FollowResult{}}
 	wcu := 0
 	started := time.Now()

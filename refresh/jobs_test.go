@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
@@ -85,7 +86,7 @@ func TestApplyEveryLayout(t *testing.T) {
 				if got, want := tableItems(t, client, table, l.Table()), wantOf(t, opts.Input, l); !maps.Equal(got, want) {
 					t.Errorf("step %d: the table holds %d items, want the snapshot's %d", step, len(got), len(want))
 				}
-				ck, err := importer.LoadCheckpoint(opts.Checkpoint)
+				ck, err := ddbwrite.LoadCheckpoint(opts.Checkpoint)
 				if err != nil || !ck.Done || ck.Watermark != res.Summary.Changes() {
 					t.Errorf("step %d: checkpoint %+v (%v), want done at %d", step, ck, err, res.Summary.Changes())
 				}
@@ -121,7 +122,7 @@ func TestApplyMassDeleteGuard(t *testing.T) {
 
 	opts.Input = snapshotOf(t, r, randomTree(r, 5), nil) // other ids: all 40 go
 	res, err := Apply(context.Background(), opts)
-	if !errors.Is(err, importer.ErrUsage) || res == nil || res.Summary.ByReason[ReasonRemoved].Nodes != 40 || res.Run != nil {
+	if !errors.Is(err, ddbwrite.ErrUsage) || res == nil || res.Summary.ByReason[ReasonRemoved].Nodes != 40 || res.Run != nil {
 		t.Fatalf("mass delete: %+v, %v; want ErrUsage with the plan's summary and no run", res, err)
 	}
 	if after := tableItems(t, client, table, l.Table()); !maps.Equal(before, after) {
@@ -149,13 +150,13 @@ func TestApplyInterruptResumesPlan(t *testing.T) {
 		Target: Target{Client: client, Table: table, Layout: l}, MaxDeleteRatio: 0.1,
 		Checkpoint: ck, Settings: map[string]any{"layout": "path"},
 		// 3 WCU a node: 1,200 WCU at 300 a second.
-		MaxWCU: 300, Concurrency: 1,
+		WriteOptions: ddbwrite.WriteOptions{MaxWCU: 300, Concurrency: 1},
 	}
 	opts.Input = snapshotOf(t, r, randomTree(r, 400), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(800*time.Millisecond, cancel)
 	res, err := Apply(ctx, opts)
-	if !errors.Is(err, importer.ErrInterrupted) {
+	if !errors.Is(err, ddbwrite.ErrInterrupted) {
 		t.Fatalf("interrupted apply: %v", err)
 	}
 	w := res.Run.Watermark
@@ -233,7 +234,7 @@ func TestMigrateEveryLayout(t *testing.T) {
 		t.Error("migrate changed its source")
 	}
 	_, err := Migrate(context.Background(), MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: source, Layout: from}}, From: source, FromLayout: from})
-	if !errors.Is(err, importer.ErrUsage) {
+	if !errors.Is(err, ddbwrite.ErrUsage) {
 		t.Errorf("migrate into its source: %v, want ErrUsage", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -86,7 +87,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 		opts.Log = io.Discard
 	}
 	if opts.From == opts.Table {
-		return nil, fmt.Errorf("%w: --from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", importer.ErrUsage, opts.From)
+		return nil, fmt.Errorf("%w: --from-table and --to-table are both %q: migrate never writes to its source; copy into a new table", ddbwrite.ErrUsage, opts.From)
 	}
 	if err := ddbtable.CheckTable(ctx, opts.Client, opts.From, opts.FromLayout.Table()); err != nil {
 		return nil, fmt.Errorf("source: %w", err)

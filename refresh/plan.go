@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
@@ -191,7 +192,7 @@ type Options struct {
 	// Table is the table as ReadTable read it, with the same Layout and
 	// Shard.
 	Table *Table
-	Shard importer.Shard
+	Shard ddbwrite.Shard
 }
 
 // Plan compares the snapshot with the table and calls fn with each
@@ -219,11 +220,34 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
 	}
+	inTable, moved := planStructure(opts, s)
+	changedInPlace, err := planPuts(ctx, opts, s, inTable, moved, fn)
+	if err != nil {
+		return nil, err
+	}
+	if err := planDeletes(ctx, opts, s, moved, fn); err != nil {
+		return nil, err
+	}
+	// Forget what this plan saw, so that the table can be planned again.
+	for i := range t.entries {
+		t.entries[i].seen = false
+	}
+	s.Unchanged = s.SnapshotNodes - s.ByReason[ReasonNew].Nodes - s.ByReason[ReasonMoved].Nodes - changedInPlace
+	// Every node the plan changes, once: a moved node whose attributes
+	// changed too is counted under both reasons.
+	s.Total.Nodes = s.SnapshotNodes - s.Unchanged + s.ByReason[ReasonRemoved].Nodes
+	return s, nil
+}
 
-	// Structure first: which nodes are new, and which sit in a moved
-	// subtree (parents come before children in Order).
-	inTable := make([]bool, f.Len())
-	moved := make([]bool, f.Len())
+// planStructure is the first step of Plan: structure, before any item is
+// built. It says which of the snapshot's nodes the table holds, and which
+// sit in a moved subtree, and counts the new, moved and removed nodes in s.
+func planStructure(opts Options, s *Summary) (inTable, moved []bool) {
+	f, t := opts.Input.Forest, opts.Table
+	// Which nodes are new, and which sit in a moved subtree (parents come
+	// before children in Order).
+	inTable = make([]bool, f.Len())
+	moved = make([]bool, f.Len())
 	for _, i32 := range f.Order() {
 		i := int(i32)
 		tn, ok := t.nodes[f.ID(i)]
@@ -252,18 +276,23 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 			s.ByReason[ReasonRemoved].Nodes++
 		}
 	}
+	return inTable, moved
+}
 
-	// Then every item the snapshot wants, compared with the table's.
+// planPuts is the second step of Plan: every item the snapshot wants,
+// compared with the table's, and a put of each that differs, passed to fn.
+// It counts the puts and the changed nodes in s, and returns how many of
+// the changed nodes did not move.
+func planPuts(ctx context.Context, opts Options, s *Summary, inTable, moved []bool, fn func(Op) error) (changedInPlace int64, _ error) {
+	in, l, t, f := opts.Input, opts.Layout, opts.Table, opts.Input.Forest
 	var (
 		d          digester
 		cur        = -1 // the node whose items are being emitted
 		curKnown   bool // its node item was seen (a shard may not own it)
 		curChanged bool
 		changed    int64
-		// changedInPlace counts the changed nodes that did not move.
-		changedInPlace int64
-		keyBuf         []byte
-		sigs           []uint64
+		keyBuf     []byte
+		sigs       []uint64
 	)
 	spec := l.Table()
 	reserved := l.Reserved()
@@ -340,13 +369,19 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		return fn(op)
 	})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	s.SnapshotItems = es.Items
 	s.ChangedNodes = changed
 	s.ByReason[ReasonChanged].Nodes = changed
+	return changedInPlace, nil
+}
 
-	// Then what the table holds and the snapshot does not want.
+// planDeletes is the last step of Plan: a delete of each item the table
+// holds and the snapshot does not want (the ones planPuts did not see),
+// passed to fn and counted in s.
+func planDeletes(ctx context.Context, opts Options, s *Summary, moved []bool, fn func(Op) error) error {
+	t, f, spec := opts.Table, opts.Input.Forest, opts.Layout.Table()
 	// A node's own items go last, so that a run stopped half-way leaves
 	// every row it did not delete with its node (a row without its node
 	// does not read, and would stop the next plan).
@@ -364,11 +399,11 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 	slices.Sort(goneNodes)
 	after, err := otherShardsItems(ctx, opts, t, moved, append(gone, goneNodes...))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, k := range append(gone, goneNodes...) {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		ti := t.entries[t.items[k]]
 		wcu := transform.WCU(int(ti.size))
@@ -377,7 +412,7 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		key, err := decodeKey(spec, k)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		id := t.layout.Owner(layouts.MapView(key))
 		reason := ReasonRepair
@@ -394,18 +429,10 @@ func Plan(ctx context.Context, opts Options, fn func(Op) error) (*Summary, error
 		}
 		s.Add(op)
 		if err := fn(op); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	// Forget what this plan saw, so that the table can be planned again.
-	for i := range t.entries {
-		t.entries[i].seen = false
-	}
-	s.Unchanged = s.SnapshotNodes - s.ByReason[ReasonNew].Nodes - s.ByReason[ReasonMoved].Nodes - changedInPlace
-	// Every node the plan changes, once: a moved node whose attributes
-	// changed too is counted under both reasons.
-	s.Total.Nodes = s.SnapshotNodes - s.Unchanged + s.ByReason[ReasonRemoved].Nodes
-	return s, nil
+	return nil
 }
 
 // Add counts one more operation.

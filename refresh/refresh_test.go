@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -356,7 +357,7 @@ func opKeys(spec layouts.TableSpec, ops []Op) (puts, dels []string) {
 func writeOps(t *testing.T, client *dynamodb.Client, table string, spec layouts.TableSpec, ops []Op) int64 {
 	t.Helper()
 	ctx := context.Background()
-	w := importer.NewDDBWriter(client, table, spec, importer.WriterOptions{Concurrency: 4})
+	w := ddbwrite.NewDDBWriter(client, table, spec, ddbwrite.WriterOptions{Concurrency: 4})
 	for i, op := range ops {
 		var err error
 		if op.Kind == Put {
@@ -375,7 +376,7 @@ func writeOps(t *testing.T, client *dynamodb.Client, table string, spec layouts.
 	return st.Items
 }
 
-func plan(t *testing.T, client *dynamodb.Client, table string, l layouts.Layout, in *importer.Input, shard importer.Shard) (*Summary, []Op) {
+func plan(t *testing.T, client *dynamodb.Client, table string, l layouts.Layout, in *importer.Input, shard ddbwrite.Shard) (*Summary, []Op) {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := ReadTable(ctx, ReadTableOptions{Client: client, Table: table, Layout: l, Shard: shard, Scan: exporter.ScanOptions{ConsistentRead: true}})
@@ -446,7 +447,7 @@ func TestRefreshSequences(t *testing.T) {
 				want := wantItems(t, in, l)
 				wantPuts, wantDels := itemDiff(before, want)
 
-				sum, ops := plan(t, client, table, l, in, importer.Shard{})
+				sum, ops := plan(t, client, table, l, in, ddbwrite.Shard{})
 				puts, dels := opKeys(spec, ops)
 				if !slices.Equal(puts, wantPuts) || !slices.Equal(dels, wantDels) {
 					t.Fatalf("step %d: plan puts %d, deletes %d; the smallest set is %d puts, %d deletes\nputs %q\nwant %q\ndels %q\nwant %q",
@@ -465,7 +466,7 @@ func TestRefreshSequences(t *testing.T) {
 					t.Fatalf("step %d: after apply the table differs from the snapshot's items: %d to put, %d to delete", step, len(p), len(d))
 				}
 				checkExport(t, client, table, l, f)
-				if again, ops := plan(t, client, table, l, in, importer.Shard{}); again.Changes() != 0 || len(ops) != 0 {
+				if again, ops := plan(t, client, table, l, in, ddbwrite.Shard{}); again.Changes() != 0 || len(ops) != 0 {
 					t.Fatalf("step %d: a second plan has %d changes", step, again.Changes())
 				}
 				prev, f = f, mutate(r, f)
@@ -559,12 +560,12 @@ func TestShardedPlansPartitionTheWrites(t *testing.T) {
 			f := randomTree(r, 50)
 			f.write(t, r, filepath.Join(dir, "a.json"))
 			in := readSnapshot(t, filepath.Join(dir, "a.json"), l, nil)
-			_, ops := plan(t, client, table, l, in, importer.Shard{})
+			_, ops := plan(t, client, table, l, in, ddbwrite.Shard{})
 			writeOps(t, client, table, spec, ops)
 			g := mutate(r, mutate(r, f))
 			g.write(t, r, filepath.Join(dir, "b.json"))
 			in = readSnapshot(t, filepath.Join(dir, "b.json"), l, nil)
-			whole, wholeOps := plan(t, client, table, l, in, importer.Shard{})
+			whole, wholeOps := plan(t, client, table, l, in, ddbwrite.Shard{})
 			if whole.Changes() == 0 {
 				t.Fatal("the change plans nothing")
 			}
@@ -572,7 +573,7 @@ func TestShardedPlansPartitionTheWrites(t *testing.T) {
 			for of := 1; of <= 4; of++ {
 				var puts, dels []string
 				for k := range of {
-					sh := importer.Shard{K: k, Of: of}
+					sh := ddbwrite.Shard{K: k, Of: of}
 					_, ops := plan(t, client, table, l, in, sh)
 					for _, op := range ops {
 						if !sh.OwnsValue(op.Item[spec.PK.Name]) {
@@ -663,7 +664,7 @@ func TestEditsMatchTheModel(t *testing.T) {
 			dir := t.TempDir()
 			f := randomTree(r, 30)
 			f.write(t, r, filepath.Join(dir, "start.json"))
-			_, ops := plan(t, client, table, l, readSnapshot(t, filepath.Join(dir, "start.json"), l, c.closureCopy), importer.Shard{})
+			_, ops := plan(t, client, table, l, readSnapshot(t, filepath.Join(dir, "start.json"), l, c.closureCopy), ddbwrite.Shard{})
 			writeOps(t, client, table, spec, ops)
 			for round := range 5 {
 				var edits []Edit
@@ -712,7 +713,7 @@ func TestEditsRefused(t *testing.T) {
 	f := &tree{parent: map[string]string{"A": "", "B": "A", "C": "B", "R": ""}, attrs: map[string]transform.Attrs{"A": {}, "B": {}, "C": {}, "R": {}}}
 	dir := t.TempDir()
 	f.write(t, rand.New(rand.NewPCG(1, 1)), filepath.Join(dir, "t.json"))
-	_, ops := plan(t, client, table, l, readSnapshot(t, filepath.Join(dir, "t.json"), l, nil), importer.Shard{})
+	_, ops := plan(t, client, table, l, readSnapshot(t, filepath.Join(dir, "t.json"), l, nil), ddbwrite.Shard{})
 	writeOps(t, client, table, l.Table(), ops)
 	for _, c := range []struct {
 		edits []Edit

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
@@ -59,10 +59,10 @@ func TestApplyResumeChecksTheTable(t *testing.T) {
 	ck := filepath.Join(t.TempDir(), "ck.json")
 	opts := ApplyOptions{
 		Target: Target{Client: viaProxy, Table: table, Layout: l}, MaxDeleteRatio: 0.1,
-		Checkpoint: ck, Settings: map[string]any{"layout": "path"}, Concurrency: 1,
+		Checkpoint: ck, Settings: map[string]any{"layout": "path"}, WriteOptions: ddbwrite.WriteOptions{Concurrency: 1},
 	}
 	opts.Input = snapshotOf(t, r, randomTree(r, 400), nil)
-	if res, err := Apply(ctx, opts); !errors.Is(err, importer.ErrInterrupted) || res.Run == nil || res.Run.Done {
+	if res, err := Apply(ctx, opts); !errors.Is(err, ddbwrite.ErrInterrupted) || res.Run == nil || res.Run.Done {
 		t.Fatalf("first apply: %+v, %v; want it interrupted, unfinished", res, err)
 	}
 	saved, err := os.ReadFile(ck)

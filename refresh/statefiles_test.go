@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
@@ -45,7 +45,7 @@ func TestFollowCheckpointRefused(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Replace(b, []byte(`"records_applied": 7`), []byte(`"records_applied": 8`), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadFollowCheckpoint(path, want); !errors.Is(err, importer.ErrUsage) || !errors.Is(err, statefile.ErrRefused) || !strings.Contains(err.Error(), path) {
+	if _, err := loadFollowCheckpoint(path, want); !errors.Is(err, ddbwrite.ErrUsage) || !errors.Is(err, statefile.ErrRefused) || !strings.Contains(err.Error(), path) {
 		t.Errorf("an edited checkpoint: %v, want a refusal naming it", err)
 	}
 
@@ -53,7 +53,7 @@ func TestFollowCheckpointRefused(t *testing.T) {
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadFollowCheckpoint(link, want); !errors.Is(err, importer.ErrUsage) || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := loadFollowCheckpoint(link, want); !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a link in the checkpoint's place: %v, want a refusal", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -23,7 +24,7 @@ type Table struct {
 	Name   string
 	layout layouts.Layout
 	spec   layouts.TableSpec
-	shard  importer.Shard
+	shard  ddbwrite.Shard
 
 	// items indexes entries by key; entries hold no pointers, so that the
 	// garbage collector need not look into them.
@@ -97,7 +98,7 @@ type ReadTableOptions struct {
 	// Shard, when Of > 1, keeps only the items whose partition key hashes
 	// to this shard. The nodes are kept whole: the plan's classification
 	// and the mass-delete guard look at the whole tree.
-	Shard importer.Shard
+	Shard ddbwrite.Shard
 	// IgnoreUnparsable leaves alone the items that are not foreign but do
 	// not read as part of a node (Table.Unparsable); without it ReadTable
 	// fails on them, naming the first few.

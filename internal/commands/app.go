@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -36,18 +37,18 @@ const (
 	exitInterrupted = 130
 )
 
-// errUsage marks a mistake in the command line. It is importer.ErrUsage,
+// errUsage marks a mistake in the command line. It is ddbwrite.ErrUsage,
 // which the jobs return for a run the command line can change (a checkpoint
 // of another run, a plan that removes too much).
-var errUsage = importer.ErrUsage
+var errUsage = ddbwrite.ErrUsage
 
 // errDifferences ends a command that finished, but found differences or set
 // items aside; the details were printed already.
 var errDifferences = errors.New("finished with differences")
 
 // errInterrupted ends a command stopped by Ctrl-C after it saved its
-// progress; it is the jobs' importer.ErrInterrupted.
-var errInterrupted = importer.ErrInterrupted
+// progress; it is the jobs' ddbwrite.ErrInterrupted.
+var errInterrupted = ddbwrite.ErrInterrupted
 
 // requiredFlags marks urfave/cli's error for a required flag left out as a
 // usage error: the library neither exports it nor passes it to
@@ -171,7 +172,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 // errors.Is and a log tell the package, at the start of the message or of
 // one of its wrapped parts ("source: importer: table not found"); a user
 // is not told it.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records): )+`)
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records|ddbwrite|models|statefile|streams): )+`)
 
 // userMessage is err's text as a user reads it: without the package names
 // its sentinels start with.

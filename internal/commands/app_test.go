@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/refresh"
@@ -26,13 +27,13 @@ func TestExitCode(t *testing.T) {
 		{"success", nil, 0},
 		{"differences", fmt.Errorf("%w: B does not match A", errDifferences), 1},
 		{"usage", usagef("--in is required"), 2},
-		{"checkpoint of another run", fmt.Errorf("%w: ck.json: %v", importer.ErrUsage, importer.ErrCheckpointMismatch), 2},
+		{"checkpoint of another run", fmt.Errorf("%w: ck.json: %v", ddbwrite.ErrUsage, ddbwrite.ErrCheckpointMismatch), 2},
 		{"invalid input", fmt.Errorf("%w: 3 problems", importer.ErrInvalid), 2},
 		{"row error", &transform.RowError{File: "in.csv", Line: 2, Err: errors.New("bad")}, 2},
 		{"missing file", fmt.Errorf("open: %w", os.ErrNotExist), 2},
 		{"edit refused", fmt.Errorf("%w; nothing was written", refresh.ErrEdit), 2},
 		{"table not found", ddb.ErrTableNotFound, 2},
-		{"interrupted", importer.ErrInterrupted, 130},
+		{"interrupted", ddbwrite.ErrInterrupted, 130},
 		{"canceled", context.Canceled, 130},
 		{"service", errors.New("connection refused"), 3},
 	}

@@ -63,8 +63,8 @@ func runEdit(c *cli.Context) error {
 	l := ls[0]
 	opts := refresh.EditTableOptions{
 		Table: table, Layout: l, Ops: opsPath, DryRun: c.Bool("dry-run"), Out: c.String("out"),
-		DeadLetter: c.String("dead-letter"), Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
-		Log: c.App.ErrWriter, Started: time.Now(),
+		WriteOptions: writeOptions(c),
+		Log:          c.App.ErrWriter, Started: time.Now(),
 	}
 	if opts.Client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 		return err

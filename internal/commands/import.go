@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
@@ -194,7 +195,7 @@ func checkImportFlags(c *cli.Context, dryRun bool, table, out string) error {
 
 // shardFileNames gives each of N copies given the same command line its
 // own files.
-func shardFileNames(c *cli.Context, shard importer.Shard) error {
+func shardFileNames(c *cli.Context, shard ddbwrite.Shard) error {
 	if shard.Of > 1 {
 		for _, name := range []string{"checkpoint", "dead-letter", "rejects", "report"} {
 			if v := c.String(name); v != "" {
@@ -210,7 +211,7 @@ func shardFileNames(c *cli.Context, shard importer.Shard) error {
 // checkOutput fails a bad --out now, before a large input is read, and
 // opens an S3 one; done when a rerun of a bulk put has followed the first
 // run's, and there is nothing left to do.
-func checkOutput(c *cli.Context, out string, dryRun bool, ls []layouts.Layout, shard importer.Shard, bulkWCU int64) (s3out *importer.S3Output, done bool, err error) {
+func checkOutput(c *cli.Context, out string, dryRun bool, ls []layouts.Layout, shard ddbwrite.Shard, bulkWCU int64) (s3out *importer.S3Output, done bool, err error) {
 	if out != "" && !dryRun {
 		// A bad --out fails now, before a large input is read.
 		if s3io.IsURL(out) {

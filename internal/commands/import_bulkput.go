@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -35,7 +36,7 @@ func bulkPutWCU(c *cli.Context) (int64, error) {
 // upload of an earlier run of the same command, it follows the bulk put
 // that upload started (the same client token: DynamoDB starts none) and
 // reports done.
-func checkBulkPut(c *cli.Context, l layouts.Layout, shard importer.Shard, maxWCU int64) (bool, error) {
+func checkBulkPut(c *cli.Context, l layouts.Layout, shard ddbwrite.Shard, maxWCU int64) (bool, error) {
 	table := c.String("bulk-put")
 	client, err := ddb.NewClient(c.Context, awsOptions(c))
 	if err != nil {

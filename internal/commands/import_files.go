@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
@@ -45,7 +46,7 @@ func s3Options(c *cli.Context) importer.S3Options {
 
 // openS3Output parses --out s3://BUCKET/PREFIX and checks that the
 // location holds nothing this run would mix with, before the input is read.
-func openS3Output(c *cli.Context, out string, shard importer.Shard) (*importer.S3Output, error) {
+func openS3Output(c *cli.Context, out string, shard ddbwrite.Shard) (*importer.S3Output, error) {
 	loc, err := s3io.ParseURL(out)
 	if err != nil {
 		return nil, usagef("--out: %v", err)

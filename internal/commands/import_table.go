@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
@@ -113,14 +114,21 @@ func awsOptions(c *cli.Context) ddb.AWSOptions {
 	}
 }
 
+// writeOptions are the write run's flags, which import --table, apply,
+// edit and migrate share.
+func writeOptions(c *cli.Context) ddbwrite.WriteOptions {
+	return ddbwrite.WriteOptions{
+		DeadLetter: c.String("dead-letter"), Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+	}
+}
+
 // importToTable is import --table: importer.LoadTable.
 func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time) error {
 	table, l := c.String("table"), emit.Layout
 	opts := importer.TableOptions{
 		Table: table, Emit: emit, CreateTable: c.Bool("create-table"),
 		Checkpoint: c.String("checkpoint"), Settings: settings(c, l),
-		DeadLetter: c.String("dead-letter"), Report: c.String("report"),
-		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
+		WriteOptions: writeOptions(c), Report: c.String("report"),
 		Log: c.App.ErrWriter, Started: started,
 	}
 	if opts.CreateTable {
@@ -149,7 +157,7 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		return nil
 	}
 	run := res.Run
-	if errors.Is(err, importer.ErrInterrupted) {
+	if errors.Is(err, ddbwrite.ErrInterrupted) {
 		if opts.Checkpoint != "" {
 			held := ""
 			if n := run.Stats.Held; n > 0 {
@@ -181,7 +189,7 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 
 // deadLetterResult reports the items set aside, this run's and an earlier
 // one's, and makes the run exit 1 when there are any.
-func deadLetterResult(c *cli.Context, run *importer.RunResult) error {
+func deadLetterResult(c *cli.Context, run *ddbwrite.RunResult) error {
 	now, prior := run.Stats.DeadLettered, run.PriorDeadLettered
 	if now+prior == 0 {
 		return nil
@@ -196,7 +204,7 @@ func deadLetterResult(c *cli.Context, run *importer.RunResult) error {
 
 // wcuText is the write capacity a run used: DynamoDB's own figure when it
 // was asked for (--report), treeport's count otherwise.
-func wcuText(s importer.Stats) string {
+func wcuText(s ddbwrite.Stats) string {
 	if s.ConsumedWCU > 0 {
 		return fmt.Sprintf("%.0f WCU consumed", s.ConsumedWCU)
 	}
@@ -228,7 +236,7 @@ func newProgress(c *cli.Context) *progress {
 	return p
 }
 
-func (p *progress) update(pr importer.RunProgress) {
+func (p *progress) update(pr ddbwrite.RunProgress) {
 	if p.out != nil && p.bar == nil {
 		p.bar = progressbar.NewOptions64(pr.Total,
 			progressbar.OptionSetWriter(p.out),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
@@ -274,9 +275,9 @@ func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[
 	return refresh.ApplyOptions{
 		Target: t, Settings: settings,
 		MaxDeleteRatio: ratio, AllowMassDelete: c.Bool("allow-mass-delete"), ShardWait: c.Duration("shard-wait"),
-		Checkpoint: c.String("checkpoint"), DeadLetter: c.String("dead-letter"), Report: c.String("report"),
-		Concurrency: c.Int("concurrency"), MaxWCU: c.Float64("max-wcu"),
-		Log: c.App.ErrWriter, Started: started,
+		Checkpoint: c.String("checkpoint"), Report: c.String("report"),
+		WriteOptions: writeOptions(c),
+		Log:          c.App.ErrWriter, Started: started,
 	}
 }
 
@@ -290,7 +291,7 @@ func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[
 // DynamoDB reported is shown when it was asked for (--report), else the
 // plan's figure, and the writer's only when a resumed run skipped part of
 // the plan.
-func appliedWCU(st importer.Stats, s *refresh.Summary, skipped int64) string {
+func appliedWCU(st ddbwrite.Stats, s *refresh.Summary, skipped int64) string {
 	switch {
 	case st.ConsumedWCU > 0 && int64(math.Round(st.ConsumedWCU)) != s.Total.WCU && skipped == 0:
 		return fmt.Sprintf("%.0f WCU consumed (the plan counted %d)", st.ConsumedWCU, s.Total.WCU)
@@ -312,7 +313,7 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 	if run == nil {
 		return err
 	}
-	if errors.Is(err, importer.ErrInterrupted) {
+	if errors.Is(err, ddbwrite.ErrInterrupted) {
 		if opts.Checkpoint != "" {
 			held := ""
 			if n := run.Stats.Held; n > 0 {

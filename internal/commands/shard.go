@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/ddbwrite"
 )
 
 // shardUsage is the --shard flag's help, shared by import, apply and migrate.
@@ -23,21 +23,21 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // command without a shell and gives an array job's child its index only as
 // AWS_BATCH_JOB_ARRAY_INDEX, so nothing else would expand it. (Kubernetes
 // expands $(JOB_COMPLETION_INDEX) itself, before treeport starts.)
-func parseShard(c *cli.Context) (importer.Shard, error) {
+func parseShard(c *cli.Context) (ddbwrite.Shard, error) {
 	s := c.String("shard")
 	if name, ok := strings.CutPrefix(s, "$"); ok {
 		name, n, _ := strings.Cut(name, "/")
 		name = strings.TrimSuffix(strings.TrimPrefix(name, "{"), "}")
 		if !envName.MatchString(name) {
-			return importer.Shard{}, usagef("--shard %q: $NAME/N names an environment variable that holds k, such as $AWS_BATCH_JOB_ARRAY_INDEX/4", s)
+			return ddbwrite.Shard{}, usagef("--shard %q: $NAME/N names an environment variable that holds k, such as $AWS_BATCH_JOB_ARRAY_INDEX/4", s)
 		}
 		k, set := os.LookupEnv(name)
 		if !set {
-			return importer.Shard{}, usagef("--shard %q: the environment variable %s is not set (AWS Batch sets AWS_BATCH_JOB_ARRAY_INDEX in the children of an array job, and a Kubernetes Indexed Job JOB_COMPLETION_INDEX); set it, or give the shard as a number", s, name)
+			return ddbwrite.Shard{}, usagef("--shard %q: the environment variable %s is not set (AWS Batch sets AWS_BATCH_JOB_ARRAY_INDEX in the children of an array job, and a Kubernetes Indexed Job JOB_COMPLETION_INDEX); set it, or give the shard as a number", s, name)
 		}
 		s = strings.TrimSpace(k) + "/" + n
 	}
-	shard, err := importer.ParseShard(s)
+	shard, err := ddbwrite.ParseShard(s)
 	if err != nil {
 		return shard, usagef("%v", err)
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -69,25 +71,25 @@ func TestLoadTableInterruptAndResume(t *testing.T) {
 		Client: client, Table: table, Emit: EmitOptions{Layout: l},
 		Checkpoint: ck, Settings: map[string]any{"layout": "path"},
 		// 3 WCU an item (the table and two indexes): about 4 s in all.
-		MaxWCU: 2000, Concurrency: 2,
+		WriteOptions: ddbwrite.WriteOptions{MaxWCU: 2000, Concurrency: 2},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)
 	var progressed bool
-	opts.OnProgress = func(p RunProgress) {
+	opts.OnProgress = func(p ddbwrite.RunProgress) {
 		progressed = true
 		if p.Total != nodes || p.Skipped != 0 {
 			t.Errorf("progress: total %d, skipped %d; want %d, 0", p.Total, p.Skipped, nodes)
 		}
 	}
 	res, err := LoadTable(ctx, readTens(t, path), opts)
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, ddbwrite.ErrInterrupted) {
 		t.Fatalf("interrupted load: err %v, want ErrInterrupted", err)
 	}
 	if !progressed {
 		t.Error("OnProgress was never called")
 	}
-	saved, err := LoadCheckpoint(ck)
+	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestLoadTableInterruptAndResume(t *testing.T) {
 	if got := len(scanAll(t, client, table)); got != nodes {
 		t.Errorf("the table holds %d items, want %d", got, nodes)
 	}
-	if done, err := LoadCheckpoint(ck); err != nil || !done.Done || done.Watermark != nodes {
+	if done, err := ddbwrite.LoadCheckpoint(ck); err != nil || !done.Done || done.Watermark != nodes {
 		t.Errorf("final checkpoint %+v (%v): want done at %d", done, err, nodes)
 	}
 
@@ -122,7 +124,7 @@ func TestLoadTableInterruptAndResume(t *testing.T) {
 	}
 	// Other flags: refused as a usage error, nothing written.
 	opts.Settings = map[string]any{"layout": "path", "delimiter": "/"}
-	if _, err := LoadTable(context.Background(), readTens(t, path), opts); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "checkpoint does not match") {
+	if _, err := LoadTable(context.Background(), readTens(t, path), opts); !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "checkpoint does not match") {
 		t.Errorf("load with other flags: err %v, want ErrUsage, the checkpoint does not match", err)
 	}
 }
@@ -168,48 +170,19 @@ func dropTable(t *testing.T, table string) {
 	}
 }
 
-// Run sets an item DynamoDB rejects aside in the dead-letter file; a run
-// that resumes appends to the file and counts what it held.
-func TestRunDeadLetters(t *testing.T) {
-	client := ddblocal.Client(t, ddblocal.Endpoint(t))
-	table := ddblocal.NewTable(t, client, testSpec)
-	dl := filepath.Join(t.TempDir(), "dead.json")
-	bad := testItem(2)
-	bad["Id"] = &types.AttributeValueMemberS{Value: ""} // an empty key: a ValidationException
-	feed := func(ctx context.Context, w *DDBWriter, skip int64) error {
-		for seq, it := range []layouts.Item{testItem(0), testItem(1), bad, testItem(3)} {
-			if int64(seq) < skip {
-				continue
-			}
-			if err := w.Write(ctx, int64(seq), it); err != nil {
-				return err
-			}
+// scanAll returns the items of table by id, in DynamoDB JSON.
+func scanAll(t *testing.T, c *dynamodb.Client, table string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(table)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
 		}
-		return nil
+		for _, it := range page.Items {
+			got[it["Id"].(*types.AttributeValueMemberS).Value] = string(ddbjson.AppendItem(nil, it))
+		}
 	}
-	opts := RunOptions{Client: client, Table: table, Spec: testSpec, DeadLetter: dl}
-	res, err := Run(context.Background(), opts, feed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Stats.Items != 3 || res.Stats.DeadLettered != 1 || res.DeadLettered() != 1 || !res.Done {
-		t.Errorf("first run: %+v, want 3 written, 1 dead-lettered, done", res)
-	}
-	opts.Resume = true
-	opts.Checkpoint = &Checkpoint{Watermark: 3}
-	opts.CheckpointPath = filepath.Join(t.TempDir(), "ck.json")
-	res, err = Run(context.Background(), opts, feed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Skipped != 3 || res.Stats.Items != 1 || res.PriorDeadLettered != 1 || res.DeadLettered() != 1 || res.Watermark != 4 {
-		t.Errorf("resumed run: %+v, want 3 skipped, 1 written, 1 dead letter from before, watermark 4", res)
-	}
-	data, err := os.ReadFile(dl)
-	if err != nil || bytes.Count(data, []byte("\n")) != 1 {
-		t.Errorf("dead-letter file: %q (%v), want one line", data, err)
-	}
-	if got := len(scanAll(t, client, table)); got != 3 {
-		t.Errorf("the table holds %d items, want 3", got)
-	}
+	return got
 }

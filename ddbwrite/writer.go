@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"context"
@@ -967,12 +967,11 @@ func (w *DDBWriter) work() error {
 // write writes reqs, retrying what is not written, until all are written or
 // dead-lettered, or it gives up.
 func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
-	fails := 0
-	backoff := ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}
+	rt := retries{backoff: ddb.Backoff{Base: w.opts.BaseBackoff, Max: w.opts.MaxBackoff}}
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		if attempt > 0 {
 			w.n.retries.Add(1)
-			if err := backoff.Sleep(ctx, max(fails, 1)); err != nil {
+			if err := rt.backoff.Sleep(ctx, max(rt.fails, 1)); err != nil {
 				return context.Cause(ctx)
 			}
 		}
@@ -996,137 +995,172 @@ func (w *DDBWriter) write(ctx context.Context, reqs []*request) error {
 			w.gate.leave(false)
 			return err
 		}
-		in := &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
-		}
-		if w.opts.ConsumedCapacity {
-			in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-		}
-		actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
-		// A spooled item's record says it may be written, for the redo
-		// bound of a run that resumes; it is below the watermark already.
-		var hi int64
-		for _, r := range reqs {
-			if r.spooled != 0 {
-				if !r.sent {
-					w.spool.mark(r, heldSent)
-				}
-			} else {
-				for _, q := range r.seqs {
-					hi = max(hi, q+1)
-				}
-			}
-			r.sent = true
-		}
-		if w.opts.OnSend != nil && hi > 0 {
-			w.opts.OnSend(hi)
-		}
-		sent := time.Now()
-		out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
-		cancel()
-		w.gate.leave(err == nil && len(out.UnprocessedItems[w.table]) == 0)
-		w.n.requests.Add(1)
+		out, sent, err := w.call(ctx, reqs)
 		if err != nil {
-			switch kind, code := ddb.Classify(err); {
-			case ctx.Err() != nil:
-				return context.Cause(ctx)
-			case kind == ddb.Validation:
-				return w.split(ctx, reqs, err)
-			case kind == ddb.Other:
-				return &ddb.ServiceError{Pkg: "importer", Op: "BatchWriteItem", Code: code, Err: err}
-			default:
-				// Only a throttle speaks of capacity: a server error or a
-				// failed connection is retried with backoff, and the shared
-				// rate stays where it is.
-				switch kind {
-				case ddb.Throttle:
-					w.n.throttles.Add(1)
-					w.gate.open()
-					// A throttle whose reasons all name partition key values
-					// slows those keys' writes; any other slows them all.
-					if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
-						w.n.keyThrottles.Add(1)
-						hot := w.hot.allHot(reqs)
-						w.hot.throttled(parts, sent)
-						if hot {
-							// A call of hot keys' items only: they back off
-							// held, and the worker goes on with the others.
-							w.n.retries.Add(1)
-							w.hot.holdFor(reqs, backoff.Delay(max(fails, 1)))
-							return nil
-						}
-					} else {
-						w.lim.Throttled(sent)
-					}
-				case ddb.Server:
-					w.n.server.Add(1)
-				case ddb.Net:
-					w.n.net.Add(1)
-				}
-				fails++
-				if fails > w.opts.MaxRetries {
-					return fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
-						ddb.ErrService, ErrRetriesExhausted, fails, len(reqs), ddb.KeyString(reqs[0].item, w.spec.KeyNames()...), err)
-				}
-				continue
+			if stop, err := w.callFailed(ctx, reqs, err, sent, &rt); stop {
+				return err
 			}
+			continue
 		}
 		w.n.consumedMilli.Add(int64(math.Round(ddb.Capacity(nil, out.ConsumedCapacity) * 1000)))
-		left, err := w.unprocessed(reqs, out.UnprocessedItems[w.table])
-		if err != nil {
+		next, stop, err := w.handedBack(reqs, cost, out.UnprocessedItems[w.table], sent, &rt)
+		if stop {
 			return err
-		}
-		if len(left) == 0 {
-			w.done(reqs, cost)
-			return nil
-		}
-		written := make([]*request, 0, len(reqs)-len(left))
-		wcost := 0
-		for _, r := range reqs {
-			if !left[r] {
-				written = append(written, r)
-				wcost += r.wcu
-			}
-		}
-		w.done(written, wcost)
-		w.n.unprocessed.Add(int64(len(left)))
-		w.gate.open()
-		var back []*request
-		for _, r := range reqs {
-			if left[r] {
-				back = append(back, r)
-			}
-		}
-		if parts := w.hot.fromUnprocessed(written, back); parts != nil {
-			if len(parts) > 0 {
-				w.n.keyThrottles.Add(1)
-				w.hot.throttled(parts, sent)
-				if w.hot.allHot(back) {
-					// The items handed back for their keys back off held,
-					// and the worker goes on with other keys' items.
-					w.n.retries.Add(1)
-					w.hot.holdFor(back, backoff.Delay(1))
-					return nil
-				}
-			}
-		} else {
-			w.lim.Throttled(sent)
-		}
-		if len(written) > 0 {
-			fails = 0
-		} else if fails++; fails > w.opts.MaxRetries {
-			return fmt.Errorf("importer: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
-				ddb.ErrService, ErrRetriesExhausted, len(reqs), fails, ddb.KeyString(reqs[0].item, w.spec.KeyNames()...))
-		}
-		next := make([]*request, 0, len(left))
-		for _, r := range reqs {
-			if left[r] {
-				next = append(next, r)
-			}
 		}
 		reqs = next
 	}
 	return nil
+}
+
+// retries is where one batch's retries stand: the failed attempts in a
+// row, and the backoff between them.
+type retries struct {
+	fails   int
+	backoff ddb.Backoff
+}
+
+// call sends reqs in one BatchWriteItem call, and says when it was sent.
+func (w *DDBWriter) call(ctx context.Context, reqs []*request) (*dynamodb.BatchWriteItemOutput, time.Time, error) {
+	in := &dynamodb.BatchWriteItemInput{
+		RequestItems: map[string][]types.WriteRequest{w.table: writeRequests(reqs)},
+	}
+	if w.opts.ConsumedCapacity {
+		in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
+	actx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout)
+	// A spooled item's record says it may be written, for the redo
+	// bound of a run that resumes; it is below the watermark already.
+	var hi int64
+	for _, r := range reqs {
+		if r.spooled != 0 {
+			if !r.sent {
+				w.spool.mark(r, heldSent)
+			}
+		} else {
+			for _, q := range r.seqs {
+				hi = max(hi, q+1)
+			}
+		}
+		r.sent = true
+	}
+	if w.opts.OnSend != nil && hi > 0 {
+		w.opts.OnSend(hi)
+	}
+	sent := time.Now()
+	out, err := w.client.BatchWriteItem(actx, in, ddb.NoSDKRetry)
+	cancel()
+	w.gate.leave(err == nil && len(out.UnprocessedItems[w.table]) == 0)
+	w.n.requests.Add(1)
+	return out, sent, err
+}
+
+// callFailed takes a call of reqs that failed with err: it says to stop,
+// with the error that ends the batch (nil: its items were held for their
+// hot keys, or dead-lettered), or to retry.
+func (w *DDBWriter) callFailed(ctx context.Context, reqs []*request, err error, sent time.Time, rt *retries) (stop bool, _ error) {
+	switch kind, code := ddb.Classify(err); {
+	case ctx.Err() != nil:
+		return true, context.Cause(ctx)
+	case kind == ddb.Validation:
+		return true, w.split(ctx, reqs, err)
+	case kind == ddb.Other:
+		return true, &ddb.ServiceError{Pkg: "importer", Op: "BatchWriteItem", Code: code, Err: err}
+	default:
+		// Only a throttle speaks of capacity: a server error or a
+		// failed connection is retried with backoff, and the shared
+		// rate stays where it is.
+		switch kind {
+		case ddb.Throttle:
+			w.n.throttles.Add(1)
+			w.gate.open()
+			// A throttle whose reasons all name partition key values
+			// slows those keys' writes; any other slows them all.
+			if parts := w.hot.fromReasons(reqs, ddb.ThrottleReasons(err)); parts != nil {
+				w.n.keyThrottles.Add(1)
+				hot := w.hot.allHot(reqs)
+				w.hot.throttled(parts, sent)
+				if hot {
+					// A call of hot keys' items only: they back off
+					// held, and the worker goes on with the others.
+					w.n.retries.Add(1)
+					w.hot.holdFor(reqs, rt.backoff.Delay(max(rt.fails, 1)))
+					return true, nil
+				}
+			} else {
+				w.lim.Throttled(sent)
+			}
+		case ddb.Server:
+			w.n.server.Add(1)
+		case ddb.Net:
+			w.n.net.Add(1)
+		}
+		rt.fails++
+		if rt.fails > w.opts.MaxRetries {
+			return true, fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
+				ddb.ErrService, ErrRetriesExhausted, rt.fails, len(reqs), ddb.KeyString(reqs[0].item, w.spec.KeyNames()...), err)
+		}
+		return false, nil
+	}
+}
+
+// handedBack takes a call of reqs that DynamoDB answered, handing back
+// unprocessed: it counts what was written, and returns the requests to
+// retry, or says to stop, with the error that ends the batch (nil: all
+// written, or what is left was held for its hot keys).
+func (w *DDBWriter) handedBack(reqs []*request, cost int, unprocessed []types.WriteRequest, sent time.Time, rt *retries) (next []*request, stop bool, _ error) {
+	left, err := w.unprocessed(reqs, unprocessed)
+	if err != nil {
+		return nil, true, err
+	}
+	if len(left) == 0 {
+		w.done(reqs, cost)
+		return nil, true, nil
+	}
+	written := make([]*request, 0, len(reqs)-len(left))
+	wcost := 0
+	for _, r := range reqs {
+		if !left[r] {
+			written = append(written, r)
+			wcost += r.wcu
+		}
+	}
+	w.done(written, wcost)
+	w.n.unprocessed.Add(int64(len(left)))
+	w.gate.open()
+	var back []*request
+	for _, r := range reqs {
+		if left[r] {
+			back = append(back, r)
+		}
+	}
+	if parts := w.hot.fromUnprocessed(written, back); parts != nil {
+		if len(parts) > 0 {
+			w.n.keyThrottles.Add(1)
+			w.hot.throttled(parts, sent)
+			if w.hot.allHot(back) {
+				// The items handed back for their keys back off held,
+				// and the worker goes on with other keys' items.
+				w.n.retries.Add(1)
+				w.hot.holdFor(back, rt.backoff.Delay(1))
+				return nil, true, nil
+			}
+		}
+	} else {
+		w.lim.Throttled(sent)
+	}
+	if len(written) > 0 {
+		rt.fails = 0
+	} else if rt.fails++; rt.fails > w.opts.MaxRetries {
+		return nil, true, fmt.Errorf("importer: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
+			ddb.ErrService, ErrRetriesExhausted, len(reqs), rt.fails, ddb.KeyString(reqs[0].item, w.spec.KeyNames()...))
+	}
+	next = make([]*request, 0, len(left))
+	for _, r := range reqs {
+		if left[r] {
+			next = append(next, r)
+		}
+	}
+	return next, false, nil
 }
 
 // startGate starts a run slowly: its first BatchWriteItem call goes alone,

@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"errors"
@@ -110,7 +110,7 @@ func TestStateFilesEditedRefused(t *testing.T) {
 		if err := os.WriteFile(journalPath(path), journalLine(c.Fingerprint, 20, 30), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s, err := openHeldSpool(heldPath(path), c.Fingerprint, 0, 4)
+		s, err := openHeldSpool(HeldPath(path), c.Fingerprint, 0, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestStateFilesEditedRefused(t *testing.T) {
 				t.Errorf("LoadCheckpoint = %v, want a refusal naming %s", err, path+tc.file)
 			}
 			if tc.file == ".held" {
-				if _, err := openHeldSpool(heldPath(path), "fp-of-this-run", 10, 4); !errors.Is(err, statefile.ErrRefused) {
+				if _, err := openHeldSpool(HeldPath(path), "fp-of-this-run", 10, 4); !errors.Is(err, statefile.ErrRefused) {
 					t.Errorf("openHeldSpool = %v, want a refusal", err)
 				}
 			}
@@ -179,13 +179,13 @@ func TestStateFilesEditedRefused(t *testing.T) {
 	t.Run("a file that is no spool", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ck.json")
 		const text = "not a spool, and no newline"
-		if err := os.WriteFile(heldPath(path), []byte(text), 0o600); err != nil {
+		if err := os.WriteFile(HeldPath(path), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := openHeldSpool(heldPath(path), "fp", 0, 4); !errors.Is(err, statefile.ErrRefused) {
+		if _, err := openHeldSpool(HeldPath(path), "fp", 0, 4); !errors.Is(err, statefile.ErrRefused) {
 			t.Errorf("openHeldSpool = %v, want a refusal", err)
 		}
-		if b, _ := os.ReadFile(heldPath(path)); string(b) != text {
+		if b, _ := os.ReadFile(HeldPath(path)); string(b) != text {
 			t.Errorf("the file now holds %q, want it untouched", b)
 		}
 	})
@@ -203,7 +203,7 @@ func TestStateFilesEditedRefused(t *testing.T) {
 
 	t.Run("the spool is private", func(t *testing.T) {
 		path := setup(t)
-		fi, err := os.Stat(heldPath(path))
+		fi, err := os.Stat(HeldPath(path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"bytes"
@@ -31,16 +31,32 @@ var (
 // worth of acknowledged writes.
 const checkpointInterval = 200 * time.Millisecond
 
+// WriteOptions are the options of a write run that a job takes from its
+// command line (--dead-letter, --concurrency, --max-wcu, the progress bar):
+// each write job embeds them in its options and hands them to Run as they
+// are.
+type WriteOptions struct {
+	// DeadLetter is the file for the items DynamoDB rejects ("": such an
+	// item stops the run). With RunOptions.Resume, the file of the run this
+	// one goes on from is appended to, and its items counted, since they
+	// are behind the checkpoint and will not come again.
+	DeadLetter string
+	// Concurrency and MaxWCU are the writer's (WriterOptions).
+	Concurrency int
+	MaxWCU      float64
+	// OnProgress, when set, is called every second or so while the writer
+	// runs, and once at its end, from one goroutine at a time.
+	OnProgress func(RunProgress)
+}
+
 // RunOptions configure Run: one resumable write run of numbered puts and
 // deletes into one table.
 type RunOptions struct {
+	WriteOptions
 	Client BatchWriter
 	Table  string
 	Spec   layouts.TableSpec
-	// Concurrency, MaxWCU and ConsumedCapacity are the writer's
-	// (WriterOptions).
-	Concurrency      int
-	MaxWCU           float64
+	// ConsumedCapacity is the writer's (WriterOptions).
 	ConsumedCapacity bool
 	// Limiter, when set, is the writer's shared rate limiter
 	// (WriterOptions.Limiter).
@@ -55,18 +71,12 @@ type RunOptions struct {
 	// resumes writes them first.
 	Checkpoint     *Checkpoint
 	CheckpointPath string
-	// DeadLetter is the file for the items DynamoDB rejects ("": such an
-	// item stops the run). With Resume, the file of the run this one goes
-	// on from is appended to, and its items counted, since they are behind
-	// the checkpoint and will not come again.
-	DeadLetter string
-	Resume     bool
+	// Resume says the run goes on from an earlier one (see
+	// WriteOptions.DeadLetter).
+	Resume bool
 	// Total is an estimate of all the operations, the skipped ones
 	// included, for OnProgress.
 	Total int64
-	// OnProgress, when set, is called every second or so while the writer
-	// runs, and once at its end, from one goroutine at a time.
-	OnProgress func(RunProgress)
 }
 
 // RunProgress is a running write's progress: the writer's, and where it
@@ -160,7 +170,7 @@ func Run(ctx context.Context, opts RunOptions, feed func(ctx context.Context, w 
 	}
 	if opts.Checkpoint != nil {
 		wo.OnSend = saver.sent
-		wo.HeldSpool = heldPath(opts.CheckpointPath)
+		wo.HeldSpool = HeldPath(opts.CheckpointPath)
 		wo.HeldRun = opts.Checkpoint.Fingerprint
 	}
 	// The held items of the run this one resumes are below its watermark,
@@ -338,7 +348,7 @@ func (s *checkpointSaver) finish(w int64, done bool) error {
 	s.close()
 	os.Remove(journalPath(s.path))
 	if done {
-		os.Remove(heldPath(s.path))
+		os.Remove(HeldPath(s.path))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"bufio"
@@ -55,8 +55,8 @@ import (
 //
 // The spool holds items: it is made private (0600), as the checkpoint is.
 
-// heldPath is the held spool beside the checkpoint at path.
-func heldPath(path string) string { return path + ".held" }
+// HeldPath is the held spool beside the checkpoint at path.
+func HeldPath(path string) string { return path + ".held" }
 
 // A held record's states.
 const (

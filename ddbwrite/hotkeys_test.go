@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func hotReq(id, parent string) *request {
 func TestFromUnprocessed(t *testing.T) {
 	var h hotKeys
 	h.init(testSpec, nil)
-	hotPart := partsOf(testSpec, hotReq("x", "hot").item, true)[1] // ByParent's "hot"
+	hotPart := PartsOf(testSpec, hotReq("x", "hot").item, true)[1] // ByParent's "hot"
 
 	// Two handed back sharing a parent the written one does not have.
 	got := h.fromUnprocessed([]*request{hotReq("a", "p1")}, []*request{hotReq("b", "hot"), hotReq("c", "hot")})

@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"bytes"
@@ -109,7 +109,7 @@ func (c *Checkpoint) readHeld(path string) error {
 	if c.Done {
 		return nil
 	}
-	f, err := statefile.Open(heldPath(path), os.O_RDONLY)
+	f, err := statefile.Open(HeldPath(path), os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

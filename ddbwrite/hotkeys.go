@@ -1,4 +1,4 @@
-package importer
+package ddbwrite
 
 import (
 	"sync"
@@ -19,9 +19,9 @@ import (
 // A part is one partition key value a write lands in: the table's
 // ("\x00value") or an index's ("Index\x00value").
 
-// partsOf returns the partitions a write lands in: the table's, and each
+// PartsOf returns the partitions a write lands in: the table's, and each
 // index's whose keys a put carries (a delete's index keys are unknown).
-func partsOf(spec layouts.TableSpec, item layouts.Item, put bool) []string {
+func PartsOf(spec layouts.TableSpec, item layouts.Item, put bool) []string {
 	parts := make([]string, 0, 1+len(spec.Indexes))
 	parts = append(parts, "\x00"+layouts.KeyOf(layouts.TableSpec{PK: spec.PK}, item))
 	if !put {
@@ -51,7 +51,7 @@ func partIndex(part string) string {
 // time, and passes between them under h.mu.
 func (h *hotKeys) parts(r *request) []string {
 	if r.parts == nil {
-		r.parts = partsOf(h.spec, r.item, r.wr.PutRequest != nil)
+		r.parts = PartsOf(h.spec, r.item, r.wr.PutRequest != nil)
 	}
 	return r.parts
 }
