@@ -20,7 +20,7 @@ const CheckpointVersion = 2
 
 // ErrCheckpointMismatch marks a checkpoint written for another input or
 // other flags.
-var ErrCheckpointMismatch = errors.New("importer: checkpoint does not match this run")
+var ErrCheckpointMismatch = errors.New("ddbwrite: checkpoint does not match this run")
 
 // Checkpoint is the acknowledged progress of an import, saved to --checkpoint
 // so that a rerun with the same input and flags resumes where it stopped.

@@ -27,7 +27,7 @@ func ParseShard(s string) (Shard, error) {
 	k, err1 := strconv.Atoi(ks)
 	n, err2 := strconv.Atoi(ns)
 	if !ok || err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n {
-		return Shard{}, fmt.Errorf("importer: --shard %q: want k/N with 0 <= k < N, e.g. --shard 0/4", s)
+		return Shard{}, fmt.Errorf("ddbwrite: --shard %q: want k/N with 0 <= k < N, e.g. --shard 0/4", s)
 	}
 	return Shard{K: k, Of: n}, nil
 }

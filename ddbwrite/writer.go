@@ -42,20 +42,20 @@ const (
 var (
 	// ErrRetriesExhausted marks a batch that kept failing with retryable
 	// errors past WriterOptions.MaxRetries. It also matches ddb.ErrService.
-	ErrRetriesExhausted = errors.New("importer: retries exhausted")
+	ErrRetriesExhausted = errors.New("ddbwrite: retries exhausted")
 	// ErrItemRejected marks an item DynamoDB refused as invalid while no
 	// dead-letter sink was given.
-	ErrItemRejected = errors.New("importer: item rejected by DynamoDB")
+	ErrItemRejected = errors.New("ddbwrite: item rejected by DynamoDB")
 	// ErrTooManyRejected marks a run stopped because more items were
 	// rejected than WriterOptions.MaxDeadLetters allows: the table and the
 	// items probably do not match at all.
-	ErrTooManyRejected = errors.New("importer: too many items rejected by DynamoDB")
+	ErrTooManyRejected = errors.New("ddbwrite: too many items rejected by DynamoDB")
 	// ErrWriterClosed is returned by Write after Close.
-	ErrWriterClosed = errors.New("importer: writer closed")
+	ErrWriterClosed = errors.New("ddbwrite: writer closed")
 	// ErrBarrierRefused ends a Settle that found items dead-lettered: the
 	// operations that were to follow the barrier must not be sent (a
 	// refresh's deletes, when one of its puts is not in the table).
-	ErrBarrierRefused = errors.New("importer: writes before the barrier were refused")
+	ErrBarrierRefused = errors.New("ddbwrite: writes before the barrier were refused")
 )
 
 // WriterOptions configure a DDBWriter. The zero value works: 4 workers, no
@@ -525,7 +525,7 @@ func (w *DDBWriter) add(ctx context.Context, seq int64, item layouts.Item, wr ty
 		return err
 	}
 	if seq <= w.lastSeq {
-		return fmt.Errorf("importer: write of seq %d after seq %d: sequence numbers must increase from %d", seq, w.lastSeq, w.opts.StartSeq)
+		return fmt.Errorf("ddbwrite: write of seq %d after seq %d: sequence numbers must increase from %d", seq, w.lastSeq, w.opts.StartSeq)
 	}
 	r := w.request(seq, item, wr)
 	// Keep the distance to the watermark bounded: with a batch stuck in
@@ -733,7 +733,7 @@ func (w *DDBWriter) failure() error {
 	if err := context.Cause(w.gctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("importer: writer stopped: %w", context.Cause(w.gctx))
+	return fmt.Errorf("ddbwrite: writer stopped: %w", context.Cause(w.gctx))
 }
 
 // leaveHeld makes the writer end without writing the items in the held
@@ -906,7 +906,7 @@ func (w *DDBWriter) notifyAck() error {
 		return err
 	}
 	if err := w.opts.OnAck(wm); err != nil {
-		return fmt.Errorf("importer: saving progress at item %d: %w", wm, err)
+		return fmt.Errorf("ddbwrite: saving progress at item %d: %w", wm, err)
 	}
 	w.acks.reported = wm
 	return nil
@@ -1096,7 +1096,7 @@ func (w *DDBWriter) callFailed(ctx context.Context, reqs []*request, err error, 
 		}
 		rt.fails++
 		if rt.fails > w.opts.MaxRetries {
-			return true, fmt.Errorf("importer: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
+			return true, fmt.Errorf("ddbwrite: %w: %w after %d attempts of a batch of %d items (first key %s): %w",
 				ddb.ErrService, ErrRetriesExhausted, rt.fails, len(reqs), ddb.KeyString(reqs[0].item, w.spec.KeyNames()...), err)
 		}
 		return false, nil
@@ -1151,7 +1151,7 @@ func (w *DDBWriter) handedBack(reqs []*request, cost int, unprocessed []types.Wr
 	if len(written) > 0 {
 		rt.fails = 0
 	} else if rt.fails++; rt.fails > w.opts.MaxRetries {
-		return nil, true, fmt.Errorf("importer: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
+		return nil, true, fmt.Errorf("ddbwrite: %w: %w: DynamoDB handed back all %d items of a batch %d times (first key %s)",
 			ddb.ErrService, ErrRetriesExhausted, len(reqs), rt.fails, ddb.KeyString(reqs[0].item, w.spec.KeyNames()...))
 	}
 	next = make([]*request, 0, len(left))
@@ -1259,7 +1259,7 @@ func (w *DDBWriter) unprocessed(sent []*request, back []types.WriteRequest) (map
 		}
 		r := byKey[layouts.KeyOf(w.spec, item)]
 		if r == nil {
-			return nil, fmt.Errorf("importer: %w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ddb.ErrService, ddb.KeyString(item, w.spec.KeyNames()...))
+			return nil, fmt.Errorf("ddbwrite: %w: BatchWriteItem handed back an unprocessed item that was not sent (key %s)", ddb.ErrService, ddb.KeyString(item, w.spec.KeyNames()...))
 		}
 		left[r] = true
 	}
@@ -1327,7 +1327,7 @@ func (w *DDBWriter) deadLetter(r *request, cause error) error {
 			ErrTooManyRejected, limit, seq, ddb.KeyString(r.item, w.spec.KeyNames()...), reason)
 	}
 	if _, err := w.opts.DeadLetter.Write(ddbjson.AppendLine(nil, r.item)); err != nil {
-		return fmt.Errorf("importer: writing the dead-letter file: %w", err)
+		return fmt.Errorf("ddbwrite: writing the dead-letter file: %w", err)
 	}
 	w.n.dead.Add(1)
 	if r.seqs[0] < w.firstDead.Load() { // dlMu is held: no other writer of it
