@@ -303,24 +303,20 @@ func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard ddb
 	for k := range n {
 		s := ddbwrite.Shard{K: k, Of: shard.Of}
 		key := loc.Key(manifestName(s))
-		raw, err := s3io.GetSmall(ctx, api, loc.Bucket, key, 64<<20)
+		m, raw, err := readManifest(ctx, api, loc.Bucket, key)
 		if s3io.IsNotFound(err) {
 			missing = append(missing, k)
 			continue
 		}
 		if err != nil {
-			return nil, nil, s3Error("GetObject", "s3://"+loc.Bucket+"/"+key, err)
-		}
-		var m Manifest
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, nil, fmt.Errorf("importer: s3://%s/%s is not a treeport manifest: %v", loc.Bucket, key, err)
+			return nil, nil, err
 		}
 		if first == nil {
-			first = &m
-		} else if err := sameRun(first, &m); err != nil {
+			first = m
+		} else if err := sameRun(first, m); err != nil {
 			return nil, nil, fmt.Errorf("importer: s3://%s/%s: %v; every shard must run with the same input and flags", loc.Bucket, key, err)
 		}
-		src.Manifests[k] = &m
+		src.Manifests[k] = m
 		fmt.Fprintf(h, "%s\x00%d\x00", key, len(raw))
 		h.Write(raw)
 	}
@@ -329,6 +325,48 @@ func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard ddb
 	}
 	src.Token = hex.EncodeToString(h.Sum(nil))[:32]
 	return src, nil, nil
+}
+
+// manifestReads is how many times readManifest reads a manifest that does
+// not parse before it calls it broken, and manifestPause the first pause
+// between reads (doubled each time).
+var (
+	manifestReads = 5
+	manifestPause = 100 * time.Millisecond
+)
+
+// readManifest reads and parses one shard's manifest. Another copy may be
+// writing it at that moment: S3 shows a whole object or none, but some
+// S3-compatible stores (s3rver among them) answer a read during the write
+// with an empty or cut body. A body that does not parse is read again a few
+// times, over about 3 s, before it is called broken; a missing object is the
+// SDK's not-found error, for the caller to test with s3io.IsNotFound.
+func readManifest(ctx context.Context, api S3API, bucket, key string) (*Manifest, []byte, error) {
+	pause := manifestPause
+	for try := 1; ; try++ {
+		raw, err := s3io.GetSmall(ctx, api, bucket, key, 64<<20)
+		if s3io.IsNotFound(err) {
+			return nil, nil, err
+		}
+		if err != nil {
+			return nil, nil, s3Error("GetObject", "s3://"+bucket+"/"+key, err)
+		}
+		var m Manifest
+		err = json.Unmarshal(raw, &m)
+		if err == nil {
+			return &m, raw, nil
+		}
+		if try >= manifestReads {
+			return nil, nil, fmt.Errorf("importer: s3://%s/%s is not a treeport manifest (read %d times over %s): %v; "+
+				"remove it and run that shard again", bucket, key, try, pause-manifestPause, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
 }
 
 // sameRun reports how two shards' manifests differ in what shapes the table.

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
@@ -238,5 +241,58 @@ func TestShardsUploaded(t *testing.T) {
 	s3local.Put(t, client, bucket, loc.Key("manifest.shard-1-of-3.json"), b)
 	if _, _, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3}); err == nil || !strings.Contains(err.Error(), "same input and flags") {
 		t.Errorf("mismatched shards: %v", err)
+	}
+}
+
+// cutReads answers the first n reads of each manifest with a body cut short,
+// as s3rver does when a read meets another copy's write of the object.
+type cutReads struct {
+	S3API
+	n     int
+	reads map[string]int
+}
+
+func (c *cutReads) GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	out, err := c.S3API.GetObject(ctx, in, opts...)
+	if err != nil || !strings.Contains(*in.Key, "manifest") {
+		return out, err
+	}
+	c.reads[*in.Key]++
+	if c.reads[*in.Key] > c.n {
+		return out, nil
+	}
+	b, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	out.Body = io.NopCloser(bytes.NewReader(b[:len(b)/3]))
+	return out, nil
+}
+
+// A manifest read while another copy writes it is read again; one that never
+// parses is an error that names it, after a few reads.
+func TestShardsUploadedRereadsCutManifest(t *testing.T) {
+	defer func(p time.Duration) { manifestPause = p }(manifestPause)
+	manifestPause = time.Millisecond
+	client := s3local.Client(t, s3local.Endpoint(t))
+	bucket := s3local.NewBucket(t, client)
+	in := readForest(t, writeForest(t, t.TempDir(), 60, 3))
+	l, _ := layouts.New(layouts.PathName, layouts.Options{})
+	if p := in.CheckLayout(l); len(p) > 0 {
+		t.Fatal(p)
+	}
+	loc := s3io.Location{Bucket: bucket, Prefix: "cut"}
+	ctx := context.Background()
+	dir, m := writeShardFiles(t, in, l, ddbwrite.Shard{}, 100)
+	if _, err := UploadImportFiles(ctx, client, dir, m, l.Table(), UploadOptions{To: loc}); err != nil {
+		t.Fatal(err)
+	}
+	cut := &cutReads{S3API: client, n: manifestReads - 1, reads: map[string]int{}}
+	src, missing, err := ShardsUploaded(ctx, cut, loc, ddbwrite.Shard{})
+	if err != nil || src == nil || len(missing) > 0 || src.Items() != m.Items {
+		t.Fatalf("after %d cut reads: %v, missing %v, %v", cut.n, src, missing, err)
+	}
+	cut = &cutReads{S3API: client, n: manifestReads, reads: map[string]int{}}
+	_, _, err = ShardsUploaded(ctx, cut, loc, ddbwrite.Shard{})
+	if err == nil || !strings.Contains(err.Error(), "cut/manifest.json is not a treeport manifest") || cut.reads["cut/manifest.json"] != manifestReads {
+		t.Errorf("a manifest cut on every read: %v after %d reads", err, cut.reads["cut/manifest.json"])
 	}
 }
