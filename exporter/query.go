@@ -56,6 +56,10 @@ type QueryOptions struct {
 	// node (layouts.Request.Known). bench asks so, as an application
 	// holding a node's id would.
 	Known bool
+	// FollowLinks, for get on a layout that writes links (layouts.Links:
+	// prefix, dynamotree's symbolic links), answers a link with the node
+	// it links to, read through the link once, its Via the link's id.
+	FollowLinks bool
 	// ConsistentRead asks for strongly consistent reads of the table.
 	// Reads of a global secondary index are always eventually consistent.
 	ConsistentRead bool
@@ -135,7 +139,7 @@ func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout,
 	req := layouts.Request{
 		Kind: opts.Kind, ID: opts.ID, Path: opts.Path,
 		MinDepth: opts.MinDepth, MaxDepth: opts.MaxDepth, Concurrency: opts.Concurrency,
-		Known: opts.Known,
+		Known: opts.Known, FollowLinks: opts.FollowLinks,
 	}
 	if opts.OnLocate != nil {
 		req.OnLocate = func(path []string) { opts.OnLocate(path, q.r.snapshot()) }

@@ -13,8 +13,12 @@ import (
 //
 //	{"id":"CM4","parent_id":"CM2","relative_depth":1,"attributes":{"name":"Engine","qty":1}}
 //
-// parent_id is left out for a root. The attributes are plain JSON values,
-// their names in byte order: S a string, N a number with its exact text, BOOL
+// parent_id is left out for a root. A node read through a link (query get
+// --follow-links) has "via_link", the link's id, after relative_depth:
+//
+//	{"id":"CM8","parent_id":"CM4","relative_depth":0,"via_link":"L8","attributes":{…}}
+//
+// The attributes are plain JSON values, their names in byte order: S a string, N a number with its exact text, BOOL
 // a boolean, NULL null, L and the sets arrays, M an object, B (and the
 // members of BS) a base64 string. It fails on an attribute with no value or
 // a value of a type DynamoDB does not define, naming the attribute.
@@ -27,6 +31,10 @@ func AppendResultJSON(dst []byte, r Result) ([]byte, error) {
 	}
 	dst = append(dst, `,"relative_depth":`...)
 	dst = strconv.AppendInt(dst, int64(r.RelativeDepth), 10)
+	if r.Via != "" {
+		dst = append(dst, `,"via_link":`...)
+		dst = ddbjson.AppendString(dst, r.Via)
+	}
 	dst = append(dst, `,"attributes":{`...)
 	for i, k := range sortedKeys(r.Attrs) {
 		if i > 0 {

@@ -49,6 +49,10 @@ type Diff struct {
 	// value; numbers compare by value (DynamoDB keeps 1.50 as 1.5) and sets
 	// without order.
 	Missing, Extra, Moved, Changed DiffSet
+	// Dangling: the links of the table (a layout that writes links,
+	// layouts.Links) whose target is not a node of the table, whatever
+	// the file says.
+	Dangling DiffSet
 	// Read is what scanning the table cost.
 	Read Stats
 }
@@ -68,6 +72,8 @@ type NodeDiff struct {
 	FileParent, TableParent string
 	// Attrs are the attributes that differ (Changed only), by name.
 	Attrs []AttrDiff
+	// LinkTo is the id a dangling link links to (Dangling only).
+	LinkTo string
 }
 
 // AttrDiff is one attribute that differs. File or Table is nil where the
@@ -93,7 +99,7 @@ func (a AttrDiff) Kind() string {
 
 // Differences is the number of nodes that differ, counted once per kind.
 func (d *Diff) Differences() int {
-	return d.Missing.Count + d.Extra.Count + d.Moved.Count + d.Changed.Count
+	return d.Missing.Count + d.Extra.Count + d.Moved.Count + d.Changed.Count + d.Dangling.Count
 }
 
 // RecordSource is what Verify reads a file's records from: Next returns
@@ -151,11 +157,30 @@ func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 			extra = append(extra, NodeDiff{ID: id, TableParent: t.Parent})
 		}
 	}
+	if layouts.Links(opts.Layout) {
+		d.Dangling = diffSet(danglingLinks(tableRecs, table), keep)
+	}
 	d.Missing = diffSet(missing, keep)
 	d.Extra = diffSet(extra, keep)
 	d.Moved = diffSet(moved, keep)
 	d.Changed = diffSet(changed, keep)
 	return d, nil
+}
+
+// danglingLinks returns the links among recs whose target is not a node
+// of the table (by id).
+func danglingLinks(recs []*transform.Record, table map[string]*transform.Record) []NodeDiff {
+	var out []NodeDiff
+	for _, r := range recs {
+		to, ok := r.Attrs[transform.LinkAttr].(*types.AttributeValueMemberS)
+		if !ok {
+			continue
+		}
+		if _, there := table[to.Value]; !there {
+			out = append(out, NodeDiff{ID: r.ID, TableParent: r.Parent, LinkTo: to.Value})
+		}
+	}
+	return out
 }
 
 func diffSet(all []NodeDiff, keep int) DiffSet {
@@ -311,6 +336,9 @@ func (d *Diff) WriteReport(w io.Writer) error {
 		for _, a := range e.Attrs {
 			fmt.Fprintf(&b, "  %q: attribute %q: %s: %s in the file, %s in the table\n", e.ID, a.Name, a.Kind(), valueText(a.File), valueText(a.Table))
 		}
+	})
+	section("links to a node not in the table", d.Dangling, func(e NodeDiff) {
+		fmt.Fprintf(&b, "  %q (parent %s) links to %q, which is not in the table\n", e.ID, parent(e.TableParent), e.LinkTo)
 	})
 	_, err := io.WriteString(w, b.String())
 	return err

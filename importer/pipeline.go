@@ -76,6 +76,9 @@ type Input struct {
 	// manyNames: the input has more than maxAttrNames attribute names,
 	// and attrNames holds the first ones only (see CheckLayout).
 	manyNames bool
+	// links holds each link's node and its target's, for a layout that
+	// writes links (readLinks, by the last CheckLayout).
+	links map[int32]int32
 }
 
 // maxAttrNames bounds the attribute names an Input keeps, so that an input
@@ -297,6 +300,23 @@ func formatOf(opts InputOptions) string {
 // against another layout.
 func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 	problems := append([]*transform.RowError(nil), in.Problems...)
+	// Links (layouts.Links): each bad one is its node's problem.
+	linkErrs, err := in.readLinks(l)
+	if err != nil {
+		problems = append(problems, &transform.RowError{File: in.Opts.Path, Err: fmt.Errorf(
+			"%w: reading the input again for its links failed: %v", transform.ErrLink, err)})
+		in.Forest.Check(func(int, *transform.Stats) error { return transform.ErrLink })
+		in.Forest.SortProblems(problems)
+		return problems
+	}
+	withLinks := func(carriers map[int32]error) map[int32]error {
+		for i, e := range linkErrs {
+			if _, ok := carriers[i]; !ok {
+				carriers[i] = e
+			}
+		}
+		return carriers
+	}
 	// Reserved attribute names: one problem per name, where it is first seen.
 	names := make([]string, 0, len(in.attrNames))
 	for k := range in.attrNames {
@@ -323,6 +343,7 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 			in.Forest.SortProblems(problems)
 			return problems
 		case len(carriers) > 0:
+			carriers = withLinks(carriers)
 			problems = problems[:len(in.Problems)]
 			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
 			in.Forest.SortProblems(problems)
@@ -334,6 +355,7 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		// with its own reason (and its subtree), so that skip mode writes
 		// the others; the problems are theirs, not one a name.
 		if carriers, err := in.reservedCarriers(l); err == nil {
+			carriers = withLinks(carriers)
 			problems = problems[:len(in.Problems)]
 			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
 			in.Forest.SortProblems(problems)
@@ -347,13 +369,16 @@ func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 		return problems
 	}
 	checker := layouts.NewChecker(l)
-	if checker.FitsAll(in.Forest.Bounds()) {
+	if len(linkErrs) == 0 && checker.FitsAll(in.Forest.Bounds()) {
 		// Every node fits: Check would find nothing, and reject nothing
 		// that Build did not (it propagated its rejections).
 		in.Forest.SortProblems(problems)
 		return problems
 	}
-	problems = append(problems, in.Forest.Check(func(_ int, s *transform.Stats) error {
+	problems = append(problems, in.Forest.Check(func(i int, s *transform.Stats) error {
+		if err := linkErrs[int32(i)]; err != nil {
+			return err
+		}
 		if checker.Fits(s) {
 			return nil // what almost every node does, at a fraction of Check's cost
 		}
@@ -483,6 +508,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		node.Depth = in.Forest.Depth(i)
 		path = in.Forest.AppendPath(path[:0], i)
 		node.Path = path
+		node.Link = in.linkPath(node.Link, i)
 		return opts.Layout.Items(&node, emit), ferr
 	})
 	return st, err
@@ -584,7 +610,8 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	if len(delim) == 1 && layouts.TakesPathText(opts.Layout) {
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}
-	warmed := 0 // the nodes below have had their paths read ahead
+	var link []string // a link's target's path, when the node is one
+	warmed := 0       // the nodes below have had their paths read ahead
 	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
@@ -600,6 +627,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 				node.ID, node.Parent = rec.ID, rec.Parent
 			}
 			node.Attrs = row.Flat
+			node.Link = in.linkPath(link, i)
 			err := opts.Layout.AppendItems(&node, &items, emit)
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
@@ -619,6 +647,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			ids = f.AppendPath(ids[:0], i)
 		}
 		node.Path = ids
+		node.Link = in.linkPath(link, i)
 		return opts.Layout.AppendItems(&node, &items, emit), ferr
 	})
 	return st, err

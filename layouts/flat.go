@@ -41,6 +41,8 @@ type FlatNode struct {
 	PathText, PathDelim string
 	// Attrs are the node's own attributes, each name at most once.
 	Attrs []Attr
+	// Link is transform.Node's Link: a link's target's path, or nil.
+	Link []string
 
 	// What SetPath set, to tell that it has not been changed since.
 	set setPath
@@ -250,7 +252,7 @@ func cloneSlice[T any](s []T, clone func(T) T) []T {
 
 // node is n as checkShape and checkDelims take it (without attributes).
 func (n *FlatNode) node() transform.Node {
-	return transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent}, Depth: n.Depth, Path: n.Path}
+	return transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent}, Depth: n.Depth, Path: n.Path, Link: n.Link}
 }
 
 // checkFlatAttrs is checkAttrs for a FlatNode: no user attribute may have a

@@ -76,9 +76,20 @@ func (l *prefixLayout) Items(n *transform.Node, emit func(Item)) error {
 	listing := b.String()
 	object := listing + n.ID
 
+	var target string
+	if v, ok := n.Attrs[transform.LinkAttr]; ok {
+		var err error
+		if target, err = l.linkKey(v, n.Link); err != nil {
+			return err
+		}
+	}
 	item := make(Item, len(n.Attrs)+2)
 	for k, v := range n.Attrs {
 		item[k] = v
+	}
+	if target != "" {
+		delete(item, transform.LinkAttr)
+		item[l.delim] = strAttr(target)
 	}
 	item[l.key] = &types.AttributeValueMemberS{Value: object}
 	item[l.child] = &types.AttributeValueMemberS{Value: l.delim}
@@ -113,6 +124,19 @@ func (l *prefixLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)
 	listing := len(object) - len(n.ID)
 
 	attrs := append(b.attrs[:0], n.Attrs...)
+	for i, a := range attrs {
+		if a.Name != transform.LinkAttr {
+			continue
+		}
+		// A link: its row holds the target's key under the delimiter
+		// instead (rare enough to allocate).
+		target, err := l.linkKey(a.Value, n.Link)
+		if err != nil {
+			return err
+		}
+		attrs[i] = Attr{l.delim, strAttr(target)}
+		break
+	}
 	b.s[0].Value = object
 	b.s[1].Value = l.delim
 	attrs = append(attrs, Attr{l.key, &b.s[0]}, Attr{l.child, &b.s[1]})
@@ -160,7 +184,76 @@ func (l *prefixLayout) Node(item Item) (transform.Record, bool, error) {
 	if id == "" || strings.HasPrefix(ids, l.delim) || strings.Contains(ids, l.delim+l.delim) {
 		return transform.Record{}, false, r.fail("object row %s %q has an empty id between its delimiters %q", l.key, key, l.delim)
 	}
-	return transform.Record{ID: id, Parent: parent, Attrs: r.rest(l.attrs)}, true, nil
+	attrs := r.rest(l.attrs)
+	if msg := l.readLink(attrs); msg != "" {
+		return transform.Record{}, false, r.fail("object row %s %q %s", l.key, key, msg)
+	}
+	return transform.Record{ID: id, Parent: parent, Attrs: attrs}, true, nil
+}
+
+// Links reports whether l writes a record with transform.LinkAttr as a
+// link and reads a link back as such a record: the prefix layout, whose
+// links are dynamotree's symbolic links. The link's object row holds,
+// under the delimiter as attribute name, the target's full key
+// (¦Accounts¦123456¦Links¦xyzpdq); its listing rows are any node's. The
+// other layouts keep link_to as an attribute like any other.
+func Links(l Layout) bool {
+	_, ok := l.(*prefixLayout)
+	return ok
+}
+
+// linkKey is the key of a link's target, which the link's object row
+// holds: the node's link_to value v must be a string, and link, the
+// target's path the caller found in the forest, must be set and end with
+// it.
+func (l *prefixLayout) linkKey(v types.AttributeValue, link []string) (string, error) {
+	s, ok := v.(*types.AttributeValueMemberS)
+	if !ok || s == nil {
+		return "", fmt.Errorf("%w: %s is %s, want the id of the node it links to (S)", transform.ErrLink, transform.LinkAttr, typeName(v))
+	}
+	if len(link) == 0 || !strings.HasSuffix(l.delim+s.Value, l.delim+link[len(link)-1]) {
+		return "", fmt.Errorf("%w: %s %q: the target's path is not known here (links are written from an input whose records hold their targets)", transform.ErrLink, transform.LinkAttr, s.Value)
+	}
+	for _, id := range link {
+		if id == "" || strings.Contains(id, l.delim) {
+			return "", fmt.Errorf("%w: %s %q: the target's path %q has an empty id or one holding the delimiter %q", transform.ErrLink, transform.LinkAttr, s.Value, link, l.delim)
+		}
+	}
+	return l.keyOf(link), nil
+}
+
+// readLink turns a link's object row's attributes into a record's: the
+// target's key under the delimiter becomes transform.LinkAttr, the
+// target's id (linkID). It returns what is wrong with the row, or "": a
+// target that is not a key, or a link_to attribute on the row, which
+// would read back as a link.
+func (l *prefixLayout) readLink(attrs transform.Attrs) string {
+	v, ok := attrs[l.delim]
+	_, named := attrs[transform.LinkAttr]
+	switch {
+	case !ok && named:
+		return fmt.Sprintf("has an attribute %q, which the %s layout reads as a link; it cannot be exported as it is (a link's row holds its target's key under the attribute %q)", transform.LinkAttr, l.layout, l.delim)
+	case !ok:
+		return ""
+	case named:
+		return fmt.Sprintf("is a link (attribute %q) and has an attribute %q too", l.delim, transform.LinkAttr)
+	}
+	s, isS := v.(*types.AttributeValueMemberS)
+	if !isS || s == nil {
+		return fmt.Sprintf("is a link whose attribute %q is %s, want the target's key (S)", l.delim, typeName(v))
+	}
+	target := s.Value
+	if len(target) <= len(l.delim) || !strings.HasPrefix(target, l.delim) || strings.HasSuffix(target, l.delim) || strings.Contains(target, l.delim+l.delim) {
+		return fmt.Sprintf("is a link whose target %q is not a key: want the delimiter %q and ids, as %sAccounts%s123456", target, l.delim, l.delim, l.delim)
+	}
+	delete(attrs, l.delim)
+	attrs[transform.LinkAttr] = strAttr(l.linkID(target))
+	return ""
+}
+
+// linkID is the id of the node at the object key target: its last id.
+func (l *prefixLayout) linkID(target string) string {
+	return target[strings.LastIndex(target, l.delim)+len(l.delim):]
 }
 
 // Measure adds the node's two rows. It is exact; the table's collection is
@@ -252,6 +345,9 @@ func (l *prefixLayout) Query(ctx context.Context, r Reads, q Request) ([]Result,
 	}
 	switch q.Kind {
 	case QueryGet:
+		if q.FollowLinks {
+			return l.follow(ctx, r, path)
+		}
 		res, err := l.self(ctx, r, path)
 		if err != nil {
 			return nil, err
@@ -286,6 +382,40 @@ func (l *prefixLayout) self(ctx context.Context, r Reads, path []string) (Result
 		return Result{}, &NotFoundError{Node: l.pathName(path)}
 	}
 	return nodeResult(l, item, 0)
+}
+
+// follow reads the node's object row and, when it is a link, the object
+// row of its target, once: dynamotree's Get, which follows links, but not
+// past the first, so that a cycle of links someone else wrote ends too.
+func (l *prefixLayout) follow(ctx context.Context, r Reads, path []string) ([]Result, error) {
+	item, err := r.GetItem(ctx, l.objectKey(path))
+	if err != nil {
+		return nil, err
+	}
+	if item == nil {
+		return nil, &NotFoundError{Node: l.pathName(path)}
+	}
+	link, err := nodeResult(l, item, 0)
+	if err != nil {
+		return nil, err
+	}
+	target, ok := item[l.delim].(*types.AttributeValueMemberS)
+	if !ok {
+		return []Result{link}, nil // not a link: the node itself
+	}
+	titem, err := r.GetItem(ctx, Item{l.key: strAttr(target.Value), l.child: strAttr(l.delim)})
+	if err != nil {
+		return nil, err
+	}
+	if titem == nil {
+		return nil, &NotFoundError{Node: fmt.Sprintf("node %q (path %s), which the link %s links to,", l.linkID(target.Value), target.Value, l.pathName(path))}
+	}
+	res, err := nodeResult(l, titem, 0)
+	if err != nil {
+		return nil, err
+	}
+	res.Via = link.ID
+	return []Result{res}, nil
 }
 
 // ancestors reads the object rows of the path's prefixes with

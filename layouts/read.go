@@ -172,6 +172,11 @@ type Request struct {
 	// to tell a leaf (or a root) from a node that is not there. Without it,
 	// such a query reports a missing node as a *NotFoundError.
 	Known bool
+	// FollowLinks, for get on a layout that writes links (Links), answers
+	// a link with the node it links to, read through the link once (a
+	// link to a link answers the second link), its Via set to the link's
+	// id. Other layouts and kinds ignore it.
+	FollowLinks bool
 }
 
 // LearnsPath reports whether a query of this kind on l needs the node's
@@ -197,6 +202,9 @@ type Result struct {
 	// children and descendants, up for ancestors, 0 for the node itself.
 	RelativeDepth int
 	Attrs         transform.Attrs
+	// Via is the id of the link the node was reached through
+	// (Request.FollowLinks), or "".
+	Via string
 }
 
 // ItemError is an item of the table that does not fit the layout. It

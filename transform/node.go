@@ -8,7 +8,16 @@ type Node struct {
 	// Path holds the ids from the root to the node, both included, so
 	// Path[0] is the tree id and Path[len(Path)-1] is the node's own id.
 	Path []string
+	// Link is, for a link (a record whose LinkAttr a layout that writes
+	// links reads as one), the path of its target from its root: the ids,
+	// root first. The caller that knows the forest sets it; nil otherwise.
+	Link []string
 }
+
+// LinkAttr is the attribute of a record that makes it a link, in a layout
+// that writes links (the prefix layout: dynamotree's symbolic links): the
+// id of the node it links to. Other layouts keep it as an attribute.
+const LinkAttr = "link_to"
 
 // TreeID is the id of the node's root.
 func (n *Node) TreeID() string { return n.Path[0] }

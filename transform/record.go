@@ -49,6 +49,9 @@ var (
 	ErrEmptyKey     = errors.New("transform: empty key value")
 	ErrItemTooLarge = errors.New("transform: item over 400 KB")
 	ErrAncestor     = errors.New("transform: an ancestor was rejected")
+	// ErrLink is a link (LinkAttr) that cannot be written: to itself, in a
+	// cycle of links, to an id not in the input, or not a string.
+	ErrLink = errors.New("transform: bad link")
 )
 
 // RowError is a problem with one record, with where it is.

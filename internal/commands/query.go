@@ -9,6 +9,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/layouts"
 )
 
 // queryCommand is "query" with one subcommand per kind, so that the flags
@@ -65,6 +66,9 @@ func queryFlags(k exporter.Kind) []cli.Flag {
 		&cli.StringFlag{Name: "id", Usage: "the node's `ID`", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to the node joined by the delimiter (e.g. CM1¦CM2¦CM4); without it a Scan finds the node", Category: catRead},
 	}
+	if k == exporter.Get {
+		flags = append(flags, &cli.BoolFlag{Name: "follow-links", Usage: "prefix layout: answer a link (dynamotree's symbolic link) with the node it links to, read through it once; the line says \"via_link\": the link's id", Category: catRead})
+	}
 	if k == exporter.Descendants || k == exporter.Ancestors {
 		flags = append(flags,
 			&cli.IntFlag{Name: "min-depth", Value: 1, Usage: "the smallest relative depth to print (0 includes the node itself)", Category: catRead},
@@ -94,6 +98,9 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 		return err
 	}
 	l := ls[0]
+	if kind == exporter.Get && c.Bool("follow-links") && !layouts.Links(l) {
+		return usagef("--follow-links: the %s layout has no links (only the prefix layout reads link_to as one; here it is an attribute)", l.Name())
+	}
 	path, err := parsePath(c, l, id)
 	if err != nil {
 		return err
@@ -131,6 +138,7 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 	opts := exporter.QueryOptions{
 		Kind: kind, ID: id, Path: path, MinDepth: minDepth, MaxDepth: maxDepth,
 		ConsistentRead: c.Bool("consistent-read"), Concurrency: c.Int("concurrency"),
+		FollowLinks: kind == exporter.Get && c.Bool("follow-links"),
 		OnLocate: func(found []string, cost exporter.Stats) {
 			delim := l.Delimiter()
 			fmt.Fprintf(stderr, "treeport: found %q at %s%s with a Scan of %s (%s); pass --path '%s' to skip the Scan\n",

@@ -1,0 +1,161 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/transform"
+)
+
+// readLinks reads the input again for its links, when layout l writes
+// them (layouts.Links) and some record has transform.LinkAttr: it keeps
+// each good link's target in in.links, for Emit, and returns each bad
+// link's node with its problem, for CheckLayout to reject:
+//
+//   - link_to that is not a string;
+//   - a link to itself;
+//   - a link to an id that is not in the input, or whose record was
+//     rejected already: the link's row holds its target's key, its path,
+//     which only the target's place in the input gives;
+//   - a cycle of links (a → b → a), each link of it, with its ids.
+//
+// A link may have attributes and children of its own, as dynamotree's
+// tables allow: they are written as any node's. A chain of links (a → b,
+// b a link to c) is written as it is.
+func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
+	in.links = nil
+	if !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
+		return nil, nil
+	}
+	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	f := in.Forest
+	bad := map[int32]error{}
+	links := map[int32]int32{}
+	for {
+		rec, err := src.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			continue // rejected already, by ReadInput
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, ok := rec.Attrs[transform.LinkAttr]
+		if !ok {
+			continue
+		}
+		i := f.Lookup(rec.ID)
+		if file, line, _ := f.Location(max(i, 0)); i < 0 || f.Rejected(i) || file != rec.File || line != rec.Line {
+			continue // a duplicate id, or rejected: its first record's reason
+		}
+		s, ok := v.(*types.AttributeValueMemberS)
+		switch {
+		case !ok || s == nil:
+			bad[int32(i)] = fmt.Errorf("%w: %s is %s, want the id of the node it links to (a string)", transform.ErrLink, transform.LinkAttr, ddbjson.TypeName(v))
+		case s.Value == rec.ID:
+			bad[int32(i)] = fmt.Errorf("%w: %s %q: the node links to itself", transform.ErrLink, transform.LinkAttr, s.Value)
+		default:
+			t := f.Lookup(s.Value)
+			switch {
+			case t < 0:
+				bad[int32(i)] = fmt.Errorf("%w: %s %q is not an id of the input; a link's row holds its target's key, its path, so the target must be in the input", transform.ErrLink, transform.LinkAttr, s.Value)
+			case f.Rejected(t):
+				bad[int32(i)] = fmt.Errorf("%w: %s %q: the target was rejected (%v)", transform.ErrLink, transform.LinkAttr, s.Value, f.Reason(t))
+			default:
+				links[int32(i)] = int32(t)
+			}
+		}
+	}
+	for i, err := range linkCycles(f, links) {
+		bad[i] = err
+		delete(links, i)
+	}
+	// A link to a link that is bad is bad too, down every chain.
+	for changed := true; changed; {
+		changed = false
+		for i, t := range links {
+			if _, ok := bad[t]; ok {
+				bad[i] = fmt.Errorf("%w: %s %q: the target is a link that cannot be written", transform.ErrLink, transform.LinkAttr, f.ID(int(t)))
+				delete(links, i)
+				changed = true
+			}
+		}
+	}
+	in.links = links
+	return bad, nil
+}
+
+// linkCycles returns the problem of each link that is on a cycle of
+// links, naming the cycle's ids in link order from the smallest index.
+func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
+	const (
+		unseen = iota
+		walking
+		done
+	)
+	state := map[int32]int{}
+	out := map[int32]error{}
+	for start := range links {
+		if state[start] != unseen {
+			continue
+		}
+		var walk []int32
+		i := start
+		for {
+			state[i] = walking
+			walk = append(walk, i)
+			t, ok := links[i]
+			if !ok || state[t] == done {
+				break
+			}
+			if state[t] == walking {
+				// The cycle is the walk from t on.
+				k := 0
+				for walk[k] != t {
+					k++
+				}
+				cycle := walk[k:]
+				ids := make([]string, 0, len(cycle)+1)
+				for _, c := range cycle {
+					ids = append(ids, fmt.Sprintf("%q", f.ID(int(c))))
+				}
+				ids = append(ids, ids[0])
+				err := fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, strings.Join(ids, " → "))
+				for _, c := range cycle {
+					out[c] = err
+				}
+				break
+			}
+			i = t
+		}
+		for _, w := range walk {
+			state[w] = done
+		}
+	}
+	return out
+}
+
+// linkPath appends to dst the path of node i's link target, or returns
+// nil when node i is not a link.
+func (in *Input) linkPath(dst []string, i int) []string {
+	t, ok := in.links[int32(i)]
+	if !ok {
+		return nil
+	}
+	return in.Forest.AppendPath(dst[:0], int(t))
+}
