@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -101,7 +103,8 @@ func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
 }
 
 // linkCycles returns the problem of each link that is on a cycle of
-// links, naming the cycle's ids in link order from the smallest index.
+// links, naming the cycle's ids in link order from the one first in the
+// input.
 func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
 	const (
 		unseen = iota
@@ -110,7 +113,7 @@ func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
 	)
 	state := map[int32]int{}
 	out := map[int32]error{}
-	for start := range links {
+	for _, start := range slices.Sorted(maps.Keys(links)) {
 		if state[start] != unseen {
 			continue
 		}
@@ -130,6 +133,10 @@ func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
 					k++
 				}
 				cycle := walk[k:]
+				// From its first node in the input, whichever link the
+				// walk came in by.
+				m := slices.Index(cycle, slices.Min(cycle))
+				cycle = append(slices.Clone(cycle[m:]), cycle[:m]...)
 				ids := make([]string, 0, len(cycle)+1)
 				for _, c := range cycle {
 					ids = append(ids, fmt.Sprintf("%q", f.ID(int(c))))

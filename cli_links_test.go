@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// dynamotreePut is the rows dynamotree's Tree.Put writes for an object at
+// key: a listing row (Key = each prefix and the delimiter, Child = the
+// next id) for every id of the key, and the object row (Key = the full
+// key, Child = the delimiter) with the object's attributes.
+func dynamotreePut(key []string, attrs layouts.Item) []layouts.Item {
+	var rows []layouts.Item
+	prefix := ""
+	for _, id := range key {
+		prefix += "¦"
+		rows = append(rows, layouts.Item{"Key": s(prefix), "Child": s(id)})
+		prefix += id
+	}
+	object := layouts.Item{"Key": s(prefix), "Child": s("¦")}
+	for k, v := range attrs {
+		object[k] = v
+	}
+	return append(rows, object)
+}
+
+// dynamotreeLink is the rows dynamotree's Tree.PutLink writes: the listing
+// rows of key, and its object row whose attribute "¦" is the target's full
+// key.
+func dynamotreeLink(key, target []string) []layouts.Item {
+	return dynamotreePut(key, layouts.Item{"¦": s("¦" + strings.Join(target, "¦"))})
+}
+
+// linkTableRows is a dynamotree table with a symbolic link, as dynamotree
+// writes it, every object Put at each level (no implicit node): the
+// account 123456 with a note n1, and the link Links¦short to the note.
+// Listing rows written twice (each Put writes its prefixes') are one item.
+func linkTableRows() []layouts.Item {
+	var rows []layouts.Item
+	rows = append(rows, dynamotreePut([]string{"Accounts"}, layouts.Item{"kind": s("directory")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "123456", "Notes"}, layouts.Item{"kind": s("directory")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "123456", "Notes", "n1"}, layouts.Item{"LinkTarget": s("http://example.com/")})...)
+	rows = append(rows, dynamotreePut([]string{"Links"}, layouts.Item{"kind": s("directory")})...)
+	rows = append(rows, dynamotreeLink([]string{"Links", "short"}, []string{"Accounts", "123456", "Notes", "n1"})...)
+	seen := map[string]bool{}
+	var out []layouts.Item
+	for _, r := range rows {
+		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// linkTableRecords is what export writes for linkTableRows, sorted.
+var linkTableRecords = []string{
+	`{"id":"123456","parent_id":"Accounts","name":"Alice","registered":"2015-01-01T19:59:00"}`,
+	`{"id":"Accounts","kind":"directory"}`,
+	`{"id":"Links","kind":"directory"}`,
+	`{"id":"Notes","parent_id":"123456","kind":"directory"}`,
+	`{"id":"n1","parent_id":"Notes","LinkTarget":"http://example.com/"}`,
+	`{"id":"short","parent_id":"Links","link_to":"n1"}`,
+}
+
+// prefixTable creates a table keyed as dynamotree's CreateTable does
+// (Key, Child) and puts items in it with PutItem.
+func prefixTable(t *testing.T, client *dynamodb.Client, items []layouts.Item) string {
+	t.Helper()
+	h := handModel{create: func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), KeySchema: keySchema("Key", "Child"),
+			AttributeDefinitions: defs("Key", "Child"), BillingMode: types.BillingModePayPerRequest}
+	}}
+	return handTable(t, client, h, items)
+}
+
+// sortedLines returns the non-empty lines of text, sorted.
+func sortedLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestLinksHandBuiltTable reads a table of dynamotree's rows, a symbolic
+// link among them, written with PutItem: export writes the link as a
+// record with link_to; query get answers the link, and with
+// --follow-links the node it links to, saying through which link; verify
+// finds the table identical to the export, and reports a link to a node
+// that is not in the table; the export imported into a new table gives
+// back the same items byte for byte, and so does a migration to the path
+// layout (where link_to is an attribute) and back; a plan of the export
+// on the table changes nothing.
+func TestLinksHandBuiltTable(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	rows := linkTableRows()
+	table := prefixTable(t, client, rows)
+
+	out := filepath.Join(dir, "export.jsonl")
+	if _, stderr, code := run(t, env, "export", "--table", table, "--layout", "prefix", "--out", out); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	if got := sortedLines(readFile(t, out)); !slices.Equal(got, linkTableRecords) {
+		t.Fatalf("export:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(linkTableRecords, "\n      "))
+	}
+
+	get := func(args ...string) (string, string, int) {
+		return run(t, env, append([]string{"query", "get", "--table", table, "--layout", "prefix"}, args...)...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the link itself", []string{"--path", "Links¦short"},
+			`{"id":"short","parent_id":"Links","relative_depth":0,"attributes":{"link_to":"n1"}}`},
+		{"through the link", []string{"--path", "Links¦short", "--follow-links"},
+			`{"id":"n1","parent_id":"Notes","relative_depth":0,"via_link":"short","attributes":{"LinkTarget":"http://example.com/"}}`},
+		{"through the link, found by a Scan", []string{"--id", "short", "--follow-links"},
+			`{"id":"n1","parent_id":"Notes","relative_depth":0,"via_link":"short","attributes":{"LinkTarget":"http://example.com/"}}`},
+		{"a node that is no link", []string{"--path", "Accounts¦123456", "--follow-links"},
+			`{"id":"123456","parent_id":"Accounts","relative_depth":0,"attributes":{"name":"Alice","registered":"2015-01-01T19:59:00"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := get(tt.args...)
+			if code != 0 || strings.TrimSpace(stdout) != tt.want {
+				t.Fatalf("query get %v: exit %d\n got  %s\n want %s\n%s", tt.args, code, strings.TrimSpace(stdout), tt.want, stderr)
+			}
+		})
+	}
+	if _, stderr, code := run(t, env, "query", "get", "--table", table, "--layout", "path", "--id", "short", "--follow-links"); code != 2 || !strings.Contains(stderr, "--follow-links: the path layout has no links") {
+		t.Errorf("--follow-links on the path layout: exit %d, want 2\n%s", code, stderr)
+	}
+
+	stdout, stderr, code := run(t, env, "verify", "--in", out, "--table", table, "--layout", "prefix")
+	if code != 0 || !strings.Contains(stdout, "identical") {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// Export then import gives back the same table, link rows and all.
+	again := ddblocal.TableName(t)
+	dropTableLater(t, client, again)
+	if _, stderr, code := run(t, env, "import", "--in", out, "--layout", "prefix", "--table", again, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	sameLines(t, "the export imported", rawLines(t, client, again), rows)
+
+	// A plan of the export on the table changes nothing.
+	if stdout, stderr, code := run(t, env, "plan", "--in", out, "--table", table, "--layout", "prefix", "--detailed-exitcode"); code != 0 {
+		t.Errorf("plan: exit %d, want 0 (no change)\n%s%s", code, stdout, stderr)
+	}
+
+	// To the path layout, where link_to is an attribute, and back.
+	path, back := ddblocal.TableName(t), ddblocal.TableName(t)
+	dropTableLater(t, client, path)
+	dropTableLater(t, client, back)
+	for _, m := range [][]string{{table, "prefix", path, "path"}, {path, "path", back, "prefix"}} {
+		if _, stderr, code := run(t, env, "migrate", "--from-table", m[0], "--from-layout", m[1], "--to-table", m[2], "--to-layout", m[3], "--create-table", "--no-progress"); code != 0 {
+			t.Fatalf("migrate %s to %s: exit %d\n%s", m[1], m[3], code, stderr)
+		}
+	}
+	if got := scanTable(t, client, path); !pathHasAttr(got, "short", "link_to", "n1") {
+		t.Errorf("the path table's item of short has no link_to n1: %v", got)
+	}
+	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
+
+	// A link to a node that is not in the table: verify finds it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "999"}) {
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withGone := filepath.Join(dir, "with-gone.jsonl")
+	text := readFile(t, out) + `{"id":"gone","parent_id":"Links","link_to":"999"}` + "\n"
+	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = run(t, env, "verify", "--in", withGone, "--table", table, "--layout", "prefix")
+	if code != 1 || !strings.Contains(stdout, "links to a node not in the table: 1") ||
+		!strings.Contains(stdout, `"gone" (parent "Links") links to "999", which is not in the table`) {
+		t.Errorf("verify of a dangling link: exit %d, want 1 and the link\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := get("--path", "Links¦gone", "--follow-links"); code == 0 || !strings.Contains(stderr, `node "999" (path ¦Accounts¦999), which the link node "gone" (path ¦Links¦gone) links to, is not in table `+table) {
+		t.Errorf("following a dangling link: exit %d\n%s", code, stderr)
+	}
+}
+
+// pathHasAttr reports whether the path layout's item of id has the string
+// attribute name = value.
+func pathHasAttr(items []layouts.Item, id, name, value string) bool {
+	for _, it := range items {
+		if v, ok := it["Id"].(*types.AttributeValueMemberS); ok && v.Value == id {
+			a, ok := it[name].(*types.AttributeValueMemberS)
+			return ok && a.Value == value
+		}
+	}
+	return false
+}
+
+// TestLinksBadInput imports links the prefix layout cannot write: each
+// is a located problem, exit 2, nothing written. The path layout keeps
+// link_to as an attribute and takes them all.
+func TestLinksBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, jsonl string
+		want        []string // lines of stderr, after the file name
+	}{
+		{"a link to itself", `{"id":"a"}
+{"id":"b","parent_id":"a","link_to":"b"}
+`, []string{`:2: id "b": bad link: link_to "b": the node links to itself`}},
+		{"a cycle of links", `{"id":"a"}
+{"id":"b","parent_id":"a","link_to":"c"}
+{"id":"c","parent_id":"a","link_to":"b"}
+{"id":"d","parent_id":"a","link_to":"c"}
+`, []string{`:2: id "b": bad link: a cycle of links: "b" → "c" → "b"`, `:3: id "c": bad link: a cycle of links: "b" → "c" → "b"`,
+			`:4: id "d": bad link: link_to "c": the target is a link that cannot be written`}},
+		{"a link to an id not in the input", `{"id":"a"}
+{"id":"b","parent_id":"a","link_to":"zz"}
+`, []string{`:2: id "b": bad link: link_to "zz" is not an id of the input`}},
+		{"link_to not a string", `{"id":"a"}
+{"id":"b","parent_id":"a","link_to":5}
+{"id":"c","parent_id":"a","link_to":{"id":"a"}}
+`, []string{`:2: id "b": bad link: link_to is N, want the id of the node it links to (a string)`, `:3: id "c": bad link: link_to is M, want`}},
+	}
+	for k, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(dir, string(rune('a'+k))+".jsonl")
+			if err := os.WriteFile(in, []byte(tt.jsonl), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			outDir := filepath.Join(dir, "out"+string(rune('a'+k)))
+			stdout, stderr, code := run(t, nil, "import", "--in", in, "--layout", "prefix", "--out", outDir)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, in+w) {
+					t.Errorf("stderr lacks %q:\n%s", in+w, stderr)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("stdout: %q", stdout)
+			}
+			if _, err := os.Stat(outDir); !os.IsNotExist(err) {
+				t.Errorf("output directory was created (%v)", err)
+			}
+			pathOut := filepath.Join(dir, "path"+string(rune('a'+k)))
+			if _, stderr, code := run(t, nil, "import", "--in", in, "--layout", "path", "--out", pathOut); code != 0 {
+				t.Errorf("path layout: exit %d, want 0: link_to is an attribute there\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// TestLinksChainAndChildren imports a chain of links (a link to a link)
+// and a link with a child of its own into a prefix table and exports them
+// back: the same records; following the first link once answers the
+// second.
+func TestLinksChainAndChildren(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	records := []string{
+		`{"id":"L1","parent_id":"r","link_to":"L2"}`,
+		`{"id":"L2","parent_id":"r","link_to":"t","note":"second"}`,
+		`{"id":"c","parent_id":"L2","size":3}`,
+		`{"id":"r"}`,
+		`{"id":"t","parent_id":"r","name":"target"}`,
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(records, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	if _, stderr, code := run(t, env, "import", "--in", in, "--layout", "prefix", "--table", table, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	want := []layouts.Item{
+		{"Key": s("¦"), "Child": s("r")}, {"Key": s("¦r"), "Child": s("¦")},
+		{"Key": s("¦r¦"), "Child": s("L1")}, {"Key": s("¦r¦L1"), "Child": s("¦"), "¦": s("¦r¦L2")},
+		{"Key": s("¦r¦"), "Child": s("L2")}, {"Key": s("¦r¦L2"), "Child": s("¦"), "¦": s("¦r¦t"), "note": s("second")},
+		{"Key": s("¦r¦L2¦"), "Child": s("c")}, {"Key": s("¦r¦L2¦c"), "Child": s("¦"), "size": &types.AttributeValueMemberN{Value: "3"}},
+		{"Key": s("¦r¦"), "Child": s("t")}, {"Key": s("¦r¦t"), "Child": s("¦"), "name": s("target")},
+	}
+	sameLines(t, "the table", rawLines(t, client, table), want)
+	out := filepath.Join(dir, "out.jsonl")
+	if _, stderr, code := run(t, env, "export", "--table", table, "--layout", "prefix", "--out", out); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	if got := sortedLines(readFile(t, out)); !slices.Equal(got, records) {
+		t.Fatalf("export:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(records, "\n      "))
+	}
+	stdout, stderr, code := run(t, env, "query", "get", "--table", table, "--layout", "prefix", "--path", "r¦L1", "--follow-links")
+	var line map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &line) != nil || line["id"] != "L2" || line["via_link"] != "L1" {
+		t.Errorf("following L1 once: exit %d, want L2 via L1: %s%s", code, stdout, stderr)
+	}
+}
