@@ -502,6 +502,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 	}
 	var path []string
+	inner := layouts.ImplicitInner(opts.Layout)
 	err = in.scan(ctx, opts, &st, true, next, func(rec *transform.Record, i int) (error, error) {
 		node.Record = *rec
 		node.Record.Raw = nil
@@ -509,6 +510,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		path = in.Forest.AppendPath(path[:0], i)
 		node.Path = path
 		node.Link = in.linkPath(node.Link, i)
+		node.Inner = inner && in.Forest.HasChildren(i)
 		return opts.Layout.Items(&node, emit), ferr
 	})
 	return st, err
@@ -612,6 +614,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	}
 	var link []string // a link's target's path, when the node is one
 	warmed := 0       // the nodes below have had their paths read ahead
+	inner := layouts.ImplicitInner(opts.Layout)
 	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
@@ -628,6 +631,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			}
 			node.Attrs = row.Flat
 			node.Link = in.linkPath(link, i)
+			node.Inner = inner && f.HasChildren(i)
 			err := opts.Layout.AppendItems(&node, &items, emit)
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
@@ -648,6 +652,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		}
 		node.Path = ids
 		node.Link = in.linkPath(link, i)
+		node.Inner = inner && f.HasChildren(i)
 		return opts.Layout.AppendItems(&node, &items, emit), ferr
 	})
 	return st, err

@@ -12,6 +12,10 @@ type Node struct {
 	// links reads as one), the path of its target from its root: the ids,
 	// root first. The caller that knows the forest sets it; nil otherwise.
 	Link []string
+	// Inner says that the node has children. A layout with ImplicitInner
+	// writes no item of its own for an inner node without attributes;
+	// false (a caller that does not say) gives every node its items.
+	Inner bool
 }
 
 // LinkAttr is the attribute of a record that makes it a link, in a layout
