@@ -326,3 +326,122 @@ func TestLinksChainAndChildren(t *testing.T) {
 		t.Errorf("following L1 once: exit %d, want L2 via L1: %s%s", code, stdout, stderr)
 	}
 }
+
+// readmeRows are the rows of dynamotree's README example, as its Put and
+// PutLink write them: two accounts, each with a link under a directory of
+// the same name, Links (¦Accounts¦123456¦Links has listing rows only: no
+// object of its own), and the symbolic link ¦Links¦xyzpdq to
+// ¦Accounts¦123456¦Links¦xyzpdq.
+func readmeRows() []layouts.Item {
+	var rows []layouts.Item
+	rows = append(rows, dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00"), "email": s("alice@example.com")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "123456", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.com/")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "654321"}, layouts.Item{"name": s("Bob")})...)
+	rows = append(rows, dynamotreePut([]string{"Accounts", "654321", "Links", "abc"}, layouts.Item{"LinkTarget": s("http://example.org/")})...)
+	rows = append(rows, dynamotreeLink([]string{"Links", "xyzpdq"}, []string{"Accounts", "123456", "Links", "xyzpdq"})...)
+	seen := map[string]bool{}
+	var out []layouts.Item
+	for _, r := range rows {
+		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readmeRecords is what export --path-ids writes for readmeRows, sorted:
+// the implicit inner nodes without attributes.
+var readmeRecords = []string{
+	`{"id":"Accounts"}`,
+	`{"id":"Accounts¦123456","parent_id":"Accounts","email":"alice@example.com","name":"Alice","registered":"2015-01-01T19:59:00"}`,
+	`{"id":"Accounts¦123456¦Links","parent_id":"Accounts¦123456"}`,
+	`{"id":"Accounts¦123456¦Links¦xyzpdq","parent_id":"Accounts¦123456¦Links","LinkTarget":"http://example.com/"}`,
+	`{"id":"Accounts¦654321","parent_id":"Accounts","name":"Bob"}`,
+	`{"id":"Accounts¦654321¦Links","parent_id":"Accounts¦654321"}`,
+	`{"id":"Accounts¦654321¦Links¦abc","parent_id":"Accounts¦654321¦Links","LinkTarget":"http://example.org/"}`,
+	`{"id":"Links"}`,
+	`{"id":"Links¦xyzpdq","parent_id":"Links","link_to":"Accounts¦123456¦Links¦xyzpdq"}`,
+}
+
+// TestDynamotreeReadmeExample runs dynamotree's README example, its rows
+// put by hand, through every command with --path-ids --implicit-inner:
+// export gives each node its path id, the names that repeat (Links) apart
+// and the link's link_to its target's path id; query answers each
+// account's Links apart and reads through the link; verify finds the
+// export identical; a plan of it changes nothing; import of the export
+// into a new table, and a migration to the path layout (link_to an
+// attribute there) and back, give the same items byte for byte.
+func TestDynamotreeReadmeExample(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	rows := readmeRows()
+	table := prefixTable(t, client, rows)
+	ids := []string{"--layout", "prefix", "--path-ids", "--implicit-inner"}
+
+	out := filepath.Join(dir, "export.jsonl")
+	if _, stderr, code := run(t, env, append([]string{"export", "--table", table, "--out", out}, ids...)...); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	if got := sortedLines(readFile(t, out)); !slices.Equal(got, readmeRecords) {
+		t.Fatalf("export:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(readmeRecords, "\n      "))
+	}
+
+	query := func(kind, id string, more ...string) string {
+		t.Helper()
+		args := append(append([]string{"query", kind, "--table", table, "--id", id}, ids...), more...)
+		stdout, stderr, code := run(t, env, args...)
+		if code != 0 {
+			t.Fatalf("query %s %s: exit %d\n%s", kind, id, code, stderr)
+		}
+		return strings.TrimSpace(stdout)
+	}
+	for _, tt := range []struct{ kind, id, want string }{
+		{"children", "Accounts¦123456¦Links", `{"id":"Accounts¦123456¦Links¦xyzpdq","parent_id":"Accounts¦123456¦Links","relative_depth":1,"attributes":{"LinkTarget":"http://example.com/"}}`},
+		{"children", "Accounts¦654321¦Links", `{"id":"Accounts¦654321¦Links¦abc","parent_id":"Accounts¦654321¦Links","relative_depth":1,"attributes":{"LinkTarget":"http://example.org/"}}`},
+		{"get", "Links¦xyzpdq", `{"id":"Links¦xyzpdq","parent_id":"Links","relative_depth":0,"attributes":{"link_to":"Accounts¦123456¦Links¦xyzpdq"}}`},
+	} {
+		if got := query(tt.kind, tt.id); got != tt.want {
+			t.Errorf("query %s %s:\n got  %s\n want %s", tt.kind, tt.id, got, tt.want)
+		}
+	}
+	want := `{"id":"Accounts¦123456¦Links¦xyzpdq","parent_id":"Accounts¦123456¦Links","relative_depth":0,"via_link":"Links¦xyzpdq","attributes":{"LinkTarget":"http://example.com/"}}`
+	if got := query("get", "Links¦xyzpdq", "--follow-links"); got != want {
+		t.Errorf("query get --follow-links:\n got  %s\n want %s", got, want)
+	}
+
+	if stdout, stderr, code := run(t, env, append([]string{"verify", "--in", out, "--table", table}, ids...)...); code != 0 || !strings.Contains(stdout, "identical") {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", out, "--table", table, "--detailed-exitcode"}, ids...)...); code != 0 {
+		t.Errorf("plan: exit %d, want 0 (no change)\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "the table after plan", rawLines(t, client, table), rows)
+
+	again := ddblocal.TableName(t)
+	dropTableLater(t, client, again)
+	if _, stderr, code := run(t, env, append([]string{"import", "--in", out, "--table", again, "--create-table", "--no-progress"}, ids...)...); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	sameLines(t, "the export imported", rawLines(t, client, again), rows)
+
+	path, back := ddblocal.TableName(t), ddblocal.TableName(t)
+	dropTableLater(t, client, path)
+	dropTableLater(t, client, back)
+	for _, m := range [][]string{
+		{"--from-table", table, "--from-layout", "prefix", "--to-table", path, "--to-layout", "path", "--to-delimiter", "¦"},
+		{"--from-table", path, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix"},
+	} {
+		args := append(append([]string{"migrate"}, m...), "--path-ids", "--implicit-inner", "--create-table", "--no-progress")
+		if _, stderr, code := run(t, env, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	if got := scanTable(t, client, path); !pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") {
+		t.Errorf("the path table's link has no link_to: %v", got)
+	}
+	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
+}
