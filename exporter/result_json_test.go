@@ -26,6 +26,11 @@ func TestAppendResultJSON(t *testing.T) {
 			want: `{"id":"CM1","relative_depth":0,"attributes":{}}`,
 		},
 		{
+			name: "read through a link: via_link",
+			r:    exporter.Result{ID: "CM8", Parent: "CM4", Via: "L8", Attrs: transform.Attrs{"name": &types.AttributeValueMemberS{Value: "Piston"}}},
+			want: `{"id":"CM8","parent_id":"CM4","relative_depth":0,"via_link":"L8","attributes":{"name":"Piston"}}`,
+		},
+		{
 			name: "every type, names in order, numbers exact",
 			r: exporter.Result{ID: "CM4", Parent: "CM2", RelativeDepth: 2, Attrs: transform.Attrs{
 				"s":    &types.AttributeValueMemberS{Value: "Motor \"V8\" ¦ ü"},
