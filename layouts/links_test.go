@@ -157,6 +157,25 @@ func TestPrefixLinkErrors(t *testing.T) {
 	if !layouts.Links(l) {
 		t.Error("Links(prefix) is false")
 	}
+	// A table model's base keeps link_to as an attribute, both ways.
+	base := layouts.WithoutLinks(l)
+	if layouts.Links(base) {
+		t.Error("Links(WithoutLinks(prefix)) is true")
+	}
+	var object layouts.Item
+	if err := base.Items(node(str("c"), nil), func(it layouts.Item) {
+		if object == nil {
+			object = it
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(ddbjson.AppendItem(nil, object)), `{"Child":{"S":"¦"},"Key":{"S":"¦a¦b"},"link_to":{"S":"c"}}`; got != want {
+		t.Errorf("WithoutLinks' object row:\n got  %s\n want %s", got, want)
+	}
+	if rec, ok, err := base.Node(object); err != nil || !ok || rec.Attrs["link_to"] == nil {
+		t.Errorf("WithoutLinks' Node: %v %v %v", rec, ok, err)
+	}
 	for _, name := range []string{layouts.PathName, layouts.ClosureName, layouts.AdjacencyName} {
 		other, err := layouts.New(name, layouts.Options{})
 		if err != nil {

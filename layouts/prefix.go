@@ -24,6 +24,9 @@ type prefixLayout struct {
 	base
 	key, child string
 	rs         reservedSet
+	// links: a record's link_to is a link (Links); false for a table
+	// model's base (WithoutLinks), where it is an attribute.
+	links bool
 }
 
 var _ Layout = (*prefixLayout)(nil)
@@ -37,7 +40,7 @@ func newPrefix(opts Options) (*prefixLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &prefixLayout{base: newBase(prefixSchema, names, delim, opts), key: names["Key"], child: names["Child"]}
+	l := &prefixLayout{base: newBase(prefixSchema, names, delim, opts), key: names["Key"], child: names["Child"], links: true}
 	for _, a := range l.attrs {
 		if strings.HasPrefix(a, delim) {
 			return nil, errorf("--attr gives the prefix layout the attribute name %q, which starts with the delimiter %q; pick another", a, delim)
@@ -89,7 +92,7 @@ func (l *prefixLayout) Items(n *transform.Node, emit func(Item)) error {
 func (l *prefixLayout) emitRows(n *transform.Node, object, listing, name string, emit func(Item)) error {
 	if !l.omits(n) {
 		var target string
-		if v, ok := n.Attrs[transform.LinkAttr]; ok {
+		if v, ok := n.Attrs[transform.LinkAttr]; ok && l.links {
 			var err error
 			if target, err = l.linkKey(v, n.Link); err != nil {
 				return err
@@ -154,7 +157,7 @@ func (l *prefixLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)
 
 	attrs := append(b.attrs[:0], n.Attrs...)
 	for i, a := range attrs {
-		if a.Name != transform.LinkAttr {
+		if a.Name != transform.LinkAttr || !l.links {
 			continue
 		}
 		// A link: its row holds the target's key under the delimiter
@@ -209,7 +212,7 @@ func (l *prefixLayout) Node(item Item) (transform.Record, bool, error) {
 			return transform.Record{}, false, err
 		}
 		attrs := r.rest(l.attrs)
-		if msg := l.readLink(attrs); msg != "" {
+		if msg := l.readLinkIf(attrs); msg != "" {
 			return transform.Record{}, false, r.fail("object row %s %q %s", l.key, key, msg)
 		}
 		return transform.Record{ID: ids, Parent: parent, Attrs: attrs}, true, nil
@@ -229,7 +232,7 @@ func (l *prefixLayout) Node(item Item) (transform.Record, bool, error) {
 		return transform.Record{}, false, r.fail("object row %s %q has an empty id between its delimiters %q", l.key, key, l.delim)
 	}
 	attrs := r.rest(l.attrs)
-	if msg := l.readLink(attrs); msg != "" {
+	if msg := l.readLinkIf(attrs); msg != "" {
 		return transform.Record{}, false, r.fail("object row %s %q %s", l.key, key, msg)
 	}
 	return transform.Record{ID: id, Parent: parent, Attrs: attrs}, true, nil
@@ -242,8 +245,22 @@ func (l *prefixLayout) Node(item Item) (transform.Record, bool, error) {
 // (¦Accounts¦123456¦Links¦xyzpdq); its listing rows are any node's. The
 // other layouts keep link_to as an attribute like any other.
 func Links(l Layout) bool {
-	_, ok := l.(*prefixLayout)
-	return ok
+	p, ok := l.(*prefixLayout)
+	return ok && p.links
+}
+
+// WithoutLinks returns l, or for a prefix layout a copy of it that keeps
+// link_to as an attribute like any other: a table model's base, whose
+// rows the model names and values itself.
+func WithoutLinks(l Layout) Layout {
+	p, ok := l.(*prefixLayout)
+	if !ok {
+		return l
+	}
+	c := *p
+	c.links = false
+	c.rs = newReservedSet(&c.base)
+	return &c
 }
 
 // linkKey is the key of a link's target, which the link's object row
@@ -271,6 +288,14 @@ func (l *prefixLayout) linkKey(v types.AttributeValue, link []string) (string, e
 		}
 	}
 	return l.keyOf(link), nil
+}
+
+// readLinkIf is readLink where the layout reads links, and nothing else.
+func (l *prefixLayout) readLinkIf(attrs transform.Attrs) string {
+	if !l.links {
+		return ""
+	}
+	return l.readLink(attrs)
 }
 
 // readLink turns a link's object row's attributes into a record's: the

@@ -368,6 +368,8 @@ func (p *modelParser) base() error {
 	if err != nil {
 		return fail("layout", "%v", err)
 	}
+	// A model names its rows itself: link_to is an attribute there.
+	base = layouts.WithoutLinks(base)
 	m.base, m.delim = base, base.Delimiter()
 	m.shards = mj.Shards
 	m.baseTable = base.Table()
