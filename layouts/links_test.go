@@ -176,6 +176,23 @@ func TestPrefixLinkErrors(t *testing.T) {
 	if rec, ok, err := base.Node(object); err != nil || !ok || rec.Attrs["link_to"] == nil {
 		t.Errorf("WithoutLinks' Node: %v %v %v", rec, ok, err)
 	}
+	// With path ids the target's key is its id: no path is needed.
+	pl, err := layouts.New(layouts.PrefixName, layouts.Options{PathIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	n := &transform.Node{Record: transform.Record{ID: "a¦b", Parent: "a", Attrs: transform.Attrs{"link_to": str("a¦c")}}, Depth: 1, Path: []string{"a", "a¦b"}}
+	if err := pl.Items(n, func(it layouts.Item) { rows = append(rows, string(ddbjson.AppendItem(nil, it))) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"Child":{"S":"¦"},"Key":{"S":"¦a¦b"},"¦":{"S":"¦a¦c"}}`; len(rows) != 2 || rows[0] != want {
+		t.Errorf("path ids without Link: %v, want %s first", rows, want)
+	}
+	n.Attrs["link_to"] = str("a¦¦c")
+	if err := pl.Items(n, func(layouts.Item) {}); !errors.Is(err, transform.ErrLink) || !strings.Contains(err.Error(), "is not a path id") {
+		t.Errorf("path ids, link_to a¦¦c: %v", err)
+	}
 	for _, name := range []string{layouts.PathName, layouts.ClosureName, layouts.AdjacencyName} {
 		other, err := layouts.New(name, layouts.Options{})
 		if err != nil {

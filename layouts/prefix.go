@@ -266,21 +266,23 @@ func WithoutLinks(l Layout) Layout {
 // linkKey is the key of a link's target, which the link's object row
 // holds: the node's link_to value v must be a string, and link, the
 // target's path the caller found in the forest, must be set and end with
-// it.
+// it; with path ids, the value is the path and link may be nil.
 func (l *prefixLayout) linkKey(v types.AttributeValue, link []string) (string, error) {
 	s, ok := v.(*types.AttributeValueMemberS)
 	if !ok || s == nil {
 		return "", fmt.Errorf("%w: %s is %s, want the id of the node it links to (S)", transform.ErrLink, transform.LinkAttr, typeName(v))
 	}
 	if l.pathIDs {
-		// The target's id is its path, its key the delimiter and it.
-		if len(link) == 0 || link[len(link)-1] != s.Value {
-			return "", fmt.Errorf("%w: %s %q: the target is not known here (links are written from an input whose records hold their targets)", transform.ErrLink, transform.LinkAttr, s.Value)
+		// The target's id is its path, its key the delimiter and it:
+		// no forest is needed (edit and follow have none).
+		if (len(link) > 0 && link[len(link)-1] != s.Value) || s.Value == "" || strings.HasPrefix(s.Value, l.delim) ||
+			strings.HasSuffix(s.Value, l.delim) || strings.Contains(s.Value, l.delim+l.delim) {
+			return "", fmt.Errorf("%w: %s %q is not a path id (names joined by %q)", transform.ErrLink, transform.LinkAttr, s.Value, l.delim)
 		}
 		return l.delim + s.Value, nil
 	}
 	if len(link) == 0 || !strings.HasSuffix(l.delim+s.Value, l.delim+link[len(link)-1]) {
-		return "", fmt.Errorf("%w: %s %q: the target's path is not known here (links are written from an input whose records hold their targets)", transform.ErrLink, transform.LinkAttr, s.Value)
+		return "", fmt.Errorf("%w: %s %q: the target's path is not known here: import, plan, apply and migrate find it in their input; edit and follow write a link only with --path-ids, where link_to is the path", transform.ErrLink, transform.LinkAttr, s.Value)
 	}
 	for _, id := range link {
 		if id == "" || strings.Contains(id, l.delim) {
