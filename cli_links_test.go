@@ -445,3 +445,77 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 	}
 	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
 }
+
+// TestLinksSkipInvalid: under --on-invalid=skip, a link whose target the
+// layout's checks reject is rejected too, down a chain of links, with its
+// subtree, and written to the rejects file; the rest is written.
+func TestLinksSkipInvalid(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	text := `{"id":"a"}
+{"id":"b","parent_id":"a","link_to":"c"}
+{"id":"c","parent_id":"a","Key":"reserved"}
+{"id":"e","parent_id":"a","link_to":"b"}
+{"id":"f","parent_id":"e"}
+{"id":"g","parent_id":"a","link_to":"a"}
+`
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, rejects := filepath.Join(dir, "out"), filepath.Join(dir, "rejects.jsonl")
+	if _, stderr, code := run(t, nil, "import", "--in", in, "--layout", "prefix", "--out", out, "--on-invalid=skip", "--rejects", rejects); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var ids []string
+	for _, line := range sortedLines(readFile(t, rejects)) {
+		var r struct {
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		if r.ID == "b" && !strings.Contains(r.Reason, `link_to "c": the target was rejected (see `+in+`:3)`) {
+			t.Errorf("b's reason: %s", r.Reason)
+		}
+	}
+	sort.Strings(ids)
+	if want := []string{"b", "c", "e", "f"}; !slices.Equal(ids, want) {
+		t.Errorf("rejected %v, want %v", ids, want)
+	}
+	items := importedItems(t, out)
+	want := []string{
+		`{"Child":{"S":"a"},"Key":{"S":"¦"}}`, `{"Child":{"S":"g"},"Key":{"S":"¦a¦"}}`,
+		`{"Child":{"S":"¦"},"Key":{"S":"¦a"}}`, `{"Child":{"S":"¦"},"Key":{"S":"¦a¦g"},"¦":{"S":"¦a"}}`,
+	}
+	if !slices.Equal(items, want) {
+		t.Errorf("items:\n got  %s\n want %s", strings.Join(items, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
+// importedItems reads every item of an import --out directory's data
+// files, in DynamoDB JSON with its names sorted, sorted.
+func importedItems(t *testing.T, out string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(out, "data", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no data files in %s (%v)", out, err)
+	}
+	var items []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range gunzipLines(t, data) {
+			item, err := ddbjson.DecodeLine([]byte(line))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			items = append(items, string(ddbjson.AppendItem(nil, item)))
+		}
+	}
+	sort.Strings(items)
+	return items
+}

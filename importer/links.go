@@ -77,7 +77,7 @@ func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
 			case t < 0:
 				bad[int32(i)] = fmt.Errorf("%w: %s %q is not an id of the input; a link's row holds its target's key, its path, so the target must be in the input", transform.ErrLink, transform.LinkAttr, s.Value)
 			case f.Rejected(t):
-				bad[int32(i)] = fmt.Errorf("%w: %s %q: the target was rejected (%v)", transform.ErrLink, transform.LinkAttr, s.Value, f.Reason(t))
+				bad[int32(i)] = fmt.Errorf("%w: %s %q: the target was rejected (%s)", transform.ErrLink, transform.LinkAttr, s.Value, placeOf(f, t))
 			default:
 				links[int32(i)] = int32(t)
 			}
@@ -165,4 +165,41 @@ func (in *Input) linkPath(dst []string, i int) []string {
 		return nil
 	}
 	return in.Forest.AppendPath(dst[:0], int(t))
+}
+
+// rejectLinksToRejected rejects, after the layout's checks, each link
+// whose target they rejected (a key too long, a reserved attribute name),
+// down every chain of links, so that no link is written to a key that is
+// not: it matters under --on-invalid=skip, which writes the rest.
+func (in *Input) rejectLinksToRejected() []*transform.RowError {
+	f := in.Forest
+	var problems []*transform.RowError
+	for {
+		errs := map[int]error{}
+		for i, t := range in.links {
+			if f.Rejected(int(t)) && !f.Rejected(int(i)) {
+				errs[int(i)] = fmt.Errorf("%w: %s %q: the target was rejected (%s)", transform.ErrLink, transform.LinkAttr, f.ID(int(t)), placeOf(f, int(t)))
+			}
+		}
+		if len(errs) == 0 {
+			break
+		}
+		problems = append(problems, f.RejectMore(errs)...)
+	}
+	for i := range in.links {
+		if f.Rejected(int(i)) {
+			delete(in.links, i)
+		}
+	}
+	return problems
+}
+
+// placeOf says where node i's record is, for a message that points at its
+// problem: "file:line", or "file (row N)" for Parquet.
+func placeOf(f *transform.Forest, i int) string {
+	file, line, unit := f.Location(i)
+	if unit == "row" {
+		return fmt.Sprintf("see %s (row %d)", file, line)
+	}
+	return fmt.Sprintf("see %s:%d", file, line)
 }

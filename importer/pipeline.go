@@ -299,6 +299,17 @@ func formatOf(opts InputOptions) string {
 // line: Forest.SortProblems). Call Forest.Reset to check the same input
 // against another layout.
 func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
+	problems := in.checkLayout(l)
+	if more := in.rejectLinksToRejected(); len(more) > 0 {
+		problems = append(problems, more...)
+		in.Forest.SortProblems(problems)
+	}
+	return problems
+}
+
+// checkLayout is CheckLayout but for the links to nodes its checks
+// rejected.
+func (in *Input) checkLayout(l layouts.Layout) []*transform.RowError {
 	problems := append([]*transform.RowError(nil), in.Problems...)
 	// Links (layouts.Links): each bad one is its node's problem.
 	linkErrs, err := in.readLinks(l)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -355,6 +356,30 @@ func (f *Forest) reject(i int32, err *RowError) {
 			f.reason[i] = err
 		}
 	}
+}
+
+// RejectMore rejects, after Check, each node of errs that is not rejected
+// yet, with its problem (located as Check locates one), and its subtree
+// with it. It returns the new problems, in index order: for a check that
+// needs to know what Check rejected (a link to a rejected node).
+func (f *Forest) RejectMore(errs map[int]error) []*RowError {
+	var problems []*RowError
+	for _, i := range slices.Sorted(maps.Keys(errs)) {
+		if f.Rejected(i) {
+			continue
+		}
+		file, line, unit := f.Location(i)
+		re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(int32(i)), Err: errs[i]}
+		f.reject(int32(i), re)
+		problems = append(problems, re)
+	}
+	if len(problems) > 0 {
+		f.reasonMu.Lock()
+		f.reasonBy = nil
+		f.reasonMu.Unlock()
+		f.propagate()
+	}
+	return problems
 }
 
 // HasChildren reports whether node i has children.
