@@ -262,3 +262,167 @@ func TestPathIDsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// pathIDsCSV is a forest with path ids joined by delim: "Links" and
+// "xyzpdq" under two accounts, and two inner nodes without attributes
+// (Accounts and each Links), which --implicit-inner writes no item for.
+func pathIDsCSV(delim string) string {
+	j := func(names ...string) string { return strings.Join(names, delim) }
+	rows := [][]string{
+		{"Accounts", "", ""},
+		{j("Accounts", "123456"), "Accounts", "10"},
+		{j("Accounts", "123456", "Links"), j("Accounts", "123456"), ""},
+		{j("Accounts", "123456", "Links", "xyzpdq"), j("Accounts", "123456", "Links"), "1"},
+		{j("Accounts", "123456", "Links", "abc"), j("Accounts", "123456", "Links"), "3"},
+		{j("Accounts", "654321"), "Accounts", "20"},
+		{j("Accounts", "654321", "Links"), j("Accounts", "654321"), ""},
+		{j("Accounts", "654321", "Links", "xyzpdq"), j("Accounts", "654321", "Links"), "2"},
+		{"Other", "", "5"},
+	}
+	var b strings.Builder
+	b.WriteString("id,parent_id,size\n")
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, ",") + "\n")
+	}
+	return b.String()
+}
+
+// exportedRecords reads an export (JSON Lines) as id → "parent size".
+func exportedRecords(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		id, _ := rec["id"].(string)
+		if _, dup := out[id]; dup {
+			t.Errorf("%s: id %q twice", path, id)
+		}
+		parent, _ := rec["parent_id"].(string)
+		size := ""
+		if v, ok := rec["size"]; ok {
+			size = strings.TrimSpace(string(mustJSON(t, v)))
+		}
+		out[id] = parent + " " + size
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPathIDsEveryLayout: for every layout, a forest with path ids and
+// repeated names imports (with --implicit-inner where the layout takes
+// it: no item for the inner nodes without attributes), exports as the
+// same records, its export imports into the same items, verify and plan
+// of the input find nothing to do, and query children of an inner node
+// answers with its own children only.
+func TestPathIDsEveryLayout(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	for _, name := range layouts.Names() {
+		t.Run(name, func(t *testing.T) {
+			flags := []string{"--layout", name, "--path-ids", "--endpoint-url", endpoint}
+			implicit := name != layouts.AdjacencyName
+			if implicit {
+				flags = append(flags, "--implicit-inner")
+			}
+			l, err := layouts.New(name, layouts.Options{PathIDs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delim := l.Delimiter()
+			in := filepath.Join(dir, name+".csv")
+			if err := os.WriteFile(in, []byte(pathIDsCSV(delim)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			table := ddblocal.TableName(t)
+			dropTableLater(t, client, table)
+			_, stderr, code := run(t, nil, append([]string{"import", "--in", in, "--types", "size:N", "--table", table, "--create-table", "--no-progress"}, flags...)...)
+			if code != 0 {
+				t.Fatalf("import: exit %d: %s", code, stderr)
+			}
+			want := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(pathIDsCSV(delim)), "\n")[1:] {
+				f := strings.Split(line, ",")
+				want[f[0]] = f[1] + " " + f[2]
+			}
+			// With --implicit-inner, no item names Accounts or a Links
+			// folder as its own node.
+			nodes := 0
+			for _, it := range scanTable(t, client, table) {
+				rec, ok, err := l.Node(it)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok {
+					nodes++
+				}
+				if ok && implicit && (strings.HasSuffix(rec.ID, "Links") || rec.ID == "Accounts") {
+					t.Errorf("an item of its own for the implicit node %q", rec.ID)
+				}
+			}
+			if wantNodes := len(want) - 3*btoi(implicit); nodes != wantNodes {
+				t.Errorf("%d nodes have items of their own, want %d", nodes, wantNodes)
+			}
+
+			out := filepath.Join(dir, name+".jsonl")
+			_, stderr, code = run(t, nil, append([]string{"export", "--table", table, "--out", out}, flags...)...)
+			if code != 0 {
+				t.Fatalf("export: exit %d: %s", code, stderr)
+			}
+			got := exportedRecords(t, out)
+			for id, w := range want {
+				if got[id] != w {
+					t.Errorf("export: %q is %q, want %q", id, got[id], w)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("export: %d records, want %d", len(got), len(want))
+			}
+
+			copyTable := ddblocal.TableName(t) + "-copy"
+			dropTableLater(t, client, copyTable)
+			_, stderr, code = run(t, nil, append([]string{"import", "--in", out, "--table", copyTable, "--create-table", "--no-progress"}, flags...)...)
+			if code != 0 {
+				t.Fatalf("import of the export: exit %d: %s", code, stderr)
+			}
+			spec := l.Table()
+			sameState(t, "the export imported", tableState(t, client, copyTable, spec), tableState(t, client, table, spec))
+
+			stdout, stderr, code := run(t, nil, append([]string{"verify", "--in", in, "--types", "size:N", "--table", table}, flags...)...)
+			if code != 0 {
+				t.Errorf("verify: exit %d\n%s%s", code, stdout, stderr)
+			}
+			stdout, stderr, code = run(t, nil, append([]string{"plan", "--in", in, "--types", "size:N", "--table", table, "--detailed-exitcode"}, flags...)...)
+			if code != 0 {
+				t.Errorf("plan: exit %d\n%s%s", code, stdout, stderr)
+			}
+
+			links := "Accounts" + delim + "654321" + delim + "Links"
+			stdout, stderr, code = run(t, nil, append([]string{"query", "children", "--table", table, "--id", "Accounts" + delim + "654321"}, flags...)...)
+			lines := pathQueryLines(t, stdout)
+			if code != 0 || len(lines) != 1 || lines[0].ID != links || len(lines[0].Attrs) != 0 {
+				t.Errorf("children: exit %d %+v %s", code, lines, stderr)
+			}
+			stdout, stderr, code = run(t, nil, append([]string{"query", "descendants", "--table", table, "--id", "Accounts", "--min-depth", "2", "--max-depth", "2"}, flags...)...)
+			lines = pathQueryLines(t, stdout)
+			if code != 0 || len(lines) != 2 || lines[0].ID != "Accounts"+delim+"123456"+delim+"Links" || lines[1].ID != links {
+				t.Errorf("descendants at depth 2: exit %d %+v %s", code, lines, stderr)
+			}
+		})
+	}
+}
