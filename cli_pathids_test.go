@@ -190,6 +190,32 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 			t.Fatalf("plan of the export: exit %d\n%s%s", code, stdout, stderr)
 		}
 	})
+	t.Run("migrate to path and back gives the same rows", func(t *testing.T) {
+		mid := ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		_, stderr, code := run(t, nil, "migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", mid, "--to-layout", "path",
+			"--path-ids", "--implicit-inner", "--to-delimiter", "¦", "--create-table", "--endpoint-url", endpoint, "--no-progress")
+		if code != 0 {
+			t.Fatalf("migrate to path: exit %d: %s", code, stderr)
+		}
+		if items := scanTable(t, client, mid); len(items) != 5 {
+			t.Errorf("the path table has %d items, want 5: one for each node with attributes", len(items))
+		}
+		back := newPrefixTable(t, client)
+		_, stderr, code = run(t, nil, "migrate", "--from-table", mid, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix",
+			"--path-ids", "--implicit-inner", "--endpoint-url", endpoint, "--no-progress")
+		if code != 0 {
+			t.Fatalf("migrate back: exit %d: %s", code, stderr)
+		}
+		if got, want := rawLines(t, client, back), rawLines(t, client, table); !slices.Equal(got, want) {
+			t.Errorf("back in prefix:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		_, stderr, code = run(t, nil, "migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", mid+"-x", "--to-layout", "path",
+			"--path-ids", "--endpoint-url", endpoint, "--no-progress")
+		if code != 2 || !strings.Contains(stderr, "--to-delimiter ¦") {
+			t.Errorf("two path-id sides with different delimiters: exit %d: %s", code, stderr)
+		}
+	})
 	t.Run("import back gives the same rows", func(t *testing.T) {
 		copyTable := newPrefixTable(t, client)
 		_, stderr, code := run(t, nil, "import", "--in", out, "--table", copyTable, "--layout", "prefix", "--path-ids", "--implicit-inner",
