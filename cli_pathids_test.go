@@ -166,6 +166,23 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 			}
 		}
 	})
+	t.Run("export a subtree", func(t *testing.T) {
+		sub := filepath.Join(dir, "sub.jsonl")
+		_, stderr, code := run(t, nil, append([]string{"export", "--root", "Accounts¦654321", "--out", sub}, common...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		got := exportedRecords(t, sub)
+		want := map[string]string{"Accounts¦654321": " ", "Accounts¦654321¦Links": "Accounts¦654321 ", "Accounts¦654321¦Links¦xyzpdq": "Accounts¦654321¦Links "}
+		if len(got) != len(want) {
+			t.Fatalf("subtree: %v", got)
+		}
+		for id := range want {
+			if _, ok := got[id]; !ok {
+				t.Errorf("subtree misses %q: %v", id, got)
+			}
+		}
+	})
 	t.Run("query get of an implicit node", func(t *testing.T) {
 		stdout, stderr, code := run(t, nil, append([]string{"query", "get", "--id", "Accounts¦654321¦Links"}, common...)...)
 		lines := pathQueryLines(t, stdout)
