@@ -375,6 +375,9 @@ func (l *closureLayout) PathKeyed() bool { return false }
 // BETWEEN a AND b); ancestors Query the table, Id = X AND RelativeDepth in
 // the band, then BatchGetItem of the ancestors' own rows.
 func (l *closureLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if l.implicit {
+		return l.queryImplicit(ctx, r, q)
+	}
 	var res []Result
 	checked := false // whether the node is known to exist
 	if q.Kind != QueryAncestors && q.InBand(0) {
@@ -545,6 +548,14 @@ func (l *closureLayout) selfRows(ctx context.Context, r Reads, q *Request, depth
 		delete(depthOf, n.ID)
 		n.RelativeDepth = d
 		res = append(res, n)
+	}
+	if l.pathIDs {
+		// Named by a row's AncestorId or a path id, without a row of its
+		// own: an implicit inner node.
+		for id, d := range depthOf {
+			res = append(res, impliedResult(id, l.delim, d))
+		}
+		clear(depthOf)
 	}
 	if len(depthOf) > 0 {
 		first := sortedKeys(depthOf)[0]

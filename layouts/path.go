@@ -342,6 +342,14 @@ func (l *pathLayout) PathKeyed() bool { return false }
 // tree in parallel); ancestors split the node's Path and read the ids with
 // BatchGetItem.
 func (l *pathLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if l.pathIDs {
+		return l.queryPathIDs(ctx, r, q)
+	}
+	return l.queryIDs(ctx, r, q)
+}
+
+// queryIDs is Query but with path ids.
+func (l *pathLayout) queryIDs(ctx context.Context, r Reads, q Request) ([]Result, error) {
 	if q.Kind == QueryChildren {
 		var res []Result
 		err := r.Query(ctx, QueryInput{
@@ -500,6 +508,9 @@ func (l *pathLayout) ancestors(ctx context.Context, r Reads, q *Request, a *path
 	var keys []Item
 	for rd := max(q.MinDepth, 1); rd <= a.depth && q.InBand(rd); rd++ {
 		id := a.ids[a.depth-rd]
+		if l.pathIDs {
+			id = strings.Join(a.ids[:a.depth-rd+1], l.delim)
+		}
 		want[id] = rd
 		keys = append(keys, Item{l.id: strAttr(id)})
 	}
@@ -516,6 +527,13 @@ func (l *pathLayout) ancestors(ctx context.Context, r Reads, q *Request, a *path
 		n.RelativeDepth = want[n.ID]
 		res = append(res, n)
 		delete(want, n.ID)
+	}
+	if l.pathIDs {
+		// An ancestor without an item: an implicit inner node.
+		for id, rd := range want {
+			res = append(res, impliedResult(id, l.delim, rd))
+		}
+		want = nil
 	}
 	if len(want) > 0 {
 		return nil, &InconsistentError{Msg: fmt.Sprintf("%q is on the Path of %q, but has no item", sortedKeys(want)[0], a.node.ID)}

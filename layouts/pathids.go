@@ -227,3 +227,41 @@ func (b *base) readPathID(r *reader, id, parent string) error {
 	}
 	return nil
 }
+
+// fillImplied adds to res, nodes found below the node anchor, the implicit
+// inner nodes between anchor and them (which have no item to be found
+// by), each at its distance below anchor, and keeps what q's band wants.
+// res must hold every node below anchor whose item the table has, for the
+// depths in question.
+func fillImplied(l Reader, anchor string, res []Result, q *Request) []Result {
+	delim := delimOf(l)
+	ids := make([]string, 0, len(res)+1)
+	parents := make([]string, 0, len(res)+1)
+	ids, parents = append(ids, anchor), append(parents, "")
+	for _, r := range res {
+		ids, parents = append(ids, r.ID), append(parents, r.Parent)
+	}
+	base := strings.Count(anchor, delim)
+	for _, rec := range Implied(l, ids, parents) {
+		if strings.HasPrefix(rec.ID, anchor+delim) {
+			res = append(res, Result{ID: rec.ID, Parent: rec.Parent, RelativeDepth: strings.Count(rec.ID, delim) - base, Attrs: transform.Attrs{}})
+		}
+	}
+	out := res[:0]
+	for _, r := range res {
+		if q.InBand(r.RelativeDepth) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// impliedResult is the node id names with path ids, as an implicit inner
+// node rd levels from the queried one.
+func impliedResult(id, delim string, rd int) Result {
+	parent := ""
+	if i := strings.LastIndex(id, delim); i >= 0 {
+		parent = id[:i]
+	}
+	return Result{ID: id, Parent: parent, RelativeDepth: rd, Attrs: transform.Attrs{}}
+}
