@@ -444,6 +444,25 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 		t.Errorf("the path table's link has no link_to: %v", got)
 	}
 	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
+
+	// A link to a path that is not in the table: verify finds it by its
+	// path id, though a node of that name is (Accounts¦654321¦Links¦abc).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "123456", "Links", "abc"}) {
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withGone := filepath.Join(dir, "with-gone.jsonl")
+	text := readFile(t, out) + `{"id":"Links¦gone","parent_id":"Links","link_to":"Accounts¦123456¦Links¦abc"}` + "\n"
+	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, env, append([]string{"verify", "--in", withGone, "--table", table}, ids...)...)
+	if code != 1 || !strings.Contains(stdout, `"Links¦gone" (parent "Links") links to "Accounts¦123456¦Links¦abc", which is not in the table`) {
+		t.Errorf("verify of a dangling link: exit %d, want 1 and the link\n%s%s", code, stdout, stderr)
+	}
 }
 
 // TestLinksSkipInvalid: under --on-invalid=skip, a link whose target the
