@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ func migrateCommand() *cli.Command {
 	}
 	flags = append(flags, sideLayoutFlags("from", "source")...)
 	flags = append(flags, sideLayoutFlags("to", "destination")...)
+	flags = append(flags, modelParamFlag())
 	for _, f := range writerFlags() {
 		if n := f.Names()[0]; n != "wcu" && n != "rcu" {
 			flags = append(flags, f)
@@ -124,9 +126,15 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkModelParams(c, l1, l2); err != nil {
+		return err
+	}
 	settings := map[string]any{
 		"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
 		"to-table": to, "to-layout": l2.Name(), "to-options": o2, "shard": c.String("shard"),
+	}
+	if p := c.StringSlice("model-param"); len(p) > 0 {
+		settings["model-param"] = slices.Sorted(slices.Values(p))
 	}
 	t, ratio, err := refreshTarget(c, "checkpoint", "dead-letter", "report")
 	if err != nil {
