@@ -1219,6 +1219,9 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		v.set(phPath)
 	}
 	v.derive(root, m.shards)
+	if !v.consistent() {
+		return v, fmt.Errorf("%w: model %s: the item's attributes name two places in the tree (its path, the ids above it and its id disagree)", layouts.ErrItem, m.name)
+	}
 	return v, nil
 }
 

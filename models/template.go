@@ -556,6 +556,33 @@ func equalIDs(a, b []string) bool {
 	return true
 }
 
+// consistent reports whether what v read agrees with the path it read or
+// derived: the ids between the root and the node, and those below the
+// root, are the path's (an item whose {path} and {parent_subpath} name
+// two places does not read).
+func (v *nodeVals) consistent() bool {
+	if !v.has[phPath] {
+		return true
+	}
+	n := len(v.path)
+	if v.has[phInner] && n > 0 {
+		var inner []string
+		if n > 2 {
+			inner = v.path[1 : n-1]
+		}
+		if !equalIDs(inner, v.innerIDs) && !(n <= 2 && len(v.innerIDs) == 0) {
+			return false
+		}
+	}
+	if v.has[phSubpath] && n > 0 && !equalIDs(v.path[1:], v.subIDs) && !(n == 1 && len(v.subIDs) == 0) {
+		return false
+	}
+	if v.has[phID] && n > 0 && v.path[n-1] != v.id || v.has[phRoot] && n > 0 && v.path[0] != v.root {
+		return false
+	}
+	return true
+}
+
 // derive fills in what v's placeholders imply: the path from the root, the
 // ids between and the id; the id, parent, root and depth from the path; and
 // a root's when absentOnRoot attributes are missing and the id is known
