@@ -1147,6 +1147,19 @@ func Foreign(l layouts.Layout, item layouts.View) bool {
 	return ok && m.foreign(item)
 }
 
+// Partition returns the one partition of the table that holds every item
+// of model l (its partition key and value) when the model's partition key
+// is constant (per tenant: "$hr#orgid_{param:org}"), and nil otherwise:
+// reading the nodes of such a table is a Query of that partition, not a
+// Scan of every tenant's items.
+func Partition(l layouts.Layout) layouts.Item {
+	m, ok := l.(*modelLayout)
+	if !ok || !m.pk.tmpl.constant() || m.pk.num {
+		return nil
+	}
+	return layouts.Item{m.pk.name: layouts.StringValue(m.pk.tmpl.pre)}
+}
+
 // HasTypeField reports whether l is a table model with a type field: only
 // then can an item that does not read as a node be told to be another
 // entity's rather than a broken node.
