@@ -719,6 +719,9 @@ func (p *modelParser) finish() error {
 		}
 	}
 	m.setKeys()
+	if err := p.emptyKeysAtLoad(); err != nil {
+		return err
+	}
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
 	if m.delim != "" {
@@ -751,6 +754,45 @@ func (m *modelLayout) setKeys() {
 		k.a.omitEmpty = k.a.omitEmpty && k.sparse
 	}
 	m.spec = m.table()
+}
+
+// emptyKeysAtLoad refuses a model one of whose keys, of the table or of
+// an index that is not sparse, renders empty for some node: a template of
+// placeholders that can be empty alone ({inner}, {parent_subpath}: for a
+// root and a child of a root; {subpath}: for a root), unless the
+// attribute is absent on the only nodes it would be empty for (roots).
+// Every forest with more than its roots has such nodes, so the model is
+// refused when it is loaded rather than node by node.
+func (p *modelParser) emptyKeysAtLoad() error {
+	m := p.m
+	for _, k := range m.keys {
+		a := k.a
+		if a.omitEmpty || k.sparse || !a.tmpl.mayBeEmpty() {
+			continue // a sparse index leaves it off; another key is checked
+		}
+		offRoots := a.absentOnRoot || a.tmpl.has(phParent)
+		upTo := a.tmpl.emptyFor()
+		if offRoots && upTo == 0 {
+			continue // empty on roots alone, which do not have it
+		}
+		who := "a root"
+		if upTo > 0 {
+			who = "a root and a child of a root"
+			if offRoots {
+				who = "a child of a root"
+			}
+		}
+		fix := fmt.Sprintf("give the template literal text around its placeholder (\"/%s\")", a.tmpl.text)
+		if k.where != "the table" {
+			fix += fmt.Sprintf(", or mark the index \"sparse\": true to leave such nodes out of %s", strings.TrimPrefix(k.where, "index "))
+			if upTo == 0 {
+				fix += ", or make the attribute \"absent_on_root\": true"
+			}
+		}
+		return p.fail(a.where+".template", "%w: the %s key %s of %s would be empty for %s (template %q); DynamoDB refuses an empty key: %s",
+			transform.ErrEmptyKey, k.role, a.name, k.where, who, a.tmpl.text, fix)
+	}
+	return nil
 }
 
 // emptyKeys returns the problems of the node's keys that would be empty
