@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
@@ -186,3 +187,45 @@ func asText(v types.AttributeValue) string {
 
 // sv is an S value.
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// TestModelTenantVariants: for each base, the items a model writes for one
+// tenant are none of the same model's for another tenant: not nodes, not
+// items that do not read, owned by no node; and they are its own tenant's.
+func TestModelTenantVariants(t *testing.T) {
+	for _, name := range []string{"tenant-subpath", "closure-tenant", "prefix-tenant"} {
+		t.Run(name, func(t *testing.T) {
+			text := []byte(layoutstest.ModelVariants[name])
+			acme, err := models.ParseModelParams(name+".json", text, map[string]string{"org": "acme"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			globex, err := models.ParseModelParams(name+".json", text, map[string]string{"org": "globex"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := layoutstest.SmallForest()
+			nodes := 0
+			for _, n := range f.Nodes {
+				err := acme.Items(n, func(it layouts.Item) {
+					v := layouts.MapView(it)
+					if _, ok, err := globex.Node(it); ok || err != nil || globex.IsNode(v) || !models.Foreign(globex, v) ||
+						models.CheckItem(globex, it) != nil || globex.Owner(v) != "" {
+						t.Errorf("acme's item %s is globex's (node %v, err %v)", layoutstest.DDBJSON(it), ok, err)
+					}
+					if models.Foreign(acme, v) {
+						t.Errorf("acme's item %s is not acme's", layoutstest.DDBJSON(it))
+					}
+					if _, ok, _ := acme.Node(it); ok {
+						nodes++
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if nodes != len(f.Nodes) {
+				t.Errorf("acme reads %d nodes of its %d", nodes, len(f.Nodes))
+			}
+		})
+	}
+}
