@@ -46,9 +46,10 @@ import (
 type template struct {
 	text  string
 	parts []tmplPart
-	// seps is the literal text after each placeholder or parameter that
+	// seps is the literal text after each placeholder of the node that
 	// is followed by text, as parsed (before the parameters are bound):
-	// no id nor parameter value may hold it (separators).
+	// no id may hold it (separators); pseps is that of each parameter,
+	// which its value may not hold.
 	seps  []string
 	pseps map[string][]string // seps of each parameter, by its ph
 	// params are the parameters the template named (bind has replaced
@@ -145,14 +146,16 @@ func parseTemplate(text string) (template, error) {
 		return t, fmt.Errorf("template is empty: give literal text and placeholders, such as \"NODE#{id}\"")
 	}
 	for i := 0; i+1 < len(t.parts); i++ {
-		if ph := t.parts[i].ph; ph != "" {
-			t.seps = append(t.seps, t.parts[i+1].lit)
-			if _, param := isParam(ph); param {
-				if t.pseps == nil {
-					t.pseps = map[string][]string{}
-				}
-				t.pseps[ph] = append(t.pseps[ph], t.parts[i+1].lit)
+		ph := t.parts[i].ph
+		if _, param := isParam(ph); param {
+			// Where the parameter's value ends: the value may not hold
+			// it (an id is not read there).
+			if t.pseps == nil {
+				t.pseps = map[string][]string{}
 			}
+			t.pseps[ph] = append(t.pseps[ph], t.parts[i+1].lit)
+		} else if ph != "" {
+			t.seps = append(t.seps, t.parts[i+1].lit)
 		}
 	}
 	return t, nil
