@@ -154,6 +154,13 @@ type modelLayout struct {
 	// prefix's: the model describes each of the prefix layout's two rows
 	// (the object row, the listing row) by templates of its Key and Child.
 	prefix bool
+
+	// params are the parameters the model names, with their values;
+	// tenantKeys the table's keys whose templates hold parameters or
+	// constant text alone: an item whose key does not have their fixed
+	// text is another tenant's (foreign).
+	params     map[string]string
+	tenantKeys []*modelAttr
 }
 
 type baseAttr struct {
@@ -206,7 +213,7 @@ func basePlaceholders(layout string) []string {
 	case layouts.AdjacencyName:
 		return []string{phID, phParent}
 	}
-	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
+	ps := []string{phID, phParent, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth}
 	if layout == layouts.ShardedName {
 		ps = append(ps, phShard)
 	}
@@ -249,18 +256,45 @@ func FitHint(l layouts.Layout) string {
 }
 
 // LoadModel reads and checks the model file at path. Every problem is a
-// *ModelError naming the file and the field.
-func LoadModel(path string) (layouts.Layout, error) {
+// *ModelError naming the file and the field. A model that names
+// parameters ({param:NAME}) needs LoadModelParams.
+func LoadModel(path string) (layouts.Layout, error) { return LoadModelParams(path, nil) }
+
+// LoadModelParams is LoadModel with the values of the model's parameters
+// (--model-param NAME=VALUE), bound into its templates as literal text. A
+// parameter the model names that params does not hold is a *ModelError
+// (ErrParamNotSet); params the model does not name are left for the
+// caller to check against every model it uses (Params).
+func LoadModelParams(path string, params map[string]string) (layouts.Layout, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ModelError{File: path, Err: err}
 	}
-	return ParseModel(path, b)
+	return ParseModelParams(path, b, params)
 }
 
 // ParseModel is LoadModel of a file's bytes; file names it in errors.
 func ParseModel(file string, data []byte) (layouts.Layout, error) {
-	p := &modelParser{file: file}
+	return ParseModelParams(file, data, nil)
+}
+
+// ErrParamNotSet marks a model that names a parameter the command was not
+// given.
+var ErrParamNotSet = errors.New("a parameter of the model is not set")
+
+// Params returns the names of the parameters model l names, sorted; none
+// for a layout.
+func Params(l layouts.Layout) []string {
+	m, ok := l.(*modelLayout)
+	if !ok {
+		return nil
+	}
+	return slices.Sorted(mapsKeys(m.params))
+}
+
+// ParseModelParams is LoadModelParams of a file's bytes.
+func ParseModelParams(file string, data []byte, params map[string]string) (layouts.Layout, error) {
+	p := &modelParser{file: file, params: params}
 	mj, err := p.decode(data)
 	if err != nil {
 		return nil, err
@@ -277,9 +311,10 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 // modelParser is ParseModel at work: the model's JSON, and the model
 // built from it step by step, each step checking its part.
 type modelParser struct {
-	file string
-	mj   *modelJSON
-	m    *modelLayout
+	file   string
+	params map[string]string
+	mj     *modelJSON
+	m      *modelLayout
 }
 
 // fail is a *ModelError naming the file and the field.
@@ -313,7 +348,7 @@ func (p *modelParser) decode(data []byte) (modelJSON, error) {
 // attribute names, with the options the base takes.
 func (p *modelParser) base() error {
 	fail, mj, file := p.fail, p.mj, p.file
-	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}, params: map[string]string{}}
 	m := p.m
 	if m.name == "" {
 		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -402,6 +437,9 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 	if err != nil {
 		return nil, fail(field+".template", "%v", err)
 	}
+	if t, err = p.bind(field, t); err != nil {
+		return nil, err
+	}
 	ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
 	switch a.Type {
 	case "", "S":
@@ -433,7 +471,7 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 			return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 		}
 	}
-	if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+	if m.prefix && (len(t.uses()) > 1 || len(t.uses()) == 1 && t.parts[len(t.parts)-1].ph == "") {
 		// A Key holds the delimiter and ids, a Child an id or the
 		// delimiter: text after either could be in it.
 		return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
@@ -452,6 +490,35 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 	m.byName[a.Name] = ma
 	m.attrs = append(m.attrs, ma)
 	return ma, nil
+}
+
+// bind checks the values of the parameters template t names, at field, and
+// binds them: each is set, not empty, and holds none of the text that
+// follows it in the template, which ends it when an item is read back
+// (so that no value of one tenant reads as another's).
+func (p *modelParser) bind(field string, t template) (template, error) {
+	for _, name := range t.params {
+		v, ok := p.params[name]
+		switch {
+		case !ok:
+			return t, &ModelError{File: p.file, Field: field + ".template", Err: fmt.Errorf("template %q names {param:%s}, which is not set: give --model-param %s=VALUE (%w)",
+				t.text, name, name, ErrParamNotSet)}
+		case v == "":
+			return t, p.fail(field+".template", "parameter %s is empty: give it a value (--model-param %s=VALUE); a key built from it alone would be empty", name, name)
+		}
+		for _, sep := range t.paramSeps(name) {
+			if sep != "" && strings.Contains(v, sep) {
+				return t, p.fail(field+".template", "parameter %s=%q holds %q, the text that ends it in template %q, so an item could not be told to be this value's or another's: give a value without it",
+					name, v, sep, t.text)
+			}
+		}
+		p.m.params[name] = v
+	}
+	b, missing := t.bind(p.params)
+	if missing != "" {
+		return t, p.fail(field+".template", "parameter %s is not set", missing)
+	}
+	return b, nil
 }
 
 // tableKeys checks the table's keys: what each base needs of them, and
@@ -503,7 +570,12 @@ func (p *modelParser) tableKeys() error {
 		}
 	}
 	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
-		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
+		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template (or, for a partition key constant per tenant such as \"$hr#orgid_{param:org}\", in the sort key's)")
+	}
+	for _, k := range []*modelAttr{m.pk, m.sk} {
+		if k != nil && (k.tmpl.constant() || len(k.tmpl.params) > 0) {
+			m.tenantKeys = append(m.tenantKeys, k)
+		}
 	}
 
 	return nil
@@ -633,7 +705,25 @@ func (p *modelParser) finish() error {
 				transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name, a.name)
 		}
 	}
+	inKey := map[string]bool{}
+	for _, k := range []*modelAttr{m.pk, m.sk} {
+		if k != nil {
+			for _, name := range k.tmpl.params {
+				inKey[name] = true
+			}
+		}
+	}
+	for _, a := range m.attrs {
+		for _, name := range a.tmpl.params {
+			if !inKey[name] {
+				return fail(a.where+".template", "{param:%s} is not in the table's key: two values of it would write their nodes under the same keys, each over the other's; put it in the table's partition key (\"T#{param:%s}\")", name, name)
+			}
+		}
+	}
 	m.setKeys()
+	if err := p.emptyKeysAtLoad(); err != nil {
+		return err
+	}
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
 	if m.delim != "" {
@@ -666,6 +756,45 @@ func (m *modelLayout) setKeys() {
 		k.a.omitEmpty = k.a.omitEmpty && k.sparse
 	}
 	m.spec = m.table()
+}
+
+// emptyKeysAtLoad refuses a model one of whose keys, of the table or of
+// an index that is not sparse, renders empty for some node: a template of
+// placeholders that can be empty alone ({inner}, {parent_subpath}: for a
+// root and a child of a root; {subpath}: for a root), unless the
+// attribute is absent on the only nodes it would be empty for (roots).
+// Every forest with more than its roots has such nodes, so the model is
+// refused when it is loaded rather than node by node.
+func (p *modelParser) emptyKeysAtLoad() error {
+	m := p.m
+	for _, k := range m.keys {
+		a := k.a
+		if a.omitEmpty || k.sparse || !a.tmpl.mayBeEmpty() {
+			continue // a sparse index leaves it off; another key is checked
+		}
+		offRoots := a.absentOnRoot || a.tmpl.has(phParent)
+		upTo := a.tmpl.emptyFor()
+		if offRoots && upTo == 0 {
+			continue // empty on roots alone, which do not have it
+		}
+		who := "a root"
+		if upTo > 0 {
+			who = "a root and a child of a root"
+			if offRoots {
+				who = "a child of a root"
+			}
+		}
+		fix := fmt.Sprintf("give the template literal text around its placeholder (\"/%s\")", a.tmpl.text)
+		if k.where != "the table" {
+			fix += fmt.Sprintf(", or mark the index \"sparse\": true to leave such nodes out of %s", strings.TrimPrefix(k.where, "index "))
+			if upTo == 0 {
+				fix += ", or make the attribute \"absent_on_root\": true"
+			}
+		}
+		return p.fail(a.where+".template", "%w: the %s key %s of %s would be empty for %s (template %q); DynamoDB refuses an empty key: %s",
+			transform.ErrEmptyKey, k.role, a.name, k.where, who, a.tmpl.text, fix)
+	}
+	return nil
 }
 
 // emptyKeys returns the problems of the node's keys that would be empty
@@ -1039,6 +1168,13 @@ func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, em
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
 func (m *modelLayout) foreign(item layouts.View) bool {
+	for _, k := range m.tenantKeys {
+		// Another tenant's item (another value of a parameter), or
+		// one outside the model's constant partition.
+		if av := item.Get(k.name); av != nil && !k.tmpl.tenantOf(valueText(av)) {
+			return true
+		}
+	}
 	if m.typeName == "" {
 		return false
 	}
@@ -1053,6 +1189,19 @@ func (m *modelLayout) foreign(item layouts.View) bool {
 func Foreign(l layouts.Layout, item layouts.View) bool {
 	m, ok := l.(*modelLayout)
 	return ok && m.foreign(item)
+}
+
+// Partition returns the one partition of the table that holds every item
+// of model l (its partition key and value) when the model's partition key
+// is constant (per tenant: "$hr#orgid_{param:org}"), and nil otherwise:
+// reading the nodes of such a table is a Query of that partition, not a
+// Scan of every tenant's items.
+func Partition(l layouts.Layout) layouts.Item {
+	m, ok := l.(*modelLayout)
+	if !ok || !m.pk.tmpl.constant() || m.pk.num {
+		return nil
+	}
+	return layouts.Item{m.pk.name: layouts.StringValue(m.pk.tmpl.pre)}
 }
 
 // HasTypeField reports whether l is a table model with a type field: only
@@ -1127,6 +1276,9 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		v.set(phPath)
 	}
 	v.derive(root, m.shards)
+	if !v.consistent() {
+		return v, fmt.Errorf("%w: model %s: the item's attributes name two places in the tree (its path, the ids above it and its id disagree)", layouts.ErrItem, m.name)
+	}
 	return v, nil
 }
 
@@ -1232,7 +1384,18 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	if m.sk != nil {
 		ms.Key(1, lens[m.sk.name])
 	}
-	ms.Collection(0, 1)
+	m.tableCollection(ms, 1)
+}
+
+// tableCollection adds the node's n items to the table's collection: its
+// own, or, under a partition key constant per tenant, the one every
+// node's items share.
+func (m *modelLayout) tableCollection(ms *layouts.Measure, n int64) {
+	if m.pk.tmpl.constant() {
+		ms.SharedCollectionOf(0, n, m.pk.tmpl.pre)
+		return
+	}
+	ms.Collection(0, n)
 }
 
 // collectionOf is the largest collection of index x, given n, the base
@@ -1340,6 +1503,14 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 		case phInner:
 			if s.Depth > 0 {
 				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-1)*len(m.delim)
+			}
+		case phParentSubpath:
+			if s.Depth > 1 {
+				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-2)*len(m.delim)
+			}
+		case phSubpath:
+			if s.Depth > 0 {
+				n += s.PathBytes - len(s.RootID) + (s.Depth-1)*len(m.delim)
 			}
 		case phDepth:
 			n += layouts.Digits(s.Depth)
