@@ -172,7 +172,7 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		got := exportedRecords(t, sub)
+		got := exportedIDs(t, sub)
 		want := map[string]string{"Accounts¦654321": " ", "Accounts¦654321¦Links": "Accounts¦654321 ", "Accounts¦654321¦Links¦xyzpdq": "Accounts¦654321¦Links "}
 		if len(got) != len(want) {
 			t.Fatalf("subtree: %v", got)
@@ -330,8 +330,8 @@ func pathIDsCSV(delim string) string {
 	return b.String()
 }
 
-// exportedRecords reads an export (JSON Lines) as id → "parent size".
-func exportedRecords(t *testing.T, path string) map[string]string {
+// exportedIDs reads an export (JSON Lines) as id → "parent size".
+func exportedIDs(t *testing.T, path string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -427,7 +427,7 @@ func TestPathIDsEveryLayout(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("export: exit %d: %s", code, stderr)
 			}
-			got := exportedRecords(t, out)
+			got := exportedIDs(t, out)
 			for id, w := range want {
 				if got[id] != w {
 					t.Errorf("export: %q is %q, want %q", id, got[id], w)
