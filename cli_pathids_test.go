@@ -241,6 +241,44 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 			t.Fatalf("import: exit %d: %s", code, stderr)
 		}
 		sameState(t, "the imported copy", rawState(t, client, copyTable), rawState(t, client, table))
+
+		// A snapshot without the link under 654321: its Links folder is a
+		// leaf now, with no attributes, and gets the object row an
+		// implicit node did not need; the link's rows go; nothing else
+		// is written.
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.Contains(line, `"Accounts¦654321¦Links¦xyzpdq"`) {
+				kept = append(kept, line)
+			}
+		}
+		snap := filepath.Join(dir, "snapshot.jsonl")
+		if err := os.WriteFile(snap, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := rawState(t, client, copyTable)
+		stdout, stderr, code := run(t, nil, "apply", "--in", snap, "--table", copyTable, "--layout", "prefix", "--path-ids", "--implicit-inner",
+			"--allow-mass-delete", "--endpoint-url", endpoint, "--no-progress")
+		if code != 0 {
+			t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+		}
+		after := rawState(t, client, copyTable)
+		added, removed := diffStates(before, after)
+		if len(added) != 1 || added["¦Accounts¦654321¦Links\x00¦"] == "" {
+			t.Errorf("apply put %v, want the object row of ¦Accounts¦654321¦Links only", added)
+		}
+		if len(removed) != 2 || !removed["¦Accounts¦654321¦Links¦xyzpdq\x00¦"] || !removed["¦Accounts¦654321¦Links¦\x00xyzpdq"] {
+			t.Errorf("apply deleted %v, want the link's two rows", removed)
+		}
+		_, stderr, code = run(t, nil, "plan", "--in", snap, "--table", copyTable, "--layout", "prefix", "--path-ids", "--implicit-inner",
+			"--detailed-exitcode", "--endpoint-url", endpoint)
+		if code != 0 {
+			t.Errorf("plan after apply: exit %d: %s", code, stderr)
+		}
 	})
 }
 

@@ -44,7 +44,7 @@ func ImplicitInner(l Reader) bool {
 
 // ReadsImplicit reports whether reading a table of l infers the inner
 // nodes that have no item from the ids of their descendants: with path
-// ids, whose ids name their ancestors, or with ImplicitInner.
+// ids, whose ids name their ancestors (ImplicitInner needs them).
 func ReadsImplicit(l Reader) bool { return PathIDs(l) || ImplicitInner(l) }
 
 // PathIDs reports whether the layout's ids are path ids.
@@ -167,25 +167,6 @@ func delimOf(l Reader) string {
 		return ""
 	}
 	return d.Delimiter()
-}
-
-// ImpliedParent returns the implicit node that id's path id names as
-// its parent, for a layout with path ids: the parent's id, its own
-// parent's, and true; false for a root or without path ids.
-func ImpliedParent(l Reader, id string) (parent, grand string, ok bool) {
-	if !PathIDs(l) {
-		return "", "", false
-	}
-	delim := delimOf(l)
-	i := strings.LastIndex(id, delim)
-	if i <= 0 || delim == "" {
-		return "", "", false
-	}
-	parent = id[:i]
-	if j := strings.LastIndex(parent, delim); j >= 0 {
-		grand = parent[:j]
-	}
-	return parent, grand, true
 }
 
 // appendViaItems is AppendItems through Items, for the path-id forms of
