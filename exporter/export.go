@@ -156,7 +156,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		st.Types = records.TypesFlag(cw.Columns())
 		if opts.Out != "-" {
 			st.TypesFile = records.TypesPath(opts.Out)
-			if err := os.WriteFile(st.TypesFile, []byte(st.Types+"\n"), 0o644); err != nil {
+			if err := statefile.WriteOutput(st.TypesFile, []byte(st.Types+"\n")); err != nil {
 				return st, fmt.Errorf("writing the column types of %s: %w", opts.Out, err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layoutbench"
 	"github.com/treeport/treeport/layouts"
 )
@@ -273,7 +274,7 @@ func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, on
 	invalid := 0
 	var rejects *bufio.Writer
 	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
-		f, err := os.Create(p)
+		f, err := statefile.CreateOutput(p)
 		if err != nil {
 			return err
 		}
@@ -309,7 +310,7 @@ func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, on
 // writeFileWith writes a file through a buffered writer and reports the
 // first error, the close's included.
 func writeFileWith(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := statefile.CreateOutput(path)
 	if err != nil {
 		return err
 	}
