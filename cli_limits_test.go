@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,11 +185,15 @@ type pqLimitRow struct {
 	Note   string  `parquet:"note"`
 }
 
-// TestEveryFormatOverLimitsExits2: in every input format, a field over
-// 1 MiB and a record over 16 MiB make treeport exit 2 with nothing written,
-// each reported at its place (file and line, or Parquet row) with its
-// limit.
-func TestEveryFormatOverLimitsExits2(t *testing.T) {
+// overLimitInput is an input of each format with a field over 1 MiB and
+// a record over 16 MiB (but Parquet's), and where each is refused.
+type overLimitInput struct {
+	name, file, content string
+	want                []string // "PLACE: … LIMIT", the place after the file's path
+}
+
+func overLimitInputs(t *testing.T) []overLimitInput {
+	t.Helper()
 	field := strings.Repeat("f", 1<<20+1)
 	record := strings.Repeat("r", 16<<20+1)
 	jsonl := `{"id":"r"}` + "\n" + `{"id":"a","parent_id":"r","note":"` + field + `"}` + "\n" +
@@ -204,16 +209,21 @@ func TestEveryFormatOverLimitsExits2(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name, file, content string
-		want                []string // "PLACE: … LIMIT", the place after the file's path
-	}{
+	return []overLimitInput{
 		{"CSV", "in.csv", "id,parent_id,note\nr,,\na,r," + field + "\nb,r,\"" + record + "\"\nc,r,\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
 		{"JSON Lines", "in.jsonl", jsonl, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
 		{"JSON array", "in.json", "[\n" + strings.ReplaceAll(strings.TrimSpace(jsonl), "}\n", "},\n") + "\n]\n", []string{":3: ", "1 MiB", ":4: ", "16 MiB"}},
 		{"DynamoDB JSON", "in.ddbjson", ddb, []string{":2: ", "1 MiB", ":3: ", "16 MiB"}},
 		{"Parquet", "in.parquet", pq.String(), []string{" (row 2): ", "1 MiB"}},
 	}
+}
+
+// TestEveryFormatOverLimitsExits2: in every input format, a field over
+// 1 MiB and a record over 16 MiB make treeport exit 2 with nothing written,
+// each reported at its place (file and line, or Parquet row) with its
+// limit.
+func TestEveryFormatOverLimitsExits2(t *testing.T) {
+	tests := overLimitInputs(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -276,4 +286,65 @@ func TestPlanRepeatedIDCostsACount(t *testing.T) {
 			t.Errorf("%s: peak resident memory %d MiB; want at most 100 MiB", args[0], peak)
 		}
 	}
+}
+
+// TestVerifyAndExportInHoldTheLimits: verify and export --in, which read an
+// input record by record without ReadInput, hold it to the same limits: a
+// field over 1 MiB in any format is refused at its place with the limit,
+// exit 2, and nothing is compared or written. Before, only the 16 MiB record
+// limit held them (verify compared a 1 MiB field; export --in rebuilt it).
+func TestVerifyAndExportInHoldTheLimits(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	for _, tc := range overLimitInputs(t) {
+		t.Run("verify "+tc.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), tc.file)
+			if err := os.WriteFile(in, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := run(t, awsEnv(endpoint), "verify", "--in", in, "--layout", "path", "--table", table)
+			if code != 2 || !strings.Contains(stderr, in+tc.want[0]) || !strings.Contains(stderr, tc.want[1]) {
+				t.Errorf("exit %d, want 2 with %q…%q:\n%.2000s", code, in+tc.want[0], tc.want[1], stderr)
+			}
+			if strings.Contains(stderr, "verify: ") {
+				t.Errorf("a refused input was compared:\n%.2000s", stderr)
+			}
+		})
+	}
+	t.Run("export --in", func(t *testing.T) {
+		dir := t.TempDir()
+		small := filepath.Join(dir, "small.jsonl")
+		if err := os.WriteFile(small, []byte(`{"id":"r"}`+"\n"+`{"id":"a","parent_id":"r"}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		exp := filepath.Join(dir, "export")
+		if _, stderr, code := run(t, nil, "import", "--in", small, "--layout", "path", "--out", exp); code != 0 {
+			t.Fatalf("import --out: exit %d:\n%s", code, stderr)
+		}
+		data, err := filepath.Glob(filepath.Join(exp, "data", "*.json.gz"))
+		if err != nil || len(data) != 1 {
+			t.Fatalf("import --out wrote data files %v (%v), want one", data, err)
+		}
+		// A third item with a field over 1 MiB, as a gzip member of its own.
+		f, err := os.OpenFile(data[0], os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw := gzip.NewWriter(f)
+		fmt.Fprintf(zw, `{"Item":{"Id":{"S":"b"},"ParentId":{"S":"r"},"note":{"S":"%s"}}}`+"\n", strings.Repeat("f", 1<<20+1))
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		out := filepath.Join(dir, "out.jsonl")
+		_, stderr, code := run(t, nil, "export", "--in", exp, "--layout", "path", "--out", out)
+		if code != 2 || !strings.Contains(stderr, data[0]+":3") || !strings.Contains(stderr, "1 MiB") {
+			t.Errorf("exit %d, want 2 naming %s:3 and the 1 MiB limit:\n%.2000s", code, data[0], stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s exists: nothing may be written", out)
+		}
+	})
 }

@@ -186,7 +186,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		for k, v := range rec.Attrs {
 			n := transform.ValueSize(v)
 			if n > infile.MaxFieldBytes {
-				over = fieldOverLimit(rec, unit, k, n)
+				over = infile.FieldOverLimit(rec.File, rec.Line, unit, rec.ID, k, n)
 				break
 			}
 			size += len(k) + n
@@ -195,7 +195,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 			}
 		}
 		if over == nil && size > infile.MaxRecordBytes {
-			over = recordOverLimit(rec, unit, size)
+			over = infile.RecordOverLimit(rec.File, rec.Line, unit, rec.ID, size)
 		}
 		if over != nil {
 			b.AddBad(over, rec.Parent)
@@ -215,24 +215,11 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	return in, nil
 }
 
-// fieldOverLimit is the problem of a record whose attribute k's value is
-// n bytes, over infile.MaxFieldBytes, as DynamoDB counts its size. The CSV
-// source refuses such a cell itself, and the text sources a record over
-// infile.MaxRecordBytes before they parse it; ReadInput holds every
-// source's records to both limits, Parquet's too (recordOverLimit).
-func fieldOverLimit(rec *transform.Record, unit, k string, n int) *transform.RowError {
-	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
-		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
-		k, n, infile.LimitText(infile.MaxFieldBytes))}
-}
-
-// recordOverLimit is the problem of a record whose attributes are n bytes,
-// over infile.MaxRecordBytes.
-func recordOverLimit(rec *transform.Record, unit string, n int) *transform.RowError {
-	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
-		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
-		n, infile.LimitText(infile.MaxRecordBytes))}
-}
+// ReadInput's loop is infile.CheckLimits, measuring the copied
+// attributes on the way. The CSV source refuses a cell over the field
+// limit itself, and the text sources a record over the record limit
+// before they parse it; ReadInput holds every source's records to both
+// limits, Parquet's too.
 
 // readSkeleton is ReadInput's loop for a records.SkeletonSource.
 func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {

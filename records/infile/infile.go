@@ -41,6 +41,44 @@ const (
 	MaxFieldBytes = 1 << 20
 )
 
+// CheckLimits holds a record's attributes to the limits every reader
+// shares, as DynamoDB counts their sizes: a value over MaxFieldBytes, or
+// names and values together over MaxRecordBytes. It returns their size and,
+// past a limit, the problem at the record's place (file, line, unit: "row"
+// for Parquet, "line" or "" for the others; id) naming the limit. Every
+// path that reads an input's records goes through it (import, bench,
+// schema, plan and apply's ReadInput; verify; export --in).
+func CheckLimits(attrs transform.Attrs, file string, line int, unit, id string) (int, *transform.RowError) {
+	size := 0
+	for k, v := range attrs {
+		n := transform.ValueSize(v)
+		if n > MaxFieldBytes {
+			return size, FieldOverLimit(file, line, unit, id, k, n)
+		}
+		size += len(k) + n
+	}
+	if size > MaxRecordBytes {
+		return size, RecordOverLimit(file, line, unit, id, size)
+	}
+	return size, nil
+}
+
+// FieldOverLimit is the problem of a record whose attribute k's value is
+// n bytes, over MaxFieldBytes, as DynamoDB counts its size.
+func FieldOverLimit(file string, line int, unit, id, k string, n int) *transform.RowError {
+	return &transform.RowError{File: file, Line: line, Unit: unit, ID: id, Err: Parsef(
+		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+		k, n, LimitText(MaxFieldBytes))}
+}
+
+// RecordOverLimit is the problem of a record whose attributes are n bytes,
+// over MaxRecordBytes.
+func RecordOverLimit(file string, line int, unit, id string, n int) *transform.RowError {
+	return &transform.RowError{File: file, Line: line, Unit: unit, ID: id, Err: Parsef(
+		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
+		n, LimitText(MaxRecordBytes))}
+}
+
 // MaxManifestBytes bounds a manifest of a DynamoDB export
 // (manifest-summary.json, manifest-files.json), which is read whole: a
 // line of manifest-files.json is about 250 bytes, so this is room for a
