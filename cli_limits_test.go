@@ -25,9 +25,15 @@ import (
 // Linux counts the test process's own resident memory at the fork in it.
 func runPeak(t *testing.T, args ...string) (stdout, stderr string, code int, peakMiB int64) {
 	t.Helper()
+	return runPeakEnv(t, nil, args...)
+}
+
+// runPeakEnv is runPeak with env added to the environment.
+func runPeakEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int, peakMiB int64) {
+	t.Helper()
 	report := filepath.Join(t.TempDir(), "peak")
 	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), "TREEPORT_PEAKRSS="+report)
+	cmd.Env = append(append(os.Environ(), env...), "TREEPORT_PEAKRSS="+report)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -347,4 +353,53 @@ func TestVerifyAndExportInHoldTheLimits(t *testing.T) {
 			t.Errorf("%s exists: nothing may be written", out)
 		}
 	})
+}
+
+// TestBenchRejectsStream: bench --on-invalid=skip --rejects with a million
+// rows of one id writes each rejected row to the rejects file, with its
+// layout, place and reason, and keeps only the problems it prints: its
+// memory does not grow with the problems. Before, every problem was kept in
+// memory to be written at the end (about 300 bytes each).
+func TestBenchRejectsStream(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	const rows = 1_000_000
+	dir := t.TempDir()
+	in := filepath.Join(dir, "same.csv.gz")
+	writeGzipRepeat(t, in, "id,parent_id\nr,\nc,r\n", bytes.Repeat([]byte("x,\n"), rows/1000), 1000, "")
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	_, stderr, code, peak := runPeakEnv(t, awsEnv(endpoint), "bench", "--in", in, "--layouts", "path", "--sample", "2",
+		"--on-invalid", "skip", "--rejects", rejects, "--max-errors", "5")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (the valid tree benched):\n%.2000s", code, stderr)
+	}
+	f, err := os.Open(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n, buf := 0, make([]byte, 1<<20)
+	var first []byte
+	for {
+		k, err := f.Read(buf)
+		if first == nil {
+			first = bytes.Clone(buf[:bytes.IndexByte(buf[:k], '\n')+1])
+		}
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err != nil {
+			break
+		}
+	}
+	if n != rows {
+		t.Errorf("the rejects file has %d lines; want one for each of the %d rows", n, rows)
+	}
+	want := `{"layout":"path","file":"` + in + `","line":4,"id":"x","reason":"transform: duplicate id: at ` + in + `:4, ` + in + `:5, `
+	if !bytes.HasPrefix(first, []byte(want)) {
+		t.Errorf("the rejects file starts %q, want %q…", first, want)
+	}
+	if !strings.Contains(stderr, "… and "+strconv.Itoa(rows-1-5)+" problems more") {
+		t.Errorf("stderr does not count the problems past the 5 printed:\n%.2000s", stderr)
+	}
+	if peak > 100 {
+		t.Errorf("peak resident memory %d MiB for %d rejected rows; want at most 100 MiB", peak, rows)
+	}
 }

@@ -415,6 +415,26 @@ type EmitOptions struct {
 	// the node's index in the forest: for sizing the items, not writing
 	// them. They are not numbered, so Skip and Shard must be unset.
 	Runs func(node int, item []layouts.Attr, run int) error
+	// rejectsLayout, when set, names the layout in each line of Rejects
+	// (WriteRejects).
+	rejectsLayout string
+}
+
+// WriteRejects reads the input again and writes to w each record that the
+// last CheckLayout (with l) rejected, and each row that could not be read,
+// as it came in, with its place and reason and the layout's name: the
+// rejects file of import, a line at a time, so that it costs no memory
+// however many records it holds. It returns how many it wrote.
+func (in *Input) WriteRejects(ctx context.Context, l layouts.Layout, w io.Writer) (int64, error) {
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, true))
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	var st EmitStats
+	opts := EmitOptions{Layout: l, Rejects: w, rejectsLayout: l.Name()}
+	err = in.scan(ctx, opts, &st, false, src.Next, func(*transform.Record, int) (error, error) { return nil, nil })
+	return st.Rejected, err
 }
 
 // Emit reads the input a second time and calls fn with each item of every
@@ -682,7 +702,9 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if rec != nil {
 					raw = rec.Raw
 				}
-				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
+				line := rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)
+				line.Layout = opts.rejectsLayout
+				if err := rejects.Encode(line); err != nil {
 					return err
 				}
 			}
@@ -705,7 +727,9 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if i >= 0 {
 					reason = f.Reason(i)
 				}
-				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)); err != nil {
+				line := rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)
+				line.Layout = opts.rejectsLayout
+				if err := rejects.Encode(line); err != nil {
 					return err
 				}
 			}
@@ -744,6 +768,7 @@ func withRaw(o records.SourceOptions, raw bool) records.SourceOptions {
 }
 
 type rejectRecord struct {
+	Layout string          `json:"layout,omitempty"` // bench's: the layout that rejects it
 	File   string          `json:"file"`
 	Line   int             `json:"line,omitempty"`
 	Row    int             `json:"row,omitempty"`
