@@ -403,3 +403,49 @@ func TestBenchRejectsStream(t *testing.T) {
 		t.Errorf("peak resident memory %d MiB for %d rejected rows; want at most 100 MiB", peak, rows)
 	}
 }
+
+// zstdOneSegment is a zstd frame of one segment (no window descriptor: its
+// content size is its window, as a one-shot encoder writes it) holding
+// head, then n bytes of b (RLE blocks of 128 KiB, four bytes each), then
+// tail: some kilobytes that decode to n bytes.
+func zstdOneSegment(head string, b byte, n int, tail string) []byte {
+	size := uint64(len(head) + n + len(tail))
+	out := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0} // single segment, 8-byte content size
+	for i := range 8 {
+		out = append(out, byte(size>>(8*i)))
+	}
+	block := func(last bool, typ, size int, data ...byte) {
+		h := typ<<1 | size<<3
+		if last {
+			h |= 1
+		}
+		out = append(out, byte(h), byte(h>>8), byte(h>>16))
+		out = append(out, data...)
+	}
+	block(false, 0, len(head), []byte(head)...)
+	for left := n; left > 0; left -= 128 << 10 {
+		block(false, 1, min(left, 128<<10), b)
+	}
+	block(true, 0, len(tail), []byte(tail)...)
+	return out
+}
+
+// TestZstdOneSegmentWindowRefused: a .csv.zst of 4 KB, one zstd segment
+// that declares 120 MiB of content (which a decoder takes for its window
+// and holds), is refused with the window limit, exit 2, without holding
+// the window. Before, a window up to 128 MiB passed (and a single segment
+// up to 1 GiB): this one was read, holding 174 MiB at the peak.
+func TestZstdOneSegmentWindowRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "one.csv.zst")
+	if err := os.WriteFile(in, zstdOneSegment("id,parent_id,note\nr,,ok\na,r,", 'x', 120<<20, "\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", filepath.Join(dir, "out"))
+	if code != 2 || !strings.Contains(stderr, in) || !strings.Contains(stderr, "32 MiB") {
+		t.Errorf("exit %d, want 2 naming %s and the 32 MiB window limit:\n%.2000s", code, in, stderr)
+	}
+	if peak > 100 {
+		t.Errorf("peak resident memory %d MiB; want at most 100 MiB", peak)
+	}
+}

@@ -129,9 +129,19 @@ func LimitText(n int) string {
 }
 
 // MaxZstdWindow bounds the window a zstd frame may ask the decoder for,
-// which it holds in memory: every level of zstd (-1 to --ultra -22) and
-// --long (27) stay within it; --long=28 or more is refused.
-const MaxZstdWindow = 128 << 20
+// which it holds in memory, whether the frame declares a window or (a
+// single-segment frame) only its content size, which is then its window:
+// zstd's levels up to 19 (8 MiB) and --ultra -20 (32 MiB) stay within it;
+// --ultra -21 and -22 and --long are refused, and the message says to
+// recompress.
+const MaxZstdWindow = 32 << 20
+
+// NewZstdReader is the zstd decoder of every zstd stream treeport reads: one
+// goroutine, its window (and a single-segment frame's content) bounded by
+// MaxZstdWindow.
+func NewZstdReader(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxZstdWindow), zstd.WithDecoderMaxWindow(MaxZstdWindow))
+}
 
 // Input is an opened input file, decompressed when it needs to be. The
 // caller closes it.
@@ -181,7 +191,7 @@ func New(r io.Reader, name string) (*Input, error) {
 		// about the data has already come out of Read.
 		in.closers = append(in.closers, func() error { zr.Close(); return nil })
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(MaxZstdWindow))
+		zr, err := NewZstdReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
 		}
@@ -255,8 +265,8 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) {
-		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long=28 or more); recompress it with zstd --long=27 or less", LimitText(MaxZstdWindow))
+	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) || errors.Is(e.err, zstd.ErrDecoderSizeExceeded) {
+		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long, --ultra -21 or -22, or as one segment of more than %s); recompress it with zstd -19 or less, without --long", LimitText(MaxZstdWindow), LimitText(MaxZstdWindow))
 	}
 	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
 }

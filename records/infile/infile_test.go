@@ -26,7 +26,7 @@ func TestZstdWindowLimit(t *testing.T) {
 	for _, tc := range []struct {
 		windowLog int
 		ok        bool
-	}{{27, true}, {28, false}, {30, false}} {
+	}{{25, true}, {26, false}, {27, false}, {30, false}} {
 		in, err := New(bytes.NewReader(zstdFrame(data, tc.windowLog)), "in.csv.zst")
 		if err != nil {
 			t.Fatal(err)
@@ -40,8 +40,8 @@ func TestZstdWindowLimit(t *testing.T) {
 			continue
 		}
 		var ce *CorruptError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "128 MiB") || !strings.Contains(err.Error(), "--long=27") {
-			t.Errorf("window 2^%d: %v; want a CorruptError naming the 128 MiB limit and --long=27", tc.windowLog, err)
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "32 MiB") || !strings.Contains(err.Error(), "without --long") {
+			t.Errorf("window 2^%d: %v; want a CorruptError naming the 32 MiB limit and what to do", tc.windowLog, err)
 		}
 	}
 }
