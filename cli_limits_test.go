@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
@@ -447,5 +450,90 @@ func TestZstdOneSegmentWindowRefused(t *testing.T) {
 	}
 	if peak > 100 {
 		t.Errorf("peak resident memory %d MiB; want at most 100 MiB", peak)
+	}
+}
+
+// gzipParquet writes, by hand, a Parquet file of one row group and one
+// required string column "id" with one gzip-compressed PLAIN data page of
+// n values of valueBytes bytes each ("x"), whose header declares declared
+// bytes once decompressed. The value is compressed once and repeated as
+// gzip members, so that a gigabyte of page costs the file a megabyte.
+func gzipParquet(t *testing.T, path string, n, valueBytes int, declared int32) {
+	t.Helper()
+	value := append(binary.LittleEndian.AppendUint32(nil, uint32(valueBytes)), bytes.Repeat([]byte("x"), valueBytes)...)
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(value)
+	zw.Close()
+	data := bytes.Repeat(member.Bytes(), n)
+	header, err := thrift.Marshal(&thrift.CompactProtocol{}, &format.PageHeader{
+		Type: format.DataPage, UncompressedPageSize: declared, CompressedPageSize: int32(len(data)),
+		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(n), Encoding: format.Plain,
+			DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := int64(len(header) + len(data))
+	footer, err := thrift.Marshal(&thrift.CompactProtocol{}, &format.FileMetaData{
+		Version: 1,
+		Schema: []format.SchemaElement{
+			{Name: "schema", NumChildren: thrift.New(int32(1))},
+			{Name: "id", Type: thrift.New(format.ByteArray), RepetitionType: thrift.New(format.Required)},
+		},
+		NumRows: int64(n),
+		RowGroups: []format.RowGroup{{NumRows: int64(n), TotalByteSize: int64(declared), Columns: []format.ColumnChunk{{
+			FileOffset: 4,
+			MetaData: format.ColumnMetaData{Type: format.ByteArray, Encoding: []format.Encoding{format.Plain}, PathInSchema: []string{"id"},
+				Codec: format.Gzip, NumValues: int64(n), TotalUncompressedSize: int64(declared), TotalCompressedSize: chunk, DataPageOffset: 4},
+		}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	file.WriteString("PAR1")
+	file.Write(header)
+	file.Write(data)
+	file.Write(footer)
+	file.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(footer))))
+	file.WriteString("PAR1")
+	if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCraftedParquetPageRefused: a Parquet file of some hundred KB whose
+// one page decodes to 600 MB is refused before it is decoded, exit 2, the
+// file named, in bounded memory, whether its header says so (over the
+// 64 MiB a page may declare) or declares 1 KiB (its data decodes to more
+// than it declares). Before, the first was under the 4 GiB budget and the
+// second under any budget: each was decoded, holding over 600 MB.
+func TestCraftedParquetPageRefused(t *testing.T) {
+	const values, valueBytes = 600, 1_000_000
+	for _, tc := range []struct {
+		name     string
+		declared int32
+		want     string
+	}{
+		{"declared", values * (valueBytes + 4), "more than the 64 MiB treeport allows a page"},
+		{"undeclared", 1 << 10, "decodes to more than the 1024 bytes it declares"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "crafted.parquet")
+			gzipParquet(t, in, values, valueBytes, tc.declared)
+			out := filepath.Join(dir, "out")
+			_, stderr, code, peak := runPeak(t, "import", "--in", in, "--layout", "path", "--out", out)
+			if code != 2 || !strings.Contains(stderr, in) || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want 2 naming %s and %q:\n%.2000s", code, in, tc.want, stderr)
+			}
+			if peak > 100 {
+				t.Errorf("peak resident memory %d MiB; want at most 100 MiB", peak)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists: nothing may be written", out)
+			}
+		})
 	}
 }
