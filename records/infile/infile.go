@@ -183,7 +183,7 @@ func New(r io.Reader, name string) (*Input, error) {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)
+			return nil, invalidError{fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)}
 		}
 		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "gzip"}, ReadBufferSize)
 		in.Compression = "gzip"
@@ -193,7 +193,7 @@ func New(r io.Reader, name string) (*Input, error) {
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := NewZstdReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
+			return nil, invalidError{fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)}
 		}
 		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "zstd"}, ReadBufferSize)
 		in.Compression = "zstd"
@@ -201,6 +201,15 @@ func New(r io.Reader, name string) (*Input, error) {
 	}
 	return in, nil
 }
+
+// invalidError marks an error of New as ErrInvalid (errors.Is) and keeps
+// its words: a data file of an export whose compressed header is broken is
+// invalid input, exit 2, not a failure to read it (FuzzExportDir found it
+// exit 3).
+type invalidError struct{ error }
+
+func (e invalidError) Is(target error) bool { return target == ErrInvalid }
+func (e invalidError) Unwrap() error        { return e.error }
 
 // OnClose adds f to what Close does, before what was added earlier.
 func (in *Input) OnClose(f func() error) { in.closers = append(in.closers, f) }

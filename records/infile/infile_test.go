@@ -45,3 +45,16 @@ func TestZstdWindowLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenHeaderIsInvalid: data whose first bytes say gzip or zstd but
+// whose header is broken is invalid input (exit 2), not a failure to read
+// it: an export's data file so broken once made export --in exit 3
+// (FuzzExportDir found it).
+func TestBrokenHeaderIsInvalid(t *testing.T) {
+	for _, data := range []string{"\x1f\x8b0", "\x1f\x8b\x08\x00"} {
+		_, err := New(strings.NewReader(data), "part-0.json.gz")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "part-0.json.gz looks gzip-compressed") {
+			t.Errorf("New(%q) = %v; want invalid input naming the file", data, err)
+		}
+	}
+}
