@@ -492,3 +492,70 @@ func TestBenchMarkdownEscapesInput(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputLinksRefused plants a symbolic link at the name of each file
+// treeport writes beside the user's (rejects, dead-letter, report, a
+// plan's, an edit's and bench's --out): the command is refused before it
+// does anything (exit 2, the file named), the link's target is left as it
+// was, and nothing is written. treeport once truncated the target and
+// wrote its rejects or report into it.
+func TestOutputLinksRefused(t *testing.T) {
+	t.Parallel()
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	l, _ := layouts.New("path", layouts.Options{})
+	loaded := loadTable(t, awsEnv(endpoint), client, "fixtures/cars.csv", typesFlag, l)
+	for _, tc := range []struct {
+		name string
+		args func(link, dir, table string) []string
+	}{
+		{"import --rejects", func(link, dir, _ string) []string {
+			return []string{"import", "--in", "fixtures/cars.csv", "--layout", "path", "--on-invalid", "skip", "--rejects", link, "--out", filepath.Join(dir, "out")}
+		}},
+		{"import --report", func(link, _, table string) []string {
+			return []string{"import", "--in", "fixtures/cars.csv", "--types", typesFlag, "--layout", "path", "--table", table, "--report", link, "--no-progress"}
+		}},
+		{"import --dead-letter", func(link, _, table string) []string {
+			return []string{"import", "--in", "fixtures/cars.csv", "--types", typesFlag, "--layout", "path", "--table", table, "--dead-letter", link, "--no-progress"}
+		}},
+		{"plan --out", func(link, _, _ string) []string {
+			return []string{"plan", "--in", "fixtures/cars.csv", "--types", typesFlag, "--layout", "path", "--table", loaded, "--out", link}
+		}},
+		{"bench --rejects", func(link, _, _ string) []string {
+			return []string{"bench", "--in", "fixtures/cars.csv", "--layouts", "path", "--on-invalid", "skip", "--rejects", link}
+		}},
+		{"bench --out", func(link, _, _ string) []string {
+			return []string{"bench", "--in", "fixtures/cars.csv", "--layouts", "path", "--out", link + ".md"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, content := precious(t)
+			dir := t.TempDir()
+			link := filepath.Join(dir, "out.jsonl")
+			table := ddblocal.NewTable(t, client, l.Table())
+			args := tc.args(link, dir, table)
+			if tc.name == "bench --out" {
+				link += ".md"
+			}
+			plant(t, "symlink", target, link)
+			before := rawLines(t, client, loaded)
+			_, stderr, code := run(t, awsEnv(endpoint), args...)
+			if code != 2 || !strings.Contains(stderr, link+": a symbolic link") {
+				t.Errorf("%s with a symbolic link at %s: exit %d, want 2 naming the file:\n%s", tc.name, link, code, stderr)
+			}
+			if got, err := os.ReadFile(target); err != nil || string(got) != content {
+				t.Errorf("the link's target now holds %q (%v), want %q untouched", got, err, content)
+			}
+			if n := len(rawLines(t, client, table)); n != 0 {
+				t.Errorf("a refused %s wrote %d items", tc.name, n)
+			}
+			if !slices.Equal(rawLines(t, client, loaded), before) {
+				t.Errorf("a refused %s changed the table", tc.name)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+				t.Errorf("a refused %s wrote its --out", tc.name)
+			}
+		})
+	}
+}

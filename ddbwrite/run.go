@@ -253,15 +253,18 @@ func openDeadLetter(path string, resume bool) (*os.File, int64, error) {
 		return nil, 0, nil
 	}
 	if !resume {
-		f, err := os.Create(path)
+		f, err := statefile.CreateOutput(path)
 		return f, 0, err
 	}
+	f, err := statefile.AppendOutput(path) // an output, as os.Create makes it
+	if err != nil {
+		return nil, 0, err
+	}
 	var prior int64
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := os.ReadFile(f.Name()); err == nil {
 		prior = int64(bytes.Count(data, []byte("\n")))
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666) // an output, as os.Create makes it
-	return f, prior, err
+	return f, prior, nil
 }
 
 // checkpointSaver keeps a checkpoint's watermark as the writer acknowledges

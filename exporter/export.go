@@ -12,6 +12,7 @@ import (
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/ddbitems"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -156,7 +157,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		st.Types = records.TypesFlag(cw.Columns())
 		if opts.Out != "-" {
 			st.TypesFile = records.TypesPath(opts.Out)
-			if err := os.WriteFile(st.TypesFile, []byte(st.Types+"\n"), 0o644); err != nil {
+			if err := statefile.WriteOutput(st.TypesFile, []byte(st.Types+"\n")); err != nil {
 				return st, fmt.Errorf("writing the column types of %s: %w", opts.Out, err)
 			}
 		}
@@ -225,6 +226,9 @@ func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 			return nil, items, err
 		}
 		items++
+		if _, over := infile.CheckLimits(item, file, line, "", ""); over != nil {
+			return nil, items, over
+		}
 		rec, ok, err := l.Node(item)
 		if err != nil {
 			return nil, items, itemError(fmt.Sprintf("%s:%d", file, line), spec, item, l, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -31,6 +32,9 @@ type VerifyOptions struct {
 	// caller opens it (records.OpenSource) and closes it.
 	In      string
 	Records RecordSource
+	// Unit is what a place in In is counted in, for messages: "row" for
+	// Parquet, "" (lines) for the others.
+	Unit string
 
 	// MaxExamples is how many examples of each kind of difference to keep
 	// (DefaultMaxExamples); the counts are always complete.
@@ -112,15 +116,15 @@ type RecordSource interface {
 // Verify compares the records of a file with the nodes of a table: nodes
 // missing from the table, extra nodes in it, moved nodes (another parent)
 // and changed attributes, compared with their DynamoDB types. The file is
-// read whole, as import reads it; a row that cannot be read or an id that
-// appears twice in it is an error (a *transform.RowError) and nothing is
-// compared. The table is read with a parallel Scan.
+// read whole, as import reads it; a row that cannot be read, a record over
+// the limits every reader shares (infile.CheckLimits) or an id that appears
+// twice in it is an error (a *transform.RowError) and nothing is compared. The table is read with a parallel Scan.
 func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 	keep := opts.MaxExamples
 	if keep <= 0 {
 		keep = DefaultMaxExamples
 	}
-	file, err := readRecords(ctx, opts.Records)
+	file, err := readRecords(ctx, opts.Records, opts.Unit)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +193,7 @@ func diffSet(all []NodeDiff, keep int) DiffSet {
 }
 
 // readRecords reads a whole input file into a map by id.
-func readRecords(ctx context.Context, src RecordSource) (map[string]*transform.Record, error) {
+func readRecords(ctx context.Context, src RecordSource, unit string) (map[string]*transform.Record, error) {
 	recs := map[string]*transform.Record{}
 	for {
 		rec, err := src.Next(ctx)
@@ -198,6 +202,9 @@ func readRecords(ctx context.Context, src RecordSource) (map[string]*transform.R
 		}
 		if err != nil {
 			return nil, err
+		}
+		if _, over := infile.CheckLimits(rec.Attrs, rec.File, rec.Line, unit, rec.ID); over != nil {
+			return nil, over
 		}
 		if prev, dup := recs[rec.ID]; dup {
 			return nil, &transform.RowError{File: rec.File, Line: rec.Line, ID: rec.ID,

@@ -62,7 +62,7 @@ func TestZstdWindowOverLimitIsNotEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadInput(context.Background(), InputOptions{Path: path})
-	if err == nil || strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), "128 MiB") || !errors.Is(err, ErrInvalid) && !errors.Is(err, transform.ErrParse) {
+	if err == nil || strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), "32 MiB") || !errors.Is(err, ErrInvalid) && !errors.Is(err, transform.ErrParse) {
 		t.Errorf("ReadInput: %v; want the window limit, not an empty file", err)
 	}
 }

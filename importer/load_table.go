@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -216,5 +217,5 @@ func writeReport(path string, l layouts.Layout, table string, est EmitStats, run
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
+	return statefile.WriteOutput(path, append(b, '\n')) // an output: the umask says who reads it
 }

@@ -189,7 +189,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		for k, v := range rec.Attrs {
 			n := transform.ValueSize(v)
 			if n > infile.MaxFieldBytes {
-				over = fieldOverLimit(rec, unit, k, n)
+				over = infile.FieldOverLimit(rec.File, rec.Line, unit, rec.ID, k, n)
 				break
 			}
 			size += len(k) + n
@@ -198,7 +198,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 			}
 		}
 		if over == nil && size > infile.MaxRecordBytes {
-			over = recordOverLimit(rec, unit, size)
+			over = infile.RecordOverLimit(rec.File, rec.Line, unit, rec.ID, size)
 		}
 		if over != nil {
 			b.AddBad(over, rec.Parent)
@@ -218,24 +218,11 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	return in, nil
 }
 
-// fieldOverLimit is the problem of a record whose attribute k's value is
-// n bytes, over infile.MaxFieldBytes, as DynamoDB counts its size. The CSV
-// source refuses such a cell itself, and the text sources a record over
-// infile.MaxRecordBytes before they parse it; ReadInput holds every
-// source's records to both limits, Parquet's too (recordOverLimit).
-func fieldOverLimit(rec *transform.Record, unit, k string, n int) *transform.RowError {
-	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
-		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
-		k, n, infile.LimitText(infile.MaxFieldBytes))}
-}
-
-// recordOverLimit is the problem of a record whose attributes are n bytes,
-// over infile.MaxRecordBytes.
-func recordOverLimit(rec *transform.Record, unit string, n int) *transform.RowError {
-	return &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: rec.ID, Err: infile.Parsef(
-		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
-		n, infile.LimitText(infile.MaxRecordBytes))}
-}
+// ReadInput's loop is infile.CheckLimits, measuring the copied
+// attributes on the way. The CSV source refuses a cell over the field
+// limit itself, and the text sources a record over the record limit
+// before they parse it; ReadInput holds every source's records to both
+// limits, Parquet's too.
 
 // readSkeleton is ReadInput's loop for a records.SkeletonSource.
 func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {
@@ -464,6 +451,26 @@ type EmitOptions struct {
 	// the node's index in the forest: for sizing the items, not writing
 	// them. They are not numbered, so Skip and Shard must be unset.
 	Runs func(node int, item []layouts.Attr, run int) error
+	// rejectsLayout, when set, names the layout in each line of Rejects
+	// (WriteRejects).
+	rejectsLayout string
+}
+
+// WriteRejects reads the input again and writes to w each record that the
+// last CheckLayout (with l) rejected, and each row that could not be read,
+// as it came in, with its place and reason and the layout's name: the
+// rejects file of import, a line at a time, so that it costs no memory
+// however many records it holds. It returns how many it wrote.
+func (in *Input) WriteRejects(ctx context.Context, l layouts.Layout, w io.Writer) (int64, error) {
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, true))
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	var st EmitStats
+	opts := EmitOptions{Layout: l, Rejects: w, rejectsLayout: l.Name()}
+	err = in.scan(ctx, opts, &st, false, src.Next, func(*transform.Record, int) (error, error) { return nil, nil })
+	return st.Rejected, err
 }
 
 // Emit reads the input a second time and calls fn with each item of every
@@ -740,7 +747,9 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if rec != nil {
 					raw = rec.Raw
 				}
-				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
+				line := rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)
+				line.Layout = opts.rejectsLayout
+				if err := rejects.Encode(line); err != nil {
 					return err
 				}
 			}
@@ -763,7 +772,9 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if i >= 0 {
 					reason = f.Reason(i)
 				}
-				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)); err != nil {
+				line := rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)
+				line.Layout = opts.rejectsLayout
+				if err := rejects.Encode(line); err != nil {
 					return err
 				}
 			}
@@ -802,6 +813,7 @@ func withRaw(o records.SourceOptions, raw bool) records.SourceOptions {
 }
 
 type rejectRecord struct {
+	Layout string          `json:"layout,omitempty"` // bench's: the layout that rejects it
 	File   string          `json:"file"`
 	Line   int             `json:"line,omitempty"`
 	Row    int             `json:"row,omitempty"`

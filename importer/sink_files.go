@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -303,7 +304,7 @@ func (s *FileSink) openFile(encoder bool) (*fileWriter, error) {
 	idx := len(s.files)
 	s.mu.Unlock()
 	name := fmt.Sprintf("data/%s-%05d.json.gz", s.opts.Prefix, idx)
-	f, err := os.Create(filepath.Join(s.opts.Dir, filepath.FromSlash(name)))
+	f, err := statefile.CreateOutput(filepath.Join(s.opts.Dir, filepath.FromSlash(name)))
 	if err != nil {
 		<-s.slots
 		return nil, err

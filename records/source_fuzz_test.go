@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -32,12 +36,7 @@ func drain(t *testing.T, src Source, file, unit string) {
 	// bounded amount (a record is refused past infile.MaxRecordBytes, a
 	// Parquet row group's pages past its memory budget), and no more for
 	// a small input that unpacks to gigabytes.
-	before := allocated()
-	defer func() {
-		if cost := allocated() - before; cost > fuzzAllocCeiling {
-			t.Errorf("reading the input allocated %d MiB; the ceiling is %d MiB", cost>>20, fuzzAllocCeiling>>20)
-		}
-	}()
+	defer memoryCeiling(t)()
 	defer func() {
 		// The input is in memory: there is nothing that could fail to close.
 		if err := src.Close(); err != nil {
@@ -102,6 +101,60 @@ func drain(t *testing.T, src Source, file, unit string) {
 // budget FuzzParquetSource gives a row group's pages.
 const fuzzAllocCeiling = 4*infile.MaxRecordBytes + 32<<20
 
+// fuzzMemoryLimit is the Go runtime's memory limit (GOMEMLIMIT) while the
+// readers are fuzzed, unless the environment sets one, and fuzzRSSCeiling
+// the most the process's resident memory may grow, at its peak, while one
+// input is read: an input that makes a reader hold more than its limits
+// allow shows as a peak over it, whatever the collector did meanwhile.
+const (
+	fuzzMemoryLimit = 2 * fuzzAllocCeiling
+	fuzzRSSCeiling  = 512 << 20
+)
+
+var setFuzzMemoryLimit sync.Once
+
+// memoryCeiling starts the memory checks of reading one input and returns
+// the function that ends them: what the reading allocated is held to
+// fuzzAllocCeiling, and (on Linux) the growth of the process's peak
+// resident memory, reset first, to fuzzRSSCeiling, under the
+// fuzzMemoryLimit.
+func memoryCeiling(t *testing.T) func() {
+	setFuzzMemoryLimit.Do(func() {
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(fuzzMemoryLimit)
+		}
+	})
+	// Linux resets the peak to the resident memory of now when "5" is
+	// written to clear_refs; where it cannot be, the peak is not checked.
+	reset := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	start, _ := procStatus("VmRSS:")
+	before := allocated()
+	return func() {
+		if cost := allocated() - before; cost > fuzzAllocCeiling {
+			t.Errorf("reading the input allocated %d MiB; the ceiling is %d MiB", cost>>20, fuzzAllocCeiling>>20)
+		}
+		if peak, ok := procStatus("VmHWM:"); ok && reset && peak > start+fuzzRSSCeiling {
+			t.Errorf("the process's resident memory grew by %d MiB at its peak reading the input; the ceiling is %d MiB", (peak-start)>>20, fuzzRSSCeiling>>20)
+		}
+	}
+}
+
+// procStatus is the field of /proc/self/status named key (VmRSS:, VmHWM:)
+// in bytes, and false where it cannot be read.
+func procStatus(key string) (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == key && f[2] == "kB" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
 // hugeField is a gzip input whose second record holds one field of
 // 4*infile.MaxRecordBytes, quoted when quote is '"': some tens of KB that
 // a reader without a record limit reads whole.
@@ -132,6 +185,8 @@ func FuzzCSVSource(f *testing.F) {
 	f.Add([]byte("id,parent_id,n,b,j,x\nc,d,1e999,maybe,{,!!\ne,f\n\"open"), true)
 	f.Add([]byte("id;parent_id\n😀;\xff\n"), false)
 	f.Add(gzipped(f, []byte("id,parent_id\na,\n")), false)
+	f.Add(zstdWindowFrame([]byte("id,parent_id\na,\n"), 25), false)
+	f.Add(zstdWindowFrame([]byte("id,parent_id\na,\n"), 27), false)
 	f.Add(hugeField(f, "id,parent_id,note\na,,", `"`, "\nb,a,c\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, typed bool) {
 		in := memInput(t, data)
@@ -148,6 +203,15 @@ func FuzzCSVSource(f *testing.F) {
 		}
 		drain(t, src, "fuzz.csv", "")
 	})
+}
+
+// zstdWindowFrame is data as one zstd frame whose header asks for a window
+// of 1<<windowLog bytes, holding data as one raw block.
+func zstdWindowFrame(data []byte, windowLog int) []byte {
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, byte(windowLog-10) << 3}
+	h := 1 | len(data)<<3 // the last block, raw
+	b = append(b, byte(h), byte(h>>8), byte(h>>16))
+	return append(b, data...)
 }
 
 func fuzzJSON(f *testing.F, format string) {
@@ -185,6 +249,58 @@ func FuzzDDBJSONSource(f *testing.F) {
 			return // not even its compression header can be read: ddbitems.Open would fail
 		}
 		drain(t, src, "fuzz.json", "")
+	})
+}
+
+// FuzzExportDir reads an ExportTableToPointInTime folder whose
+// manifest-files.json ("": none) and one data file are the fuzzer's: the
+// folder is refused at its open, or read to its end with each problem a
+// RowError or a refusal of the export (infile.ErrInvalid), within the
+// memory ceiling.
+func FuzzExportDir(f *testing.F) {
+	line := `{"Item":{"id":{"S":"a"}}}` + "\n" + `{"Item":{"id":{"S":"b"},"parent_id":{"S":"a"}}}` + "\n"
+	f.Add(`{"itemCount":2,"md5Checksum":"","dataFileS3Key":"AWSDynamoDB/0123/data/part-0.json.gz"}`+"\n", gzipped(f, []byte(line)))
+	f.Add(`{"itemCount":9,"dataFileS3Key":"AWSDynamoDB/0123/data/part-0.json.gz"}`+"\n"+`{"dataFileS3Key":"../x"}`, []byte(line))
+	f.Add("", gzipped(f, []byte(line+"not json\n")))
+	f.Add("{", []byte(line))
+	f.Fuzz(func(t *testing.T, manifest string, data []byte) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data", "part-0.json.gz"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if manifest != "" {
+			if err := os.WriteFile(filepath.Join(dir, "manifest-files.json"), []byte(manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer memoryCeiling(t)()
+		src, err := OpenSource(dir, SourceOptions{Format: FormatDDBJSON, KeepRaw: true})
+		if err != nil {
+			return
+		}
+		defer src.Close()
+		for range 20000 {
+			rec, err := src.Next(context.Background())
+			if err == io.EOF {
+				return
+			}
+			var re *transform.RowError
+			switch {
+			case errors.As(err, &re):
+				if re.Line < 0 {
+					t.Fatalf("RowError %v: Line %d", err, re.Line)
+				}
+			case errors.Is(err, infile.ErrInvalid):
+				return
+			case err != nil:
+				t.Fatalf("Next: %v (%T), want a RowError, a refusal of the export or io.EOF", err, err)
+			case rec == nil || !utf8.ValidString(rec.ID):
+				t.Fatalf("Next returned %v", rec)
+			}
+		}
 	})
 }
 

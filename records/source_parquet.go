@@ -878,17 +878,24 @@ func nonEmpty(s, otherwise string) string {
 // footer list of 2^31 elements crashes the process with "out of memory".
 // So the footer and, before a row group is read, the page headers of its
 // column chunks are checked here: every length and count against the bytes
-// that are actually there, and what the pages a row group holds at once
-// declare against pqMaxMemory.
+// that are actually there, what each page declares against pqMaxPage, and
+// what the pages a row group holds at once declare against pqMaxMemory; a
+// compressed page is decoded once, into nothing, to check that it decodes
+// to no more than it declares (checkData).
 
 // pqMaxMemory bounds the memory the pages of one row group, the current
 // page and the dictionary of every column, may declare that they need: their
 // decompressed bytes plus pqValueBytes a value. parquet-go holds them all
-// at once while it reads rows. 4 GiB is far more than files written with
-// usual page sizes need (1 MiB, 20,000 rows) and leaves room for old writers'
-// pages that hold a whole row group of nulls or of one repeated value (a
-// value is charged pqValueBytes, more than a null costs).
-const pqMaxMemory = 4 << 30
+// at once while it reads rows. 512 MiB is room for some hundred columns of
+// pages of the usual sizes (1 MiB, 20,000 values, and a dictionary of
+// 1 MiB: about 2.3 MiB a column).
+const pqMaxMemory = 512 << 20
+
+// pqMaxPage bounds what one page (or dictionary) may declare it needs,
+// counted as for pqMaxMemory: 64 times the usual 1 MiB page, and room for an
+// old writer's page of four million values (a whole row group of nulls or
+// of one repeated value, charged pqValueBytes each).
+const pqMaxPage = 64 << 20
 
 // pqValueBytes is what a value costs parquet-go once its page is decoded, at
 // most: its levels, its offset or dictionary index, and its value.
@@ -954,7 +961,7 @@ func (s *parquetSource) checkChunk(md *format.ColumnMetaData) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if dict, err = checkPage(h, base, n, end); err != nil {
+		if dict, err = s.checkPageAndData(md.Codec, h, base, n, end); err != nil {
 			return 0, err
 		}
 	}
@@ -966,7 +973,7 @@ func (s *parquetSource) checkChunk(md *format.ColumnMetaData) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		m, err := checkPage(h, pos, n, end)
+		m, err := s.checkPageAndData(md.Codec, h, pos, n, end)
 		if err != nil {
 			return 0, err
 		}
@@ -978,6 +985,20 @@ func (s *parquetSource) checkChunk(md *format.ColumnMetaData) (int64, error) {
 		pos += n + int64(h.CompressedPageSize)
 	}
 	return dict + page, nil
+}
+
+// checkPageAndData is checkPage, then the page's own limit (pqMaxPage),
+// then what its data decodes to (checkData).
+func (s *parquetSource) checkPageAndData(codec format.CompressionCodec, h *format.PageHeader, pos, n, end int64) (int64, error) {
+	m, err := checkPage(h, pos, n, end)
+	if err != nil {
+		return 0, err
+	}
+	if m > pqMaxPage {
+		return 0, fmt.Errorf("the page at byte %d declares that reading it takes %s, more than the %s treeport allows a page; the file is corrupt, or it needs rewriting with smaller pages",
+			pos, byteSize(m), byteSize(pqMaxPage))
+	}
+	return m, s.checkData(codec, h, pos+n)
 }
 
 // pageHeader reads the page header at pos, which must end before end.

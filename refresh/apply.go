@@ -164,7 +164,7 @@ func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, er
 	var out *os.File
 	if opts.Out != "" {
 		var err error
-		if out, err = os.Create(opts.Out); err != nil {
+		if out, err = statefile.CreateOutput(opts.Out); err != nil {
 			return nil, err
 		}
 		defer out.Close()
@@ -485,7 +485,7 @@ func writeApplyReport(path string, summary *Summary, skip int64, stats ddbwrite.
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
+	return statefile.WriteOutput(path, append(b, '\n')) // an output: the umask says who reads it
 }
 
 // writePlan plans into a plan file.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -12,6 +11,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -141,7 +141,7 @@ func EditTable(ctx context.Context, opts EditTableOptions) (*EditTableResult, er
 
 // writeOpsFile writes operations as a plan file.
 func writeOpsFile(path string, h PlanHeader, ops []Op) error {
-	f, err := os.Create(path)
+	f, err := statefile.CreateOutput(path)
 	if err != nil {
 		return err
 	}

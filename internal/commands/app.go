@@ -103,12 +103,12 @@ func App() *cli.App {
 	app.OnUsageError = usageErrorFor(app, "treeport", nil)
 	for _, c := range app.Commands {
 		c.OnUsageError = usageErrorFor(app, c.Name, c)
-		c.Before = checkTableNames
+		c.Before = checkNames
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownSubcommand(c.Name)
 		}
 		for _, sub := range c.Subcommands {
-			sub.Before = checkTableNames
+			sub.Before = checkNames
 			sub.OnUsageError = usageErrorFor(app, c.Name+" "+sub.Name, sub)
 		}
 		bindEnv(c.Flags)
@@ -214,6 +214,43 @@ var tableFlags = []string{"table", "from-table", "to-table", "import-table", "bu
 
 // checkTableNames refuses a table name DynamoDB would refuse, before any
 // call to the service: a usage error (exit 2), not a service failure.
+// checkNames is every command's Before: its table names, and its outputs'
+// names (checkOutputLinks).
+func checkNames(c *cli.Context) error {
+	if err := checkOutputLinks(c); err != nil {
+		return err
+	}
+	return checkTableNames(c)
+}
+
+// checkOutputLinks refuses, before a command does anything, a symbolic link
+// at the name of a file it would write beside the user's (rejects,
+// dead-letter, report, a plan's or bench's --out, gen's): treeport never
+// writes through one (statefile.CreateOutput refuses it at the open too).
+// An export's --out is written to a temporary file renamed over the name,
+// which replaces a link there and never writes through it.
+func checkOutputLinks(c *cli.Context) error {
+	var paths []string
+	for _, name := range []string{"rejects", "dead-letter", "report"} {
+		paths = append(paths, c.String(name))
+	}
+	switch c.Command.Name {
+	case "plan", "edit", "gen":
+		paths = append(paths, c.String("out"))
+	case "bench":
+		paths = append(paths, c.StringSlice("out")...)
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := statefile.CheckOutput(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func checkTableNames(c *cli.Context) error {
 	for _, name := range tableFlags {
 		if v := c.String(name); v != "" {

@@ -3,7 +3,6 @@ package commands
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layoutbench"
 	"github.com/treeport/treeport/layouts"
 )
@@ -120,14 +120,9 @@ func runBench(c *cli.Context) error {
 
 	debug.SetGCPercent(50) // the skeleton lives for the whole run; see runImport
 	started := time.Now()
-	// The rejects file of bench holds the problems themselves: with one,
-	// every problem is kept; without, those past the ones printed are
-	// only counted.
-	maxProblems := c.Int("max-errors")
-	if c.String("rejects") != "" && onInvalid == "skip" {
-		maxProblems = 0
-	}
-	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: maxProblems})
+	// Problems past the ones printed are only counted: the rejects file is
+	// written as the input is read again (checkBenchInput).
+	in, err := importer.ReadInput(c.Context, importer.InputOptions{Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")})
 	if err != nil {
 		return err
 	}
@@ -271,12 +266,13 @@ func benchLayouts(c *cli.Context, lopts *layouts.Options) ([]layouts.Layout, err
 }
 
 // checkBenchInput prints every layout's problems with the input, before
-// anything is created, and keeps them in --rejects.
+// anything is created, and writes each layout's rejected records to
+// --rejects, reading the input again for each (importer.WriteRejects).
 func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInvalid string, stderr io.Writer) error {
 	invalid := 0
 	var rejects *bufio.Writer
 	if p := c.String("rejects"); p != "" && onInvalid == "skip" {
-		f, err := os.Create(p)
+		f, err := statefile.CreateOutput(p)
 		if err != nil {
 			return err
 		}
@@ -296,9 +292,8 @@ func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, on
 		}
 		printProblems(stderr, problems, c.Int("max-errors"), in.MoreProblems())
 		if rejects != nil {
-			for _, p := range problems {
-				line, _ := json.Marshal(map[string]any{"layout": l.Name(), "file": p.File, "line": p.Line, "id": p.ID, "reason": p.Err.Error()})
-				rejects.Write(append(line, '\n'))
+			if _, err := in.WriteRejects(c.Context, l, rejects); err != nil {
+				return fmt.Errorf("writing %s: %w", c.String("rejects"), err)
 			}
 		}
 	}
@@ -312,7 +307,7 @@ func checkBenchInput(c *cli.Context, in *importer.Input, ls []layouts.Layout, on
 // writeFileWith writes a file through a buffered writer and reports the
 // first error, the close's included.
 func writeFileWith(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := statefile.CreateOutput(path)
 	if err != nil {
 		return err
 	}

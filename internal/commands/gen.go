@@ -3,11 +3,11 @@ package commands
 import (
 	"bufio"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/internal/gen"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -44,7 +44,7 @@ func runGen(c *cli.Context) error {
 	if err := records.CheckCompression(out, format); err != nil {
 		return usagef("--out %v", err)
 	}
-	f, err := os.Create(out)
+	f, err := statefile.CreateOutput(out)
 	if err != nil {
 		return err
 	}

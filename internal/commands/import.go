@@ -18,6 +18,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -125,7 +126,7 @@ func runImport(c *cli.Context) error {
 	}
 	var rejects io.Writer
 	if path := c.String("rejects"); path != "" {
-		f, err := os.Create(path)
+		f, err := statefile.CreateOutput(path)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
@@ -288,7 +288,7 @@ func writeFollowReport(path string, res *refresh.MigrateResult) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o666) // an output: the umask says who reads it
+	return statefile.WriteOutput(path, append(b, '\n')) // an output: the umask says who reads it
 }
 
 // catFollow is the help category of migrate's --follow flags.

@@ -70,7 +70,7 @@ func runVerify(c *cli.Context) error {
 	d, err := exporter.Verify(c.Context, exporter.VerifyOptions{
 		Layout: ls[0], Client: client, Table: table,
 		Scan: exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")},
-		In:   in, Records: src,
+		In:   in, Records: src, Unit: placeUnit(in, srcOpts.Format),
 		MaxExamples: c.Int("max-examples"),
 	})
 	if err != nil {
@@ -90,4 +90,16 @@ func runVerify(c *cli.Context) error {
 		return errDifferences
 	}
 	return nil
+}
+
+// placeUnit is what a place in the input at path, of format ("": by its
+// name), is counted in: "row" for Parquet, "" (lines) for the others.
+func placeUnit(path, format string) string {
+	if format == "" {
+		format = records.DetectFormat(path)
+	}
+	if format == records.FormatParquet {
+		return "row"
+	}
+	return ""
 }

@@ -168,3 +168,61 @@ func CreateTempFor(out string) (*os.File, error) {
 	}
 	return nil, fmt.Errorf("%s: no free name for a temporary file beside it", out)
 }
+
+// CreateOutput creates the output file at path, or truncates the one
+// there, for writing, as os.Create does (mode 0666 less the umask), but
+// never through a symbolic link planted at its name: a link there is
+// refused (an Error, matching ErrRefused) and its target left untouched.
+// It is for the files treeport writes beside the user's (rejects,
+// dead-letter, reports, plan files, column types).
+func CreateOutput(path string) (*os.File, error) {
+	return openOutput(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+}
+
+// AppendOutput is CreateOutput for a file a resumed run appends to (the
+// dead-letter file): it is created when missing and never truncated.
+func AppendOutput(path string) (*os.File, error) {
+	return openOutput(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
+}
+
+// WriteOutput is os.WriteFile(path, data, 0o666) through CreateOutput.
+func WriteOutput(path string, data []byte) error {
+	f, err := CreateOutput(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func openOutput(path string, flag int) (*os.File, error) {
+	if err := lstatOutput(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, flag|outputNoFollow, 0o666)
+	if err != nil {
+		if why := refusedOpen(err); why == "a symbolic link" {
+			return nil, outputLink(path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// outputLink is the Error of a symbolic link at an output's name.
+func outputLink(path string) error {
+	return &Error{Path: path, Why: "a symbolic link", Do: "treeport does not write through a link at an output's name: remove it, or name the file the link points to"}
+}
+
+// CheckOutput refuses a symbolic link at an output's name, as
+// CreateOutput will, so that a command can refuse it before it does any
+// work; a missing file, or anything but a link, passes.
+func CheckOutput(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return outputLink(path)
+	}
+	return nil
+}

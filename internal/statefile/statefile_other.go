@@ -10,6 +10,12 @@ import (
 // Without O_NOFOLLOW, Open checks the path with Lstat first.
 const noFollow = 0
 
+const outputNoFollow = 0
+
+// lstatOutput refuses a symbolic link at an output's name, which the open
+// cannot refuse without O_NOFOLLOW.
+func lstatOutput(path string) error { return CheckOutput(path) }
+
 func refusedOpen(error) string { return "" }
 
 func checkOwner(path string, _ fs.FileInfo) error {

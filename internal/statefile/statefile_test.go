@@ -111,3 +111,53 @@ func TestCreateTempForModes(t *testing.T) {
 		t.Errorf("temporary file %s mode %v, want 0640 beside %s", f.Name(), fi.Mode().Perm(), out)
 	}
 }
+
+// TestCreateOutputRefusesLinks: an output (rejects, dead-letter, report,
+// plan file) is never written through a symbolic link at its name, created
+// or appended to; its target stays as it was. A plain file there is
+// truncated or appended to, as os.Create and O_APPEND do.
+func TestCreateOutputRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious.txt")
+	const content = "the user's own data"
+	if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "rejects.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	opens := map[string]func(string) (*os.File, error){"CreateOutput": CreateOutput, "AppendOutput": AppendOutput,
+		"WriteOutput": func(p string) (*os.File, error) { return nil, WriteOutput(p, []byte("x")) }}
+	for name, open := range opens {
+		f, err := open(link)
+		if f != nil {
+			f.Close()
+		}
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("%s through a link: %v; want it refused, naming %s", name, err, link)
+		}
+		if got, _ := os.ReadFile(target); string(got) != content {
+			t.Errorf("%s: the link's target holds %q, want %q", name, got, content)
+		}
+	}
+	if err := CheckOutput(link); !errors.Is(err, ErrRefused) {
+		t.Errorf("CheckOutput(link) = %v, want it refused", err)
+	}
+	plain := filepath.Join(dir, "report.json")
+	if err := WriteOutput(plain, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := AppendOutput(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(" second")
+	f.Close()
+	if got, _ := os.ReadFile(plain); string(got) != "first second" {
+		t.Errorf("a plain file appended to holds %q", got)
+	}
+	if err := CheckOutput(plain); err != nil {
+		t.Errorf("CheckOutput(a plain file) = %v", err)
+	}
+}

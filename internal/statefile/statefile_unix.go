@@ -15,6 +15,14 @@ import (
 // blocking the open (regular files ignore it).
 const noFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
+// outputNoFollow is added to the open of an output (CreateOutput): a FIFO
+// or a device the user names (/dev/null) is written to as they ask.
+const outputNoFollow = syscall.O_NOFOLLOW
+
+// lstatOutput checks an output's name before its open; O_NOFOLLOW does
+// that here.
+func lstatOutput(string) error { return nil }
+
 // refusedOpen says why an open failed on a path that holds something other
 // than a regular file ("" for other errors): O_NOFOLLOW met a symbolic
 // link, or the path is a directory.

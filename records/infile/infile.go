@@ -41,6 +41,44 @@ const (
 	MaxFieldBytes = 1 << 20
 )
 
+// CheckLimits holds a record's attributes to the limits every reader
+// shares, as DynamoDB counts their sizes: a value over MaxFieldBytes, or
+// names and values together over MaxRecordBytes. It returns their size and,
+// past a limit, the problem at the record's place (file, line, unit: "row"
+// for Parquet, "line" or "" for the others; id) naming the limit. Every
+// path that reads an input's records goes through it (import, bench,
+// schema, plan and apply's ReadInput; verify; export --in).
+func CheckLimits(attrs transform.Attrs, file string, line int, unit, id string) (int, *transform.RowError) {
+	size := 0
+	for k, v := range attrs {
+		n := transform.ValueSize(v)
+		if n > MaxFieldBytes {
+			return size, FieldOverLimit(file, line, unit, id, k, n)
+		}
+		size += len(k) + n
+	}
+	if size > MaxRecordBytes {
+		return size, RecordOverLimit(file, line, unit, id, size)
+	}
+	return size, nil
+}
+
+// FieldOverLimit is the problem of a record whose attribute k's value is
+// n bytes, over MaxFieldBytes, as DynamoDB counts its size.
+func FieldOverLimit(file string, line int, unit, id, k string, n int) *transform.RowError {
+	return &transform.RowError{File: file, Line: line, Unit: unit, ID: id, Err: Parsef(
+		"attribute %q is %d bytes, over %s, the limit of one field (no DynamoDB item is over 400 KB)",
+		k, n, LimitText(MaxFieldBytes))}
+}
+
+// RecordOverLimit is the problem of a record whose attributes are n bytes,
+// over MaxRecordBytes.
+func RecordOverLimit(file string, line int, unit, id string, n int) *transform.RowError {
+	return &transform.RowError{File: file, Line: line, Unit: unit, ID: id, Err: Parsef(
+		"the record's attributes are %d bytes, over %s, the limit of one record (no DynamoDB item is over 400 KB)",
+		n, LimitText(MaxRecordBytes))}
+}
+
 // MaxManifestBytes bounds a manifest of a DynamoDB export
 // (manifest-summary.json, manifest-files.json), which is read whole: a
 // line of manifest-files.json is about 250 bytes, so this is room for a
@@ -91,9 +129,19 @@ func LimitText(n int) string {
 }
 
 // MaxZstdWindow bounds the window a zstd frame may ask the decoder for,
-// which it holds in memory: every level of zstd (-1 to --ultra -22) and
-// --long (27) stay within it; --long=28 or more is refused.
-const MaxZstdWindow = 128 << 20
+// which it holds in memory, whether the frame declares a window or (a
+// single-segment frame) only its content size, which is then its window:
+// zstd's levels up to 19 (8 MiB) and --ultra -20 (32 MiB) stay within it;
+// --ultra -21 and -22 and --long are refused, and the message says to
+// recompress.
+const MaxZstdWindow = 32 << 20
+
+// NewZstdReader is the zstd decoder of every zstd stream treeport reads: one
+// goroutine, its window (and a single-segment frame's content) bounded by
+// MaxZstdWindow.
+func NewZstdReader(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxZstdWindow), zstd.WithDecoderMaxWindow(MaxZstdWindow))
+}
 
 // Input is an opened input file, decompressed when it needs to be. The
 // caller closes it.
@@ -135,7 +183,7 @@ func New(r io.Reader, name string) (*Input, error) {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)
+			return nil, invalidError{fmt.Errorf("importer: %s looks gzip-compressed but its header is not: %w", name, err)}
 		}
 		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "gzip"}, ReadBufferSize)
 		in.Compression = "gzip"
@@ -143,9 +191,9 @@ func New(r io.Reader, name string) (*Input, error) {
 		// about the data has already come out of Read.
 		in.closers = append(in.closers, func() error { zr.Close(); return nil })
 	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30), zstd.WithDecoderMaxWindow(MaxZstdWindow))
+		zr, err := NewZstdReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)
+			return nil, invalidError{fmt.Errorf("importer: %s looks zstd-compressed but cannot be read: %w", name, err)}
 		}
 		in.R = bufio.NewReaderSize(&decompressReader{r: zr, format: "zstd"}, ReadBufferSize)
 		in.Compression = "zstd"
@@ -153,6 +201,15 @@ func New(r io.Reader, name string) (*Input, error) {
 	}
 	return in, nil
 }
+
+// invalidError marks an error of New as ErrInvalid (errors.Is) and keeps
+// its words: a data file of an export whose compressed header is broken is
+// invalid input, exit 2, not a failure to read it (FuzzExportDir found it
+// exit 3).
+type invalidError struct{ error }
+
+func (e invalidError) Is(target error) bool { return target == ErrInvalid }
+func (e invalidError) Unwrap() error        { return e.error }
 
 // OnClose adds f to what Close does, before what was added earlier.
 func (in *Input) OnClose(f func() error) { in.closers = append(in.closers, f) }
@@ -217,8 +274,8 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) {
-		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long=28 or more); recompress it with zstd --long=27 or less", LimitText(MaxZstdWindow))
+	if errors.Is(e.err, zstd.ErrWindowSizeExceeded) || errors.Is(e.err, zstd.ErrDecoderSizeExceeded) {
+		return fmt.Sprintf("the zstd data asks for a window of more than %s, treeport's limit (it was compressed with --long, --ultra -21 or -22, or as one segment of more than %s); recompress it with zstd -19 or less, without --long", LimitText(MaxZstdWindow), LimitText(MaxZstdWindow))
 	}
 	return fmt.Sprintf("the %s data is corrupt or cut short (%v); reading stops here", e.format, e.err)
 }

@@ -26,7 +26,7 @@ func TestZstdWindowLimit(t *testing.T) {
 	for _, tc := range []struct {
 		windowLog int
 		ok        bool
-	}{{27, true}, {28, false}, {30, false}} {
+	}{{25, true}, {26, false}, {27, false}, {30, false}} {
 		in, err := New(bytes.NewReader(zstdFrame(data, tc.windowLog)), "in.csv.zst")
 		if err != nil {
 			t.Fatal(err)
@@ -40,8 +40,21 @@ func TestZstdWindowLimit(t *testing.T) {
 			continue
 		}
 		var ce *CorruptError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "128 MiB") || !strings.Contains(err.Error(), "--long=27") {
-			t.Errorf("window 2^%d: %v; want a CorruptError naming the 128 MiB limit and --long=27", tc.windowLog, err)
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "32 MiB") || !strings.Contains(err.Error(), "without --long") {
+			t.Errorf("window 2^%d: %v; want a CorruptError naming the 32 MiB limit and what to do", tc.windowLog, err)
+		}
+	}
+}
+
+// TestBrokenHeaderIsInvalid: data whose first bytes say gzip or zstd but
+// whose header is broken is invalid input (exit 2), not a failure to read
+// it: an export's data file so broken once made export --in exit 3
+// (FuzzExportDir found it).
+func TestBrokenHeaderIsInvalid(t *testing.T) {
+	for _, data := range []string{"\x1f\x8b0", "\x1f\x8b\x08\x00"} {
+		_, err := New(strings.NewReader(data), "part-0.json.gz")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "part-0.json.gz looks gzip-compressed") {
+			t.Errorf("New(%q) = %v; want invalid input naming the file", data, err)
 		}
 	}
 }
