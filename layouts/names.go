@@ -55,6 +55,15 @@ type Options struct {
 	// its node: nil copies all, an empty non-nil slice copies none, and
 	// otherwise the named attributes (when the node has them) are copied.
 	ClosureCopy []string
+	// PathIDs says a node's id is its path from its root: its names
+	// joined by the delimiter (Accounts¦123¦Links), its name the last
+	// segment, and its parent the id without it (--path-ids, a model's
+	// "path_ids": true).
+	PathIDs bool
+	// ImplicitInner says a node without attributes of its own that has
+	// children is written without an item: its descendants' keys name it
+	// (--implicit-inner, a model's "implicit_inner": true).
+	ImplicitInner bool
 }
 
 // New returns the layout called name. It fails, saying what to do, on an

@@ -225,8 +225,12 @@ func (m *MemTable) Query(_ context.Context, in layouts.QueryInput, page func([]l
 		m.mu.Unlock()
 		return nil
 	}
-	for start := 0; start < len(read); start += m.pageSize {
-		pg := read[start:min(start+m.pageSize, len(read))]
+	size := m.pageSize
+	if in.Limit > 0 {
+		size = min(size, int(in.Limit))
+	}
+	for start := 0; start < len(read); start += size {
+		pg := read[start:min(start+size, len(read))]
 		bytes := 0
 		var kept []layouts.Item
 		for _, it := range pg {
