@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -39,6 +40,9 @@ type modelJSON struct {
 	Layout      string `json:"layout"`
 	Delimiter   string `json:"delimiter"`
 	Shards      int    `json:"shards"`
+	// issue 25's: ids that are paths, and inner nodes without items
+	PathIDs       bool `json:"path_ids"`
+	ImplicitInner bool `json:"implicit_inner"`
 	// closure's
 	RelativeDepthDigits int             `json:"relative_depth_digits"`
 	ClosureCopy         json.RawMessage `json:"closure_copy"`
@@ -154,6 +158,15 @@ type modelLayout struct {
 	// prefix's: the model describes each of the prefix layout's two rows
 	// (the object row, the listing row) by templates of its Key and Child.
 	prefix bool
+
+	// pathIDs: a node's id is its path, its names joined by delim, and
+	// its parent the id without the last name. implicitInner: a node
+	// without attributes that has children has no item. fullPath: the
+	// table's sort key is the whole path under a constant partition key
+	// (pkConst), after the literal text skPrefix (model_fullpath.go).
+	pathIDs, implicitInner bool
+	fullPath               bool
+	pkConst, skPrefix      string
 }
 
 type baseAttr struct {
@@ -172,6 +185,9 @@ func (m *modelLayout) Base() layouts.Layout { return m.base }
 func (m *modelLayout) CheckNode(s *transform.Stats) []error {
 	var errs []error
 	if err := m.checkIDs([]string{s.ID}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.checkPathID(s.ID, s.ParentID); err != nil {
 		errs = append(errs, err)
 	}
 	if err := m.checkDepth(s.Depth); err != nil {
@@ -333,7 +349,22 @@ func (p *modelParser) base() error {
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
-	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards, PathIDs: mj.PathIDs, ImplicitInner: mj.ImplicitInner}
+	m.pathIDs, m.implicitInner = mj.PathIDs, mj.ImplicitInner
+	pathDelim := ""
+	if mj.PathIDs || mj.ImplicitInner {
+		if mj.Layout != layouts.AdjacencyName {
+			return fail("path_ids", "path ids and implicit inner nodes are read and written by the adjacency base alone (a table keyed by the node's path, or by its path and its parent's): give \"layout\": \"adjacency\"")
+		}
+		if !mj.PathIDs {
+			return fail("implicit_inner", "an implicit inner node is named by its descendants' paths: it needs \"path_ids\": true")
+		}
+		if utf8.RuneCountInString(mj.Delimiter) != 1 {
+			return fail("delimiter", "%q: path ids need the one character that joins their names, such as \"/\"", mj.Delimiter)
+		}
+		// The adjacency base has no delimiter: the model keeps it.
+		pathDelim, opts.Delimiter = mj.Delimiter, ""
+	}
 	if m.closure {
 		if mj.Delimiter != "" {
 			return fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
@@ -369,6 +400,9 @@ func (p *modelParser) base() error {
 		return fail("layout", "%v", err)
 	}
 	m.base, m.delim = base, base.Delimiter()
+	if pathDelim != "" {
+		m.delim = pathDelim
+	}
 	m.shards = mj.Shards
 	m.baseTable = base.Table()
 	for c, text := range canon {
@@ -397,6 +431,11 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 		return nil, fail(field+".name", "an attribute name may not start with a NUL character")
 	}
 	t, err := parseTemplate(a.Template)
+	if err != nil && field == "table.partition_key" && p.mj.PathIDs && a.Template != "" && !strings.ContainsAny(a.Template, "{}") {
+		// A constant partition key: the table's sort key holds the
+		// whole path (a bucket and its objects' keys).
+		t, err = template{text: a.Template, parts: []tmplPart{{lit: a.Template}}}, nil
+	}
 	if err != nil {
 		return nil, fail(field+".template", "%v", err)
 	}
@@ -500,6 +539,9 @@ func (p *modelParser) tableKeys() error {
 			}
 		}
 	}
+	if len(m.pk.tmpl.uses()) == 0 {
+		return p.fullPathKeys()
+	}
 	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
 		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
 	}
@@ -523,8 +565,11 @@ func (p *modelParser) indexes() error {
 		}
 		m.indexes = append(m.indexes, x)
 	}
+	if m.fullPath && len(m.indexes) > 0 {
+		return fail("indexes", "a model whose sort key is the whole path reads its table alone (a node's children are a Query of its path and the delimiter, grouped at the next delimiter): remove the index")
+	}
 	for _, need := range map[string][]string{layouts.PathName: {"ByPath"}, layouts.ShardedName: {"ByPath"}, layouts.AdjacencyName: {"ByParent"}, layouts.ClosureName: {"ByAncestor"}}[m.baseName] {
-		if m.index(need) == nil {
+		if m.index(need) == nil && !m.fullPath {
 			return fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
 	}
@@ -765,6 +810,10 @@ func sameSet(a, b []string) bool {
 // layout needs to rebuild a node fails here, saying what is missing.
 func (m *modelLayout) selfTest() error {
 	paths := [][]string{{"r"}, {"r", "c"}, {"r", "c", "g"}}
+	if m.pathIDs {
+		d := m.delim
+		paths = [][]string{{"r"}, {"r", "r" + d + "c"}, {"r", "r" + d + "c", "r" + d + "c" + d + "g"}}
+	}
 	for _, p := range paths {
 		parent := ""
 		if len(p) > 1 {
@@ -916,6 +965,9 @@ func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
 	if err := m.checkIDs(n.Path); err != nil {
 		return err
 	}
+	if err := m.checkPathID(n.ID, n.Parent); err != nil {
+		return err
+	}
 	for name := range n.Attrs {
 		if err := m.attrNameError(name); err != nil {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
@@ -1037,6 +1089,9 @@ func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, em
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
 func (m *modelLayout) foreign(item layouts.View) bool {
+	if m.outsidePartition(item) {
+		return true
+	}
 	if m.typeName == "" {
 		return false
 	}
@@ -1125,6 +1180,18 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		v.set(phPath)
 	}
 	v.derive(root, m.shards)
+	if m.pathIDs && v.has[phID] && !v.has[phParent] {
+		// A path id names its parent: the id without its last name.
+		if parent := m.pathParent(v.id); parent != "" {
+			v.parent = parent
+			v.set(phParent)
+		}
+	}
+	if m.pathIDs && v.has[phID] {
+		if err := m.checkPathID(v.id, v.parent); err != nil {
+			return v, fmt.Errorf("%w: model %s: %w", layouts.ErrItem, m.name, err)
+		}
+	}
 	return v, nil
 }
 
@@ -1362,6 +1429,9 @@ func (m *modelLayout) NodeFilter() *layouts.Filter {
 	if m.prefix {
 		return m.prefixFilter()
 	}
+	if m.fullPath {
+		return m.fullPathFilter()
+	}
 	if m.typeName == "" {
 		return nil
 	}
@@ -1433,6 +1503,9 @@ func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
 // model's attributes. Without an index serving the base's ByParent,
 // children are the descendants at relative depth 1, read from ByPath.
 func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Request) ([]layouts.Result, error) {
+	if m.fullPath {
+		return m.fullPathQuery(ctx, r, q)
+	}
 	if q.Kind == layouts.QueryChildren && m.index("ByParent") == nil && !m.closure {
 		q.Kind, q.MinDepth, q.MaxDepth = layouts.QueryDescendants, 1, 1
 	}

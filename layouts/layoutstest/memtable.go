@@ -85,6 +85,10 @@ func (m *MemTable) take() layouts.Cost {
 	return c
 }
 
+// Take returns what the reads since the last Take were billed (requests,
+// items read, RCU), and starts counting again.
+func (m *MemTable) Take() layouts.Cost { return m.take() }
+
 func itemRCU(item layouts.Item) float64 {
 	return 0.5 * float64(max(1, (transform.ItemSize(item)+4095)/4096))
 }
