@@ -66,6 +66,14 @@ type Options struct {
 	ImplicitInner bool
 }
 
+// PathIDs reports whether the node ids of l are paths (Options.PathIDs,
+// a table model's "path_ids"): the delimiter joins an id's names, so an
+// id holds it by design, and the layout checks the ids itself.
+func PathIDs(l Layout) bool {
+	p, ok := l.(interface{ PathIDs() bool })
+	return ok && p.PathIDs()
+}
+
 // New returns the layout called name. It fails, saying what to do, on an
 // unknown layout, an --attr OLD the layout does not have, renames that give
 // two attributes (or two indexes) one name, an invalid index name, a bad

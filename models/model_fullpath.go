@@ -76,6 +76,13 @@ func (p *modelParser) fullPathKeys() error {
 	return nil
 }
 
+// PathIDs reports whether the model's ids are paths ("path_ids").
+func (m *modelLayout) PathIDs() bool { return m.pathIDs }
+
+// ImplicitInner reports whether an inner node without attributes has no
+// item of its own ("implicit_inner").
+func (m *modelLayout) ImplicitInner() bool { return m.implicitInner }
+
 // pathParent is the parent of a path id: the id without its last name,
 // "" for a root.
 func (m *modelLayout) pathParent(id string) string {
