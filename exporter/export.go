@@ -234,6 +234,14 @@ func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 			recs = append(recs, &rec)
 		}
 	}
+	if layouts.ReadsImplicit(l) {
+		ids := make([]string, len(recs))
+		parents := make([]string, len(recs))
+		for i, r := range recs {
+			ids[i], parents[i] = r.ID, r.Parent
+		}
+		recs = append(recs, layouts.Implied(l, ids, parents)...)
+	}
 	return recs, items, nil
 }
 

@@ -248,6 +248,31 @@ func joinHeld(pages []*heldNodes) *heldNodes {
 	return h
 }
 
+// addImplied adds the implicit inner nodes that the held nodes' path ids
+// name (layouts.Implied), as records without attributes, encoded when the
+// others are.
+func (h *heldNodes) addImplied(l layouts.Layout, newEncoder func() records.Encoder) error {
+	extra := layouts.Implied(l, h.ids, h.parents)
+	var enc records.Encoder
+	if len(extra) > 0 && h.encs != nil {
+		enc = newEncoder()
+	}
+	for _, r := range extra {
+		h.ids = append(h.ids, r.ID)
+		h.parents = append(h.parents, r.Parent)
+		if enc == nil {
+			h.recs = append(h.recs, r)
+			continue
+		}
+		b, err := enc.Encode(nil, r)
+		if err != nil {
+			return err
+		}
+		h.encs = append(h.encs, b)
+	}
+	return nil
+}
+
 // arenaBlock is the size of the blocks encoded records are laid in: one
 // allocation for a few hundred records rather than one each.
 const arenaBlock = 64 << 10
@@ -328,6 +353,9 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 		return nil, st, err
 	}
 	held := joinHeld(pages)
+	if err := held.addImplied(l, newEncoder); err != nil {
+		return nil, st, err
+	}
 	if len(held.ids) == 0 && st.Items > 0 {
 		// The filter left every item on the server: none has the layout's
 		// node key.

@@ -477,12 +477,14 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 	}
 	var path []string
+	inner := layouts.ImplicitInner(opts.Layout)
 	err = in.scan(ctx, opts, &st, true, next, func(rec *transform.Record, i int) (error, error) {
 		node.Record = *rec
 		node.Record.Raw = nil
 		node.Depth = in.Forest.Depth(i)
 		path = in.Forest.AppendPath(path[:0], i)
 		node.Path = path
+		node.Inner = inner && in.Forest.HasChildren(i)
 		return opts.Layout.Items(&node, emit), ferr
 	})
 	return st, err
@@ -585,6 +587,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		paths = f.NewPathTexts(delim, pathTextsBudget(f.Len()))
 	}
 	warmed := 0 // the nodes below have had their paths read ahead
+	inner := layouts.ImplicitInner(opts.Layout)
 	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
@@ -600,6 +603,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 				node.ID, node.Parent = rec.ID, rec.Parent
 			}
 			node.Attrs = row.Flat
+			node.Inner = inner && f.HasChildren(i)
 			err := opts.Layout.AppendItems(&node, &items, emit)
 			if err == nil || !errors.Is(err, layouts.ErrPathNeeded) {
 				return err, ferr
@@ -619,6 +623,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			ids = f.AppendPath(ids[:0], i)
 		}
 		node.Path = ids
+		node.Inner = inner && f.HasChildren(i)
 		return opts.Layout.AppendItems(&node, &items, emit), ferr
 	})
 	return st, err

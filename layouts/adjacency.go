@@ -31,15 +31,16 @@ type adjacencyLayout struct {
 var _ Layout = (*adjacencyLayout)(nil)
 
 func newAdjacency(opts Options) (*adjacencyLayout, error) {
-	if opts.Delimiter != "" {
-		return nil, fmt.Errorf("layouts: --delimiter %q: the adjacency layout has no delimiter; leave --delimiter out", opts.Delimiter)
+	delim, err := pathIDsDelimiter(AdjacencyName, opts)
+	if err != nil {
+		return nil, err
 	}
 	names, err := adjacencySchema.resolve(opts.Attr)
 	if err != nil {
 		return nil, err
 	}
 	l := &adjacencyLayout{
-		base: newBase(adjacencySchema, names, ""),
+		base: newBase(adjacencySchema, names, delim, opts),
 		id:   names["Id"], parent: names["ParentId"], byParent: names["ByParent"],
 	}
 	l.rs = newReservedSet(&l.base)
@@ -63,6 +64,14 @@ func (l *adjacencyLayout) Table() TableSpec {
 func (l *adjacencyLayout) Items(n *transform.Node, emit func(Item)) error {
 	if err := l.checkShape(n); err != nil {
 		return err
+	}
+	if l.pathIDs {
+		if err := l.checkPathIDs(n); err != nil {
+			return err
+		}
+		if l.omits(n) {
+			return l.checkAttrs(n)
+		}
 	}
 	v := &adjacencyValues{}
 	item := make(Item, len(n.Attrs)+2)
@@ -101,7 +110,7 @@ type adjacencyValues struct {
 
 // AppendItems is Items into buf: the same item, with the same checks.
 func (l *adjacencyLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
-	if err := l.checkFlatNode(&l.rs, n); err != nil {
+	if err := l.checkFlatNode(&l.rs, n); err != nil || l.omitsFlat(n) {
 		return err
 	}
 	b.reset()
@@ -128,6 +137,9 @@ func (l *adjacencyLayout) Node(item Item) (transform.Record, bool, error) {
 	if r.err != nil {
 		return transform.Record{}, false, r.err
 	}
+	if err := l.readPathID(&r, id, parent); err != nil {
+		return transform.Record{}, false, err
+	}
 	return transform.Record{ID: id, Parent: parent, Attrs: r.rest(l.attrs)}, true, nil
 }
 
@@ -135,6 +147,9 @@ func (l *adjacencyLayout) Node(item Item) (transform.Record, bool, error) {
 // one item, ByParent's the node's children.
 func (l *adjacencyLayout) Measure(s *transform.Stats, m *Measure) {
 	m.Nodes++
+	if l.measuresNoItem(s) {
+		return
+	}
 	idLen := len(s.ID)
 	size := s.AttrBytes + len(l.id) + idLen
 	indexes := 0

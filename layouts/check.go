@@ -51,7 +51,11 @@ func NewChecker(l Layout) *Checker {
 func (c *Checker) Check(s *transform.Stats) error {
 	l := c.l
 	var errs []error
-	if d := l.Delimiter(); d != "" && strings.Contains(s.ID, d) && !PathIDs(l) {
+	if d := l.Delimiter(); PathIDs(l) {
+		if err := CheckPathID(s.ID, s.ParentID, d); err != nil {
+			errs = append(errs, err)
+		}
+	} else if d != "" && strings.Contains(s.ID, d) {
 		errs = append(errs, fmt.Errorf("%w: the id contains %q, the delimiter of the %s layout; remove it from the id, or choose another delimiter with --delimiter",
 			transform.ErrDelimiter, d, l.Name()))
 	}

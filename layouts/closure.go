@@ -32,15 +32,16 @@ type closureLayout struct {
 var _ Layout = (*closureLayout)(nil)
 
 func newClosure(opts Options) (*closureLayout, error) {
-	if opts.Delimiter != "" {
-		return nil, fmt.Errorf("layouts: --delimiter %q: the closure layout has no delimiter; leave --delimiter out", opts.Delimiter)
+	delim, err := pathIDsDelimiter(ClosureName, opts)
+	if err != nil {
+		return nil, err
 	}
 	names, err := closureSchema.resolve(opts.Attr)
 	if err != nil {
 		return nil, err
 	}
 	l := &closureLayout{
-		base: newBase(closureSchema, names, ""),
+		base: newBase(closureSchema, names, delim, opts),
 		id:   names["Id"], rd: names["RelativeDepth"], anc: names["AncestorId"], parent: names["ParentId"],
 		byAncestor: names["ByAncestor"],
 		copyAll:    opts.ClosureCopy == nil,
@@ -78,7 +79,7 @@ func (l *closureLayout) Table() TableSpec {
 // ParentId, except a root's. Each item is a fresh map the receiver owns; its
 // attribute values are the node's.
 func (l *closureLayout) Items(n *transform.Node, emit func(Item)) error {
-	if err := l.checkNode(n); err != nil {
+	if err := l.checkNode(n); err != nil || l.omits(n) {
 		return err
 	}
 	id := &types.AttributeValueMemberS{Value: n.ID}
@@ -134,7 +135,7 @@ func (l *closureLayout) rowAttrs(n *transform.Node, r int, item Item) Item {
 
 // AppendItems is Items into buf: the same rows, with the same checks.
 func (l *closureLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
-	if err := l.checkFlatNode(&l.rs, n); err != nil {
+	if err := l.checkFlatNode(&l.rs, n); err != nil || l.omitsFlat(n) {
 		return err
 	}
 	b.s[0].Value = n.ID
@@ -188,6 +189,9 @@ func (l *closureLayout) Node(item Item) (transform.Record, bool, error) {
 	}
 	if anc != id {
 		return transform.Record{}, false, r.fail("%s is 0 but %s is %q, not the row's own %s", l.rd, l.anc, anc, l.id)
+	}
+	if err := l.readPathID(&r, id, parent); err != nil {
+		return transform.Record{}, false, err
 	}
 	return transform.Record{ID: id, Parent: parent, Attrs: r.rest(l.attrs)}, true, nil
 }
@@ -280,6 +284,9 @@ func CopiedName(l Layout) string {
 // depth of more than 100.
 func (l *closureLayout) Measure(s *transform.Stats, m *Measure) {
 	m.Nodes++
+	if l.measuresNoItem(s) {
+		return
+	}
 	d := s.Depth
 	idLen := len(s.ID)
 	common := len(l.id) + idLen + len(l.rd) + len(l.anc)
@@ -691,8 +698,8 @@ func (c *closureCosts) Estimate(k int) QueryCosts {
 // layout whose node writes many rows alike but for a number and an id
 // (closure's ancestor rows). A table model is given its items one by one.
 func EmitsRuns(l Layout) bool {
-	_, ok := l.(*closureLayout)
-	return ok
+	c, ok := l.(*closureLayout)
+	return ok && !c.implicit
 }
 
 // AppendItemRuns emits the items of n, as AppendItems would, for a layout

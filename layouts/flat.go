@@ -41,6 +41,8 @@ type FlatNode struct {
 	PathText, PathDelim string
 	// Attrs are the node's own attributes, each name at most once.
 	Attrs []Attr
+	// Inner says that the node has children (transform.Node.Inner).
+	Inner bool
 
 	// What SetPath set, to tell that it has not been changed since.
 	set setPath
@@ -250,7 +252,7 @@ func cloneSlice[T any](s []T, clone func(T) T) []T {
 
 // node is n as checkShape and checkDelims take it (without attributes).
 func (n *FlatNode) node() transform.Node {
-	return transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent}, Depth: n.Depth, Path: n.Path}
+	return transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent}, Depth: n.Depth, Path: n.Path, Inner: n.Inner}
 }
 
 // checkFlatAttrs is checkAttrs for a FlatNode: no user attribute may have a
@@ -314,8 +316,8 @@ func TakesPathText(l Layout) bool {
 	return ok && t.takesPathText()
 }
 
-func (l *pathLayout) takesPathText() bool   { return true }
-func (l *prefixLayout) takesPathText() bool { return true }
+func (l *pathLayout) takesPathText() bool   { return !l.pathIDs }
+func (l *prefixLayout) takesPathText() bool { return !l.pathIDs }
 
 // textOnly reports whether n comes with its PathText and no Path.
 func (n *FlatNode) textOnly() bool { return n.Path == nil && n.PathText != "" }

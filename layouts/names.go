@@ -55,23 +55,20 @@ type Options struct {
 	// its node: nil copies all, an empty non-nil slice copies none, and
 	// otherwise the named attributes (when the node has them) are copied.
 	ClosureCopy []string
-	// PathIDs says a node's id is its path from its root: its names
-	// joined by the delimiter (Accounts¦123¦Links), its name the last
-	// segment, and its parent the id without it (--path-ids, a model's
-	// "path_ids": true).
+	// PathIDs makes a node's id its path from its root: the names from the
+	// root to the node joined by the delimiter (Accounts¦123456¦Links); its
+	// name is the last segment and its parent's id the id without it. The
+	// closure and adjacency layouts, which have no delimiter of their own,
+	// join names with "|" (DefaultPathDelimiter) or --delimiter. See
+	// docs/LAYOUTS.md.
 	PathIDs bool
-	// ImplicitInner says a node without attributes of its own that has
-	// children is written without an item: its descendants' keys name it
-	// (--implicit-inner, a model's "implicit_inner": true).
+	// ImplicitInner gives a node without attributes that has children
+	// (transform.Node.Inner) no item of its own (prefix: its listing row
+	// only), and reads an ancestor that the keys of its descendants name
+	// but that has no item as a node without attributes. New refuses it
+	// where such a node could not be read back: closure and adjacency
+	// without PathIDs.
 	ImplicitInner bool
-}
-
-// PathIDs reports whether the node ids of l are paths (Options.PathIDs,
-// a table model's "path_ids"): the delimiter joins an id's names, so an
-// id holds it by design, and the layout checks the ids itself.
-func PathIDs(l Layout) bool {
-	p, ok := l.(interface{ PathIDs() bool })
-	return ok && p.PathIDs()
 }
 
 // New returns the layout called name. It fails, saying what to do, on an
@@ -79,6 +76,14 @@ func PathIDs(l Layout) bool {
 // two attributes (or two indexes) one name, an invalid index name, a bad
 // delimiter or a negative shard count.
 func New(name string, opts Options) (Layout, error) {
+	switch {
+	case opts.ImplicitInner && name == AdjacencyName:
+		return nil, fmt.Errorf("layouts: --implicit-inner: an adjacency table reaches a node's children only through its item's id (ByParent), so a node without an item would hide its subtree from queries; use path, sharded-path, prefix, or closure with --path-ids")
+	case opts.ImplicitInner && !opts.PathIDs && name == ClosureName:
+		return nil, fmt.Errorf("layouts: --implicit-inner: a closure table without --path-ids names no node's parent where the node has no row, so a node without an item could not be read back; give --path-ids too")
+	case opts.ImplicitInner && !opts.PathIDs:
+		return nil, fmt.Errorf("layouts: --implicit-inner: give --path-ids too: a node without an item is read back from the path ids of its descendants")
+	}
 	switch name {
 	case PathName:
 		return newPath(opts)
@@ -188,10 +193,13 @@ type base struct {
 	// maps each back to the name the SPEC gives it.
 	attrs []string
 	canon map[string]string
+	// pathIDs and implicit are Options.PathIDs and Options.ImplicitInner.
+	pathIDs, implicit bool
 }
 
-func newBase(sc schema, names map[string]string, delim string) base {
-	b := base{layout: sc.layout, delim: delim, canon: make(map[string]string, len(sc.attrs))}
+func newBase(sc schema, names map[string]string, delim string, opts Options) base {
+	b := base{layout: sc.layout, delim: delim, canon: make(map[string]string, len(sc.attrs)),
+		pathIDs: opts.PathIDs, implicit: opts.ImplicitInner}
 	for _, c := range sc.attrs {
 		b.attrs = append(b.attrs, names[c])
 		b.canon[names[c]] = c
@@ -248,6 +256,9 @@ func (b *base) checkShape(n *transform.Node) error {
 // checkDelims is checkNode's check that no id on the Path holds the
 // delimiter.
 func (b *base) checkDelims(n *transform.Node) error {
+	if b.pathIDs {
+		return b.checkPathIDs(n)
+	}
 	if b.delim != "" {
 		for _, id := range n.Path {
 			if strings.Contains(id, b.delim) {

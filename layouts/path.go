@@ -44,7 +44,7 @@ func newPath(opts Options) (*pathLayout, error) {
 		return nil, err
 	}
 	l := &pathLayout{
-		base: newBase(pathSchema, names, delim),
+		base: newBase(pathSchema, names, delim, opts),
 		id:   names["Id"], parent: names["ParentId"], tree: names["TreeId"],
 		path: names["Path"], depth: names["Depth"],
 		byParent: names["ByParent"], byPath: names["ByPath"],
@@ -76,8 +76,17 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 	if err := l.checkShape(n); err != nil {
 		return err
 	}
-	path := joinPath(n.Path, l.delim)
-	if strings.Count(path, l.delim) != n.Depth {
+	var path string
+	if l.pathIDs {
+		// The id is the path.
+		if err := l.checkPathIDs(n); err != nil {
+			return err
+		}
+		path = n.ID
+		if l.omits(n) {
+			return l.checkAttrs(n)
+		}
+	} else if path = joinPath(n.Path, l.delim); strings.Count(path, l.delim) != n.Depth {
 		if err := l.checkDelims(n); err != nil {
 			return err
 		}
@@ -123,6 +132,9 @@ func (l *pathLayout) Items(n *transform.Node, emit func(Item)) error {
 
 // AppendItems is Items into buf: the same item, with the same checks.
 func (l *pathLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
+	if l.pathIDs {
+		return appendViaItems(l, n, b, emit)
+	}
 	b.reset()
 	var path, root string
 	if n.textOnly() {
@@ -222,7 +234,14 @@ func (l *pathLayout) Node(item Item) (transform.Record, bool, error) {
 	if r.err != nil {
 		return transform.Record{}, false, r.err
 	}
-	if path != id && !strings.HasSuffix(path, l.delim+id) {
+	if l.pathIDs {
+		if path != id {
+			return transform.Record{}, false, r.fail("%s %q is not %s %q: with --path-ids a node's path is its id", l.path, path, l.id, id)
+		}
+		if err := CheckPathID(id, parent, l.delim); err != nil {
+			return transform.Record{}, false, r.fail("%v", err)
+		}
+	} else if path != id && !strings.HasSuffix(path, l.delim+id) {
 		return transform.Record{}, false, r.fail("%s %q does not end with %s %q; if the table uses another delimiter than %q, give it with --delimiter",
 			l.path, path, l.id, id, l.delim)
 	}
@@ -237,8 +256,14 @@ func (l *pathLayout) Node(item Item) (transform.Record, bool, error) {
 // largest shard holds at least that many.
 func (l *pathLayout) Measure(s *transform.Stats, m *Measure) {
 	m.Nodes++
+	if l.measuresNoItem(s) {
+		return
+	}
 	idLen := len(s.ID)
 	pathLen := s.PathBytes + s.Depth*len(l.delim)
+	if l.pathIDs {
+		pathLen = idLen
+	}
 	treeLen := len(s.RootID)
 	if l.shards > 0 {
 		treeLen += 1 + digits(Shard(s.ID, l.shards))

@@ -36,7 +36,7 @@ func newPrefix(opts Options) (*prefixLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &prefixLayout{base: newBase(prefixSchema, names, delim), key: names["Key"], child: names["Child"]}
+	l := &prefixLayout{base: newBase(prefixSchema, names, delim, opts), key: names["Key"], child: names["Child"]}
 	for _, a := range l.attrs {
 		if strings.HasPrefix(a, delim) {
 			return nil, errorf("--attr gives the prefix layout the attribute name %q, which starts with the delimiter %q; pick another", a, delim)
@@ -62,6 +62,9 @@ func (l *prefixLayout) Items(n *transform.Node, emit func(Item)) error {
 	if err := l.checkNode(n); err != nil {
 		return err
 	}
+	if l.pathIDs {
+		return l.pathIDItems(n, emit)
+	}
 	var b strings.Builder
 	size := len(l.delim) * (len(n.Path) + 1)
 	for _, id := range n.Path {
@@ -76,22 +79,47 @@ func (l *prefixLayout) Items(n *transform.Node, emit func(Item)) error {
 	listing := b.String()
 	object := listing + n.ID
 
-	item := make(Item, len(n.Attrs)+2)
-	for k, v := range n.Attrs {
-		item[k] = v
+	l.emitRows(n, object, listing, n.ID, emit)
+	return nil
+}
+
+// emitRows emits the node's object row (but for a node ImplicitInner
+// omits) and its listing row.
+func (l *prefixLayout) emitRows(n *transform.Node, object, listing, name string, emit func(Item)) {
+	if !l.omits(n) {
+		item := make(Item, len(n.Attrs)+2)
+		for k, v := range n.Attrs {
+			item[k] = v
+		}
+		item[l.key] = &types.AttributeValueMemberS{Value: object}
+		item[l.child] = &types.AttributeValueMemberS{Value: l.delim}
+		emit(item)
 	}
-	item[l.key] = &types.AttributeValueMemberS{Value: object}
-	item[l.child] = &types.AttributeValueMemberS{Value: l.delim}
-	emit(item)
 	emit(Item{
 		l.key:   &types.AttributeValueMemberS{Value: listing},
-		l.child: &types.AttributeValueMemberS{Value: n.ID},
+		l.child: &types.AttributeValueMemberS{Value: name},
 	})
+}
+
+// pathIDItems is Items with path ids: the object row's Key is the
+// delimiter and the id, the listing row's the delimiter and the parent's id
+// and the delimiter (the delimiter alone for a root), and its Child the
+// node's name, so that the rows are those of a table of names under
+// parents (dynamotree's ¦Accounts¦123456¦Links¦xyzpdq).
+func (l *prefixLayout) pathIDItems(n *transform.Node, emit func(Item)) error {
+	listing := l.delim
+	if n.Parent != "" {
+		listing = l.delim + n.Parent + l.delim
+	}
+	l.emitRows(n, l.delim+n.ID, listing, NameOf(n.ID, l.delim), emit)
 	return nil
 }
 
 // AppendItems is Items into buf: the same two rows, with the same checks.
 func (l *prefixLayout) AppendItems(n *FlatNode, b *ItemBuffer, emit func([]Attr)) error {
+	if l.pathIDs || l.implicit {
+		return appendViaItems(l, n, b, emit)
+	}
 	if err := l.checkFlatNode(&l.rs, n); err != nil {
 		return err
 	}
@@ -146,6 +174,17 @@ func (l *prefixLayout) Node(item Item) (transform.Record, bool, error) {
 		return transform.Record{}, false, nil
 	}
 	ids := key[len(l.delim):]
+	if l.pathIDs {
+		r.id = ids
+		parent := ""
+		if i := strings.LastIndex(ids, l.delim); i >= 0 {
+			parent = ids[:i]
+		}
+		if err := l.readPathID(&r, ids, parent); err != nil {
+			return transform.Record{}, false, err
+		}
+		return transform.Record{ID: ids, Parent: parent, Attrs: r.rest(l.attrs)}, true, nil
+	}
 	var id, parent string
 	if i := strings.LastIndex(ids, l.delim); i >= 0 {
 		id = ids[i+len(l.delim):]
@@ -170,10 +209,19 @@ func (l *prefixLayout) Measure(s *transform.Stats, m *Measure) {
 	delim, idLen := len(l.delim), len(s.ID)
 	objectKey := s.PathBytes + (s.Depth+1)*delim
 	fixed := len(l.key) + len(l.child)
-	m.item(fixed+objectKey+delim+s.AttrBytes, 0)
-	m.item(fixed+objectKey-idLen+idLen, 0)
+	listingKey, name := objectKey-idLen, idLen
+	if l.pathIDs {
+		// The keys join names: the id is the path.
+		objectKey = delim + idLen
+		name = len(NameOf(s.ID, l.delim))
+		listingKey = objectKey - name
+	}
+	if !l.measuresNoItem(s) {
+		m.item(fixed+objectKey+delim+s.AttrBytes, 0)
+	}
+	m.item(fixed+listingKey+name, 0)
 	m.key(0, objectKey) // the listing row's key is shorter by the id
-	m.key(1, max(delim, idLen))
+	m.key(1, max(delim, name))
 	switch {
 	case int64(s.Roots) > int64(s.Children) && m.tops(0, int64(s.Roots)):
 		m.collectionOf(0, int64(s.Roots), l.delim) // the roots' listing
@@ -212,6 +260,9 @@ func (l *prefixLayout) NodeOf(item View) (id, parent string, ok bool) {
 	if i < 0 {
 		return path, "", path != ""
 	}
+	if l.pathIDs {
+		return path, path[:i], true
+	}
 	id, parent = path[i+len(l.delim):], path[:i]
 	if j := strings.LastIndex(parent, l.delim); j >= 0 {
 		parent = parent[j+len(l.delim):]
@@ -223,10 +274,19 @@ func (l *prefixLayout) NodeOf(item View) (id, parent string, ok bool) {
 // A Key without the delimiter (not written by this layout) is taken whole.
 func (l *prefixLayout) Owner(item View) string {
 	child, _ := item.str(l.child)
+	key, _ := item.str(l.key)
+	if l.pathIDs {
+		// The object row's Key and a listing row's Key and Child name the
+		// node's path.
+		key = strings.TrimPrefix(key, l.delim)
+		if child != l.delim {
+			return key + child
+		}
+		return key
+	}
 	if child != l.delim {
 		return child
 	}
-	key, _ := item.str(l.key)
 	if i := strings.LastIndex(key, l.delim); i >= 0 {
 		return key[i+len(l.delim):]
 	}
@@ -244,6 +304,10 @@ func (l *prefixLayout) PathKeyed() bool { return true }
 // or else a Scan finds it.
 func (l *prefixLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
 	path := q.Path
+	if l.pathIDs {
+		// The id is the path: no Scan.
+		path = strings.Split(q.ID, l.delim)
+	}
 	if len(path) == 0 {
 		var err error
 		if path, err = l.locate(ctx, r, &q); err != nil {
@@ -282,10 +346,53 @@ func (l *prefixLayout) self(ctx context.Context, r Reads, path []string) (Result
 	if err != nil {
 		return Result{}, err
 	}
+	if item == nil && ReadsImplicit(l) {
+		// An implicit inner node has its listing row only.
+		listing := Item{l.key: strAttr(l.keyOf(path[:len(path)-1]) + l.delim), l.child: strAttr(path[len(path)-1])}
+		if len(path) == 1 {
+			listing[l.key] = strAttr(l.delim)
+		}
+		if item, err = r.GetItem(ctx, listing); err != nil {
+			return Result{}, err
+		}
+		if item != nil {
+			return l.implicitResult(path, 0), nil
+		}
+	}
 	if item == nil {
 		return Result{}, &NotFoundError{Node: l.pathName(path)}
 	}
 	return nodeResult(l, item, 0)
+}
+
+// implicitResult is the node at the end of path, an implicit inner node:
+// no attributes.
+func (l *prefixLayout) implicitResult(path []string, rd int) Result {
+	res := Result{ID: path[len(path)-1], RelativeDepth: rd, Attrs: transform.Attrs{}}
+	if len(path) > 1 {
+		res.Parent = path[len(path)-2]
+	}
+	if l.pathIDs {
+		res.ID = strings.Join(path, l.delim)
+		res.Parent = strings.Join(path[:len(path)-1], l.delim)
+	}
+	return res
+}
+
+// implicitRest turns the keys of depthOf, object rows a BatchGetItem did
+// not find, into implicit inner nodes when the layout reads them; they
+// are left in depthOf otherwise.
+func (l *prefixLayout) implicitRest(depthOf map[string]int, res []Result, keep func(rd int) bool) []Result {
+	if !ReadsImplicit(l) {
+		return res
+	}
+	for key, rd := range depthOf {
+		if keep(rd) {
+			res = append(res, l.implicitResult(strings.Split(strings.TrimPrefix(key, l.delim), l.delim), rd))
+		}
+		delete(depthOf, key)
+	}
+	return res
 }
 
 // ancestors reads the object rows of the path's prefixes with
@@ -328,8 +435,11 @@ func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path 
 		}
 	}
 	if _, ok := depthOf[l.keyOf(path)]; ok && self {
-		return nil, &NotFoundError{Node: l.pathName(path)}
+		if _, err := l.self(ctx, r, path); err != nil {
+			return nil, err
+		}
 	}
+	res = l.implicitRest(depthOf, res, q.InBand)
 	if len(depthOf) > 0 {
 		return nil, &InconsistentError{Msg: fmt.Sprintf("%s is in the table, but its ancestor %s has no object row", l.pathName(path), sortedKeys(depthOf)[0])}
 	}
@@ -399,6 +509,7 @@ func (l *prefixLayout) descendants(ctx context.Context, r Reads, q *Request, pat
 		n.RelativeDepth = rd
 		res = append(res, n)
 	}
+	res = l.implicitRest(depthOf, res, func(int) bool { return true })
 	if len(depthOf) > 0 {
 		return nil, &InconsistentError{Msg: fmt.Sprintf("a listing row names %s, which has no object row", sortedKeys(depthOf)[0])}
 	}

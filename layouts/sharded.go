@@ -31,7 +31,7 @@ func newSharded(opts Options) (*pathLayout, error) {
 		return nil, err
 	}
 	l := &pathLayout{
-		base: newBase(shardedSchema, names, delim),
+		base: newBase(shardedSchema, names, delim, opts),
 		id:   names["Id"], parent: names["ParentId"], tree: names["GraphId"],
 		path: names["Path"], depth: names["Depth"],
 		byParent: names["ByParent"], byPath: names["ByPath"],

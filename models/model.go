@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -349,21 +348,18 @@ func (p *modelParser) base() error {
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
-	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards, PathIDs: mj.PathIDs, ImplicitInner: mj.ImplicitInner}
+	// The base checks path ids; the model itself writes no item for an
+	// implicit inner node and reads it back (the adjacency base, which
+	// reaches children through ByParent, cannot).
+	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards, PathIDs: mj.PathIDs}
 	m.pathIDs, m.implicitInner = mj.PathIDs, mj.ImplicitInner
-	pathDelim := ""
 	if mj.PathIDs || mj.ImplicitInner {
 		if mj.Layout != layouts.AdjacencyName {
-			return fail("path_ids", "path ids and implicit inner nodes are read and written by the adjacency base alone (a table keyed by the node's path, or by its path and its parent's): give \"layout\": \"adjacency\"")
+			return fail("path_ids", "a model's path ids and implicit inner nodes are read and written with the adjacency base (a table keyed by the node's path, or by its path and its parent's): give \"layout\": \"adjacency\"")
 		}
 		if !mj.PathIDs {
-			return fail("implicit_inner", "an implicit inner node is named by its descendants' paths: it needs \"path_ids\": true")
+			return fail("implicit_inner", "an implicit inner node is named by its descendants' path ids: give \"path_ids\": true too")
 		}
-		if utf8.RuneCountInString(mj.Delimiter) != 1 {
-			return fail("delimiter", "%q: path ids need the one character that joins their names, such as \"/\"", mj.Delimiter)
-		}
-		// The adjacency base has no delimiter: the model keeps it.
-		pathDelim, opts.Delimiter = mj.Delimiter, ""
 	}
 	if m.closure {
 		if mj.Delimiter != "" {
@@ -400,9 +396,6 @@ func (p *modelParser) base() error {
 		return fail("layout", "%v", err)
 	}
 	m.base, m.delim = base, base.Delimiter()
-	if pathDelim != "" {
-		m.delim = pathDelim
-	}
 	m.shards = mj.Shards
 	m.baseTable = base.Table()
 	for c, text := range canon {
@@ -968,6 +961,15 @@ func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
 	if err := m.checkPathID(n.ID, n.Parent); err != nil {
 		return err
 	}
+	if m.omits(n) {
+		// An implicit inner node: its descendants' keys name it.
+		for name := range n.Attrs {
+			if err := m.attrNameError(name); err != nil {
+				return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+			}
+		}
+		return nil
+	}
 	for name := range n.Attrs {
 		if err := m.attrNameError(name); err != nil {
 			return fmt.Errorf("layouts: node %q: %w", n.ID, err)
@@ -1070,10 +1072,13 @@ func (m *modelLayout) attrNameError(name string) error {
 // AppendItems is Items for a FlatNode: the same item, as attributes.
 func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, emit func([]layouts.Attr)) error {
 	path := n.Path
+	if path == nil && m.pathIDs {
+		return layouts.ErrPathNeeded // path ids hold the delimiter: PathText cannot be split
+	}
 	if path == nil {
 		path = strings.Split(n.PathText, n.PathDelim)
 	}
-	node := &transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent, Attrs: make(transform.Attrs, len(n.Attrs))}, Depth: n.Depth, Path: path}
+	node := &transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent, Attrs: make(transform.Attrs, len(n.Attrs))}, Depth: n.Depth, Path: path, Inner: n.Inner}
 	for _, a := range n.Attrs {
 		node.Attrs[a.Name] = a.Value
 	}
@@ -1247,6 +1252,10 @@ func (m *modelLayout) Node(item layouts.Item) (transform.Record, bool, error) {
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
+	if m.implicitInner && s.Children > 0 && s.AttrBytes == 0 {
+		ms.Nodes++ // an implicit inner node: no item
+		return
+	}
 	if m.closure {
 		m.measureClosure(s, ms)
 		return

@@ -92,28 +92,23 @@ func (m *modelLayout) pathParent(id string) string {
 	return ""
 }
 
-// checkPathID says what is wrong with a node's path id: an empty name
-// (a//b, a trailing delimiter), or a parent that is not the id without
-// its last name.
+// checkPathID says what is wrong with a node's path id (layouts.CheckPathID):
+// an empty name (a//b, a trailing delimiter), or a parent that is not the
+// id without its last name.
 func (m *modelLayout) checkPathID(id, parent string) error {
 	if !m.pathIDs {
 		return nil
 	}
-	for _, name := range strings.Split(id, m.delim) {
-		if name == "" {
-			return fmt.Errorf("%w: path id %q has an empty name (model %s joins names with %q): remove the extra %q", transform.ErrDelimiter, id, m.name, m.delim, m.delim)
-		}
-	}
-	if want := m.pathParent(id); parent != want {
-		if parent == "" {
-			return fmt.Errorf("%w: path id %q holds %q, so it is not a root's: its parent is %q, its id without the last name (model %s)", transform.ErrDelimiter, id, m.delim, want, m.name)
-		}
-		if want == "" {
-			return fmt.Errorf("%w: path id %q is a root's (it holds no %q), but its parent is %q: a node's parent is its id without the last name", transform.ErrDelimiter, id, m.delim, parent)
-		}
-		return fmt.Errorf("%w: path id %q has parent %q, not %q: a node's parent is its id without the last name (model %s)", transform.ErrDelimiter, id, parent, want, m.name)
+	if err := layouts.CheckPathID(id, parent, m.delim); err != nil {
+		return fmt.Errorf("model %s: %w", m.name, err)
 	}
 	return nil
+}
+
+// omits reports whether the node gets no item: an inner node without
+// attributes, with "implicit_inner".
+func (m *modelLayout) omits(n *transform.Node) bool {
+	return m.implicitInner && n.Inner && len(n.Attrs) == 0
 }
 
 // outsidePartition reports whether an item is outside a full-path

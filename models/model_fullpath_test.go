@@ -202,17 +202,44 @@ func TestFullPathItems(t *testing.T) {
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("items %v, want %s", got, want)
 	}
+	// A folder (an inner node without attributes) has no item; an inner
+	// node with attributes (an object that is a folder too) and an empty
+	// leaf have theirs; Measure counts the same.
+	for _, tc := range []struct {
+		inner, attrs bool
+		want         int
+	}{{true, false, 0}, {true, true, 1}, {false, false, 1}} {
+		n := node("photos", "photos/2024")
+		n.Inner = tc.inner
+		if !tc.attrs {
+			n.Attrs = transform.Attrs{}
+		}
+		got := 0
+		if err := l.Items(n, func(layouts.Item) { got++ }); err != nil || got != tc.want {
+			t.Errorf("inner %v, attributes %v: %d items (%v), want %d", tc.inner, tc.attrs, got, err, tc.want)
+		}
+		children := 0
+		if tc.inner {
+			children = 1
+		}
+		st := &transform.Stats{ID: n.ID, ParentID: n.Parent, RootID: "photos", Depth: 1, AttrBytes: transform.AttrsSize(n.Attrs), Children: children}
+		m := layouts.NewMeasure(l)
+		l.Measure(st, m)
+		if m.Items != int64(tc.want) || m.Nodes != 1 {
+			t.Errorf("inner %v, attributes %v: Measure %d items of %d nodes, want %d of 1", tc.inner, tc.attrs, m.Items, m.Nodes, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		path []string
 		msg  string
 	}{
-		{[]string{"photos", "videos/a.mp4"}, `path id "videos/a.mp4" has parent "photos", not "videos"`},
-		{[]string{"photos", "photos//a"}, `path id "photos//a" has an empty name`},
-		{[]string{"a/b"}, `path id "a/b" holds "/", so it is not a root's: its parent is "a"`},
-		{[]string{"a", "b"}, `path id "b" is a root's (it holds no "/"), but its parent is "a"`},
+		{[]string{"photos", "videos/a.mp4"}, `the path id "videos/a.mp4" has the parent "photos", but a path id's parent is the id without its last name, "videos"`},
+		{[]string{"photos", "photos//a"}, `the path id "photos//a" has an empty name`},
+		{[]string{"a/b"}, `"a/b" is a root, but a root's path id holds no "/"`},
+		{[]string{"a", "b"}, `the path id "b" has no "/", so it is a root's, but its parent is "a"`},
 	} {
 		err := l.Items(node(tc.path...), func(layouts.Item) { t.Fatalf("%v: an item was emitted", tc.path) })
-		if err == nil || !strings.Contains(err.Error(), tc.msg) || !errors.Is(err, transform.ErrDelimiter) {
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || !errors.Is(err, transform.ErrPathID) {
 			t.Errorf("%v: %v, want %q", tc.path, err, tc.msg)
 		}
 	}
@@ -230,12 +257,10 @@ func TestFullPathModelErrors(t *testing.T) {
 			`table.sort_key: a constant partition key needs a sort key`},
 		{"an index", `{"layout": "adjacency", "path_ids": true, "delimiter": "/", "table": {"partition_key": {"name": "b", "template": "media"}, "sort_key": {"name": "k", "template": "{id}"}},
 			"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}}]}`, `indexes: a model whose sort key is the whole path reads its table alone`},
-		{"no delimiter", `{"layout": "adjacency", "path_ids": true, "table": {"partition_key": {"name": "b", "template": "media"}, "sort_key": {"name": "k", "template": "{id}"}}}`,
-			`delimiter: "": path ids need the one character`},
 		{"implicit without path ids", `{"layout": "adjacency", "implicit_inner": true, "delimiter": "/", "table": {"partition_key": {"name": "b", "template": "{id}"}}}`,
-			`implicit_inner: an implicit inner node is named by its descendants' paths`},
+			`implicit_inner: an implicit inner node is named by its descendants' path ids`},
 		{"path ids on path", `{"layout": "path", "path_ids": true, "delimiter": "/", "table": {"partition_key": {"name": "b", "template": "{id}"}}}`,
-			`path_ids: path ids and implicit inner nodes are read and written by the adjacency base alone`},
+			`path_ids: a model's path ids and implicit inner nodes are read and written with the adjacency base`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

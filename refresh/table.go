@@ -214,6 +214,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.addImplied()
 	if t.Unparsable > 0 && !opts.IgnoreUnparsable {
 		return nil, t.unparsableError()
 	}
@@ -388,4 +389,25 @@ func indexChange(spec layouts.TableSpec, old, new []uint64, i int) layouts.Index
 		return layouts.IndexEnter
 	}
 	return layouts.IndexUntouched
+}
+
+// addImplied adds the table's implicit inner nodes (layouts.Implied): the
+// ancestors that the path ids of the nodes name but that have no item,
+// nodes without attributes. A snapshot's node without attributes is then
+// the same state under --implicit-inner: nothing to write.
+func (t *Table) addImplied() {
+	if !layouts.ReadsImplicit(t.layout) {
+		return
+	}
+	ids := make([]string, 0, len(t.nodes))
+	parents := make([]string, 0, len(t.nodes))
+	for id, n := range t.nodes {
+		ids = append(ids, id)
+		parents = append(parents, n.parent)
+	}
+	var d digester
+	_, empty := d.itemAndAttrs(nil, nil)
+	for _, r := range layouts.Implied(t.layout, ids, parents) {
+		t.nodes[r.ID] = tableNode{parent: r.Parent, attrs: empty}
+	}
 }

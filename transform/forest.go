@@ -357,6 +357,9 @@ func (f *Forest) reject(i int32, err *RowError) {
 	}
 }
 
+// HasChildren reports whether node i has children.
+func (f *Forest) HasChildren(i int) bool { return f.childCount(i) > 0 }
+
 // childCount is how many children node i has.
 func (f *Forest) childCount(i int) int {
 	f.countChildren()

@@ -8,6 +8,10 @@ type Node struct {
 	// Path holds the ids from the root to the node, both included, so
 	// Path[0] is the tree id and Path[len(Path)-1] is the node's own id.
 	Path []string
+	// Inner says that the node has children. A layout with ImplicitInner
+	// writes no item of its own for an inner node without attributes;
+	// false (a caller that does not say) gives every node its items.
+	Inner bool
 }
 
 // TreeID is the id of the node's root.

@@ -56,6 +56,8 @@ func layoutFlags(allowAll bool) []cli.Flag {
 		&cli.StringFlag{Name: "delimiter", Usage: "path delimiter (default | for path layouts, ¦ for prefix)", Category: catLayout},
 		&cli.IntFlag{Name: "shards", Value: 4, Usage: "sharded-path: number of GraphId shards per tree", Category: catLayout, Action: atLeastOne("shards")},
 		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure (or a closure model): what ancestor rows copy: all, none or a,b,c", Category: catLayout},
+		&cli.BoolFlag{Name: "path-ids", Usage: "a node's id is its path from its root, names joined by the delimiter (Accounts¦123456¦Links; | for closure and adjacency); docs/LAYOUTS.md", Category: catLayout},
+		&cli.BoolFlag{Name: "implicit-inner", Usage: "with --path-ids: a node without attributes that has children gets no item of its own (prefix: its listing row only); not for adjacency", Category: catLayout},
 	}
 }
 
@@ -140,9 +142,11 @@ func layoutOptions(c *cli.Context) (layouts.Options, error) {
 		return layouts.Options{}, usagef("%v", err)
 	}
 	o := layouts.Options{
-		Attr:      renames,
-		Delimiter: c.String("delimiter"),
-		Shards:    c.Int("shards"),
+		Attr:          renames,
+		Delimiter:     c.String("delimiter"),
+		Shards:        c.Int("shards"),
+		PathIDs:       c.Bool("path-ids"),
+		ImplicitInner: c.Bool("implicit-inner"),
 	}
 	o.ClosureCopy = closureCopy(c.String("closure-copy"))
 	return o, nil

@@ -27,6 +27,8 @@ func sideLayoutFlags(side, what string) []cli.Flag {
 		&cli.StringFlag{Name: side + "-delimiter", Usage: "path delimiter of the " + what + " table (default | for path layouts, ¦ for prefix)", Category: cat},
 		&cli.IntFlag{Name: side + "-shards", Value: 4, Usage: "sharded-path: GraphId shards per tree in the " + what + " table", Category: cat},
 		&cli.StringFlag{Name: side + "-closure-copy", Value: "all", Usage: "closure (or a closure model): what the ancestor rows of the " + what + " table copy: all, none or a,b,c", Category: cat},
+		&cli.BoolFlag{Name: side + "-path-ids", Usage: "the ids of the " + what + " table are path ids (see --path-ids of import); --path-ids sets both sides", Category: cat},
+		&cli.BoolFlag{Name: side + "-implicit-inner", Usage: "the " + what + " table gives an inner node without attributes no item (see --implicit-inner of import); --implicit-inner sets both sides", Category: cat},
 	}
 }
 
@@ -51,6 +53,9 @@ func migrateCommand() *cli.Command {
 	}
 	flags = append(flags, sideLayoutFlags("from", "source")...)
 	flags = append(flags, sideLayoutFlags("to", "destination")...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "path-ids", Usage: "both tables' ids are path ids: --from-path-ids and --to-path-ids", Category: catLayout},
+		&cli.BoolFlag{Name: "implicit-inner", Usage: "both tables give an inner node without attributes no item: --from-implicit-inner and --to-implicit-inner", Category: catLayout})
 	for _, f := range writerFlags() {
 		if n := f.Names()[0]; n != "wcu" && n != "rcu" {
 			flags = append(flags, f)
@@ -96,7 +101,9 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 		return nil, layouts.Options{}, usagef("--%s-attr: %v", side, err)
 	}
 	o := layouts.Options{Attr: renames, Delimiter: c.String(side + "-delimiter"), Shards: c.Int(side + "-shards"),
-		ClosureCopy: closureCopy(c.String(side + "-closure-copy"))}
+		ClosureCopy:   closureCopy(c.String(side + "-closure-copy")),
+		PathIDs:       c.Bool(side+"-path-ids") || c.Bool("path-ids"),
+		ImplicitInner: c.Bool(side+"-implicit-inner") || c.Bool("implicit-inner")}
 	l, err := layouts.New(name, o)
 	if err != nil {
 		return nil, o, usagef("--%s-layout: %v", side, err)
