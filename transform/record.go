@@ -43,9 +43,9 @@ var (
 	ErrDelimiter     = errors.New("transform: id contains the layout's delimiter")
 	// ErrPathID is a path id (--path-ids) that is not its parent's id, the
 	// delimiter and one name: an empty name, or another parent.
-	ErrPathID = errors.New("transform: id is not a path id")
-	ErrReservedAttr  = errors.New("transform: attribute name is a layout attribute")
-	ErrKeyTooLong    = errors.New("transform: key over DynamoDB's limit")
+	ErrPathID       = errors.New("transform: id is not a path id")
+	ErrReservedAttr = errors.New("transform: attribute name is a layout attribute")
+	ErrKeyTooLong   = errors.New("transform: key over DynamoDB's limit")
 	// ErrEmptyKey is a key attribute (the table's or an index's) whose
 	// value would be an empty string or empty binary, which DynamoDB
 	// refuses in a key.
