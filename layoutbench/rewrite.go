@@ -162,6 +162,7 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 	}
 	copied := layouts.CopiedName(l)
 	spec := l.Table()
+	pathIDs, delim := layouts.PathIDs(l), l.Delimiter()
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(nodes)/256+1))
 	var mu sync.Mutex
 	var total change
@@ -196,6 +197,9 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 				}
 				var exists bool
 				pa, exists = after(y, &before, &aft, pa[:0])
+				if exists && pathIDs {
+					renamePath(&aft, delim)
+				}
 				if exists {
 					if aft.Attrs == nil {
 						aft.Attrs = before.Attrs
@@ -226,6 +230,23 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 		})
 	}
 	return total, g.Wait()
+}
+
+// renamePath gives a node moved with path ids (a move or a delete's
+// children moving up) the ids of its new place: each id on its Path is
+// the one above it, the delimiter and its name (its last segment).
+func renamePath(n *transform.Node, delim string) {
+	for i, id := range n.Path {
+		name := layouts.NameOf(id, delim)
+		if i > 0 {
+			name = n.Path[i-1] + delim + name
+		}
+		n.Path[i] = name
+	}
+	n.ID, n.Parent = n.Path[len(n.Path)-1], ""
+	if len(n.Path) > 1 {
+		n.Parent = n.Path[len(n.Path)-2]
+	}
 }
 
 // moveChange moves x's subtree under target.
