@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/models"
 )
 
@@ -146,7 +147,7 @@ func eachModelRun(t *testing.T, copies []string, fn func(t *testing.T, r modelRu
 			if fx == "folders" && (name == "wadsworth-path" || name == "prefix-directories") {
 				continue // its delimiter, /, is in the folders' ids
 			}
-			flags := []string{"--model", r.model}
+			flags := append([]string{"--model", r.model}, layoutstest.ModelParamFlags(t, r.model)...)
 			if r.copy != "" {
 				flags = append(flags, "--closure-copy", r.copy)
 			}
@@ -218,7 +219,7 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 			items += s.Items
 			bytes += s.Bytes
 		}
-		l, err := models.LoadModel(r.model)
+		l, err := models.LoadModelParams(r.model, layoutstest.ModelParams)
 		if err != nil {
 			t.Fatal(err)
 		}

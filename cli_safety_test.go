@@ -21,6 +21,7 @@ import (
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/layouts/layoutstest"
 	"github.com/treeport/treeport/models"
 )
 
@@ -533,7 +534,7 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}, {"--layout", "adjacency"}}
 	for _, m := range files {
-		targets = append(targets, []string{"--model", m})
+		targets = append(targets, append([]string{"--model", m}, layoutstest.ModelParamFlags(t, m)...))
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -542,7 +543,7 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 			var l layouts.Layout
 			var err error
 			if target[0] == "--model" {
-				l, err = models.LoadModel(target[1])
+				l, err = models.LoadModelParams(target[1], layoutstest.ModelParams)
 			} else {
 				l, err = layouts.New(target[1], layouts.Options{})
 			}
@@ -693,7 +694,7 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}}
 	for _, m := range files {
-		targets = append(targets, []string{"--model", m})
+		targets = append(targets, append([]string{"--model", m}, layoutstest.ModelParamFlags(t, m)...))
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -703,7 +704,7 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 			var l layouts.Layout
 			var err error
 			if target[0] == "--model" {
-				l, err = models.LoadModel(target[1])
+				l, err = models.LoadModelParams(target[1], layoutstest.ModelParams)
 			} else {
 				l, err = layouts.New(target[1], layouts.Options{})
 			}

@@ -45,7 +45,7 @@ func benchLayouts(b *testing.B) []layouts.Layout {
 		ls = append(ls, l)
 	}
 	for _, file := range layoutstest.ShippedModels(b) {
-		l, err := models.LoadModel(file)
+		l, err := models.LoadModelParams(file, layoutstest.ModelParams)
 		if err != nil {
 			b.Fatal(err)
 		}

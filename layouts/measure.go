@@ -40,6 +40,10 @@ type Measure struct {
 	// ancestor, whose sizes the node's Stats carry already. Empty when the
 	// layout does not name it.
 	Hot []string
+	// shared marks the collections every node's items land in (a table
+	// model's partition key constant per tenant): Add sums them rather
+	// than keeping the largest.
+	shared []bool
 }
 
 // PartitionWCU is the most write capacity units a second DynamoDB serves
@@ -82,7 +86,18 @@ func (m *Measure) Add(o *Measure) {
 	for len(m.Hot) < len(o.Collections) {
 		m.Hot = append(m.Hot, "")
 	}
+	for len(m.shared) < len(o.shared) {
+		m.shared = append(m.shared, false)
+	}
 	for i, c := range o.Collections {
+		if i < len(o.shared) && o.shared[i] {
+			m.shared[i] = true
+			m.Collections[i] += c
+			if i < len(o.Hot) && o.Hot[i] != "" {
+				m.Hot[i] = o.Hot[i]
+			}
+			continue
+		}
 		if c > m.Collections[i] && i < len(o.Hot) {
 			m.Hot[i] = o.Hot[i]
 		}

@@ -141,5 +141,28 @@ func (m *Measure) Collection(i int, n int64) { m.collection(i, n) }
 // largest collection.
 func (m *Measure) CollectionOf(i int, n int64, value string) { m.collectionOf(i, n, value) }
 
+// SharedCollectionOf adds n items to collection i, one that every node's
+// items land in (a partition key constant per tenant), named value: Add
+// sums such a collection over the nodes instead of keeping the largest.
+func (m *Measure) SharedCollectionOf(i int, n int64, value string) {
+	for len(m.shared) <= i {
+		m.shared = append(m.shared, false)
+	}
+	m.shared[i] = true
+	for len(m.Hot) <= i {
+		m.Hot = append(m.Hot, "")
+	}
+	m.Hot[i] = value
+	m.collection(i, m.collectionAt(i)+n)
+}
+
+// collectionAt is collection i so far.
+func (m *Measure) collectionAt(i int) int64 {
+	if i < len(m.Collections) {
+		return m.Collections[i]
+	}
+	return 0
+}
+
 // Item adds one item of size bytes landing in the given number of indexes.
 func (m *Measure) Item(size, indexes int) { m.item(size, indexes) }

@@ -166,6 +166,12 @@ type modelLayout struct {
 	pathIDs, implicitInner bool
 	fullPath               bool
 	pkConst, skPrefix      string
+	// params are the parameters the model names, with their values;
+	// tenantKeys the table's keys whose templates hold parameters or
+	// constant text alone: an item whose key does not have their fixed
+	// text is another tenant's (foreign).
+	params     map[string]string
+	tenantKeys []*modelAttr
 }
 
 type baseAttr struct {
@@ -221,7 +227,7 @@ func basePlaceholders(layout string) []string {
 	case layouts.AdjacencyName:
 		return []string{phID, phParent}
 	}
-	ps := []string{phID, phParent, phRoot, phPath, phInner, phDepth}
+	ps := []string{phID, phParent, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth}
 	if layout == layouts.ShardedName {
 		ps = append(ps, phShard)
 	}
@@ -264,18 +270,45 @@ func FitHint(l layouts.Layout) string {
 }
 
 // LoadModel reads and checks the model file at path. Every problem is a
-// *ModelError naming the file and the field.
-func LoadModel(path string) (layouts.Layout, error) {
+// *ModelError naming the file and the field. A model that names
+// parameters ({param:NAME}) needs LoadModelParams.
+func LoadModel(path string) (layouts.Layout, error) { return LoadModelParams(path, nil) }
+
+// LoadModelParams is LoadModel with the values of the model's parameters
+// (--model-param NAME=VALUE), bound into its templates as literal text. A
+// parameter the model names that params does not hold is a *ModelError
+// (ErrParamNotSet); params the model does not name are left for the
+// caller to check against every model it uses (Params).
+func LoadModelParams(path string, params map[string]string) (layouts.Layout, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ModelError{File: path, Err: err}
 	}
-	return ParseModel(path, b)
+	return ParseModelParams(path, b, params)
 }
 
 // ParseModel is LoadModel of a file's bytes; file names it in errors.
 func ParseModel(file string, data []byte) (layouts.Layout, error) {
-	p := &modelParser{file: file}
+	return ParseModelParams(file, data, nil)
+}
+
+// ErrParamNotSet marks a model that names a parameter the command was not
+// given.
+var ErrParamNotSet = errors.New("a parameter of the model is not set")
+
+// Params returns the names of the parameters model l names, sorted; none
+// for a layout.
+func Params(l layouts.Layout) []string {
+	m, ok := l.(*modelLayout)
+	if !ok {
+		return nil
+	}
+	return slices.Sorted(mapsKeys(m.params))
+}
+
+// ParseModelParams is LoadModelParams of a file's bytes.
+func ParseModelParams(file string, data []byte, params map[string]string) (layouts.Layout, error) {
+	p := &modelParser{file: file, params: params}
 	mj, err := p.decode(data)
 	if err != nil {
 		return nil, err
@@ -292,9 +325,10 @@ func ParseModel(file string, data []byte) (layouts.Layout, error) {
 // modelParser is ParseModel at work: the model's JSON, and the model
 // built from it step by step, each step checking its part.
 type modelParser struct {
-	file string
-	mj   *modelJSON
-	m    *modelLayout
+	file   string
+	params map[string]string
+	mj     *modelJSON
+	m      *modelLayout
 }
 
 // fail is a *ModelError naming the file and the field.
@@ -328,7 +362,7 @@ func (p *modelParser) decode(data []byte) (modelJSON, error) {
 // attribute names, with the options the base takes.
 func (p *modelParser) base() error {
 	fail, mj, file := p.fail, p.mj, p.file
-	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}}
+	p.m = &modelLayout{name: mj.Name, file: file, byName: map[string]*modelAttr{}, baseAttrs: map[string]baseAttr{}, params: map[string]string{}}
 	m := p.m
 	if m.name == "" {
 		m.name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -424,13 +458,11 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 		return nil, fail(field+".name", "an attribute name may not start with a NUL character")
 	}
 	t, err := parseTemplate(a.Template)
-	if err != nil && field == "table.partition_key" && p.mj.PathIDs && a.Template != "" && !strings.ContainsAny(a.Template, "{}") {
-		// A constant partition key: the table's sort key holds the
-		// whole path (a bucket and its objects' keys).
-		t, err = template{text: a.Template, parts: []tmplPart{{lit: a.Template}}}, nil
-	}
 	if err != nil {
 		return nil, fail(field+".template", "%v", err)
+	}
+	if t, err = p.bind(field, t); err != nil {
+		return nil, err
 	}
 	ma := &modelAttr{name: a.Name, tmpl: t, absentOnRoot: a.AbsentOnRoot, where: field}
 	switch a.Type {
@@ -463,7 +495,7 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 			return nil, fail(field+".template", "{%s} is not a part of the %s base's items (a row holds its node, its parent, one ancestor and how far up that is): use {%s}", ph, m.baseName, strings.Join(own, "}, {"))
 		}
 	}
-	if m.prefix && (len(t.uses()) != 1 || t.parts[len(t.parts)-1].ph == "") {
+	if m.prefix && (len(t.uses()) > 1 || len(t.uses()) == 1 && t.parts[len(t.parts)-1].ph == "") {
 		// A Key holds the delimiter and ids, a Child an id or the
 		// delimiter: text after either could be in it.
 		return nil, fail(field+".template", "%q: a template of the prefix base is {key} or {child} alone, at its end, after any text (\"DIR#{key}\")", a.Template)
@@ -482,6 +514,35 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 	m.byName[a.Name] = ma
 	m.attrs = append(m.attrs, ma)
 	return ma, nil
+}
+
+// bind checks the values of the parameters template t names, at field, and
+// binds them: each is set, not empty, and holds none of the text that
+// follows it in the template, which ends it when an item is read back
+// (so that no value of one tenant reads as another's).
+func (p *modelParser) bind(field string, t template) (template, error) {
+	for _, name := range t.params {
+		v, ok := p.params[name]
+		switch {
+		case !ok:
+			return t, &ModelError{File: p.file, Field: field + ".template", Err: fmt.Errorf("template %q names {param:%s}, which is not set: give --model-param %s=VALUE (%w)",
+				t.text, name, name, ErrParamNotSet)}
+		case v == "":
+			return t, p.fail(field+".template", "parameter %s is empty: give it a value (--model-param %s=VALUE); a key built from it alone would be empty", name, name)
+		}
+		for _, sep := range t.paramSeps(name) {
+			if sep != "" && strings.Contains(v, sep) {
+				return t, p.fail(field+".template", "parameter %s=%q holds %q, the text that ends it in template %q, so an item could not be told to be this value's or another's: give a value without it",
+					name, v, sep, t.text)
+			}
+		}
+		p.m.params[name] = v
+	}
+	b, missing := t.bind(p.params)
+	if missing != "" {
+		return t, p.fail(field+".template", "parameter %s is not set", missing)
+	}
+	return b, nil
 }
 
 // tableKeys checks the table's keys: what each base needs of them, and
@@ -532,11 +593,20 @@ func (p *modelParser) tableKeys() error {
 			}
 		}
 	}
-	if len(m.pk.tmpl.uses()) == 0 {
-		return p.fullPathKeys()
+	if m.pathIDs && m.pk.tmpl.constant() {
+		// The sort key is the whole path (a bucket and its objects'
+		// keys): checked there.
+		if err := p.fullPathKeys(); err != nil {
+			return err
+		}
 	}
 	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
-		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template")
+		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template (or, for a partition key constant per tenant such as \"$hr#orgid_{param:org}\", in the sort key's)")
+	}
+	for _, k := range []*modelAttr{m.pk, m.sk} {
+		if k != nil && (k.tmpl.constant() || len(k.tmpl.params) > 0) {
+			m.tenantKeys = append(m.tenantKeys, k)
+		}
 	}
 
 	return nil
@@ -667,6 +737,21 @@ func (p *modelParser) finish() error {
 		if a.tmpl.width > 0 && m.tooDeep == nil {
 			m.tooDeep = fmt.Errorf("%w: the node is deeper than %d, so its rows' {relative_depth} would need more than the %d digits that model %s writes it with in text (%s), and would sort wrongly; raise relative_depth_digits in the model (if the table's values allow it)",
 				transform.ErrKeyTooLong, maxPadded(m.digits), m.digits, m.name, a.name)
+		}
+	}
+	inKey := map[string]bool{}
+	for _, k := range []*modelAttr{m.pk, m.sk} {
+		if k != nil {
+			for _, name := range k.tmpl.params {
+				inKey[name] = true
+			}
+		}
+	}
+	for _, a := range m.attrs {
+		for _, name := range a.tmpl.params {
+			if !inKey[name] {
+				return fail(a.where+".template", "{param:%s} is not in the table's key: two values of it would write their nodes under the same keys, each over the other's; put it in the table's partition key (\"T#{param:%s}\")", name, name)
+			}
 		}
 	}
 	m.setKeys()
@@ -1097,6 +1182,13 @@ func (m *modelLayout) foreign(item layouts.View) bool {
 	if m.outsidePartition(item) {
 		return true
 	}
+	for _, k := range m.tenantKeys {
+		// Another tenant's item (another value of a parameter), or
+		// one outside the model's constant partition.
+		if av := item.Get(k.name); av != nil && !k.tmpl.tenantOf(valueText(av)) {
+			return true
+		}
+	}
 	if m.typeName == "" {
 		return false
 	}
@@ -1306,7 +1398,18 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	if m.sk != nil {
 		ms.Key(1, lens[m.sk.name])
 	}
-	ms.Collection(0, 1)
+	m.tableCollection(ms, 1)
+}
+
+// tableCollection adds the node's n items to the table's collection: its
+// own, or, under a partition key constant per tenant, the one every
+// node's items share.
+func (m *modelLayout) tableCollection(ms *layouts.Measure, n int64) {
+	if m.pk.tmpl.constant() {
+		ms.SharedCollectionOf(0, n, m.pk.tmpl.pre)
+		return
+	}
+	ms.Collection(0, n)
 }
 
 // collectionOf is the largest collection of index x, given n, the base
@@ -1414,6 +1517,14 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 		case phInner:
 			if s.Depth > 0 {
 				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-1)*len(m.delim)
+			}
+		case phParentSubpath:
+			if s.Depth > 1 {
+				n += s.PathBytes - len(s.RootID) - len(s.ID) + (s.Depth-2)*len(m.delim)
+			}
+		case phSubpath:
+			if s.Depth > 0 {
+				n += s.PathBytes - len(s.RootID) + (s.Depth-1)*len(m.delim)
 			}
 		case phDepth:
 			n += layouts.Digits(s.Depth)

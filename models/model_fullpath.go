@@ -54,13 +54,11 @@ var (
 	errListed     = errors.New("models: past the listed node's keys")
 )
 
-// fullPathKeys is tableKeys' check of a model whose partition key is
-// constant: a full-path model, whose sort key is the node's whole path.
+// fullPathKeys is tableKeys' check of a model with path ids whose
+// partition key is constant (text and parameters): a full-path model,
+// whose sort key is the node's whole path.
 func (p *modelParser) fullPathKeys() error {
 	fail, m := p.fail, p.m
-	if !m.pathIDs {
-		return fail("table.partition_key.template", "%q references nothing: a constant partition key holds the whole table's nodes under one key, read by their path: give \"path_ids\": true and a sort key \"{id}\"", m.pk.tmpl.text)
-	}
 	if m.sk == nil {
 		return fail("table.sort_key", "a constant partition key needs a sort key that is the node's whole path: give {\"name\": …, \"template\": \"{id}\"}")
 	}
@@ -69,7 +67,7 @@ func (p *modelParser) fullPathKeys() error {
 		return fail("table.sort_key.template", "%q: under a constant partition key the sort key is the node's whole path, {id} at its end after any text (\"{id}\", \"OBJ#{id}\"), so that a node's descendants are a begins_with", m.sk.tmpl.text)
 	}
 	m.fullPath = true
-	m.pkConst = m.pk.tmpl.text
+	m.pkConst = m.pk.tmpl.pre // bound: a parameter's value is text now
 	if len(parts) == 2 {
 		m.skPrefix = parts[0].lit
 	}

@@ -249,8 +249,6 @@ func TestFullPathItems(t *testing.T) {
 // when loaded.
 func TestFullPathModelErrors(t *testing.T) {
 	tests := []struct{ name, model, want string }{
-		{"constant without path ids", `{"layout": "adjacency", "table": {"partition_key": {"name": "b", "template": "media"}, "sort_key": {"name": "k", "template": "{id}"}},
-			"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}}]}`, `references nothing`},
 		{"sort key not the path", `{"layout": "adjacency", "path_ids": true, "delimiter": "/", "table": {"partition_key": {"name": "b", "template": "media"}, "sort_key": {"name": "k", "template": "{id}#x"}}}`,
 			`table.sort_key.template: "{id}#x": under a constant partition key the sort key is the node's whole path`},
 		{"no sort key", `{"layout": "adjacency", "path_ids": true, "delimiter": "/", "table": {"partition_key": {"name": "b", "template": "media"}}}`,

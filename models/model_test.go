@@ -186,7 +186,8 @@ func TestModelErrors(t *testing.T) {
 	}{
 		{"unknown field", `{"layout": "adjacency", "colour": 1, ` + ok + `}`, "colour", "unknown field"},
 		{"bad base", `{"layout": "nested-set", ` + ok + `}`, "layout", "cannot be a model's base"},
-		{"template references nothing", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "NODE"}}}`, "table.partition_key.template", "references nothing"},
+		{"constant key alone", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "NODE"}}}`, "table", "no table key uses {id}"},
+		{"empty template", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": ""}}}`, "table.partition_key.template", "template is empty"},
 		{"unknown placeholder", `{"layout": "adjacency", "table": {"partition_key": {"name": "PK", "template": "{name}"}}}`, "table.partition_key.template", "unknown placeholder"},
 		{"adjacent placeholders", `{"layout": "sharded-path", "shards": 2, "table": {"partition_key": {"name": "PK", "template": "{id}"}},
 			"indexes": [{"name": "GSI2", "serves": "ByPath", "partition_key": {"name": "G", "template": "{root}{shard}"}, "sort_key": {"name": "P", "template": "{path}"}}]}`, "indexes[0].partition_key.template", "no text between"},

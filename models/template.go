@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,14 @@ import (
 //	{key}, {child}    prefix: the row's Key and Child as the prefix layout
 //	                  writes them (an object row: ¦a¦b and ¦; a listing
 //	                  row: ¦a¦ and b)
+//	{subpath}         the ids below the root down to the node, joined by the
+//	                  delimiter, no trailing delimiter ("" for a root)
+//	{parent_subpath}  the parent's {subpath}: the ids strictly between the
+//	                  root and the node, joined, no trailing delimiter (""
+//	                  for a root and a child of a root)
+//	{param:NAME}      a value the command gives (--model-param NAME=VALUE),
+//	                  the same for every node: bound into literal text when
+//	                  the model is loaded (bind)
 //
 // A template is read back by matching its literal text: each placeholder
 // but the last ends at the first occurrence of the literal text after it,
@@ -36,16 +46,37 @@ import (
 type template struct {
 	text  string
 	parts []tmplPart
+	// seps is the literal text after each placeholder or parameter that
+	// is followed by text, as parsed (before the parameters are bound):
+	// no id nor parameter value may hold it (separators).
+	seps  []string
+	pseps map[string][]string // seps of each parameter, by its ph
+	// params are the parameters the template named (bind has replaced
+	// them with their values), and pre and suf the literal text before
+	// its first placeholder and after its last once bound: the part of a
+	// value that says which tenant an item is of (fixedEnds).
+	params   []string
+	pre, suf string
 	// width is the digits {relative_depth} is written with, zero-padded;
 	// 0 writes the number as it is (an N attribute, the base's own).
 	width int
 }
 
-// tmplPart is literal text (ph == "") or a placeholder.
+// tmplPart is literal text (ph == "") or a placeholder; a parameter,
+// before it is bound, is ph "param:NAME".
 type tmplPart struct {
 	lit string
 	ph  string
 }
+
+// paramPrefix starts a parameter placeholder: {param:NAME}.
+const paramPrefix = "param:"
+
+// paramName is what a parameter's name may be.
+var paramName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// isParam reports whether placeholder ph is a parameter, and its name.
+func isParam(ph string) (string, bool) { return strings.CutPrefix(ph, paramPrefix) }
 
 // The placeholders.
 const (
@@ -62,14 +93,18 @@ const (
 	// prefix's
 	phKey   = "key"
 	phChild = "child"
+	// the path below the root, without a trailing delimiter
+	phSubpath       = "subpath"
+	phParentSubpath = "parent_subpath"
 )
 
-var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild}
+var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild}
 
 // parseTemplate parses a template's text. It fails on an unknown or
-// unclosed placeholder, a template without a placeholder, and two
-// placeholders with no literal text between them (which could not be told
-// apart when read back).
+// unclosed placeholder, an empty template, and two placeholders (or
+// parameters) with no literal text between them (which could not be told
+// apart when read back). A template of constant text and parameters alone
+// is parsed: where it may stand is the model's to say.
 func parseTemplate(text string) (template, error) {
 	t := template{text: text}
 	rest := text
@@ -87,12 +122,18 @@ func parseTemplate(text string) (template, error) {
 			return t, fmt.Errorf("template %q: %q is not closed by '}'", text, rest[open:])
 		}
 		ph := rest[open+1 : open+end]
-		known := false
-		for _, p := range placeholders {
-			known = known || p == ph
+		known := slices.Contains(placeholders, ph)
+		if name, ok := isParam(ph); ok {
+			if !paramName.MatchString(name) {
+				return t, fmt.Errorf("template %q: {%s}: a parameter's name is a letter, then up to 63 letters, digits, '_' or '-'", text, ph)
+			}
+			known = true
+			if !slices.Contains(t.params, name) {
+				t.params = append(t.params, name)
+			}
 		}
 		if !known {
-			return t, fmt.Errorf("template %q: unknown placeholder {%s}: use {%s}", text, ph, strings.Join(placeholders, "}, {"))
+			return t, fmt.Errorf("template %q: unknown placeholder {%s}: use {%s}, or {param:NAME} for a value given with --model-param NAME=VALUE", text, ph, strings.Join(placeholders, "}, {"))
 		}
 		if n := len(t.parts); n > 0 && t.parts[n-1].ph != "" {
 			return t, fmt.Errorf("template %q: {%s} follows {%s} with no text between them, so they could not be told apart when read back: put literal text between them, such as #", text, ph, t.parts[n-1].ph)
@@ -100,17 +141,83 @@ func parseTemplate(text string) (template, error) {
 		t.parts = append(t.parts, tmplPart{ph: ph})
 		rest = rest[open+end+1:]
 	}
-	if len(t.uses()) == 0 {
-		return t, fmt.Errorf("template %q references nothing: use one of {%s}", text, strings.Join(placeholders, "}, {"))
+	if text == "" {
+		return t, fmt.Errorf("template is empty: give literal text and placeholders, such as \"NODE#{id}\"")
+	}
+	for i := 0; i+1 < len(t.parts); i++ {
+		if ph := t.parts[i].ph; ph != "" {
+			t.seps = append(t.seps, t.parts[i+1].lit)
+			if _, param := isParam(ph); param {
+				if t.pseps == nil {
+					t.pseps = map[string][]string{}
+				}
+				t.pseps[ph] = append(t.pseps[ph], t.parts[i+1].lit)
+			}
+		}
 	}
 	return t, nil
 }
 
-// uses returns the template's placeholders, in order.
+// bind replaces the template's parameters with their values, as literal
+// text. It returns the name of the first parameter params does not hold.
+func (t template) bind(params map[string]string) (template, string) {
+	if len(t.params) == 0 {
+		t.pre, t.suf = t.fixedEnds()
+		return t, ""
+	}
+	var parts []tmplPart
+	for _, p := range t.parts {
+		if name, ok := isParam(p.ph); ok {
+			v, set := params[name]
+			if !set {
+				return t, name
+			}
+			p = tmplPart{lit: v}
+		}
+		if n := len(parts); n > 0 && p.ph == "" && parts[n-1].ph == "" {
+			parts[n-1].lit += p.lit
+			continue
+		}
+		parts = append(parts, p)
+	}
+	t.parts = parts
+	t.pre, t.suf = t.fixedEnds()
+	return t, ""
+}
+
+// fixedEnds is the literal text before the template's first placeholder
+// and after its last; a constant template is all pre.
+func (t template) fixedEnds() (pre, suf string) {
+	n := len(t.parts)
+	if n > 0 && t.parts[0].ph == "" {
+		pre = t.parts[0].lit
+	}
+	if n > 1 && t.parts[n-1].ph == "" {
+		suf = t.parts[n-1].lit
+	}
+	return pre, suf
+}
+
+// constant reports whether the template holds no placeholder of the node:
+// literal text and parameters alone.
+func (t template) constant() bool { return len(t.uses()) == 0 }
+
+// tenantOf reports whether s has the template's fixed ends, those its
+// parameters are part of: an item of another tenant (another value of a
+// parameter) does not.
+func (t template) tenantOf(s string) bool {
+	if t.constant() {
+		return s == t.pre
+	}
+	return len(s) >= len(t.pre)+len(t.suf) && strings.HasPrefix(s, t.pre) && strings.HasSuffix(s, t.suf)
+}
+
+// uses returns the template's placeholders of the node, in order (not its
+// parameters).
 func (t template) uses() []string {
 	var ps []string
 	for _, p := range t.parts {
-		if p.ph != "" {
+		if _, param := isParam(p.ph); p.ph != "" && !param {
 			ps = append(ps, p.ph)
 		}
 	}
@@ -131,15 +238,32 @@ func (t template) has(ph string) bool {
 func (t template) bare() bool { return len(t.parts) == 1 && t.parts[0].ph != "" }
 
 // mayBeEmpty reports whether the template can render as "": it is made of
-// placeholders that can be empty alone ({inner}, for a root and a child of
-// a root); every other placeholder holds at least an id or a digit.
+// placeholders that can be empty alone ({inner}, {parent_subpath}: for a
+// root and a child of a root; {subpath}: for a root), or of literal text
+// that is empty (a parameter given ""); every other placeholder holds at
+// least an id or a digit.
 func (t template) mayBeEmpty() bool {
 	for _, p := range t.parts {
-		if p.ph != phInner {
+		if p.ph == "" && p.lit == "" {
+			continue
+		}
+		if p.ph != phInner && p.ph != phSubpath && p.ph != phParentSubpath {
 			return false
 		}
 	}
 	return len(t.parts) > 0
+}
+
+// emptyFor says for which nodes the template renders "": the deepest
+// depth at which it does (0: roots; 1: roots and their children).
+func (t template) emptyFor() int {
+	d := 0
+	for _, p := range t.parts {
+		if p.ph == phInner || p.ph == phParentSubpath {
+			d = 1
+		}
+	}
+	return d
 }
 
 // endsWithPath reports whether the template ends with {path} or {inner}, so
@@ -151,22 +275,22 @@ func (t template) endsWithPath() bool {
 
 // separators returns the literal text after each placeholder that is
 // followed by one: an id holding it would make the template ambiguous.
-func (t template) separators() []string {
-	var seps []string
-	for i := 0; i+1 < len(t.parts); i++ {
-		if t.parts[i].ph != "" {
-			seps = append(seps, t.parts[i+1].lit)
-		}
-	}
-	return seps
-}
+// A parameter counts as a placeholder, so that the text after an id ends
+// it whatever the parameter's value (an id "a#b" under {id}#{param:t} with
+// t = "x" would otherwise read as id "a" of tenant "b#x").
+func (t template) separators() []string { return t.seps }
+
+// paramSeps returns the literal text after parameter name wherever it is
+// followed by text: its value may not hold it.
+func (t template) paramSeps(name string) []string { return t.pseps[paramPrefix+name] }
 
 // nodeVals are a node's placeholders, or those read back from an item. A
 // path is kept as its ids.
 type nodeVals struct {
 	id, parent, root string
 	path             []string // root first, node last
-	innerIDs         []string // {inner} read back, before the path is known
+	innerIDs         []string // {inner} or {parent_subpath} read back, before the path is known
+	subIDs           []string // {subpath} read back, before the path is known
 	depth, shard     int
 	ancestor         string // closure's, of one row
 	relDepth         int
@@ -184,7 +308,7 @@ func (v *nodeVals) set(ph string) {
 // valsOf returns the placeholders of a node.
 func valsOf(id, parent string, path []string, shards int) nodeVals {
 	v := nodeVals{id: id, parent: parent, root: path[0], path: path, depth: len(path) - 1}
-	for _, ph := range []string{phID, phRoot, phPath, phInner, phDepth} {
+	for _, ph := range []string{phID, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth} {
 		v.set(ph)
 	}
 	if parent != "" {
@@ -219,18 +343,18 @@ func (t template) render(v *nodeVals, delim string) (string, bool) {
 		case phPath:
 			b.WriteString(strings.Join(v.path, delim))
 		case phInner:
-			inner := v.innerIDs
-			if n := len(v.path); n > 2 {
-				inner = v.path[1 : n-1]
-			} else if n > 0 {
-				inner = nil
+			for _, id := range v.inner() {
+				b.WriteString(id)
+				b.WriteString(delim)
 			}
-			{
-				for _, id := range inner {
-					b.WriteString(id)
-					b.WriteString(delim)
-				}
+		case phParentSubpath:
+			b.WriteString(strings.Join(v.inner(), delim))
+		case phSubpath:
+			sub := v.subIDs
+			if len(v.path) > 0 {
+				sub = v.path[1:]
 			}
+			b.WriteString(strings.Join(sub, delim))
 		case phDepth:
 			b.WriteString(strconv.Itoa(v.depth))
 		case phShard:
@@ -246,6 +370,16 @@ func (t template) render(v *nodeVals, delim string) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// inner is the ids strictly between the root and the node.
+func (v *nodeVals) inner() []string {
+	if n := len(v.path); n > 2 {
+		return v.path[1 : n-1]
+	} else if n > 0 {
+		return nil
+	}
+	return v.innerIDs
 }
 
 // padded is n in decimal, zero-padded to width digits (width 0: as it is).
@@ -344,6 +478,27 @@ func (v *nodeVals) put(ph, val, delim string, width int) bool {
 			return false
 		}
 		*old = n
+	case phSubpath, phParentSubpath:
+		// The ids joined, no trailing delimiter; "" is none.
+		var ids []string
+		if val != "" {
+			ids = strings.Split(val, delim)
+		}
+		if slices.Contains(ids, "") {
+			return false
+		}
+		if ph == phParentSubpath {
+			if (v.has[phInner] || v.has[phParentSubpath]) && !equalIDs(v.innerIDs, ids) {
+				return false
+			}
+			v.innerIDs = ids
+			v.set(phInner)
+			break
+		}
+		if v.has[phSubpath] && !equalIDs(v.subIDs, ids) {
+			return false
+		}
+		v.subIDs = ids
 	case phPath, phInner:
 		var ids []string
 		if ph == phPath {
@@ -364,10 +519,11 @@ func (v *nodeVals) put(ph, val, delim string, width int) bool {
 			}
 		}
 		if ph == phInner {
-			if v.has[phInner] && !equalIDs(v.innerIDs, ids) {
+			if (v.has[phInner] || v.has[phParentSubpath]) && !equalIDs(v.innerIDs, ids) {
 				return false
 			}
 			v.innerIDs = ids
+			v.set(phParentSubpath)
 			break
 		}
 		if v.has[phPath] && !equalIDs(v.path, ids) {
@@ -405,6 +561,10 @@ func equalIDs(a, b []string) bool {
 // a root's when absentOnRoot attributes are missing and the id is known
 // (root true).
 func (v *nodeVals) derive(root bool, shards int) {
+	if !v.has[phPath] && v.has[phSubpath] && v.has[phRoot] {
+		v.path = append([]string{v.root}, v.subIDs...)
+		v.set(phPath)
+	}
 	if !v.has[phPath] && v.has[phInner] && v.has[phRoot] && v.has[phID] {
 		v.path = append(append([]string{v.root}, v.innerIDs...), v.id)
 		v.set(phPath)
@@ -433,6 +593,11 @@ func (v *nodeVals) derive(root bool, shards int) {
 				v.innerIDs = v.path[1 : n-1]
 			}
 			v.set(phInner)
+			v.set(phParentSubpath)
+		}
+		if !v.has[phSubpath] {
+			v.subIDs = v.path[1:]
+			v.set(phSubpath)
 		}
 	}
 	if !v.has[phShard] && shards > 0 && v.has[phID] {

@@ -264,6 +264,9 @@ func benchLayouts(c *cli.Context, lopts *layouts.Options) ([]layouts.Layout, err
 	if len(ls) == 0 {
 		return nil, usagef("--layouts: name at least one of %s", strings.Join(layouts.Names(), ", "))
 	}
+	if err := checkModelParams(c, ls...); err != nil {
+		return nil, err
+	}
 	return ls, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -58,7 +59,58 @@ func layoutFlags(allowAll bool) []cli.Flag {
 		&cli.StringFlag{Name: "closure-copy", Value: "all", Usage: "closure (or a closure model): what ancestor rows copy: all, none or a,b,c", Category: catLayout},
 		&cli.BoolFlag{Name: "path-ids", Usage: "a node's id is its path from its root, names joined by the delimiter (Accounts¦123456¦Links; | for closure and adjacency); docs/LAYOUTS.md", Category: catLayout},
 		&cli.BoolFlag{Name: "implicit-inner", Usage: "with --path-ids: a node without attributes that has children gets no item of its own (prefix: its listing row only); not for adjacency", Category: catLayout},
+		modelParamFlag(),
 	}
+}
+
+// modelParamFlag is --model-param, the values of the models' {param:NAME}.
+func modelParamFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "model-param", Usage: "a value of the model's {param:NAME}, such as a tenant: NAME=VALUE (repeatable; for every model the command uses)", Category: catLayout}
+}
+
+// modelParams reads --model-param: NAME=VALUE each, a name once.
+func modelParams(c *cli.Context) (map[string]string, error) {
+	params := map[string]string{}
+	for _, kv := range c.StringSlice("model-param") {
+		name, value, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || name == "":
+			return nil, usagef("--model-param %q: want NAME=VALUE, such as org=acme", kv)
+		case value == "":
+			return nil, usagef("--model-param %s=: give the parameter a value", name)
+		}
+		if old, dup := params[name]; dup && old != value {
+			return nil, usagef("--model-param %s is given twice (%q and %q): give it once", name, old, value)
+		}
+		params[name] = value
+	}
+	return params, nil
+}
+
+// checkModelParams refuses a --model-param that none of the command's
+// models names (a misspelling, or a parameter of another model), and
+// --model-param without a model.
+func checkModelParams(c *cli.Context, ls ...layouts.Layout) error {
+	params, err := modelParams(c)
+	if err != nil {
+		return err
+	}
+	var named []string
+	for _, l := range ls {
+		named = append(named, models.Params(l)...)
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if slices.Contains(named, name) {
+			continue
+		}
+		if len(named) == 0 {
+			return usagef("--model-param %s: no model of this command names a parameter ({param:NAME}); remove it", name)
+		}
+		return usagef("--model-param %s: no model of this command names {param:%s}%s; they name {param:%s}", name, name, didYouMean(name, named, ""), strings.Join(named, "}, {param:"))
+	}
+	return nil
 }
 
 func awsFlags() []cli.Flag {
@@ -179,7 +231,13 @@ func newLayouts(c *cli.Context, allowAll bool) ([]layouts.Layout, layouts.Option
 		if err != nil {
 			return nil, layouts.Options{}, err
 		}
+		if err := checkModelParams(c, l); err != nil {
+			return nil, layouts.Options{}, err
+		}
 		return []layouts.Layout{l}, layouts.Options{ClosureCopy: layouts.ClosureCopy(l)}, nil
+	}
+	if err := checkModelParams(c); err != nil {
+		return nil, layouts.Options{}, err
 	}
 	if name == "" {
 		return nil, layouts.Options{}, usagef("--layout (or --model FILE) is required: one of %s", strings.Join(layouts.Names(), ", "))
@@ -220,7 +278,11 @@ func loadModel(c *cli.Context, file, side, layout string) (layouts.Layout, error
 			return nil, usagef("--%s%s does not go with --%smodel: the model file says its names, delimiter and shards (docs/MODELS.md)", side, f, side)
 		}
 	}
-	l, err := models.LoadModel(file)
+	params, err := modelParams(c)
+	if err != nil {
+		return nil, err
+	}
+	l, err := models.LoadModelParams(file, params)
 	if err != nil {
 		return nil, usagef("--%smodel: %v", side, err)
 	}

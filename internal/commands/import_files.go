@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	}
 	if a := c.StringSlice("attr"); len(a) > 0 {
 		s["attr"] = a
+	}
+	if p := c.StringSlice("model-param"); len(p) > 0 {
+		// Another tenant's values write other items.
+		s["model-param"] = slices.Sorted(slices.Values(p))
 	}
 	return s
 }

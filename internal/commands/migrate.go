@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ func migrateCommand() *cli.Command {
 	flags = append(flags,
 		&cli.BoolFlag{Name: "path-ids", Usage: "both tables' ids are path ids: --from-path-ids and --to-path-ids", Category: catLayout},
 		&cli.BoolFlag{Name: "implicit-inner", Usage: "both tables give an inner node without attributes no item: --from-implicit-inner and --to-implicit-inner", Category: catLayout})
+	flags = append(flags, modelParamFlag())
 	for _, f := range writerFlags() {
 		if n := f.Names()[0]; n != "wcu" && n != "rcu" {
 			flags = append(flags, f)
@@ -131,9 +133,15 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkModelParams(c, l1, l2); err != nil {
+		return err
+	}
 	settings := map[string]any{
 		"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
 		"to-table": to, "to-layout": l2.Name(), "to-options": o2, "shard": c.String("shard"),
+	}
+	if p := c.StringSlice("model-param"); len(p) > 0 {
+		settings["model-param"] = slices.Sorted(slices.Values(p))
 	}
 	t, ratio, err := refreshTarget(c, "checkpoint", "dead-letter", "report")
 	if err != nil {

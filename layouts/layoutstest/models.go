@@ -91,12 +91,31 @@ var ModelVariants = map[string]string{
 			{"name": "bypath", "serves": "ByPath", "partition_key": {"name": "g", "template": "{root}~{shard}"}, "sort_key": {"name": "s", "template": "{path}"}}]}`,
 }
 
-// LoadModels are the shipped models and ModelVariants, by file or
-// variant name.
+// ModelParams are the values the tests give the shipped models'
+// parameters ({param:NAME}): one each, whatever model names it.
+var ModelParams = map[string]string{"org": "acme", "bucket": "photos-bucket"}
+
+// ModelParamFlags are the --model-param flags of ModelParams that model
+// file names: what a command of the tests takes beside --model file.
+func ModelParamFlags(t testing.TB, file string) []string {
+	t.Helper()
+	l, err := models.LoadModelParams(file, ModelParams)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var flags []string
+	for _, name := range models.Params(l) {
+		flags = append(flags, "--model-param", name+"="+ModelParams[name])
+	}
+	return flags
+}
+
+// LoadModels are the shipped models (with ModelParams) and ModelVariants,
+// by file or variant name.
 func LoadModels(t *testing.T) map[string]layouts.Layout {
 	out := map[string]layouts.Layout{}
 	for _, f := range ShippedModels(t) {
-		l, err := models.LoadModel(f)
+		l, err := models.LoadModelParams(f, ModelParams)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
