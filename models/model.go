@@ -1636,6 +1636,9 @@ func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Requ
 // BatchGetItem that follows a Query of an index that does not project every
 // attribute (descendants, and children when their index is such).
 func (m *modelLayout) Costs(f *transform.Forest, sample []int32) layouts.CostModel {
+	if m.fullPath {
+		return m.fullPathCosts(f, sample)
+	}
 	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 	if m.closure && m.wholeRows(m.index("ByAncestor")) {
 		c.rows = newClosureRowCosts(f, sample)

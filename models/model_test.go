@@ -49,12 +49,22 @@ func TestModelConformance(t *testing.T) {
 				perNode := make([][]layouts.Item, len(f.Nodes))
 				var all []layouts.Item
 				total := layouts.NewMeasure(l)
+				inner := make([]bool, len(f.Nodes))
+				for _, p := range f.Parents {
+					if p >= 0 {
+						inner[p] = true
+					}
+				}
 				for i, n := range f.Nodes {
+					// An implicit inner node (a folder of s3-inventory's)
+					// has no item, and is read from its descendants'.
+					n.Inner = layouts.ImplicitInner(l) && inner[i]
+					implicit := n.Inner && len(n.Attrs) == 0
 					if err := l.Items(n, func(it layouts.Item) { perNode[i] = append(perNode[i], it) }); err != nil {
 						t.Fatalf("Items(%q): %v", n.ID, err)
 					}
-					if want := rowsPerNode(name, n.Depth); len(perNode[i]) != want {
-						t.Fatalf("node %q: %d items, want %d", n.ID, len(perNode[i]), want)
+					if want := rowsPerNode(name, n.Depth); implicit && len(perNode[i]) != 0 || !implicit && len(perNode[i]) != want {
+						t.Fatalf("node %q (implicit %v): %d items, want %d", n.ID, implicit, len(perNode[i]), want)
 					}
 					var recs []transform.Record
 					for _, it := range perNode[i] {
@@ -66,6 +76,9 @@ func TestModelConformance(t *testing.T) {
 						if ok {
 							recs = append(recs, rec)
 						}
+					}
+					if implicit {
+						recs = append(recs, transform.Record{ID: n.ID, Parent: n.Parent, Attrs: transform.Attrs{}})
 					}
 					if len(recs) != 1 {
 						t.Fatalf("node %q: Node found %d records among its items, want 1", n.ID, len(recs))
@@ -146,10 +159,14 @@ func TestShippedModelRows(t *testing.T) {
 		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0000"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM4"), "ParentId": s("CM2")}},
 		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0001"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM2"), "ParentId": s("CM2")}},
 		{"closure-single-table.json", []string{"CM1", "CM2", "CM4"}, layouts.Item{"PK": s("NODE#CM4"), "SK": s("ANC#0002"), "_type": s("TreeRow"), "GSI1PK": s("ANC#CM1"), "ParentId": s("CM2")}},
+		// s3-inventory: the object's key, under the bucket given.
+		{"s3-inventory.json", []string{"photos", "photos/2024", "photos/2024/trip", "photos/2024/trip/img1.jpg"}, layouts.Item{
+			"bucket": s("photos-bucket"), "key": s("photos/2024/trip/img1.jpg")}},
+		{"s3-inventory.json", []string{"readme.txt"}, layouts.Item{"bucket": s("photos-bucket"), "key": s("readme.txt")}},
 	}
 	for k, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%d", tc.file, strings.Join(tc.path, ">"), k), func(t *testing.T) {
-			l, err := models.LoadModel("../fixtures/models/" + tc.file)
+			l, err := models.LoadModelParams("../fixtures/models/"+tc.file, layoutstest.ModelParams)
 			if err != nil {
 				t.Fatal(err)
 			}

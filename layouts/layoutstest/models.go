@@ -149,5 +149,28 @@ func ModelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *Forest {
 		used[id] = true
 		ids[i], attrs[i] = id, n.Attrs
 	}
+	if layouts.PathIDs(l) {
+		ids = pathIDs(ids, f.Parents, l.Delimiter())
+	}
 	return NewForest(ids, f.Parents, attrs)
+}
+
+// pathIDs turns the ids of a forest into path ids: each is its parent's
+// path id, the delimiter and its own id as its name.
+func pathIDs(names []string, parents []int, delim string) []string {
+	out := make([]string, len(names))
+	var id func(i int) string
+	id = func(i int) string {
+		if out[i] == "" {
+			out[i] = names[i]
+			if p := parents[i]; p >= 0 {
+				out[i] = id(p) + delim + names[i]
+			}
+		}
+		return out[i]
+	}
+	for i := range names {
+		id(i)
+	}
+	return out
 }
