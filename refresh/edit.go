@@ -475,6 +475,10 @@ type nodeSide struct {
 	Parent string
 	Attrs  transform.Attrs
 	Path   []string
+	// Inner: the node has children (transform.Node.Inner), so that a
+	// layout with implicit inner nodes writes none for it without
+	// attributes. Set by follow; edit leaves it false.
+	Inner bool
 }
 
 // nodeChange is one node before and after a change.
@@ -514,7 +518,7 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 	before := map[string]entry{}
 	after := map[string]entry{}
 	collect := func(into map[string]entry, c *nodeChange, side nodeSide) error {
-		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path}
+		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path, Inner: side.Inner}
 		return l.Items(&n, func(item layouts.Item) {
 			into[keyOf(spec, item)] = entry{item: item, c: c, digest: d.item(item)}
 		})
