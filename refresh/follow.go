@@ -206,10 +206,10 @@ type mirror struct {
 	// such a node has children (and is present) as long as an item is
 	// below it.
 	implicit bool
-	spec  layouts.TableSpec
-	byKey map[string]*claim
-	byID  map[string]map[string]*claim // id → A key → claim
-	kids  map[string]map[string]int    // parent → child id → claims
+	spec     layouts.TableSpec
+	byKey    map[string]*claim
+	byID     map[string]map[string]*claim // id → A key → claim
+	kids     map[string]map[string]int    // parent → child id → claims
 	// gone is the record that removed the last item of a node that some
 	// item still names as its parent: where A stopped being a valid tree
 	// there, for reports (see prune).
