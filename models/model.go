@@ -476,6 +476,14 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 		return nil, fail(field+".type", "%q: want S or N", a.Type)
 	}
 	own := basePlaceholders(m.baseName)
+	if m.pathIDs {
+		// A path id names the node's root, path, depth and name: the
+		// adjacency base reads them all back from it.
+		own = append(basePlaceholders(layouts.PathName), phName)
+	}
+	if t.has(phName) && !m.pathIDs {
+		return nil, fail(field+".template", "{name} is the last segment of a path id: give \"path_ids\": true (or use {id})")
+	}
 	for _, ph := range t.uses() {
 		switch {
 		case ph == phShard && m.shards == 0:
@@ -956,6 +964,14 @@ func (m *modelLayout) selfTestRows(n *transform.Node, items []layouts.Item) erro
 }
 
 func (m *modelLayout) valsOfNode(n *transform.Node) nodeVals {
+	if m.pathIDs {
+		// Its path is its names: {path} is the id, {root} its first name.
+		names := strings.Split(n.ID, m.delim)
+		v := valsOf(n.ID, n.Parent, names, m.shards)
+		v.name = names[len(names)-1]
+		v.set(phName)
+		return v
+	}
 	return valsOf(n.ID, n.Parent, n.Path, m.shards)
 }
 
@@ -1276,6 +1292,28 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		v.path = []string{v.id}
 		v.set(phPath)
 	}
+	if m.pathIDs && !v.has[phID] && v.has[phName] && v.has[phRoot] && v.has[phParentSubpath] {
+		// A node whose keys hold its root, the names between and its
+		// name: its path id is them joined.
+		names := append(append([]string{v.root}, v.innerIDs...), v.name)
+		v.path = names
+		v.set(phPath)
+		v.id = strings.Join(names, m.delim)
+		v.set(phID)
+		v.parent = strings.Join(names[:len(names)-1], m.delim)
+		v.set(phParent)
+	}
+	if m.pathIDs && v.has[phID] && !v.has[phPath] && !v.has[phName] {
+		// The path id names the rest: its names, its parent's id.
+		names := strings.Split(v.id, m.delim)
+		v.path, v.name = names, names[len(names)-1]
+		v.set(phPath)
+		v.set(phName)
+		if len(names) > 1 && !v.has[phParent] {
+			v.parent = strings.Join(names[:len(names)-1], m.delim)
+			v.set(phParent)
+		}
+	}
 	v.derive(root, m.shards)
 	if m.pathIDs && v.has[phID] && !v.has[phParent] {
 		// A path id names its parent: the id without its last name.
@@ -1500,6 +1538,9 @@ func (m *modelLayout) projectedBytes(x *modelIndex, size int, lens map[string]in
 func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) {
 	if s.ParentID == "" && (a.absentOnRoot || a.tmpl.has(phParent)) {
 		return 0, false
+	}
+	if m.pathIDs {
+		return m.renderedLenPathIDs(a, s)
 	}
 	n := 0
 	for _, p := range a.tmpl.parts {

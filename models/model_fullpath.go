@@ -427,3 +427,48 @@ func (m *modelLayout) fullPathAncestors(ctx context.Context, r layouts.Reads, q 
 	}
 	return res, nil
 }
+
+// renderedLenPathIDs is renderedLen with path ids, whose Stats' ids are
+// paths: a name is what an id adds to its parent's.
+func (m *modelLayout) renderedLenPathIDs(a *modelAttr, s *transform.Stats) (int, bool) {
+	if s.ParentID == "" && (a.absentOnRoot || a.tmpl.has(phParent)) {
+		return 0, false
+	}
+	d := len(m.delim)
+	n := 0
+	for _, p := range a.tmpl.parts {
+		switch p.ph {
+		case "":
+			n += len(p.lit)
+		case phID, phPath:
+			n += len(s.ID)
+		case phParent:
+			n += len(s.ParentID)
+		case phRoot:
+			n += len(s.RootID)
+		case phName:
+			n += len(s.ID)
+			if s.Depth > 0 {
+				n -= len(s.ParentID) + d
+			}
+		case phSubpath:
+			if s.Depth > 0 {
+				n += len(s.ID) - len(s.RootID) - d
+			}
+		case phParentSubpath:
+			if s.Depth > 1 {
+				n += len(s.ParentID) - len(s.RootID) - d
+			}
+		case phInner:
+			if s.Depth > 1 {
+				n += len(s.ParentID) - len(s.RootID)
+			}
+		case phDepth:
+			n += layouts.Digits(s.Depth)
+		}
+	}
+	if a.num {
+		return layouts.NumberSize(s.Depth), true
+	}
+	return n, true
+}
