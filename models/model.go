@@ -166,6 +166,10 @@ type modelLayout struct {
 	pathIDs, implicitInner bool
 	fullPath               bool
 	pkConst, skPrefix      string
+	// located: the table is keyed by the node's name, and an index by its
+	// root and the names between (model_located.go); only leaves have
+	// items.
+	located bool
 	// params are the parameters the model names, with their values;
 	// tenantKeys the table's keys whose templates hold parameters or
 	// constant text alone: an item whose key does not have their fixed
@@ -194,6 +198,9 @@ func (m *modelLayout) CheckNode(s *transform.Stats) []error {
 	}
 	if err := m.checkPathID(s.ID, s.ParentID); err != nil {
 		errs = append(errs, err)
+	}
+	if m.located && s.Children > 0 && s.AttrBytes > 0 {
+		errs = append(errs, m.innerAttrsError(s.ID))
 	}
 	if err := m.checkDepth(s.Depth); err != nil {
 		errs = append(errs, err)
@@ -596,7 +603,7 @@ func (p *modelParser) tableKeys() error {
 			return fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
 		}
 		for _, ph := range k.tmpl.uses() {
-			if ph != phID {
+			if ph != phID && (ph != phName || !m.pathIDs) {
 				return fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
 			}
 		}
@@ -608,7 +615,12 @@ func (p *modelParser) tableKeys() error {
 			return err
 		}
 	}
-	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
+	if m.pathIDs && (m.pk.tmpl.has(phName) || m.sk != nil && m.sk.tmpl.has(phName)) {
+		// Keyed by its name: a leaf's item alone (model_located.go).
+		if err := p.locatedKeys(); err != nil {
+			return err
+		}
+	} else if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
 		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template (or, for a partition key constant per tenant such as \"$hr#orgid_{param:org}\", in the sort key's)")
 	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
@@ -679,6 +691,9 @@ func (p *modelParser) index(field string, xj *indexJSON, baseIndex map[string]la
 		if x.sk, err = p.attr(field+".sort_key", xj.SortKey); err != nil {
 			return nil, err
 		}
+	}
+	if m.located {
+		return x, p.locatedIndex(field, x)
 	}
 	// The partition key is what the base's queries name: it must be
 	// built from exactly the parts of the base's.
@@ -1062,6 +1077,9 @@ func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
 	if err := m.checkPathID(n.ID, n.Parent); err != nil {
 		return err
 	}
+	if m.located && n.Inner && len(n.Attrs) > 0 {
+		return m.innerAttrsError(n.ID)
+	}
 	if m.omits(n) {
 		// An implicit inner node: its descendants' keys name it.
 		for name := range n.Attrs {
@@ -1382,6 +1400,11 @@ func (m *modelLayout) Node(item layouts.Item) (transform.Record, bool, error) {
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
+	if m.located && s.Depth == 0 {
+		// The index partition of a root holds its tree's leaves: at most
+		// its nodes (Stats does not count its leaves), an upper bound.
+		ms.CollectionOf(1, int64(s.TreeSize), m.hotKey(m.indexes[0].pk.tmpl, map[string]string{phRoot: s.RootID}))
+	}
 	if m.implicitInner && s.Children > 0 && s.AttrBytes == 0 {
 		ms.Nodes++ // an implicit inner node: no item
 		return
@@ -1413,7 +1436,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	var copies []int
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
-			if bx.Name == x.serves && j+1 < len(bm.Collections) {
+			if bx.Name == x.serves && j+1 < len(bm.Collections) && !m.located {
 				ms.CollectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
 			}
 		}
@@ -1643,6 +1666,14 @@ func (m *modelLayout) Owner(item layouts.View) string {
 		}
 		return m.base.Owner(layouts.MapView(b))
 	}
+	if m.located {
+		// Its key is the leaf's name; the index's keys give the rest.
+		id, _, ok := m.NodeOf(item)
+		if !ok {
+			return ""
+		}
+		return id
+	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
 		if a == nil {
@@ -1667,6 +1698,9 @@ func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Requ
 	if m.fullPath {
 		return m.fullPathQuery(ctx, r, q)
 	}
+	if m.located {
+		return m.locatedQuery(ctx, r, q)
+	}
 	if q.Kind == layouts.QueryChildren && m.index("ByParent") == nil && !m.closure {
 		q.Kind, q.MinDepth, q.MaxDepth = layouts.QueryDescendants, 1, 1
 	}
@@ -1679,6 +1713,9 @@ func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Requ
 func (m *modelLayout) Costs(f *transform.Forest, sample []int32) layouts.CostModel {
 	if m.fullPath {
 		return m.fullPathCosts(f, sample)
+	}
+	if m.located {
+		return m.locatedCosts(f, sample)
 	}
 	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 	if m.closure && m.wholeRows(m.index("ByAncestor")) {

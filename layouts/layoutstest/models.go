@@ -149,10 +149,31 @@ func ModelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *Forest {
 		used[id] = true
 		ids[i], attrs[i] = id, n.Attrs
 	}
-	if layouts.PathIDs(l) {
-		ids = pathIDs(ids, f.Parents, l.Delimiter())
+	parents := f.Parents
+	if models.LeavesOnly(l) {
+		// Only leaves have items, keyed by name and by the names above
+		// them (store-locations: a store at depth 2 or more): two nodes
+		// above every tree, and no attributes on an inner node.
+		ids = append([]string{"top", "mid"}, ids...)
+		attrs = append([]transform.Attrs{{}, {}}, attrs...)
+		parents = append([]int{-1, 0}, parents...)
+		for i := 2; i < len(parents); i++ {
+			if parents[i] < 0 {
+				parents[i] = 1
+			} else {
+				parents[i] += 2
+			}
+		}
+		for _, p := range parents {
+			if p >= 0 {
+				attrs[p] = transform.Attrs{}
+			}
+		}
 	}
-	return NewForest(ids, f.Parents, attrs)
+	if layouts.PathIDs(l) {
+		ids = pathIDs(ids, parents, l.Delimiter())
+	}
+	return NewForest(ids, parents, attrs)
 }
 
 // pathIDs turns the ids of a forest into path ids: each is its parent's
