@@ -202,6 +202,9 @@ func (m *modelLayout) CheckNode(s *transform.Stats) []error {
 	if m.located && s.Children > 0 && s.AttrBytes > 0 {
 		errs = append(errs, m.innerAttrsError(s.ID))
 	}
+	if m.implicitInner && s.Children > 0 && s.AttrBytes == 0 {
+		return errs // no item: no key to be empty
+	}
 	if err := m.checkDepth(s.Depth); err != nil {
 		errs = append(errs, err)
 	}
@@ -1213,7 +1216,7 @@ func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, em
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
 func (m *modelLayout) foreign(item layouts.View) bool {
-	if m.outsidePartition(item) {
+	if m.outsidePartition(item) || m.unlocated(item) {
 		return true
 	}
 	for _, k := range m.tenantKeys {

@@ -80,6 +80,18 @@ func (p *modelParser) locatedIndex(field string, x *modelIndex) error {
 	return nil
 }
 
+// unlocated reports whether an item of a located model's table lacks
+// the index's keys: not in the index, it is no leaf (another entity's,
+// such as a head office's item keyed by StoreNumber alone), and is never
+// read as a node nor changed.
+func (m *modelLayout) unlocated(item layouts.View) bool {
+	if !m.located {
+		return false
+	}
+	x := m.indexes[0]
+	return item.Get(x.pk.name) == nil || item.Get(x.sk.name) == nil
+}
+
 // innerAttrsError is an inner node given attributes, which a located
 // model cannot hold.
 func (m *modelLayout) innerAttrsError(id string) error {

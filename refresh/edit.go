@@ -260,7 +260,13 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		x.deleted = true
 		return n, nil
 	case EditSet:
-		x, err := ed.ensureNode(ctx, e, e.ID)
+		ensure := ed.ensureNode
+		if layouts.ImplicitInner(ed.l) {
+			// Whether the node has children decides whether it has an
+			// item (an inner node without attributes has none).
+			ensure = ed.ensureSubtree
+		}
+		x, err := ensure(ctx, e, e.ID)
 		if err != nil {
 			return 0, err
 		}
@@ -442,6 +448,17 @@ func (ed *Editor) Ops() ([]Op, error) {
 	slices.Sort(ids)
 	var d digester
 	var changes []nodeChange
+	// With implicit inner nodes, whether a node has children (as the table
+	// has it, and after the edits) decides whether it has an item.
+	implicit := layouts.ImplicitInner(ed.l)
+	origKids := map[string]int{}
+	if implicit {
+		for _, x := range ed.nodes {
+			if x.origParent != "" {
+				origKids[x.origParent]++
+			}
+		}
+	}
 	for _, id := range ids {
 		x := ed.nodes[id]
 		origPath, path := ed.path(id, true), []string(nil)
@@ -451,9 +468,9 @@ func (ed *Editor) Ops() ([]Op, error) {
 		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) {
 			continue
 		}
-		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath}}
+		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath, Inner: implicit && origKids[id] > 0}}
 		if !x.deleted {
-			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path}
+			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path, Inner: implicit && len(ed.children(id)) > 0}
 		}
 		changes = append(changes, c)
 	}
