@@ -171,6 +171,9 @@ func TestShippedModelRows(t *testing.T) {
 		{"s3-inventory.json", []string{"photos", "photos/2024", "photos/2024/trip", "photos/2024/trip/img1.jpg"}, layouts.Item{
 			"bucket": s("photos-bucket"), "key": s("photos/2024/trip/img1.jpg")}},
 		{"s3-inventory.json", []string{"readme.txt"}, layouts.Item{"bucket": s("photos-bucket"), "key": s("readme.txt")}},
+		// store-locations: a store, by its name and its location.
+		{"store-locations.json", []string{"USA", "USA#WA", "USA#WA#SEATTLE", "USA#WA#SEATTLE#98101", "USA#WA#SEATTLE#98101#1001"}, layouts.Item{
+			"StoreNumber": s("1001"), "Country": s("USA"), "StateCityPostcode": s("WA#SEATTLE#98101")}},
 	}
 	for k, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%d", tc.file, strings.Join(tc.path, ">"), k), func(t *testing.T) {
