@@ -413,14 +413,17 @@ func (b *bench) query(ctx context.Context, l layouts.Layout, table string, est [
 // rewrites counts what moving, deleting and writing each sampled node
 // rewrites, and keeps each one's WCU in pn (NaN where a change does not
 // apply: a root is not moved; a root with children cannot be deleted, edit
-// refuses it).
+// refuses it). With path ids no node is moved, nor an inner node deleted:
+// either would change the ids of a subtree, a new subtree rather than a
+// rewrite.
 func (b *bench) rewrites(ctx context.Context, l layouts.Layout, pn *perNode) (Rewrites, error) {
 	f := b.in.Forest
 	var mv, del, wr wstats
+	pathIDs := layouts.PathIDs(l)
 	for _, x := range b.sample {
 		id := f.ID(int(x.node))
 		m, d := math.NaN(), math.NaN()
-		if t := moveTarget(f, b.byDepth, x.node, b.opts.Seed); t >= 0 {
+		if t := moveTarget(f, b.byDepth, x.node, b.opts.Seed); t >= 0 && !pathIDs {
 			c, err := moveChange(ctx, l, f, x.node, t)
 			if err != nil {
 				return Rewrites{}, fmt.Errorf("%s: move %q: %w", l.Name(), id, err)
@@ -428,7 +431,7 @@ func (b *bench) rewrites(ctx context.Context, l layouts.Layout, pn *perNode) (Re
 			mv.add(c, x.weight, id)
 			m = float64(c.wcu)
 		}
-		if f.Parent(int(x.node)) >= 0 || len(f.Children(int(x.node))) == 0 {
+		if leaf := len(f.Children(int(x.node))) == 0; leaf || (f.Parent(int(x.node)) >= 0 && !pathIDs) {
 			c, err := deleteChange(ctx, l, f, x.node)
 			if err != nil {
 				return Rewrites{}, fmt.Errorf("%s: delete %q: %w", l.Name(), id, err)

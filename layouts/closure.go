@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -375,6 +376,9 @@ func (l *closureLayout) PathKeyed() bool { return false }
 // BETWEEN a AND b); ancestors Query the table, Id = X AND RelativeDepth in
 // the band, then BatchGetItem of the ancestors' own rows.
 func (l *closureLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if l.implicit {
+		return l.queryImplicit(ctx, r, q)
+	}
 	var res []Result
 	checked := false // whether the node is known to exist
 	if q.Kind != QueryAncestors && q.InBand(0) {
@@ -402,6 +406,61 @@ func (l *closureLayout) Query(ctx context.Context, r Reads, q Request) ([]Result
 		if _, err := l.self(ctx, r, q.ID); err != nil {
 			return nil, err
 		}
+	}
+	return res, nil
+}
+
+// queryImplicit is Query on a closure table with ImplicitInner (and so
+// path ids), where an inner node may have no row: such a node is read as a
+// node without attributes when rows below it name it. Its own row is read
+// first; a node without one is looked for below (ByAncestor, AncestorId =
+// X). Children and descendants read the whole subtree from ByAncestor (a
+// child without rows is found only through its own descendants' rows),
+// fill in the implicit nodes and cut it to the band; ancestors are the
+// prefixes of the path id, read with BatchGetItem.
+func (l *closureLayout) queryImplicit(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	item, err := r.GetItem(ctx, l.key(q.ID, 0))
+	if err != nil {
+		return nil, err
+	}
+	self := impliedResult(q.ID, l.delim, 0)
+	if item != nil {
+		if self, err = nodeResult(l, item, 0); err != nil {
+			return nil, err
+		}
+	}
+	var below []Result
+	if item == nil || q.Kind == QueryChildren || q.Kind == QueryDescendants {
+		all := Request{Kind: QueryDescendants, ID: q.ID, MinDepth: 1, MaxDepth: NoMaxDepth, Concurrency: q.Concurrency}
+		if below, err = l.descendants(ctx, r, &all); err != nil {
+			return nil, err
+		}
+		if item == nil && len(below) == 0 {
+			return nil, &NotFoundError{Node: fmt.Sprintf("node %q", q.ID)}
+		}
+	}
+	var res []Result
+	if q.InBand(0) {
+		res = append(res, self)
+	}
+	switch q.Kind {
+	case QueryChildren, QueryDescendants:
+		return append(res, fillImplied(l, q.ID, below, &q)...), nil
+	case QueryAncestors:
+		depthOf := map[string]int{}
+		id := q.ID
+		for rd := 1; ; rd++ {
+			i := strings.LastIndex(id, l.delim)
+			if i < 0 {
+				break
+			}
+			id = id[:i]
+			if q.InBand(rd) {
+				depthOf[id] = rd
+			}
+		}
+		more, err := l.selfRows(ctx, r, &q, depthOf, "above")
+		return append(res, more...), err
 	}
 	return res, nil
 }
@@ -545,6 +604,14 @@ func (l *closureLayout) selfRows(ctx context.Context, r Reads, q *Request, depth
 		delete(depthOf, n.ID)
 		n.RelativeDepth = d
 		res = append(res, n)
+	}
+	if l.pathIDs {
+		// Named by a row's AncestorId or a path id, without a row of its
+		// own: an implicit inner node.
+		for id, d := range depthOf {
+			res = append(res, impliedResult(id, l.delim, d))
+		}
+		clear(depthOf)
 	}
 	if len(depthOf) > 0 {
 		first := sortedKeys(depthOf)[0]

@@ -48,7 +48,8 @@ type measures struct {
 // fits is Fits on m; holds reports whether the id (or some id) holds the
 // delimiter.
 func (c *Checker) fits(m measures, holds func(delim string) bool) bool {
-	if m.attr > transform.MaxItemBytes-fitsSlack {
+	if m.attr > transform.MaxItemBytes-fitsSlack || PathIDs(c.l) {
+		// Path ids are checked one by one (CheckPathID).
 		return false
 	}
 	switch l := c.l.(type) {

@@ -342,6 +342,14 @@ func (l *pathLayout) PathKeyed() bool { return false }
 // tree in parallel); ancestors split the node's Path and read the ids with
 // BatchGetItem.
 func (l *pathLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if l.pathIDs {
+		return l.queryPathIDs(ctx, r, q)
+	}
+	return l.queryIDs(ctx, r, q)
+}
+
+// queryIDs is Query but with path ids.
+func (l *pathLayout) queryIDs(ctx context.Context, r Reads, q Request) ([]Result, error) {
 	if q.Kind == QueryChildren {
 		var res []Result
 		err := r.Query(ctx, QueryInput{
@@ -379,6 +387,58 @@ func (l *pathLayout) Query(ctx context.Context, r Reads, q Request) ([]Result, e
 	case QueryDescendants:
 		more, err := l.descendants(ctx, r, &q, a)
 		return append(res, more...), err
+	case QueryAncestors:
+		more, err := l.ancestors(ctx, r, &q, a)
+		return append(res, more...), err
+	}
+	return res, nil
+}
+
+// queryPathIDs is Query on a path or sharded-path table with path ids,
+// where an inner node may have no item (ImplicitInner, or a table built
+// so): it is read as a node without attributes when items below it name
+// it. The node's own item is read first (GetItem); a node without one is
+// looked for below, with the Query of ByPath that descendants sends. With
+// ImplicitInner, children are read that way too (ByParent cannot list a
+// child that has no item), and descendants are read whole and filled with
+// the implicit nodes between, then cut to the band.
+func (l *pathLayout) queryPathIDs(ctx context.Context, r Reads, q Request) ([]Result, error) {
+	if q.Kind == QueryChildren && !l.implicit {
+		return l.queryIDs(ctx, r, q)
+	}
+	item, err := r.GetItem(ctx, Item{l.id: strAttr(q.ID)})
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Split(q.ID, l.delim)
+	a := &pathAnchor{node: impliedResult(q.ID, l.delim, 0), ids: ids, depth: len(ids) - 1}
+	implicit := item == nil
+	if !implicit {
+		if a.node, err = nodeResult(l, item, 0); err != nil {
+			return nil, err
+		}
+	}
+	var below []Result
+	if implicit || (l.implicit && q.Kind != QueryAncestors && q.Kind != QueryGet) {
+		all := Request{Kind: QueryDescendants, ID: q.ID, MinDepth: 1, MaxDepth: NoMaxDepth, Concurrency: q.Concurrency}
+		if below, err = l.descendants(ctx, r, &all, a); err != nil {
+			return nil, err
+		}
+		if implicit && len(below) == 0 {
+			return nil, &NotFoundError{Node: fmt.Sprintf("node %q", q.ID)}
+		}
+	}
+	var res []Result
+	if q.InBand(0) {
+		res = append(res, a.node)
+	}
+	switch q.Kind {
+	case QueryChildren, QueryDescendants:
+		if below == nil && !l.implicit {
+			more, err := l.descendants(ctx, r, &q, a)
+			return append(res, more...), err
+		}
+		return append(res, fillImplied(l, q.ID, below, &q)...), nil
 	case QueryAncestors:
 		more, err := l.ancestors(ctx, r, &q, a)
 		return append(res, more...), err
@@ -500,6 +560,9 @@ func (l *pathLayout) ancestors(ctx context.Context, r Reads, q *Request, a *path
 	var keys []Item
 	for rd := max(q.MinDepth, 1); rd <= a.depth && q.InBand(rd); rd++ {
 		id := a.ids[a.depth-rd]
+		if l.pathIDs {
+			id = strings.Join(a.ids[:a.depth-rd+1], l.delim)
+		}
 		want[id] = rd
 		keys = append(keys, Item{l.id: strAttr(id)})
 	}
@@ -516,6 +579,13 @@ func (l *pathLayout) ancestors(ctx context.Context, r Reads, q *Request, a *path
 		n.RelativeDepth = want[n.ID]
 		res = append(res, n)
 		delete(want, n.ID)
+	}
+	if l.pathIDs {
+		// An ancestor without an item: an implicit inner node.
+		for id, rd := range want {
+			res = append(res, impliedResult(id, l.delim, rd))
+		}
+		want = nil
 	}
 	if len(want) > 0 {
 		return nil, &InconsistentError{Msg: fmt.Sprintf("%q is on the Path of %q, but has no item", sortedKeys(want)[0], a.node.ID)}

@@ -44,7 +44,7 @@ func ImplicitInner(l Reader) bool {
 
 // ReadsImplicit reports whether reading a table of l infers the inner
 // nodes that have no item from the ids of their descendants: with path
-// ids, whose ids name their ancestors, or with ImplicitInner.
+// ids, whose ids name their ancestors (ImplicitInner needs them).
 func ReadsImplicit(l Reader) bool { return PathIDs(l) || ImplicitInner(l) }
 
 // PathIDs reports whether the layout's ids are path ids.
@@ -169,25 +169,6 @@ func delimOf(l Reader) string {
 	return d.Delimiter()
 }
 
-// ImpliedParent returns the implicit node that id's path id names as
-// its parent, for a layout with path ids: the parent's id, its own
-// parent's, and true; false for a root or without path ids.
-func ImpliedParent(l Reader, id string) (parent, grand string, ok bool) {
-	if !PathIDs(l) {
-		return "", "", false
-	}
-	delim := delimOf(l)
-	i := strings.LastIndex(id, delim)
-	if i <= 0 || delim == "" {
-		return "", "", false
-	}
-	parent = id[:i]
-	if j := strings.LastIndex(parent, delim); j >= 0 {
-		grand = parent[:j]
-	}
-	return parent, grand, true
-}
-
 // appendViaItems is AppendItems through Items, for the path-id forms of
 // the path and prefix layouts, whose keys are the id itself: the items are
 // maps, turned into slices of attributes in b.
@@ -226,4 +207,42 @@ func (b *base) readPathID(r *reader, id, parent string) error {
 		return r.fail("%v; if the table uses another delimiter than %q, give it with --delimiter", err, b.delim)
 	}
 	return nil
+}
+
+// fillImplied adds to res, nodes found below the node anchor, the implicit
+// inner nodes between anchor and them (which have no item to be found
+// by), each at its distance below anchor, and keeps what q's band wants.
+// res must hold every node below anchor whose item the table has, for the
+// depths in question.
+func fillImplied(l Reader, anchor string, res []Result, q *Request) []Result {
+	delim := delimOf(l)
+	ids := make([]string, 0, len(res)+1)
+	parents := make([]string, 0, len(res)+1)
+	ids, parents = append(ids, anchor), append(parents, "")
+	for _, r := range res {
+		ids, parents = append(ids, r.ID), append(parents, r.Parent)
+	}
+	base := strings.Count(anchor, delim)
+	for _, rec := range Implied(l, ids, parents) {
+		if strings.HasPrefix(rec.ID, anchor+delim) {
+			res = append(res, Result{ID: rec.ID, Parent: rec.Parent, RelativeDepth: strings.Count(rec.ID, delim) - base, Attrs: transform.Attrs{}})
+		}
+	}
+	out := res[:0]
+	for _, r := range res {
+		if q.InBand(r.RelativeDepth) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// impliedResult is the node id names with path ids, as an implicit inner
+// node rd levels from the queried one.
+func impliedResult(id, delim string, rd int) Result {
+	parent := ""
+	if i := strings.LastIndex(id, delim); i >= 0 {
+		parent = id[:i]
+	}
+	return Result{ID: id, Parent: parent, RelativeDepth: rd, Attrs: transform.Attrs{}}
 }

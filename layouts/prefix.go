@@ -216,12 +216,15 @@ func (l *prefixLayout) Measure(s *transform.Stats, m *Measure) {
 		name = len(NameOf(s.ID, l.delim))
 		listingKey = objectKey - name
 	}
-	if !l.measuresNoItem(s) {
-		m.item(fixed+objectKey+delim+s.AttrBytes, 0)
-	}
 	m.item(fixed+listingKey+name, 0)
-	m.key(0, objectKey) // the listing row's key is shorter by the id
-	m.key(1, max(delim, name))
+	if l.measuresNoItem(s) {
+		m.key(0, listingKey)
+		m.key(1, name)
+	} else {
+		m.item(fixed+objectKey+delim+s.AttrBytes, 0)
+		m.key(0, objectKey) // the listing row's key is shorter by the id
+		m.key(1, max(delim, name))
+	}
 	switch {
 	case int64(s.Roots) > int64(s.Children) && m.tops(0, int64(s.Roots)):
 		m.collectionOf(0, int64(s.Roots), l.delim) // the roots' listing
@@ -293,8 +296,9 @@ func (l *prefixLayout) Owner(item View) string {
 	return key
 }
 
-// PathKeyed is true: the keys are paths.
-func (l *prefixLayout) PathKeyed() bool { return true }
+// PathKeyed is true: the keys are paths; but with path ids, which are
+// the paths themselves.
+func (l *prefixLayout) PathKeyed() bool { return !l.pathIDs }
 
 // Query answers a query on a prefix table: get is a GetItem of the object
 // row; children a Query of the listing partition, then BatchGetItem of the
@@ -609,8 +613,12 @@ type prefixCosts struct {
 func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
 	if asString(item, c.l.child) == c.l.delim {
 		key := asString(item, c.l.key)
+		id := key[strings.LastIndex(key, c.l.delim)+len(c.l.delim):]
+		if c.l.pathIDs {
+			id = strings.TrimPrefix(key, c.l.delim)
+		}
 		var err error
-		if c.cur, err = c.lookup(key[strings.LastIndex(key, c.l.delim)+len(c.l.delim):]); err != nil {
+		if c.cur, err = c.lookup(id); err != nil {
 			return c.cur, -1, err
 		}
 		c.own[c.cur] = int32(size)
@@ -643,11 +651,15 @@ func (c *prefixCosts) Estimate(k int) QueryCosts {
 		}
 		return queryCost(rows)
 	}
+	learn := own // the path
+	if c.l.pathIDs {
+		learn = Cost{} // the id is the path
+	}
 	for _, q := range []struct {
 		cost *Cost
 		band int
 	}{{&out.Children, 1}, {&out.Descendants, -1}, {&out.Depth2, 2}} {
-		cost := own // the path
+		cost := learn
 		var b batchCost
 		c.walk(i, func(y int32, rel int) {
 			if q.band < 0 || rel < q.band {
@@ -663,7 +675,7 @@ func (c *prefixCosts) Estimate(k int) QueryCosts {
 	}
 	var b batchCost
 	c.ancestors(i, func(a int32) { b.add(c.own[a]) })
-	out.Ancestors = own // the path
+	out.Ancestors = learn
 	out.Ancestors.Add(b.done())
 	out.Ancestors.Nodes = int64(c.f.Depth(int(i)))
 	return out

@@ -253,15 +253,21 @@ func (m *mirror) put(key string, c *claim) {
 	})
 }
 
+// impliedParent is the parent a path id names: the id without its last
+// name ("" for a root's).
+func impliedParent(l layouts.Layout, id string) string {
+	if i := strings.LastIndex(id, l.Delimiter()); i > 0 {
+		return id[:i]
+	}
+	return ""
+}
+
 // links calls fn with the link from the claim's node to its parent, and,
 // when A reads implicit nodes, each link above it that its path id names.
 func (m *mirror) links(c *claim, fn func(parent, child string)) {
 	fn(c.parent, c.id)
 	for child := c.parent; m.implicit && child != ""; {
-		parent, _, ok := layouts.ImpliedParent(m.l, child)
-		if !ok {
-			parent = ""
-		}
+		parent := impliedParent(m.l, child)
 		fn(parent, child)
 		child = parent
 	}
@@ -344,7 +350,7 @@ func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids [
 func (m *mirror) target(id string) (c *claim, present, conflict bool) {
 	if len(m.byID[id]) == 0 && m.implicit && len(m.kids[id]) > 0 {
 		// An implicit node: no item, named by the path ids below it.
-		parent, _, _ := layouts.ImpliedParent(m.l, id)
+		parent := impliedParent(m.l, id)
 		return &claim{id: id, parent: parent, attrs: transform.Attrs{}, digest: m.digests.item(transform.Attrs{})}, true, false
 	}
 	for _, x := range m.byID[id] {

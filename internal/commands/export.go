@@ -249,6 +249,9 @@ func parsePath(c *cli.Context, l layouts.Layout, id string) ([]string, error) {
 	if p == "" {
 		return nil, nil
 	}
+	if layouts.PathIDs(l) {
+		return nil, usagef("--path does not go with --path-ids: the id is the node's path; give it with --id")
+	}
 	if !l.PathKeyed() {
 		return nil, usagef("--path is for the prefix layout, whose keys are paths; the %s layout finds a node by its id", l.Name())
 	}

@@ -433,3 +433,47 @@ func TransformForest(t *testing.T, rng *rand.Rand, f *Forest) (*transform.Forest
 	}
 	return tf, at
 }
+
+// pathNames are the names of PathIDForest: few, so that they repeat under
+// different parents, and none a delimiter the variants use.
+var pathNames = []string{"Accounts", "123456", "Links", "xyzpdq", "a", "CM2", "CM20", "😀", "a b", "é"}
+
+// PathIDForest is f with path ids: each node is given a name, unique
+// among its siblings but repeated under other parents, and its id is its
+// parent's id, delim and its name (a root's, its name). With implicit, about
+// half the inner nodes lose their attributes, so that a layout with
+// ImplicitInner writes no item for them. Every node's Inner says whether it
+// has children.
+func PathIDForest(rng *rand.Rand, f *Forest, delim string, implicit bool) *Forest {
+	n := len(f.Nodes)
+	ids := make([]string, n)
+	attrs := make([]transform.Attrs, n)
+	taken := map[string]bool{}
+	inner := make([]bool, n)
+	for _, p := range f.Parents {
+		if p >= 0 {
+			inner[p] = true
+		}
+	}
+	for i, p := range f.Parents {
+		prefix := ""
+		if p >= 0 {
+			prefix = ids[p] + delim
+		}
+		id := prefix + pathNames[rng.IntN(len(pathNames))]
+		for k := 2; taken[id]; k++ {
+			id = prefix + pathNames[rng.IntN(len(pathNames))] + strconv.Itoa(k)
+		}
+		taken[id] = true
+		ids[i] = id
+		attrs[i] = f.Nodes[i].Attrs
+		if implicit && inner[i] && rng.IntN(2) == 0 {
+			attrs[i] = transform.Attrs{}
+		}
+	}
+	out := NewForest(ids, f.Parents, attrs)
+	for i, node := range out.Nodes {
+		node.Inner = inner[i]
+	}
+	return out
+}
