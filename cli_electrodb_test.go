@@ -164,6 +164,12 @@ func TestElectroDBModel(t *testing.T) {
 		if got := exportedRecords(t, env, filepath.Join(dir, "acme.jsonl"), tm...); !slices.Equal(got, want) {
 			t.Fatalf("export acme: %v, want %v", got, want)
 		}
+		// A Query of acme's partition, not a Scan of the table: 7 items
+		// read (5 employees, the office, the task), not globex's 3.
+		_, stderr, _ := run(t, env, append([]string{"export", "--out", filepath.Join(dir, "again.jsonl")}, tm...)...)
+		if !strings.Contains(stderr, " 7 items read") {
+			t.Errorf("export did not read acme's partition alone (7 items):\n%s", stderr)
+		}
 		globex := []string{"--table", table, "--model", edbModel, "--model-param", "org=globex"}
 		want = []string{"e1<:Gus", "e42<e1:Gil", "e7<e1:Gina"}
 		if got := exportedRecords(t, env, filepath.Join(dir, "globex.jsonl"), globex...); !slices.Equal(got, want) {
@@ -225,77 +231,86 @@ func TestElectroDBModel(t *testing.T) {
 		}
 	})
 
-	t.Run("migrate both ways", func(t *testing.T) {
-		for _, layout := range []string{"path", "closure"} {
-			mid := ddblocal.TableName(t)
-			dropTableLater(t, client, mid)
-			if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",
-				"--to-table", mid, "--to-layout", layout, "--create-table", "--no-progress"); code != 0 {
-				t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
-			}
-			back := handTable(t, client, edbHand, edbForeign())
-			if stdout, stderr, code := run(t, env, "migrate", "--from-table", mid, "--from-layout", layout,
-				"--to-table", back, "--to-model", edbModel, "--model-param", "org=acme", "--no-progress"); code != 0 {
-				t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
-			}
-			sameLines(t, "migrated back from "+layout, rawLines(t, client, back), all)
-		}
-		// A model on both sides: acme into a table holding globex.
-		other := handTable(t, client, edbHand, edbForeign())
-		if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",
-			"--to-table", other, "--to-model", edbModel, "--no-progress"); code != 0 {
-			t.Fatalf("migrate model to model: exit %d\n%s%s", code, stdout, stderr)
-		}
-		sameLines(t, "migrated model to model", rawLines(t, client, other), all)
-		if got := foreignLines(t, client, table, edbHand); !slices.Equal(got, foreignBefore) {
-			t.Fatalf("migrate changed its source's other items")
-		}
-	})
-
-	t.Run("plan apply edit", func(t *testing.T) {
-		work := handTable(t, client, edbHand, all)
-		wm := append([]string{"--table", work}, acme...)
-		snap := writeText(t, dir, "snap.csv", strings.Replace(strings.Replace(edbSeedCSV, "e43,e7,Edsger\n", "", 1), "Alan", "Alan M.", 1))
-		stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--json"}, wm...)...)
-		if code != 0 {
-			t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
-		}
-		if sum := parseSummary(t, stdout); sum.TableItems != 5 || sum.TableOtherItems != int64(len(edbForeign())) {
-			t.Errorf("plan summary: %d items and %d other items, want 5 and %d", sum.TableItems, sum.TableOtherItems, len(edbForeign()))
-		}
-		if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
-			t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
-		}
-		if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--detailed-exitcode"}, wm...)...); code != 0 {
-			t.Fatalf("plan after apply: exit %d\n%s%s", code, stdout, stderr)
-		}
-		want := []layouts.Item{edbEmployee("acme", "e1", "", "Ada"), edbEmployee("acme", "e7", "e1", "Grace"),
-			edbEmployee("acme", "e42", "e7", "Alan M."), edbEmployee("acme", "e9", "e1", "Barbara")}
-		sameLines(t, "after apply", rawLines(t, client, work), append(slices.Clone(want), edbForeign()...))
-
-		// e42 moves under e9: its gsi1 keys and managerId change.
-		ops := writeText(t, dir, "ops.jsonl", `{"op":"move","id":"e42","parent":"e9"}`+"\n")
-		if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...); code != 0 {
-			t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
-		}
-		want[2] = edbEmployee("acme", "e42", "e9", "Alan M.")
-		sameLines(t, "after edit", rawLines(t, client, work), append(slices.Clone(want), edbForeign()...))
-		if got := edbQueryIDs(t, env, append([]string{"ancestors", "--id", "e42"}, wm...)...); !slices.Equal(got, []string{"e1@2:Ada", "e9@1:Barbara"}) {
-			t.Errorf("after edit: ancestors %v", got)
-		}
-	})
-
-	t.Run("follow", func(t *testing.T) { edbFollow(t, client, env, seed) })
+	t.Run("migrate both ways", func(t *testing.T) { edbMigrate(t, client, env, table, all, foreignBefore) })
+	t.Run("plan apply edit", func(t *testing.T) { edbPlanApplyEdit(t, client, env, dir, all) })
+	t.Run("follow", func(t *testing.T) { edbFollow(t, client, env) })
 
 	if got := rawLines(t, client, table); !slices.Equal(got, itemLines(all)) {
 		t.Fatalf("the table read by export, query, verify and migrate changed")
 	}
 }
 
+// edbMigrate migrates acme from the ElectroDB table into path and closure
+// and back (byte for byte), and into another ElectroDB table.
+func edbMigrate(t *testing.T, client *dynamodb.Client, env []string, table string, all []layouts.Item, foreignBefore []string) {
+	for _, layout := range []string{"path", "closure"} {
+		mid := ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",
+			"--to-table", mid, "--to-layout", layout, "--create-table", "--no-progress"); code != 0 {
+			t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		back := handTable(t, client, edbHand, edbForeign())
+		if stdout, stderr, code := run(t, env, "migrate", "--from-table", mid, "--from-layout", layout,
+			"--to-table", back, "--to-model", edbModel, "--model-param", "org=acme", "--no-progress"); code != 0 {
+			t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		sameLines(t, "migrated back from "+layout, rawLines(t, client, back), all)
+	}
+	// A model on both sides: acme into a table holding globex.
+	other := handTable(t, client, edbHand, edbForeign())
+	if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",
+		"--to-table", other, "--to-model", edbModel, "--no-progress"); code != 0 {
+		t.Fatalf("migrate model to model: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "migrated model to model", rawLines(t, client, other), all)
+	if got := foreignLines(t, client, table, edbHand); !slices.Equal(got, foreignBefore) {
+		t.Fatalf("migrate changed its source's other items")
+	}
+}
+
+// edbPlanApplyEdit plans, applies and edits acme's employees in a copy of
+// the ElectroDB table: its rows are ElectroDB's, the other items stay.
+func edbPlanApplyEdit(t *testing.T, client *dynamodb.Client, env []string, dir string, all []layouts.Item) {
+	acme := []string{"--model", edbModel, "--model-param", "org=acme"}
+	work := handTable(t, client, edbHand, all)
+	wm := append([]string{"--table", work}, acme...)
+	snap := writeText(t, dir, "snap.csv", strings.Replace(strings.Replace(edbSeedCSV, "e43,e7,Edsger\n", "", 1), "Alan", "Alan M.", 1))
+	stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--json"}, wm...)...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// The plan reads acme's partition alone: its office and task are
+	// the other items, globex's are not even read.
+	if sum := parseSummary(t, stdout); sum.TableItems != 5 || sum.TableOtherItems != 2 {
+		t.Errorf("plan summary: %d items and %d other items, want 5 and 2", sum.TableItems, sum.TableOtherItems)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--detailed-exitcode"}, wm...)...); code != 0 {
+		t.Fatalf("plan after apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want := []layouts.Item{edbEmployee("acme", "e1", "", "Ada"), edbEmployee("acme", "e7", "e1", "Grace"),
+		edbEmployee("acme", "e42", "e7", "Alan M."), edbEmployee("acme", "e9", "e1", "Barbara")}
+	sameLines(t, "after apply", rawLines(t, client, work), append(slices.Clone(want), edbForeign()...))
+
+	// e42 moves under e9: its gsi1 keys and managerId change.
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"move","id":"e42","parent":"e9"}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...); code != 0 {
+		t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want[2] = edbEmployee("acme", "e42", "e9", "Alan M.")
+	sameLines(t, "after edit", rawLines(t, client, work), append(slices.Clone(want), edbForeign()...))
+	if got := edbQueryIDs(t, env, append([]string{"ancestors", "--id", "e42"}, wm...)...); !slices.Equal(got, []string{"e1@2:Ada", "e9@1:Barbara"}) {
+		t.Errorf("after edit: ancestors %v", got)
+	}
+}
+
 // edbFollow: migrate --follow from an ElectroDB table with a stream into
 // a path table; an employee added to acme is copied, a task and another
 // tenant's employee put meanwhile are not.
-func edbFollow(t *testing.T, client *dynamodb.Client, env []string, seed string) {
+func edbFollow(t *testing.T, client *dynamodb.Client, env []string) {
 	create := func(name string) *dynamodb.CreateTableInput {
 		in := edbCreate(name)
 		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
@@ -337,7 +352,6 @@ func edbFollow(t *testing.T, client *dynamodb.Client, env []string, seed string)
 	if !slices.Equal(ids, want) {
 		t.Fatalf("followed copy: %v, want %v", ids, want)
 	}
-	_ = seed
 }
 
 // valueOf is the text of an S value, "" for another.

@@ -629,9 +629,9 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 }
 
 // migrateTarget turns --layout L or --model M into migrate's --to-layout
-// or --to-model.
+// or --to-model; the flags after them (--model-param) go as they are.
 func migrateTarget(target []string) []string {
-	return []string{"--to-" + strings.TrimPrefix(target[0], "--"), target[1]}
+	return append([]string{"--to-" + strings.TrimPrefix(target[0], "--"), target[1]}, target[2:]...)
 }
 
 // The mass-delete guard counts items too, against every item the table

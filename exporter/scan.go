@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,6 +50,17 @@ type ScanOptions struct {
 	// OnPage, when set, is told the running totals after every page. It is
 	// called from the segments' goroutines, one call at a time.
 	OnPage func(Stats)
+	// Partition, when set, is the one partition of the table to read (its
+	// partition key and value, models.Partition): a Query of it replaces
+	// the Scan of the whole table, and Segments does not apply. Scan sets
+	// it from a table model whose partition key is constant per tenant.
+	Partition layouts.Item
+}
+
+// partitionAPI is the Query a client needs to read one partition
+// (ScanOptions.Partition); a client without it is read with a Scan.
+type partitionAPI interface {
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // errStop ends a scan early without an error.
@@ -93,6 +106,11 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 	case segments < 0 || segments > MaxSegments:
 		return fmt.Errorf("exporter: %d segments: give 1 to %d", segments, MaxSegments)
 	}
+	qc, byQuery := client.(partitionAPI)
+	byQuery = byQuery && len(opts.Partition) == 1
+	if byQuery {
+		segments = 1
+	}
 	workers := min(segments, runtime.GOMAXPROCS(0))
 	g, gctx := errgroup.WithContext(ctx)
 	chunks := make(chan []layouts.Item, 2*workers)
@@ -102,7 +120,13 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 	for seg := range segments {
 		g.Go(func() error {
 			defer readers.Done()
-			return scanSegment(gctx, client, r, table, opts, filter, seg, segments, func(items []layouts.Item) error {
+			read := func(page func([]layouts.Item) error) error {
+				if byQuery {
+					return queryPartition(gctx, qc, r, table, opts, filter, page)
+				}
+				return scanSegment(gctx, client, r, table, opts, filter, seg, segments, page)
+			}
+			return read(func(items []layouts.Item) error {
 				for len(items) > 0 {
 					n := min(len(items), scanChunk)
 					select {
@@ -178,6 +202,53 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		})
 		if err != nil {
 			return fmt.Errorf("table %s, segment %d of %d: %w", table, seg, segments, err)
+		}
+		if err := page(out.Items); err != nil {
+			return err
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// queryPartition reads the one partition opts.Partition names with a
+// Query, page by page, following LastEvaluatedKey to its end, and hands
+// each page to page, as scanSegment does a segment's.
+func queryPartition(ctx context.Context, client partitionAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, page func(items []layouts.Item) error) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		ConsistentRead:            aws.Bool(opts.ConsistentRead),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		KeyConditionExpression:    aws.String("#partition_key = :partition_key"),
+		ExpressionAttributeNames:  map[string]string{},
+		ExpressionAttributeValues: map[string]types.AttributeValue{},
+	}
+	for name, value := range opts.Partition {
+		in.ExpressionAttributeNames["#partition_key"] = name
+		in.ExpressionAttributeValues[":partition_key"] = value
+	}
+	if opts.PageSize > 0 {
+		in.Limit = aws.Int32(opts.PageSize)
+	}
+	if filter != nil {
+		in.FilterExpression = aws.String(filter.Expr)
+		maps.Copy(in.ExpressionAttributeNames, filter.Names)
+		maps.Copy(in.ExpressionAttributeValues, filter.Values)
+	}
+	for {
+		var out *dynamodb.QueryOutput
+		err := r.do(ctx, "Query", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
+			var err error
+			out, err = client.Query(ctx, in, ddb.NoSDKRetry)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return out.ConsumedCapacity, nil, int64(out.ScannedCount), nil
+		})
+		if err != nil {
+			return fmt.Errorf("table %s, partition %s: %w", table, ddb.KeyString(opts.Partition, slices.Collect(maps.Keys(opts.Partition))...), err)
 		}
 		if err := page(out.Items); err != nil {
 			return err
@@ -288,6 +359,10 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	var pages []*heldNodes
 	spec := l.Table()
 	filter := l.NodeFilter()
+	if opts.Partition == nil {
+		// A model's partition constant per tenant: a Query of it.
+		opts.Partition = models.Partition(l)
+	}
 	err := scanTable(ctx, client, r, table, opts, filter, func(items []layouts.Item) error {
 		page := &heldNodes{ids: make([]string, 0, len(items)), parents: make([]string, 0, len(items))}
 		var enc records.Encoder

@@ -16,34 +16,81 @@ import (
 )
 
 // innerModels are models whose ByPath sort key is {inner} alone, which is
-// "" for a root and a child of a root: refused node by node, or (sparse)
-// left off those nodes' items.
+// "" for a root and a child of a root: refused when the model is loaded
+// (emptyKeyModels), or, sparse, left off those nodes' items.
 var innerModels = map[string]string{
-	"inner": `{"layout": "path", "delimiter": "/",
-		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
-		"indexes": [{"name": "gsi1", "serves": "ByPath",
-			"partition_key": {"name": "Root", "template": "{root}", "absent_on_root": true},
-			"sort_key": {"name": "Path", "template": "{inner}", "absent_on_root": true}}]}`,
-	"inner-on-roots": `{"layout": "path", "delimiter": "/",
-		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
-		"indexes": [{"name": "gsi1", "serves": "ByPath",
-			"partition_key": {"name": "Root", "template": "{root}"},
-			"sort_key": {"name": "Path", "template": "{inner}"}}]}`,
 	"inner-sparse": `{"layout": "path", "delimiter": "/",
 		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
 		"indexes": [{"name": "gsi1", "serves": "ByPath", "sparse": true,
 			"partition_key": {"name": "Root", "template": "{root}"},
 			"sort_key": {"name": "Path", "template": "{inner}"}}]}`,
+	// {subpath} is "" for a root alone, which does not have it.
+	"subpath-off-roots": `{"layout": "path", "delimiter": "/",
+		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
+		"indexes": [{"name": "gsi1", "serves": "ByPath",
+			"partition_key": {"name": "Root", "template": "{root}"},
+			"sort_key": {"name": "Path", "template": "/{path}"}},
+			{"name": "gsi2", "serves": "ByParent",
+			"partition_key": {"name": "Up", "template": "{parent}"},
+			"sort_key": {"name": "Below", "template": "{subpath}", "absent_on_root": true}}]}`,
+}
+
+// emptyKeyModels are models one of whose keys is "" for some node, each
+// with who that is: refused when loaded, naming the field, the attribute,
+// the index and what to do.
+var emptyKeyModels = map[string]struct{ text, field, who string }{
+	"inner": {`{"layout": "path", "delimiter": "/",
+		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
+		"indexes": [{"name": "gsi1", "serves": "ByPath",
+			"partition_key": {"name": "Root", "template": "{root}", "absent_on_root": true},
+			"sort_key": {"name": "Path", "template": "{inner}", "absent_on_root": true}}]}`, "indexes[0].sort_key.template", "for a child of a root"},
+	"inner-on-roots": {`{"layout": "path", "delimiter": "/",
+		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
+		"indexes": [{"name": "gsi1", "serves": "ByPath",
+			"partition_key": {"name": "Root", "template": "{root}"},
+			"sort_key": {"name": "Path", "template": "{inner}"}}]}`, "indexes[0].sort_key.template", "for a root and a child of a root"},
 	// Path is also a key of a second, not sparse index: an empty value
 	// there is refused, sparse or not.
-	"inner-shared": `{"layout": "path", "delimiter": "/",
+	"inner-shared": {`{"layout": "path", "delimiter": "/",
 		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
 		"indexes": [{"name": "gsi1", "serves": "ByPath", "sparse": true,
 			"partition_key": {"name": "Root", "template": "{root}"},
 			"sort_key": {"name": "Path", "template": "{inner}"}},
 			{"name": "gsi2", "serves": "ByParent",
 			"partition_key": {"name": "Up", "template": "{parent}"},
-			"sort_key": {"name": "Path", "template": "{inner}"}}]}`,
+			"sort_key": {"name": "Path", "template": "{inner}"}}]}`, "indexes[0].sort_key.template", "for a root and a child of a root"},
+	"subpath-on-roots": {`{"layout": "path", "delimiter": "/",
+		"table": {"partition_key": {"name": "ID", "template": "{id}"}},
+		"indexes": [{"name": "gsi1", "serves": "ByPath",
+			"partition_key": {"name": "Root", "template": "{root}"},
+			"sort_key": {"name": "Path", "template": "/{path}"}},
+			{"name": "gsi2", "serves": "ByParent",
+			"partition_key": {"name": "Up", "template": "{parent}"},
+			"sort_key": {"name": "Below", "template": "{subpath}"}}]}`, "indexes[1].sort_key.template", "for a root"},
+}
+
+// TestEmptyKeyModelRefusedAtLoad: a model that can give a node an empty
+// key of the table or of an index that is not sparse is refused when it is
+// loaded (ErrEmptyKey), naming the field, the attribute, the index, who
+// the nodes are and the fix, not node by node.
+func TestEmptyKeyModelRefusedAtLoad(t *testing.T) {
+	for name, c := range emptyKeyModels {
+		t.Run(name, func(t *testing.T) {
+			_, err := models.ParseModel(name+".json", []byte(c.text))
+			var me *models.ModelError
+			if !errors.As(err, &me) || !errors.Is(err, transform.ErrEmptyKey) {
+				t.Fatalf("ParseModel: %v, want a *ModelError wrapping ErrEmptyKey", err)
+			}
+			if me.Field != c.field {
+				t.Errorf("field %q, want %q", me.Field, c.field)
+			}
+			for _, w := range []string{"would be empty " + c.who, "of index gsi", `"sparse": true`, "literal text"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v does not say %q", err, w)
+				}
+			}
+		})
+	}
 }
 
 // emptyKeyOf names a key attribute of the table or an index that item
@@ -133,13 +180,11 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 		}
 		ls[name] = l
 	}
-	// The nodes each {inner} model must refuse: a child of a root always,
-	// a root when its key is not absent on roots; none when sparse.
+	// The nodes each of these models must refuse: none, since a model
+	// that could give one an empty key is refused when loaded.
 	refuses := map[string]func(depth int) bool{
-		"inner":          func(d int) bool { return d == 1 },
-		"inner-on-roots": func(d int) bool { return d <= 1 },
-		"inner-sparse":   func(int) bool { return false },
-		"inner-shared":   func(d int) bool { return d == 1 },
+		"inner-sparse":      func(int) bool { return false },
+		"subpath-off-roots": func(int) bool { return false },
 	}
 	rng := rand.New(rand.NewPCG(24, 2))
 	for name, l := range ls {
@@ -209,7 +254,10 @@ func TestSparseIndex(t *testing.T) {
 	if len(spec.Indexes) != 1 || !spec.Indexes[0].Sparse {
 		t.Fatalf("Table() = %+v, want gsi1 sparse", spec)
 	}
-	plain, err := models.ParseModel("inner.json", []byte(innerModels["inner"]))
+	if _, err := models.ParseModel("plain.json", []byte(strings.Replace(innerModels["inner-sparse"], `"sparse": true,`, "", 1))); err == nil {
+		t.Fatal("the same model, not sparse, loads")
+	}
+	plain, err := models.ParseModel("subpath.json", []byte(innerModels["subpath-off-roots"]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,8 +110,20 @@ func TestMeasureAdd(t *testing.T) {
 	a := &layouts.Measure{Nodes: 1, Items: 2, Bytes: 30, WCU: 4, IndexItems: 1, IndexBytes: 12, MaxItemBytes: 20, Keys: []int{5, 0, 7, 1}, Collections: []int64{1, 9}, Hot: []string{"a0", "a1"}}
 	b := &layouts.Measure{Nodes: 2, Items: 3, Bytes: 10, WCU: 6, IndexItems: 6, IndexBytes: 20, MaxItemBytes: 8, Keys: []int{9, 0, 2, 3}, Collections: []int64{4, 2}, Hot: []string{"b0", "b1"}}
 	a.Add(b)
-	want := "{3 5 40 10 7 32 20 [9 0 7 3] [4 9] [b0 a1]}"
+	want := "{3 5 40 10 7 32 20 [9 0 7 3] [4 9] [b0 a1] []}"
 	if got := fmt.Sprint(*a); got != want {
 		t.Fatalf("Add = %s, want %s", got, want)
+	}
+	// A collection every node shares (a partition key constant per
+	// tenant) is summed over the nodes, not the largest kept.
+	total := &layouts.Measure{}
+	for range 3 {
+		one := &layouts.Measure{}
+		one.SharedCollectionOf(0, 2, "T#acme")
+		one.Collection(1, 1)
+		total.Add(one)
+	}
+	if total.Collections[0] != 6 || total.Collections[1] != 1 || total.Hot[0] != "T#acme" {
+		t.Fatalf("shared collection: %v %v, want 6 items in T#acme", total.Collections, total.Hot)
 	}
 }

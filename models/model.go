@@ -781,6 +781,9 @@ func (p *modelParser) finish() error {
 		}
 	}
 	m.setKeys()
+	if err := p.emptyKeysAtLoad(); err != nil {
+		return err
+	}
 	slices.Sort(m.seps)
 	m.seps = slices.Compact(m.seps)
 	if m.delim != "" {
@@ -813,6 +816,51 @@ func (m *modelLayout) setKeys() {
 		k.a.omitEmpty = k.a.omitEmpty && k.sparse
 	}
 	m.spec = m.table()
+}
+
+// emptyKeysAtLoad refuses a model one of whose keys, of the table or of
+// an index that is not sparse, renders empty for some node: a template of
+// placeholders that can be empty alone ({inner}, {parent_subpath}: for a
+// root and a child of a root; {subpath}: for a root), unless the
+// attribute is absent on the only nodes it would be empty for (roots).
+// Every forest with more than its roots has such nodes, so the model is
+// refused when it is loaded rather than node by node.
+func (p *modelParser) emptyKeysAtLoad() error {
+	m := p.m
+	if m.located {
+		// Only its leaves have items, and a leaf's index sort key is
+		// empty only at depth 0 or 1: refused node by node (emptyKeys),
+		// as the model's design has its leaves deeper.
+		return nil
+	}
+	for _, k := range m.keys {
+		a := k.a
+		if a.omitEmpty || k.sparse || !a.tmpl.mayBeEmpty() {
+			continue // a sparse index leaves it off; another key is checked
+		}
+		offRoots := a.absentOnRoot || a.tmpl.has(phParent)
+		upTo := a.tmpl.emptyFor()
+		if offRoots && upTo == 0 {
+			continue // empty on roots alone, which do not have it
+		}
+		who := "a root"
+		if upTo > 0 {
+			who = "a root and a child of a root"
+			if offRoots {
+				who = "a child of a root"
+			}
+		}
+		fix := fmt.Sprintf("give the template literal text around its placeholder (\"/%s\")", a.tmpl.text)
+		if k.where != "the table" {
+			fix += fmt.Sprintf(", or mark the index \"sparse\": true to leave such nodes out of %s", strings.TrimPrefix(k.where, "index "))
+			if upTo == 0 {
+				fix += ", or make the attribute \"absent_on_root\": true"
+			}
+		}
+		return p.fail(a.where+".template", "%w: the %s key %s of %s would be empty for %s (template %q); DynamoDB refuses an empty key: %s",
+			transform.ErrEmptyKey, k.role, a.name, k.where, who, a.tmpl.text, fix)
+	}
+	return nil
 }
 
 // emptyKeys returns the problems of the node's keys that would be empty
@@ -1242,6 +1290,19 @@ func Foreign(l layouts.Layout, item layouts.View) bool {
 	return ok && m.foreign(item)
 }
 
+// Partition returns the one partition of the table that holds every item
+// of model l (its partition key and value) when the model's partition key
+// is constant (per tenant: "$hr#orgid_{param:org}"), and nil otherwise:
+// reading the nodes of such a table is a Query of that partition, not a
+// Scan of every tenant's items.
+func Partition(l layouts.Layout) layouts.Item {
+	m, ok := l.(*modelLayout)
+	if !ok || !m.pk.tmpl.constant() || m.pk.num {
+		return nil
+	}
+	return layouts.Item{m.pk.name: layouts.StringValue(m.pk.tmpl.pre)}
+}
+
 // HasTypeField reports whether l is a table model with a type field: only
 // then can an item that does not read as a node be told to be another
 // entity's rather than a broken node.
@@ -1347,6 +1408,10 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		if err := m.checkPathID(v.id, v.parent); err != nil {
 			return v, fmt.Errorf("%w: model %s: %w", layouts.ErrItem, m.name, err)
 		}
+	}
+	if m.pathIDs && v.has[phPath] && v.has[phID] && strings.Join(v.path, m.delim) != v.id || !m.pathIDs && !v.consistent() {
+		// (With path ids, the path is the id's names.)
+		return v, fmt.Errorf("%w: model %s: the item's attributes name two places in the tree (its path, the ids above it and its id disagree)", layouts.ErrItem, m.name)
 	}
 	return v, nil
 }

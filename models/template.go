@@ -47,9 +47,10 @@ import (
 type template struct {
 	text  string
 	parts []tmplPart
-	// seps is the literal text after each placeholder or parameter that
+	// seps is the literal text after each placeholder of the node that
 	// is followed by text, as parsed (before the parameters are bound):
-	// no id nor parameter value may hold it (separators).
+	// no id may hold it (separators); pseps is that of each parameter,
+	// which its value may not hold.
 	seps  []string
 	pseps map[string][]string // seps of each parameter, by its ph
 	// params are the parameters the template named (bind has replaced
@@ -148,14 +149,16 @@ func parseTemplate(text string) (template, error) {
 		return t, fmt.Errorf("template is empty: give literal text and placeholders, such as \"NODE#{id}\"")
 	}
 	for i := 0; i+1 < len(t.parts); i++ {
-		if ph := t.parts[i].ph; ph != "" {
-			t.seps = append(t.seps, t.parts[i+1].lit)
-			if _, param := isParam(ph); param {
-				if t.pseps == nil {
-					t.pseps = map[string][]string{}
-				}
-				t.pseps[ph] = append(t.pseps[ph], t.parts[i+1].lit)
+		ph := t.parts[i].ph
+		if _, param := isParam(ph); param {
+			// Where the parameter's value ends: the value may not hold
+			// it (an id is not read there).
+			if t.pseps == nil {
+				t.pseps = map[string][]string{}
 			}
+			t.pseps[ph] = append(t.pseps[ph], t.parts[i+1].lit)
+		} else if ph != "" {
+			t.seps = append(t.seps, t.parts[i+1].lit)
 		}
 	}
 	return t, nil
@@ -558,6 +561,33 @@ func equalIDs(a, b []string) bool {
 		if a[i] != b[i] {
 			return false
 		}
+	}
+	return true
+}
+
+// consistent reports whether what v read agrees with the path it read or
+// derived: the ids between the root and the node, and those below the
+// root, are the path's (an item whose {path} and {parent_subpath} name
+// two places does not read).
+func (v *nodeVals) consistent() bool {
+	if !v.has[phPath] {
+		return true
+	}
+	n := len(v.path)
+	if v.has[phInner] && n > 0 {
+		var inner []string
+		if n > 2 {
+			inner = v.path[1 : n-1]
+		}
+		if !equalIDs(inner, v.innerIDs) && !(n <= 2 && len(v.innerIDs) == 0) {
+			return false
+		}
+	}
+	if v.has[phSubpath] && n > 0 && !equalIDs(v.path[1:], v.subIDs) && !(n == 1 && len(v.subIDs) == 0) {
+		return false
+	}
+	if v.has[phID] && n > 0 && v.path[n-1] != v.id || v.has[phRoot] && n > 0 && v.path[0] != v.root {
+		return false
 	}
 	return true
 }

@@ -129,7 +129,13 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		id string
 		n  tableNode
 	}
-	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, opts.Scan, func(items []layouts.Item) error {
+	scan := opts.Scan
+	if scan.Partition == nil {
+		// A model's partition constant per tenant: the plan reads it
+		// alone, and another tenant's items are not even counted.
+		scan.Partition = models.Partition(opts.Layout)
+	}
+	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
 		var d digester
 		var other int64
 		var bad []badItem

@@ -85,6 +85,22 @@ var ModelVariants = map[string]string{
 		"attributes": [{"name": "Raw", "template": "{key}", "absent_on_root": true}]}`,
 	"prefix-plain": `{"layout": "prefix",
 		"table": {"partition_key": {"name": "K", "template": "{key}"}, "sort_key": {"name": "C", "template": "{child}"}}}`,
+	// a partition key constant per tenant ({param:org}, ModelParams),
+	// the path below the root as attributes, with and without the node.
+	"tenant-subpath": `{"layout": "path", "delimiter": "/", "type_field": {"name": "kind", "value": "node"},
+		"table": {"partition_key": {"name": "PK", "template": "T#{param:org}"}, "sort_key": {"name": "SK", "template": "N#{id}"}},
+		"indexes": [{"name": "bypath", "serves": "ByPath", "partition_key": {"name": "G", "template": "T#{param:org}#{root}"}, "sort_key": {"name": "P", "template": "/{path}"}},
+			{"name": "byparent", "serves": "ByParent", "partition_key": {"name": "U", "template": "T#{param:org}#U#{parent}"}, "sort_key": {"name": "SK", "template": "N#{id}"}}],
+		"attributes": [{"name": "Sub", "template": "{subpath}"}, {"name": "Above", "template": "{parent_subpath}"}, {"name": "Org", "template": "{param:org}"}]}`,
+	// closure and prefix under a tenant's parameter.
+	"closure-tenant": `{"layout": "closure", "type_field": {"name": "kind", "value": "row"},
+		"table": {"partition_key": {"name": "PK", "template": "T#{param:org}#N#{id}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}},
+		"indexes": [{"name": "byanc", "serves": "ByAncestor",
+			"partition_key": {"name": "A", "template": "T#{param:org}#A#{ancestor}"}, "sort_key": {"name": "SK", "template": "R#{relative_depth}"}}],
+		"attributes": [{"name": "Up", "template": "{parent}"}]}`,
+	"prefix-tenant": `{"layout": "prefix", "delimiter": "/",
+		"table": {"partition_key": {"name": "PK", "template": "{param:org}#{key}"}, "sort_key": {"name": "SK", "template": "{child}"}},
+		"attributes": [{"name": "Org", "template": "{param:org}"}]}`,
 	"sharded-3": `{"layout": "sharded-path", "shards": 3,
 		"table": {"partition_key": {"name": "k", "template": "N:{id}"}},
 		"indexes": [{"name": "byp", "serves": "ByParent", "partition_key": {"name": "p", "template": "{parent}"}},
@@ -122,7 +138,7 @@ func LoadModels(t *testing.T) map[string]layouts.Layout {
 		out[filepath.Base(f)] = l
 	}
 	for name, text := range ModelVariants {
-		l, err := models.ParseModel(name+".json", []byte(text))
+		l, err := models.ParseModelParams(name+".json", []byte(text), ModelParams)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
