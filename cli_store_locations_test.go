@@ -258,7 +258,11 @@ func TestStoreLocationsModel(t *testing.T) {
 
 		// Edit: a store renamed, another gone; a city given attributes
 		// is refused, nothing written.
-		ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"USA#WA#SEATTLE#98101#1002","attributes":{"Name":"Westlake Center"}}`+"\n"+`{"op":"delete","id":"USA#ME#PORTLAND#04101#1005"}`+"\n")
+		// Maine's only store goes, then its postcode, city and state
+		// (each left without a store would be a leaf: a store).
+		ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"USA#WA#SEATTLE#98101#1002","attributes":{"Name":"Westlake Center"}}`+"\n"+
+			`{"op":"delete","id":"USA#ME#PORTLAND#04101#1005"}`+"\n"+`{"op":"delete","id":"USA#ME#PORTLAND#04101"}`+"\n"+
+			`{"op":"delete","id":"USA#ME#PORTLAND"}`+"\n"+`{"op":"delete","id":"USA#ME"}`+"\n")
 		if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...); code != 0 {
 			t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
 		}

@@ -1681,9 +1681,6 @@ func (m *modelLayout) NodeFilter() *layouts.Filter {
 	if m.prefix {
 		return m.prefixFilter()
 	}
-	if m.fullPath {
-		return m.fullPathFilter()
-	}
 	if m.typeName == "" {
 		return nil
 	}

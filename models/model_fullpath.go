@@ -124,30 +124,6 @@ func (m *modelLayout) outsidePartition(item layouts.View) bool {
 	return !ok || !strings.HasPrefix(sk, m.skPrefix)
 }
 
-// fullPathFilter is a full-path model's NodeFilter: its partition, and
-// the type field when it has one.
-func (m *modelLayout) fullPathFilter() *layouts.Filter {
-	f := &layouts.Filter{
-		Expr:   "#pk = :pk",
-		Names:  map[string]string{"#pk": m.pk.name},
-		Values: map[string]types.AttributeValue{":pk": layouts.StringValue(m.pkConst)},
-		Text:   fmt.Sprintf("%s = %s", m.pk.name, m.pkConst),
-	}
-	if m.skPrefix != "" {
-		f.Expr += " AND begins_with(#sk, :skp)"
-		f.Names["#sk"] = m.sk.name
-		f.Values[":skp"] = layouts.StringValue(m.skPrefix)
-		f.Text += fmt.Sprintf(" AND begins_with(%s, %s)", m.sk.name, m.skPrefix)
-	}
-	if m.typeName != "" {
-		f.Expr += " AND #ty = :ty"
-		f.Names["#ty"] = m.typeName
-		f.Values[":ty"] = layouts.StringValue(m.typeValue)
-		f.Text += fmt.Sprintf(" AND %s = %s", m.typeName, m.typeValue)
-	}
-	return f
-}
-
 // fullPathQuery answers a query of a full-path model's table (see the
 // top of this file).
 func (m *modelLayout) fullPathQuery(ctx context.Context, r layouts.Reads, q layouts.Request) ([]layouts.Result, error) {

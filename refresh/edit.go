@@ -228,6 +228,11 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		if e.Parent == x.parent {
 			return 0, nil
 		}
+		for _, p := range []string{x.parent, e.Parent} {
+			if err := ed.ensureParentKids(ctx, e, p); err != nil {
+				return 0, err
+			}
+		}
 		if e.Parent != "" {
 			if _, err := ed.ensureNode(ctx, e, e.Parent); err != nil {
 				return 0, err
@@ -246,6 +251,9 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 	case EditDelete:
 		x, err := ed.ensureSubtree(ctx, e, e.ID)
 		if err != nil {
+			return 0, err
+		}
+		if err := ed.ensureParentKids(ctx, e, x.parent); err != nil {
 			return 0, err
 		}
 		kids := ed.children(e.ID)
@@ -313,6 +321,18 @@ func (ed *Editor) ensureNode(ctx context.Context, e *Edit, id string) (*vnode, e
 	}
 	ed.add(res)
 	return ed.nodes[id], nil
+}
+
+// ensureParentKids makes sure, with implicit inner nodes, that every child
+// of a node whose children an edit changes is known: whether it keeps
+// one decides whether it has an item. Nothing for "" (no parent) or
+// another layout.
+func (ed *Editor) ensureParentKids(ctx context.Context, e *Edit, id string) error {
+	if id == "" || !layouts.ImplicitInner(ed.l) {
+		return nil
+	}
+	_, err := ed.ensureSubtree(ctx, e, id)
+	return err
 }
 
 // ensureSubtree makes sure the node, its ancestors and its whole current
@@ -465,12 +485,13 @@ func (ed *Editor) Ops() ([]Op, error) {
 		if !x.deleted {
 			path = ed.path(id, false)
 		}
-		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) {
+		inner, origInner := implicit && len(ed.children(id)) > 0, implicit && origKids[id] > 0
+		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) && inner == origInner {
 			continue
 		}
-		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath, Inner: implicit && origKids[id] > 0}}
+		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath, Inner: origInner}}
 		if !x.deleted {
-			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path, Inner: implicit && len(ed.children(id)) > 0}
+			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path, Inner: inner}
 		}
 		changes = append(changes, c)
 	}

@@ -206,10 +206,13 @@ type mirror struct {
 	// such a node has children (and is present) as long as an item is
 	// below it.
 	implicit bool
-	spec     layouts.TableSpec
-	byKey    map[string]*claim
-	byID     map[string]map[string]*claim // id → A key → claim
-	kids     map[string]map[string]int    // parent → child id → claims
+	// parents: B gives an inner node without attributes no item, so a
+	// claim's coming or going changes its parent's items there too.
+	parents bool
+	spec    layouts.TableSpec
+	byKey   map[string]*claim
+	byID    map[string]map[string]*claim // id → A key → claim
+	kids    map[string]map[string]int    // parent → child id → claims
 	// gone is the record that removed the last item of a node that some
 	// item still names as its parent: where A stopped being a valid tree
 	// there, for reports (see prune).
@@ -304,14 +307,19 @@ func (m *mirror) drop(key string) string {
 func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
 	old := m.byKey[key]
 	defer func() {
-		// The implicit nodes above a claim come and go with it.
+		// The implicit nodes above a claim come and go with it; with
+		// implicit inner nodes in B, its parent's items may change.
 		for _, c := range []*claim{old, m.byKey[key]} {
-			if c != nil && m.implicit && c.bad == nil {
+			switch {
+			case c == nil || c.bad != nil:
+			case m.implicit:
 				m.links(c, func(parent, _ string) {
 					if parent != "" {
 						ids = append(ids, parent)
 					}
 				})
+			case m.parents && c.parent != "":
+				ids = append(ids, c.parent)
 			}
 		}
 	}()
@@ -460,6 +468,7 @@ type follower struct {
 // holds after the copy is the snapshot's layout.
 func (f *follower) seed(ctx context.Context, in *importer.Input) error {
 	f.m = newMirror(f.opts.FromLayout)
+	f.m.parents = layouts.ImplicitInner(f.opts.Layout)
 	f.applied = map[string]*appliedNode{}
 	f.held = map[string]held{}
 	spec := f.m.spec

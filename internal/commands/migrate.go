@@ -167,9 +167,6 @@ func runMigrate(c *cli.Context) error {
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {
-		if layouts.ImplicitInner(l2) {
-			return usagef("--follow does not take --to-implicit-inner: applying the stream rewrites the items of the nodes it touches without knowing which keep children; migrate without --follow, or follow with --to-path-ids alone")
-		}
 		return runMigrateFollow(c, opts, started)
 	}
 	if c.IsSet("follow-idle") || c.Bool("enable-stream") {
