@@ -172,7 +172,7 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		got := exportedIDs(t, sub)
+		got := exportedPathRecords(t, sub)
 		want := map[string]string{"Accounts¦654321": " ", "Accounts¦654321¦Links": "Accounts¦654321 ", "Accounts¦654321¦Links¦xyzpdq": "Accounts¦654321¦Links "}
 		if len(got) != len(want) {
 			t.Fatalf("subtree: %v", got)
@@ -368,8 +368,8 @@ func pathIDsCSV(delim string) string {
 	return b.String()
 }
 
-// exportedIDs reads an export (JSON Lines) as id → "parent size".
-func exportedIDs(t *testing.T, path string) map[string]string {
+// exportedPathRecords reads an export (JSON Lines) as id → "parent size".
+func exportedPathRecords(t *testing.T, path string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -465,7 +465,7 @@ func TestPathIDsEveryLayout(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("export: exit %d: %s", code, stderr)
 			}
-			got := exportedIDs(t, out)
+			got := exportedPathRecords(t, out)
 			for id, w := range want {
 				if got[id] != w {
 					t.Errorf("export: %q is %q, want %q", id, got[id], w)

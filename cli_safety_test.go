@@ -534,6 +534,12 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}, {"--layout", "adjacency"}}
 	for _, m := range files {
+		if pathIDModel(t, m) {
+			// Its ids are paths, which these inputs' are not, and a move
+			// renames a subtree: TestS3InventoryModel holds its other
+			// bucket byte for byte through every command.
+			continue
+		}
 		targets = append(targets, append([]string{"--model", m}, layoutstest.ModelParamFlags(t, m)...))
 	}
 	seed := uint64(time.Now().UnixNano())
@@ -694,6 +700,12 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 	}
 	targets := [][]string{{"--layout", "path"}, {"--layout", "sharded-path"}, {"--layout", "closure"}, {"--layout", "prefix"}}
 	for _, m := range files {
+		if pathIDModel(t, m) {
+			// Its ids are paths, which these inputs' are not, and a move
+			// renames a subtree: TestS3InventoryModel holds its other
+			// bucket byte for byte through every command.
+			continue
+		}
 		targets = append(targets, append([]string{"--model", m}, layoutstest.ModelParamFlags(t, m)...))
 	}
 	seed := uint64(time.Now().UnixNano())

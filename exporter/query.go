@@ -277,6 +277,9 @@ func (q *querier) Query(ctx context.Context, c layouts.QueryInput, fn func(items
 	if c.Filter != "" {
 		in.FilterExpression = aws.String(c.Filter)
 	}
+	if c.Limit > 0 {
+		in.Limit = aws.Int32(c.Limit)
+	}
 	for {
 		var out *dynamodb.QueryOutput
 		err := q.r.do(ctx, "Query", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {

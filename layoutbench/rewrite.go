@@ -14,6 +14,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -162,6 +163,8 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 	}
 	copied := layouts.CopiedName(l)
 	spec := l.Table()
+	pathIDs, delim := layouts.PathIDs(l), l.Delimiter()
+	implicit := layouts.ImplicitInner(l)
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(nodes)/256+1))
 	var mu sync.Mutex
 	var total change
@@ -186,6 +189,7 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 				if p := f.Parent(int(y)); p >= 0 {
 					before.Parent = f.ID(p)
 				}
+				before.Inner = implicit && f.HasChildren(int(y))
 				clear(old)
 				if err := l.Items(&before, func(it layouts.Item) { old[layouts.KeyOf(spec, it)] = it }); err != nil {
 					return err
@@ -196,6 +200,10 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 				}
 				var exists bool
 				pa, exists = after(y, &before, &aft, pa[:0])
+				if exists && pathIDs {
+					renamePath(&aft, delim)
+				}
+				aft.Inner = before.Inner
 				if exists {
 					if aft.Attrs == nil {
 						aft.Attrs = before.Attrs
@@ -226,6 +234,23 @@ func rewrite(ctx context.Context, l layouts.Layout, f *transform.Forest, nodes [
 		})
 	}
 	return total, g.Wait()
+}
+
+// renamePath gives a node moved with path ids (a move or a delete's
+// children moving up) the ids of its new place: each id on its Path is
+// the one above it, the delimiter and its name (its last segment).
+func renamePath(n *transform.Node, delim string) {
+	for i, id := range n.Path {
+		name := layouts.NameOf(id, delim)
+		if i > 0 {
+			name = n.Path[i-1] + delim + name
+		}
+		n.Path[i] = name
+	}
+	n.ID, n.Parent = n.Path[len(n.Path)-1], ""
+	if len(n.Path) > 1 {
+		n.Parent = n.Path[len(n.Path)-2]
+	}
 }
 
 // moveChange moves x's subtree under target.
@@ -275,6 +300,11 @@ func deleteChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x 
 func writeChange(ctx context.Context, l layouts.Layout, f *transform.Forest, x int32) (change, error) {
 	var st transform.Stats
 	f.Stats(int(x), &st)
+	if models.LeavesOnly(l) && st.Children > 0 {
+		// Only the leaves have items (store-locations): an inner node
+		// holds no attributes to write.
+		return change{}, nil
+	}
 	// At least a byte of value, so that the update writes something.
 	size := max(st.AttrBytes, len(padAttr)+1)
 	copied := layouts.CopiedName(l)

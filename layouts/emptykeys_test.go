@@ -166,6 +166,11 @@ func TestNoEmptyKeyReachesAnItem(t *testing.T) {
 		ls[name] = l
 	}
 	for name, l := range layoutstest.LoadModels(t) {
+		if layouts.PathIDs(l) {
+			// Its ids are paths, which this test's forests' are not; the
+			// conformance suite runs it on path ids (ModelForest).
+			continue
+		}
 		ls[name] = l
 	}
 	for name, text := range innerModels {

@@ -133,6 +133,10 @@ type QueryInput struct {
 	Filter       string // "" for none
 	Names        map[string]string
 	Values       map[string]types.AttributeValue
+	// Limit is the most items one page reads (DynamoDB's Limit), for a
+	// query that may stop after its first items and should not be billed
+	// for more; 0 leaves each page to DynamoDB's 1 MB.
+	Limit int32
 }
 
 // QueryKind is what a query asks for.

@@ -39,6 +39,9 @@ type modelJSON struct {
 	Layout      string `json:"layout"`
 	Delimiter   string `json:"delimiter"`
 	Shards      int    `json:"shards"`
+	// issue 25's: ids that are paths, and inner nodes without items
+	PathIDs       bool `json:"path_ids"`
+	ImplicitInner bool `json:"implicit_inner"`
 	// closure's
 	RelativeDepthDigits int             `json:"relative_depth_digits"`
 	ClosureCopy         json.RawMessage `json:"closure_copy"`
@@ -155,6 +158,18 @@ type modelLayout struct {
 	// (the object row, the listing row) by templates of its Key and Child.
 	prefix bool
 
+	// pathIDs: a node's id is its path, its names joined by delim, and
+	// its parent the id without the last name. implicitInner: a node
+	// without attributes that has children has no item. fullPath: the
+	// table's sort key is the whole path under a constant partition key
+	// (pkConst), after the literal text skPrefix (model_fullpath.go).
+	pathIDs, implicitInner bool
+	fullPath               bool
+	pkConst, skPrefix      string
+	// located: the table is keyed by the node's name, and an index by its
+	// root and the names between (model_located.go); only leaves have
+	// items.
+	located bool
 	// params are the parameters the model names, with their values;
 	// tenantKeys the table's keys whose templates hold parameters or
 	// constant text alone: an item whose key does not have their fixed
@@ -180,6 +195,15 @@ func (m *modelLayout) CheckNode(s *transform.Stats) []error {
 	var errs []error
 	if err := m.checkIDs([]string{s.ID}); err != nil {
 		errs = append(errs, err)
+	}
+	if err := m.checkPathID(s.ID, s.ParentID); err != nil {
+		errs = append(errs, err)
+	}
+	if m.located && s.Children > 0 && s.AttrBytes > 0 {
+		errs = append(errs, m.innerAttrsError(s.ID))
+	}
+	if m.implicitInner && s.Children > 0 && s.AttrBytes == 0 {
+		return errs // no item: no key to be empty
 	}
 	if err := m.checkDepth(s.Depth); err != nil {
 		errs = append(errs, err)
@@ -368,7 +392,19 @@ func (p *modelParser) base() error {
 	for c := range canon {
 		renames[c] = modelPrivate + c
 	}
-	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards}
+	// The base checks path ids; the model itself writes no item for an
+	// implicit inner node and reads it back (the adjacency base, which
+	// reaches children through ByParent, cannot).
+	opts := layouts.Options{Attr: renames, Delimiter: mj.Delimiter, Shards: mj.Shards, PathIDs: mj.PathIDs}
+	m.pathIDs, m.implicitInner = mj.PathIDs, mj.ImplicitInner
+	if mj.PathIDs || mj.ImplicitInner {
+		if mj.Layout != layouts.AdjacencyName {
+			return fail("path_ids", "a model's path ids and implicit inner nodes are read and written with the adjacency base (a table keyed by the node's path, or by its path and its parent's): give \"layout\": \"adjacency\"")
+		}
+		if !mj.PathIDs {
+			return fail("implicit_inner", "an implicit inner node is named by its descendants' path ids: give \"path_ids\": true too")
+		}
+	}
 	if m.closure {
 		if mj.Delimiter != "" {
 			return fail("delimiter", "the closure base has no delimiter (its keys hold one id each); remove it")
@@ -452,6 +488,14 @@ func (p *modelParser) attr(field string, a *attributeJSON) (*modelAttr, error) {
 		return nil, fail(field+".type", "%q: want S or N", a.Type)
 	}
 	own := basePlaceholders(m.baseName)
+	if m.pathIDs {
+		// A path id names the node's root, path, depth and name: the
+		// adjacency base reads them all back from it.
+		own = append(basePlaceholders(layouts.PathName), phName)
+	}
+	if t.has(phName) && !m.pathIDs {
+		return nil, fail(field+".template", "{name} is the last segment of a path id: give \"path_ids\": true (or use {id})")
+	}
 	for _, ph := range t.uses() {
 		switch {
 		case ph == phShard && m.shards == 0:
@@ -564,12 +608,24 @@ func (p *modelParser) tableKeys() error {
 			return fail(k.where, "a table key is on every item, roots too: it cannot be absent on roots or use {parent}")
 		}
 		for _, ph := range k.tmpl.uses() {
-			if ph != phID {
+			if ph != phID && (ph != phName || !m.pathIDs) {
 				return fail(k.where+".template", "the table key is built from {id} alone (with text around it); {%s} would change the key of a node that moves", ph)
 			}
 		}
 	}
-	if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
+	if m.pathIDs && m.pk.tmpl.constant() {
+		// The sort key is the whole path (a bucket and its objects'
+		// keys): checked there.
+		if err := p.fullPathKeys(); err != nil {
+			return err
+		}
+	}
+	if m.pathIDs && (m.pk.tmpl.has(phName) || m.sk != nil && m.sk.tmpl.has(phName)) {
+		// Keyed by its name: a leaf's item alone (model_located.go).
+		if err := p.locatedKeys(); err != nil {
+			return err
+		}
+	} else if !m.prefix && !m.pk.tmpl.has(phID) && (m.sk == nil || !m.sk.tmpl.has(phID)) {
 		return fail("table", "no table key uses {id}, so two nodes would get the same key: put {id} in the partition key's template (or, for a partition key constant per tenant such as \"$hr#orgid_{param:org}\", in the sort key's)")
 	}
 	for _, k := range []*modelAttr{m.pk, m.sk} {
@@ -597,8 +653,11 @@ func (p *modelParser) indexes() error {
 		}
 		m.indexes = append(m.indexes, x)
 	}
+	if m.fullPath && len(m.indexes) > 0 {
+		return fail("indexes", "a model whose sort key is the whole path reads its table alone (a node's children are a Query of its path and the delimiter, grouped at the next delimiter): remove the index")
+	}
 	for _, need := range map[string][]string{layouts.PathName: {"ByPath"}, layouts.ShardedName: {"ByPath"}, layouts.AdjacencyName: {"ByParent"}, layouts.ClosureName: {"ByAncestor"}}[m.baseName] {
-		if m.index(need) == nil {
+		if m.index(need) == nil && !m.fullPath {
 			return fail("indexes", "the %s base layout answers its queries with %s: declare an index with \"serves\": %q", m.baseName, need, need)
 		}
 	}
@@ -637,6 +696,9 @@ func (p *modelParser) index(field string, xj *indexJSON, baseIndex map[string]la
 		if x.sk, err = p.attr(field+".sort_key", xj.SortKey); err != nil {
 			return nil, err
 		}
+	}
+	if m.located {
+		return x, p.locatedIndex(field, x)
 	}
 	// The partition key is what the base's queries name: it must be
 	// built from exactly the parts of the base's.
@@ -767,6 +829,12 @@ func (m *modelLayout) setKeys() {
 // refused when it is loaded rather than node by node.
 func (p *modelParser) emptyKeysAtLoad() error {
 	m := p.m
+	if m.located {
+		// Only its leaves have items, and a leaf's index sort key is
+		// empty only at depth 0 or 1: refused node by node (emptyKeys),
+		// as the model's design has its leaves deeper.
+		return nil
+	}
 	for _, k := range m.keys {
 		a := k.a
 		if a.omitEmpty || k.sparse || !a.tmpl.mayBeEmpty() {
@@ -896,6 +964,10 @@ func sameSet(a, b []string) bool {
 // layout needs to rebuild a node fails here, saying what is missing.
 func (m *modelLayout) selfTest() error {
 	paths := [][]string{{"r"}, {"r", "c"}, {"r", "c", "g"}}
+	if m.pathIDs {
+		d := m.delim
+		paths = [][]string{{"r"}, {"r", "r" + d + "c"}, {"r", "r" + d + "c", "r" + d + "c" + d + "g"}}
+	}
 	for _, p := range paths {
 		parent := ""
 		if len(p) > 1 {
@@ -960,6 +1032,14 @@ func (m *modelLayout) selfTestRows(n *transform.Node, items []layouts.Item) erro
 }
 
 func (m *modelLayout) valsOfNode(n *transform.Node) nodeVals {
+	if m.pathIDs {
+		// Its path is its names: {path} is the id, {root} its first name.
+		names := strings.Split(n.ID, m.delim)
+		v := valsOf(n.ID, n.Parent, names, m.shards)
+		v.name = names[len(names)-1]
+		v.set(phName)
+		return v
+	}
 	return valsOf(n.ID, n.Parent, n.Path, m.shards)
 }
 
@@ -1046,6 +1126,21 @@ func (m *modelLayout) Items(n *transform.Node, emit func(layouts.Item)) error {
 	}
 	if err := m.checkIDs(n.Path); err != nil {
 		return err
+	}
+	if err := m.checkPathID(n.ID, n.Parent); err != nil {
+		return err
+	}
+	if m.located && n.Inner && len(n.Attrs) > 0 {
+		return m.innerAttrsError(n.ID)
+	}
+	if m.omits(n) {
+		// An implicit inner node: its descendants' keys name it.
+		for name := range n.Attrs {
+			if err := m.attrNameError(name); err != nil {
+				return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+			}
+		}
+		return nil
 	}
 	for name := range n.Attrs {
 		if err := m.attrNameError(name); err != nil {
@@ -1149,10 +1244,13 @@ func (m *modelLayout) attrNameError(name string) error {
 // AppendItems is Items for a FlatNode: the same item, as attributes.
 func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, emit func([]layouts.Attr)) error {
 	path := n.Path
+	if path == nil && m.pathIDs {
+		return layouts.ErrPathNeeded // path ids hold the delimiter: PathText cannot be split
+	}
 	if path == nil {
 		path = strings.Split(n.PathText, n.PathDelim)
 	}
-	node := &transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent, Attrs: make(transform.Attrs, len(n.Attrs))}, Depth: n.Depth, Path: path}
+	node := &transform.Node{Record: transform.Record{ID: n.ID, Parent: n.Parent, Attrs: make(transform.Attrs, len(n.Attrs))}, Depth: n.Depth, Path: path, Inner: n.Inner}
 	for _, a := range n.Attrs {
 		node.Attrs[a.Name] = a.Value
 	}
@@ -1168,6 +1266,9 @@ func (m *modelLayout) AppendItems(n *layouts.FlatNode, _ *layouts.ItemBuffer, em
 // foreign reports whether an item is one of the table's other items: a
 // model with a type field owns only the items carrying it, with its value.
 func (m *modelLayout) foreign(item layouts.View) bool {
+	if m.outsidePartition(item) || m.unlocated(item) {
+		return true
+	}
 	for _, k := range m.tenantKeys {
 		// Another tenant's item (another value of a parameter), or
 		// one outside the model's constant partition.
@@ -1275,8 +1376,43 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 		v.path = []string{v.id}
 		v.set(phPath)
 	}
+	if m.pathIDs && !v.has[phID] && v.has[phName] && v.has[phRoot] && v.has[phParentSubpath] {
+		// A node whose keys hold its root, the names between and its
+		// name: its path id is them joined.
+		names := append(append([]string{v.root}, v.innerIDs...), v.name)
+		v.path = names
+		v.set(phPath)
+		v.id = strings.Join(names, m.delim)
+		v.set(phID)
+		v.parent = strings.Join(names[:len(names)-1], m.delim)
+		v.set(phParent)
+	}
+	if m.pathIDs && v.has[phID] && !v.has[phPath] && !v.has[phName] {
+		// The path id names the rest: its names, its parent's id.
+		names := strings.Split(v.id, m.delim)
+		v.path, v.name = names, names[len(names)-1]
+		v.set(phPath)
+		v.set(phName)
+		if len(names) > 1 && !v.has[phParent] {
+			v.parent = strings.Join(names[:len(names)-1], m.delim)
+			v.set(phParent)
+		}
+	}
 	v.derive(root, m.shards)
-	if !v.consistent() {
+	if m.pathIDs && v.has[phID] && !v.has[phParent] {
+		// A path id names its parent: the id without its last name.
+		if parent := m.pathParent(v.id); parent != "" {
+			v.parent = parent
+			v.set(phParent)
+		}
+	}
+	if m.pathIDs && v.has[phID] {
+		if err := m.checkPathID(v.id, v.parent); err != nil {
+			return v, fmt.Errorf("%w: model %s: %w", layouts.ErrItem, m.name, err)
+		}
+	}
+	if m.pathIDs && v.has[phPath] && v.has[phID] && strings.Join(v.path, m.delim) != v.id || !m.pathIDs && !v.consistent() {
+		// (With path ids, the path is the id's names.)
 		return v, fmt.Errorf("%w: model %s: the item's attributes name two places in the tree (its path, the ids above it and its id disagree)", layouts.ErrItem, m.name)
 	}
 	return v, nil
@@ -1334,6 +1470,15 @@ func (m *modelLayout) Node(item layouts.Item) (transform.Record, bool, error) {
 // (collectionOf): exact but for sharded-path's share of a tree among
 // several shards.
 func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
+	if m.located && s.Depth == 0 {
+		// The index partition of a root holds its tree's leaves: at most
+		// its nodes (Stats does not count its leaves), an upper bound.
+		ms.CollectionOf(1, int64(s.TreeSize), m.hotKey(m.indexes[0].pk.tmpl, map[string]string{phRoot: s.RootID}))
+	}
+	if m.implicitInner && s.Children > 0 && s.AttrBytes == 0 {
+		ms.Nodes++ // an implicit inner node: no item
+		return
+	}
 	if m.closure {
 		m.measureClosure(s, ms)
 		return
@@ -1361,7 +1506,7 @@ func (m *modelLayout) Measure(s *transform.Stats, ms *layouts.Measure) {
 	var copies []int
 	for i, x := range m.indexes {
 		for j, bx := range m.baseTable.Indexes {
-			if bx.Name == x.serves && j+1 < len(bm.Collections) {
+			if bx.Name == x.serves && j+1 < len(bm.Collections) && !m.located {
 				ms.CollectionOf(i+1, m.collectionOf(x, bm.Collections[j+1]), m.hotKey(x.pk.tmpl, hotVals(x, s)))
 			}
 		}
@@ -1487,6 +1632,9 @@ func (m *modelLayout) renderedLen(a *modelAttr, s *transform.Stats) (int, bool) 
 	if s.ParentID == "" && (a.absentOnRoot || a.tmpl.has(phParent)) {
 		return 0, false
 	}
+	if m.pathIDs {
+		return m.renderedLenPathIDs(a, s)
+	}
 	n := 0
 	for _, p := range a.tmpl.parts {
 		switch p.ph {
@@ -1585,6 +1733,14 @@ func (m *modelLayout) Owner(item layouts.View) string {
 		}
 		return m.base.Owner(layouts.MapView(b))
 	}
+	if m.located {
+		// Its key is the leaf's name; the index's keys give the rest.
+		id, _, ok := m.NodeOf(item)
+		if !ok {
+			return ""
+		}
+		return id
+	}
 	var v nodeVals
 	for _, a := range []*modelAttr{m.pk, m.sk} {
 		if a == nil {
@@ -1606,6 +1762,12 @@ func (m *modelLayout) PathKeyed() bool { return m.base.PathKeyed() }
 // model's attributes. Without an index serving the base's ByParent,
 // children are the descendants at relative depth 1, read from ByPath.
 func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Request) ([]layouts.Result, error) {
+	if m.fullPath {
+		return m.fullPathQuery(ctx, r, q)
+	}
+	if m.located {
+		return m.locatedQuery(ctx, r, q)
+	}
 	if q.Kind == layouts.QueryChildren && m.index("ByParent") == nil && !m.closure {
 		q.Kind, q.MinDepth, q.MaxDepth = layouts.QueryDescendants, 1, 1
 	}
@@ -1616,6 +1778,12 @@ func (m *modelLayout) Query(ctx context.Context, r layouts.Reads, q layouts.Requ
 // BatchGetItem that follows a Query of an index that does not project every
 // attribute (descendants, and children when their index is such).
 func (m *modelLayout) Costs(f *transform.Forest, sample []int32) layouts.CostModel {
+	if m.fullPath {
+		return m.fullPathCosts(f, sample)
+	}
+	if m.located {
+		return m.locatedCosts(f, sample)
+	}
 	c := &modelCosts{m: m, base: m.base.Costs(f, sample), f: f, sample: sample, size: make([]int32, f.Len())}
 	if m.closure && m.wholeRows(m.index("ByAncestor")) {
 		c.rows = newClosureRowCosts(f, sample)

@@ -318,7 +318,7 @@ func (mr *modelReads) Query(ctx context.Context, in layouts.QueryInput, page fun
 		}
 	}
 	filter := mr.filterConds(filters, &in, x, b)
-	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values}
+	out := layouts.QueryInput{Index: "", KeyCondition: strings.Join(key, " AND "), Filter: strings.Join(filter, " AND "), Names: b.names, Values: b.values, Limit: in.Limit}
 	if x != nil {
 		out.Index = x.name
 	}

@@ -36,6 +36,7 @@ import (
 //	{parent_subpath}  the parent's {subpath}: the ids strictly between the
 //	                  root and the node, joined, no trailing delimiter (""
 //	                  for a root and a child of a root)
+//	{name}            path ids: the node's name, its id's last segment
 //	{param:NAME}      a value the command gives (--model-param NAME=VALUE),
 //	                  the same for every node: bound into literal text when
 //	                  the model is loaded (bind)
@@ -97,9 +98,11 @@ const (
 	// the path below the root, without a trailing delimiter
 	phSubpath       = "subpath"
 	phParentSubpath = "parent_subpath"
+	// path ids': the node's name, its path id's last segment
+	phName = "name"
 )
 
-var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild}
+var placeholders = []string{phID, phParent, phRoot, phPath, phInner, phSubpath, phParentSubpath, phDepth, phShard, phAncestor, phRelDepth, phKey, phChild, phName}
 
 // parseTemplate parses a template's text. It fails on an unknown or
 // unclosed placeholder, an empty template, and two placeholders (or
@@ -298,6 +301,7 @@ type nodeVals struct {
 	ancestor         string // closure's, of one row
 	relDepth         int
 	key, child       string // prefix's, of one row
+	name             string // path ids': the path id's last segment
 	has              map[string]bool
 }
 
@@ -368,6 +372,8 @@ func (t template) render(v *nodeVals, delim string) (string, bool) {
 			b.WriteString(v.key)
 		case phChild:
 			b.WriteString(v.child)
+		case phName:
+			b.WriteString(v.name)
 		case phRelDepth:
 			b.WriteString(padded(v.relDepth, t.width))
 		}
@@ -537,7 +543,7 @@ func (v *nodeVals) put(ph, val, delim string, width int) bool {
 		if val == "" {
 			return false
 		}
-		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root, phAncestor: &v.ancestor, phKey: &v.key, phChild: &v.child}[ph]
+		old := map[string]*string{phID: &v.id, phParent: &v.parent, phRoot: &v.root, phAncestor: &v.ancestor, phKey: &v.key, phChild: &v.child, phName: &v.name}[ph]
 		if v.has[ph] && *old != val {
 			return false
 		}

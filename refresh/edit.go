@@ -228,6 +228,11 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		if e.Parent == x.parent {
 			return 0, nil
 		}
+		for _, p := range []string{x.parent, e.Parent} {
+			if err := ed.ensureParentKids(ctx, e, p); err != nil {
+				return 0, err
+			}
+		}
 		if e.Parent != "" {
 			if _, err := ed.ensureNode(ctx, e, e.Parent); err != nil {
 				return 0, err
@@ -248,6 +253,9 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if err := ed.ensureParentKids(ctx, e, x.parent); err != nil {
+			return 0, err
+		}
 		kids := ed.children(e.ID)
 		if x.parent == "" && len(kids) > 0 {
 			return 0, e.errorf("it is a root with %d children, which would have no parent to move up to; move or delete them first", len(kids))
@@ -260,7 +268,13 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		x.deleted = true
 		return n, nil
 	case EditSet:
-		x, err := ed.ensureNode(ctx, e, e.ID)
+		ensure := ed.ensureNode
+		if layouts.ImplicitInner(ed.l) {
+			// Whether the node has children decides whether it has an
+			// item (an inner node without attributes has none).
+			ensure = ed.ensureSubtree
+		}
+		x, err := ensure(ctx, e, e.ID)
 		if err != nil {
 			return 0, err
 		}
@@ -307,6 +321,18 @@ func (ed *Editor) ensureNode(ctx context.Context, e *Edit, id string) (*vnode, e
 	}
 	ed.add(res)
 	return ed.nodes[id], nil
+}
+
+// ensureParentKids makes sure, with implicit inner nodes, that every child
+// of a node whose children an edit changes is known: whether it keeps
+// one decides whether it has an item. Nothing for "" (no parent) or
+// another layout.
+func (ed *Editor) ensureParentKids(ctx context.Context, e *Edit, id string) error {
+	if id == "" || !layouts.ImplicitInner(ed.l) {
+		return nil
+	}
+	_, err := ed.ensureSubtree(ctx, e, id)
+	return err
 }
 
 // ensureSubtree makes sure the node, its ancestors and its whole current
@@ -442,18 +468,30 @@ func (ed *Editor) Ops() ([]Op, error) {
 	slices.Sort(ids)
 	var d digester
 	var changes []nodeChange
+	// With implicit inner nodes, whether a node has children (as the table
+	// has it, and after the edits) decides whether it has an item.
+	implicit := layouts.ImplicitInner(ed.l)
+	origKids := map[string]int{}
+	if implicit {
+		for _, x := range ed.nodes {
+			if x.origParent != "" {
+				origKids[x.origParent]++
+			}
+		}
+	}
 	for _, id := range ids {
 		x := ed.nodes[id]
 		origPath, path := ed.path(id, true), []string(nil)
 		if !x.deleted {
 			path = ed.path(id, false)
 		}
-		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) {
+		inner, origInner := implicit && len(ed.children(id)) > 0, implicit && origKids[id] > 0
+		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) && inner == origInner {
 			continue
 		}
-		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath}}
+		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath, Inner: origInner}}
 		if !x.deleted {
-			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path}
+			c.After = nodeSide{Parent: x.parent, Attrs: x.attrs, Path: path, Inner: inner}
 		}
 		changes = append(changes, c)
 	}
@@ -475,6 +513,10 @@ type nodeSide struct {
 	Parent string
 	Attrs  transform.Attrs
 	Path   []string
+	// Inner: the node has children (transform.Node.Inner), so that a
+	// layout with implicit inner nodes writes none for it without
+	// attributes. Set by follow; edit leaves it false.
+	Inner bool
 }
 
 // nodeChange is one node before and after a change.
@@ -514,7 +556,7 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 	before := map[string]entry{}
 	after := map[string]entry{}
 	collect := func(into map[string]entry, c *nodeChange, side nodeSide) error {
-		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path}
+		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path, Inner: side.Inner}
 		return l.Items(&n, func(item layouts.Item) {
 			into[keyOf(spec, item)] = entry{item: item, c: c, digest: d.item(item)}
 		})

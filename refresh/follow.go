@@ -199,11 +199,20 @@ type claim struct {
 // that a record read twice, or one older than the copy, does no harm
 // (the newest record of every key comes last and wins).
 type mirror struct {
-	l     layouts.Layout
-	spec  layouts.TableSpec
-	byKey map[string]*claim
-	byID  map[string]map[string]*claim // id → A key → claim
-	kids  map[string]map[string]int    // parent → child id → claims
+	l layouts.Layout
+	// implicit: A's layout reads an ancestor that its descendants' path
+	// ids name but that has no item as a node without attributes; kids
+	// then holds every link of each claim's path up to its root, so that
+	// such a node has children (and is present) as long as an item is
+	// below it.
+	implicit bool
+	// parents: B gives an inner node without attributes no item, so a
+	// claim's coming or going changes its parent's items there too.
+	parents bool
+	spec    layouts.TableSpec
+	byKey   map[string]*claim
+	byID    map[string]map[string]*claim // id → A key → claim
+	kids    map[string]map[string]int    // parent → child id → claims
 	// gone is the record that removed the last item of a node that some
 	// item still names as its parent: where A stopped being a valid tree
 	// there, for reports (see prune).
@@ -212,7 +221,7 @@ type mirror struct {
 }
 
 func newMirror(l layouts.Layout) *mirror {
-	return &mirror{l: l, spec: l.Table(), byKey: map[string]*claim{},
+	return &mirror{l: l, implicit: layouts.ReadsImplicit(l), spec: l.Table(), byKey: map[string]*claim{},
 		byID: map[string]map[string]*claim{}, kids: map[string]map[string]int{}, gone: map[string]*streams.Record{}}
 }
 
@@ -237,12 +246,34 @@ func (m *mirror) put(key string, c *claim) {
 		m.byID[c.id] = ids
 	}
 	ids[key] = c
-	k := m.kids[c.parent]
-	if k == nil {
-		k = map[string]int{}
-		m.kids[c.parent] = k
+	m.links(c, func(parent, child string) {
+		k := m.kids[parent]
+		if k == nil {
+			k = map[string]int{}
+			m.kids[parent] = k
+		}
+		k[child]++
+	})
+}
+
+// impliedParent is the parent a path id names: the id without its last
+// name ("" for a root's).
+func impliedParent(l layouts.Layout, id string) string {
+	if i := strings.LastIndex(id, l.Delimiter()); i > 0 {
+		return id[:i]
 	}
-	k[c.id]++
+	return ""
+}
+
+// links calls fn with the link from the claim's node to its parent, and,
+// when A reads implicit nodes, each link above it that its path id names.
+func (m *mirror) links(c *claim, fn func(parent, child string)) {
+	fn(c.parent, c.id)
+	for child := c.parent; m.implicit && child != ""; {
+		parent := impliedParent(m.l, child)
+		fn(parent, child)
+		child = parent
+	}
 }
 
 // drop forgets the claim of key; it returns the id it was about ("" when
@@ -257,14 +288,16 @@ func (m *mirror) drop(key string) string {
 	if len(m.byID[c.id]) == 0 {
 		delete(m.byID, c.id)
 	}
-	if k := m.kids[c.parent]; k != nil {
-		if k[c.id]--; k[c.id] <= 0 {
-			delete(k, c.id)
+	m.links(c, func(parent, child string) {
+		if k := m.kids[parent]; k != nil {
+			if k[child]--; k[child] <= 0 {
+				delete(k, child)
+			}
+			if len(k) == 0 {
+				delete(m.kids, parent)
+			}
 		}
-		if len(k) == 0 {
-			delete(m.kids, c.parent)
-		}
-	}
+	})
 	return c.id
 }
 
@@ -273,6 +306,23 @@ func (m *mirror) drop(key string) string {
 // ids whose state it may have changed.
 func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
 	old := m.byKey[key]
+	defer func() {
+		// The implicit nodes above a claim come and go with it; with
+		// implicit inner nodes in B, its parent's items may change.
+		for _, c := range []*claim{old, m.byKey[key]} {
+			switch {
+			case c == nil || c.bad != nil:
+			case m.implicit:
+				m.links(c, func(parent, _ string) {
+					if parent != "" {
+						ids = append(ids, parent)
+					}
+				})
+			case m.parents && c.parent != "":
+				ids = append(ids, c.parent)
+			}
+		}
+	}()
 	if id := m.drop(key); id != "" {
 		ids = append(ids, id)
 		if len(m.byID[id]) == 0 && rec != nil {
@@ -306,6 +356,11 @@ func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids [
 // An item that does not read as a node (claim.bad) is a conflict too, and
 // is the claim returned.
 func (m *mirror) target(id string) (c *claim, present, conflict bool) {
+	if len(m.byID[id]) == 0 && m.implicit && len(m.kids[id]) > 0 {
+		// An implicit node: no item, named by the path ids below it.
+		parent := impliedParent(m.l, id)
+		return &claim{id: id, parent: parent, attrs: transform.Attrs{}, digest: m.digests.item(transform.Attrs{})}, true, false
+	}
 	for _, x := range m.byID[id] {
 		if x.bad != nil {
 			return x, true, true
@@ -338,6 +393,7 @@ type appliedNode struct {
 	attrs  transform.Attrs
 	digest uint64
 	path   *pathNode
+	inner  bool // it has children (nodeSide.Inner)
 }
 
 // pathNode is a node's path from its root as a list shared with its
@@ -412,6 +468,7 @@ type follower struct {
 // holds after the copy is the snapshot's layout.
 func (f *follower) seed(ctx context.Context, in *importer.Input) error {
 	f.m = newMirror(f.opts.FromLayout)
+	f.m.parents = layouts.ImplicitInner(f.opts.Layout)
 	f.applied = map[string]*appliedNode{}
 	f.held = map[string]held{}
 	spec := f.m.spec
@@ -438,7 +495,7 @@ func (f *follower) seed(ctx context.Context, in *importer.Input) error {
 		if p := forest.Parent(i); p >= 0 {
 			up = f.applied[forest.ID(p)].path
 		}
-		f.applied[id] = &appliedNode{parent: c.parent, attrs: c.attrs, digest: c.digest, path: up.child(id)}
+		f.applied[id] = &appliedNode{parent: c.parent, attrs: c.attrs, digest: c.digest, path: up.child(id), inner: forest.HasChildren(i)}
 	}
 	return nil
 }
@@ -485,7 +542,7 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			delete(f.applied, c.ID)
 			continue
 		}
-		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k]}
+		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k], inner: c.After.Inner}
 	}
 	return nil
 }
@@ -651,14 +708,14 @@ func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afte
 			newHeld[id] = pl.causes[id]
 			continue
 		} else {
-			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs}, pl.paths[id]
+			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs, Inner: len(f.m.children(id)) > 0}, pl.paths[id]
 		}
 		var before nodeSide
 		if a != nil {
-			if path != nil && a.parent == after.Parent && a.digest == c.digest && a.path.equal(path) {
+			if path != nil && a.parent == after.Parent && a.digest == c.digest && a.path.equal(path) && (a.inner == after.Inner || !layouts.ImplicitInner(f.opts.Layout)) {
 				continue
 			}
-			before = nodeSide{Parent: a.parent, Attrs: a.attrs, Path: a.path.ids()}
+			before = nodeSide{Parent: a.parent, Attrs: a.attrs, Path: a.path.ids(), Inner: a.inner}
 		} else if path == nil {
 			continue
 		}

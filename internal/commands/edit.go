@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/internal/ddb"
-	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/refresh"
 )
 
@@ -62,12 +61,6 @@ func runEdit(c *cli.Context) error {
 		return err
 	}
 	l := ls[0]
-	if layouts.ImplicitInner(l) {
-		// An edit rewrites the items of the nodes it touches without
-		// knowing which of them keep children; it reads implicit nodes
-		// (--path-ids) but would give them items.
-		return usagef("edit does not take --implicit-inner: it would write an item for an inner node without attributes that it touches; edit with --path-ids alone, or apply a snapshot with plan/apply --implicit-inner")
-	}
 	opts := refresh.EditTableOptions{
 		Table: table, Layout: l, Ops: opsPath, DryRun: c.Bool("dry-run"), Out: c.String("out"),
 		WriteOptions: writeOptions(c),

@@ -133,11 +133,11 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if d1, d2 := l1.Delimiter(), l2.Delimiter(); layouts.PathIDs(l1) && layouts.PathIDs(l2) && d1 != d2 {
-		return usagef("both tables have path ids, but the source joins names with %q and the destination with %q: migrate copies ids as they are, so give the destination the same delimiter (--to-delimiter %s)", d1, d2, d1)
-	}
 	if err := checkModelParams(c, l1, l2); err != nil {
 		return err
+	}
+	if d1, d2 := l1.Delimiter(), l2.Delimiter(); layouts.PathIDs(l1) && layouts.PathIDs(l2) && d1 != d2 {
+		return usagef("both tables have path ids, but the source joins names with %q and the destination with %q: migrate copies ids as they are, so give the destination the same delimiter (--to-delimiter %s)", d1, d2, d1)
 	}
 	settings := map[string]any{
 		"command": "migrate", "from-table": from, "from-layout": l1.Name(), "from-options": o1,
@@ -167,9 +167,6 @@ func runMigrate(c *cli.Context) error {
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {
-		if layouts.ImplicitInner(l2) {
-			return usagef("--follow does not take --to-implicit-inner: applying the stream rewrites the items of the nodes it touches without knowing which keep children; migrate without --follow, or follow with --to-path-ids alone")
-		}
 		return runMigrateFollow(c, opts, started)
 	}
 	if c.IsSet("follow-idle") || c.Bool("enable-stream") {

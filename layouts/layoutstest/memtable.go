@@ -85,6 +85,10 @@ func (m *MemTable) take() layouts.Cost {
 	return c
 }
 
+// Take returns what the reads since the last Take were billed (requests,
+// items read, RCU), and starts counting again.
+func (m *MemTable) Take() layouts.Cost { return m.take() }
+
 func itemRCU(item layouts.Item) float64 {
 	return 0.5 * float64(max(1, (transform.ItemSize(item)+4095)/4096))
 }
@@ -225,8 +229,12 @@ func (m *MemTable) Query(_ context.Context, in layouts.QueryInput, page func([]l
 		m.mu.Unlock()
 		return nil
 	}
-	for start := 0; start < len(read); start += m.pageSize {
-		pg := read[start:min(start+m.pageSize, len(read))]
+	size := m.pageSize
+	if in.Limit > 0 {
+		size = min(size, int(in.Limit))
+	}
+	for start := 0; start < len(read); start += size {
+		pg := read[start:min(start+size, len(read))]
 		bytes := 0
 		var kept []layouts.Item
 		for _, it := range pg {

@@ -165,5 +165,49 @@ func ModelForest(t *testing.T, l layouts.Layout, rng *rand.Rand) *Forest {
 		used[id] = true
 		ids[i], attrs[i] = id, n.Attrs
 	}
-	return NewForest(ids, f.Parents, attrs)
+	parents := f.Parents
+	if models.LeavesOnly(l) {
+		// Only leaves have items, keyed by name and by the names above
+		// them (store-locations: a store at depth 2 or more): two nodes
+		// above every tree, and no attributes on an inner node.
+		ids = append([]string{"top", "mid"}, ids...)
+		attrs = append([]transform.Attrs{{}, {}}, attrs...)
+		parents = append([]int{-1, 0}, parents...)
+		for i := 2; i < len(parents); i++ {
+			if parents[i] < 0 {
+				parents[i] = 1
+			} else {
+				parents[i] += 2
+			}
+		}
+		for _, p := range parents {
+			if p >= 0 {
+				attrs[p] = transform.Attrs{}
+			}
+		}
+	}
+	if layouts.PathIDs(l) {
+		ids = pathIDs(ids, parents, l.Delimiter())
+	}
+	return NewForest(ids, parents, attrs)
+}
+
+// pathIDs turns the ids of a forest into path ids: each is its parent's
+// path id, the delimiter and its own id as its name.
+func pathIDs(names []string, parents []int, delim string) []string {
+	out := make([]string, len(names))
+	var id func(i int) string
+	id = func(i int) string {
+		if out[i] == "" {
+			out[i] = names[i]
+			if p := parents[i]; p >= 0 {
+				out[i] = id(p) + delim + names[i]
+			}
+		}
+		return out[i]
+	}
+	for i := range names {
+		id(i)
+	}
+	return out
 }
