@@ -36,7 +36,9 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	}
 	budget := int(max(o.Memory/4, 1<<20))
 	s.resolved = extsort.New(s.dir, budget, cmpRow)
+	s.resolved.Prefix = prefixRow
 	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, cmpKeyRow), copySet: copySet}
+	b.byID.Prefix = prefixKeyRow
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
 	return b, nil
 }

@@ -84,3 +84,19 @@ func cmpKeyRow(a, b []byte) int {
 
 // cmpRow orders records that begin with a row number.
 func cmpRow(a, b []byte) int { return bytes.Compare(a[:8], b[:8]) }
+
+// prefixKeyRow is the extsort prefix of cmpKeyRow: the key's first 8
+// bytes, big-endian, padded with zeros.
+func prefixKeyRow(rec []byte) uint64 {
+	d := dec{b: rec}
+	k := d.bytes()
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// prefixRow is the extsort prefix of cmpRow: the row.
+func prefixRow(rec []byte) uint64 { return binary.BigEndian.Uint64(rec) }

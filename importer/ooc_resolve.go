@@ -107,6 +107,7 @@ func firstKey(rec []byte) []byte {
 func (s *oocState) sorter(phase string) *extsort.Sorter {
 	x := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), cmpKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
+	x.Prefix = prefixKeyRow
 	return x
 }
 

@@ -10,6 +10,7 @@ package extsort
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -37,12 +38,21 @@ type Sorter struct {
 	// OnSpill, when set, is called after each run file is written, with
 	// Spilled.
 	OnSpill func(spilled int64)
+	// Prefix, when set, maps a record to a number whose order is the
+	// order of cmp where two numbers differ (where they are equal, cmp
+	// decides): most comparisons of the in-memory sort are then of two
+	// numbers.
+	Prefix func(rec []byte) uint64
 }
 
-type span struct{ off, n uint32 }
+// span is a record's place in buf, and its Prefix.
+type span struct {
+	off, n uint32
+	pfx    uint64
+}
 
 // spanBytes is what a record's place costs beside its bytes.
-const spanBytes = 8
+const spanBytes = 16
 
 // New returns a Sorter that keeps at most about budget bytes of records in
 // memory (at least 64 KiB) and writes its runs to files in dir, which must
@@ -58,7 +68,11 @@ func (s *Sorter) Add(rec []byte) error {
 			return err
 		}
 	}
-	s.recs = append(s.recs, span{uint32(len(s.buf)), uint32(len(rec))})
+	var pfx uint64
+	if s.Prefix != nil {
+		pfx = s.Prefix(rec)
+	}
+	s.recs = append(s.recs, span{uint32(len(s.buf)), uint32(len(rec)), pfx})
 	s.buf = append(s.buf, rec...)
 	s.Records++
 	return nil
@@ -66,9 +80,21 @@ func (s *Sorter) Add(rec []byte) error {
 
 func (s *Sorter) rec(p span) []byte { return s.buf[p.off : p.off+p.n] }
 
-// sortMem sorts the records in memory, stably.
+// sortMem sorts the records in memory, stably: equal records keep the
+// order of their offsets, the order they were added in.
 func (s *Sorter) sortMem() {
-	slices.SortStableFunc(s.recs, func(a, b span) int { return s.cmp(s.rec(a), s.rec(b)) })
+	slices.SortFunc(s.recs, func(a, b span) int {
+		if a.pfx != b.pfx {
+			if a.pfx < b.pfx {
+				return -1
+			}
+			return 1
+		}
+		if c := s.cmp(s.rec(a), s.rec(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
 }
 
 // spill writes the records in memory, sorted, to a new run file.
