@@ -55,6 +55,9 @@ type OutOfCore struct {
 	Refuse string
 }
 
+// freeBytesOf is freeBytes; tests set it to a full disk.
+var freeBytesOf = freeBytes
+
 // inMemoryNodeBytes is what a node of the forest costs in memory at the
 // peak of an import in memory: the skeleton's 62 bytes, the index, and
 // the collector's headroom (10M nodes peak near 1.3 GB; benchmarks).
@@ -217,7 +220,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 		return nil, fmt.Errorf("%w: --tmp-dir %s: %v (the out-of-core import writes its sorted runs there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
 	}
 	need := spillBytes(path)
-	if free, ok := freeBytes(dir); ok && free < need {
+	if free, ok := freeBytesOf(dir); ok && free < need {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w: --tmp-dir %s has %s free, and the out-of-core passes over %s need about %s; nothing was read: free some room, or give another --tmp-dir",
 			ddbwrite.ErrUsage, tmp, SizeText(free), path, SizeText(need))
