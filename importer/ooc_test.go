@@ -203,4 +203,3 @@ func TestOutOfCoreDecision(t *testing.T) {
 		in.Close()
 	}
 }
-
