@@ -17,8 +17,10 @@ import (
 // oocEmitAttrs is EmitAttrs for an input read out of core: it reads the
 // input again, joined row by row with the rows the passes resolved (sorted
 // by row), and emits the same items, numbered the same, as an input read
-// in memory does.
-func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
+// in memory does: to fn, valid during the call only, or, when keepFn is
+// set, to it instead, as maps of their own (Emit).
+func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
+	keep := keepFn != nil
 	var st EmitStats
 	if opts.Runs != nil {
 		return st, errors.New("importer: EmitOptions.Runs on an input read out of core")
@@ -34,7 +36,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq
 		return st, err
 	}
 	defer res.Close()
-	next, row := flatNext(src)
+	next, row := flatNext(src, !keep)
 	spec := opts.Layout.Table()
 	var (
 		node  layouts.FlatNode
@@ -55,6 +57,19 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq
 		}
 		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
 			ferr = fn(n, item)
+		}
+	}
+	emitMap := func(item layouts.Item) {
+		if ferr != nil {
+			return
+		}
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
+		}
+		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
+			ferr = keepFn(n, item)
 		}
 	}
 	var rejects *json.Encoder
@@ -101,7 +116,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq
 			}
 			return st, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
 		}
-		d := dec{cur[8:], true}
+		d := dec{b: cur[8:], share: !keep}
 		if d.flag() == 1 {
 			st.Rejected++
 			if rejects != nil {
@@ -125,7 +140,17 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 		}
 		node.Path = path
-		if lerr := opts.Layout.AppendItems(&node, &items, emit); lerr != nil {
+		var lerr error
+		if keepFn != nil {
+			// Emit's items are the caller's to keep: the layout builds
+			// them as maps of their own, from the record as Next read it.
+			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path}
+			full.Record.Raw = nil
+			lerr = opts.Layout.Items(&full, emitMap)
+		} else {
+			lerr = opts.Layout.AppendItems(&node, &items, emit)
+		}
+		if lerr != nil {
 			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: lerr}
 		}
 		if ferr != nil {
@@ -136,10 +161,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq
 }
 
 // flatNext reads src's records with their attributes as a slice, through
-// records.FlatSource when src is one.
-func flatNext(src records.Source) (func(context.Context) (*transform.Record, error), *records.FlatRecord) {
+// records.FlatSource when src is one and reuse allows it (its strings are
+// then the reader's, valid until the next read).
+func flatNext(src records.Source, reuse bool) (func(context.Context) (*transform.Record, error), *records.FlatRecord) {
 	row := &records.FlatRecord{}
-	if fs, ok := src.(records.FlatSource); ok {
+	if fs, ok := src.(records.FlatSource); ok && reuse {
 		return func(ctx context.Context) (*transform.Record, error) {
 			err := fs.NextFlat(ctx, row)
 			return &row.Record, err
@@ -161,14 +187,7 @@ func flatNext(src records.Source) (func(context.Context) (*transform.Record, err
 	}, row
 }
 
-// oocEmit is Emit for an input read out of core: EmitAttrs, each item a
-// fresh map.
+// oocEmit is Emit for an input read out of core.
 func (in *Input) oocEmit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error) (EmitStats, error) {
-	return in.oocEmitAttrs(ctx, opts, func(seq int64, attrs []layouts.Attr) error {
-		item := make(layouts.Item, len(attrs))
-		for _, a := range attrs {
-			item[a.Name] = a.Value
-		}
-		return fn(seq, item)
-	})
+	return in.oocEmitAttrs(ctx, opts, fn, nil)
 }

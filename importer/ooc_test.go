@@ -76,6 +76,7 @@ type emitted struct {
 	items    []string
 	rejects  string
 	stats    EmitStats
+	kept     []string // Emit's items, read once all were emitted
 }
 
 func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, keep int) emitted {
@@ -107,6 +108,17 @@ func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, kee
 		t.Fatal(err)
 	}
 	e.rejects = rejects.String()
+	// Emit's items are the caller's to keep: compared once all are in.
+	var kept []layouts.Item
+	if _, err := in.Emit(ctx, EmitOptions{Layout: l}, func(_ int64, item layouts.Item) error {
+		kept = append(kept, item)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, item := range kept {
+		e.kept = append(e.kept, string(ddbjson.AppendItem(nil, item)))
+	}
 	return e
 }
 
@@ -149,6 +161,13 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 				}
 				if !slices.Equal(got.items, want.items) {
 					t.Errorf("%d items out of core, %d in memory, not the same", len(got.items), len(want.items))
+				}
+				if !slices.Equal(got.kept, want.kept) || len(got.kept) != len(got.items) {
+					k := 0
+					for k < min(len(got.kept), len(want.kept)) && got.kept[k] == want.kept[k] {
+						k++
+					}
+					t.Errorf("Emit's items, kept: %d out of core, %d in memory, not the same from item %d:\n%s\n%s", len(got.kept), len(want.kept), k, got.kept[min(k, len(got.kept)-1)], want.kept[min(k, len(want.kept)-1)])
 				}
 				if got.rejects != want.rejects {
 					t.Errorf("rejects out of core:\n%s\nin memory:\n%s", got.rejects, want.rejects)

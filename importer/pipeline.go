@@ -555,7 +555,7 @@ func (in *Input) EmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 // records.FlatSource.
 func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error, fast bool) (EmitStats, error) {
 	if in.ooc != nil {
-		return in.oocEmitAttrs(ctx, opts, fn)
+		return in.oocEmitAttrs(ctx, opts, nil, fn)
 	}
 	var st EmitStats
 	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
