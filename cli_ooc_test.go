@@ -324,3 +324,41 @@ func TestOutOfCoreUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestInMemoryJobsRefuseOverBudget: plan, apply and migrate hold their
+// forest in memory; one that does not fit in --memory is refused (exit 2)
+// before anything is written, rather than growing past the budget.
+func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	env := awsEnv(endpoint)
+	if _, stderr, code := run(t, env, "import", "--in", "fixtures/folders.json", "--layout", "path", "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	before := canonical(t, scanTable(t, client, table))
+	for _, args := range [][]string{
+		{"plan", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
+		{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
+		{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", table + "-to", "--to-layout", "closure", "--create-table"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			_, stderr, code := run(t, env, append(args, "--force-out-of-core", "--memory", "1MiB")...)
+			if code != 2 || !strings.Contains(stderr, "holds the") || !strings.Contains(stderr, "give a larger --memory") {
+				t.Errorf("exit %d, want 2 and what to do:\n%s", code, stderr)
+			}
+		})
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), before)
+	// migrate creates its destination before it reads the source, whose
+	// size it learns then: the table is there, and empty.
+	if _, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table + "-to")}); err == nil {
+		t.Cleanup(func() {
+			client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table + "-to")})
+		})
+		if items := scanTable(t, client, table+"-to"); len(items) != 0 {
+			t.Errorf("migrate wrote %d items", len(items))
+		}
+	}
+}

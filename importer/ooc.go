@@ -58,10 +58,10 @@ type OutOfCore struct {
 // freeBytesOf is freeBytes; tests set it to a full disk.
 var freeBytesOf = freeBytes
 
-// inMemoryNodeBytes is what a node of the forest costs in memory at the
+// InMemoryNodeBytes is what a node of the forest costs in memory at the
 // peak of an import in memory: the skeleton's 62 bytes, the index, and
 // the collector's headroom (10M nodes peak near 1.3 GB; benchmarks).
-const inMemoryNodeBytes = 130
+const InMemoryNodeBytes = 130
 
 // outOfCore reports whether an input of about hint records (0: not known)
 // at path is read out of core.
@@ -78,7 +78,7 @@ func (o *OutOfCore) outOfCore(path string, hint int) bool {
 		// takes 40 bytes at least.
 		nodes = inputBytes(path) / 40
 	}
-	return nodes*inMemoryNodeBytes > o.Memory
+	return nodes*InMemoryNodeBytes > o.Memory
 }
 
 // inputBytes is the size of the file, or of a directory's files.
