@@ -126,27 +126,56 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	if err != nil {
 		return err
 	}
-	defer rest.Close()
-	for depth := 0; level.Records > 0; depth++ {
-		s.phase("resolving level (nodes)", level.Records, -1)
+	// A level's join reads every node not placed yet, and writes those it
+	// does not place for the next one; a small level, which places few
+	// of them (the first levels of most trees), reads them and writes
+	// nothing: the nodes it placed stay in the file, never to match again
+	// (an id is on one level), and are only told from the nodes no level
+	// reaches at the end, when there are such nodes.
+	initial, placed, stale := rest.Records, int64(0), false
+	for level.Records > 0 {
+		s.phase("resolving a level (nodes)", level.Records, -1)
 		if err := ctx.Err(); err != nil {
 			level.Close()
+			rest.Close()
 			return err
 		}
-		next, left, err := s.levelPass(ctx, level, rest, check)
+		rewrite := level.Records*8 >= rest.Records
+		next, left, matched, err := s.levelPass(ctx, level, rest, check, rewrite)
 		level.Close()
-		rest.Close()
+		if err == nil && !rewrite {
+			err = rest.Rewind()
+		}
 		if err != nil {
+			rest.Close()
 			if next != nil {
 				next.Close()
 			}
 			return err
 		}
-		level, rest = next, left
+		if rewrite {
+			rest.Close()
+			rest = left
+		} else {
+			stale = stale || matched > 0
+		}
+		placed += matched
+		level = next
 	}
 	level.Close()
-	if err := s.cyclesPass(rest, check); err != nil {
-		return err
+	defer rest.Close()
+	if placed < initial {
+		leftover := rest
+		if stale {
+			var err error
+			if leftover, err = s.unresolved(rest); err != nil {
+				return err
+			}
+			defer leftover.Close()
+		}
+		if err := s.cyclesPass(leftover, check); err != nil {
+			return err
+		}
 	}
 	in.Problems = slices.Concat(s.build.list(), s.missing.list(), s.cycles.list())
 	s.ready = true
@@ -352,20 +381,34 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // levelPass resolves one level, sorted by id: it checks and resolves each
 // of its nodes, and merge-joins them with rest, the nodes not yet placed,
 // sorted by parent. It returns the next level and what is left of rest.
-func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker) (*extsort.Sorter, *extsort.Spool, error) {
+//
+// With rewrite, the nodes of rest it does not place are written to the
+// returned spool; without, nothing is (see buildOOC). matched is how many
+// nodes of rest it placed.
+func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker, rewrite bool) (
+	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	it, err := level.Sort()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	defer it.Close()
-	next := s.sorter("sorting a level")
-	left, err := extsort.NewSpool(s.dir)
-	if err != nil {
-		return next, nil, err
+	next = s.sorter("sorting a level")
+	if rewrite {
+		if left, err = extsort.NewSpool(s.dir); err != nil {
+			return next, nil, 0, err
+		}
 	}
-	fail := func(err error) (*extsort.Sorter, *extsort.Spool, error) {
-		left.Close()
-		return next, nil, err
+	keep := func(rec []byte) error {
+		if left == nil {
+			return nil
+		}
+		return left.Add(rec)
+	}
+	fail := func(err error) (*extsort.Sorter, *extsort.Spool, int64, error) {
+		if left != nil {
+			left.Close()
+		}
+		return next, nil, matched, err
 	}
 	var (
 		n, c oocNode
@@ -385,12 +428,13 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 			return fail(err)
 		}
 		for more && bytes.Compare(firstKey(cur), []byte(n.id)) < 0 {
-			if err := left.Add(cur); err != nil {
+			if err := keep(cur); err != nil {
 				return fail(err)
 			}
 			cur, more = rest.Next()
 		}
 		for more && bytes.Equal(firstKey(cur), []byte(n.id)) {
+			matched++
 			c.getByParent(cur, true)
 			s.child(&n, &c, origin, originKey)
 			c.putLevel(&e)
@@ -400,7 +444,7 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 			cur, more = rest.Next()
 		}
 	}
-	for ; more; cur, more = rest.Next() {
+	for ; more && left != nil; cur, more = rest.Next() {
 		if err := left.Add(cur); err != nil {
 			return fail(err)
 		}
@@ -408,7 +452,65 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 	if err := errors.Join(it.Err(), rest.Err()); err != nil {
 		return fail(err)
 	}
-	return next, left, left.Rewind()
+	if left != nil {
+		err = left.Rewind()
+	}
+	return next, left, matched, err
+}
+
+// unresolved returns the nodes of rest that no level placed: rest sorted
+// by row, merge-joined with the rows the levels resolved.
+func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
+	byRow := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), cmpRow)
+	byRow.Prefix = prefixRow
+	defer byRow.Close()
+	var e enc
+	var n oocNode
+	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		n.getByParent(rec, true)
+		e.reset()
+		e.row(n.row)
+		e.b = append(e.b, rec...)
+		if err := byRow.Add(e.b); err != nil {
+			return nil, err
+		}
+	}
+	if err := rest.Err(); err != nil {
+		return nil, err
+	}
+	it, err := byRow.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	res, err := s.resolved.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	out, err := extsort.NewSpool(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	cur, more := res.Next()
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		row := rowOf(rec)
+		for more && rowOf(cur) < row {
+			cur, more = res.Next()
+		}
+		if more && rowOf(cur) == row {
+			continue // placed by a level
+		}
+		if err := out.Add(rec[8:]); err != nil {
+			out.Close()
+			return nil, err
+		}
+	}
+	if err := errors.Join(it.Err(), res.Err()); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, out.Rewind()
 }
 
 // child sets c, a child of n, in its place below n.
