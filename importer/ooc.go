@@ -59,9 +59,10 @@ type OutOfCore struct {
 var freeBytesOf = freeBytes
 
 // InMemoryNodeBytes is what a node of the forest costs in memory at the
-// peak of an import in memory: the skeleton's 62 bytes, the index, and
-// the collector's headroom (10M nodes peak near 1.3 GB; benchmarks).
-const InMemoryNodeBytes = 130
+// peak of an import in memory, with a margin: the skeleton's 62 bytes,
+// the index and the collector's headroom (10M nodes peak at 0.70-0.81 GB
+// of RSS; benchmarks/README.md §3, §4).
+const InMemoryNodeBytes = 90
 
 // outOfCore reports whether an input of about hint records (0: not known)
 // at path is read out of core.
