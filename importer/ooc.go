@@ -114,7 +114,7 @@ type oocState struct {
 	roots            int
 	measure          *layouts.Measure
 	maxDepth, maxLen int
-	re               enc
+	re               extsort.Enc
 }
 
 // close removes the temporary files.

@@ -14,7 +14,7 @@ type oocBuilder struct {
 	byID     *extsort.Sorter
 	rows     int64
 	copySet  bool // the closure copies a set of attributes: CopyBytes is its own
-	e        enc
+	e        extsort.Enc
 	err      error
 	rowBytes int64
 }
@@ -35,10 +35,10 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 		return nil, err
 	}
 	budget := int(max(o.Memory/4, 1<<20))
-	s.resolved = extsort.New(s.dir, budget, cmpRow)
-	s.resolved.Prefix = prefixRow
-	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, cmpKeyRow), copySet: copySet}
-	b.byID.Prefix = prefixKeyRow
+	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
+	s.resolved.Prefix = extsort.PrefixRow
+	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
+	b.byID.Prefix = extsort.PrefixKeyRow
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
 	return b, nil
 }
@@ -80,18 +80,18 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 		return
 	}
 	e := &b.e
-	e.reset()
-	e.s(id)
-	e.row(row)
-	e.s(parent)
-	e.i(fi)
-	e.i(line)
-	e.i(attrBytes)
-	e.i(copyBytes)
-	e.flag(flags)
-	e.s(own)
-	b.rowBytes += int64(len(e.b))
-	b.err = b.byID.Add(e.b)
+	e.Reset()
+	e.S(id)
+	e.Row(row)
+	e.S(parent)
+	e.I(fi)
+	e.I(line)
+	e.I(attrBytes)
+	e.I(copyBytes)
+	e.Flag(flags)
+	e.S(own)
+	b.rowBytes += int64(len(e.B))
+	b.err = b.byID.Add(e.B)
 }
 
 // resolveRejected records a good row that is rejected with reason.
@@ -105,15 +105,15 @@ func (b *oocBuilder) resolveRejected(row int64, reason string) {
 // with the reason, or its depth and path.
 func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string) error {
 	e := &s.re
-	e.reset()
-	e.row(row)
+	e.Reset()
+	e.Row(row)
 	if rejected {
-		e.flag(1)
-		e.s(reason)
+		e.Flag(1)
+		e.S(reason)
 	} else {
-		e.flag(0)
-		e.i(depth)
-		e.strs(path)
+		e.Flag(0)
+		e.I(depth)
+		e.Strs(path)
 	}
-	return s.resolved.Add(e.b)
+	return s.resolved.Add(e.B)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -107,28 +108,28 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			}
 			continue
 		}
-		for more && rowOf(cur) < r {
+		for more && extsort.RowOf(cur) < r {
 			cur, more = res.Next()
 		}
-		if !more || rowOf(cur) != r {
+		if !more || extsort.RowOf(cur) != r {
 			if err := res.Err(); err != nil {
 				return st, err
 			}
 			return st, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
 		}
-		d := dec{b: cur[8:], share: !keep}
-		if d.flag() == 1 {
+		d := extsort.Dec{B: cur[8:], Share: !keep}
+		if d.Flag() == 1 {
 			st.Rejected++
 			if rejects != nil {
-				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.s()), rec.Raw)); err != nil {
+				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
 					return st, err
 				}
 			}
 			continue
 		}
 		st.Nodes++
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.i(), Attrs: row.Flat}
-		path = d.strs(path[:0])
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat}
+		path = d.Strs(path[:0])
 		if delim != "" {
 			text = text[:0]
 			for k, id := range path {

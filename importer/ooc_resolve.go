@@ -28,68 +28,68 @@ type oocNode struct {
 }
 
 // putByParent encodes n for the nodes sorted by parent.
-func (n *oocNode) putByParent(e *enc) {
-	e.reset()
-	e.s(n.parent)
-	e.row(n.row)
-	e.s(n.id)
+func (n *oocNode) putByParent(e *extsort.Enc) {
+	e.Reset()
+	e.S(n.parent)
+	e.Row(n.row)
+	e.S(n.id)
 	n.putRest(e)
 }
 
-func (n *oocNode) putRest(e *enc) {
-	e.i(n.file)
-	e.i(n.line)
-	e.i(n.attr)
-	e.i(n.copy)
-	e.flag(n.flags)
-	e.s(n.own)
+func (n *oocNode) putRest(e *extsort.Enc) {
+	e.I(n.file)
+	e.I(n.line)
+	e.I(n.attr)
+	e.I(n.copy)
+	e.Flag(n.flags)
+	e.S(n.own)
 }
 
-func (n *oocNode) getRest(d *dec) {
-	n.file, n.line, n.attr, n.copy = d.i(), d.i(), d.i(), d.i()
-	n.flags = d.flag()
-	n.own = d.s()
+func (n *oocNode) getRest(d *extsort.Dec) {
+	n.file, n.line, n.attr, n.copy = d.I(), d.I(), d.I(), d.I()
+	n.flags = d.Flag()
+	n.own = d.S()
 }
 
 // getByParent decodes a record of putByParent; with share, n's strings
 // are the record's memory.
 func (n *oocNode) getByParent(rec []byte, share bool) {
-	d := dec{b: rec, share: share}
-	n.parent = d.s()
-	n.row = d.row()
-	n.id = d.s()
+	d := extsort.Dec{B: rec, Share: share}
+	n.parent = d.S()
+	n.row = d.Row()
+	n.id = d.S()
 	n.getRest(&d)
 }
 
 // putLevel encodes n for a level, sorted by id.
-func (n *oocNode) putLevel(e *enc) {
-	e.reset()
-	e.s(n.id)
-	e.row(n.row)
-	e.s(n.parent)
+func (n *oocNode) putLevel(e *extsort.Enc) {
+	e.Reset()
+	e.S(n.id)
+	e.Row(n.row)
+	e.S(n.parent)
 	n.putRest(e)
-	e.s(n.anc)
-	e.i(n.depth)
-	e.s(n.root)
-	e.i(n.pathBytes)
-	e.i(n.maxAnc)
-	e.strs(n.path)
+	e.S(n.anc)
+	e.I(n.depth)
+	e.S(n.root)
+	e.I(n.pathBytes)
+	e.I(n.maxAnc)
+	e.Strs(n.path)
 }
 
 // getLevel decodes a record of putLevel; n's strings are the record's
 // memory.
 func (n *oocNode) getLevel(rec []byte) {
-	d := dec{b: rec, share: true}
-	n.id = d.s()
-	n.row = d.row()
-	n.parent = d.s()
+	d := extsort.Dec{B: rec, Share: true}
+	n.id = d.S()
+	n.row = d.Row()
+	n.parent = d.S()
 	n.getRest(&d)
-	n.anc = d.s()
-	n.depth = d.i()
-	n.root = d.s()
-	n.pathBytes = d.i()
-	n.maxAnc = d.i()
-	n.path = d.strs(n.path[:0])
+	n.anc = d.S()
+	n.depth = d.I()
+	n.root = d.S()
+	n.pathBytes = d.I()
+	n.maxAnc = d.I()
+	n.path = d.Strs(n.path[:0])
 }
 
 // asRoot makes n the first node of its path: a root, or a detached node.
@@ -100,14 +100,14 @@ func (n *oocNode) asRoot() {
 
 // firstKey is the length-prefixed key a record of the passes starts with.
 func firstKey(rec []byte) []byte {
-	d := dec{b: rec}
-	return d.bytes()
+	d := extsort.Dec{B: rec}
+	return d.Bytes()
 }
 
 func (s *oocState) sorter(phase string) *extsort.Sorter {
-	x := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), cmpKeyRow)
+	x := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), extsort.CompareKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
-	x.Prefix = prefixKeyRow
+	x.Prefix = extsort.PrefixKeyRow
 	return x
 }
 
@@ -206,7 +206,7 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 		copies     []int64 // the rows of the good copies after the first
 		places     []string
 		all        int
-		e          enc
+		e          extsort.Enc
 		have       bool
 		n          int64
 	)
@@ -224,11 +224,11 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 			}
 			s.phase("merging by id (records)", n, b.byID.Records)
 		}
-		d := dec{b: rec}
-		id := d.bytes()
+		d := extsort.Dec{B: rec}
+		id := d.Bytes()
 		if have && id != nil && string(id) == first.id {
-			row := d.row()
-			dup.parent = d.s()
+			row := d.Row()
+			dup.parent = d.S()
 			dup.getRest(&d)
 			if dup.flags&fBad != 0 {
 				continue // a row that could not be read is reported as that alone
@@ -245,7 +245,7 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 			level.Close()
 			return nil, nil, err
 		}
-		first = oocNode{id: string(id), row: d.row(), parent: d.s()}
+		first = oocNode{id: string(id), row: d.Row(), parent: d.S()}
 		first.getRest(&d)
 		copies, places, all, have = copies[:0], append(places[:0], s.place(first.file, first.line)), 1, true
 	}
@@ -268,7 +268,7 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 // placeNode files a node whose copies byIDPass has all seen: its duplicate
 // copies' rows are resolved rejected with its reason; a root or a
 // detached node goes to the first level, another to byParent.
-func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all int, ids *extsort.Spool, byParent, level *extsort.Sorter, e *enc) error {
+func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all int, ids *extsort.Spool, byParent, level *extsort.Sorter, e *extsort.Enc) error {
 	s.nodes++
 	if n.parent == n.id && n.flags&fBad == 0 {
 		err := transform.ErrSelfParent
@@ -286,9 +286,9 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 			}
 		}
 	}
-	e.reset()
-	e.s(n.id)
-	if err := ids.Add(e.b); err != nil {
+	e.Reset()
+	e.S(n.id)
+	if err := ids.Add(e.B); err != nil {
 		return err
 	}
 	detached := n.flags&fUnknown != 0
@@ -298,7 +298,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		}
 		n.asRoot()
 		n.putLevel(e)
-		if err := level.Add(e.b); err != nil {
+		if err := level.Add(e.B); err != nil {
 			return err
 		}
 		if n.flags&fBad == 0 || n.parent == "" || n.parent == n.id {
@@ -307,7 +307,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		n.flags |= fJoinOnly // to report its parent if missing
 	}
 	n.putByParent(e)
-	return byParent.Add(e.b)
+	return byParent.Add(e.B)
 }
 
 // parentJoin merge-joins the nodes sorted by parent with the ids: a node
@@ -329,7 +329,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 	id, more := ids.Next()
 	var (
 		n oocNode
-		e enc
+		e extsort.Enc
 		k int64
 	)
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
@@ -365,7 +365,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 			n.flags |= fRejected | fUnknown
 			n.asRoot()
 			n.putLevel(&e)
-			if err := level.Add(e.b); err != nil {
+			if err := level.Add(e.B); err != nil {
 				rest.Close()
 				return nil, err
 			}
@@ -412,7 +412,7 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 	}
 	var (
 		n, c oocNode
-		e    enc
+		e    extsort.Enc
 		k    int64
 	)
 	cur, more := rest.Next()
@@ -438,7 +438,7 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 			c.getByParent(cur, true)
 			s.child(&n, &c, origin, originKey)
 			c.putLevel(&e)
-			if err := next.Add(e.b); err != nil {
+			if err := next.Add(e.B); err != nil {
 				return fail(err)
 			}
 			cur, more = rest.Next()
@@ -461,17 +461,17 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 // unresolved returns the nodes of rest that no level placed: rest sorted
 // by row, merge-joined with the rows the levels resolved.
 func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
-	byRow := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), cmpRow)
-	byRow.Prefix = prefixRow
+	byRow := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), extsort.CompareRow)
+	byRow.Prefix = extsort.PrefixRow
 	defer byRow.Close()
-	var e enc
+	var e extsort.Enc
 	var n oocNode
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
 		n.getByParent(rec, true)
-		e.reset()
-		e.row(n.row)
-		e.b = append(e.b, rec...)
-		if err := byRow.Add(e.b); err != nil {
+		e.Reset()
+		e.Row(n.row)
+		e.B = append(e.B, rec...)
+		if err := byRow.Add(e.B); err != nil {
 			return nil, err
 		}
 	}
@@ -494,11 +494,11 @@ func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
 	}
 	cur, more := res.Next()
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
-		row := rowOf(rec)
-		for more && rowOf(cur) < row {
+		row := extsort.RowOf(rec)
+		for more && extsort.RowOf(cur) < row {
 			cur, more = res.Next()
 		}
-		if more && rowOf(cur) == row {
+		if more && extsort.RowOf(cur) == row {
 			continue // placed by a level
 		}
 		if err := out.Add(rec[8:]); err != nil {
