@@ -55,6 +55,12 @@ type OutOfCore struct {
 	Refuse string
 }
 
+// sortBudget is what one external sort of the passes keeps in memory: a
+// sixth of the budget. At most two are filling at once (a level's and the
+// resolved rows'), beside the merge buffers, the reading and the writing
+// of the input and the collector's headroom.
+func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, 1<<20)) }
+
 // freeBytesOf is freeBytes; tests set it to a full disk.
 var freeBytesOf = freeBytes
 

@@ -34,7 +34,7 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	if err != nil {
 		return nil, err
 	}
-	budget := int(max(o.Memory/4, 1<<20))
+	budget := o.sortBudget()
 	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
 	s.resolved.Prefix = extsort.PrefixRow
 	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}

@@ -105,7 +105,7 @@ func firstKey(rec []byte) []byte {
 }
 
 func (s *oocState) sorter(phase string) *extsort.Sorter {
-	x := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), extsort.CompareKeyRow)
+	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
 	x.Prefix = extsort.PrefixKeyRow
 	return x
@@ -461,7 +461,7 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 // unresolved returns the nodes of rest that no level placed: rest sorted
 // by row, merge-joined with the rows the levels resolved.
 func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
-	byRow := extsort.New(s.dir, int(max(s.opts.Memory/4, 1<<20)), extsort.CompareRow)
+	byRow := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareRow)
 	byRow.Prefix = extsort.PrefixRow
 	defer byRow.Close()
 	var e extsort.Enc

@@ -66,8 +66,10 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 		OnPhase: func(phase string, done, total int64) { p.step("out of core: "+phase, done, total) },
 		OnStart: func() {
 			// The passes' buffers are sized from the budget; the soft
-			// limit makes the collector hold the heap to it too.
-			debug.SetMemoryLimit(mem)
+			// limit makes the collector hold the heap well under it, for
+			// what the heap does not count (stacks, the runtime's own,
+			// pages not yet returned).
+			debug.SetMemoryLimit(mem * 3 / 4)
 		}}
 	if dryRun {
 		o.Refuse = fmt.Sprintf("a dry run plans in memory, and this input's forest does not fit in --memory %s: give a larger --memory for the dry run (the import itself runs out of core)", c.String("memory"))
