@@ -61,6 +61,9 @@ type InputOptions struct {
 	// that a mistake repeated on millions of rows costs a count. 0 keeps
 	// them all.
 	MaxProblems int
+	// OutOfCore, when set, holds the read to a memory budget: an input
+	// whose forest would not fit is read out of core (see OutOfCore).
+	OutOfCore *OutOfCore
 }
 
 // Input is an input read once and checked: the forest's skeleton, the
@@ -79,6 +82,9 @@ type Input struct {
 	// links holds each link's node and its target's, for a layout that
 	// writes links (readLinks, by the last CheckLayout).
 	links map[int32]int32
+	// ooc is the out-of-core state of an input read so (Forest is then
+	// nil).
+	ooc *oocState
 }
 
 // maxAttrNames bounds the attribute names an Input keeps, so that an input
@@ -100,7 +106,12 @@ func (in *Input) addAttrName(k string, at *transform.RowError) {
 
 // MoreProblems is how many problems were found beyond the ones returned
 // (InputOptions.MaxProblems): by ReadInput, and by the last CheckLayout.
-func (in *Input) MoreProblems() int { return in.Forest.MoreProblems() }
+func (in *Input) MoreProblems() int {
+	if in.ooc != nil {
+		return in.ooc.moreProblems()
+	}
+	return in.Forest.MoreProblems()
+}
 
 // HasAttr reports whether some record of the input has the attribute name.
 func (in *Input) HasAttr(name string) bool {
@@ -142,16 +153,36 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 	if hint == 0 {
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}
-	b := transform.NewBuilder(hint, copySet != nil)
-	b.KeepProblems(opts.MaxProblems)
 	in := &Input{Opts: opts, attrNames: map[string]*transform.RowError{}}
+	var (
+		b     skeletonSink
+		inMem *transform.Builder
+	)
+	if o := opts.OutOfCore; o != nil && o.outOfCore(opts.Path, hint) {
+		ob, err := newOOCBuilder(o, opts.Path, opts.MaxProblems, copySet != nil)
+		if err != nil {
+			return nil, err
+		}
+		in.ooc = ob.ooc
+		b = ob
+		// The temporary files go with a read that fails or is
+		// interrupted; a finished one's, with Input.Close.
+		defer func() {
+			if !ob.ooc.ready {
+				ob.ooc.close()
+			}
+		}()
+	} else {
+		inMem = transform.NewBuilder(hint, copySet != nil)
+		inMem.KeepProblems(opts.MaxProblems)
+		b = inMem
+	}
 	unit := unitOf(opts)
 	if sk, ok := src.(records.SkeletonSource); ok && fast {
 		if err := in.readSkeleton(ctx, sk, b, unit, copySet); err != nil {
 			return nil, err
 		}
-		in.Forest, in.Problems = b.Build()
-		return in, nil
+		return in, in.build(ctx, inMem, b)
 	}
 	for {
 		if in.Records&1023 == 0 {
@@ -214,8 +245,24 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 		}
 		b.Add(rec, unit, size, copyBytes)
 	}
-	in.Forest, in.Problems = b.Build()
-	return in, nil
+	return in, in.build(ctx, inMem, b)
+}
+
+// skeletonSink takes each row of the skeleton read: a transform.Builder,
+// or the first pass of an out-of-core import (oocBuilder).
+type skeletonSink interface {
+	Add(rec *transform.Record, unit string, attrBytes, copyBytes int)
+	AddBad(err *transform.RowError, parent string)
+}
+
+// build ends the skeleton read: the Forest of an input in memory, or the
+// out-of-core passes.
+func (in *Input) build(ctx context.Context, inMem *transform.Builder, b skeletonSink) error {
+	if inMem != nil {
+		in.Forest, in.Problems = inMem.Build()
+		return nil
+	}
+	return in.buildOOC(ctx, b.(*oocBuilder))
 }
 
 // ReadInput's loop is infile.CheckLimits, measuring the copied
@@ -225,7 +272,7 @@ func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error
 // limits, Parquet's too.
 
 // readSkeleton is ReadInput's loop for a records.SkeletonSource.
-func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b *transform.Builder, unit string, copySet map[string]bool) error {
+func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b skeletonSink, unit string, copySet map[string]bool) error {
 	src.Skeleton(copySet)
 	var row records.SkeletonRow
 	for {
@@ -286,6 +333,9 @@ func formatOf(opts InputOptions) string {
 // line: Forest.SortProblems). Call Forest.Reset to check the same input
 // against another layout.
 func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
+	if in.ooc != nil {
+		return in.ooc.problems(l, in.Problems)
+	}
 	problems := in.checkLayout(l)
 	if more := in.rejectLinksToRejected(); len(more) > 0 {
 		problems = append(problems, more...)
@@ -484,6 +534,9 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 
 // emit is Emit; fast=false reads with Next even from a records.ReuseSource.
 func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error, fast bool) (EmitStats, error) {
+	if in.ooc != nil {
+		return in.oocEmit(ctx, opts, fn)
+	}
 	var st EmitStats
 	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
@@ -547,6 +600,9 @@ func (in *Input) EmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 // emitAttrs is EmitAttrs; fast=false reads with Next even from a
 // records.FlatSource.
 func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error, fast bool) (EmitStats, error) {
+	if in.ooc != nil {
+		return in.oocEmitAttrs(ctx, opts, nil, fn)
+	}
 	var st EmitStats
 	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {

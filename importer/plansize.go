@@ -54,20 +54,35 @@ func (s *Size) String() string {
 // wrapping ErrTooLarge and ErrInvalid when it is over the limit and lim.Yes
 // is not set.
 func CheckSize(ctx context.Context, in *Input, l layouts.Layout, lim SizeLimit) (*Size, error) {
-	f := in.Forest
-	valid := int64(f.Len() - f.RejectedCount())
-	if lim.MaxItems <= 0 && !lim.Yes {
+	var (
+		valid int64
+		depth int
+		path  int
+	)
+	if s := in.ooc; s != nil {
+		valid, depth, path = s.nodes-s.rejected, s.maxDepth, s.maxLen
+	} else {
+		f := in.Forest
 		b := f.Bounds()
+		valid, depth, path = int64(f.Len()-f.RejectedCount()), b.Depth, b.PathBytes
+	}
+	if lim.MaxItems <= 0 && !lim.Yes {
 		m := layouts.NewMeasure(l)
-		l.Measure(&transform.Stats{ID: "x", RootID: "x", Depth: b.Depth, PathBytes: max(b.PathBytes, b.Depth+1),
+		l.Measure(&transform.Stats{ID: "x", RootID: "x", Depth: depth, PathBytes: max(path, depth+1),
 			MaxAncestorIDBytes: 1, Subtree: 1, TreeSize: 1, Roots: 1}, m)
 		if m.Items <= MaxItemsPerNode {
 			return nil, nil
 		}
 	}
-	m, err := measureValid(ctx, in, l, nil)
-	if err != nil {
-		return nil, err
+	var m *layouts.Measure
+	if in.ooc != nil {
+		// The passes measured every valid node as they placed it.
+		m = in.ooc.measure
+	} else {
+		var err error
+		if m, err = measureValid(ctx, in, l, nil); err != nil {
+			return nil, err
+		}
 	}
 	s := &Size{Layout: l.Name(), Nodes: m.Nodes, Items: m.Items, Bytes: m.Bytes}
 	if lim.Yes {

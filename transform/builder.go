@@ -2,7 +2,6 @@ package transform
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 	"unsafe"
@@ -219,7 +218,7 @@ func (b *Builder) add(id, parent string, h, hp uint64, loc uint64, attrBytes, co
 				ff, fl, fu := f.Location(int(j))
 				file, line, unit := f.locate(loc)
 				b.problems = append(b.problems, &RowError{File: file, Line: line, Unit: unit, ID: strings.Clone(id),
-					Err: fmt.Errorf("%w: also at %s", ErrDuplicateID, place(ff, fl, fu))})
+					Err: DuplicateAlsoAt(place(ff, fl, fu))})
 			}
 			// The first copy is rejected by Build, with a reason that
 			// says where the others are: the first of them, and how many
@@ -457,21 +456,15 @@ func (f *Forest) rejectDuplicates(dups []dupAt, count map[int32]int) {
 	}
 	for _, i := range first {
 		locs := append([]uint64{f.loc[i]}, at[i]...)
-		all := 1 + count[i]
-		places := make([]string, 0, min(all, maxDupPlaces+1))
+		places := make([]string, 0, min(len(locs), maxDupPlaces))
 		for k, l := range locs {
 			if k == maxDupPlaces {
 				break
 			}
 			places = append(places, place(f.locate(l)))
 		}
-		if all > maxDupPlaces {
-			places = append(places, fmt.Sprintf("%d more places", all-maxDupPlaces))
-		}
-		last := len(places) - 1
 		file, line, unit := f.Location(int(i))
-		f.reject(i, &RowError{File: file, Line: line, Unit: unit, ID: f.id(i),
-			Err: fmt.Errorf("%w: at %s and %s", ErrDuplicateID, strings.Join(places[:last], ", "), places[last])})
+		f.reject(i, &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: DuplicatePlaces(places, 1+count[i])})
 	}
 }
 
@@ -498,18 +491,16 @@ func (f *Forest) cycles(placed []bool) []*RowError {
 				start++
 			}
 			cyc := walk[start:]
-			ids := make([]string, 0, min(len(cyc), 20)+2)
-			for k, c := range cyc {
-				if k == 20 {
-					ids = append(ids, fmt.Sprintf("… (%d more)", len(cyc)-20))
-					break
-				}
-				ids = append(ids, fmt.Sprintf("%q", f.id(c)))
+			ids := make([]string, 0, min(len(cyc), 21))
+			for _, c := range cyc[:min(len(cyc), 21)] {
+				ids = append(ids, f.id(c))
 			}
-			ids = append(ids, fmt.Sprintf("%q", f.id(cyc[0])))
+			if len(cyc) > 21 {
+				// CycleError counts the ids past 20; their text is not needed.
+				ids = append(ids, make([]string, len(cyc)-21)...)
+			}
 			file, line, unit := f.Location(int(cyc[0]))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(cyc[0]),
-				Err: fmt.Errorf("%w: %s (each is an ancestor of itself: fix one parent)", ErrCycle, strings.Join(ids, " → "))}
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(cyc[0]), Err: CycleError(ids)}
 			problems = append(problems, re)
 			for _, c := range cyc {
 				f.reject(c, re)

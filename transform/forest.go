@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"reflect"
@@ -260,7 +259,7 @@ func (f *Forest) Reason(i int) error {
 		return e
 	}
 	if a := f.rejectedBy(int32(i)); a >= 0 {
-		return fmt.Errorf("%w: ancestor %q: %v", ErrAncestor, f.id(a), f.reasonOf(a).Err)
+		return AncestorReason(f.id(a), f.reasonOf(a).Err)
 	}
 	return ErrAncestor
 }
@@ -280,7 +279,7 @@ func (f *Forest) reasonOf(i int32) *RowError {
 // input.
 func (f *Forest) missingParent(i int32, p string) *RowError {
 	file, line, unit := f.Location(int(i))
-	return &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: fmt.Errorf("%w: parent %q", ErrMissingParent, p)}
+	return &RowError{File: file, Line: line, Unit: unit, ID: f.id(i), Err: MissingParentError(p)}
 }
 
 // rejectedBy is the node whose reason is node i's: i itself, or its nearest

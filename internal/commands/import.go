@@ -40,6 +40,7 @@ func importCommand() *cli.Command {
 		&cli.Int64Flag{Name: "max-items", Usage: fmt.Sprintf("refuse to start a load that would write more than `N` items (default: %d items a node of the input; the closure layout writes depth + 1 a node)", importer.MaxItemsPerNode), Category: catWrite},
 		&cli.BoolFlag{Name: "yes", Usage: "start a load whatever its size (see --max-items)", Category: catWrite},
 	)
+	flags = append(flags, memoryFlags()...)
 	flags = append(flags, writerFlags()...)
 	flags = append(flags, awsFlags()...)
 	flags = append(flags, s3EndpointFlag())
@@ -101,14 +102,20 @@ func runImport(c *cli.Context) error {
 	// Problems past the ones printed are only counted: the rejects file
 	// takes its reasons from a second read, not from them.
 	reading := newProgress(c)
+	ooc, err := outOfCoreOptions(c, ls, dryRun, reading)
+	if err != nil {
+		return err
+	}
 	in, err := importer.ReadInput(c.Context, importer.InputOptions{
 		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors"),
 		OnProgress: func(records int) { reading.step("reading "+inPath+" (records)", int64(records), -1) },
+		OutOfCore:  ooc,
 	})
 	reading.finish()
 	if err != nil {
 		return err
 	}
+	defer in.Close()
 	stderr := c.App.ErrWriter
 	if stderr == nil {
 		stderr = os.Stderr
@@ -243,7 +250,7 @@ func checkImportInput(c *cli.Context, in *importer.Input, l layouts.Layout, inPa
 			return fmt.Errorf("%w: %s in %s; nothing was written (fix them, or use --on-invalid=skip --rejects FILE to load the valid trees)",
 				importer.ErrInvalid, countProblems(len(problems)+in.MoreProblems()), inPath)
 		}
-		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.Forest.RejectedCount(), "node"), c.String("rejects"))
+		fmt.Fprintf(stderr, "treeport: %s rejected (their subtrees with them); see %s\n", countOf(in.RejectedCount(), "node"), c.String("rejects"))
 	}
 	// A load of many more items than the input has nodes (closure on a
 	// deep input) says its size first, and past the limit waits for
@@ -296,7 +303,7 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 }
 
 func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
-	fmt.Fprintf(w, "dry run: %s, %s, %s; nothing was written\n\n", in.Opts.Path, countOf(in.Records, "record"), countOf(in.Forest.Roots(), "tree"))
+	fmt.Fprintf(w, "dry run: %s, %s, %s; nothing was written\n\n", in.Opts.Path, countOf(in.Records, "record"), countOf(in.Roots(), "tree"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
 	for _, p := range plans {

@@ -219,9 +219,12 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	log     io.Writer
 	lastLog time.Time
-	// For step: when the progress began, and the stage the bar shows.
-	started time.Time
-	desc    string
+	// For step: when the progress began, the stage the bar shows, and
+	// when the stage the log lines tell of began (for its ETA).
+	started  time.Time
+	desc     string
+	logDesc  string
+	logSince time.Time
 }
 
 func newProgress(c *cli.Context) *progress {
@@ -306,11 +309,17 @@ func (p *progress) step(desc string, done, total int64) {
 		_ = p.bar.Set64(done)
 		return
 	}
+	if p.log != nil && desc != p.logDesc {
+		p.logDesc, p.logSince = desc, time.Now()
+	}
 	if p.log != nil && time.Since(p.lastLog) >= 5*time.Second {
 		p.lastLog = time.Now()
 		of := ""
 		if total >= 0 {
 			of = fmt.Sprintf(" of %d", total)
+			if in := time.Since(p.logSince); done > 0 && total > done && in > time.Second {
+				of += fmt.Sprintf(", ETA %s", time.Duration(float64(in)*float64(total-done)/float64(done)).Round(time.Second))
+			}
 		}
 		fmt.Fprintf(p.log, "treeport: %s: %d%s after %s\n", desc, done, of, time.Since(p.started).Round(time.Second))
 	}

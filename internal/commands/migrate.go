@@ -63,6 +63,7 @@ func migrateCommand() *cli.Command {
 			flags = append(flags, f)
 		}
 	}
+	flags = append(flags, memoryFlags()...)
 	flags = append(flags, awsFlags()...)
 	return &cli.Command{
 		Name:  "migrate",
@@ -164,6 +165,9 @@ func runMigrate(c *cli.Context) error {
 	}
 	opts.Input.ClosureCopy = o2.ClosureCopy
 	opts.Input.MaxProblems = 100 // as many as are printed
+	if opts.Input.OutOfCore, err = inMemoryOnly(c, "migrate holds the source's whole forest in memory"); err != nil {
+		return err
+	}
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {

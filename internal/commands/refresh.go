@@ -35,6 +35,7 @@ func refreshFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "max-delete-ratio", Value: defaultMaxDeleteRatio, Usage: "apply refuses a plan that removes more than this part of the table's nodes, or deletes more than this part of the items the table holds (a truncated snapshot must not wipe a table); plan warns", Category: catWrite},
 		&cli.BoolFlag{Name: "ignore-unparsable", Usage: "leave alone the items that do not read as nodes of the layout or model (another entity's, or broken ones) and go on; plan, apply and migrate refuse them otherwise. They are never changed or deleted either way", Category: catWrite},
 	)
+	flags = append(flags, memoryFlags()...)
 	return append(flags, awsFlags()...)
 }
 
@@ -145,6 +146,9 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 		return t, in, 0, err
 	}
 	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")}
+	if in.OutOfCore, err = inMemoryOnly(c, c.Command.Name+" holds the snapshot's whole forest in memory"); err != nil {
+		return t, in, 0, err
+	}
 	if t, ratio, err = refreshTarget(c, files...); err != nil {
 		return t, in, ratio, err
 	}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
+	"github.com/treeport/treeport/internal/testserver/s3local"
+	"github.com/treeport/treeport/layouts"
+)
+
+// oocArgs force the out-of-core passes on a small input, in a tiny budget
+// and a tmp dir of the test's.
+func oocArgs(tmp string) []string {
+	return []string{"--force-out-of-core", "--memory", "1MiB", "--tmp-dir", tmp}
+}
+
+// emptyDir fails the test when dir holds anything: the passes' files
+// must be gone.
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left in --tmp-dir %s (%s)", len(left), dir, left[0].Name())
+	}
+}
+
+// genShuffled writes a random forest in a random order: children often
+// come before their parents, which the passes must resolve.
+func genShuffled(t *testing.T, nodes int, format string) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in."+format)
+	if _, stderr, code := run(t, nil, "gen", "--nodes", fmt.Sprint(nodes), "--shape", "random", "--trees", "3", "--shuffle", "--seed", "5", "--out", in); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	return in
+}
+
+// sameFiles compares the import files of two runs: every data file byte
+// for byte, and the JSON files but for the manifest's time.
+func sameFiles(t *testing.T, want, got string) {
+	t.Helper()
+	created := regexp.MustCompile(`"created": "[^"]*"`)
+	var n int
+	filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(want, p)
+		a, _ := os.ReadFile(p)
+		b, err := os.ReadFile(filepath.Join(got, rel))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return nil
+		}
+		n++
+		if !bytes.Equal(created.ReplaceAll(a, nil), created.ReplaceAll(b, nil)) {
+			t.Errorf("%s differs out of core", rel)
+		}
+		return nil
+	})
+	if n < 3 {
+		t.Fatalf("only %d files compared", n)
+	}
+}
+
+// TestOutOfCoreImportFiles: import --out of every fixture and of a
+// shuffled random forest, in every layout, writes byte for byte the same
+// files out of core (in a 1 MiB budget) as in memory, and leaves nothing
+// in --tmp-dir.
+func TestOutOfCoreImportFiles(t *testing.T) {
+	inputs := [][]string{
+		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
+		{"fixtures/folders.json"},
+		{"fixtures/org.parquet"},
+		{genShuffled(t, 5000, "jsonl")},
+	}
+	for _, in := range inputs {
+		for _, name := range layouts.Names() {
+			t.Run(filepath.Base(in[0])+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				dir, tmp := t.TempDir(), t.TempDir()
+				args := append([]string{"import", "--in", in[0], "--layout", name, "--items-per-file", "3000"}, in[1:]...)
+				if _, stderr, code := run(t, nil, append(args, "--out", filepath.Join(dir, "mem"))...); code != 0 {
+					t.Fatalf("in memory: exit %d: %s", code, stderr)
+				}
+				if _, stderr, code := run(t, nil, append(append(args, "--out", filepath.Join(dir, "ooc")), oocArgs(tmp)...)...); code != 0 {
+					t.Fatalf("out of core: exit %d: %s", code, stderr)
+				}
+				sameFiles(t, filepath.Join(dir, "mem"), filepath.Join(dir, "ooc"))
+				emptyDir(t, tmp)
+			})
+		}
+	}
+}
+
+// TestOutOfCoreImportS3: import --out s3:// out of core uploads the same
+// items as the local files of an import in memory.
+func TestOutOfCoreImportS3(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	in := genShuffled(t, 3000, "csv")
+	dir, tmp := t.TempDir(), t.TempDir()
+	args := []string{"import", "--in", in, "--layout", "closure", "--items-per-file", "4000"}
+	if _, stderr, code := run(t, nil, append(args, "--out", dir)...); code != 0 {
+		t.Fatalf("in memory: exit %d: %s", code, stderr)
+	}
+	env := s3Env(s3ep, "http://127.0.0.1:1")
+	if _, stderr, code := run(t, env, append(append(args, "--out", "s3://"+bucket+"/ooc"), oocArgs(tmp)...)...); code != 0 {
+		t.Fatalf("out of core: exit %d: %s", code, stderr)
+	}
+	var want, got []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "data", "*.json.gz"))
+	for _, p := range matches {
+		b, _ := os.ReadFile(p)
+		want = append(want, gunzipLines(t, b)...)
+	}
+	for _, k := range s3local.Keys(t, client, bucket, "ooc/data/") {
+		got = append(got, gunzipLines(t, s3local.Get(t, client, bucket, k))...)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) < 3000 || !slices.Equal(got, want) {
+		t.Errorf("%d items uploaded out of core, %d written in memory: not the same", len(got), len(want))
+	}
+	emptyDir(t, tmp)
+}
+
+// TestOutOfCoreBadInput: every file of fixtures/bad, in every layout, with
+// --on-invalid fail and skip: the exit code, what is printed and the
+// rejects file are the same out of core as in memory.
+func TestOutOfCoreBadInput(t *testing.T) {
+	files, _ := filepath.Glob("fixtures/bad/*")
+	if len(files) < 20 {
+		t.Fatalf("%d bad fixtures", len(files))
+	}
+	times := regexp.MustCompile(`in [0-9.]+[mµ]?s\b`)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			for _, name := range layouts.Names() {
+				for _, mode := range []string{"fail", "skip"} {
+					var outs [2]string
+					for k, extra := range [][]string{nil, oocArgs(t.TempDir())} {
+						dir := t.TempDir()
+						args := append([]string{"import", "--in", f, "--layout", name, "--out", filepath.Join(dir, "out"), "--on-invalid", mode, "--rejects", filepath.Join(dir, "rejects")}, extra...)
+						stdout, stderr, code := run(t, nil, args...)
+						rejects, _ := os.ReadFile(filepath.Join(dir, "rejects"))
+						outs[k] = strings.ReplaceAll(fmt.Sprintf("exit %d\n%s\n%s\n%s", code, times.ReplaceAllString(stdout, ""), stderr, rejects), dir, "DIR")
+					}
+					if outs[0] != outs[1] {
+						t.Errorf("%s, --on-invalid %s: in memory:\n%s\nout of core:\n%s", name, mode, outs[0], outs[1])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOutOfCoreTable: import --table out of core, every layout, of a
+// shuffled random forest: the table holds exactly the layout's items.
+func TestOutOfCoreTable(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	in := genShuffled(t, 1500, "jsonl")
+	for _, name := range layouts.Names() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l, _ := layouts.New(name, layouts.Options{})
+			table := ddblocal.TableName(t)
+			t.Cleanup(func() {
+				client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+			})
+			tmp := t.TempDir()
+			args := append([]string{"import", "--in", in, "--layout", name, "--table", table, "--create-table", "--concurrency", "4", "--no-progress"}, oocArgs(tmp)...)
+			if _, stderr, code := run(t, awsEnv(endpoint), args...); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, stderr)
+			}
+			diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, expectedItems(t, in, "", l)))
+			emptyDir(t, tmp)
+		})
+	}
+}
+
+// TestOutOfCoreKillAndResume kills imports out of core with SIGKILL at
+// random points (in the passes or in the writes) and resumes them from
+// their checkpoint: the items are numbered in the input's order whatever
+// the passes, so the table ends exact and the work redone stays within
+// the writer's window a kill.
+func TestOutOfCoreKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills and resumes a load")
+	}
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 1, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	in := genShuffled(t, 3000, "jsonl")
+	l, _ := layouts.New("closure", layouts.Options{})
+	want := expectedItems(t, in, "", l)
+	table := ddblocal.NewTable(t, client, l.Table())
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	const concurrency = 4
+	args := append([]string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck,
+		"--concurrency", fmt.Sprint(concurrency), "--max-wcu", "4000", "--no-progress"}, oocArgs(t.TempDir())...)
+	kills, atMost, _ := killRuns(t, args, proxy.URL(), 4, func(rng *rand.Rand) time.Duration {
+		return time.Duration(300+rng.IntN(1500)) * time.Millisecond
+	})
+	if kills == 0 {
+		t.Fatal("no run was killed: the test proves nothing")
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+	redone := proxy.Counts().AcceptedItems - int64(len(want))
+	bound := int64(kills) * int64(2*(concurrency+concurrency+1)*25)
+	t.Logf("%d kills: %d items redone (bound %d; the runs said at most %d)", kills, redone, bound, atMost)
+	if redone > bound || redone > atMost {
+		t.Errorf("redone %d items after %d kills: over the bound %d or what the runs said, %d", redone, kills, bound, atMost)
+	}
+}
+
+// TestOutOfCoreSignal: SIGINT or SIGTERM in the middle of the passes stops
+// the import within about a second (exit 130) and removes the temporary
+// files.
+func TestOutOfCoreSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates and sorts 300,000 nodes")
+	}
+	in := genShuffled(t, 300_000, "csv")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...)...)
+			var errb syncBuf
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Signalled once the passes have written sorted runs.
+			deadline := time.Now().Add(2 * time.Minute)
+			for runs(tmp) < 2 {
+				select {
+				case err := <-done:
+					t.Fatalf("ended (%v) before it wrote 2 runs: %s", err, errb.String())
+				case <-time.After(5 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatal("no sorted runs in 2 minutes")
+				}
+			}
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after %v", sig)
+			}
+			took := time.Since(sent)
+			t.Logf("stopped %v after %v", took, sig)
+			// A second on an idle machine; the bound allows for a loaded
+			// one (the test machine runs others' tests beside it).
+			if took > 3*time.Second {
+				t.Errorf("took %v to stop after %v", took, sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
+			}
+			emptyDir(t, tmp)
+		})
+	}
+}
+
+// runs counts the files in the passes' directories below tmp.
+func runs(tmp string) int {
+	m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*", "*"))
+	return len(m)
+}
+
+// TestOutOfCoreUsage: a --tmp-dir that cannot be written, a bad
+// --memory, and a dry run over the budget exit 2 with what to do.
+func TestOutOfCoreUsage(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, nil, 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"tmp dir under a file", []string{"--out", t.TempDir() + "/o", "--force-out-of-core", "--tmp-dir", file + "/sub"}, "--tmp-dir"},
+		{"tmp dir missing", []string{"--out", t.TempDir() + "/o", "--force-out-of-core", "--tmp-dir", "/nonexistent/treeport"}, "give a directory it can write"},
+		{"memory not a size", []string{"--out", t.TempDir() + "/o", "--memory", "lots"}, "is not a size"},
+		{"memory too small", []string{"--out", t.TempDir() + "/o", "--memory", "1000"}, "at least 1MiB"},
+		{"dry run over the budget", []string{"--dry-run", "--force-out-of-core"}, "a dry run plans in memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, nil, append([]string{"import", "--in", "fixtures/folders.json", "--layout", "path"}, tc.args...)...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want 2 and %q:\n%s", code, tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestInMemoryJobsRefuseOverBudget: plan, apply and migrate hold their
+// forest in memory; one that does not fit in --memory is refused (exit 2)
+// before anything is written, rather than growing past the budget.
+func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, _ := layouts.New("path", layouts.Options{})
+	table := ddblocal.NewTable(t, client, l.Table())
+	env := awsEnv(endpoint)
+	if _, stderr, code := run(t, env, "import", "--in", "fixtures/folders.json", "--layout", "path", "--table", table, "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	before := canonical(t, scanTable(t, client, table))
+	for _, args := range [][]string{
+		{"plan", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
+		{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
+		{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", table + "-to", "--to-layout", "closure", "--create-table"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			_, stderr, code := run(t, env, append(args, "--force-out-of-core", "--memory", "1MiB")...)
+			if code != 2 || !strings.Contains(stderr, "holds the") || !strings.Contains(stderr, "give a larger --memory") {
+				t.Errorf("exit %d, want 2 and what to do:\n%s", code, stderr)
+			}
+		})
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), before)
+	// migrate creates its destination before it reads the source, whose
+	// size it learns then: the table is there, and empty.
+	if _, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table + "-to")}); err == nil {
+		t.Cleanup(func() {
+			client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table + "-to")})
+		})
+		if items := scanTable(t, client, table+"-to"); len(items) != 0 {
+			t.Errorf("migrate wrote %d items", len(items))
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package importer
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// OutOfCore holds an import to a memory budget. An input whose forest
+// fits in it is read in memory, as without a budget; a larger one is read
+// out of core: a few sequential passes over files of a temporary directory
+// (docs/SCALING.md, "Out of core"):
+//
+//  1. the skeleton read writes each row's id, parent and place to runs
+//     sorted by id;
+//  2. their merge finds the duplicate ids and sorts the nodes by parent;
+//     a merge join with the ids finds the missing parents;
+//  3. the roots are the first level; each level is merge-joined with the
+//     nodes sorted by parent, which gives the next level its depths,
+//     roots and paths, and checks each node against the layout as it is
+//     placed; what no level reaches is in or below a cycle;
+//  4. the emit reads the input again, joined row by row with what the
+//     levels resolved, sorted by row.
+//
+// The layout is checked in step 3, so an input read out of core is
+// checked against Layout alone.
+type OutOfCore struct {
+	// Memory is the budget in bytes.
+	Memory int64
+	// TmpDir is where the temporary files go ("": os.TempDir()).
+	TmpDir string
+	// Layout is the layout the input is checked against.
+	Layout layouts.Layout
+	// Force reads out of core whatever the input's size (tests).
+	Force bool
+	// OnPhase, when set, is told how far each pass is: its name, and done
+	// of total (bytes or records; total -1 when not known).
+	OnPhase func(phase string, done, total int64)
+	// OnStart, when set, is called once an input is found to be read out
+	// of core, before the first pass.
+	OnStart func()
+	// Refuse, when not "", refuses an input that would be read out of
+	// core (ddbwrite.ErrUsage), with this reason: a job that holds the
+	// whole forest in memory.
+	Refuse string
+}
+
+// sortBudget is what one external sort of the passes keeps in memory: a
+// sixth of the budget. At most two are filling at once (a level's and the
+// resolved rows'), beside the merge buffers, the reading and the writing
+// of the input and the collector's headroom.
+func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, 1<<20)) }
+
+// freeBytesOf is freeBytes; tests set it to a full disk.
+var freeBytesOf = freeBytes
+
+// InMemoryNodeBytes is what a node of the forest costs in memory at the
+// peak of an import in memory, with a margin: the skeleton's 62 bytes,
+// the index and the collector's headroom (10M nodes peak at 0.70-0.81 GB
+// of RSS; benchmarks/README.md §3, §4).
+const InMemoryNodeBytes = 90
+
+// outOfCore reports whether an input of about hint records (0: not known)
+// at path is read out of core.
+func (o *OutOfCore) outOfCore(path string, hint int) bool {
+	if o.Force {
+		return true
+	}
+	if o.Memory <= 0 {
+		return false
+	}
+	nodes := int64(hint)
+	if nodes == 0 {
+		// Not known (compressed, a JSON array, a directory): a record
+		// takes 40 bytes at least.
+		nodes = inputBytes(path) / 40
+	}
+	return nodes*InMemoryNodeBytes > o.Memory
+}
+
+// inputBytes is the size of the file, or of a directory's files.
+func inputBytes(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// oocState is an input read out of core: its temporary directory, the
+// rows resolved, sorted by row, and what the passes found.
+type oocState struct {
+	opts   *OutOfCore
+	dir    string
+	ready  bool
+	layout layouts.Layout
+	files  []string
+	units  []string
+
+	keep             int
+	build, missing   problemSet
+	cycles, checked  problemSet
+	resolved         *extsort.Sorter // by row: each good row's status, reason, depth and path
+	nodes, rejected  int64
+	roots            int
+	measure          *layouts.Measure
+	maxDepth, maxLen int
+	re               extsort.Enc
+}
+
+// close removes the temporary files.
+func (s *oocState) close() {
+	if s.resolved != nil {
+		s.resolved.Close()
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+		s.dir = ""
+	}
+}
+
+func (s *oocState) moreProblems() int {
+	return s.build.more + s.missing.more + s.cycles.more + s.checked.more
+}
+
+func (s *oocState) phase(name string, done, total int64) {
+	if s.opts.OnPhase != nil {
+		s.opts.OnPhase(name, done, total)
+	}
+}
+
+// Close removes the temporary files of an input read out of core; it
+// does nothing for one read in memory.
+func (in *Input) Close() {
+	if in.ooc != nil {
+		in.ooc.close()
+	}
+}
+
+// OutOfCore reports whether the input was read out of core.
+func (in *Input) OutOfCore() bool { return in.ooc != nil }
+
+// RejectedCount is the number of rejected nodes, descendants included.
+func (in *Input) RejectedCount() int {
+	if in.ooc != nil {
+		return int(in.ooc.rejected)
+	}
+	return in.Forest.RejectedCount()
+}
+
+// Roots is the number of trees.
+func (in *Input) Roots() int {
+	if in.ooc != nil {
+		return in.ooc.roots
+	}
+	return in.Forest.Roots()
+}
+
+// problemSet keeps the first keep problems by row (all when keep is 0)
+// and counts the others.
+type problemSet struct {
+	keep int
+	ps   []rowProblem
+	more int
+}
+
+type rowProblem struct {
+	row int64
+	p   *transform.RowError
+}
+
+func (s *problemSet) add(row int64, p *transform.RowError) {
+	if s.keep > 0 && len(s.ps) >= s.keep {
+		s.more++
+		if row >= s.ps[len(s.ps)-1].row {
+			return
+		}
+		s.ps = s.ps[:len(s.ps)-1]
+	}
+	k := len(s.ps)
+	for k > 0 && s.ps[k-1].row > row {
+		k--
+	}
+	s.ps = append(s.ps, rowProblem{})
+	copy(s.ps[k+1:], s.ps[k:])
+	s.ps[k] = rowProblem{row, p}
+}
+
+func (s *problemSet) list() []*transform.RowError {
+	out := make([]*transform.RowError, len(s.ps))
+	for k, p := range s.ps {
+		out[k] = p.p
+	}
+	return out
+}
+
+// newOOCState makes the temporary directory in o.TmpDir, and refuses a
+// directory that cannot be written or has too little room for the passes.
+func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
+	if o.Refuse != "" {
+		return nil, fmt.Errorf("%w: %s", ddbwrite.ErrUsage, o.Refuse)
+	}
+	if l := o.Layout; l != nil && (layouts.PathIDs(l) || layouts.ImplicitInner(l)) {
+		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and an input with path ids is not read out of core yet: "+
+			"give --memory at least %s (about %d bytes a node)",
+			ddbwrite.ErrUsage, path, SizeText(o.Memory), SizeText(max(inputBytes(path)/40, 1)*InMemoryNodeBytes), InMemoryNodeBytes)
+	}
+	if o.OnStart != nil {
+		o.OnStart()
+	}
+	tmp := o.TmpDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(tmp, "treeport-ooc-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: --tmp-dir %s: %v (the out-of-core import writes its sorted runs there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
+	}
+	need := spillBytes(path)
+	if free, ok := freeBytesOf(dir); ok && free < need {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w: --tmp-dir %s has %s free, and the out-of-core passes over %s need about %s; nothing was read: free some room, or give another --tmp-dir",
+			ddbwrite.ErrUsage, tmp, SizeText(free), path, SizeText(need))
+	}
+	if o.Layout == nil {
+		os.RemoveAll(dir)
+		return nil, errors.New("importer: OutOfCore.Layout is not set")
+	}
+	return &oocState{opts: o, dir: dir, layout: o.Layout, keep: keep,
+		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
+		measure: layouts.NewMeasure(o.Layout)}, nil
+}
+
+// spillBytes is about the most the passes hold on disk at once for the
+// input at path: its ids and parents twice over, and a path a node; four
+// times its size bounds it for any input of fewer than a few hundred
+// levels (a compressed input: twelve).
+func spillBytes(path string) int64 {
+	n := inputBytes(path)
+	if f, err := os.Open(path); err == nil {
+		var magic [4]byte
+		f.Read(magic[:])
+		f.Close()
+		if magic[0] == 0x1f && magic[1] == 0x8b || string(magic[:]) == "\x28\xb5\x2f\xfd" || strings.HasSuffix(path, ".gz") {
+			n *= 3
+		}
+	}
+	return 4*n + 1<<20
+}
+
+// location files the file of a row, as transform.Builder does.
+func (s *oocState) location(file, unit string) int {
+	for k := len(s.files) - 1; k >= 0; k-- {
+		if s.files[k] == file {
+			return k
+		}
+	}
+	if unit == "" {
+		unit = "line"
+	}
+	s.files = append(s.files, file)
+	s.units = append(s.units, unit)
+	return len(s.files) - 1
+}
+
+// problems is CheckLayout for an input read out of core: the problems of
+// the read and of the check against the layout the passes were given, in
+// the order of their places.
+func (s *oocState) problems(l layouts.Layout, read []*transform.RowError) []*transform.RowError {
+	all := append(slices.Clone(read), s.checked.list()...)
+	if l != s.layout {
+		all = append(all, &transform.RowError{Err: fmt.Errorf("importer: an input read out of core is checked against the %s layout only, not %s", s.layout.Name(), l.Name())})
+	}
+	rank := make(map[string]int, len(s.files))
+	for k, name := range s.files {
+		if _, ok := rank[name]; !ok {
+			rank[name] = k
+		}
+	}
+	at := func(p *transform.RowError) int {
+		if r, ok := rank[p.File]; ok {
+			return r
+		}
+		return len(s.files)
+	}
+	slices.SortStableFunc(all, func(a, b *transform.RowError) int {
+		return cmp.Or(cmp.Compare(at(a), at(b)), cmp.Compare(a.Line, b.Line))
+	})
+	return all
+}

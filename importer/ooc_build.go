@@ -1,0 +1,119 @@
+package importer
+
+import (
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/transform"
+)
+
+// oocBuilder is the first pass of an out-of-core import: it takes the
+// skeleton read's rows, as a transform.Builder does, and writes each
+// row's node to runs sorted by id (byID); an empty id's row goes to the
+// resolved rows at once.
+type oocBuilder struct {
+	ooc      *oocState
+	byID     *extsort.Sorter
+	rows     int64
+	copySet  bool // the closure copies a set of attributes: CopyBytes is its own
+	e        extsort.Enc
+	err      error
+	rowBytes int64
+}
+
+// Node flags, in the records of the passes.
+const (
+	fBad       = 1 << iota // a row that could not be read, whose id is known
+	fRejected              // rejected: its own problem, or an ancestor's
+	fUnknown               // its path is not known (detached: bad row, self parent, missing parent; or below one)
+	fOrigin                // the parent's check found a problem (see transform.Forest.Check)
+	fOriginKey             // ... which was keys over DynamoDB's limits
+	fJoinOnly              // a bad row's node, in the parent join only to report a missing parent
+)
+
+func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuilder, error) {
+	s, err := newOOCState(o, path, keep)
+	if err != nil {
+		return nil, err
+	}
+	budget := o.sortBudget()
+	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
+	s.resolved.Prefix = extsort.PrefixRow
+	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
+	b.byID.Prefix = extsort.PrefixKeyRow
+	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
+	return b, nil
+}
+
+// Add takes a good row.
+func (b *oocBuilder) Add(rec *transform.Record, unit string, attrBytes, copyBytes int) {
+	row := b.rows
+	b.rows++
+	fi := b.ooc.location(rec.File, unit)
+	if rec.ID == "" {
+		b.ooc.build.add(row, &transform.RowError{File: rec.File, Line: rec.Line, Unit: b.ooc.units[fi], Err: transform.ErrEmptyID})
+		b.resolveRejected(row, transform.ErrEmptyID.Error())
+		return
+	}
+	if !b.copySet {
+		copyBytes = attrBytes
+	}
+	b.node(rec.ID, rec.Parent, row, fi, rec.Line, attrBytes, copyBytes, 0, "")
+}
+
+// AddBad takes a row that could not be read.
+func (b *oocBuilder) AddBad(err *transform.RowError, parent string) {
+	row := b.rows
+	b.rows++
+	fi := b.ooc.location(err.File, err.Unit)
+	b.ooc.build.add(row, err)
+	if err.ID == "" {
+		return
+	}
+	reason := ""
+	if err.Err != nil {
+		reason = err.Err.Error()
+	}
+	b.node(err.ID, parent, row, fi, err.Line, 0, 0, fBad|fRejected|fUnknown, reason)
+}
+
+func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, copyBytes int, flags uint8, own string) {
+	if b.err != nil {
+		return
+	}
+	e := &b.e
+	e.Reset()
+	e.S(id)
+	e.Row(row)
+	e.S(parent)
+	e.I(fi)
+	e.I(line)
+	e.I(attrBytes)
+	e.I(copyBytes)
+	e.Flag(flags)
+	e.S(own)
+	b.rowBytes += int64(len(e.B))
+	b.err = b.byID.Add(e.B)
+}
+
+// resolveRejected records a good row that is rejected with reason.
+func (b *oocBuilder) resolveRejected(row int64, reason string) {
+	if b.err == nil {
+		b.err = b.ooc.addResolved(row, true, reason, 0, nil)
+	}
+}
+
+// addResolved records what the passes found for a good row: rejected,
+// with the reason, or its depth and path.
+func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string) error {
+	e := &s.re
+	e.Reset()
+	e.Row(row)
+	if rejected {
+		e.Flag(1)
+		e.S(reason)
+	} else {
+		e.Flag(0)
+		e.I(depth)
+		e.Strs(path)
+	}
+	return s.resolved.Add(e.B)
+}

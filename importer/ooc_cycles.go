@@ -1,0 +1,187 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/transform"
+)
+
+// cyclesPass takes the nodes no level reached: those in a cycle or below
+// one. They are read into memory (a cycle is rare, and what hangs below
+// one is what the input holds wrong), reported as transform.Forest does,
+// checked with what is known of them, and resolved rejected.
+func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
+	var nodes []oocNode
+	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		var n oocNode
+		n.getByParent(rec, false)
+		nodes = append(nodes, n)
+	}
+	if err := rest.Err(); err != nil || len(nodes) == 0 {
+		return err
+	}
+	s.phase("cycles (nodes)", int64(len(nodes)), int64(len(nodes)))
+	slices.SortFunc(nodes, func(a, b oocNode) int { return int(a.row - b.row) })
+	at := make(map[string]int, len(nodes))
+	for k := range nodes {
+		at[nodes[k].id] = k
+	}
+	parent := func(k int) int {
+		if p, ok := at[nodes[k].parent]; ok {
+			return p
+		}
+		return -1
+	}
+	// The walk of transform.Forest.cycles, in the order of the rows.
+	state := make([]uint8, len(nodes))
+	var cycles []rowProblem
+	for k := range nodes {
+		if state[k] != 0 {
+			continue
+		}
+		var walk []int
+		c := k
+		for c >= 0 && state[c] == 0 {
+			state[c] = 1
+			walk = append(walk, c)
+			c = parent(c)
+		}
+		if c >= 0 && state[c] == 1 {
+			start := slices.Index(walk, c)
+			cyc := walk[start:]
+			ids := make([]string, len(cyc))
+			for j, m := range cyc {
+				ids[j] = nodes[m].id
+			}
+			err := transform.CycleError(ids)
+			first := &nodes[cyc[0]]
+			cycles = append(cycles, rowProblem{first.row, s.rowError(first.file, first.line, first.id, err)})
+			for _, m := range cyc {
+				if nodes[m].own == "" {
+					nodes[m].own = err.Error()
+				}
+			}
+		}
+		for _, w := range walk {
+			state[w] = 2
+		}
+	}
+	slices.SortStableFunc(cycles, func(a, b rowProblem) int { return int(a.row - b.row) })
+	for _, c := range cycles {
+		s.cycles.add(c.row, c.p)
+	}
+	// Check, in the order of the rows, as a node whose path is not known.
+	origin := make([]int8, len(nodes)) // 0 none, 1 a problem, 2 one of keys over the limits
+	for k := range nodes {
+		n := &nodes[k]
+		st := transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
+		cerr := transform.WithoutKeyLengths(check(n.id, &st))
+		if cerr == nil {
+			continue
+		}
+		if p := parent(k); p >= 0 && origin[p] == 2 && errors.Is(cerr, transform.ErrKeyTooLong) && transform.WithoutKeyLengths(cerr) == nil {
+			origin[k] = 2
+			continue
+		}
+		origin[k] = 1
+		if errors.Is(cerr, transform.ErrKeyTooLong) {
+			origin[k] = 2
+		}
+		s.checked.add(n.row, s.rowError(n.file, n.line, n.id, cerr))
+		if n.own == "" {
+			n.own = cerr.Error()
+		}
+	}
+	// Each takes the reason of its nearest ancestor (itself included)
+	// that has one.
+	by := make([]int, len(nodes))
+	for k := range by {
+		by[k] = -2
+	}
+	var walk []int
+	for k := range nodes {
+		c := k
+		for c >= 0 && by[c] == -2 && nodes[c].own == "" {
+			by[c] = -3
+			walk = append(walk, c)
+			c = parent(c)
+		}
+		r := -1
+		switch {
+		case c >= 0 && nodes[c].own != "":
+			r = c
+		case c >= 0 && by[c] >= 0:
+			r = by[c]
+		}
+		for _, w := range walk {
+			by[w] = r
+		}
+		walk = walk[:0]
+	}
+	for k := range nodes {
+		n := &nodes[k]
+		s.rejected++
+		if n.flags&fBad != 0 {
+			continue
+		}
+		reason := n.own
+		if reason == "" {
+			reason = transform.ErrAncestor.Error()
+			if a := by[k]; a >= 0 {
+				reason = transform.AncestorReason(nodes[a].id, errors.New(nodes[a].own)).Error()
+			}
+		}
+		if err := s.addResolved(n.row, true, reason, 0, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reservedCarriersByID is reservedCarriers for an input read out of core:
+// each record's problem, by its id (the first record of an id's).
+func (in *Input) reservedCarriersByID(l layouts.Layout) (map[string]error, error) {
+	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	carriers := map[string]error{}
+	var errs []error
+	for {
+		rec, err := src.Next(context.Background())
+		if err == io.EOF {
+			return carriers, nil
+		}
+		var re *transform.RowError
+		if errors.As(err, &re) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		errs = errs[:0]
+		for _, k := range slices.Sorted(maps.Keys(rec.Attrs)) {
+			if err := layouts.CheckAttrName(l, k); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if _, ok := carriers[rec.ID]; ok {
+			continue // a duplicate id: its first carrier's
+		}
+		switch len(errs) {
+		case 0:
+		case 1:
+			carriers[rec.ID] = errs[0]
+		default:
+			carriers[rec.ID] = transform.Problems(slices.Clone(errs))
+		}
+	}
+}

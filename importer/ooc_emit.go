@@ -1,0 +1,194 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unsafe"
+
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/transform"
+)
+
+// oocEmitAttrs is EmitAttrs for an input read out of core: it reads the
+// input again, joined row by row with the rows the passes resolved (sorted
+// by row), and emits the same items, numbered the same, as an input read
+// in memory does: to fn, valid during the call only, or, when keepFn is
+// set, to it instead, as maps of their own (Emit).
+func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
+	keep := keepFn != nil
+	var st EmitStats
+	if opts.Runs != nil {
+		return st, errors.New("importer: EmitOptions.Runs on an input read out of core")
+	}
+	s := in.ooc
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	if err != nil {
+		return st, err
+	}
+	defer src.Close()
+	res, err := s.resolved.Sort()
+	if err != nil {
+		return st, err
+	}
+	defer res.Close()
+	next, row := flatNext(src, !keep)
+	spec := opts.Layout.Table()
+	var (
+		node  layouts.FlatNode
+		items layouts.ItemBuffer
+		nums  = numbering{opts: &opts, st: &st}
+		ferr  error
+		path  []string
+		text  []byte
+	)
+	emit := func(item []layouts.Attr) {
+		if ferr != nil {
+			return
+		}
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
+		}
+		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
+			ferr = fn(n, item)
+		}
+	}
+	emitMap := func(item layouts.Item) {
+		if ferr != nil {
+			return
+		}
+		if nums.seq&4095 == 4095 {
+			if ferr = ctx.Err(); ferr != nil {
+				return
+			}
+		}
+		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
+			ferr = keepFn(n, item)
+		}
+	}
+	var rejects *json.Encoder
+	if opts.Rejects != nil {
+		rejects = json.NewEncoder(opts.Rejects)
+		rejects.SetEscapeHTML(false)
+	}
+	unit := unitOf(in.Opts)
+	delim := opts.Layout.Delimiter()
+	cur, more := res.Next()
+	for r := int64(0); ; r++ {
+		if r&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+		}
+		rec, err := next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var re *transform.RowError
+			if !errors.As(err, &re) {
+				return st, err
+			}
+			st.Rejected++
+			if rejects != nil {
+				var raw []byte
+				if rec != nil {
+					raw = rec.Raw
+				}
+				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
+					return st, err
+				}
+			}
+			continue
+		}
+		for more && extsort.RowOf(cur) < r {
+			cur, more = res.Next()
+		}
+		if !more || extsort.RowOf(cur) != r {
+			if err := res.Err(); err != nil {
+				return st, err
+			}
+			return st, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
+		}
+		d := extsort.Dec{B: cur[8:], Share: !keep}
+		if d.Flag() == 1 {
+			st.Rejected++
+			if rejects != nil {
+				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
+					return st, err
+				}
+			}
+			continue
+		}
+		st.Nodes++
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat}
+		path = d.Strs(path[:0])
+		if delim != "" {
+			text = text[:0]
+			for k, id := range path {
+				if k > 0 {
+					text = append(text, delim...)
+				}
+				text = append(text, id...)
+			}
+			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
+		}
+		node.Path = path
+		var lerr error
+		if keepFn != nil {
+			// Emit's items are the caller's to keep: the layout builds
+			// them as maps of their own, from the record as Next read it.
+			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path}
+			full.Record.Raw = nil
+			lerr = opts.Layout.Items(&full, emitMap)
+		} else {
+			lerr = opts.Layout.AppendItems(&node, &items, emit)
+		}
+		if lerr != nil {
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: lerr}
+		}
+		if ferr != nil {
+			return st, ferr
+		}
+	}
+	return st, res.Err()
+}
+
+// flatNext reads src's records with their attributes as a slice, through
+// records.FlatSource when src is one and reuse allows it (its strings are
+// then the reader's, valid until the next read).
+func flatNext(src records.Source, reuse bool) (func(context.Context) (*transform.Record, error), *records.FlatRecord) {
+	row := &records.FlatRecord{}
+	if fs, ok := src.(records.FlatSource); ok && reuse {
+		return func(ctx context.Context) (*transform.Record, error) {
+			err := fs.NextFlat(ctx, row)
+			return &row.Record, err
+		}, row
+	}
+	var attrs []layouts.Attr
+	return func(ctx context.Context) (*transform.Record, error) {
+		rec, err := src.Next(ctx)
+		if rec == nil {
+			return nil, err
+		}
+		row.Record = *rec
+		attrs = attrs[:0]
+		for k, v := range rec.Attrs {
+			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
+		}
+		row.Flat = attrs
+		return &row.Record, err
+	}, row
+}
+
+// oocEmit is Emit for an input read out of core.
+func (in *Input) oocEmit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error) (EmitStats, error) {
+	return in.oocEmitAttrs(ctx, opts, fn, nil)
+}

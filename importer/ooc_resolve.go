@@ -1,0 +1,632 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// oocNode is a node in the records of the passes.
+type oocNode struct {
+	id, parent        string
+	row               int64
+	file, line        int
+	attr, copy        int
+	flags             uint8
+	own               string // its own reason ("": none)
+	anc               string // the reason its rejected ancestor gives it (frontier)
+	depth             int
+	root              string
+	pathBytes, maxAnc int
+	path              []string
+}
+
+// putByParent encodes n for the nodes sorted by parent.
+func (n *oocNode) putByParent(e *extsort.Enc) {
+	e.Reset()
+	e.S(n.parent)
+	e.Row(n.row)
+	e.S(n.id)
+	n.putRest(e)
+}
+
+func (n *oocNode) putRest(e *extsort.Enc) {
+	e.I(n.file)
+	e.I(n.line)
+	e.I(n.attr)
+	e.I(n.copy)
+	e.Flag(n.flags)
+	e.S(n.own)
+}
+
+func (n *oocNode) getRest(d *extsort.Dec) {
+	n.file, n.line, n.attr, n.copy = d.I(), d.I(), d.I(), d.I()
+	n.flags = d.Flag()
+	n.own = d.S()
+}
+
+// getByParent decodes a record of putByParent; with share, n's strings
+// are the record's memory.
+func (n *oocNode) getByParent(rec []byte, share bool) {
+	d := extsort.Dec{B: rec, Share: share}
+	n.parent = d.S()
+	n.row = d.Row()
+	n.id = d.S()
+	n.getRest(&d)
+}
+
+// putLevel encodes n for a level, sorted by id.
+func (n *oocNode) putLevel(e *extsort.Enc) {
+	e.Reset()
+	e.S(n.id)
+	e.Row(n.row)
+	e.S(n.parent)
+	n.putRest(e)
+	e.S(n.anc)
+	e.I(n.depth)
+	e.S(n.root)
+	e.I(n.pathBytes)
+	e.I(n.maxAnc)
+	e.Strs(n.path)
+}
+
+// getLevel decodes a record of putLevel; n's strings are the record's
+// memory.
+func (n *oocNode) getLevel(rec []byte) {
+	d := extsort.Dec{B: rec, Share: true}
+	n.id = d.S()
+	n.row = d.Row()
+	n.parent = d.S()
+	n.getRest(&d)
+	n.anc = d.S()
+	n.depth = d.I()
+	n.root = d.S()
+	n.pathBytes = d.I()
+	n.maxAnc = d.I()
+	n.path = d.Strs(n.path[:0])
+}
+
+// asRoot makes n the first node of its path: a root, or a detached node.
+func (n *oocNode) asRoot() {
+	n.depth, n.root, n.pathBytes, n.maxAnc = 0, n.id, len(n.id), 0
+	n.path = append(n.path[:0], n.id)
+}
+
+// firstKey is the length-prefixed key a record of the passes starts with.
+func firstKey(rec []byte) []byte {
+	d := extsort.Dec{B: rec}
+	return d.Bytes()
+}
+
+func (s *oocState) sorter(phase string) *extsort.Sorter {
+	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
+	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
+	x.Prefix = extsort.PrefixKeyRow
+	return x
+}
+
+// buildOOC runs the passes after the skeleton read (see OutOfCore).
+func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
+	s := b.ooc
+	defer b.byID.Close()
+	if b.err != nil {
+		return b.err
+	}
+	check, err := in.oocCheck(s.layout)
+	if err != nil {
+		return err
+	}
+	level, rest, err := s.byIDPass(ctx, b)
+	if err != nil {
+		return err
+	}
+	// A level's join reads every node not placed yet, and writes those it
+	// does not place for the next one; a small level, which places few
+	// of them (the first levels of most trees), reads them and writes
+	// nothing: the nodes it placed stay in the file, never to match again
+	// (an id is on one level), and are only told from the nodes no level
+	// reaches at the end, when there are such nodes.
+	initial, placed, stale := rest.Records, int64(0), false
+	for level.Records > 0 {
+		s.phase("resolving a level (nodes)", level.Records, -1)
+		if err := ctx.Err(); err != nil {
+			level.Close()
+			rest.Close()
+			return err
+		}
+		rewrite := level.Records*8 >= rest.Records
+		next, left, matched, err := s.levelPass(ctx, level, rest, check, rewrite)
+		level.Close()
+		if err == nil && !rewrite {
+			err = rest.Rewind()
+		}
+		if err != nil {
+			rest.Close()
+			if next != nil {
+				next.Close()
+			}
+			return err
+		}
+		if rewrite {
+			rest.Close()
+			rest = left
+		} else {
+			stale = stale || matched > 0
+		}
+		placed += matched
+		level = next
+	}
+	level.Close()
+	defer rest.Close()
+	if placed < initial {
+		leftover := rest
+		if stale {
+			var err error
+			if leftover, err = s.unresolved(rest); err != nil {
+				return err
+			}
+			defer leftover.Close()
+		}
+		if err := s.cyclesPass(leftover, check); err != nil {
+			return err
+		}
+	}
+	in.Problems = slices.Concat(s.build.list(), s.missing.list(), s.cycles.list())
+	s.ready = true
+	return nil
+}
+
+// byIDPass merges the runs sorted by id: it finds the duplicate ids and
+// the nodes that are their own parent, and sorts the nodes by parent;
+// then a merge join with the ids finds the missing parents. It returns
+// the first level (the roots and the detached nodes) and the other nodes,
+// sorted by parent.
+func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.Sorter, rest *extsort.Spool, err error) {
+	it, err := b.byID.Sort()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	ids, err := extsort.NewSpool(s.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ids.Close()
+	byParent := s.sorter("sorting by parent")
+	defer byParent.Close()
+	level = s.sorter("sorting a level")
+	var (
+		first, dup oocNode
+		copies     []int64 // the rows of the good copies after the first
+		places     []string
+		all        int
+		e          extsort.Enc
+		have       bool
+		n          int64
+	)
+	flush := func() error {
+		if !have {
+			return nil
+		}
+		return s.placeNode(&first, copies, places, all, ids, byParent, level, &e)
+	}
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if n++; n&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				level.Close()
+				return nil, nil, err
+			}
+			s.phase("merging by id (records)", n, b.byID.Records)
+		}
+		d := extsort.Dec{B: rec}
+		id := d.Bytes()
+		if have && id != nil && string(id) == first.id {
+			row := d.Row()
+			dup.parent = d.S()
+			dup.getRest(&d)
+			if dup.flags&fBad != 0 {
+				continue // a row that could not be read is reported as that alone
+			}
+			s.build.add(row, s.rowError(dup.file, dup.line, first.id, transform.DuplicateAlsoAt(s.place(first.file, first.line))))
+			copies = append(copies, row)
+			if len(places) < transform.MaxDupPlaces {
+				places = append(places, s.place(dup.file, dup.line))
+			}
+			all++
+			continue
+		}
+		if err := flush(); err != nil {
+			level.Close()
+			return nil, nil, err
+		}
+		first = oocNode{id: string(id), row: d.Row(), parent: d.S()}
+		first.getRest(&d)
+		copies, places, all, have = copies[:0], append(places[:0], s.place(first.file, first.line)), 1, true
+	}
+	if err := it.Err(); err != nil {
+		level.Close()
+		return nil, nil, err
+	}
+	if err := flush(); err != nil {
+		level.Close()
+		return nil, nil, err
+	}
+	rest, err = s.parentJoin(ctx, ids, byParent, level)
+	if err != nil {
+		level.Close()
+		return nil, nil, err
+	}
+	return level, rest, nil
+}
+
+// placeNode files a node whose copies byIDPass has all seen: its duplicate
+// copies' rows are resolved rejected with its reason; a root or a
+// detached node goes to the first level, another to byParent.
+func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all int, ids *extsort.Spool, byParent, level *extsort.Sorter, e *extsort.Enc) error {
+	s.nodes++
+	if n.parent == n.id && n.flags&fBad == 0 {
+		err := transform.ErrSelfParent
+		s.build.add(n.row, s.rowError(n.file, n.line, n.id, err))
+		n.own, n.flags = err.Error(), n.flags|fRejected|fUnknown
+	}
+	if len(copies) > 0 {
+		if n.own == "" {
+			n.own = transform.DuplicatePlaces(places, all).Error()
+		}
+		n.flags |= fRejected
+		for _, row := range copies {
+			if err := s.addResolved(row, true, n.own, 0, nil); err != nil {
+				return err
+			}
+		}
+	}
+	e.Reset()
+	e.S(n.id)
+	if err := ids.Add(e.B); err != nil {
+		return err
+	}
+	detached := n.flags&fUnknown != 0
+	if detached || n.parent == "" {
+		if !detached && n.flags&fRejected == 0 {
+			s.roots++
+		}
+		n.asRoot()
+		n.putLevel(e)
+		if err := level.Add(e.B); err != nil {
+			return err
+		}
+		if n.flags&fBad == 0 || n.parent == "" || n.parent == n.id {
+			return nil
+		}
+		n.flags |= fJoinOnly // to report its parent if missing
+	}
+	n.putByParent(e)
+	return byParent.Add(e.B)
+}
+
+// parentJoin merge-joins the nodes sorted by parent with the ids: a node
+// whose parent is not an id is detached, with its problem, and goes to the
+// first level; the others are returned, in a spool sorted by parent.
+func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent, level *extsort.Sorter) (*extsort.Spool, error) {
+	if err := ids.Rewind(); err != nil {
+		return nil, err
+	}
+	it, err := byParent.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	rest, err := extsort.NewSpool(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	id, more := ids.Next()
+	var (
+		n oocNode
+		e extsort.Enc
+		k int64
+	)
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				rest.Close()
+				return nil, err
+			}
+			s.phase("joining parents (records)", k, byParent.Records)
+		}
+		parent := firstKey(rec)
+		for more && bytes.Compare(firstKey(id), parent) < 0 {
+			id, more = ids.Next()
+		}
+		found := more && bytes.Equal(firstKey(id), parent)
+		n.getByParent(rec, true)
+		switch {
+		case found && n.flags&fJoinOnly != 0:
+		case found:
+			if err := rest.Add(rec); err != nil {
+				rest.Close()
+				return nil, err
+			}
+		default:
+			err := transform.MissingParentError(n.parent)
+			s.missing.add(n.row, s.rowError(n.file, n.line, n.id, err))
+			if n.flags&fJoinOnly != 0 {
+				continue
+			}
+			if n.own == "" {
+				n.own = err.Error()
+			}
+			n.flags |= fRejected | fUnknown
+			n.asRoot()
+			n.putLevel(&e)
+			if err := level.Add(e.B); err != nil {
+				rest.Close()
+				return nil, err
+			}
+		}
+	}
+	if err := errors.Join(it.Err(), ids.Err()); err != nil {
+		rest.Close()
+		return nil, err
+	}
+	return rest, rest.Rewind()
+}
+
+// levelPass resolves one level, sorted by id: it checks and resolves each
+// of its nodes, and merge-joins them with rest, the nodes not yet placed,
+// sorted by parent. It returns the next level and what is left of rest.
+//
+// With rewrite, the nodes of rest it does not place are written to the
+// returned spool; without, nothing is (see buildOOC). matched is how many
+// nodes of rest it placed.
+func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker, rewrite bool) (
+	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
+	it, err := level.Sort()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer it.Close()
+	next = s.sorter("sorting a level")
+	if rewrite {
+		if left, err = extsort.NewSpool(s.dir); err != nil {
+			return next, nil, 0, err
+		}
+	}
+	keep := func(rec []byte) error {
+		if left == nil {
+			return nil
+		}
+		return left.Add(rec)
+	}
+	fail := func(err error) (*extsort.Sorter, *extsort.Spool, int64, error) {
+		if left != nil {
+			left.Close()
+		}
+		return next, nil, matched, err
+	}
+	var (
+		n, c oocNode
+		e    extsort.Enc
+		k    int64
+	)
+	cur, more := rest.Next()
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if k++; k&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+		}
+		n.getLevel(rec)
+		origin, originKey, err := s.resolve(&n, check)
+		if err != nil {
+			return fail(err)
+		}
+		for more && bytes.Compare(firstKey(cur), []byte(n.id)) < 0 {
+			if err := keep(cur); err != nil {
+				return fail(err)
+			}
+			cur, more = rest.Next()
+		}
+		for more && bytes.Equal(firstKey(cur), []byte(n.id)) {
+			matched++
+			c.getByParent(cur, true)
+			s.child(&n, &c, origin, originKey)
+			c.putLevel(&e)
+			if err := next.Add(e.B); err != nil {
+				return fail(err)
+			}
+			cur, more = rest.Next()
+		}
+	}
+	for ; more && left != nil; cur, more = rest.Next() {
+		if err := left.Add(cur); err != nil {
+			return fail(err)
+		}
+	}
+	if err := errors.Join(it.Err(), rest.Err()); err != nil {
+		return fail(err)
+	}
+	if left != nil {
+		err = left.Rewind()
+	}
+	return next, left, matched, err
+}
+
+// unresolved returns the nodes of rest that no level placed: rest sorted
+// by row, merge-joined with the rows the levels resolved.
+func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
+	byRow := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareRow)
+	byRow.Prefix = extsort.PrefixRow
+	defer byRow.Close()
+	var e extsort.Enc
+	var n oocNode
+	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		n.getByParent(rec, true)
+		e.Reset()
+		e.Row(n.row)
+		e.B = append(e.B, rec...)
+		if err := byRow.Add(e.B); err != nil {
+			return nil, err
+		}
+	}
+	if err := rest.Err(); err != nil {
+		return nil, err
+	}
+	it, err := byRow.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	res, err := s.resolved.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	out, err := extsort.NewSpool(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	cur, more := res.Next()
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		row := extsort.RowOf(rec)
+		for more && extsort.RowOf(cur) < row {
+			cur, more = res.Next()
+		}
+		if more && extsort.RowOf(cur) == row {
+			continue // placed by a level
+		}
+		if err := out.Add(rec[8:]); err != nil {
+			out.Close()
+			return nil, err
+		}
+	}
+	if err := errors.Join(it.Err(), res.Err()); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, out.Rewind()
+}
+
+// child sets c, a child of n, in its place below n.
+func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
+	c.depth, c.root = n.depth+1, n.root
+	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
+	c.maxAnc = max(n.maxAnc, len(n.id))
+	c.path = append(append(c.path[:0], n.path...), c.id)
+	c.flags |= n.flags & (fRejected | fUnknown)
+	c.flags &^= fOrigin | fOriginKey
+	if origin {
+		c.flags |= fOrigin
+		if originKey {
+			c.flags |= fOriginKey
+		}
+	}
+	c.anc = n.anc
+	if n.own != "" {
+		c.anc = transform.AncestorReason(n.id, errors.New(n.own)).Error()
+	}
+}
+
+// resolve checks node n, whose place is known (or known not to be), and
+// records its row resolved. origin says whether its check found a problem
+// (its own, or its parent's that it goes with), originKey whether that
+// was keys over DynamoDB's limits: what its children are checked against.
+func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool, err error) {
+	var st transform.Stats
+	unknown := n.flags&fUnknown != 0
+	if unknown {
+		st = transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
+	} else {
+		st = transform.Stats{ID: n.id, ParentID: n.parent, RootID: n.root, Depth: n.depth, PathBytes: n.pathBytes,
+			MaxAncestorIDBytes: n.maxAnc, AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
+	}
+	cerr := check(n.id, &st)
+	if unknown {
+		cerr = transform.WithoutKeyLengths(cerr)
+	}
+	if cerr != nil {
+		origin = true
+		n.flags |= fRejected
+		if n.flags&fOrigin != 0 && n.flags&fOriginKey != 0 && errors.Is(cerr, transform.ErrKeyTooLong) && transform.WithoutKeyLengths(cerr) == nil {
+			originKey = true // its parent's problem, longer
+		} else {
+			originKey = errors.Is(cerr, transform.ErrKeyTooLong)
+			s.checked.add(n.row, s.rowError(n.file, n.line, n.id, cerr))
+			if n.own == "" {
+				n.own = cerr.Error()
+			}
+		}
+	}
+	if n.flags&fRejected != 0 {
+		s.rejected++
+		if n.flags&fBad != 0 {
+			return origin, originKey, nil // its row is an error of the source's: no resolved row
+		}
+		reason := n.own
+		if reason == "" {
+			reason = n.anc
+		}
+		if reason == "" {
+			reason = transform.ErrAncestor.Error()
+		}
+		return origin, originKey, s.addResolved(n.row, true, reason, 0, nil)
+	}
+	s.layoutMeasure(&st)
+	s.maxDepth = max(s.maxDepth, n.depth)
+	s.maxLen = max(s.maxLen, n.pathBytes)
+	return origin, originKey, s.addResolved(n.row, false, "", n.depth, n.path)
+}
+
+func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }
+
+func (s *oocState) place(file, line int) string {
+	return transform.Place(s.files[file], line, s.units[file])
+}
+
+func (s *oocState) rowError(file, line int, id string, err error) *transform.RowError {
+	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: id, Err: err}
+}
+
+// oocChecker is the layout's check of one node (see CheckLayout).
+type oocChecker func(id string, s *transform.Stats) error
+
+// oocCheck is the check CheckLayout runs, for an input read out of core:
+// the layout's (keys, items, delimiter), or, when the input has an
+// attribute name the layout reserves, that of each record that has one.
+func (in *Input) oocCheck(l layouts.Layout) (oocChecker, error) {
+	if layouts.Links(l) && in.HasAttr(transform.LinkAttr) {
+		return nil, fmt.Errorf("%w: %s has %s attributes, and the %s layout's links are not written out of core yet: "+
+			"give --memory enough for the forest (about %d bytes a node)",
+			ddbwrite.ErrUsage, in.Opts.Path, transform.LinkAttr, l.Name(), InMemoryNodeBytes)
+	}
+	bad := in.manyNames
+	for k := range in.attrNames {
+		if layouts.CheckAttrName(l, k) != nil {
+			bad = true
+		}
+	}
+	if bad {
+		carriers, err := in.reservedCarriersByID(l)
+		if err != nil {
+			return nil, err
+		}
+		if len(carriers) > 0 || !in.manyNames {
+			return func(id string, _ *transform.Stats) error { return carriers[id] }, nil
+		}
+	}
+	checker := layouts.NewChecker(l)
+	return func(_ string, s *transform.Stats) error {
+		if checker.Fits(s) {
+			return nil
+		}
+		return checker.Check(s)
+	}, nil
+}

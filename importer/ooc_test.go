@@ -1,0 +1,266 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/layouts"
+)
+
+// defectiveForest is a CSV forest of n nodes in random order (children
+// often before parents), with, when defects is set, a few of each problem
+// validation finds: duplicate ids, missing parents, a node that is its own
+// parent, cycles with nodes hanging below them, an empty id, a ragged row,
+// an id holding the path delimiter, and a deep chain whose Path goes over
+// DynamoDB's sort key limit.
+func defectiveForest(rng *rand.Rand, n int, defects bool) []byte {
+	type row struct{ id, parent, name string }
+	rows := make([]row, 0, n+64)
+	for i := range n {
+		parent := ""
+		if i > 0 && rng.IntN(20) != 0 {
+			parent = fmt.Sprintf("n%d", rng.IntN(i))
+		}
+		rows = append(rows, row{fmt.Sprintf("n%d", i), parent, fmt.Sprintf("name %d", rng.IntN(1000))})
+	}
+	var extra []string
+	if defects {
+		for k := range 3 {
+			rows = append(rows, row{fmt.Sprintf("n%d", rng.IntN(n)), "", "a duplicate"})
+			rows = append(rows, row{fmt.Sprintf("orphan%d", k), fmt.Sprintf("nowhere%d", k), "x"})
+			rows = append(rows, row{fmt.Sprintf("below-orphan%d", k), fmt.Sprintf("orphan%d", k), "x"})
+		}
+		rows = append(rows, row{"self", "self", "x"}, row{"below-self", "self", "x"})
+		rows = append(rows, row{"c1", "c3", "x"}, row{"c2", "c1", "x"}, row{"c3", "c2", "x"}, row{"below-cycle", "c2", "x"}, row{"below-below", "below-cycle", "x"})
+		rows = append(rows, row{"d|elim", "n0", "x"}, row{"under-delim", "d|elim", "x"})
+		// A chain of 60 ids of 40 bytes: its Path passes 1024 bytes near
+		// its end, where the path layout's ByPath sort key is over.
+		prev := "n1"
+		for k := range 60 {
+			id := fmt.Sprintf("deep%02d-%s", k, strings.Repeat("x", 33))
+			rows = append(rows, row{id, prev, "x"})
+			prev = id
+		}
+		extra = []string{",n2,empty id\n", "ragged,n3\n"}
+	}
+	rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+	var b bytes.Buffer
+	b.WriteString("id,parent_id,name\n")
+	for k, r := range rows {
+		fmt.Fprintf(&b, "%s,%s,%s\n", r.id, r.parent, r.name)
+		if k == len(rows)/2 {
+			for _, e := range extra {
+				b.WriteString(e)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// emitted is what an import of the input with the layout does: the
+// problems, the items in order as DynamoDB JSON lines, and the rejects.
+type emitted struct {
+	problems []string
+	more     int
+	rejected int
+	roots    int
+	items    []string
+	rejects  string
+	stats    EmitStats
+	kept     []string // Emit's items, read once all were emitted
+}
+
+func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, keep int) emitted {
+	t.Helper()
+	ctx := context.Background()
+	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: keep, OutOfCore: ooc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if in.OutOfCore() != (ooc != nil) {
+		t.Fatalf("read out of core: %v, want %v", in.OutOfCore(), ooc != nil)
+	}
+	var e emitted
+	for _, p := range in.CheckLayout(l) {
+		e.problems = append(e.problems, p.Error())
+	}
+	e.more, e.rejected, e.roots = in.MoreProblems(), in.RejectedCount(), in.Roots()
+	var rejects bytes.Buffer
+	e.stats, err = in.EmitAttrs(ctx, EmitOptions{Layout: l, Rejects: &rejects}, func(seq int64, item []layouts.Attr) error {
+		m := make(layouts.Item, len(item))
+		for _, a := range item {
+			m[a.Name] = a.Value
+		}
+		e.items = append(e.items, fmt.Sprintf("%d %s", seq, ddbjson.AppendItem(nil, m)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rejects = rejects.String()
+	// Emit's items are the caller's to keep: compared once all are in.
+	var kept []layouts.Item
+	if _, err := in.Emit(ctx, EmitOptions{Layout: l}, func(_ int64, item layouts.Item) error {
+		kept = append(kept, item)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, item := range kept {
+		e.kept = append(e.kept, string(ddbjson.AppendItem(nil, item)))
+	}
+	return e
+}
+
+// TestOutOfCoreMatchesInMemory reads random forests, with every problem
+// validation finds and without, in memory and out of core (with a budget
+// small enough for the sorts to spill many runs), for every layout: the
+// problems, the counts, the items (in order, numbered) and the rejects
+// must be the same.
+func TestOutOfCoreMatchesInMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		nodes   int
+		defects bool
+		keep    int
+	}{
+		{"clean", 3000, false, 100},
+		{"defects", 3000, true, 100},
+		{"defects, few kept", 2000, true, 3},
+	} {
+		for _, name := range layouts.Names() {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(tc.nodes), 9))
+				path := writeTemp(t, "in.csv", defectiveForest(rng, tc.nodes, tc.defects))
+				l, err := layouts.New(name, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tmp := t.TempDir()
+				want := oocEmitAll(t, path, l, nil, tc.keep)
+				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, tc.keep)
+				if tc.defects && len(want.problems) < 5 {
+					t.Fatalf("only %d problems in memory: the defects are not found", len(want.problems))
+				}
+				if !slices.Equal(got.problems, want.problems) {
+					t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(got.problems, "\n"), strings.Join(want.problems, "\n"))
+				}
+				if got.more != want.more || got.rejected != want.rejected || got.roots != want.roots || got.stats != want.stats {
+					t.Errorf("out of core: %d more problems, %d rejected, %d roots, %+v; in memory: %d, %d, %d, %+v",
+						got.more, got.rejected, got.roots, got.stats, want.more, want.rejected, want.roots, want.stats)
+				}
+				if !slices.Equal(got.items, want.items) {
+					t.Errorf("%d items out of core, %d in memory, not the same", len(got.items), len(want.items))
+				}
+				if !slices.Equal(got.kept, want.kept) || len(got.kept) != len(got.items) {
+					k := 0
+					for k < min(len(got.kept), len(want.kept)) && got.kept[k] == want.kept[k] {
+						k++
+					}
+					t.Errorf("Emit's items, kept: %d out of core, %d in memory, not the same from item %d:\n%s\n%s", len(got.kept), len(want.kept), k, got.kept[min(k, len(got.kept)-1)], want.kept[min(k, len(want.kept)-1)])
+				}
+				if got.rejects != want.rejects {
+					t.Errorf("rejects out of core:\n%s\nin memory:\n%s", got.rejects, want.rejects)
+				}
+				if left, _ := os.ReadDir(tmp); len(left) != 0 {
+					t.Errorf("%d files left in the tmp dir", len(left))
+				}
+			})
+		}
+	}
+}
+
+// TestOutOfCoreRefusesSmallTmpDir: a tmp dir without room for the passes
+// is refused before the first pass, with the room they need (exit 2); so
+// is one that cannot be written. Nothing is left behind.
+func TestOutOfCoreRefusesSmallTmpDir(t *testing.T) {
+	path := writeTemp(t, "in.csv", defectiveForest(rand.New(rand.NewPCG(1, 1)), 500, false))
+	l, _ := layouts.New("path", layouts.Options{})
+	tmp := t.TempDir()
+	defer func(f func(string) (int64, bool)) { freeBytesOf = f }(freeBytesOf)
+	freeBytesOf = func(string) (int64, bool) { return 1000, true }
+	_, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "has 1000 B free") || !strings.Contains(err.Error(), "need about") {
+		t.Fatalf("err = %v, want a usage error with the room free and needed", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d files left in the tmp dir", len(left))
+	}
+	freeBytesOf = func(string) (int64, bool) { return 0, false }
+	_, err = ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: path + "/not-a-dir", Layout: l, Force: true}})
+	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--tmp-dir") {
+		t.Fatalf("err = %v, want a usage error naming --tmp-dir", err)
+	}
+}
+
+// TestOutOfCoreDecision: a budget the input's forest fits in reads it in
+// memory, as without one; a smaller one, out of core.
+func TestOutOfCoreDecision(t *testing.T) {
+	path := writeTemp(t, "in.csv", defectiveForest(rand.New(rand.NewPCG(1, 1)), 2000, false))
+	l, _ := layouts.New("path", layouts.Options{})
+	for _, tc := range []struct {
+		memory int64
+		ooc    bool
+	}{{1 << 30, false}, {64 << 10, true}} {
+		in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: tc.memory, TmpDir: t.TempDir(), Layout: l}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.OutOfCore() != tc.ooc || (in.Forest == nil) != tc.ooc {
+			t.Errorf("--memory %d: out of core %v, want %v", tc.memory, in.OutOfCore(), tc.ooc)
+		}
+		in.Close()
+	}
+}
+
+// TestOutOfCoreRefusesPathIDsAndLinks: what the passes do not do yet (path
+// ids, implicit inner nodes, the prefix layout's links) is refused as a
+// usage error that says how much --memory keeps the input in memory,
+// never written as if the ids were plain or the links attributes.
+func TestOutOfCoreRefusesPathIDsAndLinks(t *testing.T) {
+	pathIDs := writeTemp(t, "paths.csv", []byte("id,parent_id\na,\na|b,a\na|b|c,a|b\n"))
+	links := writeTemp(t, "links.csv", []byte("id,parent_id,link_to\na,,\nb,a,\nc,a,b\n"))
+	for _, tc := range []struct {
+		name, layout, path, want string
+		opts                     layouts.Options
+	}{
+		{"path ids", "path", pathIDs, "path ids is not read out of core", layouts.Options{PathIDs: true}},
+		{"implicit inner", "prefix", pathIDs, "path ids is not read out of core", layouts.Options{PathIDs: true, ImplicitInner: true}},
+		{"links", "prefix", links, "links are not written out of core", layouts.Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := layouts.New(tc.layout, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			in, err := ReadInput(context.Background(), InputOptions{Path: tc.path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+			if err == nil {
+				in.Close()
+			}
+			if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--memory") {
+				t.Fatalf("err = %v, want a usage error saying %q and what --memory to give", err, tc.want)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("%d files left in the tmp dir", len(left))
+			}
+		})
+	}
+	// The same links in the path layout are attributes: read out of core.
+	l, _ := layouts.New("path", layouts.Options{})
+	in, err := ReadInput(context.Background(), InputOptions{Path: links, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
+	if err != nil {
+		t.Fatalf("links as attributes of the path layout: %v", err)
+	}
+	in.Close()
+}

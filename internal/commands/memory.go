@@ -1,0 +1,92 @@
+package commands
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+)
+
+// defaultMemory is --memory's default.
+const defaultMemory = "1GiB"
+
+// memoryFlags are --memory and --tmp-dir.
+func memoryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the import's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input whose forest does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
+		&cli.StringFlag{Name: "tmp-dir", Usage: "where the out-of-core passes write their sorted runs (`DIR`; default: the system's temporary directory)", Category: catInput},
+		// Tests force the out-of-core passes on small inputs with it.
+		&cli.BoolFlag{Name: "force-out-of-core", Hidden: true},
+	}
+}
+
+// parseSize reads a size: a number of bytes, or one with a unit (KiB,
+// MiB, GiB, TiB; KB, MB, GB, TB are powers of 1000).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size: give one such as 512MiB or 4GiB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// minMemory is the least --memory: the passes' buffers and the reading
+// and writing around them.
+const minMemory = 1 << 20
+
+// outOfCoreOptions reads --memory and --tmp-dir. The out-of-core passes
+// check the input against one layout: a dry run of several layouts, or
+// of one, is planned in memory, and refused (exit 2) when it does not fit.
+func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progress) (*importer.OutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	o := &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: ls[0], Force: c.Bool("force-out-of-core"),
+		OnPhase: func(phase string, done, total int64) { p.step("out of core: "+phase, done, total) },
+		OnStart: func() {
+			// The passes' buffers are sized from the budget; the soft
+			// limit makes the collector hold the heap well under it, for
+			// what the heap does not count (stacks, the runtime's own,
+			// pages not yet returned).
+			debug.SetMemoryLimit(mem * 3 / 4)
+		}}
+	if dryRun {
+		o.Refuse = fmt.Sprintf("a dry run plans in memory, and this input's forest does not fit in --memory %s: give a larger --memory for the dry run (the import itself runs out of core)", c.String("memory"))
+	}
+	return o, nil
+}
+
+// inMemoryOnly is --memory for a command that holds its input's forest in
+// memory (plan, apply, migrate): an input whose forest does not fit in the
+// budget is refused before it is read further (exit 2), instead of
+// growing past it.
+func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	return &importer.OutOfCore{Memory: mem, Force: c.Bool("force-out-of-core"),
+		Refuse: fmt.Sprintf("%s, and this input's does not fit in --memory %s (about %d bytes a node): give a larger --memory (import alone runs out of core)",
+			what, c.String("memory"), importer.InMemoryNodeBytes)}, nil
+}

@@ -1,0 +1,281 @@
+// Package extsort sorts more records than fit in memory: it sorts what a
+// memory budget holds, writes each such run to a file of a temporary
+// directory, and merges the runs in one sequential pass. Only sequential
+// reads and writes touch the disk.
+//
+// A record is a byte string; the order is the caller's compare function on
+// two records. The sort is stable: records that compare equal come out in
+// the order they were added.
+package extsort
+
+import (
+	"bufio"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// Sorter collects records and then returns them sorted (Sort). It is not
+// safe for concurrent use. Close removes its files, whatever happened.
+type Sorter struct {
+	cmp    func(a, b []byte) int
+	dir    string
+	budget int
+
+	buf  []byte
+	recs []span
+	runs []string
+
+	// Spilled counts the bytes written to run files so far.
+	Spilled int64
+	// Records counts the records added.
+	Records int64
+	// OnSpill, when set, is called after each run file is written, with
+	// Spilled.
+	OnSpill func(spilled int64)
+	// Prefix, when set, maps a record to a number whose order is the
+	// order of cmp where two numbers differ (where they are equal, cmp
+	// decides): most comparisons of the in-memory sort are then of two
+	// numbers.
+	Prefix func(rec []byte) uint64
+}
+
+// span is a record's place in buf, and its Prefix.
+type span struct {
+	off, n uint32
+	pfx    uint64
+}
+
+// spanBytes is what a record's place costs beside its bytes.
+const spanBytes = 16
+
+// New returns a Sorter that keeps at most about budget bytes of records in
+// memory (at least 64 KiB) and writes its runs to files in dir, which must
+// exist. cmp orders two records.
+func New(dir string, budget int, cmp func(a, b []byte) int) *Sorter {
+	return &Sorter{cmp: cmp, dir: dir, budget: max(budget, 64<<10)}
+}
+
+// Add adds a copy of rec.
+func (s *Sorter) Add(rec []byte) error {
+	if len(s.buf)+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || len(s.buf)+len(rec) > 1<<32-1 {
+		if err := s.spill(); err != nil {
+			return err
+		}
+	}
+	var pfx uint64
+	if s.Prefix != nil {
+		pfx = s.Prefix(rec)
+	}
+	s.recs = append(s.recs, span{uint32(len(s.buf)), uint32(len(rec)), pfx})
+	s.buf = append(s.buf, rec...)
+	s.Records++
+	return nil
+}
+
+func (s *Sorter) rec(p span) []byte { return s.buf[p.off : p.off+p.n] }
+
+// sortMem sorts the records in memory, stably: equal records keep the
+// order of their offsets, the order they were added in.
+func (s *Sorter) sortMem() {
+	slices.SortFunc(s.recs, func(a, b span) int {
+		if a.pfx != b.pfx {
+			if a.pfx < b.pfx {
+				return -1
+			}
+			return 1
+		}
+		if c := s.cmp(s.rec(a), s.rec(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+}
+
+// spill writes the records in memory, sorted, to a new run file.
+func (s *Sorter) spill() error {
+	s.sortMem()
+	f, err := os.CreateTemp(s.dir, "run-*")
+	if err != nil {
+		return fmt.Errorf("extsort: %w", err)
+	}
+	s.runs = append(s.runs, f.Name())
+	w := bufio.NewWriterSize(f, 256<<10)
+	var hdr [binary.MaxVarintLen64]byte
+	var n int64
+	for _, p := range s.recs {
+		k := binary.PutUvarint(hdr[:], uint64(p.n))
+		w.Write(hdr[:k])
+		w.Write(s.rec(p))
+		n += int64(k) + int64(p.n)
+	}
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("extsort: writing a run: %w", err)
+	}
+	s.Spilled += n
+	s.buf, s.recs = s.buf[:0], s.recs[:0]
+	if s.OnSpill != nil {
+		s.OnSpill(s.Spilled)
+	}
+	return nil
+}
+
+// Runs is how many run files the records were written to so far.
+func (s *Sorter) Runs() int { return len(s.runs) }
+
+// Sort ends the adding and returns the records in order. The Sorter must
+// not be added to afterwards; Close it once the Iter is done.
+func (s *Sorter) Sort() (*Iter, error) {
+	if len(s.runs) == 0 {
+		s.sortMem()
+		return &Iter{mem: s}, nil
+	}
+	if len(s.recs) > 0 {
+		if err := s.spill(); err != nil {
+			return nil, err
+		}
+	}
+	s.buf, s.recs = nil, nil
+	it := &Iter{cmp: s.cmp}
+	readBuf := min(256<<10, max(4<<10, s.budget/(2*len(s.runs))))
+	for k, name := range s.runs {
+		f, err := os.Open(name)
+		if err != nil {
+			it.Close()
+			return nil, fmt.Errorf("extsort: %w", err)
+		}
+		r := &run{f: f, r: bufio.NewReaderSize(f, readBuf), k: k}
+		it.files = append(it.files, f)
+		ok, err := r.next()
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if ok {
+			it.h.runs = append(it.h.runs, r)
+		}
+	}
+	it.h.cmp = s.cmp
+	heap.Init(&it.h)
+	return it, nil
+}
+
+// Close removes the run files.
+func (s *Sorter) Close() error {
+	var errs []error
+	for _, name := range s.runs {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	s.runs = nil
+	s.buf, s.recs = nil, nil
+	return errors.Join(errs...)
+}
+
+// Iter returns a Sorter's records in order.
+type Iter struct {
+	mem   *Sorter
+	pos   int
+	cmp   func(a, b []byte) int
+	h     runHeap
+	files []*os.File
+	cur   []byte
+	err   error
+}
+
+// Next returns the next record, valid until the following call, and false
+// at the end or on an error (Err).
+func (it *Iter) Next() ([]byte, bool) {
+	if it.mem != nil {
+		if it.pos >= len(it.mem.recs) {
+			return nil, false
+		}
+		it.pos++
+		return it.mem.rec(it.mem.recs[it.pos-1]), true
+	}
+	if it.err != nil || len(it.h.runs) == 0 {
+		return nil, false
+	}
+	top := it.h.runs[0]
+	it.cur = append(it.cur[:0], top.cur...)
+	ok, err := top.next()
+	switch {
+	case err != nil:
+		it.err = err
+		return nil, false
+	case ok:
+		heap.Fix(&it.h, 0)
+	default:
+		heap.Pop(&it.h)
+	}
+	return it.cur, true
+}
+
+// Err is the error that ended Next, if any.
+func (it *Iter) Err() error { return it.err }
+
+// Close closes the run files (the Sorter's Close removes them).
+func (it *Iter) Close() {
+	for _, f := range it.files {
+		f.Close()
+	}
+	it.files = nil
+}
+
+type run struct {
+	f   *os.File
+	r   *bufio.Reader
+	k   int
+	cur []byte
+}
+
+func (r *run) next() (bool, error) {
+	n, err := binary.ReadUvarint(r.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
+	}
+	if uint64(cap(r.cur)) < n {
+		r.cur = make([]byte, n, max(n, 256))
+	}
+	r.cur = r.cur[:n]
+	if _, err := io.ReadFull(r.r, r.cur); err != nil {
+		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
+	}
+	return true, nil
+}
+
+// runHeap orders the runs by their current record, then by run number, so
+// that equal records come out in the order they were added.
+type runHeap struct {
+	runs []*run
+	cmp  func(a, b []byte) int
+}
+
+func (h runHeap) Len() int { return len(h.runs) }
+func (h runHeap) Less(a, b int) bool {
+	if c := h.cmp(h.runs[a].cur, h.runs[b].cur); c != 0 {
+		return c < 0
+	}
+	return h.runs[a].k < h.runs[b].k
+}
+func (h runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
+func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.(*run)) }
+func (h *runHeap) Pop() any {
+	old := h.runs
+	x := old[len(old)-1]
+	h.runs = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,98 @@
+package extsort
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Spool is a file of records written in one sequential pass and read back
+// in the same order: what a pass that keeps its order (a merge join's
+// leftovers) writes for the next. Close removes it.
+type Spool struct {
+	f       *os.File
+	w       *bufio.Writer
+	r       *bufio.Reader
+	cur     []byte
+	Records int64
+	Bytes   int64
+	err     error
+}
+
+// NewSpool creates a spool file in dir.
+func NewSpool(dir string) (*Spool, error) {
+	f, err := os.CreateTemp(dir, "spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("extsort: %w", err)
+	}
+	return &Spool{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+// Add appends rec.
+func (s *Spool) Add(rec []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(hdr[:], uint64(len(rec)))
+	s.w.Write(hdr[:k])
+	if _, err := s.w.Write(rec); err != nil {
+		return fmt.Errorf("extsort: writing %s: %w", s.f.Name(), err)
+	}
+	s.Records++
+	s.Bytes += int64(k + len(rec))
+	return nil
+}
+
+// Rewind ends the writing; Next then reads the records from the first.
+func (s *Spool) Rewind() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("extsort: writing %s: %w", s.f.Name(), err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.r = bufio.NewReaderSize(s.f, 256<<10)
+	return nil
+}
+
+// Next returns the next record, valid until the following call, and false
+// at the end or on an error (Err).
+func (s *Spool) Next() ([]byte, bool) {
+	if s.err != nil {
+		return nil, false
+	}
+	n, err := binary.ReadUvarint(s.r)
+	if err == io.EOF {
+		return nil, false
+	}
+	if err == nil {
+		if uint64(cap(s.cur)) < n {
+			s.cur = make([]byte, n)
+		}
+		s.cur = s.cur[:n]
+		_, err = io.ReadFull(s.r, s.cur)
+	}
+	if err != nil {
+		s.err = fmt.Errorf("extsort: reading %s: %w", s.f.Name(), err)
+		return nil, false
+	}
+	return s.cur, true
+}
+
+// Err is the error that ended Next, if any.
+func (s *Spool) Err() error { return s.err }
+
+// Close closes and removes the file.
+func (s *Spool) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	name := s.f.Name()
+	s.f.Close()
+	s.f = nil
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
