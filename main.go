@@ -6,9 +6,10 @@
 // Actions turn flags into Options for one call of a package's function
 // (importer, exporter, refresh) and print its result; commands.ExitCode is
 // the one place that maps errors to exit codes. main adds what belongs to
-// the process: Ctrl-C and SIGTERM cancel the context (a clean stop), a
-// second one quits at once (stop), TREEPORT_CPUPROFILE=FILE writes a pprof CPU profile of the run, and
-// TREEPORT_PEAKRSS=FILE the process's peak resident memory.
+// the process: Ctrl-C and SIGTERM cancel the context (a clean stop) and a
+// second one quits at once (stop), TREEPORT_CPUPROFILE=FILE writes a pprof
+// CPU profile of the run, and TREEPORT_PEAKRSS=FILE the process's peak
+// resident memory.
 package main
 
 import (
@@ -62,7 +63,8 @@ func main() {
 // saves its checkpoint, which can take a while (a throttled table, a long
 // retry). The second quits at once, exit 130, as a crash would: the
 // checkpoint then holds what was saved last (it is synced every 200 ms),
-// which a rerun resumes from, redoing at most the writer's window.
+// which a rerun resumes from, redoing the writes saved after it (the
+// README's bound on what a resume redoes).
 func stop(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer, exit func(int)) {
 	<-sigs
 	fmt.Fprintln(stderr, "treeport: stopping cleanly: finishing the writes in flight and saving any checkpoint; press Ctrl-C again to quit now")
