@@ -167,11 +167,16 @@ func (src *adjSource) run(stop <-chan struct{}, seed uint64) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		r := rand.New(rand.NewPCG(seed, 1))
-		for {
+		// One change tried at least, however late this goroutine runs
+		// (a stop closed before it first ran used to leave A unchanged):
+		// the callers check that the follower applied a record.
+		for first := true; ; first = false {
 			select {
 			case <-stop:
-				done <- nil
-				return
+				if !first {
+					done <- nil
+					return
+				}
 			default:
 			}
 			if err := src.mutate(context.Background(), r); err != nil {
