@@ -170,11 +170,16 @@ func TestBenchInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Ctrl-C once the load says it has begun (its table is there); the
+	// minute is a bound on a hung run, not a timing.
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(stderr.String(), "loading") && time.Now().Before(deadline) {
+	for !strings.Contains(stderr.String(), "loading") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("bench never said it was loading:\n%s", stderr.String())
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {

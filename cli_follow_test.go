@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -166,11 +167,16 @@ func (src *adjSource) run(stop <-chan struct{}, seed uint64) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		r := rand.New(rand.NewPCG(seed, 1))
-		for {
+		// One change tried at least, however late this goroutine runs
+		// (a stop closed before it first ran used to leave A unchanged):
+		// the callers check that the follower applied a record.
+		for first := true; ; first = false {
 			select {
 			case <-stop:
-				done <- nil
-				return
+				if !first {
+					done <- nil
+					return
+				}
 			default:
 			}
 			if err := src.mutate(context.Background(), r); err != nil {
@@ -371,7 +377,7 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	// position saved, exit 130.
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	time.Sleep(time.Second)
+	waitForRecords(t, cmd, out)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -579,6 +585,25 @@ func waitForOutput(t *testing.T, cmd *exec.Cmd, out *syncBuf, text string) {
 }
 
 // recordsApplied reads the number of records of the cutover-check line.
+// appliedLine is the follower's progress line once it has applied a
+// stream record.
+var appliedLine = regexp.MustCompile(`follow: [1-9][0-9]* records applied`)
+
+// waitForRecords waits until the follower's progress line (one every 5 s)
+// says it has applied a stream record, instead of hoping a fixed pause is
+// long enough on a loaded machine; the minute is a bound on a hung one.
+func waitForRecords(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !appliedLine.MatchString(out.String()) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the follower applied no stream record in a minute:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func recordsApplied(t *testing.T, out string) int {
 	t.Helper()
 	_, rest, ok := strings.Cut(out, "cutover-check: ")
@@ -624,7 +649,7 @@ func followIntoModel(t *testing.T, model string) {
 	if err := <-mutated; err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	waitForRecords(t, cmd, out)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {

@@ -6,13 +6,16 @@
 // Actions turn flags into Options for one call of a package's function
 // (importer, exporter, refresh) and print its result; commands.ExitCode is
 // the one place that maps errors to exit codes. main adds what belongs to
-// the process: Ctrl-C and SIGTERM cancel the context,
-// TREEPORT_CPUPROFILE=FILE writes a pprof CPU profile of the run, and
-// TREEPORT_PEAKRSS=FILE the process's peak resident memory.
+// the process: Ctrl-C and SIGTERM cancel the context (a clean stop) and a
+// second one quits at once (stop), TREEPORT_CPUPROFILE=FILE writes a pprof
+// CPU profile of the run, and TREEPORT_PEAKRSS=FILE the process's peak
+// resident memory.
 package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -23,7 +26,10 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	go stop(sigs, cancel, os.Stderr, os.Exit)
 	// TREEPORT_CPUPROFILE=FILE writes a pprof CPU profile of the run, for
 	// looking into where a slow run spends its time.
 	if p := os.Getenv("TREEPORT_CPUPROFILE"); p != "" {
@@ -35,7 +41,8 @@ func main() {
 	}
 	code := commands.Main(ctx, os.Args, os.Stderr)
 	pprof.StopCPUProfile()
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	// TREEPORT_PEAKRSS=FILE writes the peak resident memory of the run
 	// (Linux's VmHWM line), which the memory-bound tests check: unlike a
 	// parent's rusage, it is this program's own, not the forked caller's.
@@ -49,4 +56,20 @@ func main() {
 		}
 	}
 	os.Exit(code)
+}
+
+// stop handles Ctrl-C and SIGTERM. The first asks for a clean stop: the
+// context is cancelled, and the command finishes what it has in flight and
+// saves its checkpoint, which can take a while (a throttled table, a long
+// retry). The second quits at once, exit 130, as a crash would: the
+// checkpoint then holds what was saved last (it is synced every 200 ms),
+// which a rerun resumes from, redoing the writes saved after it (the
+// README's bound on what a resume redoes).
+func stop(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer, exit func(int)) {
+	<-sigs
+	fmt.Fprintln(stderr, "treeport: stopping cleanly: finishing the writes in flight and saving any checkpoint; press Ctrl-C again to quit now")
+	cancel()
+	<-sigs
+	fmt.Fprintln(stderr, "treeport: quitting now without waiting: a --checkpoint holds what it saved last and a rerun resumes from there")
+	exit(130)
 }

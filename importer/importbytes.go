@@ -18,10 +18,10 @@ import (
 // figure. It reads the input again, and encodes each item as the files'
 // writer does (appendAttrsLine), so the two cannot drift apart.
 //
-// A layout whose ancestor rows differ only in a number and an id (closure,
-// layouts.EmitsRuns) is sized by arithmetic on its nodes' depths instead
-// of encoding depth + 1 rows a node: a chain of 100,000 nodes has
-// 5,000,050,000 of them.
+// A layout whose ancestor rows differ only in a number and an id (closure
+// and a table model built on it, layouts.RunEmitter) is sized by arithmetic
+// on its nodes' depths instead of encoding depth + 1 rows a node: a chain
+// of 100,000 nodes has 5,000,050,000 of them.
 func (in *Input) ImportSourceBytes(ctx context.Context, l layouts.Layout) (int64, error) {
 	return in.importSourceBytes(ctx, l, nil)
 }
@@ -38,9 +38,17 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 		}
 	}
 	opts := EmitOptions{Layout: l}
-	if layouts.EmitsRuns(l) {
+	if shape, ok := layouts.RunShapeOf(l); ok {
 		f := in.Forest
-		extra := ancestorEscapes(f)
+		var extra []int32
+		if shape.Ancestors > 0 {
+			extra = ancestorEscapes(f)
+		}
+		k := int64(shape.Ancestors)
+		one := int64(0) // row 1's digits of its relative depth
+		for _, w := range shape.Depths {
+			one += int64(max(w, 1))
+		}
 		var st transform.Stats
 		opts.Runs = func(node int, item []layouts.Attr, run int) error {
 			buf = appendAttrsLine(buf[:0], item)
@@ -51,15 +59,20 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 				return nil
 			}
 			// Row r is row 1 with r in place of 1 and the id r levels up in
-			// place of the parent's: the rows hold the digits of 1 … run
-			// and the ancestors' ids, escaped, once each.
+			// place of the parent's: the rows hold the digits of 1 … run,
+			// each as wide as its place, and the ancestors' ids, escaped,
+			// once each in each of their places.
 			f.Stats(node, &st)
 			parent := int64(jsonStringBytes(f.ID(f.Parent(node))))
 			ancestors := int64(st.PathBytes - len(st.ID))
 			if extra != nil {
 				ancestors += int64(extra[node])
 			}
-			n += int64(run)*(first-1-parent) + sumDigits(run) + ancestors - first
+			var digits int64
+			for _, w := range shape.Depths {
+				digits += sumPadded(run, w)
+			}
+			n += int64(run)*(first-one-k*parent) + digits + k*ancestors - first
 			return nil
 		}
 	}
@@ -105,11 +118,12 @@ func ancestorEscapes(f *transform.Forest) []int32 {
 	return anc
 }
 
-// sumDigits is the number of decimal digits of 1, 2, … d together.
-func sumDigits(d int) int64 {
+// sumPadded is the number of decimal digits of 1, 2, … d together, each
+// zero-padded to width digits.
+func sumPadded(d, width int) int64 {
 	var sum int64
-	for lo, s := 1, int64(1); lo <= d; lo, s = lo*10, s+1 {
-		sum += int64(min(d, lo*10-1)-lo+1) * s
+	for lo, s := 1, 1; lo <= d; lo, s = lo*10, s+1 {
+		sum += int64(min(d, lo*10-1)-lo+1) * int64(max(s, width))
 	}
 	return sum
 }

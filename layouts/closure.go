@@ -761,50 +761,92 @@ func (c *closureCosts) Estimate(k int) QueryCosts {
 	return out
 }
 
-// EmitsRuns reports whether AppendItemRuns gives l's items in runs: a
-// layout whose node writes many rows alike but for a number and an id
-// (closure's ancestor rows). A table model is given its items one by one.
-func EmitsRuns(l Layout) bool {
-	c, ok := l.(*closureLayout)
-	return ok && !c.implicit
+// RunEmitter is a layout whose node writes many rows alike but for a
+// relative depth and an ancestor's id (closure's ancestor rows, and a
+// table model's built on them), so that they can be sized without being
+// built. AppendItemRuns emits the items of n, as AppendItems would: the
+// node's own row with run 0, then, for a node below a root, its first
+// ancestor row (relative depth 1, ancestor its parent) with run =
+// n.Depth, standing for all its ancestor rows; row r differs from it only
+// where RunShape says. n.Path is not read and may be nil: the input's
+// checks have passed (CheckLayout), and the run costs O(1) however deep
+// the node is. RunShape's false says the layout writes no runs (a table
+// model on another base).
+type RunEmitter interface {
+	AppendItemRuns(n *FlatNode, b *ItemBuffer, emit func(item []Attr, run int)) error
+	RunShape() (RunShape, bool)
 }
 
-// AppendItemRuns emits the items of n, as AppendItems would, for a layout
-// of which EmitsRuns holds, so that they can be sized without being built:
-// the node's own row with run 0, then, for a node below a root, its first
-// ancestor row (RelativeDepth 1, AncestorId its parent) with run =
-// n.Depth, standing for all its ancestor rows. Row r differs from it only
-// in RelativeDepth (r in place of 1) and AncestorId (the id r levels up in
-// place of the parent's). n.Path is not read and may be nil: the input's
-// checks have passed (CheckLayout), and the run costs O(1) however deep
-// the node is. For a layout that does not emit runs it returns an error.
-func AppendItemRuns(l Layout, n *FlatNode, b *ItemBuffer, emit func(item []Attr, run int)) error {
-	c, ok := l.(*closureLayout)
+// RunShape says where row r of a run differs from its first row: the id r
+// levels up stands in the place of the parent's Ancestors times, and r in
+// the place of 1 once for each of Depths, written zero-padded to that
+// many digits (0: as it is).
+type RunShape struct {
+	Ancestors int
+	Depths    []int
+}
+
+// EmitsRuns reports whether AppendItemRuns gives l's items in runs.
+func EmitsRuns(l Layout) bool {
+	r, ok := l.(RunEmitter)
 	if !ok {
+		return false
+	}
+	_, ok = r.RunShape()
+	return ok
+}
+
+// AppendItemRuns is RunEmitter's AppendItemRuns of l; for a layout that
+// does not emit runs it returns an error.
+func AppendItemRuns(l Layout, n *FlatNode, b *ItemBuffer, emit func(item []Attr, run int)) error {
+	if !EmitsRuns(l) {
 		return fmt.Errorf("layouts: the %s layout does not emit its items in runs", l.Name())
 	}
-	if n.ID == "" {
-		return fmt.Errorf("layouts: %s: a node has an empty id", c.layout)
+	return l.(RunEmitter).AppendItemRuns(n, b, emit)
+}
+
+// RunShapeOf is RunEmitter's RunShape of l; false for a layout that does
+// not emit runs.
+func RunShapeOf(l Layout) (RunShape, bool) {
+	if r, ok := l.(RunEmitter); ok {
+		return r.RunShape()
 	}
-	if err := c.checkFlatAttrs(&c.rs, n); err != nil {
+	return RunShape{}, false
+}
+
+// RunShape: the closure layout's rows differ in RelativeDepth, a number,
+// and AncestorId; false with implicit inner nodes.
+func (l *closureLayout) RunShape() (RunShape, bool) {
+	// With implicit inner nodes, a node's rows depend on whether it has
+	// children: no runs.
+	return RunShape{Ancestors: 1, Depths: []int{0}}, !l.implicit
+}
+
+// AppendItemRuns: see RunEmitter. Row 1 of the node is built as if the
+// node were one level deep, by the same code as AppendItems.
+func (l *closureLayout) AppendItemRuns(n *FlatNode, b *ItemBuffer, emit func(item []Attr, run int)) error {
+	if n.ID == "" {
+		return fmt.Errorf("layouts: %s: a node has an empty id", l.layout)
+	}
+	if err := l.checkFlatAttrs(&l.rs, n); err != nil {
 		return err
 	}
 	b.s[0].Value = n.ID
 	b.s[1].Value = n.Parent
 	attrs := append(b.attrs[:0], n.Attrs...)
-	attrs = c.appendRow(attrs, b, n, 0)
+	attrs = l.appendRow(attrs, b, n, 0)
 	emit(attrs, 0)
 	if n.Depth > 0 {
-		// Row 1 of the node as if it were one level deep: the same row
-		// appendRow makes for AppendItems, built by the same code.
 		path := [2]string{n.Parent, n.ID}
 		one := FlatNode{ID: n.ID, Parent: n.Parent, Depth: 1, Path: path[:]}
-		attrs = c.appendRow(c.copied(attrs[:0], n), b, &one, 1)
+		attrs = l.appendRow(l.copied(attrs[:0], n), b, &one, 1)
 		emit(attrs, n.Depth)
 	}
 	b.attrs = attrs
 	return nil
 }
+
+var _ RunEmitter = (*closureLayout)(nil)
 
 // copied appends the attributes of n that its ancestor rows copy.
 func (l *closureLayout) copied(attrs []Attr, n *FlatNode) []Attr {

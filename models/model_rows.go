@@ -468,3 +468,53 @@ func (m *modelLayout) prefixLen(a *modelAttr, key, child int) int {
 	}
 	return n
 }
+
+// RunShape is layouts.RunEmitter's for a closure model: its rows differ
+// from one another where the templates of the row's own attributes hold
+// {ancestor} and {relative_depth}, each written with its template's width.
+// A model on another base writes no runs.
+func (m *modelLayout) RunShape() (layouts.RunShape, bool) {
+	if !m.closure {
+		return layouts.RunShape{}, false
+	}
+	var s layouts.RunShape
+	for _, a := range m.attrs {
+		for _, p := range a.tmpl.parts {
+			switch p.ph {
+			case phAncestor:
+				s.Ancestors++
+			case phRelDepth:
+				s.Depths = append(s.Depths, a.tmpl.width)
+			}
+		}
+	}
+	return s, true
+}
+
+// AppendItemRuns is layouts.RunEmitter's for a closure model: the node's
+// own row and its row 1, built by AppendItems as if the node were one
+// level deep (a closure model's templates hold no depth of the node's but
+// the row's), row 1 standing for the node's depth rows.
+func (m *modelLayout) AppendItemRuns(n *layouts.FlatNode, b *layouts.ItemBuffer, emit func([]layouts.Attr, int)) error {
+	if !m.closure {
+		return fmt.Errorf("layouts: the %s layout does not emit its items in runs", m.Name())
+	}
+	if err := m.checkDepth(n.Depth); err != nil {
+		return fmt.Errorf("layouts: node %q: %w", n.ID, err)
+	}
+	one := layouts.FlatNode{ID: n.ID, Parent: n.Parent, Attrs: n.Attrs, Path: []string{n.ID}}
+	if n.Depth > 0 {
+		one.Depth, one.Path = 1, []string{n.Parent, n.ID}
+	}
+	r := 0
+	return m.AppendItems(&one, b, func(attrs []layouts.Attr) {
+		run := 0
+		if r == 1 {
+			run = n.Depth
+		}
+		r++
+		emit(attrs, run)
+	})
+}
+
+var _ layouts.RunEmitter = (*modelLayout)(nil)

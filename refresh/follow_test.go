@@ -213,7 +213,9 @@ func followOptions(t *testing.T, client *dynamodb.Client, src *liveSource, to la
 			Checkpoint: filepath.Join(t.TempDir(), "follow.ckpt"),
 		},
 		From: src.table, FromLayout: src.l,
-		Follow: &FollowOptions{Streams: sc, Idle: 2 * time.Second, Poll: 200 * time.Millisecond},
+		// A progress line every 100 ms: waitForRound's sign that the
+		// follower has come round its loop.
+		Follow: &FollowOptions{Streams: sc, Idle: 2 * time.Second, Poll: 200 * time.Millisecond, LogEvery: 100 * time.Millisecond},
 	}
 }
 
@@ -327,6 +329,7 @@ func TestFollowEveryPair(t *testing.T) {
 				ctx, stop := context.WithCancel(context.Background())
 				defer stop()
 				mutated := make(chan error, 1)
+				changed := make(chan struct{}) // closed after A's first change
 				go func() {
 					// From before the copy until a second into the follow,
 					// however slow the machine.
@@ -336,7 +339,12 @@ func TestFollowEveryPair(t *testing.T) {
 						if deadline.IsZero() && strings.Contains(log.String(), "following the stream") {
 							deadline = time.Now().Add(time.Second)
 						}
-						if err := src.mutate(ctx, mr); err != nil {
+						err := src.mutate(ctx, mr)
+						if changed != nil {
+							close(changed)
+							changed = nil
+						}
+						if err != nil {
 							mutated <- err
 							return
 						}
@@ -344,7 +352,7 @@ func TestFollowEveryPair(t *testing.T) {
 					}
 					mutated <- nil
 				}()
-				time.Sleep(150 * time.Millisecond) // the copy starts while A changes
+				<-changed // the copy starts while A changes
 				res, err := Migrate(ctx, opts)
 				stop() // ends a mutator that a failed Migrate left running
 				if merr := <-mutated; merr != nil {
@@ -402,7 +410,7 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 	put("cyc1", "cyc2")
 	put("cyc2", "cyc1")
 	waitFor(t, log, "its own ancestor", 30*time.Second)
-	time.Sleep(time.Second)
+	waitForRound(t, log, "its own ancestor")
 	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
 		t.Errorf("B changed while A was not a valid tree: %d items, had %d", len(got), len(before))
 	}
@@ -447,7 +455,7 @@ func TestFollowReportsTheRemoval(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, log, "was removed while", 30*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	waitForRound(t, log, "was removed while")
 	// A valid again: the node is back.
 	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: items[0]}); err != nil {
 		t.Fatal(err)
@@ -580,7 +588,7 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, log, "does not fit", 30*time.Second)
-	time.Sleep(time.Second)
+	waitForRound(t, log, "does not fit")
 	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
 		p, d := itemDiff(before, got)
 		t.Errorf("B changed while node %q's item in A did not fit the layout: %d keys put, %d deleted\n%s", node, len(p), len(d), log)
@@ -816,5 +824,24 @@ func TestFollowLostPosition(t *testing.T) {
 		if p, d := itemDiff(tableItems(t, client, dest, lt.Table()), src.want(t, lt)); len(p)+len(d) > 0 {
 			t.Errorf("%s: B differs from the final forest: %d to put, %d to delete", c.name, len(p), len(d))
 		}
+	}
+}
+
+// waitForRound waits for a progress line after the first line that says
+// text: the follower writes one between two reads of the stream, so by
+// then the round that said text is over, its writes (or its holding back)
+// done. It replaces a fixed pause before checking that B did not change.
+func waitForRound(t *testing.T, log *syncBuffer, text string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, after, ok := strings.Cut(log.String(), text)
+		if ok && strings.Contains(after, " records applied (") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line after %q in 30 s:\n%s", text, log)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

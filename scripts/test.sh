@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: go vet, staticcheck, and go test -race, with the
-# integration tests against a DynamoDB Local and an s3rver (local S3) that this
-# script installs (into a cache outside the repo), starts on free ports and
-# stops again.
+# Runs the whole test suite: go vet, staticcheck, and go test -race, one
+# package at a time (each named as it starts), with the integration tests
+# against a DynamoDB Local and an s3rver (local S3) that this script installs
+# with npm (into ~/.cache/treeport, or $TREEPORT_CACHE), starts on free ports
+# and stops again. It also installs, when missing, headless Chromium and
+# fonts-dejavu-core with apt-get as root (sudo when not root; see
+# scripts/chromium.sh) for the HTML report tests, and staticcheck with go
+# install into $(go env GOPATH)/bin. The README's Quickstart lists them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
