@@ -3,11 +3,11 @@ package importer
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
@@ -95,7 +95,7 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	if err := writeFile(filepath.Join(opts.Dir, "create-table.json"), create); err != nil {
 		return nil, err
 	}
-	importReq, err := ImportTableJSON(opts.Table, spec, opts.Billing, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
+	importReq, err := bulkjob.ImportTableJSON(opts.Table, spec, opts.Billing, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
 	if err != nil {
 		return nil, err
 	}
@@ -129,42 +129,6 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 		return nil, err
 	}
 	return m, nil
-}
-
-// ImportTableJSON is an ImportTable request (the API's field names, as
-// `aws dynamodb import-table --cli-input-json` takes it) for the layout's
-// table, with billing's capacity, reading gzip DynamoDB JSON from
-// s3://bucket/prefix. ImportTable takes no WarmThroughput: a warm
-// throughput billing asks for is left out (create-table.json keeps it).
-func ImportTableJSON(table string, spec layouts.TableSpec, billing ddbtable.Billing, bucket, prefix string) ([]byte, error) {
-	billing.WarmRCU, billing.WarmWCU = 0, 0
-	create, err := ddbtable.SchemaJSON(table, spec, billing)
-	if err != nil {
-		return nil, err
-	}
-	var params map[string]any
-	if err := json.Unmarshal(create, &params); err != nil {
-		return nil, err
-	}
-	// TableCreationParameters takes a subset of CreateTable's fields.
-	allowed := map[string]bool{"TableName": true, "AttributeDefinitions": true, "KeySchema": true, "BillingMode": true,
-		"ProvisionedThroughput": true, "GlobalSecondaryIndexes": true, "SSESpecification": true, "OnDemandThroughput": true}
-	for k := range params {
-		if !allowed[k] {
-			delete(params, k)
-		}
-	}
-	req := map[string]any{
-		"S3BucketSource":          map[string]any{"S3Bucket": bucket, "S3KeyPrefix": prefix},
-		"InputFormat":             "DYNAMODB_JSON",
-		"InputCompressionType":    "GZIP",
-		"TableCreationParameters": params,
-	}
-	b, err := json.MarshalIndent(req, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("importer: import-table.json: %w", err)
-	}
-	return append(b, '\n'), nil
 }
 
 // writeFile writes data to path through a temporary file renamed over it,

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -52,7 +53,7 @@ type LoadFilesOptions struct {
 	// BulkPut, with S3, is the existing table DynamoDB's bulk put loads
 	// from the files (StartBulkPutItems), once every shard has uploaded;
 	// LoadFiles follows it to its end. MaxWCU, when above 0, caps its
-	// write rate (at least MinBulkPutWCU). The table must be checked by
+	// write rate (at least bulkjob.MinBulkPutWCU). The table must be checked by
 	// the caller first (CheckTable), before the input is read.
 	BulkPut string
 	MaxWCU  int64
@@ -67,11 +68,11 @@ type LoadFilesOptions struct {
 	// OnImportStarted is told the import began; OnImportStatus is told
 	// its status at every poll until it ends.
 	OnImportStarted func(ImportStarted)
-	OnImportStatus  func(ImportStatus)
+	OnImportStatus  func(bulkjob.ImportStatus)
 	// OnBulkPutStarted is told the bulk put began (or was found running);
 	// OnBulkPutStatus is told its status at every poll until it ends.
 	OnBulkPutStarted func(BulkPutStarted)
-	OnBulkPutStatus  func(BulkPutStatus)
+	OnBulkPutStatus  func(bulkjob.BulkPutStatus)
 }
 
 // BulkPutStarted describes a bulk put just started, or found running
@@ -106,12 +107,12 @@ type LoadFilesResult struct {
 	// copy to finish starts the import.
 	Waiting []int
 	// Import is the import's last status (nil when none was started).
-	Import *ImportStatus
+	Import *bulkjob.ImportStatus
 	// BulkPut is the bulk put's last status (nil when none was started);
 	// Report is what its report of failed items holds, read when some
 	// failed.
-	BulkPut *BulkPutStatus
-	Report  *BulkPutReport
+	BulkPut *bulkjob.BulkPutStatus
+	Report  *bulkjob.BulkPutReport
 	Took    time.Duration
 }
 
@@ -216,8 +217,8 @@ func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResu
 			return nil
 		}
 	}
-	report := loc.Key(ReportDir)
-	in, err := BulkPutInput(table, loc.Bucket, loc.DataPrefix(), report, src.Token, opts.MaxWCU)
+	report := loc.Key(bulkjob.ReportDir)
+	in, err := bulkjob.BulkPutInput(table, loc.Bucket, loc.DataPrefix(), report, src.Token, opts.MaxWCU)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResu
 	if err != nil {
 		return err
 	}
-	st, err := StartBulkPut(ctx, client, in)
+	st, err := bulkjob.StartBulkPut(ctx, client, in)
 	if err != nil {
 		return fmt.Errorf("%w\nthe files are in %s", err, loc)
 	}
@@ -233,9 +234,9 @@ func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResu
 		opts.OnBulkPutStarted(BulkPutStarted{ARN: st.ARN, Items: src.Items(), Source: s3io.ObjectURL(loc.Bucket, loc.DataPrefix()),
 			Report: s3io.ObjectURL(loc.Bucket, report), Table: table, MaxWCU: opts.MaxWCU})
 	}
-	last, err := FollowBulkPut(ctx, client, st.ARN, BulkFollowOptions{
+	last, err := bulkjob.FollowBulkPut(ctx, client, st.ARN, bulkjob.BulkFollowOptions{
 		Poll: opts.Poll,
-		OnStatus: func(s BulkPutStatus) {
+		OnStatus: func(s bulkjob.BulkPutStatus) {
 			if !s.Done() && opts.OnBulkPutStatus != nil {
 				opts.OnBulkPutStatus(s)
 			}
@@ -249,7 +250,7 @@ func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResu
 		if bucket == "" {
 			bucket, prefix = loc.Bucket, report
 		}
-		rep, rerr := ReadBulkPutReport(ctx, opts.S3.Client, bucket, prefix, 5)
+		rep, rerr := bulkjob.ReadBulkPutReport(ctx, opts.S3.Client, bucket, prefix, 5)
 		res.Report = rep
 		if err == nil && rerr != nil {
 			err = fmt.Errorf("the bulk put ended %s with %d failed items, but its report could not be read: %w", last.Status, last.FailedItems, rerr)
@@ -270,7 +271,7 @@ func startImport(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResul
 		res.Waiting = missing
 		return nil
 	}
-	in, err := ImportTableInput(table, opts.Files.Emit.Layout.Table(), opts.Billing, loc.Bucket, loc.DataPrefix(), src.Token)
+	in, err := bulkjob.ImportTableInput(table, opts.Files.Emit.Layout.Table(), opts.Billing, loc.Bucket, loc.DataPrefix(), src.Token)
 	if err != nil {
 		return err
 	}
@@ -278,7 +279,7 @@ func startImport(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResul
 	if err != nil {
 		return err
 	}
-	st, err := StartImport(ctx, client, in)
+	st, err := bulkjob.StartImport(ctx, client, in)
 	if err != nil {
 		return fmt.Errorf("%w\nthe files are in %s; start the import by hand with: aws dynamodb import-table --cli-input-json file://import-table.json (%s)",
 			err, loc, loc.Key("import-table.json"))
@@ -287,9 +288,9 @@ func startImport(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResul
 		opts.OnImportStarted(ImportStarted{ARN: st.ARN, Items: src.Items(), Source: s3io.ObjectURL(loc.Bucket, loc.DataPrefix()),
 			Table: table, RawBytes: src.RawBytes()})
 	}
-	last, err := FollowImport(ctx, client, st.ARN, FollowOptions{
+	last, err := bulkjob.FollowImport(ctx, client, st.ARN, bulkjob.FollowOptions{
 		Poll: opts.Poll,
-		OnStatus: func(s ImportStatus) {
+		OnStatus: func(s bulkjob.ImportStatus) {
 			if !s.Done() && opts.OnImportStatus != nil {
 				opts.OnImportStatus(s)
 			}

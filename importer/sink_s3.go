@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -192,7 +193,7 @@ type UploadStats struct {
 func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, spec layouts.TableSpec, opts UploadOptions) (UploadStats, error) {
 	started := time.Now()
 	opts.Transfer = opts.Transfer.WithDefaults()
-	importReq, err := ImportTableJSON(m.Table, spec, opts.Billing, opts.To.Bucket, opts.To.DataPrefix())
+	importReq, err := bulkjob.ImportTableJSON(m.Table, spec, opts.Billing, opts.To.Bucket, opts.To.DataPrefix())
 	if err != nil {
 		return UploadStats{}, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -25,8 +26,8 @@ func bulkPutWCU(c *cli.Context) (int64, error) {
 	}
 	v := c.Float64("max-wcu")
 	n := int64(math.Ceil(v))
-	if n < importer.MinBulkPutWCU {
-		return 0, usagef("--max-wcu %g: a bulk put takes a cap of at least %d write request units a second (StartBulkPutItems' minimum); leave --max-wcu out for no cap, or load with --table for a lower rate", v, importer.MinBulkPutWCU)
+	if n < bulkjob.MinBulkPutWCU {
+		return 0, usagef("--max-wcu %g: a bulk put takes a cap of at least %d write request units a second (StartBulkPutItems' minimum); leave --max-wcu out for no cap, or load with --table for a lower rate", v, bulkjob.MinBulkPutWCU)
 	}
 	return n, nil
 }
@@ -93,10 +94,10 @@ func bulkPutProgress(c *cli.Context, opts *importer.LoadFilesOptions) {
 		fmt.Fprintf(log, "bulk put %s: %d items from %s into %s (%s); failed items are reported in %s\n",
 			s.ARN, s.Items, s.Source, s.Table, limit, s.Report)
 	}
-	opts.OnBulkPutStatus = func(s importer.BulkPutStatus) { printBulkPutStatus(log, s, items) }
+	opts.OnBulkPutStatus = func(s bulkjob.BulkPutStatus) { printBulkPutStatus(log, s, items) }
 }
 
-func printBulkPutStatus(log io.Writer, s importer.BulkPutStatus, items int64) {
+func printBulkPutStatus(log io.Writer, s bulkjob.BulkPutStatus, items int64) {
 	pct := ""
 	if items > 0 {
 		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(s.ProcessedItems)/float64(items))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
@@ -86,7 +87,7 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 			fmt.Fprintf(log, "import %s started: %d items from %s into the new table %s (about $%s at list price, no write capacity)\n",
 				s.ARN, s.Items, s.Source, s.Table, money(pricing.Default.Import(s.RawBytes)))
 		}
-		opts.OnImportStatus = func(s importer.ImportStatus) { printImportStatus(log, s, items) }
+		opts.OnImportStatus = func(s bulkjob.ImportStatus) { printImportStatus(log, s, items) }
 		bulkPutProgress(c, &opts)
 	}
 	res, err := importer.LoadFiles(c.Context, in, opts)
@@ -180,7 +181,7 @@ func rate(n int64, d time.Duration) int64 {
 const importPoll = 15 * time.Second
 
 // printImportStatus is a line of an import's progress.
-func printImportStatus(log io.Writer, s importer.ImportStatus, items int64) {
+func printImportStatus(log io.Writer, s bulkjob.ImportStatus, items int64) {
 	pct := ""
 	if items > 0 {
 		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(s.ProcessedItems)/float64(items))
@@ -190,7 +191,7 @@ func printImportStatus(log io.Writer, s importer.ImportStatus, items int64) {
 }
 
 // importResult reports how an import ended.
-func importResult(w, log io.Writer, last importer.ImportStatus) error {
+func importResult(w, log io.Writer, last bulkjob.ImportStatus) error {
 	fmt.Fprintf(w, "imported %d items into %s in %s (%d processed, %d errors)\n",
 		last.ImportedItems, last.Table, importElapsed(last).Round(time.Second), last.ProcessedItems, last.Errors)
 	if last.Errors > 0 {
@@ -204,7 +205,7 @@ func importResult(w, log io.Writer, last importer.ImportStatus) error {
 	return nil
 }
 
-func importElapsed(s importer.ImportStatus) time.Duration {
+func importElapsed(s bulkjob.ImportStatus) time.Duration {
 	switch {
 	case s.Started.IsZero():
 		return 0

@@ -1,7 +1,8 @@
-package importer
+package bulkjob
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -30,7 +31,7 @@ var _ ImportAPI = (*dynamodb.Client)(nil)
 
 // ErrImportFailed marks an ImportTable that ended FAILED or CANCELLED; the
 // error is an *ImportError.
-var ErrImportFailed = errors.New("importer: DynamoDB import from S3 failed")
+var ErrImportFailed = errors.New("bulkjob: DynamoDB import from S3 failed")
 
 // ImportTableInput is the ImportTable request that creates the layout's table
 // (keys and indexes as CreateTableInput makes them, on-demand or provisioned
@@ -284,7 +285,7 @@ type ImportError struct {
 func (e *ImportError) Error() string {
 	s := e.Status
 	var b strings.Builder
-	fmt.Fprintf(&b, "importer: DynamoDB import %s into table %s ended %s", s.ARN, s.Table, s.Status)
+	fmt.Fprintf(&b, "bulkjob: DynamoDB import %s into table %s ended %s", s.ARN, s.Table, s.Status)
 	if s.FailureCode != "" || s.FailureMessage != "" {
 		fmt.Fprintf(&b, ": %s %s", s.FailureCode, s.FailureMessage)
 	}
@@ -423,4 +424,40 @@ func follow[S any](ctx context.Context, poll time.Duration, maxFailures int, j j
 		}
 		pause = min(2*pause, poll)
 	}
+}
+
+// ImportTableJSON is an ImportTable request (the API's field names, as
+// `aws dynamodb import-table --cli-input-json` takes it) for the layout's
+// table, with billing's capacity, reading gzip DynamoDB JSON from
+// s3://bucket/prefix. ImportTable takes no WarmThroughput: a warm
+// throughput billing asks for is left out (create-table.json keeps it).
+func ImportTableJSON(table string, spec layouts.TableSpec, billing ddbtable.Billing, bucket, prefix string) ([]byte, error) {
+	billing.WarmRCU, billing.WarmWCU = 0, 0
+	create, err := ddbtable.SchemaJSON(table, spec, billing)
+	if err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(create, &params); err != nil {
+		return nil, err
+	}
+	// TableCreationParameters takes a subset of CreateTable's fields.
+	allowed := map[string]bool{"TableName": true, "AttributeDefinitions": true, "KeySchema": true, "BillingMode": true,
+		"ProvisionedThroughput": true, "GlobalSecondaryIndexes": true, "SSESpecification": true, "OnDemandThroughput": true}
+	for k := range params {
+		if !allowed[k] {
+			delete(params, k)
+		}
+	}
+	req := map[string]any{
+		"S3BucketSource":          map[string]any{"S3Bucket": bucket, "S3KeyPrefix": prefix},
+		"InputFormat":             "DYNAMODB_JSON",
+		"InputCompressionType":    "GZIP",
+		"TableCreationParameters": params,
+	}
+	b, err := json.MarshalIndent(req, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("bulkjob: import-table.json: %w", err)
+	}
+	return append(b, '\n'), nil
 }

@@ -1,4 +1,4 @@
-package importer
+package bulkjob
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -37,7 +38,7 @@ const MinBulkPutWCU = 1024
 
 // ErrBulkPutFailed marks a bulk put that ended FAILED or CANCELLED; the
 // error is a *BulkPutError.
-var ErrBulkPutFailed = errors.New("importer: DynamoDB bulk put from S3 failed")
+var ErrBulkPutFailed = errors.New("bulkjob: DynamoDB bulk put from S3 failed")
 
 // ReportDir is the folder, next to data/, where DynamoDB writes a bulk
 // put's report of the items it could not write.
@@ -243,7 +244,7 @@ type BulkPutError struct {
 func (e *BulkPutError) Error() string {
 	s := e.Status
 	var b strings.Builder
-	fmt.Fprintf(&b, "importer: DynamoDB bulk put %s into table %s ended %s", s.ARN, s.Table, s.Status)
+	fmt.Fprintf(&b, "bulkjob: DynamoDB bulk put %s into table %s ended %s", s.ARN, s.Table, s.Status)
 	if s.FailureCode != "" || s.FailureMessage != "" {
 		fmt.Fprintf(&b, ": %s %s", s.FailureCode, s.FailureMessage)
 	}
@@ -349,13 +350,13 @@ type BulkPutReport struct {
 // (at most 1 KB each). A record that is not JSON is counted and kept as
 // text: the report is for a person to read, and its exact shape is
 // DynamoDB's.
-func ReadBulkPutReport(ctx context.Context, api S3API, bucket, prefix string, samples int) (*BulkPutReport, error) {
+func ReadBulkPutReport(ctx context.Context, api ReportAPI, bucket, prefix string, samples int) (*BulkPutReport, error) {
 	rep := &BulkPutReport{Location: s3io.ObjectURL(bucket, prefix)}
 	p := s3.NewListObjectsV2Paginator(api, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return rep, s3Error("ListObjectsV2", rep.Location, err)
+			return rep, s3io.Wrap("ListObjectsV2", rep.Location, err, ddb.ErrService)
 		}
 		for _, o := range page.Contents {
 			key := aws.ToString(o.Key)
@@ -365,14 +366,14 @@ func ReadBulkPutReport(ctx context.Context, api S3API, bucket, prefix string, sa
 				continue // a listing of the report's files, not a record
 			}
 			if err := readReportObject(ctx, api, bucket, key, rep, samples); err != nil {
-				return rep, s3Error("GetObject", url, err)
+				return rep, s3io.Wrap("GetObject", url, err, ddb.ErrService)
 			}
 		}
 	}
 	return rep, nil
 }
 
-func readReportObject(ctx context.Context, api S3API, bucket, key string, rep *BulkPutReport, samples int) error {
+func readReportObject(ctx context.Context, api ReportAPI, bucket, key string, rep *BulkPutReport, samples int) error {
 	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		return err
@@ -404,4 +405,10 @@ func readReportObject(ctx context.Context, api S3API, bucket, key string, rep *B
 		}
 	}
 	return sc.Err()
+}
+
+// ReportAPI is the part of the S3 client that reads a bulk put's report.
+type ReportAPI interface {
+	manager.ListObjectsV2APIClient
+	manager.DownloadAPIClient
 }
