@@ -583,3 +583,75 @@ func TestFollowLinks(t *testing.T) {
 		t.Errorf("the destination's links: %v", got)
 	}
 }
+
+// TestDynamotreeReadmeExampleFollow follows dynamotree's README example,
+// its rows put by hand (Links under two accounts, each account's Links
+// with listing rows only, a link), from the prefix layout to the path
+// layout with --path-ids --implicit-inner: what is written while it
+// follows arrives (a repeated name under the implicit Links of the other
+// account, a second link, an object row deleted), and the --follow-idle
+// verify is exact.
+func TestDynamotreeReadmeExampleFollow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: follows a stream")
+	}
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	table := prefixTable(t, client, readmeRows())
+	dest := ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
+		"--path-ids", "--implicit-inner", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
+		"--endpoint-url", endpoint, "--no-progress"}
+	cmd, out := startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var puts []layouts.Item
+	puts = append(puts, dynamotreePut([]string{"Accounts", "654321", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.net/")})...)
+	puts = append(puts, dynamotreeLink([]string{"Links", "bob"}, []string{"Accounts", "654321"})...)
+	for _, it := range puts {
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Alice's email goes: her object row is put again without it.
+	alice := dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00")})
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: alice[len(alice)-1]}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the follower did not end:\n%s", out)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
+		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
+	}
+	got := scanTable(t, client, dest)
+	if !pathHasAttr(got, "Links¦bob", "link_to", "Accounts¦654321") ||
+		!pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") ||
+		!pathHasAttr(got, "Accounts¦654321¦Links¦xyzpdq", "LinkTarget", "http://example.net/") ||
+		!pathHasAttr(got, "Accounts¦123456¦Links¦xyzpdq", "LinkTarget", "http://example.com/") {
+		t.Errorf("the destination: %v", got)
+	}
+	if pathHasAttr(got, "Accounts¦123456", "email", "alice@example.com") {
+		t.Errorf("Alice's email, deleted while following, is still in the destination: %v", got)
+	}
+
+	// The destination migrated back to the prefix layout is the source's
+	// rows, byte for byte.
+	back := ddblocal.TableName(t)
+	dropTableLater(t, client, back)
+	if _, stderr, code := run(t, nil, "migrate", "--from-table", dest, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back,
+		"--to-layout", "prefix", "--path-ids", "--implicit-inner", "--create-table", "--endpoint-url", endpoint, "--no-progress"); code != 0 {
+		t.Fatalf("migrate back: exit %d\n%s", code, stderr)
+	}
+	if got, want := rawLines(t, client, back), rawLines(t, client, table); !slices.Equal(got, want) {
+		t.Errorf("back in prefix:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
