@@ -240,10 +240,10 @@ func TestElectroDBModel(t *testing.T) {
 	}
 }
 
-// edbMigrate migrates acme from the ElectroDB table into path and closure
-// and back (byte for byte), and into another ElectroDB table.
+// edbMigrate migrates acme from the ElectroDB table into every layout and
+// back (byte for byte), and into another ElectroDB table.
 func edbMigrate(t *testing.T, client *dynamodb.Client, env []string, table string, all []layouts.Item, foreignBefore []string) {
-	for _, layout := range []string{"path", "closure"} {
+	for _, layout := range layouts.Names() {
 		mid := ddblocal.TableName(t)
 		dropTableLater(t, client, mid)
 		if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",

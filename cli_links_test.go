@@ -428,22 +428,35 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 	}
 	sameLines(t, "the export imported", rawLines(t, client, again), rows)
 
-	path, back := ddblocal.TableName(t), ddblocal.TableName(t)
-	dropTableLater(t, client, path)
-	dropTableLater(t, client, back)
-	for _, m := range [][]string{
-		{"--from-table", table, "--from-layout", "prefix", "--to-table", path, "--to-layout", "path", "--to-delimiter", "¦"},
-		{"--from-table", path, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix"},
-	} {
-		args := append(append([]string{"migrate"}, m...), "--path-ids", "--implicit-inner", "--create-table", "--no-progress")
-		if _, stderr, code := run(t, env, args...); code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	// Into every layout and back (adjacency takes no implicit inner
+	// nodes: each gets an item there, and none back in prefix).
+	for _, layout := range layouts.Names() {
+		if layout == layouts.PrefixName {
+			continue
 		}
+		var to, from []string
+		if layout != layouts.AdjacencyName {
+			to, from = []string{"--to-implicit-inner"}, []string{"--from-implicit-inner"}
+		}
+		mid, back := ddblocal.TableName(t), ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		dropTableLater(t, client, back)
+		for _, m := range [][]string{
+			append([]string{"--from-table", table, "--from-layout", "prefix", "--from-implicit-inner", "--to-table", mid, "--to-layout", layout, "--to-delimiter", "¦"}, to...),
+			append([]string{"--from-table", mid, "--from-layout", layout, "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix", "--to-implicit-inner"}, from...),
+		} {
+			args := append(append([]string{"migrate"}, m...), "--path-ids", "--create-table", "--no-progress")
+			if _, stderr, code := run(t, env, args...); code != 0 {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+		}
+		if layout == layouts.PathName {
+			if got := scanTable(t, client, mid); !pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") {
+				t.Errorf("the path table's link has no link_to: %v", got)
+			}
+		}
+		sameLines(t, "migrated to "+layout+" and back", rawLines(t, client, back), rows)
 	}
-	if got := scanTable(t, client, path); !pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") {
-		t.Errorf("the path table's link has no link_to: %v", got)
-	}
-	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
 
 	// A link to a path that is not in the table: verify finds it by its
 	// path id, though a node of that name is (Accounts¦654321¦Links¦abc).

@@ -220,17 +220,22 @@ func TestStoreLocationsModel(t *testing.T) {
 	})
 
 	t.Run("migrate both ways", func(t *testing.T) {
-		for _, layout := range []string{"path", "prefix", "closure"} {
+		for _, layout := range layouts.Names() {
+			// adjacency takes no implicit inner nodes: each gets an item.
+			implicit := []string{"--implicit-inner"}
+			if layout == layouts.AdjacencyName {
+				implicit = nil
+			}
 			mid := ddblocal.TableName(t)
 			dropTableLater(t, client, mid)
-			args := ([]string{"migrate", "--from-table", table, "--from-model", slModel, "--to-table", mid, "--create-table", "--no-progress",
-				"--to-layout", layout, "--to-path-ids", "--to-implicit-inner", "--to-delimiter", "#"})
+			args := append([]string{"migrate", "--from-table", table, "--from-model", slModel, "--to-table", mid, "--create-table", "--no-progress",
+				"--to-layout", layout, "--to-path-ids", "--to-delimiter", "#"}, prefixed("--to-", implicit)...)
 			if stdout, stderr, code := run(t, env, args...); code != 0 {
 				t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
 			}
 			back := handTable(t, client, slHand, slForeign())
-			from := []string{"migrate", "--from-table", mid, "--from-layout", layout, "--from-path-ids", "--from-implicit-inner", "--from-delimiter", "#",
-				"--to-table", back, "--to-model", slModel, "--no-progress"}
+			from := append([]string{"migrate", "--from-table", mid, "--from-layout", layout, "--from-path-ids", "--from-delimiter", "#",
+				"--to-table", back, "--to-model", slModel, "--no-progress"}, prefixed("--from-", implicit)...)
 			if stdout, stderr, code := run(t, env, from...); code != 0 {
 				t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
 			}
