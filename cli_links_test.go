@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -666,5 +667,74 @@ func TestDynamotreeReadmeExampleFollow(t *testing.T) {
 	}
 	if got, want := rawLines(t, client, back), rawLines(t, client, table); !slices.Equal(got, want) {
 		t.Errorf("back in prefix:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDynamotreeReadmeExampleCommands runs dynamotree's README example, its
+// rows put by hand, through the commands TestDynamotreeReadmeExample does
+// not: the dry run counts its rows; schema's workbench model holds them
+// as sample items and its CloudFormation resource dynamotree's keys;
+// bench compares the layouts on it; apply of its export with a new link
+// puts that link's two rows only; edit gives an implicit Links
+// attributes (its object row) and sets a link's target (its "¦").
+func TestDynamotreeReadmeExampleCommands(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	rows := readmeRows()
+	table := prefixTable(t, client, rows)
+	ids := []string{"--layout", "prefix", "--path-ids", "--implicit-inner"}
+	in := writeText(t, dir, "readme.jsonl", strings.Join(readmeRecords, "\n")+"\n")
+
+	stdout, stderr, code := run(t, nil, append([]string{"import", "--in", in, "--dry-run", "--json"}, ids...)...)
+	if want := `"items":` + strconv.Itoa(len(rows)) + ","; code != 0 || !strings.Contains(strings.ReplaceAll(stdout, " ", ""), want) {
+		t.Errorf("import --dry-run: exit %d, want %s\n%s%s", code, want, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, nil, append([]string{"schema", "--table", "Tree", "--format", "workbench", "--in", in, "--sample", "100"}, ids...)...)
+	if code != 0 || !json.Valid([]byte(stdout)) || !strings.Contains(stdout, `"¦Accounts¦654321¦Links¦"`) ||
+		!strings.Contains(stdout, `"¦Accounts¦123456¦Links¦xyzpdq"`) || strings.Contains(stdout, `"¦Accounts¦654321¦Links"`) {
+		t.Errorf("schema --format workbench: exit %d, want the listing rows and no object row for an implicit Links\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, nil, append([]string{"schema", "--table", "Tree", "--format", "cloudformation"}, ids...)...)
+	if code != 0 || !strings.Contains(stdout, `"AttributeName": "Key"`) || !strings.Contains(stdout, `"AttributeName": "Child"`) {
+		t.Errorf("schema --format cloudformation: exit %d\n%s%s", code, stdout, stderr)
+	}
+	report := filepath.Join(dir, "bench.json")
+	stdout, stderr, code = run(t, nil, "bench", "--offline", "--in", in, "--layouts", "path,sharded-path,closure,prefix", "--path-ids", "--implicit-inner",
+		"--delimiter", "¦", "--out", report)
+	if code != 0 || !strings.Contains(readFile(t, report), `"prefix"`) {
+		t.Errorf("bench: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// apply: the export and a new link under Links.
+	common := append([]string{"--table", table, "--no-progress"}, ids...)
+	spec := layouts.TableSpec{PK: layouts.KeyAttr{Name: "Key"}, SK: &layouts.KeyAttr{Name: "Child"}}
+	before := tableState(t, client, table, spec)
+	snap := writeText(t, dir, "snap.jsonl", readFile(t, in)+`{"id":"Links¦bob","parent_id":"Links","link_to":"Accounts¦654321"}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap}, common...)...); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	after := tableState(t, client, table, spec)
+	puts, dels := diffStates(before, after)
+	if len(puts) != 2 || puts["¦Links¦\x00bob"] == "" || !strings.Contains(puts["¦Links¦bob\x00¦"], `"¦":{"S":"¦Accounts¦654321"}`) || len(dels) != 0 {
+		t.Errorf("apply put %v and deleted %v, want the new link's listing and object rows", puts, dels)
+	}
+
+	// edit: an implicit Links gets attributes; the new link is pointed
+	// at Bob's Links.
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"Accounts¦654321¦Links","attributes":{"kind":"folder"}}`+"\n"+
+		`{"op":"set","id":"Links¦bob","attributes":{"link_to":"Accounts¦654321¦Links"}}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops}, common...)...); code != 0 {
+		t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
+	}
+	puts, dels = diffStates(after, tableState(t, client, table, spec))
+	if len(puts) != 2 || !strings.Contains(puts["¦Accounts¦654321¦Links\x00¦"], `"kind":{"S":"folder"}`) ||
+		!strings.Contains(puts["¦Links¦bob\x00¦"], `"¦":{"S":"¦Accounts¦654321¦Links"}`) || len(dels) != 0 {
+		t.Errorf("edit put %v and deleted %v, want Links' object row and the link's new target", puts, dels)
+	}
+	stdout, stderr, code = run(t, env, "query", "get", "--id", "Links¦bob", "--follow-links", "--table", table, "--layout", "prefix", "--path-ids")
+	if want := `{"id":"Accounts¦654321¦Links","parent_id":"Accounts¦654321","relative_depth":0,"via_link":"Links¦bob","attributes":{"kind":"folder"}}`; code != 0 || strings.TrimSpace(stdout) != want {
+		t.Errorf("query get --follow-links after edit: exit %d\n got  %s\n want %s\n%s", code, stdout, want, stderr)
 	}
 }
