@@ -86,7 +86,9 @@ func TestShippedModelDocRows(t *testing.T) {
 		queries int
 	}{
 		{"fixtures/models/electrodb-employees.json", edbHand, []string{"--model", edbModel, "--model-param", "org=acme"},
-			func(it layouts.Item) bool { return valueOf(it["__edb_e__"]) != "employee" || valueOf(it["orgId"]) != "acme" },
+			func(it layouts.Item) bool {
+				return valueOf(it["__edb_e__"]) != "employee" || valueOf(it["orgId"]) != "acme"
+			},
 			[]string{"e1", "e42", "e7"}, "e7", []string{"e42@1"}, 1},
 		{"fixtures/models/s3-inventory.json", s3HandModel, []string{"--model", s3Model, "--model-param", "bucket=photos-bucket"},
 			func(it layouts.Item) bool { return valueOf(it["bucket"]) != "photos-bucket" },
