@@ -240,10 +240,10 @@ func TestElectroDBModel(t *testing.T) {
 	}
 }
 
-// edbMigrate migrates acme from the ElectroDB table into path and closure
-// and back (byte for byte), and into another ElectroDB table.
+// edbMigrate migrates acme from the ElectroDB table into every layout and
+// back (byte for byte), and into another ElectroDB table.
 func edbMigrate(t *testing.T, client *dynamodb.Client, env []string, table string, all []layouts.Item, foreignBefore []string) {
-	for _, layout := range []string{"path", "closure"} {
+	for _, layout := range layouts.Names() {
 		mid := ddblocal.TableName(t)
 		dropTableLater(t, client, mid)
 		if stdout, stderr, code := run(t, env, "migrate", "--from-table", table, "--from-model", edbModel, "--model-param", "org=acme",
@@ -391,6 +391,22 @@ func TestElectroDBModelBadParams(t *testing.T) {
 		{"unset on apply", []string{"apply", "--in", seed, "--table", table, "--model", edbModel},
 			[]string{"{param:org}", "--model-param org=VALUE"}},
 		{"unset on migrate", []string{"migrate", "--from-table", table, "--from-model", edbModel, "--to-table", "Elsewhere", "--to-layout", "path"},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on query", []string{"query", "get", "--id", "e1", "--table", table, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on verify", []string{"verify", "--in", seed, "--table", table, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on plan", []string{"plan", "--in", seed, "--table", table, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on edit", []string{"edit", "--ops", writeText(t, t.TempDir(), "ops.jsonl", `{"op":"delete","id":"e42"}`+"\n"), "--table", table, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on bench", []string{"bench", "--offline", "--in", seed, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on schema", []string{"schema", "--table", table, "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on the dry run", []string{"import", "--in", seed, "--dry-run", "--model", edbModel},
+			[]string{"{param:org}", "--model-param org=VALUE"}},
+		{"unset on migrate's destination", []string{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", "Elsewhere", "--to-model", edbModel},
 			[]string{"{param:org}", "--model-param org=VALUE"}},
 		{"unknown", []string{"apply", "--in", seed, "--table", table, "--model", edbModel, "--model-param", "org=acme", "--model-param", "orgg=acme"},
 			[]string{"--model-param orgg", "did you mean org"}},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -428,22 +429,35 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 	}
 	sameLines(t, "the export imported", rawLines(t, client, again), rows)
 
-	path, back := ddblocal.TableName(t), ddblocal.TableName(t)
-	dropTableLater(t, client, path)
-	dropTableLater(t, client, back)
-	for _, m := range [][]string{
-		{"--from-table", table, "--from-layout", "prefix", "--to-table", path, "--to-layout", "path", "--to-delimiter", "¦"},
-		{"--from-table", path, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix"},
-	} {
-		args := append(append([]string{"migrate"}, m...), "--path-ids", "--implicit-inner", "--create-table", "--no-progress")
-		if _, stderr, code := run(t, env, args...); code != 0 {
-			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	// Into every layout and back (adjacency takes no implicit inner
+	// nodes: each gets an item there, and none back in prefix).
+	for _, layout := range layouts.Names() {
+		if layout == layouts.PrefixName {
+			continue
 		}
+		var to, from []string
+		if layout != layouts.AdjacencyName {
+			to, from = []string{"--to-implicit-inner"}, []string{"--from-implicit-inner"}
+		}
+		mid, back := ddblocal.TableName(t), ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		dropTableLater(t, client, back)
+		for _, m := range [][]string{
+			append([]string{"--from-table", table, "--from-layout", "prefix", "--from-implicit-inner", "--to-table", mid, "--to-layout", layout, "--to-delimiter", "¦"}, to...),
+			append([]string{"--from-table", mid, "--from-layout", layout, "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix", "--to-implicit-inner"}, from...),
+		} {
+			args := append(append([]string{"migrate"}, m...), "--path-ids", "--create-table", "--no-progress")
+			if _, stderr, code := run(t, env, args...); code != 0 {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+		}
+		if layout == layouts.PathName {
+			if got := scanTable(t, client, mid); !pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") {
+				t.Errorf("the path table's link has no link_to: %v", got)
+			}
+		}
+		sameLines(t, "migrated to "+layout+" and back", rawLines(t, client, back), rows)
 	}
-	if got := scanTable(t, client, path); !pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") {
-		t.Errorf("the path table's link has no link_to: %v", got)
-	}
-	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
 
 	// A link to a path that is not in the table: verify finds it by its
 	// path id, though a node of that name is (Accounts¦654321¦Links¦abc).
@@ -581,5 +595,146 @@ func TestFollowLinks(t *testing.T) {
 	if got := scanTable(t, client, dest); !pathHasAttr(got, "Links¦alice", "link_to", "Accounts¦123456") ||
 		!pathHasAttr(got, "Links¦short", "link_to", "Accounts¦123456¦Notes¦n1") {
 		t.Errorf("the destination's links: %v", got)
+	}
+}
+
+// TestDynamotreeReadmeExampleFollow follows dynamotree's README example,
+// its rows put by hand (Links under two accounts, each account's Links
+// with listing rows only, a link), from the prefix layout to the path
+// layout with --path-ids --implicit-inner: what is written while it
+// follows arrives (a repeated name under the implicit Links of the other
+// account, a second link, an object row deleted), and the --follow-idle
+// verify is exact.
+func TestDynamotreeReadmeExampleFollow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: follows a stream")
+	}
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	table := prefixTable(t, client, readmeRows())
+	dest := ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
+		"--path-ids", "--implicit-inner", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
+		"--endpoint-url", endpoint, "--no-progress"}
+	cmd, out := startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var puts []layouts.Item
+	puts = append(puts, dynamotreePut([]string{"Accounts", "654321", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.net/")})...)
+	puts = append(puts, dynamotreeLink([]string{"Links", "bob"}, []string{"Accounts", "654321"})...)
+	for _, it := range puts {
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Alice's email goes: her object row is put again without it.
+	alice := dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00")})
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: alice[len(alice)-1]}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the follower did not end:\n%s", out)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
+		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
+	}
+	got := scanTable(t, client, dest)
+	if !pathHasAttr(got, "Links¦bob", "link_to", "Accounts¦654321") ||
+		!pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") ||
+		!pathHasAttr(got, "Accounts¦654321¦Links¦xyzpdq", "LinkTarget", "http://example.net/") ||
+		!pathHasAttr(got, "Accounts¦123456¦Links¦xyzpdq", "LinkTarget", "http://example.com/") {
+		t.Errorf("the destination: %v", got)
+	}
+	if pathHasAttr(got, "Accounts¦123456", "email", "alice@example.com") {
+		t.Errorf("Alice's email, deleted while following, is still in the destination: %v", got)
+	}
+
+	// The destination migrated back to the prefix layout is the source's
+	// rows, byte for byte.
+	back := ddblocal.TableName(t)
+	dropTableLater(t, client, back)
+	if _, stderr, code := run(t, nil, "migrate", "--from-table", dest, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back,
+		"--to-layout", "prefix", "--path-ids", "--implicit-inner", "--create-table", "--endpoint-url", endpoint, "--no-progress"); code != 0 {
+		t.Fatalf("migrate back: exit %d\n%s", code, stderr)
+	}
+	if got, want := rawLines(t, client, back), rawLines(t, client, table); !slices.Equal(got, want) {
+		t.Errorf("back in prefix:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDynamotreeReadmeExampleCommands runs dynamotree's README example, its
+// rows put by hand, through the commands TestDynamotreeReadmeExample does
+// not: the dry run counts its rows; schema's workbench model holds them
+// as sample items and its CloudFormation resource dynamotree's keys;
+// bench compares the layouts on it; apply of its export with a new link
+// puts that link's two rows only; edit gives an implicit Links
+// attributes (its object row) and sets a link's target (its "¦").
+func TestDynamotreeReadmeExampleCommands(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	rows := readmeRows()
+	table := prefixTable(t, client, rows)
+	ids := []string{"--layout", "prefix", "--path-ids", "--implicit-inner"}
+	in := writeText(t, dir, "readme.jsonl", strings.Join(readmeRecords, "\n")+"\n")
+
+	stdout, stderr, code := run(t, nil, append([]string{"import", "--in", in, "--dry-run", "--json"}, ids...)...)
+	if want := `"items":` + strconv.Itoa(len(rows)) + ","; code != 0 || !strings.Contains(strings.ReplaceAll(stdout, " ", ""), want) {
+		t.Errorf("import --dry-run: exit %d, want %s\n%s%s", code, want, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, nil, append([]string{"schema", "--table", "Tree", "--format", "workbench", "--in", in, "--sample", "100"}, ids...)...)
+	if code != 0 || !json.Valid([]byte(stdout)) || !strings.Contains(stdout, `"¦Accounts¦654321¦Links¦"`) ||
+		!strings.Contains(stdout, `"¦Accounts¦123456¦Links¦xyzpdq"`) || strings.Contains(stdout, `"¦Accounts¦654321¦Links"`) {
+		t.Errorf("schema --format workbench: exit %d, want the listing rows and no object row for an implicit Links\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, nil, append([]string{"schema", "--table", "Tree", "--format", "cloudformation"}, ids...)...)
+	if code != 0 || !strings.Contains(stdout, `"AttributeName": "Key"`) || !strings.Contains(stdout, `"AttributeName": "Child"`) {
+		t.Errorf("schema --format cloudformation: exit %d\n%s%s", code, stdout, stderr)
+	}
+	report := filepath.Join(dir, "bench.json")
+	stdout, stderr, code = run(t, nil, "bench", "--offline", "--in", in, "--layouts", "path,sharded-path,closure,prefix", "--path-ids", "--implicit-inner",
+		"--delimiter", "¦", "--out", report)
+	if code != 0 || !strings.Contains(readFile(t, report), `"prefix"`) {
+		t.Errorf("bench: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// apply: the export and a new link under Links.
+	common := append([]string{"--table", table, "--no-progress"}, ids...)
+	spec := layouts.TableSpec{PK: layouts.KeyAttr{Name: "Key"}, SK: &layouts.KeyAttr{Name: "Child"}}
+	before := tableState(t, client, table, spec)
+	snap := writeText(t, dir, "snap.jsonl", readFile(t, in)+`{"id":"Links¦bob","parent_id":"Links","link_to":"Accounts¦654321"}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap}, common...)...); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	after := tableState(t, client, table, spec)
+	puts, dels := diffStates(before, after)
+	if len(puts) != 2 || puts["¦Links¦\x00bob"] == "" || !strings.Contains(puts["¦Links¦bob\x00¦"], `"¦":{"S":"¦Accounts¦654321"}`) || len(dels) != 0 {
+		t.Errorf("apply put %v and deleted %v, want the new link's listing and object rows", puts, dels)
+	}
+
+	// edit: an implicit Links gets attributes; the new link is pointed
+	// at Bob's Links.
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"Accounts¦654321¦Links","attributes":{"kind":"folder"}}`+"\n"+
+		`{"op":"set","id":"Links¦bob","attributes":{"link_to":"Accounts¦654321¦Links"}}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops}, common...)...); code != 0 {
+		t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
+	}
+	puts, dels = diffStates(after, tableState(t, client, table, spec))
+	if len(puts) != 2 || !strings.Contains(puts["¦Accounts¦654321¦Links\x00¦"], `"kind":{"S":"folder"}`) ||
+		!strings.Contains(puts["¦Links¦bob\x00¦"], `"¦":{"S":"¦Accounts¦654321¦Links"}`) || len(dels) != 0 {
+		t.Errorf("edit put %v and deleted %v, want Links' object row and the link's new target", puts, dels)
+	}
+	stdout, stderr, code = run(t, env, "query", "get", "--id", "Links¦bob", "--follow-links", "--table", table, "--layout", "prefix", "--path-ids")
+	if want := `{"id":"Accounts¦654321¦Links","parent_id":"Accounts¦654321","relative_depth":0,"via_link":"Links¦bob","attributes":{"kind":"folder"}}`; code != 0 || strings.TrimSpace(stdout) != want {
+		t.Errorf("query get --follow-links after edit: exit %d\n got  %s\n want %s\n%s", code, stdout, want, stderr)
 	}
 }

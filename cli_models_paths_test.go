@@ -246,28 +246,7 @@ func TestS3InventoryModel(t *testing.T) {
 		}
 	})
 
-	t.Run("migrate both ways", func(t *testing.T) {
-		for _, to := range [][]string{
-			{"--to-layout", "path", "--to-path-ids", "--to-implicit-inner", "--to-delimiter", "/"},
-			{"--to-layout", "prefix", "--to-path-ids", "--to-implicit-inner", "--to-delimiter", "/"},
-			{"--to-layout", "closure", "--to-path-ids", "--to-implicit-inner", "--to-delimiter", "/"},
-		} {
-			mid := ddblocal.TableName(t)
-			dropTableLater(t, client, mid)
-			args := append([]string{"migrate", "--from-table", table, "--from-model", s3Model, "--model-param", "bucket=" + s3Bucket,
-				"--to-table", mid, "--create-table", "--no-progress"}, to...)
-			if stdout, stderr, code := run(t, env, args...); code != 0 {
-				t.Fatalf("migrate into %s: exit %d\n%s%s", to[1], code, stdout, stderr)
-			}
-			back := handTable(t, client, s3HandModel, foreign)
-			from := append([]string{"migrate", "--from-table", mid, "--to-table", back, "--to-model", s3Model, "--model-param", "bucket=" + s3Bucket, "--no-progress"},
-				"--from-layout", to[1], "--from-path-ids", "--from-implicit-inner", "--from-delimiter", "/")
-			if stdout, stderr, code := run(t, env, from...); code != 0 {
-				t.Fatalf("migrate back from %s: exit %d\n%s%s", to[1], code, stdout, stderr)
-			}
-			sameLines(t, "migrated back from "+to[1], rawLines(t, client, back), all)
-		}
-	})
+	t.Run("migrate both ways", func(t *testing.T) { s3Migrate(t, client, env, table, all, foreign) })
 
 	t.Run("plan apply edit", func(t *testing.T) {
 		work := handTable(t, client, s3HandModel, all)
@@ -371,5 +350,42 @@ func s3Follow(t *testing.T, client *dynamodb.Client, env []string) {
 		"photos/2024<photos", "photos/2026/feb/x.png<photos/2026/feb", "photos/cover.jpg<photos", "readme.txt<"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("followed copy:\n got  %v\n want %v", ids, want)
+	}
+}
+
+// prefixed returns each flag ("--implicit-inner") with its side
+// ("--to-implicit-inner").
+func prefixed(side string, flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		out = append(out, side+strings.TrimPrefix(f, "--"))
+	}
+	return out
+}
+
+// s3Migrate migrates the bucket from the S3 inventory table into every
+// layout (adjacency without implicit inner nodes) and back into a table
+// holding the other bucket: the same items, byte for byte.
+func s3Migrate(t *testing.T, client *dynamodb.Client, env []string, table string, all, foreign []layouts.Item) {
+	for _, layout := range layouts.Names() {
+		// adjacency takes no implicit inner nodes: each folder gets an item.
+		implicit := []string{"--implicit-inner"}
+		if layout == layouts.AdjacencyName {
+			implicit = nil
+		}
+		mid := ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		args := append([]string{"migrate", "--from-table", table, "--from-model", s3Model, "--model-param", "bucket=" + s3Bucket,
+			"--to-table", mid, "--create-table", "--no-progress", "--to-layout", layout, "--to-path-ids", "--to-delimiter", "/"}, prefixed("--to-", implicit)...)
+		if stdout, stderr, code := run(t, env, args...); code != 0 {
+			t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		back := handTable(t, client, s3HandModel, foreign)
+		from := append([]string{"migrate", "--from-table", mid, "--to-table", back, "--to-model", s3Model, "--model-param", "bucket=" + s3Bucket, "--no-progress",
+			"--from-layout", layout, "--from-path-ids", "--from-delimiter", "/"}, prefixed("--from-", implicit)...)
+		if stdout, stderr, code := run(t, env, from...); code != 0 {
+			t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		sameLines(t, "migrated back from "+layout, rawLines(t, client, back), all)
 	}
 }

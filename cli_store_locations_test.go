@@ -219,64 +219,9 @@ func TestStoreLocationsModel(t *testing.T) {
 		}
 	})
 
-	t.Run("migrate both ways", func(t *testing.T) {
-		for _, layout := range []string{"path", "prefix", "closure"} {
-			mid := ddblocal.TableName(t)
-			dropTableLater(t, client, mid)
-			args := ([]string{"migrate", "--from-table", table, "--from-model", slModel, "--to-table", mid, "--create-table", "--no-progress",
-				"--to-layout", layout, "--to-path-ids", "--to-implicit-inner", "--to-delimiter", "#"})
-			if stdout, stderr, code := run(t, env, args...); code != 0 {
-				t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
-			}
-			back := handTable(t, client, slHand, slForeign())
-			from := []string{"migrate", "--from-table", mid, "--from-layout", layout, "--from-path-ids", "--from-implicit-inner", "--from-delimiter", "#",
-				"--to-table", back, "--to-model", slModel, "--no-progress"}
-			if stdout, stderr, code := run(t, env, from...); code != 0 {
-				t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
-			}
-			sameLines(t, "migrated back from "+layout, rawLines(t, client, back), all)
-		}
-	})
+	t.Run("migrate both ways", func(t *testing.T) { slMigrate(t, client, env, table, all) })
 
-	t.Run("plan apply edit", func(t *testing.T) {
-		work := handTable(t, client, slHand, all)
-		wm := append([]string{"--table", work}, model...)
-		// 1003 goes (and with it 98109); a store comes in a new city.
-		text := strings.Replace(slSeedJSONL, `{"id":"USA#WA#SEATTLE#98109","parent_id":"USA#WA#SEATTLE"}`+"\n"+`{"id":"USA#WA#SEATTLE#98109#1003","parent_id":"USA#WA#SEATTLE#98109","Name":"Queen Anne"}`+"\n", "", 1)
-		text += `{"id":"USA#WA#TACOMA","parent_id":"USA#WA"}` + "\n" + `{"id":"USA#WA#TACOMA#98402","parent_id":"USA#WA#TACOMA"}` + "\n" +
-			`{"id":"USA#WA#TACOMA#98402#1006","parent_id":"USA#WA#TACOMA#98402","Name":"Pacific Ave"}` + "\n"
-		snap := writeText(t, dir, "snap.jsonl", text)
-		if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
-			t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
-		}
-		if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--detailed-exitcode"}, wm...)...); code != 0 {
-			t.Fatalf("plan after apply: exit %d\n%s%s", code, stdout, stderr)
-		}
-		n := slNodes()
-		want := []layouts.Item{n[0], n[1], n[3], n[4], n[5], slStore("1006", "USA", "WA#TACOMA#98402", "Pacific Ave")}
-		sameLines(t, "after apply", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
-
-		// Edit: a store renamed, another gone; a city given attributes
-		// is refused, nothing written.
-		// Maine's only store goes, then its postcode, city and state
-		// (each left without a store would be a leaf: a store).
-		ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"USA#WA#SEATTLE#98101#1002","attributes":{"Name":"Westlake Center"}}`+"\n"+
-			`{"op":"delete","id":"USA#ME#PORTLAND#04101#1005"}`+"\n"+`{"op":"delete","id":"USA#ME#PORTLAND#04101"}`+"\n"+
-			`{"op":"delete","id":"USA#ME#PORTLAND"}`+"\n"+`{"op":"delete","id":"USA#ME"}`+"\n")
-		if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...); code != 0 {
-			t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
-		}
-		want = []layouts.Item{n[0], slStore("1002", "USA", "WA#SEATTLE#98101", "Westlake Center"), n[3], n[5], want[5]}
-		sameLines(t, "after edit", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
-		city := writeText(t, dir, "city.jsonl", `{"op":"set","id":"USA#OR#PORTLAND","attributes":{"Name":"Rose City"}}`+"\n")
-		if _, stderr, code := run(t, env, append([]string{"edit", "--ops", city, "--no-progress"}, wm...)...); code != 2 || !strings.Contains(stderr, "USA#OR#PORTLAND") {
-			t.Errorf("edit giving a city attributes: exit %d, want 2 naming it\n%s", code, stderr)
-		}
-		sameLines(t, "after the refused edit", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
-		if got := slQuery(t, env, append([]string{"children", "--id", "USA"}, wm...)...); !slices.Equal(got, []string{"USA#OR@1", "USA#WA@1"}) {
-			t.Errorf("after edit: children of USA %v (ME has no store left)", got)
-		}
-	})
+	t.Run("plan apply edit", func(t *testing.T) { slPlanApplyEdit(t, client, env, dir, model, all) })
 
 	t.Run("follow", func(t *testing.T) { slFollow(t, client, env) })
 
@@ -324,5 +269,74 @@ func slFollow(t *testing.T, client *dynamodb.Client, env []string) {
 		"USA#WA#SEATTLE#98101#1001", "USA#WA#SEATTLE#98101#1002", "USA#WA#SEATTLE#98109#1003"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("followed copy:\n got  %v\n want %v", ids, want)
+	}
+}
+
+// slMigrate migrates the store table into every layout (adjacency
+// without implicit inner nodes) and back into a table holding the head
+// office: the same items, byte for byte.
+func slMigrate(t *testing.T, client *dynamodb.Client, env []string, table string, all []layouts.Item) {
+	for _, layout := range layouts.Names() {
+		// adjacency takes no implicit inner nodes: each gets an item.
+		implicit := []string{"--implicit-inner"}
+		if layout == layouts.AdjacencyName {
+			implicit = nil
+		}
+		mid := ddblocal.TableName(t)
+		dropTableLater(t, client, mid)
+		args := append([]string{"migrate", "--from-table", table, "--from-model", slModel, "--to-table", mid, "--create-table", "--no-progress",
+			"--to-layout", layout, "--to-path-ids", "--to-delimiter", "#"}, prefixed("--to-", implicit)...)
+		if stdout, stderr, code := run(t, env, args...); code != 0 {
+			t.Fatalf("migrate into %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		back := handTable(t, client, slHand, slForeign())
+		from := append([]string{"migrate", "--from-table", mid, "--from-layout", layout, "--from-path-ids", "--from-delimiter", "#",
+			"--to-table", back, "--to-model", slModel, "--no-progress"}, prefixed("--from-", implicit)...)
+		if stdout, stderr, code := run(t, env, from...); code != 0 {
+			t.Fatalf("migrate back from %s: exit %d\n%s%s", layout, code, stdout, stderr)
+		}
+		sameLines(t, "migrated back from "+layout, rawLines(t, client, back), all)
+	}
+}
+
+// slPlanApplyEdit applies a snapshot to a copy of the store table and
+// edits it: stores come and go, a city given attributes is refused.
+func slPlanApplyEdit(t *testing.T, client *dynamodb.Client, env []string, dir string, model []string, all []layouts.Item) {
+	work := handTable(t, client, slHand, all)
+	wm := append([]string{"--table", work}, model...)
+	// 1003 goes (and with it 98109); a store comes in a new city.
+	text := strings.Replace(slSeedJSONL, `{"id":"USA#WA#SEATTLE#98109","parent_id":"USA#WA#SEATTLE"}`+"\n"+`{"id":"USA#WA#SEATTLE#98109#1003","parent_id":"USA#WA#SEATTLE#98109","Name":"Queen Anne"}`+"\n", "", 1)
+	text += `{"id":"USA#WA#TACOMA","parent_id":"USA#WA"}` + "\n" + `{"id":"USA#WA#TACOMA#98402","parent_id":"USA#WA#TACOMA"}` + "\n" +
+		`{"id":"USA#WA#TACOMA#98402#1006","parent_id":"USA#WA#TACOMA#98402","Name":"Pacific Ave"}` + "\n"
+	snap := writeText(t, dir, "snap.jsonl", text)
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--detailed-exitcode"}, wm...)...); code != 0 {
+		t.Fatalf("plan after apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	n := slNodes()
+	want := []layouts.Item{n[0], n[1], n[3], n[4], n[5], slStore("1006", "USA", "WA#TACOMA#98402", "Pacific Ave")}
+	sameLines(t, "after apply", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
+
+	// Edit: a store renamed, another gone; a city given attributes
+	// is refused, nothing written.
+	// Maine's only store goes, then its postcode, city and state
+	// (each left without a store would be a leaf: a store).
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"USA#WA#SEATTLE#98101#1002","attributes":{"Name":"Westlake Center"}}`+"\n"+
+		`{"op":"delete","id":"USA#ME#PORTLAND#04101#1005"}`+"\n"+`{"op":"delete","id":"USA#ME#PORTLAND#04101"}`+"\n"+
+		`{"op":"delete","id":"USA#ME#PORTLAND"}`+"\n"+`{"op":"delete","id":"USA#ME"}`+"\n")
+	if stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...); code != 0 {
+		t.Fatalf("edit: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want = []layouts.Item{n[0], slStore("1002", "USA", "WA#SEATTLE#98101", "Westlake Center"), n[3], n[5], want[5]}
+	sameLines(t, "after edit", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
+	city := writeText(t, dir, "city.jsonl", `{"op":"set","id":"USA#OR#PORTLAND","attributes":{"Name":"Rose City"}}`+"\n")
+	if _, stderr, code := run(t, env, append([]string{"edit", "--ops", city, "--no-progress"}, wm...)...); code != 2 || !strings.Contains(stderr, "USA#OR#PORTLAND") {
+		t.Errorf("edit giving a city attributes: exit %d, want 2 naming it\n%s", code, stderr)
+	}
+	sameLines(t, "after the refused edit", rawLines(t, client, work), append(slices.Clone(want), slForeign()...))
+	if got := slQuery(t, env, append([]string{"children", "--id", "USA"}, wm...)...); !slices.Equal(got, []string{"USA#OR@1", "USA#WA@1"}) {
+		t.Errorf("after edit: children of USA %v (ME has no store left)", got)
 	}
 }

@@ -769,7 +769,7 @@ func (l *prefixLayout) locate(ctx context.Context, r Reads, q *Request) ([]strin
 // Costs is the cost model of Query on a prefix table, given the node's
 // path.
 func (l *prefixLayout) Costs(f *transform.Forest, sample []int32) CostModel {
-	return &prefixCosts{costForest: newCostForest(f, sample), l: l, listing: make([]int32, f.Len()), cur: -1}
+	return &prefixCosts{costForest: newCostForest(f, sample), l: l, listing: make([]int32, f.Len())}
 }
 
 // prefixCosts keeps the size of each node's object row and listing row.
@@ -777,28 +777,36 @@ type prefixCosts struct {
 	costForest
 	l       *prefixLayout
 	listing []int32
-	cur     int32 // the node whose rows arrive
 }
 
+// Add finds each row's node from its own keys: an implicit inner node
+// (--implicit-inner) has a listing row and no object row.
 func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
-	if asString(item, c.l.child) == c.l.delim {
-		key := asString(item, c.l.key)
+	key, child := asString(item, c.l.key), asString(item, c.l.child)
+	if child == c.l.delim {
 		id := key[strings.LastIndex(key, c.l.delim)+len(c.l.delim):]
 		if c.l.pathIDs {
 			id = strings.TrimPrefix(key, c.l.delim)
 		}
-		var err error
-		if c.cur, err = c.lookup(id); err != nil {
-			return c.cur, -1, err
+		i, err := c.lookup(id)
+		if err != nil {
+			return i, -1, err
 		}
-		c.own[c.cur] = int32(size)
-		return c.cur, -1, nil
+		c.own[i] = int32(size)
+		return i, -1, nil
 	}
-	if c.cur < 0 {
-		return c.cur, -1, fmt.Errorf("layouts: a prefix listing row before any object row")
+	// A listing row: Key is the parent's key and the delimiter, Child
+	// the node's name.
+	id := child
+	if c.l.pathIDs {
+		id = strings.TrimPrefix(key, c.l.delim) + child
 	}
-	c.listing[c.cur] = int32(size)
-	return c.cur, -1, nil
+	i, err := c.lookup(id)
+	if err != nil {
+		return i, -1, err
+	}
+	c.listing[i] = int32(size)
+	return i, -1, nil
 }
 
 // Estimate follows Query given the id of a node known to be there
