@@ -322,6 +322,24 @@ func TestVerifyAndExportInHoldTheLimits(t *testing.T) {
 			}
 		})
 	}
+	// A record over 16 MiB made of fields each under 1 MiB: the record
+	// limit holds on its own.
+	t.Run("verify record of small fields", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(`{"id":"r"}` + "\n" + `{"id":"a","parent_id":"r"`)
+		for k := range 17 {
+			fmt.Fprintf(&b, `,"f%d":"%s"`, k, strings.Repeat("x", 1_000_000))
+		}
+		b.WriteString("}\n")
+		in := filepath.Join(t.TempDir(), "wide.jsonl")
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run(t, awsEnv(endpoint), "verify", "--in", in, "--layout", "path", "--table", table)
+		if code != 2 || !strings.Contains(stderr, in+":2") || !strings.Contains(stderr, "16 MiB") {
+			t.Errorf("exit %d, want 2 naming %s:2 and the 16 MiB limit:\n%.2000s", code, in, stderr)
+		}
+	})
 	t.Run("export --in", func(t *testing.T) {
 		dir := t.TempDir()
 		small := filepath.Join(dir, "small.jsonl")
