@@ -111,23 +111,9 @@ func exportedRecords(t *testing.T, env []string, out string, args ...string) []s
 // edbQueryIDs is queryIDs for records named by firstName.
 func edbQueryIDs(t *testing.T, env []string, args ...string) []string {
 	t.Helper()
-	stdout, stderr, code := run(t, env, append([]string{"query"}, args...)...)
-	if code != 0 {
-		t.Fatalf("query %v: exit %d\n%s", args, code, stderr)
-	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		if line == "" {
-			continue
-		}
-		var q queryLine
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			t.Fatalf("query line %q: %v", line, err)
-		}
-		out = append(out, q.ID+"@"+string(rune('0'+q.RelativeDepth))+":"+asStr(q.Attributes["firstName"]))
-	}
-	sort.Strings(out)
-	return out
+	return queryAnswer(t, env, args, func(q queryLine, line string) string {
+		return q.ID + "@" + string(rune('0'+q.RelativeDepth)) + ":" + asStr(q.Attributes["firstName"])
+	})
 }
 
 // TestElectroDBModel runs every command that takes a model against the

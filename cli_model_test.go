@@ -261,8 +261,9 @@ type queryLine struct {
 	Attributes    map[string]any `json:"attributes"`
 }
 
-// queryIDs runs a query and returns "id@depth" of its answer, sorted.
-func queryIDs(t *testing.T, env []string, args ...string) []string {
+// queryAnswer runs a query and returns each line of its answer as show
+// makes it of the line parsed, sorted.
+func queryAnswer(t *testing.T, env []string, args []string, show func(q queryLine, line string) string) []string {
 	t.Helper()
 	stdout, stderr, code := run(t, env, append([]string{"query"}, args...)...)
 	if code != 0 {
@@ -277,13 +278,21 @@ func queryIDs(t *testing.T, env []string, args ...string) []string {
 		if err := json.Unmarshal([]byte(line), &q); err != nil {
 			t.Fatalf("query line %q: %v", line, err)
 		}
-		if q.Attributes["name"] == nil {
-			t.Fatalf("query line %q has no name attribute", line)
-		}
-		out = append(out, q.ID+"@"+string(rune('0'+q.RelativeDepth)))
+		out = append(out, show(q, line))
 	}
 	sort.Strings(out)
 	return out
+}
+
+// queryIDs runs a query and returns "id@depth" of its answer, sorted.
+func queryIDs(t *testing.T, env []string, args ...string) []string {
+	t.Helper()
+	return queryAnswer(t, env, args, func(q queryLine, line string) string {
+		if q.Attributes["name"] == nil {
+			t.Fatalf("query line %q has no name attribute", line)
+		}
+		return q.ID + "@" + string(rune('0'+q.RelativeDepth))
+	})
 }
 
 // TestModelsAgainstHandBuiltTables runs every command that takes --model

@@ -65,27 +65,13 @@ var s3HandModel = handModel{
 // with "+" when the node has attributes, sorted.
 func pathQuery(t *testing.T, env []string, args ...string) []string {
 	t.Helper()
-	stdout, stderr, code := run(t, env, append([]string{"query"}, args...)...)
-	if code != 0 {
-		t.Fatalf("query %v: exit %d\n%s", args, code, stderr)
-	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		if line == "" {
-			continue
-		}
-		var q queryLine
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			t.Fatalf("query line %q: %v", line, err)
-		}
+	return queryAnswer(t, env, args, func(q queryLine, line string) string {
 		mark := ""
 		if len(q.Attributes) > 0 {
 			mark = "+"
 		}
-		out = append(out, fmt.Sprintf("%s<%s@%d%s", q.ID, q.Parent, q.RelativeDepth, mark))
-	}
-	sort.Strings(out)
-	return out
+		return fmt.Sprintf("%s<%s@%d%s", q.ID, q.Parent, q.RelativeDepth, mark)
+	})
 }
 
 // TestFullPathModelQueries: every query of a full-path model against a

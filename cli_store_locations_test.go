@@ -82,27 +82,13 @@ var slHand = handModel{file: slModel, create: slCreate}
 // the node has its attribute, sorted.
 func slQuery(t *testing.T, env []string, args ...string) []string {
 	t.Helper()
-	stdout, stderr, code := run(t, env, append([]string{"query"}, args...)...)
-	if code != 0 {
-		t.Fatalf("query %v: exit %d\n%s", args, code, stderr)
-	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		if line == "" {
-			continue
-		}
-		var q queryLine
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			t.Fatalf("query line %q: %v", line, err)
-		}
+	return queryAnswer(t, env, args, func(q queryLine, line string) string {
 		l := q.ID + "@" + string(rune('0'+q.RelativeDepth))
 		if n := asStr(q.Attributes["Name"]); n != "" {
 			l += "+" + n
 		}
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+		return l
+	})
 }
 
 // TestStoreLocationsModel runs every command that takes a model against
