@@ -78,8 +78,7 @@ type PlanProgress func(stage string, done, total int64)
 // An input read out of core is planned from its passes: they measured
 // every valid node as they placed it (see OutOfCore), and the emit pass
 // sizes the ImportTable source; no item is written anywhere. Its largest
-// item collections and hot keys are not exact yet: the passes measure each
-// node with a subtree, children and tree of its own alone.
+// item collections are counted in passes of their own (collections).
 func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing.Prices, progress PlanProgress) (*Plan, []*transform.RowError, error) {
 	var (
 		problems []*transform.RowError
@@ -88,10 +87,16 @@ func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing
 	)
 	if in.ooc != nil {
 		problems = in.CheckLayout(l)
-		m = in.ooc.measure
 		if l != in.ooc.layout {
 			return nil, problems, fmt.Errorf("importer: an input read out of core is planned in the %s layout only, not %s", in.ooc.layout.Name(), l.Name())
 		}
+		c, err := in.ooc.collections(ctx, l)
+		if err != nil {
+			return nil, problems, err
+		}
+		whole := *in.ooc.measure
+		whole.Collections, whole.Hot = c.Collections, c.Hot
+		m = &whole
 	} else {
 		in.Forest.Reset()
 		problems = in.CheckLayout(l)
