@@ -47,6 +47,8 @@ func TestOutOfCorePlanMatchesInMemory(t *testing.T) {
 	inputs := []string{
 		writeTemp(t, "clean.csv", defectiveForest(rand.New(rand.NewPCG(3, 9)), 2000, false)),
 		writeTemp(t, "defects.csv", defectiveForest(rand.New(rand.NewPCG(4, 9)), 2000, true)),
+		// Large enough for the collections' sorts to merge runs from disk.
+		writeTemp(t, "large.csv", defectiveForest(rand.New(rand.NewPCG(5, 9)), 60000, false)),
 		"../fixtures/folders.json", "../fixtures/org.parquet", "../fixtures/bad/cycle.csv", "../fixtures/bad/duplicate-id.csv",
 	}
 	for _, path := range inputs {

@@ -204,7 +204,8 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 			}
 			s.phase("measuring collections (nodes)", k, inOrder.Records)
 		}
-		d := extsort.Dec{B: rec, Share: true}
+		// Not shared: the layout keeps the ids of the largest collections.
+		d := extsort.Dec{B: rec}
 		d.Bytes()
 		d.Row()
 		children, treeSize, depth := d.I(), d.I(), d.I()
