@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -304,7 +305,8 @@ func runs(tmp string) int {
 }
 
 // TestOutOfCoreUsage: a --tmp-dir that cannot be written, a bad
-// --memory, and a dry run over the budget exit 2 with what to do.
+// --memory, and a dry run of several layouts (--layout all) over the
+// budget exit 2 with what to do.
 func TestOutOfCoreUsage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	os.WriteFile(file, nil, 0o644)
@@ -317,10 +319,14 @@ func TestOutOfCoreUsage(t *testing.T) {
 		{"tmp dir missing", []string{"--out", t.TempDir() + "/o", "--force-out-of-core", "--tmp-dir", "/nonexistent/treeport"}, "give a directory it can write"},
 		{"memory not a size", []string{"--out", t.TempDir() + "/o", "--memory", "lots"}, "is not a size"},
 		{"memory too small", []string{"--out", t.TempDir() + "/o", "--memory", "1000"}, "at least 1MiB"},
-		{"dry run over the budget", []string{"--dry-run", "--force-out-of-core"}, "a dry run plans in memory"},
+		{"dry run of all layouts over the budget", []string{"--dry-run", "--force-out-of-core", "--layout", "all"}, "one --layout at a time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stderr, code := run(t, nil, append([]string{"import", "--in", "fixtures/folders.json", "--layout", "path"}, tc.args...)...)
+			args := []string{"import", "--in", "fixtures/folders.json"}
+			if !slices.Contains(tc.args, "--layout") {
+				args = append(args, "--layout", "path")
+			}
+			_, stderr, code := run(t, nil, append(args, tc.args...)...)
 			if code != 2 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, want 2 and %q:\n%s", code, tc.want, stderr)
 			}
@@ -330,7 +336,8 @@ func TestOutOfCoreUsage(t *testing.T) {
 
 // TestInMemoryJobsRefuseOverBudget: plan, apply and migrate hold their
 // forest in memory; one that does not fit in --memory is refused (exit 2)
-// before anything is written, rather than growing past the budget.
+// before anything is written, rather than growing past the budget. The
+// dry run of one layout is not refused: it runs out of core.
 func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -353,6 +360,14 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 			}
 		})
 	}
+	t.Run("dry run", func(t *testing.T) {
+		tmp := t.TempDir()
+		stdout, stderr, code := run(t, env, append([]string{"import", "--in", "fixtures/folders.csv", "--layout", "path", "--dry-run", "--no-progress"}, oocArgs(tmp)...)...)
+		if code != 0 || !strings.Contains(stdout, "nothing was written") {
+			t.Errorf("exit %d, want 0 and the plan:\n%s\n%s", code, stdout, stderr)
+		}
+		emptyDir(t, tmp)
+	})
 	diffLines(t, canonical(t, scanTable(t, client, table)), before)
 	// migrate creates its destination before it reads the source, whose
 	// size it learns then: the table is there, and empty.
@@ -364,4 +379,89 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 			t.Errorf("migrate wrote %d items", len(items))
 		}
 	}
+}
+
+// progressLine is a progress log line (see progress.step).
+var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: \d+( of \d+[^\n]*)? after \d+[^\n]*\n`)
+
+// TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
+// (fixtures/bad too) and of a shuffled random forest, in every layout,
+// prints out of core (forced, in a 1 MiB budget) exactly what it prints in
+// memory: stdout, with and without --json, stderr and the exit code; and
+// leaves nothing in --tmp-dir.
+func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
+	inputs := [][]string{
+		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
+		{genShuffled(t, 3000, "csv")},
+	}
+	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
+		m, _ := filepath.Glob(glob)
+		for _, p := range m {
+			switch filepath.Base(p) {
+			case "cars.csv":
+			case "wrong-type.csv":
+				inputs = append(inputs, []string{p, "--types", "size:N"})
+			default:
+				inputs = append(inputs, []string{p})
+			}
+		}
+	}
+	if len(inputs) < 40 {
+		t.Fatalf("only %d inputs", len(inputs))
+	}
+	// The layouts, and the models (but those with path ids, which are not
+	// read out of core yet) on two inputs.
+	type target struct{ name, flag string }
+	var targets []target
+	for _, name := range layouts.Names() {
+		targets = append(targets, target{name, "--layout"})
+	}
+	models, _ := filepath.Glob("fixtures/models/*.json")
+	for _, m := range models {
+		if !strings.Contains(readFile(t, m), "path_ids") {
+			targets = append(targets, target{m, "--model"})
+		}
+	}
+	if len(targets) < 10 {
+		t.Fatalf("only %d layouts and models", len(targets))
+	}
+	var problems atomic.Int64
+	for _, in := range inputs {
+		for _, tg := range targets {
+			name := tg.name
+			if tg.flag == "--model" && !slices.Contains([]string{"folders.json", "org.csv", "cycle.csv"}, filepath.Base(in[0])) {
+				continue
+			}
+			for _, json := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/json=%v", filepath.Base(in[0]), filepath.Base(name), json), func(t *testing.T) {
+					t.Parallel()
+					args := append([]string{"import", "--in", in[0], tg.flag, name, "--dry-run", "--no-progress"}, in[1:]...)
+					if json {
+						args = append(args, "--json")
+					}
+					tmp := t.TempDir()
+					wantOut, wantErr, wantCode := run(t, nil, args...)
+					gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
+					// The progress log lines of a run slower than 2 s
+					// (a loaded machine) are timed, and differ.
+					wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
+					if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+						t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
+					}
+					if wantCode == 0 && tg.flag == "--layout" && !strings.Contains(wantOut, name) {
+						t.Errorf("no plan of %s in memory:\n%s", name, wantOut)
+					}
+					if wantErr != "" {
+						problems.Add(1)
+					}
+					emptyDir(t, tmp)
+				})
+			}
+		}
+	}
+	t.Cleanup(func() {
+		if problems.Load() == 0 {
+			t.Errorf("no dry run reported a problem: the bad fixtures were not planned")
+		}
+	})
 }

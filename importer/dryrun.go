@@ -74,17 +74,39 @@ type PlanProgress func(stage string, done, total int64)
 // do. It resets the forest's layout checks first, so that several layouts
 // can be planned on one input. It stops with ctx's error once ctx ends;
 // progress, when not nil, is told how far it is.
+//
+// An input read out of core is planned from its passes: they measured
+// every valid node as they placed it (see OutOfCore), and the emit pass
+// sizes the ImportTable source; no item is written anywhere. Its largest
+// item collections are counted in passes of their own (collections).
 func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing.Prices, progress PlanProgress) (*Plan, []*transform.RowError, error) {
-	in.Forest.Reset()
-	problems := in.CheckLayout(l)
-	if err := ctx.Err(); err != nil {
-		return nil, problems, err
+	var (
+		problems []*transform.RowError
+		m        *layouts.Measure
+		err      error
+	)
+	if in.ooc != nil {
+		problems = in.CheckLayout(l)
+		if l != in.ooc.layout {
+			return nil, problems, fmt.Errorf("importer: an input read out of core is planned in the %s layout only, not %s", in.ooc.layout.Name(), l.Name())
+		}
+		c, err := in.ooc.collections(ctx, l)
+		if err != nil {
+			return nil, problems, err
+		}
+		whole := *in.ooc.measure
+		whole.Collections, whole.Hot = c.Collections, c.Hot
+		m = &whole
+	} else {
+		in.Forest.Reset()
+		problems = in.CheckLayout(l)
+		if err := ctx.Err(); err != nil {
+			return nil, problems, err
+		}
+		if m, err = measureValid(ctx, in, l, progress); err != nil {
+			return nil, problems, err
+		}
 	}
-	m, err := measureValid(ctx, in, l, progress)
-	if err != nil {
-		return nil, problems, err
-	}
-	f := in.Forest
 	p := &Plan{
 		Layout:       l.Name(),
 		Nodes:        m.Nodes,
@@ -94,7 +116,7 @@ func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing
 		StoredItems:  m.StoredItems(),
 		StoredBytes:  m.StoredBytes(),
 		WCU:          m.WCU,
-		Rejected:     f.RejectedCount(),
+		Rejected:     in.RejectedCount(),
 		Problems:     len(problems),
 	}
 	spec := l.Table()

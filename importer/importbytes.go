@@ -21,7 +21,8 @@ import (
 // A layout whose ancestor rows differ only in a number and an id (closure
 // and a table model built on it, layouts.RunEmitter) is sized by arithmetic
 // on its nodes' depths instead of encoding depth + 1 rows a node: a chain
-// of 100,000 nodes has 5,000,050,000 of them.
+// of 100,000 nodes has 5,000,050,000 of them. An input read out of core
+// has no forest to do that arithmetic on: its rows are encoded one by one.
 func (in *Input) ImportSourceBytes(ctx context.Context, l layouts.Layout) (int64, error) {
 	return in.importSourceBytes(ctx, l, nil)
 }
@@ -38,7 +39,7 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 		}
 	}
 	opts := EmitOptions{Layout: l}
-	if shape, ok := layouts.RunShapeOf(l); ok {
+	if shape, ok := layouts.RunShapeOf(l); ok && in.ooc == nil {
 		f := in.Forest
 		var extra []int32
 		if shape.Ancestors > 0 {

@@ -43,6 +43,10 @@ type OutOfCore struct {
 	Layout layouts.Layout
 	// Force reads out of core whatever the input's size (tests).
 	Force bool
+	// Plan keeps, for a dry run (PlanLayout), the rows of each node's
+	// path, for the order in which an in-memory dry run measures the
+	// nodes of an input that lists a child before its parent.
+	Plan bool
 	// OnPhase, when set, is told how far each pass is: its name, and done
 	// of total (bytes or records; total -1 when not known).
 	OnPhase func(phase string, done, total int64)
@@ -121,6 +125,9 @@ type oocState struct {
 	measure          *layouts.Measure
 	maxDepth, maxLen int
 	re               extsort.Enc
+	// notTopo: a node's parent came after it in the input, and an
+	// in-memory forest of it is visited breadth first, not in row order.
+	notTopo bool
 }
 
 // close removes the temporary files.

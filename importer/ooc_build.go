@@ -97,13 +97,13 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 // resolveRejected records a good row that is rejected with reason.
 func (b *oocBuilder) resolveRejected(row int64, reason string) {
 	if b.err == nil {
-		b.err = b.ooc.addResolved(row, true, reason, 0, nil)
+		b.err = b.ooc.addResolved(row, true, reason, 0, nil, nil)
 	}
 }
 
 // addResolved records what the passes found for a good row: rejected,
 // with the reason, or its depth and path.
-func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string) error {
+func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string, rows []int64) error {
 	e := &s.re
 	e.Reset()
 	e.Row(row)
@@ -114,6 +114,9 @@ func (s *oocState) addResolved(row int64, rejected bool, reason string, depth in
 		e.Flag(0)
 		e.I(depth)
 		e.Strs(path)
+		if s.opts.Plan {
+			putRows(e, rows)
+		}
 	}
 	return s.resolved.Add(e.B)
 }

@@ -27,6 +27,7 @@ type oocNode struct {
 	root              string
 	pathBytes, maxAnc int
 	path              []string
+	rows              []int64 // the path's rows, with OutOfCore.Plan (else empty)
 }
 
 // putByParent encodes n for the nodes sorted by parent.
@@ -76,6 +77,7 @@ func (n *oocNode) putLevel(e *extsort.Enc) {
 	e.I(n.pathBytes)
 	e.I(n.maxAnc)
 	e.Strs(n.path)
+	putRows(e, n.rows)
 }
 
 // getLevel decodes a record of putLevel; n's strings are the record's
@@ -92,12 +94,14 @@ func (n *oocNode) getLevel(rec []byte) {
 	n.pathBytes = d.I()
 	n.maxAnc = d.I()
 	n.path = d.Strs(n.path[:0])
+	n.rows = getRows(&d, n.rows[:0])
 }
 
 // asRoot makes n the first node of its path: a root, or a detached node.
 func (n *oocNode) asRoot() {
 	n.depth, n.root, n.pathBytes, n.maxAnc = 0, n.id, len(n.id), 0
 	n.path = append(n.path[:0], n.id)
+	n.rows = append(n.rows[:0], n.row)
 }
 
 // firstKey is the length-prefixed key a record of the passes starts with.
@@ -283,13 +287,14 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		}
 		n.flags |= fRejected
 		for _, row := range copies {
-			if err := s.addResolved(row, true, n.own, 0, nil); err != nil {
+			if err := s.addResolved(row, true, n.own, 0, nil, nil); err != nil {
 				return err
 			}
 		}
 	}
 	e.Reset()
 	e.S(n.id)
+	e.Row(n.row) // for parentJoin to tell whether a parent came after its child
 	if err := ids.Add(e.B); err != nil {
 		return err
 	}
@@ -351,6 +356,11 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 		switch {
 		case found && n.flags&fJoinOnly != 0:
 		case found:
+			d := extsort.Dec{B: id}
+			d.Bytes()
+			if d.Row() > n.row {
+				s.notTopo = true // an in-memory forest is visited breadth first
+			}
 			if err := rest.Add(rec); err != nil {
 				rest.Close()
 				return nil, err
@@ -521,6 +531,10 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
 	c.path = append(append(c.path[:0], n.path...), c.id)
+	c.rows = c.rows[:0]
+	if s.opts.Plan {
+		c.rows = append(append(c.rows, n.rows...), c.row)
+	}
 	c.flags |= n.flags & (fRejected | fUnknown)
 	c.flags &^= fOrigin | fOriginKey
 	if origin {
@@ -577,12 +591,12 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		if reason == "" {
 			reason = transform.ErrAncestor.Error()
 		}
-		return origin, originKey, s.addResolved(n.row, true, reason, 0, nil)
+		return origin, originKey, s.addResolved(n.row, true, reason, 0, nil, nil)
 	}
 	s.layoutMeasure(&st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
-	return origin, originKey, s.addResolved(n.row, false, "", n.depth, n.path)
+	return origin, originKey, s.addResolved(n.row, false, "", n.depth, n.path, n.rows)
 }
 
 func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }

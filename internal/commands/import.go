@@ -124,6 +124,8 @@ func runImport(c *cli.Context) error {
 	maxErrors := c.Int("max-errors")
 
 	if dryRun {
+		// Out of core, the plan's own passes tell reading how far they are.
+		defer reading.finish()
 		return dryRunPlans(c, in, ls, onInvalid, maxErrors, stderr)
 	}
 

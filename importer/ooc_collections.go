@@ -1,0 +1,246 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// Kinds of the records of collections' count by key.
+const (
+	kSelf  = iota // the node itself: its depth and path
+	kChild        // a valid child of the key's node
+	kTree         // a valid node of the tree the key's node is the root of
+)
+
+// collections measures the largest item collections of an input read out
+// of core, and their partition key values, as measureValid does in
+// memory: the passes measured each node as they placed it, before its
+// children and its tree were counted. Two sorted passes over the resolved
+// rows count each valid node's valid children and each root's valid
+// tree, then l measures the nodes again in the order an in-memory forest
+// visits them, which names the same largest collection of several that
+// tie: by row, or, when a parent comes after its child, breadth first (by
+// depth, then by the rows of the path, which needs OutOfCore.Plan). A
+// node's subtree is only measured for a root, as the largest subtree is a
+// whole tree's.
+func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.Measure, error) {
+	if s.notTopo && !s.opts.Plan {
+		return nil, errors.New("importer: an input read out of core is planned with OutOfCore.Plan set")
+	}
+	res, err := s.resolved.Sort()
+	if err != nil {
+		return nil, err
+	}
+	byKey := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
+	byKey.Prefix = extsort.PrefixKeyRow
+	defer byKey.Close()
+	var (
+		e     extsort.Enc
+		path  []string
+		rows  []int64
+		roots int
+		k     int64
+	)
+	add := func(key string, row int64, kind uint8, depth int, path []string, rows []int64) error {
+		e.Reset()
+		e.S(key)
+		e.Row(row)
+		e.Flag(kind)
+		if kind == kSelf {
+			e.I(depth)
+			e.Strs(path)
+			putRows(&e, rows)
+		}
+		return byKey.Add(e.B)
+	}
+	for rec, ok := res.Next(); ok; rec, ok = res.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				res.Close()
+				return nil, err
+			}
+			s.phase("counting collections (rows)", k, -1)
+		}
+		d := extsort.Dec{B: rec[8:], Share: true}
+		if d.Flag() != 0 {
+			continue
+		}
+		row, depth := extsort.RowOf(rec), d.I()
+		path = d.Strs(path[:0])
+		rows = rows[:0]
+		if s.opts.Plan {
+			rows = getRows(&d, rows)
+		}
+		id := path[len(path)-1]
+		err := add(id, row, kSelf, depth, path, rows)
+		if err == nil && len(path) > 1 {
+			err = add(path[len(path)-2], row, kChild, 0, nil, nil)
+		}
+		if err == nil {
+			err = add(path[0], row, kTree, 0, nil, nil)
+		}
+		if err != nil {
+			res.Close()
+			return nil, err
+		}
+		if depth == 0 {
+			roots++
+		}
+	}
+	err = res.Err()
+	res.Close()
+	if err != nil {
+		return nil, err
+	}
+	return s.measureInOrder(ctx, l, byKey, roots)
+}
+
+// measureInOrder sums the records of byKey up by node, sorts the nodes in
+// the order an in-memory forest visits them, and measures them in l.
+func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *extsort.Sorter, roots int) (*layouts.Measure, error) {
+	it, err := byKey.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	inOrder := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
+	inOrder.Prefix = extsort.PrefixKeyRow
+	defer inOrder.Close()
+	var (
+		e                  extsort.Enc
+		key, self, rank    []byte
+		path               []string
+		rows               []int64
+		children, treeSize int
+	)
+	flush := func() error {
+		if self == nil {
+			return nil
+		}
+		d := extsort.Dec{B: self}
+		d.Bytes()
+		row := d.Row()
+		d.Flag()
+		depth := d.I()
+		path = d.Strs(path[:0])
+		rows = getRows(&d, rows[:0])
+		rank = rank[:0]
+		if s.notTopo {
+			// Breadth first: by depth, then by the rows from the root
+			// down (see collections).
+			rank = binary.BigEndian.AppendUint64(rank, uint64(depth))
+			for _, r := range rows {
+				rank = binary.BigEndian.AppendUint64(rank, uint64(r))
+			}
+		}
+		e.Reset()
+		e.B = binary.AppendUvarint(e.B, uint64(len(rank)))
+		e.B = append(e.B, rank...)
+		e.Row(row)
+		e.I(children)
+		e.I(treeSize)
+		e.I(depth)
+		e.Strs(path)
+		return inOrder.Add(e.B)
+	}
+	var k int64
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.phase("counting collections (records)", k, byKey.Records)
+		}
+		d := extsort.Dec{B: rec}
+		rk := d.Bytes()
+		if !bytes.Equal(rk, key) {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			key, self, children, treeSize = append(key[:0], rk...), nil, 0, 0
+		}
+		d.Row()
+		switch d.Flag() {
+		case kSelf:
+			self = append(self[:0], rec...)
+		case kChild:
+			children++
+		case kTree:
+			treeSize++
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return s.measureSorted(ctx, l, inOrder, roots)
+}
+
+// measureSorted measures the nodes of inOrder in l, in its order.
+func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder *extsort.Sorter, roots int) (*layouts.Measure, error) {
+	it, err := inOrder.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	m := layouts.NewMeasure(l)
+	var (
+		path []string
+		k    int64
+	)
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.phase("measuring collections (nodes)", k, inOrder.Records)
+		}
+		// Not shared: the layout keeps the ids of the largest collections.
+		d := extsort.Dec{B: rec}
+		d.Bytes()
+		d.Row()
+		children, treeSize, depth := d.I(), d.I(), d.I()
+		path = d.Strs(path[:0])
+		st := transform.Stats{ID: path[len(path)-1], RootID: path[0], Depth: depth, Children: children,
+			Subtree: 1, TreeSize: 1, Roots: roots}
+		if depth == 0 {
+			st.Subtree, st.TreeSize = treeSize, treeSize
+		} else {
+			st.ParentID = path[len(path)-2]
+		}
+		for _, id := range path {
+			st.PathBytes += len(id)
+			if id != st.ID {
+				st.MaxAncestorIDBytes = max(st.MaxAncestorIDBytes, len(id))
+			}
+		}
+		st.PathBytes = min(st.PathBytes+depth, math.MaxInt32)
+		l.Measure(&st, m)
+	}
+	return m, it.Err()
+}
+
+// putRows appends rows to e, its count first.
+func putRows(e *extsort.Enc, rows []int64) {
+	e.I(len(rows))
+	for _, r := range rows {
+		e.U(uint64(r))
+	}
+}
+
+// getRows reads what putRows wrote, appended to dst.
+func getRows(d *extsort.Dec, dst []int64) []int64 {
+	for n := d.I(); n > 0; n-- {
+		dst = append(dst, int64(d.U()))
+	}
+	return dst
+}
