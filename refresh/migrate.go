@@ -103,10 +103,17 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if opts.Follow != nil {
 		return migrateFollow(ctx, opts)
 	}
+	ooc, err := migrateOutOfCore(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.CreateTable {
 		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
+	}
+	if ooc {
+		return migrateOOC(ctx, opts)
 	}
 	res := &MigrateResult{}
 	j, cleanup, err := migrateCopy(ctx, opts, res)
