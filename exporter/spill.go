@@ -168,4 +168,3 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 	st.Digest = fmt.Sprintf("%d:%s", st.Nodes, hex.EncodeToString(d[:]))
 	return st, nil
 }
-

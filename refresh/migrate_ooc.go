@@ -228,4 +228,3 @@ func verifyCount(ctx context.Context, opts MigrateOptions, want *Summary) (*Summ
 	}
 	return s, nil
 }
-
