@@ -61,14 +61,6 @@ func migrateOutOfCore(ctx context.Context, opts MigrateOptions) (bool, error) {
 // reads, against the items the layout wants.
 func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	o := opts.Input.OutOfCore
-	switch {
-	case opts.Shard.Of > 1:
-		return nil, fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
-			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory))
-	case layouts.ReadsImplicit(opts.FromLayout):
-		return nil, fmt.Errorf("%w: the source %s does not fit --memory %s, and a %s source (path ids, inner nodes implied) is not read out of core yet: give --memory large enough for it (about %d bytes an item)",
-			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory), opts.FromLayout.Name(), importer.InMemoryNodeBytes)
-	}
 	resume := false
 	if opts.Checkpoint != "" {
 		if _, err := os.Stat(opts.Checkpoint); err == nil {
@@ -146,6 +138,21 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	}
 	res.Took = time.Since(opts.Started)
 	return res, nil
+}
+
+// refuseOOC refuses, before anything is created or read, what a migrate
+// out of core does not do yet.
+func refuseOOC(opts MigrateOptions) error {
+	o := opts.Input.OutOfCore
+	switch {
+	case opts.Shard.Of > 1:
+		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
+			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory))
+	case layouts.ReadsImplicit(opts.FromLayout), layouts.ReadsImplicit(opts.Layout):
+		return fmt.Errorf("%w: the source %s does not fit --memory %s, and tables with path ids (inner nodes implied) are not copied out of core yet: give --memory large enough for it (about %d bytes an item)",
+			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory), importer.InMemoryNodeBytes)
+	}
+	return nil
 }
 
 // migrateFingerprint ties a checkpoint to the flags and to the source's
