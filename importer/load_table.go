@@ -37,6 +37,10 @@ type TableOptions struct {
 	// checkpoint's fingerprint.
 	Checkpoint string
 	Settings   map[string]any
+	// Fingerprint, when set, is the checkpoint's fingerprint instead of
+	// the input's bytes and Settings hashed (the out-of-core migrate's:
+	// its snapshot's records come in no fixed order).
+	Fingerprint string
 	// WriteOptions are the write run's: the dead-letter file,
 	// concurrency, rate and progress.
 	ddbwrite.WriteOptions
@@ -97,9 +101,12 @@ func LoadTable(ctx context.Context, in *Input, opts TableOptions) (*TableResult,
 
 	var ck *ddbwrite.Checkpoint
 	if opts.Checkpoint != "" {
-		fp, err := Fingerprint(in.Opts.Path, opts.Settings)
-		if err != nil {
-			return nil, err
+		fp := opts.Fingerprint
+		var err error
+		if fp == "" {
+			if fp, err = Fingerprint(in.Opts.Path, opts.Settings); err != nil {
+				return nil, err
+			}
 		}
 		ck, err = ddbwrite.LoadCheckpoint(opts.Checkpoint)
 		switch {

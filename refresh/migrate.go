@@ -103,10 +103,31 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if opts.Follow != nil {
 		return migrateFollow(ctx, opts)
 	}
+	ooc, err := migrateOutOfCore(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ooc {
+		if err := refuseOOC(opts); err != nil {
+			return nil, err
+		}
+	}
 	if opts.CreateTable {
 		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err
 		}
+	}
+	if ooc {
+		return migrateOOC(ctx, opts)
+	}
+	if o := opts.Input.OutOfCore; o != nil && o.Refuse == "" {
+		// The copy in memory plans against the destination in memory: a
+		// source larger than its ItemCount said is refused, not read out
+		// of core under a plan that cannot take it.
+		c := *o
+		c.Refuse = fmt.Sprintf("migrate copied %s in memory, as its ItemCount (which DynamoDB updates about every six hours) fits --memory %s, but its forest does not: run it again once ItemCount is current, or give a larger --memory",
+			opts.From, importer.SizeText(o.Memory))
+		opts.Input.OutOfCore = &c
 	}
 	res := &MigrateResult{}
 	j, cleanup, err := migrateCopy(ctx, opts, res)

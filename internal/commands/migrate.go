@@ -165,18 +165,23 @@ func runMigrate(c *cli.Context) error {
 	}
 	opts.Input.ClosureCopy = o2.ClosureCopy
 	opts.Input.MaxProblems = 100 // as many as are printed
-	if opts.Input.OutOfCore, err = inMemoryOnly(c, "migrate holds the source's whole forest in memory"); err != nil {
-		return err
-	}
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {
+		if opts.Input.OutOfCore, err = inMemoryOnly(c, "migrate --follow holds the source's whole forest in memory"); err != nil {
+			return err
+		}
 		return runMigrateFollow(c, opts, started)
 	}
 	if c.IsSet("follow-idle") || c.Bool("enable-stream") {
 		return usagef("--follow-idle and --enable-stream go with --follow")
 	}
 	prog := newProgress(c)
+	// A source whose forest does not fit --memory is spilled and copied
+	// out of core (refresh.Migrate).
+	if opts.Input.OutOfCore, err = outOfCoreOptions(c, []layouts.Layout{l2}, false, prog); err != nil {
+		return err
+	}
 	opts.OnProgress = prog.update
 	res, err := refresh.Migrate(c.Context, opts)
 	prog.finish()

@@ -1,0 +1,178 @@
+package main
+
+// migrate out of core (issue 27): a source whose forest does not fit
+// --memory is spilled and imported by the out-of-core passes.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
+	"github.com/treeport/treeport/layouts"
+)
+
+// TestMigrateOutOfCoreMatchesInMemory migrates the typed cars table from
+// path into every layout, and from every layout into closure, once in
+// memory and once in a tiny forced budget: the destinations are equal
+// item for item, and the spill is gone from --tmp-dir.
+func TestMigrateOutOfCoreMatchesInMemory(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	const in = "fixtures/cars.csv"
+	sources := map[string]string{}
+	for _, name := range layouts.Names() {
+		l, _ := layouts.New(name, layouts.Options{})
+		sources[name] = loadTable(t, env, client, in, typesFlag, l)
+	}
+	type pair struct{ from, to string }
+	var pairs []pair
+	for _, name := range layouts.Names() {
+		pairs = append(pairs, pair{layouts.PathName, name})
+		if name != layouts.PathName {
+			pairs = append(pairs, pair{name, layouts.ClosureName})
+		}
+	}
+	for _, p := range pairs {
+		t.Run(p.from+"-to-"+p.to, func(t *testing.T) {
+			t.Parallel()
+			migrate := func(extra ...string) ([]string, string) {
+				dst := ddblocal.TableName(t)
+				dropTableLater(t, client, dst)
+				args := append([]string{"migrate", "--from-table", sources[p.from], "--from-layout", p.from,
+					"--to-table", dst, "--to-layout", p.to, "--create-table", "--no-progress"}, extra...)
+				stdout, stderr, code := run(t, env, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d:\n%s\n%s", extra, code, stdout, stderr)
+				}
+				if !strings.Contains(stdout, "verified: ") {
+					t.Errorf("%v: no verification:\n%s", extra, stdout)
+				}
+				return canonical(t, scanTable(t, client, dst)), stderr
+			}
+			want, memErr := migrate()
+			tmp := t.TempDir()
+			got, oocErr := migrate(oocArgs(tmp)...)
+			if strings.Contains(memErr, "out of core") || !strings.Contains(oocErr, "out of core") {
+				t.Errorf("the runs did not take the paths asked for:\nin memory: %s\nout of core: %s", memErr, oocErr)
+			}
+			if len(want) == 0 {
+				t.Fatal("the in-memory migrate wrote nothing")
+			}
+			diffLines(t, got, want)
+			emptyDir(t, tmp)
+		})
+	}
+}
+
+// TestMigrateOutOfCoreRefusals: out of core, migrate writes only into an
+// empty table (or its own checkpoint's), takes no --shard and no path ids,
+// and needs a --tmp-dir it can write; each is refused (exit 2) with
+// nothing written.
+func TestMigrateOutOfCoreRefusals(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	path, _ := layouts.New("path", layouts.Options{})
+	closure, _ := layouts.New("closure", layouts.Options{})
+	src := loadTable(t, env, client, "fixtures/folders.json", "", path)
+	// A destination with an item treeport did not write.
+	dst := ddblocal.NewTable(t, client, closure.Table())
+	item := map[string]types.AttributeValue{}
+	keys := []layouts.KeyAttr{closure.Table().PK}
+	if sk := closure.Table().SK; sk != nil {
+		keys = append(keys, *sk)
+	}
+	for _, k := range keys {
+		item[k.Name] = &types.AttributeValueMemberS{Value: "hand-made"}
+		if k.Type == types.ScalarAttributeTypeN {
+			item[k.Name] = &types.AttributeValueMemberN{Value: "7"}
+		}
+	}
+	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dst), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	before := rawLines(t, client, dst)
+	readonly := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(readonly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	empty := ddblocal.NewTable(t, client, closure.Table())
+	for _, c := range []struct {
+		name, table string
+		args        []string
+		say         string
+	}{
+		{"not empty", dst, oocArgs(t.TempDir()), "writes only into an empty table"},
+		{"shard", empty, append(oocArgs(t.TempDir()), "--shard", "1/2"), "does not take --shard"},
+		{"tmp-dir", empty, oocArgs(filepath.Join(readonly, "sub")), "--tmp-dir"},
+		{"path ids", empty, append(oocArgs(t.TempDir()), "--to-path-ids"), "path ids"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", c.table, "--to-layout", "closure", "--no-progress"}, c.args...)
+			_, stderr, code := run(t, env, args...)
+			if code != 2 || !strings.Contains(stderr, c.say) {
+				t.Errorf("exit %d, want 2 and %q:\n%s", code, c.say, stderr)
+			}
+		})
+	}
+	diffLines(t, rawLines(t, client, dst), before)
+	if items := scanTable(t, client, empty); len(items) != 0 {
+		t.Errorf("a refused migrate wrote %d items", len(items))
+	}
+}
+
+// TestMigrateOutOfCoreKillAndResume kills migrates out of core with
+// SIGKILL at random points (the spill, the passes, the writes) and runs
+// the same command again: the last one finishes from the checkpoint and
+// the destination is exactly the in-memory migrate's.
+func TestMigrateOutOfCoreKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills and resumes a migrate")
+	}
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 1, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	path, _ := layouts.New("path", layouts.Options{})
+	src := loadTable(t, env, client, genShuffled(t, 3000, "jsonl"), "", path)
+	memDst := ddblocal.TableName(t)
+	dropTableLater(t, client, memDst)
+	if _, stderr, code := run(t, env, "migrate", "--from-table", src, "--from-layout", "path", "--to-table", memDst, "--to-layout", "closure", "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("in memory: exit %d: %s", code, stderr)
+	}
+	want := canonical(t, scanTable(t, client, memDst))
+	dst := ddblocal.TableName(t)
+	dropTableLater(t, client, dst)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	tmp := t.TempDir()
+	args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", dst, "--to-layout", "closure", "--create-table",
+		"--checkpoint", ck, "--concurrency", "4", "--max-wcu", "4000", "--no-progress"}, oocArgs(tmp)...)
+	kills, _, outs := killRuns(t, args, proxy.URL(), 4, func(rng *rand.Rand) time.Duration {
+		return time.Duration(300+rng.IntN(1500)) * time.Millisecond
+	})
+	if kills == 0 {
+		t.Fatal("no run was killed: the test proves nothing")
+	}
+	if last := outs[len(outs)-1]; !strings.Contains(last, "resuming from checkpoint") {
+		t.Errorf("the last run did not resume:\n%s", last)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, dst)), want)
+	t.Logf("%d kills; %s", kills, fmt.Sprint(proxy.Counts().AcceptedItems))
+}

@@ -1,0 +1,170 @@
+package exporter
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
+	"github.com/treeport/treeport/records"
+)
+
+// SpillStats say what SpillNodes did.
+type SpillStats struct {
+	Nodes int64
+	Read  Stats
+	// Digest identifies the records written whatever their order: the
+	// same table gives the same digest however its Scan's pages came.
+	Digest string
+}
+
+// SpillNodes reads the nodes of table as Scan does and writes them to
+// the file out (created) in wopts' format, in a fixed memory whatever the
+// table's size: each page's records are encoded as it is rebuilt and
+// handed to an external sort (budget bytes in memory, its runs in out's
+// directory), which orders them by their bytes. The order is the same
+// for the same table however the Scan's pages came, so that a run that
+// resumes numbers the items as the one it goes on from. The out-of-core
+// migrate feeds the file to the out-of-core import.
+//
+// A layout whose inner nodes are implicit (path ids) cannot be spilled
+// so: its inner nodes are known only from every id; it is refused.
+func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, out string, wopts records.WriterOptions, budget int) (SpillStats, error) {
+	var st SpillStats
+	if layouts.ReadsImplicit(l) {
+		return st, fmt.Errorf("exporter: the %s layout's inner nodes are implied by every id: its table is not read in a fixed memory yet", l.Name())
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return st, err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	rw, err := records.NewWriter(bw, wopts)
+	if err != nil {
+		return st, err
+	}
+	ew, ok := rw.(records.EncodedWriter)
+	if !ok {
+		return st, fmt.Errorf("exporter: the %s writer takes no encoded records", wopts.Format)
+	}
+	newEncoder := records.EncoderFor(wopts)
+	sorter := extsort.New(filepath.Dir(out), budget, bytes.Compare)
+	defer sorter.Close()
+	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
+	spec := l.Table()
+	filter := l.NodeFilter()
+	if opts.Partition == nil {
+		opts.Partition = models.Partition(l)
+	}
+	var mu sync.Mutex
+	var sum [4]uint64 // the records' hashes, added: the order does not count
+	var unparsable int64
+	var unparsableKey string
+	err = scanTable(ctx, client, r, table, opts, filter, func(items []layouts.Item) error {
+		enc := newEncoder()
+		var buf []byte
+		var ends []int
+		var local [4]uint64
+		var bad int64
+		var badKey string
+		for _, item := range items {
+			rec, ok, err := l.Node(item)
+			if err != nil {
+				if models.CheckItem(l, item) != nil {
+					bad++
+					if badKey == "" {
+						badKey = ddb.KeyString(item, spec.KeyNames()...)
+					}
+					continue
+				}
+				return itemError(table, spec, item, l, err)
+			}
+			if !ok {
+				continue
+			}
+			start := len(buf)
+			if buf, err = enc.Encode(buf, &rec); err != nil {
+				return err
+			}
+			ends = append(ends, len(buf))
+			h := sha256.Sum256(buf[start:])
+			for k := range local {
+				local[k] += binary.LittleEndian.Uint64(h[8*k:])
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		start := 0
+		for _, end := range ends {
+			if err := sorter.Add(buf[start:end]); err != nil {
+				return err
+			}
+			start = end
+		}
+		st.Nodes += int64(len(ends))
+		for k := range sum {
+			sum[k] += local[k]
+		}
+		unparsable += bad
+		if unparsableKey == "" {
+			unparsableKey = badKey
+		}
+		return nil
+	})
+	st.Read = r.snapshot()
+	st.Read.Unparsable, st.Read.UnparsableKey = unparsable, unparsableKey
+	if err != nil {
+		return st, err
+	}
+	if st.Nodes == 0 && st.Read.Items > 0 {
+		what := ""
+		if filter != nil {
+			what = filter.Text
+		}
+		return st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
+			layouts.ErrItem, table, st.Read.Items, l.Name(), what, models.FitHint(l))
+	}
+	it, err := sorter.Sort()
+	if err != nil {
+		return st, err
+	}
+	defer it.Close()
+	for {
+		rec, ok := it.Next()
+		if !ok {
+			break
+		}
+		if err := ew.WriteEncoded(rec); err != nil {
+			return st, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return st, err
+	}
+	if err := rw.Close(); err != nil {
+		return st, err
+	}
+	if err := bw.Flush(); err != nil {
+		return st, err
+	}
+	if err := f.Close(); err != nil {
+		return st, err
+	}
+	var d [32]byte
+	for k, v := range sum {
+		binary.LittleEndian.PutUint64(d[8*k:], v)
+	}
+	st.Digest = fmt.Sprintf("%d:%s", st.Nodes, hex.EncodeToString(d[:]))
+	return st, nil
+}

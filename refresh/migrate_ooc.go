@@ -1,0 +1,237 @@
+package refresh
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/transform"
+)
+
+// migrateOutOfCore reports whether the source's forest is copied out of
+// core: the budget of opts.Input.OutOfCore (one that does not refuse) is
+// smaller than the source's items (DescribeTable's ItemCount, which
+// DynamoDB updates about every six hours) would take in memory, or the
+// passes are forced. An item is counted as a node: a closure or prefix
+// source goes out of core sooner than it must, never later.
+func migrateOutOfCore(ctx context.Context, opts MigrateOptions) (bool, error) {
+	o := opts.Input.OutOfCore
+	if o == nil || o.Refuse != "" {
+		return false, nil
+	}
+	if o.Force {
+		return true, nil
+	}
+	if o.Memory <= 0 {
+		return false, nil
+	}
+	out, err := opts.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(opts.From)})
+	if err != nil {
+		return false, fmt.Errorf("source: %w", err)
+	}
+	return aws.ToInt64(out.Table.ItemCount)*importer.InMemoryNodeBytes > o.Memory, nil
+}
+
+// migrateOOC is Migrate for a source whose forest does not fit the
+// budget. The source's nodes are spilled as they are scanned, in no
+// order, to a DynamoDB JSON file in --tmp-dir (exporter.SpillNodes), and
+// that file is imported into the destination by the out-of-core passes
+// (importer.LoadTable), with the import's checkpoint.
+//
+// The destination is not read as a plan would read it (that needs the
+// plan out of core, which is not there yet): it must be empty, or hold
+// what a run with the same checkpoint wrote. Its items are then only
+// ever put, never deleted, and each put is of an item this copy owns:
+// the one the same node's items of the in-memory migrate would be. The
+// copy is verified by counting the destination's items, with consistent
+// reads, against the items the layout wants.
+func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
+	o := opts.Input.OutOfCore
+	resume := false
+	if opts.Checkpoint != "" {
+		if _, err := os.Stat(opts.Checkpoint); err == nil {
+			resume = true
+		}
+	}
+	if !resume {
+		if err := destinationEmpty(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+	tmp := o.TmpDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(tmp, "treeport-migrate-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: --tmp-dir %s: %v (migrate spills the source's nodes there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
+	}
+	defer os.RemoveAll(dir)
+	snap := filepath.Join(dir, "source.ddb.json")
+	res := &MigrateResult{}
+	spill, err := exporter.SpillNodes(ctx, opts.Client, opts.From, opts.FromLayout, opts.Scan, snap,
+		records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField}, int(max(o.Memory/4, 1<<20)))
+	res.Source = exporter.ExportStats{Nodes: spill.Nodes, Read: spill.Read, Format: records.FormatDDBJSON}
+	if err != nil {
+		return res, fmt.Errorf("reading %s: %w", opts.From, err)
+	}
+	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes, spilled to %s out of core; %s\n", opts.From, opts.FromLayout.Name(), spill.Nodes, tmp, spill.Read)
+
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: o,
+		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}})
+	if err != nil {
+		return res, err
+	}
+	defer in.Close()
+	if problems := in.CheckLayout(opts.Layout); len(problems) > 0 {
+		if opts.OnProblems != nil {
+			out := make([]*transform.RowError, len(problems))
+			for i, p := range problems {
+				q := *p
+				q.File, q.Line, q.Unit = "table "+opts.From, 0, ""
+				out[i] = &q
+			}
+			opts.OnProblems(out, in.MoreProblems())
+		}
+		return res, fmt.Errorf("%w: %s in table %s; nothing was written", importer.ErrInvalid, countOf(len(problems)+in.MoreProblems(), "problem"), opts.From)
+	}
+	fp, err := migrateFingerprint(opts.Settings, spill.Digest)
+	if err != nil {
+		return res, err
+	}
+	if opts.Checkpoint != "" && !resume {
+		// Saved before the first write: a run killed before the writer's
+		// first save finds it, and resumes (writes again) rather than
+		// refusing a destination it wrote itself.
+		ck := &ddbwrite.Checkpoint{Fingerprint: fp, Table: opts.Table, Layout: opts.Layout.Name()}
+		if err := ck.Save(opts.Checkpoint); err != nil {
+			return res, err
+		}
+	}
+	lt, err := importer.LoadTable(ctx, in, importer.TableOptions{
+		Client: opts.Client, Table: opts.Table, Emit: importer.EmitOptions{Layout: opts.Layout},
+		Checkpoint: opts.Checkpoint, Fingerprint: fp, WriteOptions: opts.WriteOptions, Log: opts.Log, Started: opts.Started,
+	})
+	res.Apply = oocApplyResult(opts, lt, resume)
+	if err != nil {
+		return res, err
+	}
+	if !lt.AlreadyDone {
+		res.Verify, err = verifyCount(ctx, opts, res.Apply.Summary)
+		if err != nil {
+			return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
+		}
+	}
+	res.Took = time.Since(opts.Started)
+	return res, nil
+}
+
+// refuseOOC refuses, before anything is created or read, what a migrate
+// out of core does not do yet.
+func refuseOOC(opts MigrateOptions) error {
+	o := opts.Input.OutOfCore
+	switch {
+	case opts.Shard.Of > 1:
+		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
+			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory))
+	case layouts.ReadsImplicit(opts.FromLayout), layouts.ReadsImplicit(opts.Layout):
+		return fmt.Errorf("%w: the source %s does not fit --memory %s, and tables with path ids (inner nodes implied) are not copied out of core yet: give --memory large enough for it (about %d bytes an item)",
+			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory), importer.InMemoryNodeBytes)
+	}
+	return nil
+}
+
+// migrateFingerprint ties a checkpoint to the flags and to the source's
+// records, whatever the order its Scan gave them in.
+func migrateFingerprint(settings map[string]any, digest string) (string, error) {
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(b)
+	h.Write([]byte("\x00out-of-core migrate\x00" + digest))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// destinationEmpty refuses a destination that holds any item: an
+// out-of-core migrate does not read it, so it could not tell the items
+// it may replace from the ones it must leave alone.
+func destinationEmpty(ctx context.Context, opts MigrateOptions) error {
+	out, err := opts.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(opts.Table), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	if len(out.Items) > 0 || out.LastEvaluatedKey != nil {
+		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core writes only into an empty table (or goes on with its own --checkpoint); %s has items: give a new table, or a --memory large enough to refresh it in memory (about %d bytes an item of the source)",
+			ddbwrite.ErrUsage, opts.From, importer.SizeText(opts.Input.OutOfCore.Memory), opts.Table, importer.InMemoryNodeBytes)
+	}
+	return nil
+}
+
+// oocApplyResult is what the out-of-core copy did, as a plan of puts of
+// new nodes into an empty table.
+func oocApplyResult(opts MigrateOptions, lt *importer.TableResult, resumed bool) *ApplyResult {
+	if lt == nil {
+		return nil
+	}
+	s := &Summary{Table: opts.Table, Layout: opts.Layout.Name(), ByReason: map[Reason]*Count{}}
+	for _, r := range Reasons {
+		s.ByReason[r] = &Count{}
+	}
+	nodes := lt.Emit.Nodes
+	s.SnapshotNodes, s.SnapshotItems = nodes, lt.Emit.Items
+	s.ByReason[ReasonNew].Nodes, s.ByReason[ReasonNew].Puts = nodes, lt.Emit.Items
+	if lt.Run != nil {
+		s.ByReason[ReasonNew].WCU = lt.Run.Stats.ComputedWCU
+	}
+	s.Total = *s.ByReason[ReasonNew]
+	return &ApplyResult{Summary: s, Resumed: resumed, Run: lt.Run, Took: lt.Took}
+}
+
+// verifyCount counts the destination's items with consistent reads: the
+// copy is exact when it holds as many as the layout wants (it was empty,
+// and every item written is one of them).
+func verifyCount(ctx context.Context, opts MigrateOptions, want *Summary) (*Summary, error) {
+	var n int64
+	var start map[string]types.AttributeValue
+	for {
+		out, err := opts.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(opts.Table), Select: types.SelectCount,
+			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start})
+		if err != nil {
+			return nil, err
+		}
+		n += int64(out.Count)
+		if start = out.LastEvaluatedKey; start == nil {
+			break
+		}
+	}
+	s := &Summary{Table: want.Table, Layout: want.Layout, ByReason: map[Reason]*Count{},
+		TableNodes: want.SnapshotNodes, TableItems: n, SnapshotNodes: want.SnapshotNodes, SnapshotItems: want.SnapshotItems}
+	for _, r := range Reasons {
+		s.ByReason[r] = &Count{}
+	}
+	if n < want.SnapshotItems {
+		s.Total.Puts = want.SnapshotItems - n
+	} else {
+		s.Total.Deletes = n - want.SnapshotItems
+	}
+	if s.Changes() > 0 {
+		s.TableNodes = 0
+	}
+	return s, nil
+}
