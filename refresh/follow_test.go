@@ -334,15 +334,16 @@ func TestFollowEveryPair(t *testing.T) {
 					// From before the copy until a second into the follow,
 					// however slow the machine.
 					mr := rand.New(rand.NewPCG(seed, 99))
+					told := false // changed is closed (never reassigned: the test reads it)
 					var deadline time.Time
 					for ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
 						if deadline.IsZero() && strings.Contains(log.String(), "following the stream") {
 							deadline = time.Now().Add(time.Second)
 						}
 						err := src.mutate(ctx, mr)
-						if changed != nil {
+						if !told {
 							close(changed)
-							changed = nil
+							told = true
 						}
 						if err != nil {
 							mutated <- err
