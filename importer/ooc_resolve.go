@@ -129,12 +129,11 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		return err
 	}
 	// A level's join reads every node not placed yet, and writes those it
-	// does not place for the next one; a small level, which places few
-	// of them (the first levels of most trees), reads them and writes
-	// nothing: the nodes it placed stay in the file, never to match again
-	// (an id is on one level), and are only told from the nodes no level
-	// reaches at the end, when there are such nodes.
-	initial, placed, stale := rest.Records, int64(0), false
+	// does not place for the next one. After narrowLevels levels that
+	// place few of them (the top of a deep tree, or a chain), what is
+	// left is placed by doubling (deepPasses): log2(depth) sorted passes
+	// instead of a read of what is left for every level.
+	narrow := 0
 	for level.Records > 0 {
 		s.phase("resolving a level (nodes)", level.Records, -1)
 		if err := ctx.Err(); err != nil {
@@ -142,40 +141,33 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			rest.Close()
 			return err
 		}
-		rewrite := level.Records*8 >= rest.Records
-		next, left, matched, err := s.levelPass(ctx, level, rest, check, rewrite)
-		level.Close()
-		if err == nil && !rewrite {
-			err = rest.Rewind()
+		if level.Records*8 < rest.Records {
+			if narrow++; narrow > narrowLevels {
+				left, err := s.deepPasses(ctx, level, rest, check)
+				level.Close()
+				rest.Close()
+				if err != nil {
+					return err
+				}
+				rest = left
+				break
+			}
 		}
+		next, left, _, err := s.levelPass(ctx, level, rest, check, true)
+		level.Close()
+		rest.Close()
 		if err != nil {
-			rest.Close()
 			if next != nil {
 				next.Close()
 			}
 			return err
 		}
-		if rewrite {
-			rest.Close()
-			rest = left
-		} else {
-			stale = stale || matched > 0
-		}
-		placed += matched
-		level = next
+		rest, level = left, next
 	}
 	level.Close()
 	defer rest.Close()
-	if placed < initial {
-		leftover := rest
-		if stale {
-			var err error
-			if leftover, err = s.unresolved(rest); err != nil {
-				return err
-			}
-			defer leftover.Close()
-		}
-		if err := s.cyclesPass(leftover, check); err != nil {
+	if rest.Records > 0 {
+		if err := s.cyclesPass(rest, check); err != nil {
 			return err
 		}
 	}
@@ -387,7 +379,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // With rewrite, the nodes of rest it does not place are written to the
 // returned spool; without, nothing is (see buildOOC). matched is how many
 // nodes of rest it placed.
-func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker, rewrite bool) (
+func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	it, err := level.Sort()
 	if err != nil {
@@ -520,7 +512,12 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 	c.depth, c.root = n.depth+1, n.root
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
-	c.path = append(append(c.path[:0], n.path...), c.id)
+	c.path = append(c.path[:0], c.id)
+	if n.flags&fRejected == 0 {
+		// A rejected node's descendants are rejected, and no path of
+		// theirs is kept: a deep chain below one does not grow them.
+		c.path = append(append(c.path[:0], n.path...), c.id)
+	}
 	c.flags |= n.flags & (fRejected | fUnknown)
 	c.flags &^= fOrigin | fOriginKey
 	if origin {
