@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
@@ -348,7 +349,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 				return nil, err
 			}
 		default:
-			err := transform.MissingParentError(n.parent)
+			err := transform.MissingParentError(strings.Clone(n.parent))
 			s.missing.add(n.row, s.rowError(n.file, n.line, n.id, err))
 			if n.flags&fJoinOnly != 0 {
 				continue
@@ -589,7 +590,8 @@ func (s *oocState) place(file, line int) string {
 }
 
 func (s *oocState) rowError(file, line int, id string, err error) *transform.RowError {
-	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: id, Err: err}
+	// id may be a record's memory, which the passes reuse.
+	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: strings.Clone(id), Err: err}
 }
 
 // oocChecker is the layout's check of one node (see CheckLayout).
