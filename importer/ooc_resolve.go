@@ -378,8 +378,9 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // sorted by parent. It returns the next level and what is left of rest.
 //
 // With rewrite, the nodes of rest it does not place are written to the
-// returned spool; without, nothing is (see buildOOC). matched is how many
-// nodes of rest it placed.
+// returned spool; without, nothing is (rest is one depth of the nodes, all
+// of them below level: see depthLevels). matched is how many nodes of
+// rest it placed.
 func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	it, err := level.Sort()
@@ -451,61 +452,6 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 		err = left.Rewind()
 	}
 	return next, left, matched, err
-}
-
-// unresolved returns the nodes of rest that no level placed: rest sorted
-// by row, merge-joined with the rows the levels resolved.
-func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
-	byRow := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareRow)
-	byRow.Prefix = extsort.PrefixRow
-	defer byRow.Close()
-	var e extsort.Enc
-	var n oocNode
-	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
-		n.getByParent(rec, true)
-		e.Reset()
-		e.Row(n.row)
-		e.B = append(e.B, rec...)
-		if err := byRow.Add(e.B); err != nil {
-			return nil, err
-		}
-	}
-	if err := rest.Err(); err != nil {
-		return nil, err
-	}
-	it, err := byRow.Sort()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	res, err := s.resolved.Sort()
-	if err != nil {
-		return nil, err
-	}
-	defer res.Close()
-	out, err := extsort.NewSpool(s.dir)
-	if err != nil {
-		return nil, err
-	}
-	cur, more := res.Next()
-	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
-		row := extsort.RowOf(rec)
-		for more && extsort.RowOf(cur) < row {
-			cur, more = res.Next()
-		}
-		if more && extsort.RowOf(cur) == row {
-			continue // placed by a level
-		}
-		if err := out.Add(rec[8:]); err != nil {
-			out.Close()
-			return nil, err
-		}
-	}
-	if err := errors.Join(it.Err(), res.Err()); err != nil {
-		out.Close()
-		return nil, err
-	}
-	return out, out.Rewind()
 }
 
 // child sets c, a child of n, in its place below n.
