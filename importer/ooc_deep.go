@@ -19,7 +19,7 @@ type oocReader interface {
 // narrowLevels is how many narrow levels (levels that place few of the
 // nodes left: see buildOOC) are resolved a level at a time before the
 // rest is resolved by doubling (deepPasses).
-var narrowLevels = 4
+var narrowLevels = 24
 
 // jump is a node in the doubling passes: its pointer (an ancestor; "" once
 // it reached the first level) and its distance to it.
@@ -373,7 +373,7 @@ func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDep
 		if r.depth&1023 == 0 {
 			s.phase("resolving by depth (levels)", int64(r.depth), -1)
 		}
-		next, _, _, err := s.levelPass(ctx, level, r, check, false)
+		next, _, _, err := s.levelPass(ctx, level, r, check, false, nil)
 		level.Close()
 		if err != nil {
 			if next != nil {
@@ -391,4 +391,79 @@ func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDep
 		return errors.New("importer: the out-of-core passes left nodes below the last level (a bug): import with more --memory")
 	}
 	return r.Err()
+}
+
+// withoutPlaced returns the nodes of rest whose ids are not in placed
+// (nil: all of them), in the order of their ids.
+func (s *oocState) withoutPlaced(rest *extsort.Spool, placed *extsort.Sorter) (*extsort.Spool, error) {
+	out, err := extsort.NewSpool(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*extsort.Spool, error) {
+		out.Close()
+		return nil, err
+	}
+	if err := rest.Rewind(); err != nil {
+		return fail(err)
+	}
+	if placed == nil {
+		for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+			if err := out.Add(rec); err != nil {
+				return fail(err)
+			}
+		}
+		if err := rest.Err(); err != nil {
+			return fail(err)
+		}
+		return out, out.Rewind()
+	}
+	byID := s.sorter("sorting by id")
+	defer byID.Close()
+	var (
+		n oocNode
+		e extsort.Enc
+	)
+	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		n.getByParent(rec, true)
+		e.Reset()
+		e.S(n.id)
+		e.Row(n.row)
+		e.B = append(e.B, rec...)
+		if err := byID.Add(e.B); err != nil {
+			return fail(err)
+		}
+	}
+	if err := rest.Err(); err != nil {
+		return fail(err)
+	}
+	it, err := byID.Sort()
+	if err != nil {
+		return fail(err)
+	}
+	defer it.Close()
+	ids, err := placed.Sort()
+	if err != nil {
+		return fail(err)
+	}
+	defer ids.Close()
+	cur, more := ids.Next()
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		d := extsort.Dec{B: rec}
+		id := d.Bytes()
+		d.Row()
+		for more && bytes.Compare(firstKey(cur), id) < 0 {
+			cur, more = ids.Next()
+		}
+		if more && bytes.Equal(firstKey(cur), id) {
+			continue // placed by a level
+		}
+		if err := out.Add(d.B); err != nil {
+			return fail(err)
+		}
+	}
+	if err := errors.Join(it.Err(), ids.Err()); err != nil {
+		return fail(err)
+	}
+	return out, out.Rewind()
 }

@@ -130,10 +130,20 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		return err
 	}
 	// A level's join reads every node not placed yet, and writes those it
-	// does not place for the next one. After narrowLevels levels that
-	// place few of them (the top of a deep tree, or a chain), what is
-	// left is placed by doubling (deepPasses): log2(depth) sorted passes
-	// instead of a read of what is left for every level.
+	// does not place for the next one; a small level, which places few
+	// of them (the first levels of most trees), reads them and writes
+	// nothing: the nodes it placed stay in the file, never to match again
+	// (an id is on one level), and their ids go to placed, to be told
+	// from the others when the levels are done. After narrowLevels such
+	// narrow levels (a deep tree, a chain), what is left is placed by
+	// doubling (deepPasses): log2(depth) sorted passes instead of a read
+	// of what is left for every level.
+	var placed *extsort.Sorter // the ids placed by the levels that did not rewrite rest
+	defer func() {
+		if placed != nil {
+			placed.Close()
+		}
+	}()
 	narrow := 0
 	for level.Records > 0 {
 		s.phase("resolving a level (nodes)", level.Records, -1)
@@ -142,30 +152,62 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			rest.Close()
 			return err
 		}
-		if level.Records*8 < rest.Records {
+		rewrite := level.Records*8 >= rest.Records
+		if !rewrite {
 			if narrow++; narrow > narrowLevels {
-				left, err := s.deepPasses(ctx, level, rest, check)
+				left, err := s.withoutPlaced(rest, placed)
+				if err == nil {
+					rest.Close()
+					rest = left
+					left, err = s.deepPasses(ctx, level, rest, check)
+				}
 				level.Close()
 				rest.Close()
 				if err != nil {
 					return err
 				}
 				rest = left
+				if placed != nil {
+					placed.Close()
+					placed = nil
+				}
 				break
 			}
+			if placed == nil {
+				placed = s.sorter("placed ids")
+			}
 		}
-		next, left, _, err := s.levelPass(ctx, level, rest, check, true)
+		var into *extsort.Sorter
+		if !rewrite {
+			into = placed
+		}
+		next, left, _, err := s.levelPass(ctx, level, rest, check, rewrite, into)
 		level.Close()
-		rest.Close()
+		if err == nil && !rewrite {
+			err = rest.Rewind()
+		}
 		if err != nil {
+			rest.Close()
 			if next != nil {
 				next.Close()
 			}
 			return err
 		}
-		rest, level = left, next
+		if rewrite {
+			rest.Close()
+			rest = left
+		}
+		level = next
 	}
 	level.Close()
+	if placed != nil {
+		left, err := s.withoutPlaced(rest, placed)
+		rest.Close()
+		if err != nil {
+			return err
+		}
+		rest = left
+	}
 	defer rest.Close()
 	if rest.Records > 0 {
 		if err := s.cyclesPass(rest, check); err != nil {
@@ -380,8 +422,8 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // With rewrite, the nodes of rest it does not place are written to the
 // returned spool; without, nothing is (rest is one depth of the nodes, all
 // of them below level: see depthLevels). matched is how many nodes of
-// rest it placed.
-func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool) (
+// rest it placed; with placed, their ids go to it too.
+func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool, placed *extsort.Sorter) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	it, err := level.Sort()
 	if err != nil {
@@ -433,6 +475,14 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 			matched++
 			c.getByParent(cur, true)
 			s.child(&n, &c, origin, originKey)
+			if placed != nil {
+				e.Reset()
+				e.S(c.id)
+				e.Row(c.row)
+				if err := placed.Add(e.B); err != nil {
+					return fail(err)
+				}
+			}
 			c.putLevel(&e)
 			if err := next.Add(e.B); err != nil {
 				return fail(err)

@@ -135,9 +135,10 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 		keep    int
 		narrow  int // narrowLevels: 0 resolves all but the roots by doubling
 	}{
-		{"clean", 3000, false, 100, 4},
-		{"defects", 3000, true, 100, 4},
-		{"defects, few kept", 2000, true, 3, 4},
+		{"clean", 3000, false, 100, 24},
+		{"defects", 3000, true, 100, 24},
+		{"defects, few kept", 2000, true, 3, 24},
+		{"defects, doubling after 4 levels", 2000, true, 100, 4},
 		{"defects, doubling", 3000, true, 100, 0},
 	} {
 		for _, name := range layouts.Names() {
