@@ -144,7 +144,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			placed.Close()
 		}
 	}()
-	narrow := 0
+	narrow, initial, matched := 0, rest.Records, int64(0)
 	for level.Records > 0 {
 		s.phase("resolving a level (nodes)", level.Records, -1)
 		if err := ctx.Err(); err != nil {
@@ -181,7 +181,8 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		if !rewrite {
 			into = placed
 		}
-		next, left, _, err := s.levelPass(ctx, level, rest, check, rewrite, into)
+		next, left, m, err := s.levelPass(ctx, level, rest, check, rewrite, into)
+		matched += m
 		level.Close()
 		if err == nil && !rewrite {
 			err = rest.Rewind()
@@ -200,6 +201,10 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		level = next
 	}
 	level.Close()
+	if placed != nil && matched == initial {
+		rest.Close() // every node placed: what is left was placed by a level
+		return s.finish(in)
+	}
 	if placed != nil {
 		left, err := s.withoutPlaced(rest, placed)
 		rest.Close()
@@ -214,6 +219,11 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			return err
 		}
 	}
+	return s.finish(in)
+}
+
+// finish gives in the problems the passes found.
+func (s *oocState) finish(in *Input) error {
 	in.Problems = slices.Concat(s.build.list(), s.missing.list(), s.cycles.list())
 	s.ready = true
 	return nil
