@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
 # Out-of-core import against the import in memory, side by side (issue 27).
 #
-#   benchmarks/ooc.sh NODES MEMORY [ROUNDS] [LAYOUT]
+#   benchmarks/ooc.sh NODES MEMORY [ROUNDS] [LAYOUT] [SHAPE]
 #
-# generates a random forest of NODES nodes (CSV, parents first as gen
-# writes them), then runs `import --out DIR` on it in memory (--memory
+# generates a forest of NODES nodes of gen's SHAPE (default random; deep is
+# one chain; CSV, parents first as gen writes them), then runs `import --out DIR` on it in memory (--memory
 # 64GiB) and out of core (--memory MEMORY), alternating, ROUNDS times
 # (default 1), and prints each run's wall time, CPU time and peak RSS
 # (TREEPORT_PEAKRSS), and the speed ratio. Work files go to $OOC_DIR
 # (default /tmp/treeport-ooc-bench); the tmp dir of the passes is in it.
+#
+# With OOC_BEFORE set to another source tree of treeport (an earlier
+# commit: git archive COMMIT | tar -x -C DIR), each round also runs its
+# out-of-core import, side by side (a resolve a level at a time against
+# this tree's doubling, say); OOC_SKIP_MEM=1 leaves out the run in memory.
 set -euo pipefail
 nodes=${1:?NODES}
 memory=${2:?MEMORY}
 rounds=${3:-1}
 layout=${4:-path}
+shape=${5:-random}
 dir=${OOC_DIR:-/tmp/treeport-ooc-bench}
 mkdir -p "$dir/tmp"
 bin="$dir/treeport"
 go build -o "$bin" "$(dirname "$0")/.."
-in="$dir/random-$nodes.csv"
-[ -f "$in" ] || "$bin" gen --nodes "$nodes" --shape random --seed 1 --out "$in"
+if [ -n "${OOC_BEFORE:-}" ]; then
+	(cd "$OOC_BEFORE" && go build -o "$dir/treeport-before" .)
+fi
+in="$dir/$shape-$nodes.csv"
+[ -f "$in" ] || "$bin" gen --nodes "$nodes" --shape "$shape" --seed 1 --out "$in"
 echo "input: $in, $(du -h "$in" | cut -f1); df: $(df -h "$dir" | tail -1 | awk '{print $4}') free"
-one() { # name memory
+one() { # name memory [binary]
 	rm -rf "$dir/out-$1"
 	local t0=$(date +%s.%N)
 	TREEPORT_PEAKRSS="$dir/rss-$1" /usr/bin/time -f "%U %S" -o "$dir/cpu-$1" \
-		"$bin" import --in "$in" --layout "$layout" --out "$dir/out-$1" --memory "$2" --tmp-dir "$dir/tmp" --no-progress >/dev/null 2>"$dir/err-$1"
+		"${3:-$bin}" import --in "$in" --layout "$layout" --out "$dir/out-$1" --memory "$2" --tmp-dir "$dir/tmp" --on-invalid=skip --rejects "$dir/rejects-$1" --no-progress >/dev/null 2>"$dir/err-$1"
 	local t1=$(date +%s.%N)
 	local wall=$(echo "$t1 - $t0" | bc)
 	local cpu=$(awk '{print $1 + $2}' "$dir/cpu-$1")
@@ -35,8 +44,20 @@ one() { # name memory
 	echo "$wall $cpu $rss"
 }
 for r in $(seq 1 "$rounds"); do
+	if [ -n "${OOC_BEFORE:-}" ]; then
+		read -r wb cb rb < <(one before "$memory" "$dir/treeport-before")
+		read -r wo co ro < <(one ooc "$memory")
+		echo "round $r: out of core, this tree / OOC_BEFORE: speed $(echo "scale=3; $wb / $wo" | bc) (wall), $(echo "scale=3; $cb / $co" | bc) (cpu); peak RSS $rb kB before, $ro kB now"
+		for f in "$dir"/out-before/data/*; do
+			if ! cmp -s "$f" "$dir/out-ooc/data/$(basename "$f")"; then
+				echo "round $r: $(basename "$f") differs from OOC_BEFORE's" >&2
+				exit 1
+			fi
+		done
+	fi
+	[ "${OOC_SKIP_MEM:-}" = 1 ] && continue
 	read -r wm cm rm < <(one mem 64GiB)
-	read -r wo co ro < <(one ooc "$memory")
+	[ -n "${OOC_BEFORE:-}" ] || read -r wo co ro < <(one ooc "$memory")
 	echo "round $r: out of core / in memory: speed $(echo "scale=3; $wm / $wo" | bc) (wall), $(echo "scale=3; $cm / $co" | bc) (cpu); peak RSS $rm kB in memory, $ro kB out of core"
 	# The same items in the same order: the data files byte for byte.
 	for f in "$dir"/out-mem/data/*; do

@@ -28,7 +28,10 @@ import (
 //  3. the roots are the first level; each level is merge-joined with the
 //     nodes sorted by parent, which gives the next level its depths,
 //     roots and paths, and checks each node against the layout as it is
-//     placed; what no level reaches is in or below a cycle;
+//     placed; what no level reaches is in or below a cycle. After a few
+//     levels that place few nodes (a deep tree, a chain), the depths of
+//     the others are found by doubling (pointer jumping: log2(depth)
+//     sorted passes), and each level then reads its own depth only;
 //  4. the emit reads the input again, joined row by row with what the
 //     levels resolved, sorted by row.
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
@@ -136,9 +137,18 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	// does not place for the next one; a small level, which places few
 	// of them (the first levels of most trees), reads them and writes
 	// nothing: the nodes it placed stay in the file, never to match again
-	// (an id is on one level), and are only told from the nodes no level
-	// reaches at the end, when there are such nodes.
-	initial, placed, stale := rest.Records, int64(0), false
+	// (an id is on one level), and their ids go to placed, to be told
+	// from the others when the levels are done. After narrowLevels such
+	// narrow levels (a deep tree, a chain), what is left is placed by
+	// doubling (deepPasses): log2(depth) sorted passes instead of a read
+	// of what is left for every level.
+	var placed *extsort.Sorter // the ids placed by the levels that did not rewrite rest
+	defer func() {
+		if placed != nil {
+			placed.Close()
+		}
+	}()
+	narrow, initial, matched := 0, rest.Records, int64(0)
 	for level.Records > 0 {
 		s.phase("resolving a level (nodes)", level.Records, -1)
 		if err := ctx.Err(); err != nil {
@@ -147,7 +157,36 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			return err
 		}
 		rewrite := level.Records*8 >= rest.Records
-		next, left, matched, err := s.levelPass(ctx, level, rest, check, rewrite)
+		if !rewrite {
+			if narrow++; narrow > narrowLevels {
+				left, err := s.withoutPlaced(rest, placed)
+				if err == nil {
+					rest.Close()
+					rest = left
+					left, err = s.deepPasses(ctx, level, rest, check)
+				}
+				level.Close()
+				rest.Close()
+				if err != nil {
+					return err
+				}
+				rest = left
+				if placed != nil {
+					placed.Close()
+					placed = nil
+				}
+				break
+			}
+			if placed == nil {
+				placed = s.sorter("placed ids")
+			}
+		}
+		var into *extsort.Sorter
+		if !rewrite {
+			into = placed
+		}
+		next, left, m, err := s.levelPass(ctx, level, rest, check, rewrite, into)
+		matched += m
 		level.Close()
 		if err == nil && !rewrite {
 			err = rest.Rewind()
@@ -162,27 +201,33 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		if rewrite {
 			rest.Close()
 			rest = left
-		} else {
-			stale = stale || matched > 0
 		}
-		placed += matched
 		level = next
 	}
 	level.Close()
-	defer rest.Close()
-	if placed < initial {
-		leftover := rest
-		if stale {
-			var err error
-			if leftover, err = s.unresolved(rest); err != nil {
-				return err
-			}
-			defer leftover.Close()
+	if placed != nil && matched == initial {
+		rest.Close() // every node placed: what is left was placed by a level
+		return s.finish(in)
+	}
+	if placed != nil {
+		left, err := s.withoutPlaced(rest, placed)
+		rest.Close()
+		if err != nil {
+			return err
 		}
-		if err := s.cyclesPass(leftover, check); err != nil {
+		rest = left
+	}
+	defer rest.Close()
+	if rest.Records > 0 {
+		if err := s.cyclesPass(rest, check); err != nil {
 			return err
 		}
 	}
+	return s.finish(in)
+}
+
+// finish gives in the problems the passes found.
+func (s *oocState) finish(in *Input) error {
 	in.Problems = slices.Concat(s.build.list(), s.missing.list(), s.cycles.list())
 	s.ready = true
 	return nil
@@ -366,7 +411,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 				return nil, err
 			}
 		default:
-			err := transform.MissingParentError(n.parent)
+			err := transform.MissingParentError(strings.Clone(n.parent))
 			s.missing.add(n.row, s.rowError(n.file, n.line, n.id, err))
 			if n.flags&fJoinOnly != 0 {
 				continue
@@ -395,9 +440,10 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // sorted by parent. It returns the next level and what is left of rest.
 //
 // With rewrite, the nodes of rest it does not place are written to the
-// returned spool; without, nothing is (see buildOOC). matched is how many
-// nodes of rest it placed.
-func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker, rewrite bool) (
+// returned spool; without, nothing is (rest is one depth of the nodes, all
+// of them below level: see depthLevels). matched is how many nodes of
+// rest it placed; with placed, their ids go to it too.
+func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool, placed *extsort.Sorter) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	it, err := level.Sort()
 	if err != nil {
@@ -449,6 +495,14 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 			matched++
 			c.getByParent(cur, true)
 			s.child(&n, &c, origin, originKey)
+			if placed != nil {
+				e.Reset()
+				e.S(c.id)
+				e.Row(c.row)
+				if err := placed.Add(e.B); err != nil {
+					return fail(err)
+				}
+			}
 			c.putLevel(&e)
 			if err := next.Add(e.B); err != nil {
 				return fail(err)
@@ -470,67 +524,17 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest *e
 	return next, left, matched, err
 }
 
-// unresolved returns the nodes of rest that no level placed: rest sorted
-// by row, merge-joined with the rows the levels resolved.
-func (s *oocState) unresolved(rest *extsort.Spool) (*extsort.Spool, error) {
-	byRow := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareRow)
-	byRow.Prefix = extsort.PrefixRow
-	defer byRow.Close()
-	var e extsort.Enc
-	var n oocNode
-	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
-		n.getByParent(rec, true)
-		e.Reset()
-		e.Row(n.row)
-		e.B = append(e.B, rec...)
-		if err := byRow.Add(e.B); err != nil {
-			return nil, err
-		}
-	}
-	if err := rest.Err(); err != nil {
-		return nil, err
-	}
-	it, err := byRow.Sort()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	res, err := s.resolved.Sort()
-	if err != nil {
-		return nil, err
-	}
-	defer res.Close()
-	out, err := extsort.NewSpool(s.dir)
-	if err != nil {
-		return nil, err
-	}
-	cur, more := res.Next()
-	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
-		row := extsort.RowOf(rec)
-		for more && extsort.RowOf(cur) < row {
-			cur, more = res.Next()
-		}
-		if more && extsort.RowOf(cur) == row {
-			continue // placed by a level
-		}
-		if err := out.Add(rec[8:]); err != nil {
-			out.Close()
-			return nil, err
-		}
-	}
-	if err := errors.Join(it.Err(), res.Err()); err != nil {
-		out.Close()
-		return nil, err
-	}
-	return out, out.Rewind()
-}
-
 // child sets c, a child of n, in its place below n.
 func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 	c.depth, c.root = n.depth+1, n.root
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
-	c.path = append(append(c.path[:0], n.path...), c.id)
+	c.path = append(c.path[:0], c.id)
+	if n.flags&fRejected == 0 {
+		// A rejected node's descendants are rejected, and no path of
+		// theirs is kept: a deep chain below one does not grow them.
+		c.path = append(append(c.path[:0], n.path...), c.id)
+	}
 	c.rows = c.rows[:0]
 	if s.opts.Plan {
 		c.rows = append(append(c.rows, n.rows...), c.row)
@@ -606,7 +610,8 @@ func (s *oocState) place(file, line int) string {
 }
 
 func (s *oocState) rowError(file, line int, id string, err error) *transform.RowError {
-	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: id, Err: err}
+	// id may be a record's memory, which the passes reuse.
+	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: strings.Clone(id), Err: err}
 }
 
 // oocChecker is the layout's check of one node (see CheckLayout).

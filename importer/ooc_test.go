@@ -133,10 +133,13 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 		nodes   int
 		defects bool
 		keep    int
+		narrow  int // narrowLevels: 0 resolves all but the roots by doubling
 	}{
-		{"clean", 3000, false, 100},
-		{"defects", 3000, true, 100},
-		{"defects, few kept", 2000, true, 3},
+		{"clean", 3000, false, 100, 24},
+		{"defects", 3000, true, 100, 24},
+		{"defects, few kept", 2000, true, 3, 24},
+		{"defects, doubling after 4 levels", 2000, true, 100, 4},
+		{"defects, doubling", 3000, true, 100, 0},
 	} {
 		for _, name := range layouts.Names() {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
@@ -147,6 +150,8 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				tmp := t.TempDir()
+				defer func(n int) { narrowLevels = n }(narrowLevels)
+				narrowLevels = tc.narrow
 				want := oocEmitAll(t, path, l, nil, tc.keep)
 				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, tc.keep)
 				if tc.defects && len(want.problems) < 5 {
@@ -263,4 +268,97 @@ func TestOutOfCoreRefusesPathIDsAndLinks(t *testing.T) {
 		t.Fatalf("links as attributes of the path layout: %v", err)
 	}
 	in.Close()
+}
+
+// deepForest is a CSV forest of chains, in random order: one of depth
+// chain with a few branches, a problem at mid depth (an id holding the
+// path delimiter) and a missing parent at the top of a second chain;
+// a long cycle, and a long chain hanging below a short one.
+func deepForest(rng *rand.Rand, chain int) []byte {
+	type row struct{ id, parent string }
+	var rows []row
+	add := func(prefix string, n int, top string) string {
+		prev := top
+		for k := range n {
+			id := fmt.Sprintf("%s%d", prefix, k)
+			if k == n/2 && prefix == "a" {
+				id = "a|mid"
+			}
+			rows = append(rows, row{id, prev})
+			if k%97 == 5 {
+				rows = append(rows, row{id + "-leaf", id})
+			}
+			prev = id
+		}
+		return prev
+	}
+	add("a", chain, "")
+	add("m", chain/4, "missing")
+	add("cyc", chain/3, "cyc"+fmt.Sprint(chain/3-1)) // cyc0's parent is the last of its chain
+	rows = append(rows, row{"s0", "s2"}, row{"s1", "s0"}, row{"s2", "s1"})
+	add("below", chain/2, "s1")
+	rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+	var b bytes.Buffer
+	b.WriteString("id,parent_id\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s,%s\n", r.id, r.parent)
+	}
+	return b.Bytes()
+}
+
+// TestOutOfCoreDeepChains reads deep chains, with a problem and a missing
+// parent at depth, a long cycle and a long chain below a cycle, in memory
+// and out of core (resolved by doubling): the problems, the counts, the
+// items and the rejects must be the same. The deepest chain is read with
+// the layouts whose paths are bounded (their keys hold the path: a node
+// too deep is rejected, and its descendants carry no path).
+func TestOutOfCoreDeepChains(t *testing.T) {
+	for _, tc := range []struct {
+		chain   int
+		layouts []string
+	}{
+		{2000, layouts.Names()},
+		{30000, []string{"path"}},
+	} {
+		for _, name := range tc.layouts {
+			t.Run(fmt.Sprintf("%d/%s", tc.chain, name), func(t *testing.T) {
+				path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(uint64(tc.chain), 3)), tc.chain))
+				l, err := layouts.New(name, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tmp := t.TempDir()
+				var phases []string
+				ooc := &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, OnPhase: func(p string, _, _ int64) {
+					if len(phases) == 0 || phases[len(phases)-1] != p {
+						phases = append(phases, p)
+					}
+				}}
+				want := oocEmitAll(t, path, l, nil, 50)
+				got := oocEmitAll(t, path, l, ooc, 50)
+				if !slices.Contains(phases, "doubling (nodes left)") {
+					t.Errorf("not resolved by doubling: phases %q", phases)
+				}
+				if len(want.problems) < 3 || want.rejected < tc.chain {
+					t.Fatalf("in memory: %d problems, %d rejected: the defects are not found", len(want.problems), want.rejected)
+				}
+				if !slices.Equal(got.problems, want.problems) {
+					t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(got.problems, "\n"), strings.Join(want.problems, "\n"))
+				}
+				if got.more != want.more || got.rejected != want.rejected || got.roots != want.roots || got.stats != want.stats {
+					t.Errorf("out of core: %d more problems, %d rejected, %d roots, %+v; in memory: %d, %d, %d, %+v",
+						got.more, got.rejected, got.roots, got.stats, want.more, want.rejected, want.roots, want.stats)
+				}
+				if !slices.Equal(got.items, want.items) {
+					t.Errorf("%d items out of core, %d in memory, not the same", len(got.items), len(want.items))
+				}
+				if got.rejects != want.rejects {
+					t.Errorf("rejects out of core differ (%d bytes, %d in memory)", len(got.rejects), len(want.rejects))
+				}
+				if left, _ := os.ReadDir(tmp); len(left) != 0 {
+					t.Errorf("%d files left in the tmp dir", len(left))
+				}
+			})
+		}
+	}
 }
