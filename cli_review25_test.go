@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// implicitPathCSV is a forest of path ids (joined with the layout's
+// delimiter) whose inner nodes have no attributes: with --implicit-inner
+// they get no item, without it they do.
+func implicitPathCSV(delim string, roots, inner, leaves int) string {
+	var b strings.Builder
+	b.WriteString("id,parent_id,size\n")
+	for r := range roots {
+		root := fmt.Sprintf("R%d", r)
+		fmt.Fprintf(&b, "%s,,\n", root)
+		for i := range inner {
+			in := root + delim + fmt.Sprintf("I%d", i)
+			fmt.Fprintf(&b, "%s,%s,\n", in, root)
+			for l := range leaves {
+				fmt.Fprintf(&b, "%s%sL%d,%s,%d\n", in, delim, l, in, l+1)
+			}
+		}
+	}
+	return b.String()
+}
+
+// TestResumeRefusesOtherPathFlags: an import interrupted with --path-ids
+// --implicit-inner, resumed without --implicit-inner, would skip the
+// first items of another sequence of items (the inner nodes' items
+// come in): the checkpoint's fingerprint holds the flags that shape the
+// items, so the resume is refused (exit 2) and the table is not touched.
+func TestResumeRefusesOtherPathFlags(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	l, err := layouts.New("path", layouts.Options{PathIDs: true, ImplicitInner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := writeText(t, dir, "in.csv", implicitPathCSV(l.Delimiter(), 20, 40, 5))
+	table := ddblocal.NewTable(t, client, l.Table())
+	ck := filepath.Join(dir, "ck.json")
+	args := []string{"import", "--in", in, "--types", "size:N", "--layout", "path", "--path-ids", "--table", table, "--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
+	cmd := exec.Command(treeportBin, append(args, "--implicit-inner")...)
+	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for started := false; !started; {
+		select {
+		case err := <-exited:
+			t.Fatalf("the load ended (%v) before it could be interrupted:\n%s", err, stderr.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+			c, err := ddbwrite.LoadCheckpoint(ck)
+			started = err == nil && c.Watermark > 0
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
+	}
+	before := canonical(t, scanTable(t, client, table))
+	_, msg, code := run(t, awsEnv(endpoint), args...) // without --implicit-inner
+	if code != 2 || strings.Contains(msg, "resuming from checkpoint") {
+		t.Errorf("resume without --implicit-inner: exit %d, want 2 (refused):\n%s", code, msg)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), before)
+	// With the flags it was started with, the run goes on and the table
+	// ends exact: no inner node's item.
+	_, msg, code = run(t, awsEnv(endpoint), append(args, "--implicit-inner")...)
+	if code != 0 || !strings.Contains(msg, "resuming from checkpoint") {
+		t.Fatalf("resume with the same flags: exit %d:\n%s", code, msg)
+	}
+	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, expectedItems(t, in, "size:N", l)))
+}
