@@ -19,10 +19,12 @@ import (
 
 // settings are the flags that shape the items; they go into manifests and
 // checkpoint fingerprints. The shard is one of them, so that a checkpoint is
-// only ever resumed by the copy of the job that wrote it.
+// only ever resumed by the copy of the job that wrote it; so are --path-ids
+// and --implicit-inner (an inner node without attributes gets an item or
+// not: another sequence of items).
 func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	s := map[string]any{"layout": l.Name()}
-	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table", "bulk-put"} {
+	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table", "bulk-put", "path-ids", "implicit-inner"} {
 		if c.IsSet(name) || name == "id-field" || name == "parent-field" {
 			s[name] = c.Value(name)
 		}
