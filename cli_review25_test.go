@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
@@ -91,4 +94,32 @@ func TestResumeRefusesOtherPathFlags(t *testing.T) {
 		t.Fatalf("resume with the same flags: exit %d:\n%s", code, msg)
 	}
 	diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, expectedItems(t, in, "size:N", l)))
+}
+
+// TestFullPathDoubledDelimiter: an S3 key with the delimiter doubled
+// (photos//dup.jpg, which S3 allows) names no node (its path has an empty
+// name). A listing of photos must not answer a child "photos/" and skip
+// past every key of photos that sorts after it (cover.jpg, 2024...): it
+// refuses the item, naming it, as descendants does.
+func TestFullPathDoubledDelimiter(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	nodes, foreign := s3Hand(0)
+	odd := layouts.Item{"bucket": s(s3Bucket), "key": s("photos//dup.jpg"), "size": &types.AttributeValueMemberN{Value: "1"}}
+	all := append(append(slices.Clone(nodes), foreign...), odd)
+	table := handTable(t, client, s3HandModel, all)
+	tm := []string{"--table", table, "--model", s3Model, "--model-param", "bucket=" + s3Bucket}
+	for _, kind := range []string{"children", "descendants"} {
+		stdout, stderr, code := run(t, env, append([]string{"query", kind, "--id", "photos"}, tm...)...)
+		t.Logf("query %s: exit %d\n%s%s", kind, code, stdout, stderr)
+		if code == 0 {
+			t.Errorf("query %s --id photos over photos//dup.jpg: exit 0, want the item refused:\n%s", kind, stdout)
+		} else if !strings.Contains(stderr, "photos//dup.jpg") {
+			t.Errorf("query %s: the error does not name the item photos//dup.jpg:\n%s", kind, stderr)
+		}
+	}
+	if got := rawLines(t, client, table); !slices.Equal(got, itemLines(all)) {
+		t.Fatalf("the queries changed the table")
+	}
 }
