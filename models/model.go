@@ -1408,7 +1408,7 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 	}
 	if m.pathIDs && v.has[phID] {
 		if err := m.checkPathID(v.id, v.parent); err != nil {
-			return v, fmt.Errorf("%w: model %s: %w", layouts.ErrItem, m.name, err)
+			return v, fmt.Errorf("%w: %w", layouts.ErrItem, err) // err names the model
 		}
 	}
 	if m.pathIDs && v.has[phPath] && v.has[phID] && strings.Join(v.path, m.delim) != v.id || !m.pathIDs && !v.consistent() {
