@@ -123,3 +123,58 @@ func TestFullPathDoubledDelimiter(t *testing.T) {
 		t.Fatalf("the queries changed the table")
 	}
 }
+
+// TestFullPathUnparsableKeysKept: S3 keys that name no node (a folder
+// marker photos/, a trailing-/ key below an implicit folder, a doubled
+// delimiter) sit among a bucket's objects. Apply with --ignore-unparsable
+// of an input that drops the last objects of the implicit folder
+// photos/2024/trip deletes those objects alone; an edit that deletes the
+// folder is refused or leaves the keys it did not read: every such item,
+// and the other bucket's, stays byte-identical.
+func TestFullPathUnparsableKeysKept(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	nodes, foreign := s3Hand(0)
+	odd := []layouts.Item{
+		{"bucket": s(s3Bucket), "key": s("photos/"), "size": &types.AttributeValueMemberN{Value: "0"}},
+		{"bucket": s(s3Bucket), "key": s("photos/2024/trip/"), "size": &types.AttributeValueMemberN{Value: "0"}},
+		{"bucket": s(s3Bucket), "key": s("photos//dup.jpg"), "size": &types.AttributeValueMemberN{Value: "1"}},
+	}
+	all := append(append(slices.Clone(nodes), foreign...), odd...)
+	table := handTable(t, client, s3HandModel, all)
+	wm := []string{"--table", table, "--model", s3Model, "--model-param", "bucket=" + s3Bucket}
+	text := s3SeedJSONL
+	for _, drop := range []string{"photos/2024/trip/img1.jpg", "photos/2024/trip/img2.jpg", "photos/2024/trip"} {
+		var kept []string
+		for _, line := range strings.SplitAfter(text, "\n") {
+			if !strings.Contains(line, `"id":"`+drop+`"`) {
+				kept = append(kept, line)
+			}
+		}
+		text = strings.Join(kept, "")
+	}
+	snap := writeText(t, dir, "snap.jsonl", text)
+	if _, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress"}, wm...)...); code != 2 {
+		t.Errorf("apply without --ignore-unparsable: exit %d, want 2\n%s", code, stderr)
+	}
+	sameLines(t, "after the refused apply", rawLines(t, client, table), all)
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--ignore-unparsable", "--allow-mass-delete"}, wm...)...); code != 0 {
+		t.Fatalf("apply --ignore-unparsable: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want := append(append(slices.Concat(nodes[:1], nodes[3:]), foreign...), odd...)
+	sameLines(t, "after apply", rawLines(t, client, table), want)
+
+	// The folder photos/2024/trip is still named by photos/2024/trip/
+	// only (no node's key): deleting it deletes nothing it did not read.
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"delete","id":"photos/2024/trip"}`+"\n"+`{"op":"delete","id":"photos"}`+"\n")
+	stdout, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...)
+	t.Logf("edit: exit %d\n%s%s", code, stdout, stderr)
+	after := rawLines(t, client, table)
+	for _, it := range append(slices.Clone(foreign), odd...) {
+		if line := itemLines([]layouts.Item{it})[0]; !slices.Contains(after, line) {
+			t.Errorf("edit changed or deleted an item it did not read as a node: %s", line)
+		}
+	}
+}
