@@ -178,3 +178,33 @@ func TestFullPathUnparsableKeysKept(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateIntoBucketWithUnparsableKeys: migrate into a non-empty S3
+// inventory table whose bucket holds keys that name no node (photos/,
+// photos//dup.jpg) and whose other bucket shares the table: without
+// --ignore-unparsable it stops, nothing written; with it, those items and
+// the other bucket's stay byte-identical.
+func TestMigrateIntoBucketWithUnparsableKeys(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	nodes, foreign := s3Hand(0)
+	src := handTable(t, client, s3HandModel, append(slices.Clone(nodes), foreign...))
+	odd := []layouts.Item{
+		{"bucket": s(s3Bucket), "key": s("photos/"), "size": &types.AttributeValueMemberN{Value: "0"}},
+		{"bucket": s(s3Bucket), "key": s("photos//dup.jpg"), "size": &types.AttributeValueMemberN{Value: "1"}},
+	}
+	stale := layouts.Item{"bucket": s(s3Bucket), "key": s("photos/cover.jpg"), "size": &types.AttributeValueMemberN{Value: "1"}}
+	before := append(append(slices.Clone(foreign), odd...), stale)
+	dst := handTable(t, client, s3HandModel, before)
+	args := []string{"migrate", "--from-table", src, "--from-model", s3Model, "--to-table", dst, "--to-model", s3Model,
+		"--model-param", "bucket=" + s3Bucket, "--no-progress", "--allow-mass-delete"}
+	if _, stderr, code := run(t, env, args...); code != 2 {
+		t.Errorf("migrate without --ignore-unparsable: exit %d, want 2\n%s", code, stderr)
+	}
+	sameLines(t, "after the refused migrate", rawLines(t, client, dst), before)
+	if stdout, stderr, code := run(t, env, append(args, "--ignore-unparsable")...); code != 0 {
+		t.Fatalf("migrate --ignore-unparsable: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameLines(t, "after migrate", rawLines(t, client, dst), append(append(slices.Clone(nodes), foreign...), odd...))
+}
