@@ -54,33 +54,7 @@ func TestResumeRefusesOtherPathFlags(t *testing.T) {
 	table := ddblocal.NewTable(t, client, l.Table())
 	ck := filepath.Join(dir, "ck.json")
 	args := []string{"import", "--in", in, "--types", "size:N", "--layout", "path", "--path-ids", "--table", table, "--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
-	cmd := exec.Command(treeportBin, append(args, "--implicit-inner")...)
-	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for started := false; !started; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the load ended (%v) before it could be interrupted:\n%s", err, stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-			c, err := ddbwrite.LoadCheckpoint(ck)
-			started = err == nil && c.Watermark > 0
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-exited
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
-	}
+	interruptRun(t, awsEnv(endpoint), ck, append(args, "--implicit-inner"))
 	before := canonical(t, scanTable(t, client, table))
 	_, msg, code := run(t, awsEnv(endpoint), args...) // without --implicit-inner
 	if code != 2 || strings.Contains(msg, "resuming from checkpoint") {
@@ -207,4 +181,75 @@ func TestMigrateIntoBucketWithUnparsableKeys(t *testing.T) {
 		t.Fatalf("migrate --ignore-unparsable: exit %d\n%s%s", code, stdout, stderr)
 	}
 	sameLines(t, "after migrate", rawLines(t, client, dst), append(append(slices.Clone(nodes), foreign...), odd...))
+}
+
+// interruptRun starts treeport with args, sends SIGINT once the
+// checkpoint ck holds some progress, and wants exit 130.
+func interruptRun(t *testing.T, env []string, ck string, args []string) {
+	t.Helper()
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for started := false; !started; {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before it could be interrupted:\n%s", err, stderr.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+			c, err := ddbwrite.LoadCheckpoint(ck)
+			started = err == nil && c.Watermark > 0
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
+	}
+}
+
+// TestResumeRefusesAnotherModel: an import into an S3 inventory table
+// interrupted, then resumed after the model file was changed (its sort
+// key now OBJ#{id}: other items), or with another bucket, is refused
+// (exit 2), the table untouched: the checkpoint's fingerprint holds the
+// model's text and its parameters, not only its name.
+func TestResumeRefusesAnotherModel(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	modelText := readFile(t, s3Model)
+	model := writeText(t, dir, "s3.json", modelText)
+	in := writeText(t, dir, "in.csv", implicitPathCSV("/", 20, 40, 5))
+	table := handTable(t, client, s3HandModel, nil)
+	ck := filepath.Join(dir, "ck.json")
+	args := []string{"import", "--in", in, "--types", "size:N", "--model", model, "--model-param", "bucket=b1", "--table", table,
+		"--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
+	interruptRun(t, env, ck, args)
+	before := rawLines(t, client, table)
+	writeText(t, dir, "s3.json", strings.Replace(modelText, `"template": "{id}"`, `"template": "OBJ#{id}"`, 1))
+	_, msg, code := run(t, env, args...)
+	if code != 2 || strings.Contains(msg, "resuming from checkpoint") {
+		t.Errorf("resume with a changed model file: exit %d, want 2 (refused):\n%s", code, msg)
+	}
+	if got := rawLines(t, client, table); !slices.Equal(got, before) {
+		t.Errorf("the refused resume changed the table: %d items, were %d", len(got), len(before))
+	}
+	writeText(t, dir, "s3.json", modelText)
+	other := slices.Clone(args)
+	other[slices.Index(other, "bucket=b1")] = "bucket=b2"
+	if _, msg, code := run(t, env, other...); code != 2 || strings.Contains(msg, "resuming from checkpoint") {
+		t.Errorf("resume with another bucket: exit %d, want 2 (refused):\n%s", code, msg)
+	}
+	if got := rawLines(t, client, table); !slices.Equal(got, before) {
+		t.Errorf("the refused resume changed the table: %d items, were %d", len(got), len(before))
+	}
 }
