@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // settings are the flags that shape the items; they go into manifests and
@@ -35,6 +36,10 @@ func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	if p := c.StringSlice("model-param"); len(p) > 0 {
 		// Another tenant's values write other items.
 		s["model-param"] = slices.Sorted(slices.Values(p))
+	}
+	if d := models.Digest(l); d != "" {
+		// So does the model file, changed under the same name.
+		s["model"] = d
 	}
 	return s
 }
