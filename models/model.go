@@ -130,7 +130,7 @@ func (x *modelIndex) projects(name string, m *modelLayout) bool {
 // modelLayout is a table model as a Layout.
 type modelLayout struct {
 	name, file string
-	digest     string // Digest
+	digest     string         // Digest
 	base       layouts.Layout // with private attribute names (modelPrivate)
 	baseName   string
 	delim      string
