@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/ddbwrite"
@@ -251,5 +255,56 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 	}
 	if got := rawLines(t, client, table); !slices.Equal(got, before) {
 		t.Errorf("the refused resume changed the table: %d items, were %d", len(got), len(before))
+	}
+}
+
+// TestFollowIgnoresOtherTenantsRemoves: following an ElectroDB table for
+// the tenant acme, globex's employees e42 and e7 (acme's ids) removed
+// and changed in the source, and acme's task removed, are no records of
+// acme's tree: acme's e42 and e7 stay in the copy as they were.
+func TestFollowIgnoresOtherTenantsRemoves(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	create := func(name string) *dynamodb.CreateTableInput {
+		in := edbCreate(name)
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+		return in
+	}
+	src := handTable(t, client, handModel{file: edbModel, create: create}, append(edbNodes(), edbForeign()...))
+	dest := ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := append([]string{"migrate", "--from-table", src, "--from-model", edbModel, "--model-param", "org=acme",
+		"--to-table", dest, "--to-layout", "path", "--create-table", "--follow", "--follow-idle", "3s", "--checkpoint", ck, "--no-progress"},
+		"--endpoint-url", envValue(env, "TREEPORT_ENDPOINT_URL"))
+	cmd, out := startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, sk := range []string{"$employee_1#employeeid_e42"} {
+		if _, err := client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(src),
+			Key: layouts.Item{"pk": s("$hr#orgid_globex"), "sk": s(sk)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(src),
+		Key: layouts.Item{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t9")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: edbEmployee("globex", "e7", "", "Gina")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("follower: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, it := range scanTable(t, client, dest) {
+		ids = append(ids, valueOf(it["Id"])+"<"+valueOf(it["ParentId"])+":"+valueOf(it["firstName"]))
+	}
+	sort.Strings(ids)
+	want := []string{"e1<:Ada", "e42<e7:Alan", "e43<e7:Edsger", "e7<e1:Grace", "e9<e1:Barbara"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("followed copy: %v, want %v\n%s", ids, want, out)
 	}
 }
