@@ -308,3 +308,44 @@ func TestFollowIgnoresOtherTenantsRemoves(t *testing.T) {
 		t.Fatalf("followed copy: %v, want %v\n%s", ids, want, out)
 	}
 }
+
+// TestStoreLocationsKeyCollisions: store-locations keys a store by its
+// name (StoreNumber) alone. A store moved to another city keeps its
+// key: apply puts its new location, and sends no delete of the old
+// (the same key), so the store is there after; a new store named as the
+// head office's item (another entity), or two stores with one number,
+// are refused (exit 2) with nothing written.
+func TestStoreLocationsKeyCollisions(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	dir := t.TempDir()
+	all := append(slNodes(), slForeign()...)
+	work := handTable(t, client, slHand, all)
+	wm := []string{"--table", work, "--model", slModel}
+	line := `{"id":"USA#WA#SEATTLE#98101#1001","parent_id":"USA#WA#SEATTLE#98101","Name":"Pike Place"}` + "\n"
+	if !strings.Contains(slSeedJSONL, line) {
+		t.Fatalf("the seed has no line %s", line)
+	}
+	for _, bad := range []struct{ name, text string }{
+		{"a store named as the head office", slSeedJSONL + `{"id":"USA#WA#SEATTLE#98101#HQ","parent_id":"USA#WA#SEATTLE#98101","Name":"Not HQ"}` + "\n"},
+		{"two stores 1001", slSeedJSONL + `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Twin"}` + "\n"},
+	} {
+		snap := writeText(t, dir, "bad.jsonl", bad.text)
+		if _, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 2 {
+			t.Errorf("apply of %s: exit %d, want 2\n%s", bad.name, code, stderr)
+		}
+		sameLines(t, "after apply of "+bad.name, rawLines(t, client, work), all)
+	}
+	moved := strings.Replace(slSeedJSONL, line, `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Pike Place"}`+"\n", 1)
+	snap := writeText(t, dir, "moved.jsonl", moved)
+	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
+		t.Fatalf("apply of a moved store: exit %d\n%s%s", code, stdout, stderr)
+	}
+	n := slNodes()
+	want := append([]layouts.Item{slStore("1001", "USA", "OR#PORTLAND#97201", "Pike Place")}, n[1:]...)
+	sameLines(t, "after the move", rawLines(t, client, work), append(want, slForeign()...))
+	if stdout, stderr, code := run(t, env, append([]string{"plan", "--in", snap, "--detailed-exitcode"}, wm...)...); code != 0 {
+		t.Errorf("plan after apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
