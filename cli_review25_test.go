@@ -327,14 +327,16 @@ func TestStoreLocationsKeyCollisions(t *testing.T) {
 	if !strings.Contains(slSeedJSONL, line) {
 		t.Fatalf("the seed has no line %s", line)
 	}
-	for _, bad := range []struct{ name, text string }{
-		{"a store named as the head office", slSeedJSONL + `{"id":"USA#WA#SEATTLE#98101#HQ","parent_id":"USA#WA#SEATTLE#98101","Name":"Not HQ"}` + "\n"},
-		{"two stores 1001", slSeedJSONL + `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Twin"}` + "\n"},
+	for _, bad := range []struct{ name, text, where string }{
+		{"a store named as the head office", slSeedJSONL + `{"id":"USA#WA#SEATTLE#98101#HQ","parent_id":"USA#WA#SEATTLE#98101","Name":"Not HQ"}` + "\n", "HQ"},
+		{"two stores 1001", slSeedJSONL + `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Twin"}` + "\n", "USA#OR#PORTLAND#97201#1001"},
 	} {
 		snap := writeText(t, dir, "bad.jsonl", bad.text)
-		if _, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 2 {
-			t.Errorf("apply of %s: exit %d, want 2\n%s", bad.name, code, stderr)
+		_, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...)
+		if code != 2 || !strings.Contains(stderr, bad.where) {
+			t.Errorf("apply of %s: exit %d, want 2 naming %s\n%s", bad.name, code, bad.where, stderr)
 		}
+		t.Logf("%s: %s", bad.name, stderr)
 		sameLines(t, "after apply of "+bad.name, rawLines(t, client, work), all)
 	}
 	moved := strings.Replace(slSeedJSONL, line, `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Pike Place"}`+"\n", 1)
