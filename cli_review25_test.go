@@ -336,9 +336,15 @@ func TestStoreLocationsKeyCollisions(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, bad.where) {
 			t.Errorf("apply of %s: exit %d, want 2 naming %s\n%s", bad.name, code, bad.where, stderr)
 		}
-		t.Logf("%s: %s", bad.name, stderr)
 		sameLines(t, "after apply of "+bad.name, rawLines(t, client, work), all)
 	}
+	// An edit that sets attributes on a new path whose name is 1001's.
+	ops := writeText(t, dir, "ops.jsonl", `{"op":"set","id":"USA#OR#PORTLAND#97201#1001","attributes":{"Name":"Twin"}}`+"\n")
+	_, stderr, code := run(t, env, append([]string{"edit", "--ops", ops, "--no-progress"}, wm...)...)
+	if code != 2 || !strings.Contains(stderr, "USA#OR#PORTLAND#97201#1001") {
+		t.Errorf("edit set on a new 1001: exit %d, want 2 naming it\n%s", code, stderr)
+	}
+	sameLines(t, "after the edit", rawLines(t, client, work), all)
 	moved := strings.Replace(slSeedJSONL, line, `{"id":"USA#OR#PORTLAND#97201#1001","parent_id":"USA#OR#PORTLAND#97201","Name":"Pike Place"}`+"\n", 1)
 	snap := writeText(t, dir, "moved.jsonl", moved)
 	if stdout, stderr, code := run(t, env, append([]string{"apply", "--in", snap, "--no-progress", "--allow-mass-delete"}, wm...)...); code != 0 {
