@@ -362,7 +362,7 @@ func TestStoreLocationsKeyCollisions(t *testing.T) {
 // (¦Accounts¦, 999) with no object row and nothing below (a Put cut
 // short, or another writer's).
 // Without --implicit-inner it names no node: an apply of Accounts alone
-// must not delete it (it does: run with TREEPORT_KNOWN_FAILING=1); with --path-ids
+// never deletes it (no node of the table owns it); with --path-ids
 // --implicit-inner it is no node either (nothing below it), and an apply
 // of a snapshot with the leaf Accounts¦999 adds its object row alone.
 func TestPrefixDanglingListingRow(t *testing.T) {
@@ -380,12 +380,6 @@ func TestPrefixDanglingListingRow(t *testing.T) {
 		{nil, `{"id":"Accounts","kind":"directory"}` + "\n", nil},
 		{[]string{"--path-ids", "--implicit-inner"}, `{"id":"Accounts","kind":"directory"}` + "\n" + `{"id":"Accounts¦999","parent_id":"Accounts"}` + "\n", []layouts.Item{object}},
 	} {
-		if mode.flags == nil && os.Getenv("TREEPORT_KNOWN_FAILING") == "" {
-			// Known, not fixed yet (review25's report): apply deletes
-			// the row as the removed node "999", which it never read as
-			// a node. Set TREEPORT_KNOWN_FAILING=1 to see it fail.
-			continue
-		}
 		table := prefixTable(t, client, rows)
 		snap := writeText(t, dir, "snap.jsonl", mode.snap)
 		args := append([]string{"apply", "--in", snap, "--table", table, "--layout", "prefix", "--no-progress", "--allow-mass-delete"}, mode.flags...)
