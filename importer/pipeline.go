@@ -26,6 +26,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
@@ -356,6 +357,16 @@ func (in *Input) checkLayout(l layouts.Layout) []*transform.RowError {
 		in.Forest.Check(func(int, *transform.Stats) error { return transform.ErrLink })
 		in.Forest.SortProblems(problems)
 		return problems
+	}
+	if dups := in.sameLeafNames(l); len(dups) > 0 {
+		if linkErrs == nil {
+			linkErrs = map[int32]error{}
+		}
+		for i, e := range dups {
+			if _, ok := linkErrs[i]; !ok {
+				linkErrs[i] = e
+			}
+		}
 	}
 	withLinks := func(carriers map[int32]error) map[int32]error {
 		for i, e := range linkErrs {
@@ -955,4 +966,35 @@ func partitionValue(spec layouts.TableSpec, item []layouts.Attr) types.Attribute
 		}
 	}
 	return nil
+}
+
+// sameLeafNames finds, for a table model that keys a leaf by its name
+// alone (models.LeavesOnly: store-locations' StoreNumber), each leaf whose
+// name an earlier leaf has: both would be put under one key, the second
+// over the first. Each is its node's problem.
+func (in *Input) sameLeafNames(l layouts.Layout) map[int32]error {
+	if !models.LeavesOnly(l) || in.Forest == nil {
+		return nil
+	}
+	f := in.Forest
+	first := map[string]int{}
+	var errs map[int32]error
+	for i := range f.Len() {
+		if len(f.Children(i)) > 0 {
+			continue
+		}
+		id := f.ID(i)
+		name := layouts.NameOf(id, l.Delimiter())
+		j, seen := first[name]
+		if !seen {
+			first[name] = i
+			continue
+		}
+		if errs == nil {
+			errs = map[int32]error{}
+		}
+		errs[int32(i)] = fmt.Errorf("%w: the leaf %q has the name %q of the leaf %q, and %s keys a leaf's item by its name alone: the second would be put over the first; give each leaf a name of its own",
+			transform.ErrDuplicateID, id, name, f.ID(j), l.Name())
+	}
+	return errs
 }

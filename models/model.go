@@ -3,6 +3,8 @@ package models
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,6 +130,7 @@ func (x *modelIndex) projects(name string, m *modelLayout) bool {
 // modelLayout is a table model as a Layout.
 type modelLayout struct {
 	name, file string
+	digest     string         // Digest
 	base       layouts.Layout // with private attribute names (modelPrivate)
 	baseName   string
 	delim      string
@@ -329,7 +332,24 @@ func ParseModelParams(file string, data []byte, params map[string]string) (layou
 			return nil, err
 		}
 	}
+	h := sha256.New()
+	h.Write(data)
+	for _, name := range slices.Sorted(mapsKeys(params)) {
+		fmt.Fprintf(h, "\x00%s=%s", name, params[name])
+	}
+	p.m.digest = hex.EncodeToString(h.Sum(nil))
 	return p.m, nil
+}
+
+// Digest identifies model l's text and the values of its parameters, for
+// the fingerprints of checkpoints and manifests: a run resumed with the
+// model file changed (another template writes other items) is another
+// run, though the model's name is the same. "" for a layout.
+func Digest(l layouts.Layout) string {
+	if m, ok := l.(*modelLayout); ok {
+		return m.digest
+	}
+	return ""
 }
 
 // modelParser is ParseModel at work: the model's JSON, and the model
@@ -1408,7 +1428,7 @@ func (m *modelLayout) parse(item layouts.View, full bool) (nodeVals, error) {
 	}
 	if m.pathIDs && v.has[phID] {
 		if err := m.checkPathID(v.id, v.parent); err != nil {
-			return v, fmt.Errorf("%w: model %s: %w", layouts.ErrItem, m.name, err)
+			return v, fmt.Errorf("%w: %w", layouts.ErrItem, err) // err names the model
 		}
 	}
 	if m.pathIDs && v.has[phPath] && v.has[phID] && strings.Join(v.path, m.delim) != v.id || !m.pathIDs && !v.consistent() {

@@ -265,6 +265,12 @@ func (m *modelLayout) fullPathChildren(ctx context.Context, r layouts.Reads, id 
 				if i := strings.Index(rest, m.delim); i >= 0 {
 					name, deeper = rest[:i], true
 				}
+				if name == "" && deeper {
+					// A doubled delimiter (photos//x): no node's key.
+					// Refused, as descendants and a Scan refuse it,
+					// rather than answered as a child "photos/".
+					return &layouts.ItemError{Item: it, Err: fmt.Errorf("%w: %w", layouts.ErrItem, m.checkPathID(sk[len(m.skPrefix):], ""))}
+				}
 				child := id + m.delim + name
 				i, seen := at[child]
 				switch {

@@ -415,6 +415,13 @@ func planDeletes(ctx context.Context, opts Options, s *Summary, moved []bool, fn
 			return err
 		}
 		id := t.layout.Owner(layouts.MapView(key))
+		if _, read := t.nodes[id]; id != "" && !read && f.Lookup(id) < 0 {
+			// A row of no node the table holds nor the snapshot
+			// wants (a prefix listing row with no object row and
+			// nothing below, another writer's): never read as part
+			// of a node, so never deleted (SPEC §9).
+			continue
+		}
 		reason := ReasonRepair
 		switch i := f.Lookup(id); {
 		case id == "":

@@ -15,14 +15,17 @@ import (
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 )
 
 // settings are the flags that shape the items; they go into manifests and
 // checkpoint fingerprints. The shard is one of them, so that a checkpoint is
-// only ever resumed by the copy of the job that wrote it.
+// only ever resumed by the copy of the job that wrote it; so are --path-ids
+// and --implicit-inner (an inner node without attributes gets an item or
+// not: another sequence of items).
 func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	s := map[string]any{"layout": l.Name()}
-	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table", "bulk-put"} {
+	for _, name := range []string{"format", "id-field", "parent-field", "csv-delimiter", "types", "delimiter", "shards", "closure-copy", "on-invalid", "shard", "table", "import-table", "bulk-put", "path-ids", "implicit-inner"} {
 		if c.IsSet(name) || name == "id-field" || name == "parent-field" {
 			s[name] = c.Value(name)
 		}
@@ -33,6 +36,10 @@ func settings(c *cli.Context, l layouts.Layout) map[string]any {
 	if p := c.StringSlice("model-param"); len(p) > 0 {
 		// Another tenant's values write other items.
 		s["model-param"] = slices.Sorted(slices.Values(p))
+	}
+	if d := models.Digest(l); d != "" {
+		// So does the model file, changed under the same name.
+		s["model"] = d
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/refresh"
 )
 
@@ -146,6 +147,11 @@ func runMigrate(c *cli.Context) error {
 	}
 	if p := c.StringSlice("model-param"); len(p) > 0 {
 		settings["model-param"] = slices.Sorted(slices.Values(p))
+	}
+	for side, l := range map[string]layouts.Layout{"from-model": l1, "to-model": l2} {
+		if d := models.Digest(l); d != "" {
+			settings[side] = d // the model file, changed under the same name
+		}
 	}
 	t, ratio, err := refreshTarget(c, "checkpoint", "dead-letter", "report")
 	if err != nil {
