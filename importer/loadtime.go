@@ -3,9 +3,9 @@ package importer
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -151,43 +151,10 @@ func (p *Plan) Project(l layouts.Layout, maxWCU float64) {
 			name = "the table"
 		}
 		t.Advice = fmt.Sprintf("%s's %s %s takes %s writes (%s WCU at %s WCU/s a partition): at least %s; %s",
-			name, h.Attr, h.Value, Thousands(h.Items), Thousands(h.WCU), Thousands(layouts.PartitionWCU), DurationText(hotSecs), avoid)
+			name, h.Attr, h.Value, units.Thousands(h.Items), units.Thousands(h.WCU), units.Thousands(layouts.PartitionWCU), units.DurationText(hotSecs), avoid)
 	}
 	t.MinSeconds, t.WarmSeconds = ms(t.MinSeconds), ms(t.WarmSeconds)
 }
 
 // ms rounds seconds to the millisecond, for the JSON plan.
 func ms(secs float64) float64 { return math.Round(secs*1000) / 1000 }
-
-// DurationText is a duration for a person: 45 s, 17 min, 2.5 h.
-func DurationText(secs float64) string {
-	switch {
-	case secs < 1:
-		return "under 1 s"
-	case secs < 90:
-		return fmt.Sprintf("%.0f s", secs)
-	case secs < 90*60:
-		return fmt.Sprintf("%.0f min", secs/60)
-	case secs < 48*3600:
-		return fmt.Sprintf("%.1f h", secs/3600)
-	}
-	return fmt.Sprintf("%.1f days", secs/86400)
-}
-
-// Thousands writes n with a comma every three digits: 1,000,000.
-func Thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}

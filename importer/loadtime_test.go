@@ -123,14 +123,3 @@ func TestProjectLoadTime(t *testing.T) {
 		})
 	}
 }
-
-func TestDurationText(t *testing.T) {
-	for secs, want := range map[float64]string{0.2: "under 1 s", 45: "45 s", 1000: "17 min", 9000: "2.5 h", 5 * 86400: "5.0 days"} {
-		if got := DurationText(secs); got != want {
-			t.Errorf("DurationText(%g) = %q, want %q", secs, got, want)
-		}
-	}
-	if got := Thousands(1234567); got != "1,234,567" {
-		t.Errorf("Thousands = %s", got)
-	}
-}

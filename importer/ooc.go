@@ -4,15 +4,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -68,8 +68,8 @@ type OutOfCore struct {
 // of the input and the collector's headroom.
 func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, 1<<20)) }
 
-// freeBytesOf is freeBytes; tests set it to a full disk.
-var freeBytesOf = freeBytes
+// freeBytesOf is extsort.FreeBytes; tests set it to a full disk.
+var freeBytesOf = extsort.FreeBytes
 
 // InMemoryNodeBytes is what a node of the forest costs in memory at the
 // peak of an import in memory, with a margin: the skeleton's 62 bytes,
@@ -90,23 +90,9 @@ func (o *OutOfCore) outOfCore(path string, hint int) bool {
 	if nodes == 0 {
 		// Not known (compressed, a JSON array, a directory): a record
 		// takes 40 bytes at least.
-		nodes = inputBytes(path) / 40
+		nodes = infile.Size(path) / 40
 	}
 	return nodes*InMemoryNodeBytes > o.Memory
-}
-
-// inputBytes is the size of the file, or of a directory's files.
-func inputBytes(path string) int64 {
-	var n int64
-	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // oocState is an input read out of core: its temporary directory, the
@@ -228,7 +214,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if l := o.Layout; l != nil && (layouts.PathIDs(l) || layouts.ImplicitInner(l)) {
 		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and an input with path ids is not read out of core yet: "+
 			"give --memory at least %s (about %d bytes a node)",
-			ddbwrite.ErrUsage, path, SizeText(o.Memory), SizeText(max(inputBytes(path)/40, 1)*InMemoryNodeBytes), InMemoryNodeBytes)
+			ddbwrite.ErrUsage, path, units.SizeText(o.Memory), units.SizeText(max(infile.Size(path)/40, 1)*InMemoryNodeBytes), InMemoryNodeBytes)
 	}
 	if o.OnStart != nil {
 		o.OnStart()
@@ -245,7 +231,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if free, ok := freeBytesOf(dir); ok && free < need {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w: --tmp-dir %s has %s free, and the out-of-core passes over %s need about %s; nothing was read: free some room, or give another --tmp-dir",
-			ddbwrite.ErrUsage, tmp, SizeText(free), path, SizeText(need))
+			ddbwrite.ErrUsage, tmp, units.SizeText(free), path, units.SizeText(need))
 	}
 	if o.Layout == nil {
 		os.RemoveAll(dir)
@@ -261,7 +247,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 // times its size bounds it for any input of fewer than a few hundred
 // levels (a compressed input: twelve).
 func spillBytes(path string) int64 {
-	n := inputBytes(path)
+	n := infile.Size(path)
 	if f, err := os.Open(path); err == nil {
 		var magic [4]byte
 		f.Read(magic[:])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -41,7 +42,7 @@ type Size struct {
 }
 
 func (s *Size) String() string {
-	return fmt.Sprintf("the %s layout writes %d items (%s) for %d nodes", s.Layout, s.Items, SizeText(s.Bytes), s.Nodes)
+	return fmt.Sprintf("the %s layout writes %d items (%s) for %d nodes", s.Layout, s.Items, units.SizeText(s.Bytes), s.Nodes)
 }
 
 // CheckSize measures the load of a checked input (CheckLayout first) in
@@ -131,18 +132,4 @@ func measureValid(ctx context.Context, in *Input, l layouts.Layout, progress Pla
 		l.Measure(&s, m)
 	}
 	return m, nil
-}
-
-// SizeText is a byte count for a message, in binary units: 1.5 GiB.
-func SizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/units"
 )
 
 // money keeps a millionth of a dollar.
@@ -107,7 +107,7 @@ func why(r *Result, ranked []*Result, i int, w Workload) string {
 	// A load by BatchWriteItem that one partition key value holds back
 	// (DynamoDB serves at most 1,000 WCU/s a partition): a minute or more.
 	if r.Load.BoundBy == "partition" && c.LoadMethod != "ImportTable" && r.Load.MinSeconds >= 60 {
-		traits = append(traits, fmt.Sprintf("slow to load by writes: its hottest partition key value holds the load on DynamoDB to at least %s (ImportTable is not held to it)", importer.DurationText(r.Load.MinSeconds)))
+		traits = append(traits, fmt.Sprintf("slow to load by writes: its hottest partition key value holds the load on DynamoDB to at least %s (ImportTable is not held to it)", units.DurationText(r.Load.MinSeconds)))
 	}
 	// Hot partitions: the largest share of a table's or index's items under
 	// one partition key value.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/units"
 )
 
 // Formats the report is written in, by file extension.
@@ -231,7 +231,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			secs = fmt.Sprintf("%.2f s", *res.Load.Seconds)
 		}
 		p("| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(res.Layout), res.Items, humanBytes(res.StoredBytes), humanBytes(int64(res.MaxItemBytes)),
-			res.Load.WCU, consumed, secs, importer.DurationText(res.Load.MinSeconds)+" ("+res.Load.BoundBy+")", num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
+			res.Load.WCU, consumed, secs, units.DurationText(res.Load.MinSeconds)+" ("+res.Load.BoundBy+")", num(res.Cost.ReadRCUPerOp), num(res.Cost.RequestsPerOp), num(res.Cost.MoveWCU), num(res.Cost.DeleteWCU), num(res.Cost.WriteWCU))
 	}
 
 	p("\n## Cost at %s nodes\n\n", num(float64(r.Scale.Nodes)))

@@ -14,6 +14,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -126,7 +127,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 		// of core under a plan that cannot take it.
 		c := *o
 		c.Refuse = fmt.Sprintf("migrate copied %s in memory, as its ItemCount (which DynamoDB updates about every six hours) fits --memory %s, but its forest does not: run it again once ItemCount is current, or give a larger --memory",
-			opts.From, importer.SizeText(o.Memory))
+			opts.From, units.SizeText(o.Memory))
 		opts.Input.OutOfCore = &c
 	}
 	res := &MigrateResult{}

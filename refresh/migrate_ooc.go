@@ -17,6 +17,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -147,10 +148,10 @@ func refuseOOC(opts MigrateOptions) error {
 	switch {
 	case opts.Shard.Of > 1:
 		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
-			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory))
+			ddbwrite.ErrUsage, opts.From, units.SizeText(o.Memory))
 	case layouts.ReadsImplicit(opts.FromLayout), layouts.ReadsImplicit(opts.Layout):
 		return fmt.Errorf("%w: the source %s does not fit --memory %s, and tables with path ids (inner nodes implied) are not copied out of core yet: give --memory large enough for it (about %d bytes an item)",
-			ddbwrite.ErrUsage, opts.From, importer.SizeText(o.Memory), importer.InMemoryNodeBytes)
+			ddbwrite.ErrUsage, opts.From, units.SizeText(o.Memory), importer.InMemoryNodeBytes)
 	}
 	return nil
 }
@@ -178,7 +179,7 @@ func destinationEmpty(ctx context.Context, opts MigrateOptions) error {
 	}
 	if len(out.Items) > 0 || out.LastEvaluatedKey != nil {
 		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core writes only into an empty table (or goes on with its own --checkpoint); %s has items: give a new table, or a --memory large enough to refresh it in memory (about %d bytes an item of the source)",
-			ddbwrite.ErrUsage, opts.From, importer.SizeText(opts.Input.OutOfCore.Memory), opts.Table, importer.InMemoryNodeBytes)
+			ddbwrite.ErrUsage, opts.From, units.SizeText(opts.Input.OutOfCore.Memory), opts.Table, importer.InMemoryNodeBytes)
 	}
 	return nil
 }

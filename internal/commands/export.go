@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 )
@@ -289,7 +290,7 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 		OnFile: func(st exporter.DownloadStats) {
 			if time.Since(last) >= progressEvery {
 				last = time.Now()
-				fmt.Fprintf(c.App.ErrWriter, "downloading %s: %d files, %s so far\n", loc, st.Files, importer.SizeText(st.Bytes))
+				fmt.Fprintf(c.App.ErrWriter, "downloading %s: %d files, %s so far\n", loc, st.Files, units.SizeText(st.Bytes))
 			}
 		},
 	})
@@ -300,6 +301,6 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 		}
 		return "", nil, err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "downloaded %d files (%s) of %s in %s\n", st.Files, importer.SizeText(st.Bytes), loc, st.Took.Round(time.Millisecond))
+	fmt.Fprintf(c.App.ErrWriter, "downloaded %d files (%s) of %s in %s\n", st.Files, units.SizeText(st.Bytes), loc, st.Took.Round(time.Millisecond))
 	return tmp, cleanup, nil
 }

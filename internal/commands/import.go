@@ -19,6 +19,7 @@ import (
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -310,7 +311,7 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
 	for _, p := range plans {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", p.Layout, p.Nodes, p.Items,
-			importer.SizeText(p.Bytes), importer.SizeText(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
+			units.SizeText(p.Bytes), units.SizeText(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
 	}
 	tw.Flush()
 	for _, p := range plans {
@@ -354,9 +355,9 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 	if m := plans[0].LoadTime.MaxWCU; m > 0 {
 		capped = fmt.Sprintf(", --max-wcu %g", m)
 	}
-	fmt.Fprintf(w, "\nprojected load time through BatchWriteItem (DynamoDB writes at most %s WCU/s to one partition key value%s):\n", importer.Thousands(layouts.PartitionWCU), capped)
+	fmt.Fprintf(w, "\nprojected load time through BatchWriteItem (DynamoDB writes at most %s WCU/s to one partition key value%s):\n", units.Thousands(layouts.PartitionWCU), capped)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+importer.Thousands(ddbtable.DefaultWarmWCU)+" WCU/s\tbound by")
+	fmt.Fprintln(tw, "  layout\thottest partition key\titems\tit alone takes\tat least\tnew table at "+units.Thousands(ddbtable.DefaultWarmWCU)+" WCU/s\tbound by")
 	bound := map[string]string{"partition": "hot key", "max_wcu": "--max-wcu", "warm_throughput": "warm throughput"}
 	for _, p := range plans {
 		t := p.LoadTime
@@ -367,7 +368,7 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s %s %s\t%d\t%s\t%s\t%s\t%s\n", p.Layout, hot.Where(), hot.Attr, hot.Value, hot.Items,
-			importer.DurationText(hot.Seconds), importer.DurationText(t.MinSeconds), importer.DurationText(t.WarmSeconds), bound[t.BoundBy])
+			units.DurationText(hot.Seconds), units.DurationText(t.MinSeconds), units.DurationText(t.WarmSeconds), bound[t.BoundBy])
 	}
 	tw.Flush()
 	for _, p := range plans {
@@ -377,7 +378,7 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 		}
 		if t.SuggestedWarmWCU > 0 {
 			fmt.Fprintf(w, "  %s: a new on-demand table writes %s WCU/s at once and scales from there; create it with --create-table --warm-wcu %d to start at the %s WCU/s this load plans for\n",
-				p.Layout, importer.Thousands(ddbtable.DefaultWarmWCU), t.SuggestedWarmWCU, importer.Thousands(t.SuggestedWarmWCU))
+				p.Layout, units.Thousands(ddbtable.DefaultWarmWCU), t.SuggestedWarmWCU, units.Thousands(t.SuggestedWarmWCU))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/treeport/treeport/importer/bulkjob"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 )
@@ -81,12 +82,12 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		opts.OnStaged = func(m *importer.Manifest) {
 			files = len(m.Files) + 3
 			fmt.Fprintf(log, "wrote %s of %s (%s layout) in %s (%s); uploading to %s\n",
-				countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), importer.SizeText(m.Bytes), s3out.Loc)
+				countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), units.SizeText(m.Bytes), s3out.Loc)
 		}
 		opts.OnUpload = func(st importer.UploadStats) {
 			if time.Since(last) >= progressEvery {
 				last = time.Now()
-				fmt.Fprintf(log, "uploading: %d/%d files, %s, %s/s\n", st.Objects, files, importer.SizeText(st.Bytes), importer.SizeText(rate(st.Bytes, st.Took)))
+				fmt.Fprintf(log, "uploading: %d/%d files, %s, %s/s\n", st.Objects, files, units.SizeText(st.Bytes), units.SizeText(rate(st.Bytes, st.Took)))
 			}
 		}
 		opts.OnImportStarted = func(s importer.ImportStarted) {
@@ -107,7 +108,7 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), res.Dir, time.Since(started).Round(time.Millisecond))
 	} else if st := res.Upload; st != nil {
 		fmt.Fprintf(w, "uploaded %s of %s (%s layout) in %s, with the manifest and the CreateTable and ImportTable requests (%s), to %s in %s (%s/s)\n",
-			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "data file"), importer.SizeText(st.Bytes), s3out.Loc, st.Took.Round(time.Millisecond), importer.SizeText(rate(st.Bytes, st.Took)))
+			countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "data file"), units.SizeText(st.Bytes), s3out.Loc, st.Took.Round(time.Millisecond), units.SizeText(rate(st.Bytes, st.Took)))
 	}
 	if res.Upload != nil || s3out == nil {
 		if m.Rejected > 0 {

@@ -1,11 +1,11 @@
 //go:build unix
 
-package importer
+package extsort
 
 import "syscall"
 
-// freeBytes is the room left for an unprivileged user in dir's file system.
-func freeBytes(dir string) (int64, bool) {
+// FreeBytes is the room left for an unprivileged user in dir's file system.
+func FreeBytes(dir string) (int64, bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, false

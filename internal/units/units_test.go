@@ -1,0 +1,22 @@
+package units
+
+import "testing"
+
+func TestDurationText(t *testing.T) {
+	for secs, want := range map[float64]string{0.2: "under 1 s", 45: "45 s", 1000: "17 min", 9000: "2.5 h", 5 * 86400: "5.0 days"} {
+		if got := DurationText(secs); got != want {
+			t.Errorf("DurationText(%g) = %q, want %q", secs, got, want)
+		}
+	}
+	if got := Thousands(1234567); got != "1,234,567" {
+		t.Errorf("Thousands = %s", got)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536 << 20: "1.5 GiB"} {
+		if got := SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
