@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
@@ -274,7 +275,7 @@ func BenchmarkImportFiles(b *testing.B) {
 		cpu := cpuTime()
 		for range b.N {
 			dir := filepath.Join(b.TempDir(), "out")
-			sink, err := importer.NewFileSink(importer.FileSinkOptions{Dir: dir, ItemsPerFile: 50_000})
+			sink, err := importfiles.NewFileSink(importfiles.FileSinkOptions{Dir: dir, ItemsPerFile: 50_000})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -305,7 +306,7 @@ func BenchmarkImportFiles(b *testing.B) {
 			cpu := cpuTime()
 			for range b.N {
 				dir := filepath.Join(b.TempDir(), "out")
-				sink, err := importer.NewFileSink(importer.FileSinkOptions{Dir: dir, ItemsPerFile: 50_000, Level: level})
+				sink, err := importfiles.NewFileSink(importfiles.FileSinkOptions{Dir: dir, ItemsPerFile: 50_000, Level: level})
 				if err != nil {
 					b.Fatal(err)
 				}

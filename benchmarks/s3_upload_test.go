@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/testserver/s3local"
 	"github.com/treeport/treeport/layouts"
@@ -28,13 +29,13 @@ const s3UploadNodes = 1_000_000
 var (
 	uploadOnce  sync.Once
 	uploadDir   string
-	uploadFiles *importer.Manifest
+	uploadFiles *importfiles.Manifest
 	uploadErr   error
 )
 
 // importFilesForUpload writes, once per process, the import files both S3
 // upload benchmarks send.
-func importFilesForUpload(b *testing.B) (string, *importer.Manifest, layouts.Layout) {
+func importFilesForUpload(b *testing.B) (string, *importfiles.Manifest, layouts.Layout) {
 	b.Helper()
 	l, err := layouts.New(layouts.PathName, layouts.Options{})
 	if err != nil {
@@ -63,7 +64,7 @@ func importFilesForUpload(b *testing.B) (string, *importer.Manifest, layouts.Lay
 }
 
 // uploadBytes is the size of every file UploadImportFiles sends.
-func uploadBytes(b *testing.B, dir string, m *importer.Manifest) int64 {
+func uploadBytes(b *testing.B, dir string, m *importfiles.Manifest) int64 {
 	var n int64
 	for _, rel := range append(dataNames(m), "create-table.json", "import-table.json", "manifest.json") {
 		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
@@ -75,7 +76,7 @@ func uploadBytes(b *testing.B, dir string, m *importer.Manifest) int64 {
 	return n
 }
 
-func dataNames(m *importer.Manifest) []string {
+func dataNames(m *importfiles.Manifest) []string {
 	var names []string
 	for _, f := range m.Files {
 		names = append(names, f.Name)
@@ -84,7 +85,7 @@ func dataNames(m *importer.Manifest) []string {
 }
 
 // BenchmarkS3Upload compares, on s3rver, treeport's upload of a directory of
-// import files (importer.UploadImportFiles) with the same files sent by the
+// import files (importfiles.UploadImportFiles) with the same files sent by the
 // SDK's transfer manager with its default settings, one file at a time and
 // four at a time. The figures are in S3_UPLOAD.md.
 func BenchmarkS3Upload(b *testing.B) {
@@ -99,7 +100,7 @@ func BenchmarkS3Upload(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			loc := s3io.Location{Bucket: bucket, Prefix: prefix()}
-			if _, err := importer.UploadImportFiles(context.Background(), client, dir, m, l.Table(), importer.UploadOptions{To: loc}); err != nil {
+			if _, err := importfiles.UploadImportFiles(context.Background(), client, dir, m, l.Table(), importfiles.UploadOptions{To: loc}); err != nil {
 				b.Fatal(err)
 			}
 		}

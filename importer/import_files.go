@@ -3,13 +3,12 @@ package importer
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/treeport/treeport/importer/bulkjob"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddbtable"
-	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -26,58 +25,39 @@ type FilesOptions struct {
 	Billing ddbtable.Billing
 	// Spread, above 0, is how many items are kept back to write the items
 	// in a shuffled order where two in a row seldom share a partition key
-	// value of the table or of an index (see lineSpreader): a bulk put asks
-	// for it (BulkPutSpread). 0 writes them in the input's order.
+	// value of the table or of an index (see LineSpreader): a bulk put asks
+	// for it (importfiles.BulkPutSpread). 0 writes them in the input's order.
 	Spread int
-}
-
-// Manifest describes a directory of import files.
-type Manifest struct {
-	Tool     string         `json:"tool"`
-	Created  string         `json:"created"`
-	Layout   string         `json:"layout"`
-	Table    string         `json:"table"`
-	Input    string         `json:"input"`
-	Settings map[string]any `json:"settings"`
-	Shard    string         `json:"shard,omitempty"`
-	Nodes    int64          `json:"nodes"`
-	Items    int64          `json:"items"`
-	Rejected int64          `json:"rejected_records"`
-	Bytes    int64          `json:"bytes"`
-	RawBytes int64          `json:"uncompressed_bytes"`
-	Files    []DataFile     `json:"files"`
-	Format   string         `json:"format"`
-	Comp     string         `json:"compression"`
 }
 
 // WriteImportFiles writes the input's items for one layout as the files
 // DynamoDB's import from S3 reads (SPEC §6): data/*.json.gz, then
 // create-table.json, import-table.json and, last, manifest.json, whose
 // presence says the directory is complete.
-func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manifest, error) {
+func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*importfiles.Manifest, error) {
 	// A shard's data files carry its name, so that the directories of N
 	// copies can be copied into one S3 prefix without one overwriting another.
 	prefix := "part"
 	if n := opts.Emit.Shard.Name(); n != "" {
 		prefix = n + "-part"
 	}
-	sink, err := NewFileSink(FileSinkOptions{Dir: opts.Dir, ItemsPerFile: opts.ItemsPerFile, Prefix: prefix})
+	sink, err := importfiles.NewFileSink(importfiles.FileSinkOptions{Dir: opts.Dir, ItemsPerFile: opts.ItemsPerFile, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
 	// Each item is encoded as it comes: the items need not be kept (with
 	// Spread, a window of them, encoded).
 	write := sink.WriteAttrs
-	var spread *lineSpreader
+	var spread *importfiles.LineSpreader
 	if opts.Spread > 0 {
-		spread = newLineSpreader(opts.Emit.Layout.Table(), opts.Spread, sink.writeLine)
-		write = spread.add
+		spread = importfiles.NewLineSpreader(opts.Emit.Layout.Table(), opts.Spread, sink.WriteLine)
+		write = spread.Add
 	}
 	st, err := in.EmitAttrs(ctx, opts.Emit, func(_ int64, item []layouts.Attr) error {
 		return write(item)
 	})
 	if err == nil && spread != nil {
-		err = spread.drain()
+		err = spread.Drain()
 	}
 	files, cerr := sink.Close()
 	if err != nil {
@@ -92,17 +72,17 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(opts.Dir, "create-table.json"), create); err != nil {
+	if err := importfiles.WriteFile(filepath.Join(opts.Dir, "create-table.json"), create); err != nil {
 		return nil, err
 	}
 	importReq, err := bulkjob.ImportTableJSON(opts.Table, spec, opts.Billing, "REPLACE-WITH-BUCKET", "REPLACE-WITH-PREFIX/data/")
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(opts.Dir, "import-table.json"), importReq); err != nil {
+	if err := importfiles.WriteFile(filepath.Join(opts.Dir, "import-table.json"), importReq); err != nil {
 		return nil, err
 	}
-	m := &Manifest{
+	m := &importfiles.Manifest{
 		Tool:     "treeport",
 		Created:  time.Now().UTC().Format(time.RFC3339),
 		Layout:   l.Name(),
@@ -125,29 +105,8 @@ func WriteImportFiles(ctx context.Context, in *Input, opts FilesOptions) (*Manif
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(opts.Dir, "manifest.json"), append(mj, '\n')); err != nil {
+	if err := importfiles.WriteFile(filepath.Join(opts.Dir, "manifest.json"), append(mj, '\n')); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// writeFile writes data to path through a temporary file renamed over it,
-// made with O_EXCL (never through a link planted at a fixed name) and with
-// the mode of a plain create, or of the file it replaces.
-func writeFile(path string, data []byte) error {
-	f, err := statefile.CreateTempFor(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

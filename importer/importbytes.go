@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -16,7 +17,7 @@ import (
 // (https://aws.amazon.com/dynamodb/pricing/on-demand/, "Import from S3"),
 // and the files are gzip, so the line bytes, not the files' sizes, are the
 // figure. It reads the input again, and encodes each item as the files'
-// writer does (appendAttrsLine), so the two cannot drift apart.
+// writer does (importfiles.AppendAttrsLine), so the two cannot drift apart.
 //
 // A layout whose ancestor rows differ only in a number and an id (closure
 // and a table model built on it, layouts.RunEmitter) is sized by arithmetic
@@ -52,7 +53,7 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 		}
 		var st transform.Stats
 		opts.Runs = func(node int, item []layouts.Attr, run int) error {
-			buf = appendAttrsLine(buf[:0], item)
+			buf = importfiles.AppendAttrsLine(buf[:0], item)
 			first := int64(len(buf))
 			n += first
 			tell(int64(max(run, 1)))
@@ -78,7 +79,7 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 		}
 	}
 	_, err := in.EmitAttrs(ctx, opts, func(_ int64, item []layouts.Attr) error {
-		buf = appendAttrsLine(buf[:0], item)
+		buf = importfiles.AppendAttrsLine(buf[:0], item)
 		n += int64(len(buf))
 		tell(1)
 		return nil

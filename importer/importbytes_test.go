@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
@@ -42,7 +43,7 @@ func TestImportSourceBytesAreTheFiles(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("%s %s: %v", name, ln, problems[0])
 			}
-			sink, err := NewFileSink(FileSinkOptions{Dir: filepath.Join(t.TempDir(), "out"), ItemsPerFile: 7})
+			sink, err := importfiles.NewFileSink(importfiles.FileSinkOptions{Dir: filepath.Join(t.TempDir(), "out"), ItemsPerFile: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestImportSourceBytesClosureRuns(t *testing.T) {
 			var want, rows int64
 			var buf []byte
 			if _, err := in.EmitAttrs(context.Background(), EmitOptions{Layout: l}, func(_ int64, item []layouts.Attr) error {
-				buf = appendAttrsLine(buf[:0], item)
+				buf = importfiles.AppendAttrsLine(buf[:0], item)
 				want += int64(len(buf))
 				rows++
 				return nil

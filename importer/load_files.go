@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer/bulkjob"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -25,13 +26,13 @@ type S3Output struct {
 }
 
 // OpenS3Output makes the S3 client for loc and checks that the location
-// holds no files of another run (see CheckS3Output).
-func OpenS3Output(ctx context.Context, loc s3io.Location, opts S3Options, shard ddbwrite.Shard) (*S3Output, error) {
-	client, err := NewS3Client(ctx, opts)
+// holds no files of another run (see importfiles.CheckS3Output).
+func OpenS3Output(ctx context.Context, loc s3io.Location, opts importfiles.S3Options, shard ddbwrite.Shard) (*S3Output, error) {
+	client, err := importfiles.NewS3Client(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckS3Output(ctx, client, loc, shard); err != nil {
+	if err := importfiles.CheckS3Output(ctx, client, loc, shard); err != nil {
 		return nil, err
 	}
 	return &S3Output{Loc: loc, Client: client}, nil
@@ -62,9 +63,9 @@ type LoadFilesOptions struct {
 	Poll time.Duration
 
 	// OnStaged is told the files are written, before they are uploaded.
-	OnStaged func(*Manifest)
+	OnStaged func(*importfiles.Manifest)
 	// OnUpload is told the upload's progress after each file.
-	OnUpload func(UploadStats)
+	OnUpload func(importfiles.UploadStats)
 	// OnImportStarted is told the import began; OnImportStatus is told
 	// its status at every poll until it ends.
 	OnImportStarted func(ImportStarted)
@@ -97,12 +98,12 @@ type ImportStarted struct {
 
 // LoadFilesResult is what LoadFiles did.
 type LoadFilesResult struct {
-	Manifest *Manifest
+	Manifest *importfiles.Manifest
 	// Dir is where the files were written (a temporary directory, removed
 	// since, with S3).
 	Dir string
 	// Upload is the upload's (nil without S3).
-	Upload *UploadStats
+	Upload *importfiles.UploadStats
 	// Waiting lists the shards that have not finished uploading: the last
 	// copy to finish starts the import.
 	Waiting []int
@@ -128,7 +129,7 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	res := &LoadFilesResult{Dir: opts.Files.Dir}
 	if opts.S3 != nil {
 		// The files are staged on local disk, then uploaded (see
-		// UploadImportFiles).
+		// importfiles.UploadImportFiles).
 		tmp, err := os.MkdirTemp("", "treeport-import-*")
 		if err != nil {
 			return nil, err
@@ -140,7 +141,7 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	fo.Dir = res.Dir
 	if opts.S3 != nil && opts.BulkPut != "" && fo.Spread == 0 {
 		// A bulk put wants its input in random key order.
-		fo.Spread = BulkPutSpread
+		fo.Spread = importfiles.BulkPutSpread
 	}
 	m, err := WriteImportFiles(ctx, in, fo)
 	if err != nil {
@@ -155,7 +156,7 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 		opts.OnStaged(m)
 	}
 	l, shard := fo.Emit.Layout, fo.Emit.Shard
-	st, err := UploadImportFiles(ctx, opts.S3.Client, res.Dir, m, l.Table(), UploadOptions{
+	st, err := importfiles.UploadImportFiles(ctx, opts.S3.Client, res.Dir, m, l.Table(), importfiles.UploadOptions{
 		To: opts.S3.Loc, Shard: shard, Billing: fo.Billing, OnFile: opts.OnUpload,
 	})
 	if err != nil {
@@ -178,14 +179,14 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 // of staging the files again: the same manifests give the same client
 // token, so DynamoDB returns the bulk put it runs (for 8 hours) rather
 // than starting a second one.
-func UploadedBefore(ctx context.Context, opts LoadFilesOptions, input string) (*ImportSource, error) {
-	src, _, err := ShardsUploaded(ctx, opts.S3.Client, opts.S3.Loc, opts.Files.Emit.Shard)
+func UploadedBefore(ctx context.Context, opts LoadFilesOptions, input string) (*importfiles.ImportSource, error) {
+	src, _, err := importfiles.ShardsUploaded(ctx, opts.S3.Client, opts.S3.Loc, opts.Files.Emit.Shard)
 	if err != nil || src == nil {
 		return nil, err
 	}
-	want := &Manifest{Layout: opts.Files.Emit.Layout.Name(), Table: opts.Files.Table, Settings: opts.Files.Settings}
+	want := &importfiles.Manifest{Layout: opts.Files.Emit.Layout.Name(), Table: opts.Files.Table, Settings: opts.Files.Settings}
 	for _, m := range src.Manifests {
-		if m.Input != input || sameRun(m, want) != nil {
+		if m.Input != input || importfiles.SameRun(m, want) != nil {
 			return nil, nil
 		}
 	}
@@ -194,7 +195,7 @@ func UploadedBefore(ctx context.Context, opts LoadFilesOptions, input string) (*
 
 // ResumeBulkPut starts (or finds running) and follows the bulk put of an
 // upload found by UploadedBefore.
-func ResumeBulkPut(ctx context.Context, src *ImportSource, opts LoadFilesOptions) (*LoadFilesResult, error) {
+func ResumeBulkPut(ctx context.Context, src *importfiles.ImportSource, opts LoadFilesOptions) (*LoadFilesResult, error) {
 	started := time.Now()
 	res := &LoadFilesResult{Manifest: src.Manifests[0]}
 	err := startBulkPut(ctx, opts, res, src)
@@ -204,12 +205,12 @@ func ResumeBulkPut(ctx context.Context, src *ImportSource, opts LoadFilesOptions
 
 // startBulkPut starts DynamoDB's StartBulkPutItems once every shard has
 // uploaded, follows it to the end, and reads its report of failed items.
-func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResult, src *ImportSource) error {
+func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResult, src *importfiles.ImportSource) error {
 	loc, shard, table := opts.S3.Loc, opts.Files.Emit.Shard, opts.BulkPut
 	if src == nil {
 		var missing []int
 		var err error
-		if src, missing, err = ShardsUploaded(ctx, opts.S3.Client, loc, shard); err != nil {
+		if src, missing, err = importfiles.ShardsUploaded(ctx, opts.S3.Client, loc, shard); err != nil {
 			return err
 		}
 		if src == nil {
@@ -263,7 +264,7 @@ func startBulkPut(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResu
 // and follows it to the end.
 func startImport(ctx context.Context, opts LoadFilesOptions, res *LoadFilesResult) error {
 	loc, shard, table := opts.S3.Loc, opts.Files.Emit.Shard, opts.ImportTable
-	src, missing, err := ShardsUploaded(ctx, opts.S3.Client, loc, shard)
+	src, missing, err := importfiles.ShardsUploaded(ctx, opts.S3.Client, loc, shard)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
@@ -100,7 +101,7 @@ func TestShardsUnionFileSink(t *testing.T) {
 				t.Fatalf("problems: %v", p)
 			}
 			spec := l.Table()
-			write := func(s ddbwrite.Shard) (map[string]string, *Manifest) {
+			write := func(s ddbwrite.Shard) (map[string]string, *importfiles.Manifest) {
 				dir := filepath.Join(tmp, fmt.Sprintf("%s-%d-of-%d", name, s.K, s.Of))
 				m, err := WriteImportFiles(context.Background(), in, FilesOptions{
 					Dir: dir, Table: "t", ItemsPerFile: 700, Emit: EmitOptions{Layout: l, Shard: s},

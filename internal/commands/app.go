@@ -19,6 +19,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
@@ -172,7 +173,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 // errors.Is and a log tell the package, at the start of the message or of
 // one of its wrapped parts ("source: importer: table not found"); a user
 // is not told it.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records|ddbwrite|models|statefile|streams|bulkjob|extsort): )+`)
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records|ddbwrite|models|statefile|streams|bulkjob|importfiles|extsort): )+`)
 
 // userMessage is err's text as a user reads it: without the package names
 // its sentinels start with.
@@ -194,7 +195,7 @@ func ExitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, errDifferences):
 		return exitDifferences
-	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importer.ErrOutputNotEmpty), errors.Is(err, ddbtable.ErrSchemaMismatch), errors.Is(err, ddb.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
+	case errors.Is(err, errUsage), errors.Is(err, importer.ErrInvalid), errors.Is(err, importfiles.ErrOutputNotEmpty), errors.Is(err, ddbtable.ErrSchemaMismatch), errors.Is(err, ddb.ErrTableNotFound), errors.Is(err, refresh.ErrEdit),
 		errors.Is(err, statefile.ErrRefused), errors.Is(err, layouts.ErrItem), errors.Is(err, models.ErrSparseMiss), errors.As(err, &rowErr), errors.Is(err, os.ErrNotExist), errors.Is(err, ddb.ErrAWSConfig):
 		return exitInvalid
 	case errors.Is(err, context.Canceled):

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -276,7 +276,7 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 	if err != nil {
 		return "", nil, usagef("--in: %v", err)
 	}
-	client, err := importer.NewS3Client(c.Context, s3Options(c))
+	client, err := importfiles.NewS3Client(c.Context, s3Options(c))
 	if err != nil {
 		return "", nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
@@ -236,7 +237,7 @@ func checkOutput(c *cli.Context, out string, dryRun bool, ls []layouts.Layout, s
 			if s3out, err = openS3Output(c, out, shard); err != nil {
 				return nil, false, err
 			}
-		} else if err := importer.CheckOutputDir(out); err != nil {
+		} else if err := importfiles.CheckOutputDir(out); err != nil {
 			return nil, false, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/importer/bulkjob"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
@@ -53,7 +54,7 @@ func checkBulkPut(c *cli.Context, l layouts.Layout, shard ddbwrite.Shard, maxWCU
 	if err != nil {
 		return false, usagef("--out: %v", err)
 	}
-	s3c, err := importer.NewS3Client(c.Context, s3Options(c))
+	s3c, err := importfiles.NewS3Client(c.Context, s3Options(c))
 	if err != nil {
 		return false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/importer/bulkjob"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/units"
@@ -50,8 +51,8 @@ func s3EndpointFlag() cli.Flag {
 	return &cli.StringFlag{Name: "s3-endpoint-url", Usage: "S3 endpoint for s3:// locations: an S3-compatible server such as s3rver or MinIO (path-style addressing)", Category: catAWS}
 }
 
-func s3Options(c *cli.Context) importer.S3Options {
-	return importer.S3Options{
+func s3Options(c *cli.Context) importfiles.S3Options {
+	return importfiles.S3Options{
 		EndpointURL: c.String("s3-endpoint-url"),
 		Region:      c.String("region"),
 		Profile:     c.String("profile"),
@@ -79,12 +80,12 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 	var items int64
 	if s3out != nil {
 		files, last := 0, time.Now()
-		opts.OnStaged = func(m *importer.Manifest) {
+		opts.OnStaged = func(m *importfiles.Manifest) {
 			files = len(m.Files) + 3
 			fmt.Fprintf(log, "wrote %s of %s (%s layout) in %s (%s); uploading to %s\n",
 				countOf(int(m.Items), "item"), countOf(int(m.Nodes), "node"), l.Name(), countOf(len(m.Files), "file"), units.SizeText(m.Bytes), s3out.Loc)
 		}
-		opts.OnUpload = func(st importer.UploadStats) {
+		opts.OnUpload = func(st importfiles.UploadStats) {
 			if time.Since(last) >= progressEvery {
 				last = time.Now()
 				fmt.Fprintf(log, "uploading: %d/%d files, %s, %s/s\n", st.Objects, files, units.SizeText(st.Bytes), units.SizeText(rate(st.Bytes, st.Took)))

@@ -7,16 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/s3io"
 	"github.com/treeport/treeport/internal/testserver/s3local"
@@ -24,7 +22,7 @@ import (
 )
 
 // writeShardFiles writes the import files of one shard of a small forest.
-func writeShardFiles(t *testing.T, in *Input, l layouts.Layout, s ddbwrite.Shard, perFile int) (string, *Manifest) {
+func writeShardFiles(t *testing.T, in *Input, l layouts.Layout, s ddbwrite.Shard, perFile int) (string, *importfiles.Manifest) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
 	m, err := WriteImportFiles(context.Background(), in, FilesOptions{
@@ -50,12 +48,12 @@ func TestUploadImportFiles(t *testing.T) {
 	}
 	dir, m := writeShardFiles(t, in, l, ddbwrite.Shard{}, 300)
 	loc := s3io.Location{Bucket: bucket, Prefix: "loads/run-1"}
-	if err := CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); err != nil {
+	if err := importfiles.CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); err != nil {
 		t.Fatalf("an empty prefix: %v", err)
 	}
 	var calls []int
-	st, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{
-		To: loc, OnFile: func(s UploadStats) { calls = append(calls, s.Objects) },
+	st, err := importfiles.UploadImportFiles(context.Background(), client, dir, m, l.Table(), importfiles.UploadOptions{
+		To: loc, OnFile: func(s importfiles.UploadStats) { calls = append(calls, s.Objects) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +97,7 @@ func TestUploadImportFiles(t *testing.T) {
 		t.Errorf("import-table.json reads from %+v", req.S3BucketSource)
 	}
 	// The prefix is now taken.
-	if err := CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); !errors.Is(err, ErrOutputNotEmpty) {
+	if err := importfiles.CheckS3Output(context.Background(), client, loc, ddbwrite.Shard{}); !errors.Is(err, importfiles.ErrOutputNotEmpty) {
 		t.Errorf("CheckS3Output on a used prefix: %v", err)
 	}
 }
@@ -122,9 +120,9 @@ func TestUploadMultipart(t *testing.T) {
 		}
 	}
 	l, _ := layouts.New(layouts.PathName, layouts.Options{})
-	m := &Manifest{Table: "Tree", Files: []DataFile{{Name: "data/part-00000.json.gz", Bytes: int64(len(big))}}}
+	m := &importfiles.Manifest{Table: "Tree", Files: []importfiles.DataFile{{Name: "data/part-00000.json.gz", Bytes: int64(len(big))}}}
 	loc := s3io.Location{Bucket: bucket, Prefix: "mp"}
-	if _, err := UploadImportFiles(context.Background(), client, dir, m, l.Table(), UploadOptions{To: loc, Transfer: s3io.Transfer{PartSize: 5 << 20}}); err != nil {
+	if _, err := importfiles.UploadImportFiles(context.Background(), client, dir, m, l.Table(), importfiles.UploadOptions{To: loc, Transfer: s3io.Transfer{PartSize: 5 << 20}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s3local.Get(t, client, bucket, "mp/data/part-00000.json.gz"); !bytes.Equal(got, big) {
@@ -159,20 +157,20 @@ func TestCheckS3Output(t *testing.T) {
 			}
 			// A neighbour that shares the prefix's first letters is not in it.
 			s3local.Put(t, client, bucket, loc.Prefix+"x/manifest.json", []byte("x"))
-			err := CheckS3Output(context.Background(), client, loc, tc.shard)
+			err := importfiles.CheckS3Output(context.Background(), client, loc, tc.shard)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("err = %v", err)
 				}
 				return
 			}
-			if !errors.Is(err, ErrOutputNotEmpty) || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v, want ErrOutputNotEmpty naming %q", err, tc.wantErr)
+			if !errors.Is(err, importfiles.ErrOutputNotEmpty) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want importfiles.ErrOutputNotEmpty naming %q", err, tc.wantErr)
 			}
 		})
 	}
 	t.Run("a missing bucket is a service error", func(t *testing.T) {
-		err := CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, ddbwrite.Shard{})
+		err := importfiles.CheckS3Output(context.Background(), client, s3io.Location{Bucket: "no-such-bucket-treeport"}, ddbwrite.Shard{})
 		var s3err *s3io.Error
 		if !errors.As(err, &s3err) || !errors.Is(err, ddb.ErrService) || !strings.Contains(err.Error(), "s3://no-such-bucket-treeport/") {
 			t.Fatalf("err = %v", err)
@@ -192,13 +190,13 @@ func TestShardsUploaded(t *testing.T) {
 	}
 	loc := s3io.Location{Bucket: bucket, Prefix: "sharded"}
 	ctx := context.Background()
-	upload := func(k int) *Manifest {
+	upload := func(k int) *importfiles.Manifest {
 		s := ddbwrite.Shard{K: k, Of: 3}
-		if err := CheckS3Output(ctx, client, loc, s); err != nil {
+		if err := importfiles.CheckS3Output(ctx, client, loc, s); err != nil {
 			t.Fatalf("shard %s: %v", s, err)
 		}
 		dir, m := writeShardFiles(t, in, l, s, 200)
-		if _, err := UploadImportFiles(ctx, client, dir, m, l.Table(), UploadOptions{To: loc, Shard: s}); err != nil {
+		if _, err := importfiles.UploadImportFiles(ctx, client, dir, m, l.Table(), importfiles.UploadOptions{To: loc, Shard: s}); err != nil {
 			t.Fatal(err)
 		}
 		return m
@@ -206,93 +204,40 @@ func TestShardsUploaded(t *testing.T) {
 	var items int64
 	for i, k := range []int{2, 0} {
 		items += upload(k).Items
-		src, missing, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: k, Of: 3})
+		src, missing, err := importfiles.ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: k, Of: 3})
 		want := [][]int{{0, 1}, {1}}[i]
 		if err != nil || src != nil || !slices.Equal(missing, want) {
 			t.Fatalf("after shard %d: %v, missing %v, %v; want missing %v", k, src, missing, err, want)
 		}
 	}
 	items += upload(1).Items
-	src, missing, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3})
+	src, missing, err := importfiles.ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3})
 	if err != nil || src == nil || len(missing) > 0 {
 		t.Fatalf("after every shard: %v, missing %v, %v", src, missing, err)
 	}
 	if src.Items() != items || len(src.Token) != 32 || src.RawBytes() <= 0 {
 		t.Errorf("items %d (want %d), token %q, raw %d", src.Items(), items, src.Token, src.RawBytes())
 	}
-	again, _, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 0, Of: 3})
+	again, _, err := importfiles.ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 0, Of: 3})
 	if err != nil || again.Token != src.Token {
 		t.Errorf("another shard's look: token %v, %v; want %s", again, err, src.Token)
 	}
 	for _, k := range s3local.Keys(t, client, bucket, "sharded/") {
 		rel := strings.TrimPrefix(k, "sharded/")
-		if _, ok := otherShardObject(rel, "-of-3"); !ok {
+		if _, ok := importfiles.ShardObject(rel, "-of-3"); !ok {
 			t.Errorf("unexpected object %s", rel)
 		}
 	}
 
 	// A shard run with other flags spoils the set.
-	var m Manifest
+	var m importfiles.Manifest
 	if err := json.Unmarshal(s3local.Get(t, client, bucket, loc.Key("manifest.shard-1-of-3.json")), &m); err != nil {
 		t.Fatal(err)
 	}
 	m.Settings["delimiter"] = "/"
 	b, _ := json.Marshal(m)
 	s3local.Put(t, client, bucket, loc.Key("manifest.shard-1-of-3.json"), b)
-	if _, _, err := ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3}); err == nil || !strings.Contains(err.Error(), "same input and flags") {
+	if _, _, err := importfiles.ShardsUploaded(ctx, client, loc, ddbwrite.Shard{K: 1, Of: 3}); err == nil || !strings.Contains(err.Error(), "same input and flags") {
 		t.Errorf("mismatched shards: %v", err)
-	}
-}
-
-// cutReads answers the first n reads of each manifest with a body cut short,
-// as s3rver does when a read meets another copy's write of the object.
-type cutReads struct {
-	S3API
-	n     int
-	reads map[string]int
-}
-
-func (c *cutReads) GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	out, err := c.S3API.GetObject(ctx, in, opts...)
-	if err != nil || !strings.Contains(*in.Key, "manifest") {
-		return out, err
-	}
-	c.reads[*in.Key]++
-	if c.reads[*in.Key] > c.n {
-		return out, nil
-	}
-	b, _ := io.ReadAll(out.Body)
-	out.Body.Close()
-	out.Body = io.NopCloser(bytes.NewReader(b[:len(b)/3]))
-	return out, nil
-}
-
-// A manifest read while another copy writes it is read again; one that never
-// parses is an error that names it, after a few reads.
-func TestShardsUploadedRereadsCutManifest(t *testing.T) {
-	defer func(p time.Duration) { manifestPause = p }(manifestPause)
-	manifestPause = time.Millisecond
-	client := s3local.Client(t, s3local.Endpoint(t))
-	bucket := s3local.NewBucket(t, client)
-	in := readForest(t, writeForest(t, t.TempDir(), 60, 3))
-	l, _ := layouts.New(layouts.PathName, layouts.Options{})
-	if p := in.CheckLayout(l); len(p) > 0 {
-		t.Fatal(p)
-	}
-	loc := s3io.Location{Bucket: bucket, Prefix: "cut"}
-	ctx := context.Background()
-	dir, m := writeShardFiles(t, in, l, ddbwrite.Shard{}, 100)
-	if _, err := UploadImportFiles(ctx, client, dir, m, l.Table(), UploadOptions{To: loc}); err != nil {
-		t.Fatal(err)
-	}
-	cut := &cutReads{S3API: client, n: manifestReads - 1, reads: map[string]int{}}
-	src, missing, err := ShardsUploaded(ctx, cut, loc, ddbwrite.Shard{})
-	if err != nil || src == nil || len(missing) > 0 || src.Items() != m.Items {
-		t.Fatalf("after %d cut reads: %v, missing %v, %v", cut.n, src, missing, err)
-	}
-	cut = &cutReads{S3API: client, n: manifestReads, reads: map[string]int{}}
-	_, _, err = ShardsUploaded(ctx, cut, loc, ddbwrite.Shard{})
-	if err == nil || !strings.Contains(err.Error(), "cut/manifest.json is not a treeport manifest") || cut.reads["cut/manifest.json"] != manifestReads {
-		t.Errorf("a manifest cut on every read: %v after %d reads", err, cut.reads["cut/manifest.json"])
 	}
 }

@@ -1,11 +1,9 @@
-package importer
+package importfiles
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/records"
 )
 
 // attrsOf is item as a slice of attributes, in an order unlike the sorted
@@ -119,7 +116,7 @@ func TestFileSinkMixed(t *testing.T) {
 	}
 }
 
-// appendAttrsLine encodes as ddbjson.AppendLine does, also past the 16
+// AppendAttrsLine encodes as ddbjson.AppendLine does, also past the 16
 // attributes it sorts on the stack.
 func TestAppendAttrsLine(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 15, 16, 17, 40} {
@@ -127,51 +124,8 @@ func TestAppendAttrsLine(t *testing.T) {
 		for i := range n {
 			item[fmt.Sprintf("a%d", (i*7919)%101)] = &types.AttributeValueMemberN{Value: fmt.Sprint(i)}
 		}
-		if got, want := appendAttrsLine(nil, attrsOf(item)), ddbjson.AppendLine(nil, item); !bytes.Equal(got, want) {
+		if got, want := AppendAttrsLine(nil, attrsOf(item)), ddbjson.AppendLine(nil, item); !bytes.Equal(got, want) {
 			t.Errorf("%d attributes:\n got %s\nwant %s", n, got, want)
 		}
-	}
-}
-
-// WriteImportFiles, which now goes through EmitAttrs and WriteAttrs,
-// writes exactly what Emit's items written with Write give.
-func TestImportFilesMatchEmit(t *testing.T) {
-	ctx := context.Background()
-	path := writeTemp(t, "random.csv", []byte(randomTreeCSV(4000, 9)))
-	for _, name := range layouts.Names() {
-		t.Run(name, func(t *testing.T) {
-			l, err := layouts.New(name, layouts.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, err := ReadInput(ctx, InputOptions{Path: path, Source: records.SourceOptions{Types: randomTreeTypes}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			in.CheckLayout(l)
-			dir := filepath.Join(t.TempDir(), "out")
-			m, err := WriteImportFiles(ctx, in, FilesOptions{Dir: dir, Table: "t", ItemsPerFile: 1500, Emit: EmitOptions{Layout: l}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var items []layouts.Item
-			st, err := in.Emit(ctx, EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
-				items = append(items, it)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := writeSink(t, filepath.Join(t.TempDir(), "want"), items, 1500)
-			if fmt.Sprint(m.Files) != fmt.Sprint(want) {
-				t.Fatalf("WriteImportFiles wrote\n%+v\nEmit and Write give\n%+v", m.Files, want)
-			}
-			if m.Nodes != st.Nodes || m.Items != st.Items || m.Rejected != st.Rejected || st.Nodes < 3500 {
-				t.Errorf("manifest: %d nodes, %d items, %d rejected; Emit: %+v", m.Nodes, m.Items, m.Rejected, st)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-				t.Error(err)
-			}
-		})
 	}
 }

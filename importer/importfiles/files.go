@@ -1,4 +1,11 @@
-package importer
+// Package importfiles writes, describes and uploads the files DynamoDB's
+// import from S3 reads (SPEC §6): gzip DynamoDB JSON, one {"Item":…} a
+// line (FileSink), in a spread order for a bulk put (LineSpreader), the
+// manifest that describes a directory of them (Manifest), their upload to S3
+// with the manifest last (UploadImportFiles), and the search for every
+// shard's manifest that says the files are complete (ShardsUploaded). What
+// items go into them is the importer's; this package knows items only.
+package importfiles
 
 import (
 	"crypto/sha256"
@@ -87,7 +94,7 @@ const (
 
 // ErrSinkMixed is returned when one FileSink is given items by both Write
 // and WriteAttrs.
-var ErrSinkMixed = errors.New("importer: a file sink takes items by Write or by WriteAttrs, not both")
+var ErrSinkMixed = errors.New("importfiles: a file sink takes items by Write or by WriteAttrs, not both")
 
 // batchSize is how many items go to a file's encoder at a time.
 const batchSize = 512
@@ -102,7 +109,7 @@ const chunkSize = 256 << 10
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize+64<<10); return &b }}
 
 // ErrOutputNotEmpty is returned when the output directory already has files.
-var ErrOutputNotEmpty = errors.New("importer: output directory is not empty")
+var ErrOutputNotEmpty = errors.New("importfiles: output directory is not empty")
 
 // CheckOutputDir reports whether dir can receive import files: it must not
 // exist, or be empty. Call it before validating a large input, so that a
@@ -130,7 +137,7 @@ func NewFileSink(opts FileSinkOptions) (*FileSink, error) {
 		opts.Level = DefaultFileLevel
 	}
 	if opts.Level != gzip.DefaultCompression && (opts.Level < gzip.BestSpeed || opts.Level > gzip.BestCompression) {
-		return nil, fmt.Errorf("importer: gzip level %d: want 1 (fastest) to 9 (smallest)", opts.Level)
+		return nil, fmt.Errorf("importfiles: gzip level %d: want 1 (fastest) to 9 (smallest)", opts.Level)
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = "part"
@@ -193,13 +200,13 @@ func (s *FileSink) WriteAttrs(item []layouts.Attr) error {
 	if err := s.startText(); err != nil {
 		return err
 	}
-	s.text = appendAttrsLine(s.text, item)
+	s.text = AppendAttrsLine(s.text, item)
 	return s.endText()
 }
 
-// writeLine adds one item already encoded by appendAttrsLine, as
+// WriteLine adds one item already encoded by AppendAttrsLine, as
 // WriteAttrs would have: the two are one way of giving items.
-func (s *FileSink) writeLine(line []byte) error {
+func (s *FileSink) WriteLine(line []byte) error {
 	if err := s.startText(); err != nil {
 		return err
 	}
@@ -330,7 +337,7 @@ func (s *FileSink) openFile(encoder bool) (*fileWriter, error) {
 		defer func() { <-s.slots }()
 		df, err := fw.compress(s.opts.Level)
 		if err != nil {
-			s.setErr(fmt.Errorf("importer: writing %s: %w", name, err))
+			s.setErr(fmt.Errorf("importfiles: writing %s: %w", name, err))
 		}
 		s.mu.Lock()
 		s.files[fw.idx] = df
@@ -446,9 +453,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// appendAttrsLine appends the item as ddbjson.AppendLine writes it: one
+// AppendAttrsLine appends the item as ddbjson.AppendLine writes it: one
 // {"Item":{...}} line, the attributes in name order.
-func appendAttrsLine(dst []byte, item []layouts.Attr) []byte {
+func AppendAttrsLine(dst []byte, item []layouts.Attr) []byte {
 	// Sort a copy on the stack: an item has a handful of attributes.
 	var buf [16]layouts.Attr
 	attrs := append(buf[:0], item...)
@@ -471,4 +478,44 @@ func appendAttrsLine(dst []byte, item []layouts.Attr) []byte {
 		dst = ddbjson.AppendValue(dst, a.Value)
 	}
 	return append(dst, '}', '}', '\n')
+}
+
+// Manifest describes a directory of import files.
+type Manifest struct {
+	Tool     string         `json:"tool"`
+	Created  string         `json:"created"`
+	Layout   string         `json:"layout"`
+	Table    string         `json:"table"`
+	Input    string         `json:"input"`
+	Settings map[string]any `json:"settings"`
+	Shard    string         `json:"shard,omitempty"`
+	Nodes    int64          `json:"nodes"`
+	Items    int64          `json:"items"`
+	Rejected int64          `json:"rejected_records"`
+	Bytes    int64          `json:"bytes"`
+	RawBytes int64          `json:"uncompressed_bytes"`
+	Files    []DataFile     `json:"files"`
+	Format   string         `json:"format"`
+	Comp     string         `json:"compression"`
+}
+
+// WriteFile writes data to path through a temporary file renamed over it,
+// made with O_EXCL (never through a link planted at a fixed name) and with
+// the mode of a plain create, or of the file it replaces.
+func WriteFile(path string, data []byte) error {
+	f, err := statefile.CreateTempFor(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

@@ -1,4 +1,4 @@
-package importer
+package importfiles
 
 //lint:file-ignore SA1019 feature/s3/manager is the transfer manager the SDK ships as a stable module; its successor, feature/s3/transfermanager, is not a dependency of treeport yet.
 
@@ -128,7 +128,7 @@ func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc 
 			if shard.Of <= 1 {
 				return fmt.Errorf("%w: %s holds %s already (choose a new prefix, or empty it first)", ErrOutputNotEmpty, loc, rel)
 			}
-			other, ok := otherShardObject(rel, ofN)
+			other, ok := ShardObject(rel, ofN)
 			if !ok || other == mine {
 				return fmt.Errorf("%w: %s holds %s already, which shard %s would mix with (choose a new prefix, or empty it first)",
 					ErrOutputNotEmpty, loc, rel, shard)
@@ -143,9 +143,9 @@ func CheckS3Output(ctx context.Context, api manager.ListObjectsV2APIClient, loc 
 // shard, so any shard may overwrite them.
 var shardObject = regexp.MustCompile(`^(?:data/(shard-\d+-of-\d+)-part-\d+\.json\.gz|manifest\.(shard-\d+-of-\d+)\.json)$`)
 
-// otherShardObject reports whether rel is an object a shard of the same N
+// ShardObject reports whether rel is an object a shard of the same N
 // writes, and which shard's it is ("" for the shared request files).
-func otherShardObject(rel, ofN string) (string, bool) {
+func ShardObject(rel, ofN string) (string, bool) {
 	if rel == "create-table.json" || rel == "import-table.json" {
 		return "", true
 	}
@@ -197,8 +197,8 @@ func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, 
 	if err != nil {
 		return UploadStats{}, err
 	}
-	if err := writeFile(filepath.Join(dir, "import-table.json"), importReq); err != nil {
-		return UploadStats{}, fmt.Errorf("importer: %w", err)
+	if err := WriteFile(filepath.Join(dir, "import-table.json"), importReq); err != nil {
+		return UploadStats{}, fmt.Errorf("importfiles: %w", err)
 	}
 	up := manager.NewUploader(api, func(u *manager.Uploader) {
 		u.PartSize = opts.PartSize
@@ -211,12 +211,12 @@ func UploadImportFiles(ctx context.Context, api S3API, dir string, m *Manifest, 
 	put := func(ctx context.Context, rel, key, contentType string) error {
 		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
-			return fmt.Errorf("importer: %w", err)
+			return fmt.Errorf("importfiles: %w", err)
 		}
 		defer f.Close()
 		fi, err := f.Stat()
 		if err != nil {
-			return fmt.Errorf("importer: %w", err)
+			return fmt.Errorf("importfiles: %w", err)
 		}
 		if _, err := up.Upload(ctx, &s3.PutObjectInput{
 			Bucket: aws.String(opts.To.Bucket), Key: aws.String(key), Body: f,
@@ -314,8 +314,8 @@ func ShardsUploaded(ctx context.Context, api S3API, loc s3io.Location, shard ddb
 		}
 		if first == nil {
 			first = m
-		} else if err := sameRun(first, m); err != nil {
-			return nil, nil, fmt.Errorf("importer: s3://%s/%s: %v; every shard must run with the same input and flags", loc.Bucket, key, err)
+		} else if err := SameRun(first, m); err != nil {
+			return nil, nil, fmt.Errorf("importfiles: s3://%s/%s: %v; every shard must run with the same input and flags", loc.Bucket, key, err)
 		}
 		src.Manifests[k] = m
 		fmt.Fprintf(h, "%s\x00%d\x00", key, len(raw))
@@ -358,7 +358,7 @@ func readManifest(ctx context.Context, api S3API, bucket, key string) (*Manifest
 			return &m, raw, nil
 		}
 		if try >= manifestReads {
-			return nil, nil, fmt.Errorf("importer: s3://%s/%s is not a treeport manifest (read %d times over %s): %v; "+
+			return nil, nil, fmt.Errorf("importfiles: s3://%s/%s is not a treeport manifest (read %d times over %s): %v; "+
 				"remove it and run that shard again", bucket, key, try, pause-manifestPause, err)
 		}
 		select {
@@ -370,8 +370,8 @@ func readManifest(ctx context.Context, api S3API, bucket, key string) (*Manifest
 	}
 }
 
-// sameRun reports how two shards' manifests differ in what shapes the table.
-func sameRun(a, b *Manifest) error {
+// SameRun reports how two shards' manifests differ in what shapes the table.
+func SameRun(a, b *Manifest) error {
 	if a.Layout != b.Layout || a.Table != b.Table {
 		return fmt.Errorf("layout %s, table %s; another shard has layout %s, table %s", b.Layout, b.Table, a.Layout, a.Table)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/importfiles"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/layouts"
@@ -107,7 +108,7 @@ func TestBulkPutFilesAreSpread(t *testing.T) {
 				t.Fatal(p[0])
 			}
 			spec := l.Table()
-			stage := func(spread int) ([]string, map[string]int, *Manifest) {
+			stage := func(spread int) ([]string, map[string]int, *importfiles.Manifest) {
 				in.Forest.Reset()
 				dir := filepath.Join(t.TempDir(), "out")
 				m, err := WriteImportFiles(ctx, in, FilesOptions{Dir: dir, Table: "t", ItemsPerFile: 7000,
@@ -119,7 +120,7 @@ func TestBulkPutFilesAreSpread(t *testing.T) {
 				return lines, runs, m
 			}
 			plain, plainRuns, pm := stage(0)
-			spread, spreadRuns, sm := stage(BulkPutSpread)
+			spread, spreadRuns, sm := stage(importfiles.BulkPutSpread)
 			t.Logf("longest runs in input order %v, spread %v", plainRuns, spreadRuns)
 			if sm.Items != pm.Items || int64(len(spread)) != sm.Items || len(plain) < nodes {
 				t.Fatalf("spread: %d items (manifest %d), in input order %d (manifest %d)", len(spread), sm.Items, len(plain), pm.Items)

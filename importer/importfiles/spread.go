@@ -1,4 +1,4 @@
-package importer
+package importfiles
 
 import (
 	"math/rand/v2"
@@ -20,7 +20,7 @@ var BulkPutSpread = 4096
 // one that shares no partition key value with the item before it.
 const spreadTries = 16
 
-// heldLine is an item kept back by a lineSpreader: its encoded line and its
+// heldLine is an item kept back by a LineSpreader: its encoded line and its
 // partitions (partsOf: the table's, then each index's it is in).
 type heldLine struct {
 	line  []byte
@@ -34,7 +34,7 @@ type partCount struct {
 	n   int
 }
 
-// lineSpreader takes items as they come and hands them on, encoded, in a
+// LineSpreader takes items as they come and hands them on, encoded, in a
 // shuffled order: once window items are held, each new item sends on one
 // of them picked at random, trying up to spreadTries picks for one that
 // shares no partition key value (of the table or of an index) with the
@@ -42,7 +42,7 @@ type partCount struct {
 // ByPath when the window holds one tree, cannot be avoided and is not
 // looked at. The order is a function of the input (a fixed seed), and
 // every item is sent on once.
-type lineSpreader struct {
+type LineSpreader struct {
 	spec   layouts.TableSpec
 	window int
 	rng    *rand.Rand
@@ -54,14 +54,14 @@ type lineSpreader struct {
 	out    func(line []byte) error
 }
 
-func newLineSpreader(spec layouts.TableSpec, window int, out func(line []byte) error) *lineSpreader {
-	return &lineSpreader{spec: spec, window: max(1, window), rng: rand.New(rand.NewPCG(1, 2)),
+func NewLineSpreader(spec layouts.TableSpec, window int, out func(line []byte) error) *LineSpreader {
+	return &LineSpreader{spec: spec, window: max(1, window), rng: rand.New(rand.NewPCG(1, 2)),
 		count: map[string]*partCount{}, item: layouts.Item{}, out: out}
 }
 
 // add takes one item as Layout.AppendItems builds it; it is encoded before
 // add returns, so the caller may reuse its memory.
-func (s *lineSpreader) add(attrs []layouts.Attr) error {
+func (s *LineSpreader) Add(attrs []layouts.Attr) error {
 	clear(s.item)
 	for _, a := range attrs {
 		s.item[a.Name] = a.Value
@@ -70,7 +70,7 @@ func (s *lineSpreader) add(attrs []layouts.Attr) error {
 	if n := len(s.free); n > 0 {
 		buf, s.free = s.free[n-1][:0], s.free[:n-1]
 	}
-	h := heldLine{line: appendAttrsLine(buf, attrs)}
+	h := heldLine{line: AppendAttrsLine(buf, attrs)}
 	for _, k := range ddbwrite.PartsOf(s.spec, s.item, true) {
 		pc := s.count[k]
 		if pc == nil {
@@ -88,7 +88,7 @@ func (s *lineSpreader) add(attrs []layouts.Attr) error {
 }
 
 // drain sends on every item still held.
-func (s *lineSpreader) drain() error {
+func (s *LineSpreader) Drain() error {
 	for len(s.held) > 0 {
 		if err := s.send(); err != nil {
 			return err
@@ -102,7 +102,7 @@ func (s *lineSpreader) drain() error {
 // clash with the item sent last (the first pick when they all do). Taking
 // the busiest first keeps a partition that many items share from piling
 // up in the window while the others go, and ending the files in a run.
-func (s *lineSpreader) send() error {
+func (s *LineSpreader) send() error {
 	pick, best := s.rng.IntN(len(s.held)), -1
 	for range spreadTries {
 		k := s.rng.IntN(len(s.held))
@@ -132,7 +132,7 @@ func (s *lineSpreader) send() error {
 
 // heat is the most items held of one of parts, leaving out a partition
 // every held item has.
-func (s *lineSpreader) heat(parts []*partCount) int {
+func (s *LineSpreader) heat(parts []*partCount) int {
 	h := 0
 	for _, pc := range parts {
 		if pc.n < len(s.held) {
@@ -144,7 +144,7 @@ func (s *lineSpreader) heat(parts []*partCount) int {
 
 // clashes says whether parts shares with the item sent last a partition
 // that not every held item has.
-func (s *lineSpreader) clashes(parts []*partCount) bool {
+func (s *LineSpreader) clashes(parts []*partCount) bool {
 	for _, pc := range parts {
 		if pc.n < len(s.held) && slices.Contains(s.last, pc.key) {
 			return true
