@@ -6,7 +6,6 @@ package main
 // a mutator changes the source.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -325,23 +324,6 @@ func startFollower(t *testing.T, args []string) (*exec.Cmd, *syncBuf) {
 		t.Fatal(err)
 	}
 	return cmd, errb
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // The follower is killed (SIGKILL) at random points, in the copy and in the

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -58,7 +55,7 @@ func TestResumeRefusesOtherPathFlags(t *testing.T) {
 	table := ddblocal.NewTable(t, client, l.Table())
 	ck := filepath.Join(dir, "ck.json")
 	args := []string{"import", "--in", in, "--types", "size:N", "--layout", "path", "--path-ids", "--table", table, "--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
-	interruptRun(t, awsEnv(endpoint), ck, append(args, "--implicit-inner"))
+	interruptWhen(t, awsEnv(endpoint), append(args, "--implicit-inner"), "progress in the checkpoint", checkpointMoved(ck))
 	before := canonical(t, scanTable(t, client, table))
 	_, msg, code := run(t, awsEnv(endpoint), args...) // without --implicit-inner
 	if code != 2 || strings.Contains(msg, "resuming from checkpoint") {
@@ -187,39 +184,6 @@ func TestMigrateIntoBucketWithUnparsableKeys(t *testing.T) {
 	sameLines(t, "after migrate", rawLines(t, client, dst), append(append(slices.Clone(nodes), foreign...), odd...))
 }
 
-// interruptRun starts treeport with args, sends SIGINT once the
-// checkpoint ck holds some progress, and wants exit 130.
-func interruptRun(t *testing.T, env []string, ck string, args []string) {
-	t.Helper()
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for started := false; !started; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the run ended (%v) before it could be interrupted:\n%s", err, stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-			c, err := ddbwrite.LoadCheckpoint(ck)
-			started = err == nil && c.Watermark > 0
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-exited
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
-	}
-}
-
 // TestResumeRefusesAnotherModel: an import into an S3 inventory table
 // interrupted, then resumed after the model file was changed (its sort
 // key now OBJ#{id}: other items), or with another bucket, is refused
@@ -237,7 +201,7 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 	ck := filepath.Join(dir, "ck.json")
 	args := []string{"import", "--in", in, "--types", "size:N", "--model", model, "--model-param", "bucket=b1", "--table", table,
 		"--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
-	interruptRun(t, env, ck, args)
+	interruptWhen(t, env, args, "progress in the checkpoint", checkpointMoved(ck))
 	before := rawLines(t, client, table)
 	writeText(t, dir, "s3.json", strings.Replace(modelText, `"template": "{id}"`, `"template": "OBJ#{id}"`, 1))
 	_, msg, code := run(t, env, args...)
