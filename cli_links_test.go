@@ -47,6 +47,21 @@ func dynamotreeLink(key, target []string) []layouts.Item {
 	return dynamotreePut(key, layouts.Item{"¦": s("¦" + strings.Join(target, "¦"))})
 }
 
+// uniqueKeys keeps the first row of each key (Key, Child): the listing
+// rows dynamotreePut makes for a folder that several puts share.
+func uniqueKeys(rows []layouts.Item) []layouts.Item {
+	seen := map[string]bool{}
+	var out []layouts.Item
+	for _, r := range rows {
+		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // linkTableRows is a dynamotree table with a symbolic link, as dynamotree
 // writes it, every object Put at each level (no implicit node): the
 // account 123456 with a note n1, and the link Links¦short to the note.
@@ -59,16 +74,7 @@ func linkTableRows() []layouts.Item {
 	rows = append(rows, dynamotreePut([]string{"Accounts", "123456", "Notes", "n1"}, layouts.Item{"LinkTarget": s("http://example.com/")})...)
 	rows = append(rows, dynamotreePut([]string{"Links"}, layouts.Item{"kind": s("directory")})...)
 	rows = append(rows, dynamotreeLink([]string{"Links", "short"}, []string{"Accounts", "123456", "Notes", "n1"})...)
-	seen := map[string]bool{}
-	var out []layouts.Item
-	for _, r := range rows {
-		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return uniqueKeys(rows)
 }
 
 // linkTableRecords is what export writes for linkTableRows, sorted.
@@ -340,16 +346,7 @@ func readmeRows() []layouts.Item {
 	rows = append(rows, dynamotreePut([]string{"Accounts", "654321"}, layouts.Item{"name": s("Bob")})...)
 	rows = append(rows, dynamotreePut([]string{"Accounts", "654321", "Links", "abc"}, layouts.Item{"LinkTarget": s("http://example.org/")})...)
 	rows = append(rows, dynamotreeLink([]string{"Links", "xyzpdq"}, []string{"Accounts", "123456", "Links", "xyzpdq"})...)
-	seen := map[string]bool{}
-	var out []layouts.Item
-	for _, r := range rows {
-		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return uniqueKeys(rows)
 }
 
 // readmeRecords is what export --path-ids writes for readmeRows, sorted:
