@@ -816,11 +816,7 @@ func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
 // level and BatchGetItem of the object rows; ancestors BatchGetItem of the
 // ancestors' object rows.
 func (c *prefixCosts) Estimate(k int) QueryCosts {
-	i := c.sample[k]
-	var out QueryCosts
-	own := c.get(i)
-	out.Get = own
-	out.Get.Nodes = 1
+	i, own, out := c.getFirst(k)
 	// listing is one listing-partition Query: the children of z.
 	listing := func(z int32) Cost {
 		var rows sizeSum
