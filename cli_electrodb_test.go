@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -299,24 +297,13 @@ func edbPlanApplyEdit(t *testing.T, client *dynamodb.Client, env []string, dir s
 // tenant's employee put meanwhile are not.
 func edbFollow(t *testing.T, client *dynamodb.Client, env []string) {
 	src, dest, cmd, out := edbFollowing(t, client, env)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range []layouts.Item{
+	putItems(t, client, src, []layouts.Item{
 		edbEmployee("acme", "e50", "e9", "Frances"),
 		edbEmployee("globex", "e51", "e1", "Gert"),
 		{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t10"), "taskId": s("t10"), "employeeId": s("e9"), "orgId": s("acme"),
 			"gsi1pk": s("$hr#orgid_acme#managerid_e9"), "gsi1sk": s("$task_1#taskid_t10"), "__edb_e__": s("task"), "__edb_v__": s("1")},
-	} {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("follower: %v\n%s", err, out)
-	}
-	if !strings.Contains(out.String(), "verify: exact") {
-		t.Errorf("the follower does not say the copy is exact:\n%s", out)
-	}
+	}...)
+	followerExact(t, cmd, out)
 	ids := edbCopy(t, client, dest)
 	want := []string{"e1<:Ada", "e42<e7:Alan", "e43<e7:Edsger", "e50<e9:Frances", "e7<e1:Grace", "e9<e1:Barbara"}
 	if !slices.Equal(ids, want) {

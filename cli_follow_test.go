@@ -553,6 +553,27 @@ func TestFollowUsage(t *testing.T) {
 	}
 }
 
+// followerExact waits for the follower to end (90 s at most, then it is
+// killed) and wants exit 0, and its verify's "verify: exact".
+func followerExact(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("follower: %v\n%s", err, out)
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the follower did not end within 90 s:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "verify: exact") {
+		t.Errorf("the follower does not say the copy is exact:\n%s", out)
+	}
+}
+
 // waitForOutput waits until the follower says text.
 func waitForOutput(t *testing.T, cmd *exec.Cmd, out *syncBuf, text string) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -197,13 +195,7 @@ func TestLinksHandBuiltTable(t *testing.T) {
 	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
 
 	// A link to a node that is not in the table: verify finds it.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "999"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "999"})...)
 	withGone := filepath.Join(dir, "with-gone.jsonl")
 	text := readFile(t, out) + `{"id":"gone","parent_id":"Links","link_to":"999"}` + "\n"
 	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
@@ -458,13 +450,7 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 
 	// A link to a path that is not in the table: verify finds it by its
 	// path id, though a node of that name is (Accounts¦654321¦Links¦abc).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "123456", "Links", "abc"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "123456", "Links", "abc"})...)
 	withGone := filepath.Join(dir, "with-gone.jsonl")
 	text := readFile(t, out) + `{"id":"Links¦gone","parent_id":"Links","link_to":"Accounts¦123456¦Links¦abc"}` + "\n"
 	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
@@ -571,24 +557,8 @@ func TestFollowLinks(t *testing.T) {
 		"--endpoint-url", endpoint, "--no-progress"}
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "alice"}, []string{"Accounts", "123456"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the follower did not end:\n%s", out)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
-		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
-	}
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "alice"}, []string{"Accounts", "123456"})...)
+	followerExact(t, cmd, out)
 	if got := scanTable(t, client, dest); !pathHasAttr(got, "Links¦alice", "link_to", "Accounts¦123456") ||
 		!pathHasAttr(got, "Links¦short", "link_to", "Accounts¦123456¦Notes¦n1") {
 		t.Errorf("the destination's links: %v", got)
@@ -617,32 +587,14 @@ func TestDynamotreeReadmeExampleFollow(t *testing.T) {
 		"--endpoint-url", endpoint, "--no-progress"}
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	var puts []layouts.Item
 	puts = append(puts, dynamotreePut([]string{"Accounts", "654321", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.net/")})...)
 	puts = append(puts, dynamotreeLink([]string{"Links", "bob"}, []string{"Accounts", "654321"})...)
-	for _, it := range puts {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, puts...)
 	// Alice's email goes: her object row is put again without it.
 	alice := dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00")})
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: alice[len(alice)-1]}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the follower did not end:\n%s", out)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
-		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
-	}
+	putItems(t, client, table, alice[len(alice)-1])
+	followerExact(t, cmd, out)
 	got := scanTable(t, client, dest)
 	if !pathHasAttr(got, "Links¦bob", "link_to", "Accounts¦654321") ||
 		!pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") ||

@@ -242,9 +242,7 @@ func TestFollowIgnoresOtherTenantsRemoves(t *testing.T) {
 		Key: layouts.Item{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t9")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: edbEmployee("globex", "e7", "", "Gina")}); err != nil {
-		t.Fatal(err)
-	}
+	putItems(t, client, src, edbEmployee("globex", "e7", "", "Gina"))
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("follower: %v\n%s", err, out)
 	}
