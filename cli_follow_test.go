@@ -577,11 +577,18 @@ func followerExact(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
 // waitForOutput waits until the follower says text.
 func waitForOutput(t *testing.T, cmd *exec.Cmd, out *syncBuf, text string) {
 	t.Helper()
+	waitForFollower(t, cmd, out, fmt.Sprintf("the follower never said %q", text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// waitForFollower waits until ok holds for what the follower wrote; after
+// a minute (a bound on a hung run) it kills it and fails with never.
+func waitForFollower(t *testing.T, cmd *exec.Cmd, out *syncBuf, never string, ok func(string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), text) {
+	for !ok(out.String()) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("the follower never said %q:\n%s", text, out)
+			t.Fatalf("%s:\n%s", never, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -597,14 +604,7 @@ var appliedLine = regexp.MustCompile(`follow: [1-9][0-9]* records applied`)
 // long enough on a loaded machine; the minute is a bound on a hung one.
 func waitForRecords(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !appliedLine.MatchString(out.String()) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the follower applied no stream record in a minute:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForFollower(t, cmd, out, "the follower applied no stream record in a minute", appliedLine.MatchString)
 }
 
 func recordsApplied(t *testing.T, out string) int {
