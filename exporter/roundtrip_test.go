@@ -1,10 +1,7 @@
 package exporter_test
 
 import (
-	"context"
 	"encoding/base64"
-	"errors"
-	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -32,27 +29,6 @@ func attrM(kv ...any) types.AttributeValue {
 		out[kv[i].(string)] = kv[i+1].(types.AttributeValue)
 	}
 	return &types.AttributeValueMemberM{Value: out}
-}
-
-// readBack reads a file with treeport's own reader.
-func readWithImporter(t *testing.T, path string, opts records.SourceOptions) []*transform.Record {
-	t.Helper()
-	src, err := records.OpenSource(path, opts)
-	if err != nil {
-		t.Fatalf("OpenSource(%s): %v", path, err)
-	}
-	defer src.Close()
-	var recs []*transform.Record
-	for {
-		rec, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return recs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, rec)
-	}
 }
 
 func writeRecordFile(t *testing.T, path string, opts records.WriterOptions, recs []*transform.Record) {
@@ -308,7 +284,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 				}
 				tc.ropts.Types = types
 			}
-			sameRecordSets(t, tc.name, readWithImporter(t, path, tc.ropts), tc.want)
+			sameRecordSets(t, tc.name, readFile(t, path, tc.ropts), tc.want)
 		})
 	}
 }
@@ -323,7 +299,7 @@ func TestParquetJSONColumnRoundTrip(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "out.parquet")
 	writeRecordFile(t, path, records.WriterOptions{Format: records.FormatParquet}, recs)
-	got := readWithImporter(t, path, records.SourceOptions{})
+	got := readFile(t, path, records.SourceOptions{})
 	sameRecordSets(t, "parquet JSON columns", got, recs)
 }
 
@@ -341,9 +317,9 @@ func TestFixturesAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s.types: %v", name, err)
 			}
-			fromJSON := readWithImporter(t, base+".json", records.SourceOptions{})
-			fromCSV := readWithImporter(t, base+".csv", records.SourceOptions{Types: typed})
-			fromParquet := readWithImporter(t, base+".parquet", records.SourceOptions{})
+			fromJSON := readFile(t, base+".json", records.SourceOptions{})
+			fromCSV := readFile(t, base+".csv", records.SourceOptions{Types: typed})
+			fromParquet := readFile(t, base+".parquet", records.SourceOptions{})
 			if len(fromJSON) < 40 {
 				t.Fatalf("%s.json has %d records", name, len(fromJSON))
 			}
