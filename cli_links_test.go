@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -94,6 +95,23 @@ func prefixTable(t *testing.T, client *dynamodb.Client, items []layouts.Item) st
 			AttributeDefinitions: defs("Key", "Child"), BillingMode: types.BillingModePayPerRequest}
 	}}
 	return handTable(t, client, h, items)
+}
+
+// followIntoPath puts rows into a new prefix table and starts migrate
+// --follow of it into a new path table, dest, with --path-ids and flags;
+// it returns once the follower follows the stream.
+func followIntoPath(t *testing.T, client *dynamodb.Client, endpoint string, rows []layouts.Item, flags ...string) (table, dest string, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
+	table = prefixTable(t, client, rows)
+	dest = ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := append([]string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
+		"--path-ids", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
+		"--endpoint-url", endpoint, "--no-progress"}, flags...)
+	cmd, out = startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	return table, dest, cmd, out
 }
 
 // sortedLines returns the non-empty lines of text, sorted.
@@ -548,15 +566,7 @@ func TestFollowLinks(t *testing.T) {
 	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
-	table := prefixTable(t, client, linkTableRows())
-	dest := ddblocal.TableName(t)
-	dropTableLater(t, client, dest)
-	ck := filepath.Join(t.TempDir(), "ck.json")
-	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
-		"--path-ids", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
-		"--endpoint-url", endpoint, "--no-progress"}
-	cmd, out := startFollower(t, args)
-	waitForOutput(t, cmd, out, "following the stream")
+	table, dest, cmd, out := followIntoPath(t, client, endpoint, linkTableRows())
 	putItems(t, client, table, dynamotreeLink([]string{"Links", "alice"}, []string{"Accounts", "123456"})...)
 	followerExact(t, cmd, out)
 	if got := scanTable(t, client, dest); !pathHasAttr(got, "Links¦alice", "link_to", "Accounts¦123456") ||
@@ -578,15 +588,7 @@ func TestDynamotreeReadmeExampleFollow(t *testing.T) {
 	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
-	table := prefixTable(t, client, readmeRows())
-	dest := ddblocal.TableName(t)
-	dropTableLater(t, client, dest)
-	ck := filepath.Join(t.TempDir(), "ck.json")
-	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
-		"--path-ids", "--implicit-inner", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
-		"--endpoint-url", endpoint, "--no-progress"}
-	cmd, out := startFollower(t, args)
-	waitForOutput(t, cmd, out, "following the stream")
+	table, dest, cmd, out := followIntoPath(t, client, endpoint, readmeRows(), "--implicit-inner")
 	var puts []layouts.Item
 	puts = append(puts, dynamotreePut([]string{"Accounts", "654321", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.net/")})...)
 	puts = append(puts, dynamotreeLink([]string{"Links", "bob"}, []string{"Accounts", "654321"})...)
