@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -247,36 +246,8 @@ func TestApplyInterruptResumes(t *testing.T) {
 
 	// Slow: each item costs 3 WCU (the table and two indexes), so 9000 WCU
 	// at 1500 a second take about 6 s.
-	cmd := exec.Command(treeportBin, append(args, "--max-wcu", "1500", "--concurrency", "2")...)
-	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	// Interrupt once the checkpoint shows acknowledged writes.
-	deadline := time.After(60 * time.Second)
-wait:
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("apply ended before it could be interrupted (%v):\n%s", err, stderr.String())
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
-		case <-time.After(50 * time.Millisecond):
-			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
-				break wait
-			}
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-done
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d after SIGINT, want 130:\n%s", code, stderr.String())
-	}
+	stderr, _ := interruptWhen(t, awsEnv(endpoint), append(args, "--max-wcu", "1500", "--concurrency", "2"), "progress in the checkpoint", checkpointMoved(ck))
 	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +258,8 @@ wait:
 	if _, err := os.Stat(ck + ".plan.json"); err != nil {
 		t.Fatalf("no plan beside the checkpoint: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+	if !strings.Contains(stderr, "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr)
 	}
 	partial := rawLines(t, client, table)
 	if int64(len(partial)) < saved.Watermark || len(partial) >= len(want) {
@@ -666,35 +637,10 @@ func TestApplyResumeKeepsDeadLetters(t *testing.T) {
 	ck, dl := filepath.Join(dir, "ck.json"), filepath.Join(dir, "dead.jsonl")
 	args := []string{"apply", "--in", in, "--layout", "path", "--table", table, "--checkpoint", ck, "--dead-letter", dl, "--no-progress"}
 
-	cmd := exec.Command(treeportBin, append(args, "--max-wcu", "1500", "--concurrency", "2")...)
-	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.After(60 * time.Second)
-wait:
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("apply ended before it could be interrupted (%v):\n%s", err, stderr.String())
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("no dead letters after 60 s:\n%s", stderr.String())
-		case <-time.After(50 * time.Millisecond):
-			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 && countLines(dl) >= 2 {
-				break wait
-			}
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-done
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d after SIGINT, want 130:\n%s", code, stderr.String())
-	}
+	moved := checkpointMoved(ck)
+	interruptWhen(t, awsEnv(endpoint), append(args, "--max-wcu", "1500", "--concurrency", "2"), "dead letters", func(stderr string) bool {
+		return moved(stderr) && countLines(dl) >= 2
+	})
 	first := countLines(dl)
 	if first == 0 || first >= bad {
 		t.Fatalf("%d of %d rejected items dead-lettered before the interrupt: the test proves nothing", first, bad)

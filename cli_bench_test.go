@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -163,50 +160,15 @@ func TestBenchInterrupt(t *testing.T) {
 	client := ddblocal.Client(t, endpoint)
 	prefix := ddblocal.TableName(t)
 	in := genInput(t, 30000)
-	cmd := exec.Command(treeportBin, "bench", "--in", in, "--layouts", "closure", "--table-prefix", prefix, "--concurrency", "2")
-	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Ctrl-C once the load says it has begun (its table is there); the
-	// minute is a bound on a hung run, not a timing.
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(stderr.String(), "loading") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("bench never said it was loading:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "deleting table "+prefix) {
-		t.Errorf("no table deleted:\n%s", stderr.String())
+	// Ctrl-C once the load says it has begun (its table is there).
+	args := []string{"bench", "--in", in, "--layouts", "closure", "--table-prefix", prefix, "--concurrency", "2"}
+	stderr, _ := interruptWhen(t, awsEnv(endpoint), args, `"loading" on stderr`, func(stderr string) bool {
+		return strings.Contains(stderr, "loading")
+	})
+	if !strings.Contains(stderr, "deleting table "+prefix) {
+		t.Errorf("no table deleted:\n%s", stderr)
 	}
 	if left := tablesWithPrefix(t, client, prefix); len(left) > 0 {
 		t.Errorf("tables left behind after Ctrl-C: %v", left)
 	}
-}
-
-// lockedBuffer is a buffer a test may read while a process writes to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

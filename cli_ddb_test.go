@@ -446,42 +446,17 @@ func TestInterruptLeavesHeldItems(t *testing.T) {
 	want := expectedItems(t, in, "", l)
 	ck := filepath.Join(t.TempDir(), "ck.json")
 	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck, "--concurrency", "4", "--no-progress"}
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), awsEnv(proxy.URL())...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	// Interrupt once items wait in the held spool, which the writer makes
 	// when the hot key's items would fill its window: a fixed 2.5 s was
 	// too early on a loaded machine (no throttle yet, nothing held), and
 	// the test failed 3 times in 3 there.
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for held := false; !held; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the load ended (%v) without holding an item for the hot key:\n%s", err, stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("no item was held in %s.held within 2 minutes:\n%s", ck, stderr.String())
-		case <-time.After(20 * time.Millisecond):
-			fi, err := os.Stat(ck + ".held")
-			held = err == nil && fi.Size() > 0
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	stopped := time.Now()
-	err = <-exited
-	took := time.Since(stopped)
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
-	}
-	m := regexp.MustCompile(`\((\d+) of them held for a hot key in (\S+): the run that resumes writes them first\)`).FindStringSubmatch(stderr.String())
+	stderr, took := interruptWhen(t, awsEnv(proxy.URL()), args, "item held for the hot key in "+ck+".held", func(string) bool {
+		fi, err := os.Stat(ck + ".held")
+		return err == nil && fi.Size() > 0
+	})
+	m := regexp.MustCompile(`\((\d+) of them held for a hot key in (\S+): the run that resumes writes them first\)`).FindStringSubmatch(stderr)
 	if m == nil || m[2] != ck+".held" {
-		t.Fatalf("the interrupted run does not say it left items in the held spool:\n%s", stderr.String())
+		t.Fatalf("the interrupted run does not say it left items in the held spool:\n%s", stderr)
 	}
 	left, _ := strconv.Atoi(m[1])
 	// The spooled items go at hotRate WCU/s at most; waiting for them
@@ -536,36 +511,7 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	table := ddblocal.NewTable(t, client, l.Table())
 	ck := filepath.Join(t.TempDir(), "ck.json")
 	args := []string{"import", "--in", in, "--layout", "path", "--table", table, "--checkpoint", ck, "--max-wcu", "3000", "--no-progress"}
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Interrupt once the checkpoint holds some progress, not after a fixed
-	// time: on a loaded machine 1.5 s may come before the first
-	// acknowledgement, and on a fast one after the end.
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for started := false; !started; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the load ended (%v) before it could be interrupted:\n%s", err, stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-			c, err := ddbwrite.LoadCheckpoint(ck)
-			started = err == nil && c.Watermark > 0
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	err := <-exited
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, stderr.String())
-	}
+	interruptWhen(t, awsEnv(endpoint), args, "progress in the checkpoint", checkpointMoved(ck))
 	saved, err := ddbwrite.LoadCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)

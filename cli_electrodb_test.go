@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -297,47 +296,53 @@ func edbPlanApplyEdit(t *testing.T, client *dynamodb.Client, env []string, dir s
 // a path table; an employee added to acme is copied, a task and another
 // tenant's employee put meanwhile are not.
 func edbFollow(t *testing.T, client *dynamodb.Client, env []string) {
+	src, dest, cmd, out := edbFollowing(t, client, env)
+	putItems(t, client, src, []layouts.Item{
+		edbEmployee("acme", "e50", "e9", "Frances"),
+		edbEmployee("globex", "e51", "e1", "Gert"),
+		{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t10"), "taskId": s("t10"), "employeeId": s("e9"), "orgId": s("acme"),
+			"gsi1pk": s("$hr#orgid_acme#managerid_e9"), "gsi1sk": s("$task_1#taskid_t10"), "__edb_e__": s("task"), "__edb_v__": s("1")},
+	}...)
+	followerExact(t, cmd, out)
+	ids := edbCopy(t, client, dest)
+	want := []string{"e1<:Ada", "e42<e7:Alan", "e43<e7:Edsger", "e50<e9:Frances", "e7<e1:Grace", "e9<e1:Barbara"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("followed copy: %v, want %v", ids, want)
+	}
+}
+
+// edbFollowing makes an ElectroDB table with a stream (edbNodes and
+// edbForeign in it) and starts migrate --follow of acme's tree from it
+// into a new path table, dest; it returns once the follower follows the
+// stream.
+func edbFollowing(t *testing.T, client *dynamodb.Client, env []string) (src, dest string, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
 	create := func(name string) *dynamodb.CreateTableInput {
 		in := edbCreate(name)
 		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
 		return in
 	}
-	src := handTable(t, client, handModel{file: edbModel, create: create}, append(edbNodes(), edbForeign()...))
-	dest := ddblocal.TableName(t)
+	src = handTable(t, client, handModel{file: edbModel, create: create}, append(edbNodes(), edbForeign()...))
+	dest = ddblocal.TableName(t)
 	dropTableLater(t, client, dest)
 	ck := filepath.Join(t.TempDir(), "ck.json")
 	args := append([]string{"migrate", "--from-table", src, "--from-model", edbModel, "--model-param", "org=acme",
 		"--to-table", dest, "--to-layout", "path", "--create-table", "--follow", "--follow-idle", "3s", "--checkpoint", ck, "--no-progress"},
 		"--endpoint-url", envValue(env, "TREEPORT_ENDPOINT_URL"))
-	cmd, out := startFollower(t, args)
+	cmd, out = startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range []layouts.Item{
-		edbEmployee("acme", "e50", "e9", "Frances"),
-		edbEmployee("globex", "e51", "e1", "Gert"),
-		{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t10"), "taskId": s("t10"), "employeeId": s("e9"), "orgId": s("acme"),
-			"gsi1pk": s("$hr#orgid_acme#managerid_e9"), "gsi1sk": s("$task_1#taskid_t10"), "__edb_e__": s("task"), "__edb_v__": s("1")},
-	} {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("follower: %v\n%s", err, out)
-	}
-	if !strings.Contains(out.String(), "verify: exact") {
-		t.Errorf("the follower does not say the copy is exact:\n%s", out)
-	}
+	return src, dest, cmd, out
+}
+
+// edbCopy is the followed copy in dest as "id<parent:firstName", sorted.
+func edbCopy(t *testing.T, client *dynamodb.Client, dest string) []string {
+	t.Helper()
 	var ids []string
 	for _, it := range scanTable(t, client, dest) {
 		ids = append(ids, valueOf(it["Id"])+"<"+valueOf(it["ParentId"])+":"+valueOf(it["firstName"]))
 	}
 	sort.Strings(ids)
-	want := []string{"e1<:Ada", "e42<e7:Alan", "e43<e7:Edsger", "e50<e9:Frances", "e7<e1:Grace", "e9<e1:Barbara"}
-	if !slices.Equal(ids, want) {
-		t.Fatalf("followed copy: %v, want %v", ids, want)
-	}
+	return ids
 }
 
 // valueOf is the text of an S value, "" for another.

@@ -6,7 +6,6 @@ package main
 // a mutator changes the source.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -327,23 +326,6 @@ func startFollower(t *testing.T, args []string) (*exec.Cmd, *syncBuf) {
 	return cmd, errb
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The follower is killed (SIGKILL) at random points, in the copy and in the
 // follow, while the mutator changes the source; then interrupted (SIGINT:
 // exit 130, position saved); then run to the end from its checkpoint. The
@@ -571,14 +553,42 @@ func TestFollowUsage(t *testing.T) {
 	}
 }
 
+// followerExact waits for the follower to end (90 s at most, then it is
+// killed) and wants exit 0, and its verify's "verify: exact".
+func followerExact(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("follower: %v\n%s", err, out)
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the follower did not end within 90 s:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "verify: exact") {
+		t.Errorf("the follower does not say the copy is exact:\n%s", out)
+	}
+}
+
 // waitForOutput waits until the follower says text.
 func waitForOutput(t *testing.T, cmd *exec.Cmd, out *syncBuf, text string) {
 	t.Helper()
+	waitForFollower(t, cmd, out, fmt.Sprintf("the follower never said %q", text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// waitForFollower waits until ok holds for what the follower wrote; after
+// a minute (a bound on a hung run) it kills it and fails with never.
+func waitForFollower(t *testing.T, cmd *exec.Cmd, out *syncBuf, never string, ok func(string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), text) {
+	for !ok(out.String()) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("the follower never said %q:\n%s", text, out)
+			t.Fatalf("%s:\n%s", never, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -594,14 +604,7 @@ var appliedLine = regexp.MustCompile(`follow: [1-9][0-9]* records applied`)
 // long enough on a loaded machine; the minute is a bound on a hung one.
 func waitForRecords(t *testing.T, cmd *exec.Cmd, out *syncBuf) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !appliedLine.MatchString(out.String()) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the follower applied no stream record in a minute:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForFollower(t, cmd, out, "the follower applied no stream record in a minute", appliedLine.MatchString)
 }
 
 func recordsApplied(t *testing.T, out string) int {

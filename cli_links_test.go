@@ -1,16 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -47,6 +46,21 @@ func dynamotreeLink(key, target []string) []layouts.Item {
 	return dynamotreePut(key, layouts.Item{"¦": s("¦" + strings.Join(target, "¦"))})
 }
 
+// uniqueKeys keeps the first row of each key (Key, Child): the listing
+// rows dynamotreePut makes for a folder that several puts share.
+func uniqueKeys(rows []layouts.Item) []layouts.Item {
+	seen := map[string]bool{}
+	var out []layouts.Item
+	for _, r := range rows {
+		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // linkTableRows is a dynamotree table with a symbolic link, as dynamotree
 // writes it, every object Put at each level (no implicit node): the
 // account 123456 with a note n1, and the link Links¦short to the note.
@@ -59,16 +73,7 @@ func linkTableRows() []layouts.Item {
 	rows = append(rows, dynamotreePut([]string{"Accounts", "123456", "Notes", "n1"}, layouts.Item{"LinkTarget": s("http://example.com/")})...)
 	rows = append(rows, dynamotreePut([]string{"Links"}, layouts.Item{"kind": s("directory")})...)
 	rows = append(rows, dynamotreeLink([]string{"Links", "short"}, []string{"Accounts", "123456", "Notes", "n1"})...)
-	seen := map[string]bool{}
-	var out []layouts.Item
-	for _, r := range rows {
-		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return uniqueKeys(rows)
 }
 
 // linkTableRecords is what export writes for linkTableRows, sorted.
@@ -90,6 +95,23 @@ func prefixTable(t *testing.T, client *dynamodb.Client, items []layouts.Item) st
 			AttributeDefinitions: defs("Key", "Child"), BillingMode: types.BillingModePayPerRequest}
 	}}
 	return handTable(t, client, h, items)
+}
+
+// followIntoPath puts rows into a new prefix table and starts migrate
+// --follow of it into a new path table, dest, with --path-ids and flags;
+// it returns once the follower follows the stream.
+func followIntoPath(t *testing.T, client *dynamodb.Client, endpoint string, rows []layouts.Item, flags ...string) (table, dest string, cmd *exec.Cmd, out *syncBuf) {
+	t.Helper()
+	table = prefixTable(t, client, rows)
+	dest = ddblocal.TableName(t)
+	dropTableLater(t, client, dest)
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := append([]string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
+		"--path-ids", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
+		"--endpoint-url", endpoint, "--no-progress"}, flags...)
+	cmd, out = startFollower(t, args)
+	waitForOutput(t, cmd, out, "following the stream")
+	return table, dest, cmd, out
 }
 
 // sortedLines returns the non-empty lines of text, sorted.
@@ -191,13 +213,7 @@ func TestLinksHandBuiltTable(t *testing.T) {
 	sameLines(t, "migrated to path and back", rawLines(t, client, back), rows)
 
 	// A link to a node that is not in the table: verify finds it.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "999"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "999"})...)
 	withGone := filepath.Join(dir, "with-gone.jsonl")
 	text := readFile(t, out) + `{"id":"gone","parent_id":"Links","link_to":"999"}` + "\n"
 	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
@@ -340,16 +356,7 @@ func readmeRows() []layouts.Item {
 	rows = append(rows, dynamotreePut([]string{"Accounts", "654321"}, layouts.Item{"name": s("Bob")})...)
 	rows = append(rows, dynamotreePut([]string{"Accounts", "654321", "Links", "abc"}, layouts.Item{"LinkTarget": s("http://example.org/")})...)
 	rows = append(rows, dynamotreeLink([]string{"Links", "xyzpdq"}, []string{"Accounts", "123456", "Links", "xyzpdq"})...)
-	seen := map[string]bool{}
-	var out []layouts.Item
-	for _, r := range rows {
-		k := string(ddbjson.AppendItem(nil, layouts.Item{"Key": r["Key"], "Child": r["Child"]}))
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return uniqueKeys(rows)
 }
 
 // readmeRecords is what export --path-ids writes for readmeRows, sorted:
@@ -461,13 +468,7 @@ func TestDynamotreeReadmeExample(t *testing.T) {
 
 	// A link to a path that is not in the table: verify finds it by its
 	// path id, though a node of that name is (Accounts¦654321¦Links¦abc).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "123456", "Links", "abc"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "gone"}, []string{"Accounts", "123456", "Links", "abc"})...)
 	withGone := filepath.Join(dir, "with-gone.jsonl")
 	text := readFile(t, out) + `{"id":"Links¦gone","parent_id":"Links","link_to":"Accounts¦123456¦Links¦abc"}` + "\n"
 	if err := os.WriteFile(withGone, []byte(text), 0o644); err != nil {
@@ -565,33 +566,9 @@ func TestFollowLinks(t *testing.T) {
 	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
-	table := prefixTable(t, client, linkTableRows())
-	dest := ddblocal.TableName(t)
-	dropTableLater(t, client, dest)
-	ck := filepath.Join(t.TempDir(), "ck.json")
-	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
-		"--path-ids", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
-		"--endpoint-url", endpoint, "--no-progress"}
-	cmd, out := startFollower(t, args)
-	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range dynamotreeLink([]string{"Links", "alice"}, []string{"Accounts", "123456"}) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the follower did not end:\n%s", out)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
-		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
-	}
+	table, dest, cmd, out := followIntoPath(t, client, endpoint, linkTableRows())
+	putItems(t, client, table, dynamotreeLink([]string{"Links", "alice"}, []string{"Accounts", "123456"})...)
+	followerExact(t, cmd, out)
 	if got := scanTable(t, client, dest); !pathHasAttr(got, "Links¦alice", "link_to", "Accounts¦123456") ||
 		!pathHasAttr(got, "Links¦short", "link_to", "Accounts¦123456¦Notes¦n1") {
 		t.Errorf("the destination's links: %v", got)
@@ -611,41 +588,15 @@ func TestDynamotreeReadmeExampleFollow(t *testing.T) {
 	}
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
-	table := prefixTable(t, client, readmeRows())
-	dest := ddblocal.TableName(t)
-	dropTableLater(t, client, dest)
-	ck := filepath.Join(t.TempDir(), "ck.json")
-	args := []string{"migrate", "--from-table", table, "--from-layout", "prefix", "--to-table", dest, "--to-layout", "path", "--to-delimiter", "¦",
-		"--path-ids", "--implicit-inner", "--create-table", "--enable-stream", "--follow", "--follow-idle", "4s", "--checkpoint", ck,
-		"--endpoint-url", endpoint, "--no-progress"}
-	cmd, out := startFollower(t, args)
-	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	table, dest, cmd, out := followIntoPath(t, client, endpoint, readmeRows(), "--implicit-inner")
 	var puts []layouts.Item
 	puts = append(puts, dynamotreePut([]string{"Accounts", "654321", "Links", "xyzpdq"}, layouts.Item{"LinkTarget": s("http://example.net/")})...)
 	puts = append(puts, dynamotreeLink([]string{"Links", "bob"}, []string{"Accounts", "654321"})...)
-	for _, it := range puts {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, puts...)
 	// Alice's email goes: her object row is put again without it.
 	alice := dynamotreePut([]string{"Accounts", "123456"}, layouts.Item{"name": s("Alice"), "registered": s("2015-01-01T19:59:00")})
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: alice[len(alice)-1]}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the follower did not end:\n%s", out)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
-		t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
-	}
+	putItems(t, client, table, alice[len(alice)-1])
+	followerExact(t, cmd, out)
 	got := scanTable(t, client, dest)
 	if !pathHasAttr(got, "Links¦bob", "link_to", "Accounts¦654321") ||
 		!pathHasAttr(got, "Links¦xyzpdq", "link_to", "Accounts¦123456¦Links¦xyzpdq") ||

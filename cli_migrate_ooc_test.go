@@ -4,7 +4,6 @@ package main
 // --memory is spilled and imported by the out-of-core passes.
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
@@ -101,9 +98,7 @@ func TestMigrateOutOfCoreRefusals(t *testing.T) {
 			item[k.Name] = &types.AttributeValueMemberN{Value: "7"}
 		}
 	}
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dst), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	putItems(t, client, dst, item)
 	before := rawLines(t, client, dst)
 	readonly := filepath.Join(t.TempDir(), "ro")
 	if err := os.Mkdir(readonly, 0o500); err != nil {

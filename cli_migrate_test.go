@@ -5,14 +5,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -155,35 +152,7 @@ func TestMigrateInterruptResumes(t *testing.T) {
 	args := []string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", dst, "--to-layout", "prefix",
 		"--create-table", "--checkpoint", ck, "--no-progress"}
 	// 1200 items of 1 WCU at 150 a second: about 8 s.
-	cmd := exec.Command(treeportBin, append(args, "--max-wcu", "150", "--concurrency", "1")...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.After(60 * time.Second)
-wait:
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("migrate ended before it could be interrupted (%v):\n%s", err, stderr.String())
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint after 60 s:\n%s", stderr.String())
-		case <-time.After(50 * time.Millisecond):
-			if c, err := ddbwrite.LoadCheckpoint(ck); err == nil && c.Watermark > 0 {
-				break wait
-			}
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-done
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d after SIGINT, want 130:\n%s", code, stderr.String())
-	}
+	interruptWhen(t, env, append(args, "--max-wcu", "150", "--concurrency", "1"), "progress in the checkpoint", checkpointMoved(ck))
 	if _, err := os.Stat(ck + ".plan.json"); err != nil {
 		t.Fatalf("no plan beside the checkpoint: %v", err)
 	}

@@ -212,11 +212,7 @@ func handTable(t *testing.T, client *dynamodb.Client, h handModel, items []layou
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range items {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: it}); err != nil {
-			t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
-		}
-	}
+	putItems(t, client, name, items...)
 	return name
 }
 

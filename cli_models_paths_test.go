@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -311,22 +309,11 @@ func s3Follow(t *testing.T, client *dynamodb.Client, env []string) {
 		"--endpoint-url", envValue(env, "TREEPORT_ENDPOINT_URL")}
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, it := range []layouts.Item{
+	putItems(t, client, src, []layouts.Item{
 		{"bucket": s(s3Bucket), "key": s("photos/2026/feb/x.png"), "size": &types.AttributeValueMemberN{Value: "3"}},
 		{"bucket": s("archive"), "key": s("photos/2026/y.png"), "size": &types.AttributeValueMemberN{Value: "4"}},
-	} {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("follower: %v\n%s", err, out)
-	}
-	if !strings.Contains(out.String(), "verify: exact") {
-		t.Errorf("the follower does not say the copy is exact:\n%s", out)
-	}
+	}...)
+	followerExact(t, cmd, out)
 	var ids []string
 	for _, it := range scanTable(t, client, dest) {
 		ids = append(ids, valueOf(it["Id"])+"<"+valueOf(it["ParentId"]))

@@ -33,52 +33,12 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 		types := fixtureTypes(t, fx)
 		for _, name := range layouts.Names() {
 			t.Run(fx+"/"+name, func(t *testing.T) {
-				stdout, stderr, code := run(t, env, "import", "--in", in, "--types", types, "--layout", name, "--dry-run", "--json")
-				if code != 0 {
-					t.Fatalf("dry run: exit %d: %s", code, stderr)
+				d := dryRunPlan(t, env, "--in", in, "--types", types, "--layout", name)
+				bench := offlineBench(t, env, "--in", in, "--types", types, "--layouts", name)
+				if len(bench) != 1 {
+					t.Fatalf("bench reports %d layouts, want 1", len(bench))
 				}
-				var dry struct {
-					Plans []struct {
-						WCU         int64 `json:"wcu"`
-						StoredItems int64 `json:"stored_items"`
-						StoredBytes int64 `json:"stored_bytes"`
-						Cost        struct {
-							ImportBytes  int64   `json:"import_source_bytes_estimate"`
-							StorageMonth float64 `json:"storage_usd_per_month"`
-						} `json:"cost"`
-					} `json:"plans"`
-				}
-				if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
-					t.Fatalf("dry run JSON: %v\n%s", err, stdout)
-				}
-				d := dry.Plans[0]
-
-				out := filepath.Join(t.TempDir(), "bench.json")
-				if _, stderr, code := run(t, env, "bench", "--in", in, "--types", types, "--layouts", name, "--offline", "--out", out); code != 0 {
-					t.Fatalf("bench: exit %d: %s", code, stderr)
-				}
-				var rep struct {
-					Layouts []struct {
-						Items   int64               `json:"items"`
-						Load    struct{ WCU int64 } `json:"load"`
-						Storage []struct {
-							Items, Bytes int64
-						} `json:"storage"`
-						Cost struct {
-							ImportBytes  int64   `json:"import_source_bytes"`
-							StorageMonth float64 `json:"storage_usd_per_month"`
-						} `json:"cost"`
-					} `json:"layouts"`
-				}
-				if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil || len(rep.Layouts) != 1 {
-					t.Fatalf("bench JSON: %v", err)
-				}
-				b := rep.Layouts[0]
-				var items, bytes int64
-				for _, s := range b.Storage {
-					items += s.Items
-					bytes += s.Bytes
-				}
+				b := bench[0]
 
 				l, err := layouts.New(name, layouts.Options{})
 				if err != nil {
@@ -88,29 +48,100 @@ func TestDryRunBenchPlanAgree(t *testing.T) {
 				if err := ddbtable.CreateTable(context.Background(), client, table, l.Table(), ddbtable.Billing{}); err != nil {
 					t.Fatal(err)
 				}
-				stdout, stderr, code = run(t, env, "plan", "--json", "--in", in, "--types", types, "--layout", name, "--table", table)
+				stdout, stderr, code := run(t, env, "plan", "--json", "--in", in, "--types", types, "--layout", name, "--table", table)
 				if code != 0 {
 					t.Fatalf("plan: exit %d: %s", code, stderr)
 				}
 				p := parseSummary(t, stdout)
-
-				if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
-					t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
-				}
+				sameEstimates(t, d, b, p)
 				if p.Total.Puts != b.Items || p.Total.Deletes != 0 {
 					t.Errorf("plan puts %d and deletes %d; bench has %d items", p.Total.Puts, p.Total.Deletes, b.Items)
-				}
-				if d.StoredItems != items || d.StoredBytes != bytes {
-					t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
-				}
-				if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
-					t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
 				}
 				if d.Cost.ImportBytes != b.Cost.ImportBytes || d.Cost.ImportBytes <= 0 {
 					t.Errorf("ImportTable source bytes: dry run %d, bench %d", d.Cost.ImportBytes, b.Cost.ImportBytes)
 				}
 			})
 		}
+	}
+}
+
+// dryPlan is what import --dry-run --json says of its one plan.
+type dryPlan struct {
+	WCU         int64 `json:"wcu"`
+	Items       int64 `json:"items"`
+	StoredItems int64 `json:"stored_items"`
+	StoredBytes int64 `json:"stored_bytes"`
+	Cost        struct {
+		ImportBytes  int64   `json:"import_source_bytes_estimate"`
+		StorageMonth float64 `json:"storage_usd_per_month"`
+	} `json:"cost"`
+}
+
+// dryRunPlan runs import --dry-run --json with args and returns its plan.
+func dryRunPlan(t *testing.T, env []string, args ...string) dryPlan {
+	t.Helper()
+	stdout, stderr, code := run(t, env, append([]string{"import", "--dry-run", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr)
+	}
+	var dry struct {
+		Plans []dryPlan `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
+		t.Fatalf("dry run JSON: %v\n%s", err, stdout)
+	}
+	return dry.Plans[0]
+}
+
+// benchLayout is one layout of bench's JSON report.
+type benchLayout struct {
+	Layout  string              `json:"layout"`
+	Items   int64               `json:"items"`
+	Load    struct{ WCU int64 } `json:"load"`
+	Storage []struct {
+		Items, Bytes int64
+	} `json:"storage"`
+	Cost struct {
+		ImportBytes  int64   `json:"import_source_bytes"`
+		StorageMonth float64 `json:"storage_usd_per_month"`
+	} `json:"cost"`
+}
+
+// offlineBench runs bench --offline with args and returns its report's
+// layouts.
+func offlineBench(t *testing.T, env []string, args ...string) []benchLayout {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "bench.json")
+	if _, stderr, code := run(t, env, append([]string{"bench", "--offline", "--out", out}, args...)...); code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Layouts []benchLayout `json:"layouts"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
+		t.Fatalf("bench JSON: %v", err)
+	}
+	return rep.Layouts
+}
+
+// sameEstimates wants the dry run, the bench and the plan to agree on the
+// write units to load, and the dry run and the bench on the items and
+// bytes stored and what storing them costs a month.
+func sameEstimates(t *testing.T, d dryPlan, b benchLayout, p planSummary) {
+	t.Helper()
+	if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
+		t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
+	}
+	var items, bytes int64
+	for _, s := range b.Storage {
+		items += s.Items
+		bytes += s.Bytes
+	}
+	if d.StoredItems != items || d.StoredBytes != bytes {
+		t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
+	}
+	if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
+		t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
 	}
 }
 
@@ -185,56 +216,13 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 	env := awsEnv(endpoint)
 	eachModelRun(t, []string{"none", "name,size_bytes,qty,title"}, func(t *testing.T, r modelRun) {
 		in, types, name, fx, m := r.in, r.types, r.name, r.fx, r.flags
-		stdout, stderr, code := run(t, env, append([]string{"import", "--in", in, "--types", types, "--dry-run", "--json"}, m...)...)
-		if code != 0 {
-			t.Fatalf("dry run: exit %d: %s", code, stderr)
-		}
-		var dry struct {
-			Plans []struct {
-				WCU         int64 `json:"wcu"`
-				Items       int64 `json:"items"`
-				StoredItems int64 `json:"stored_items"`
-				StoredBytes int64 `json:"stored_bytes"`
-				Cost        struct {
-					StorageMonth float64 `json:"storage_usd_per_month"`
-				} `json:"cost"`
-			} `json:"plans"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &dry); err != nil || len(dry.Plans) != 1 {
-			t.Fatalf("dry run JSON: %v\n%s", err, stdout)
-		}
-		d := dry.Plans[0]
-		out := filepath.Join(t.TempDir(), "bench.json")
-		if _, stderr, code := run(t, env, append([]string{"bench", "--in", in, "--types", types, "--offline", "--out", out}, m...)...); code != 0 {
-			t.Fatalf("bench: exit %d: %s", code, stderr)
-		}
-		type benchLayout struct {
-			Layout  string              `json:"layout"`
-			Items   int64               `json:"items"`
-			Load    struct{ WCU int64 } `json:"load"`
-			Storage []struct {
-				Items, Bytes int64
-			} `json:"storage"`
-			Cost struct {
-				StorageMonth float64 `json:"storage_usd_per_month"`
-			} `json:"cost"`
-		}
-		var rep struct {
-			Layouts []benchLayout `json:"layouts"`
-		}
-		if err := json.Unmarshal([]byte(readFile(t, out)), &rep); err != nil {
-			t.Fatalf("bench JSON: %v", err)
-		}
-		i := slices.IndexFunc(rep.Layouts, func(l benchLayout) bool { return l.Layout == "model-"+name })
+		d := dryRunPlan(t, env, append([]string{"--in", in, "--types", types}, m...)...)
+		bench := offlineBench(t, env, append([]string{"--in", in, "--types", types}, m...)...)
+		i := slices.IndexFunc(bench, func(l benchLayout) bool { return l.Layout == "model-"+name })
 		if i < 0 {
 			t.Fatalf("bench reports no model-%s", name)
 		}
-		b := rep.Layouts[i]
-		var items, bytes int64
-		for _, s := range b.Storage {
-			items += s.Items
-			bytes += s.Bytes
-		}
+		b := bench[i]
 		l, err := models.LoadModelParams(r.model, layoutstest.ModelParams)
 		if err != nil {
 			t.Fatal(err)
@@ -244,22 +232,14 @@ func TestDryRunBenchPlanAgreeModels(t *testing.T) {
 			t.Fatal(err)
 		}
 		dropTableLater(t, client, table)
-		stdout, stderr, code = run(t, env, append([]string{"plan", "--json", "--in", in, "--types", types, "--table", table}, m...)...)
+		stdout, stderr, code := run(t, env, append([]string{"plan", "--json", "--in", in, "--types", types, "--table", table}, m...)...)
 		if code != 0 {
 			t.Fatalf("plan: exit %d: %s", code, stderr)
 		}
 		p := parseSummary(t, stdout)
-		if d.WCU != b.Load.WCU || d.WCU != p.Total.WCU {
-			t.Errorf("WCU to load: dry run %d, bench %d, plan %d", d.WCU, b.Load.WCU, p.Total.WCU)
-		}
+		sameEstimates(t, d, b, p)
 		if p.Total.Puts != b.Items || p.Total.Deletes != 0 || d.Items != b.Items {
 			t.Errorf("plan puts %d and deletes %d; bench has %d items, the dry run %d", p.Total.Puts, p.Total.Deletes, b.Items, d.Items)
-		}
-		if d.StoredItems != items || d.StoredBytes != bytes {
-			t.Errorf("stored: dry run %d items, %d bytes; bench %d items, %d bytes", d.StoredItems, d.StoredBytes, items, bytes)
-		}
-		if math.Abs(d.Cost.StorageMonth-b.Cost.StorageMonth) > 1e-6 {
-			t.Errorf("storage a month: dry run $%v, bench $%v", d.Cost.StorageMonth, b.Cost.StorageMonth)
 		}
 	})
 }

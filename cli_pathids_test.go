@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -41,30 +39,6 @@ func dynamotreeRows() []layouts.Item {
 		row("¦Accounts¦123456¦Links¦", "abc"), row("¦Accounts¦123456¦Links¦abc", "¦", "url", "https://a.example/2"),
 		row("¦Accounts¦654321¦Links¦", "xyzpdq"), row("¦Accounts¦654321¦Links¦xyzpdq", "¦", "url", "https://b.example/1"),
 	}
-}
-
-// newPrefixTable creates an empty table keyed (Key, Child), as a
-// dynamotree user would, and drops it when the test ends.
-func newPrefixTable(t *testing.T, client *dynamodb.Client) string {
-	t.Helper()
-	table := ddblocal.TableName(t)
-	_, err := client.CreateTable(context.Background(), &dynamodb.CreateTableInput{
-		TableName: aws.String(table),
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String("Key"), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String("Child"), AttributeType: types.ScalarAttributeTypeS},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String("Key"), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String("Child"), KeyType: types.KeyTypeRange},
-		},
-		BillingMode: types.BillingModePayPerRequest,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropTableLater(t, client, table)
-	return table
 }
 
 type pathQueryLine struct {
@@ -98,10 +72,7 @@ func pathQueryLines(t *testing.T, stdout string) []pathQueryLine {
 func TestDynamotreeExamplePathIDs(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
-	table := newPrefixTable(t, client)
-	for _, it := range dynamotreeRows() {
-		putItem(t, client, table, it)
-	}
+	table := prefixTable(t, client, dynamotreeRows())
 	common := []string{"--table", table, "--layout", "prefix", "--path-ids", "--endpoint-url", endpoint}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "accounts.jsonl")
@@ -218,7 +189,7 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 		if items := scanTable(t, client, mid); len(items) != 5 {
 			t.Errorf("the path table has %d items, want 5: one for each node with attributes", len(items))
 		}
-		back := newPrefixTable(t, client)
+		back := prefixTable(t, client, nil)
 		_, stderr, code = run(t, nil, "migrate", "--from-table", mid, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", back, "--to-layout", "prefix",
 			"--path-ids", "--implicit-inner", "--endpoint-url", endpoint, "--no-progress")
 		if code != 0 {
@@ -234,7 +205,7 @@ func TestDynamotreeExamplePathIDs(t *testing.T) {
 		}
 	})
 	t.Run("import back gives the same rows", func(t *testing.T) {
-		copyTable := newPrefixTable(t, client)
+		copyTable := prefixTable(t, client, nil)
 		_, stderr, code := run(t, nil, "import", "--in", out, "--table", copyTable, "--layout", "prefix", "--path-ids", "--implicit-inner",
 			"--endpoint-url", endpoint, "--no-progress")
 		if code != 0 {

@@ -236,16 +236,16 @@ func TestPlanRepairsHandEditedTable(t *testing.T) {
 			// root gone, and a row no node wants.
 			row := maps.Clone(items["CM40\x001"])
 			row["name"] = s("tampered")
-			putItem(t, client, table, row)
+			putItems(t, client, table, row)
 			deleteItem(t, client, table, layouts.Item{"Id": s("CM40"), "RelativeDepth": n("2")})
 			stray := maps.Clone(items["CM40\x002"])
 			stray["RelativeDepth"] = n("7")
-			putItem(t, client, table, stray)
+			putItems(t, client, table, stray)
 		}},
 		{layout: layouts.PathName, puts: 1, dels: 0, tamper: func(t *testing.T, table string, items map[string]layouts.Item) {
 			row := maps.Clone(items["CM40"])
 			row["TreeId"] = s("CM9")
-			putItem(t, client, table, row)
+			putItems(t, client, table, row)
 		}},
 	} {
 		t.Run(tt.layout, func(t *testing.T) {

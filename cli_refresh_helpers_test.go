@@ -573,10 +573,14 @@ func carsSnapshot(t *testing.T) (base, snap *csvFile) {
 	return base, snap
 }
 
-func putItem(t *testing.T, client *dynamodb.Client, table string, item layouts.Item) {
+// putItems writes items into table with PutItem, one by one, as a user
+// or an application would: tables built by hand.
+func putItems(t *testing.T, client *dynamodb.Client, table string, items ...layouts.Item) {
 	t.Helper()
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
-		t.Fatal(err)
+	for _, it := range items {
+		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
+		}
 	}
 }
 

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
@@ -58,7 +54,7 @@ func TestResumeRefusesOtherPathFlags(t *testing.T) {
 	table := ddblocal.NewTable(t, client, l.Table())
 	ck := filepath.Join(dir, "ck.json")
 	args := []string{"import", "--in", in, "--types", "size:N", "--layout", "path", "--path-ids", "--table", table, "--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
-	interruptRun(t, awsEnv(endpoint), ck, append(args, "--implicit-inner"))
+	interruptWhen(t, awsEnv(endpoint), append(args, "--implicit-inner"), "progress in the checkpoint", checkpointMoved(ck))
 	before := canonical(t, scanTable(t, client, table))
 	_, msg, code := run(t, awsEnv(endpoint), args...) // without --implicit-inner
 	if code != 2 || strings.Contains(msg, "resuming from checkpoint") {
@@ -187,39 +183,6 @@ func TestMigrateIntoBucketWithUnparsableKeys(t *testing.T) {
 	sameLines(t, "after migrate", rawLines(t, client, dst), append(append(slices.Clone(nodes), foreign...), odd...))
 }
 
-// interruptRun starts treeport with args, sends SIGINT once the
-// checkpoint ck holds some progress, and wants exit 130.
-func interruptRun(t *testing.T, env []string, ck string, args []string) {
-	t.Helper()
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for started := false; !started; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the run ended (%v) before it could be interrupted:\n%s", err, stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("no progress in the checkpoint within 2 minutes:\n%s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-			c, err := ddbwrite.LoadCheckpoint(ck)
-			started = err == nil && c.Watermark > 0
-		}
-	}
-	cmd.Process.Signal(os.Interrupt)
-	<-exited
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", code, stderr.String())
-	}
-}
-
 // TestResumeRefusesAnotherModel: an import into an S3 inventory table
 // interrupted, then resumed after the model file was changed (its sort
 // key now OBJ#{id}: other items), or with another bucket, is refused
@@ -237,7 +200,7 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 	ck := filepath.Join(dir, "ck.json")
 	args := []string{"import", "--in", in, "--types", "size:N", "--model", model, "--model-param", "bucket=b1", "--table", table,
 		"--checkpoint", ck, "--max-wcu", "2000", "--no-progress"}
-	interruptRun(t, env, ck, args)
+	interruptWhen(t, env, args, "progress in the checkpoint", checkpointMoved(ck))
 	before := rawLines(t, client, table)
 	writeText(t, dir, "s3.json", strings.Replace(modelText, `"template": "{id}"`, `"template": "OBJ#{id}"`, 1))
 	_, msg, code := run(t, env, args...)
@@ -266,20 +229,7 @@ func TestFollowIgnoresOtherTenantsRemoves(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	env := awsEnv(endpoint)
-	create := func(name string) *dynamodb.CreateTableInput {
-		in := edbCreate(name)
-		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
-		return in
-	}
-	src := handTable(t, client, handModel{file: edbModel, create: create}, append(edbNodes(), edbForeign()...))
-	dest := ddblocal.TableName(t)
-	dropTableLater(t, client, dest)
-	ck := filepath.Join(t.TempDir(), "ck.json")
-	args := append([]string{"migrate", "--from-table", src, "--from-model", edbModel, "--model-param", "org=acme",
-		"--to-table", dest, "--to-layout", "path", "--create-table", "--follow", "--follow-idle", "3s", "--checkpoint", ck, "--no-progress"},
-		"--endpoint-url", envValue(env, "TREEPORT_ENDPOINT_URL"))
-	cmd, out := startFollower(t, args)
-	waitForOutput(t, cmd, out, "following the stream")
+	src, dest, cmd, out := edbFollowing(t, client, env)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, sk := range []string{"$employee_1#employeeid_e42"} {
@@ -292,17 +242,11 @@ func TestFollowIgnoresOtherTenantsRemoves(t *testing.T) {
 		Key: layouts.Item{"pk": s("$hr#orgid_acme"), "sk": s("$task_1#taskid_t9")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: edbEmployee("globex", "e7", "", "Gina")}); err != nil {
-		t.Fatal(err)
-	}
+	putItems(t, client, src, edbEmployee("globex", "e7", "", "Gina"))
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("follower: %v\n%s", err, out)
 	}
-	var ids []string
-	for _, it := range scanTable(t, client, dest) {
-		ids = append(ids, valueOf(it["Id"])+"<"+valueOf(it["ParentId"])+":"+valueOf(it["firstName"]))
-	}
-	sort.Strings(ids)
+	ids := edbCopy(t, client, dest)
 	want := []string{"e1<:Ada", "e42<e7:Alan", "e43<e7:Edsger", "e7<e1:Grace", "e9<e1:Barbara"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("followed copy: %v, want %v\n%s", ids, want, out)

@@ -69,7 +69,7 @@ func TestEmptyKeyRefusedBeforeAnyWrite(t *testing.T) {
 	const in = "fixtures/cars.csv"
 	table := ddblocal.NewTable(t, client, sparse.Table())
 	for _, id := range []string{"R1", "R2"} {
-		putItem(t, client, table, layouts.Item{"ID": &types.AttributeValueMemberS{Value: id}, "name": &types.AttributeValueMemberS{Value: "root " + id}})
+		putItems(t, client, table, layouts.Item{"ID": &types.AttributeValueMemberS{Value: id}, "name": &types.AttributeValueMemberS{Value: "root " + id}})
 	}
 	before := rawLines(t, client, table)
 	path, _ := layouts.New(layouts.PathName, layouts.Options{})
@@ -153,7 +153,7 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 	path, _ := layouts.New(layouts.PathName, layouts.Options{})
 	// A closure table, by hand: the wrong keys for path and for the model.
 	wrong := ddblocal.NewTable(t, client, closure.Table())
-	putItem(t, client, wrong, layouts.Item{"Id": &types.AttributeValueMemberS{Value: "CM1"},
+	putItems(t, client, wrong, layouts.Item{"Id": &types.AttributeValueMemberS{Value: "CM1"},
 		"RelativeDepth": &types.AttributeValueMemberN{Value: "0"}, "AncestorId": &types.AttributeValueMemberS{Value: "CM1"}})
 	// A path table of the cars, for the side of migrate that fits.
 	good := loadTable(t, awsEnv(endpoint), client, in, typesFlag, path)

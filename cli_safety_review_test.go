@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
@@ -37,9 +34,7 @@ func TestSafetyReviewSnapshotNodeOverForeignItem(t *testing.T) {
 		t.Fatalf("import v1: exit %d\n%s%s", code, stdout, stderr)
 	}
 	user := layouts.Item{"PK": s("NODE#C"), "SK": s("NODE#C"), "_type": s("User"), "email": s("c@example.com")}
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: user}); err != nil {
-		t.Fatal(err)
-	}
+	putItems(t, client, table, user)
 	before := rawLines(t, client, table)
 
 	src := ddblocal.TableName(t)
@@ -94,9 +89,7 @@ func TestSafetyReviewEditOverForeignItem(t *testing.T) {
 			if stdout, stderr, code := run(t, env, "import", "--in", in, "--model", c.model, "--table", table, "--create-table", "--no-progress"); code != 0 {
 				t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
 			}
-			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: c.foreign}); err != nil {
-				t.Fatal(err)
-			}
+			putItems(t, client, table, c.foreign)
 			before := rawLines(t, client, table)
 			stdout, stderr, code := run(t, env, "edit", "--ops", edits, "--model", c.model, "--table", table, "--no-progress")
 			if code != 2 || !strings.Contains(stderr, "another entity") {
@@ -127,9 +120,7 @@ func TestSafetyReviewFollowOverForeignItem(t *testing.T) {
 		t.Fatalf("create the destination: exit %d\n%s%s", code, stdout, stderr)
 	}
 	user := layouts.Item{"PK": s("NODE#N99"), "SK": s("NODE#N99"), "_type": s("User"), "email": s("n99@example.com")}
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dest), Item: user}); err != nil {
-		t.Fatal(err)
-	}
+	putItems(t, client, dest, user)
 	args := []string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest, "--to-model", model,
 		"--follow", "--follow-idle", "3s", "--checkpoint", t.TempDir() + "/ck.json", "--endpoint-url", endpoint,
 		"--no-progress", "--allow-mass-delete"}
@@ -180,11 +171,7 @@ func TestSafetyReviewResumeOverForeignItems(t *testing.T) {
 		{"PK": s("NODE#C"), "SK": s("NODE#C"), "_type": s("User"), "email": s("c@example.com")},
 		{"PK": s("NODE#D"), "SK": s("NODE#D"), "_type": s("User"), "email": s("d@example.com")},
 	}
-	for _, u := range users {
-		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: u}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putItems(t, client, table, users...)
 	stdout, stderr, code := run(t, awsEnv(endpoint), args...)
 	containsAll(t, "after the rerun", rawLines(t, client, table), users)
 	if code != 2 || !strings.Contains(stderr, "another entity") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -583,11 +582,7 @@ func TestSafetyForeignItemsSurviveEveryCommand(t *testing.T) {
 			case len(foreign) < 10:
 				t.Fatalf("only %d foreign items could be made: the test proves little", len(foreign))
 			}
-			for _, it := range foreign {
-				if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-					t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
-				}
-			}
+			putItems(t, client, table, foreign...)
 			same := func(what string) []string {
 				t.Helper()
 				lines := rawLines(t, client, table)
@@ -740,11 +735,7 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 			if len(foreign) < 5 {
 				t.Fatalf("only %d foreign items could be made: the test proves little", len(foreign))
 			}
-			for _, it := range foreign {
-				if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(dest), Item: it}); err != nil {
-					t.Fatalf("put %s: %v", ddbjson.AppendItem(nil, it), err)
-				}
-			}
+			putItems(t, client, dest, foreign...)
 			args := append([]string{"migrate", "--from-table", src.table, "--from-layout", "adjacency", "--to-table", dest,
 				"--follow", "--follow-idle", "3s", "--checkpoint", filepath.Join(t.TempDir(), "ck.json"), "--endpoint-url", endpoint,
 				"--no-progress", "--ignore-unparsable", "--allow-mass-delete"}, migrateTarget(target)...)
@@ -757,10 +748,7 @@ func TestSafetyFollowLeavesForeignItems(t *testing.T) {
 			if err := <-mutated; err != nil {
 				t.Fatal(err)
 			}
-			cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(out.String(), "verify: exact") {
-				t.Fatalf("follower: exit %d, want 0 and verify exact:\n%s", code, out)
-			}
+			followerExact(t, cmd, out)
 			if n := recordsApplied(t, out.String()); n == 0 {
 				t.Fatalf("the follower applied no stream record:\n%s", out)
 			}

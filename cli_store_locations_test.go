@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -235,17 +233,8 @@ func slFollow(t *testing.T, client *dynamodb.Client, env []string) {
 		"--endpoint-url", envValue(env, "TREEPORT_ENDPOINT_URL")}
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(src), Item: slStore("3001", "MEX", "CDMX#CUAUHTEMOC#06000", "Centro")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("follower: %v\n%s", err, out)
-	}
-	if !strings.Contains(out.String(), "verify: exact") {
-		t.Errorf("the follower does not say the copy is exact:\n%s", out)
-	}
+	putItems(t, client, src, slStore("3001", "MEX", "CDMX#CUAUHTEMOC#06000", "Centro"))
+	followerExact(t, cmd, out)
 	var ids []string
 	for _, it := range scanTable(t, client, dest) {
 		ids = append(ids, valueOf(it["Id"]))

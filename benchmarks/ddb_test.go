@@ -107,18 +107,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	path := randomCSVN(b, loadNodes)
 	l, _ := layouts.New("path", layouts.Options{})
-	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, Source: benchSourceOptions()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	in.CheckLayout(l)
-	var items []layouts.Item
-	if _, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
-		items = append(items, it)
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
+	items := layoutItems(b, l, path)
 	// Warm the engine's JIT up, so that the first measured run is not the
 	// slowest for a reason that has nothing to do with the client.
 	warm := fmt.Sprintf("bench-warm-%d", time.Now().UnixNano())

@@ -28,9 +28,15 @@ const faultNodes = 5_000
 
 // faultItems builds the path items of a random forest of n nodes.
 func faultItems(b *testing.B, n int) (layouts.Layout, []layouts.Item) {
-	ctx := context.Background()
 	l, _ := layouts.New("path", layouts.Options{})
-	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: randomCSVN(b, n), Source: benchSourceOptions()})
+	return l, layoutItems(b, l, randomCSVN(b, n))
+}
+
+// layoutItems reads the input at path as treeport's import does and
+// returns every item l writes for it.
+func layoutItems(b *testing.B, l layouts.Layout, path string) []layouts.Item {
+	ctx := context.Background()
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, Source: benchSourceOptions()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +48,7 @@ func faultItems(b *testing.B, n int) (layouts.Layout, []layouts.Item) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	return l, items
+	return items
 }
 
 // benchEngine returns DynamoDB Local's endpoint and a client of it, or skips.

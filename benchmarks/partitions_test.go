@@ -2,13 +2,11 @@ package benchmarks
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
@@ -42,24 +40,11 @@ func shapeItems(b *testing.B, name string, opts gen.Options) (layouts.Layout, []
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	l, err := layouts.New(name, layouts.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, Source: benchSourceOptions()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	in.CheckLayout(l)
-	var items []layouts.Item
-	if _, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
-		items = append(items, it)
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
-	return l, items
+	return l, layoutItems(b, l, path)
 }
 
 // BenchmarkPartitionLayouts loads 1,000 nodes, as one tree (a random

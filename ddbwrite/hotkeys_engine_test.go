@@ -58,16 +58,7 @@ func writeHot(t *testing.T, cfg faultproxy.Config, n int) (Stats, faultproxy.Cou
 			cuts = append(cuts, fmt.Sprintf(format, args...))
 		},
 	})
-	ctx := context.Background()
-	for i := range n {
-		if err := w.Write(ctx, int64(i), hotItem(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeEach(t, w, n, hotItem)
 	for _, c := range cuts {
 		t.Log(c)
 	}
@@ -204,17 +195,8 @@ func TestWriterHotKeyOverItsRate(t *testing.T) {
 				spills++
 			}
 		}})
-	ctx := context.Background()
 	const n = 3000
-	for i := range n {
-		if err := w.Write(ctx, int64(i), hotItem(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeEach(t, w, n, hotItem)
 	c := proxy.Counts()
 	if got := countTable(t, direct, table); got != n || st.Items != n || c.AcceptedItems != n || st.Watermark != n || st.Held != 0 {
 		t.Fatalf("table holds %d items, writer wrote %d (%d held), proxy accepted %d, watermark %d; want %d", got, st.Items, st.Held, c.AcceptedItems, st.Watermark, n)

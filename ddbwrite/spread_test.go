@@ -49,17 +49,8 @@ func spreadRun(t *testing.T, spread int) []int {
 		return nil, nil, false
 	}
 	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Concurrency: 8, Spread: spread})
-	ctx := context.Background()
 	const n = 1500
-	for i := range n {
-		if err := w.Write(ctx, int64(i), wideItem(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeEach(t, w, n, wideItem)
 	if f.len() != n || st.Items != n || st.Watermark != n {
 		t.Fatalf("table %d, written %d, watermark %d; want %d", f.len(), st.Items, st.Watermark, n)
 	}

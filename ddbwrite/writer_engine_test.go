@@ -98,16 +98,7 @@ func TestWriterThroughFaults(t *testing.T) {
 		Concurrency: 4, MaxWCU: maxWCU, MaxRetries: 20,
 		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	})
-	ctx := context.Background()
-	for i, it := range items {
-		if err := w.Write(ctx, int64(i), it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatalf("close: %v (stats %+v)", err, st)
-	}
+	st := writeEach(t, w, len(items), func(i int) layouts.Item { return items[i] })
 	compareTables(t, scanAll(t, direct, table), wantTable(items))
 
 	c := proxy.Counts()
@@ -178,17 +169,8 @@ func TestWriterFindsCapacity(t *testing.T) {
 		OnProgress: func(p Progress) { rates = append(rates, math.Round(p.RateLimit)) },
 	})
 	w.lim.Trace = func(format string, args ...any) { cuts = append(cuts, fmt.Sprintf(format, args...)) }
-	ctx := context.Background()
 	start := time.Now()
-	for i := range n {
-		if err := w.Write(ctx, int64(i), testItem(i*3)); err != nil { // i*3: no ParentId
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeEach(t, w, n, func(i int) layouts.Item { return testItem(i * 3) }) // i*3: no ParentId
 	elapsed := time.Since(start)
 	c := proxy.Counts()
 	achieved := float64(c.AcceptedWCU) / elapsed.Seconds()
@@ -340,16 +322,7 @@ func TestServerErrorsDoNotSlowTheRate(t *testing.T) {
 	w := NewDDBWriter(ddblocal.Client(t, proxy.URL()), table, testSpec, WriterOptions{
 		Concurrency: 4, MaxRetries: 20, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	})
-	ctx := context.Background()
-	for i, it := range items {
-		if err := w.Write(ctx, int64(i), it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatalf("close: %v (stats %+v)", err, st)
-	}
+	st := writeEach(t, w, len(items), func(i int) layouts.Item { return items[i] })
 	compareTables(t, scanAll(t, direct, table), wantTable(items))
 	c := proxy.Counts()
 	if c.ServerErrors == 0 || c.CutBefore+c.CutAfter == 0 {
@@ -404,17 +377,8 @@ func TestWriterClimbsBackWhenCapacityLifts(t *testing.T) {
 	const lift = 4 * time.Second
 	lifted := time.AfterFunc(lift, func() { proxy.SetCapacity(0) })
 	defer lifted.Stop()
-	ctx := context.Background()
 	const n = 40000
-	for i := range n {
-		if err := w.Write(ctx, int64(i), testItem(i*3)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeEach(t, w, n, func(i int) layouts.Item { return testItem(i * 3) })
 	elapsed := time.Since(start)
 	c := proxy.Counts()
 	if c.AcceptedItems != n || st.Watermark != n {

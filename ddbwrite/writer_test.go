@@ -142,6 +142,24 @@ func fastOptions(o WriterOptions) WriterOptions {
 	return o
 }
 
+// writeEach writes item(i) for i below n, as sequence number i, closes
+// the writer and returns its stats; a failed write or close fails the
+// test.
+func writeEach(t *testing.T, w *DDBWriter, n int, item func(int) layouts.Item) Stats {
+	t.Helper()
+	ctx := context.Background()
+	for i := range n {
+		if err := w.Write(ctx, int64(i), item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := w.Close(ctx)
+	if err != nil {
+		t.Fatalf("close: %v (stats %+v)", err, st)
+	}
+	return st
+}
+
 func writeAll(t *testing.T, w *DDBWriter, n int) (Stats, error) {
 	t.Helper()
 	ctx := context.Background()
@@ -350,19 +368,11 @@ func TestWriterStartSeqAndOrder(t *testing.T) {
 func TestWriterSameKeyTwice(t *testing.T) {
 	f := newFake()
 	w := NewDDBWriter(f, "t", testSpec, WriterOptions{Spread: -1, Concurrency: 1})
-	ctx := context.Background()
 	a := testItem(1)
 	b := testItem(1)
 	b["v"] = &types.AttributeValueMemberS{Value: "later"}
-	for i, it := range []layouts.Item{a, testItem(2), b} {
-		if err := w.Write(ctx, int64(i), it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := w.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := []layouts.Item{a, testItem(2), b}
+	st := writeEach(t, w, len(all), func(i int) layouts.Item { return all[i] })
 	if got := f.table["n00001"]["v"]; got == nil || got.(*types.AttributeValueMemberS).Value != "later" {
 		t.Errorf("n00001 = %v, want the later write", f.table["n00001"])
 	}

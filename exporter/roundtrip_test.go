@@ -1,10 +1,7 @@
 package exporter_test
 
 import (
-	"context"
 	"encoding/base64"
-	"errors"
-	"io"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -32,27 +29,6 @@ func attrM(kv ...any) types.AttributeValue {
 		out[kv[i].(string)] = kv[i+1].(types.AttributeValue)
 	}
 	return &types.AttributeValueMemberM{Value: out}
-}
-
-// readBack reads a file with treeport's own reader.
-func readWithImporter(t *testing.T, path string, opts records.SourceOptions) []*transform.Record {
-	t.Helper()
-	src, err := records.OpenSource(path, opts)
-	if err != nil {
-		t.Fatalf("OpenSource(%s): %v", path, err)
-	}
-	defer src.Close()
-	var recs []*transform.Record
-	for {
-		rec, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return recs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, rec)
-	}
 }
 
 func writeRecordFile(t *testing.T, path string, opts records.WriterOptions, recs []*transform.Record) {
@@ -227,6 +203,17 @@ func TestRoundTripThroughImporter(t *testing.T) {
 	for _, c := range cols {
 		jsonCols[c.Name] = !slices.Contains([]string{"S", "N", "BOOL", "B"}, c.Type)
 	}
+	// What CSV gives back: an empty string is an empty cell, which reads
+	// as absent; JSON columns hold binary as base64 text.
+	throughCSV := mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
+		if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
+			return nil
+		}
+		if jsonCols[k] {
+			return throughJSON(v)
+		}
+		return v
+	})
 	tests := []struct {
 		name    string
 		file    string
@@ -239,32 +226,14 @@ func TestRoundTripThroughImporter(t *testing.T) {
 			name:  "csv",
 			file:  "out.csv",
 			wopts: records.WriterOptions{Format: records.FormatCSV},
-			// An empty string is an empty cell, which reads as absent;
-			// JSON columns hold binary as base64 text.
-			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
-				if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
-					return nil
-				}
-				if jsonCols[k] {
-					return throughJSON(v)
-				}
-				return v
-			}),
+			want:  throughCSV,
 		},
 		{
 			name:  "csv with renamed fields and a delimiter",
 			file:  "out.tsv",
 			wopts: records.WriterOptions{Format: records.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
 			ropts: records.SourceOptions{Format: records.FormatCSV, IDField: "Key", ParentField: "Up", CSVDelimiter: '\t'},
-			want: mapAttrs(recs, func(k string, v types.AttributeValue) types.AttributeValue {
-				if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == "" {
-					return nil
-				}
-				if jsonCols[k] {
-					return throughJSON(v)
-				}
-				return v
-			}),
+			want:  throughCSV,
 		},
 		{
 			name:  "json",
@@ -308,7 +277,7 @@ func TestRoundTripThroughImporter(t *testing.T) {
 				}
 				tc.ropts.Types = types
 			}
-			sameRecordSets(t, tc.name, readWithImporter(t, path, tc.ropts), tc.want)
+			sameRecordSets(t, tc.name, readFile(t, path, tc.ropts), tc.want)
 		})
 	}
 }
@@ -323,7 +292,7 @@ func TestParquetJSONColumnRoundTrip(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "out.parquet")
 	writeRecordFile(t, path, records.WriterOptions{Format: records.FormatParquet}, recs)
-	got := readWithImporter(t, path, records.SourceOptions{})
+	got := readFile(t, path, records.SourceOptions{})
 	sameRecordSets(t, "parquet JSON columns", got, recs)
 }
 
@@ -341,9 +310,9 @@ func TestFixturesAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s.types: %v", name, err)
 			}
-			fromJSON := readWithImporter(t, base+".json", records.SourceOptions{})
-			fromCSV := readWithImporter(t, base+".csv", records.SourceOptions{Types: typed})
-			fromParquet := readWithImporter(t, base+".parquet", records.SourceOptions{})
+			fromJSON := readFile(t, base+".json", records.SourceOptions{})
+			fromCSV := readFile(t, base+".csv", records.SourceOptions{Types: typed})
+			fromParquet := readFile(t, base+".parquet", records.SourceOptions{})
 			if len(fromJSON) < 40 {
 				t.Fatalf("%s.json has %d records", name, len(fromJSON))
 			}

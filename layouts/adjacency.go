@@ -345,12 +345,7 @@ type adjacencyCosts struct {
 }
 
 func (c *adjacencyCosts) Add(item Item, size int) (int32, int32, error) {
-	i, err := c.lookup(asString(item, c.l.id))
-	if err != nil {
-		return -1, -1, err
-	}
-	c.own[i] = int32(size)
-	return i, -1, nil
+	return c.addOwn(asString(item, c.l.id), size)
 }
 
 // Estimate follows Query given the id of a node known to be there
@@ -359,11 +354,7 @@ func (c *adjacencyCosts) Add(item Item, size int) (int32, int32, error) {
 // empty, and is billed the minimum); ancestors a GetItem per level, the
 // node's own first, since only it names the parent.
 func (c *adjacencyCosts) Estimate(k int) QueryCosts {
-	i := c.sample[k]
-	var out QueryCosts
-	own := c.get(i)
-	out.Get = own
-	out.Get.Nodes = 1
+	i, own, out := c.getFirst(k)
 	// children is one ByParent Query: the children of z.
 	byParent := c.inIndex(c.l.byParent)
 	children := func(z int32) Cost {

@@ -726,11 +726,7 @@ func (c *closureCosts) add(item Item, size, indexSize int) (int32, int32, error)
 // ancestors but hold the node's attributes, then BatchGetItem of the
 // ancestors' own rows: a Query and a BatchGetItem, not one Query.
 func (c *closureCosts) Estimate(k int) QueryCosts {
-	i := c.sample[k]
-	var out QueryCosts
-	own := c.get(i)
-	out.Get = own
-	out.Get.Nodes = 1
+	i, _, out := c.getFirst(k)
 	acc := c.acc[k]
 	for _, q := range []struct {
 		cost *Cost

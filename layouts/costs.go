@@ -244,3 +244,25 @@ func (c *costForest) ancestors(i int32, fn func(a int32)) {
 // get is the GetItem of node i's own item, which answers get and is how a
 // query that needs the node's path learns it (LearnsPath).
 func (c *costForest) get(i int32) Cost { return getCost(int64(c.own[i])) }
+
+// getFirst is where every layout's Estimate of sample k starts: the
+// sampled node i, the GetItem of its own item, and the estimate with that
+// GetItem as its get (of one node).
+func (c *costForest) getFirst(k int) (i int32, own Cost, out QueryCosts) {
+	i = c.sample[k]
+	own = c.get(i)
+	out.Get = own
+	out.Get.Nodes = 1
+	return i, own, out
+}
+
+// addOwn records the size of the one item of the node with this id, for a
+// layout that writes one item a node: its Add.
+func (c *costForest) addOwn(id string, size int) (int32, int32, error) {
+	i, err := c.lookup(id)
+	if err != nil {
+		return -1, -1, err
+	}
+	c.own[i] = int32(size)
+	return i, -1, nil
+}

@@ -605,12 +605,7 @@ type pathCosts struct {
 }
 
 func (c *pathCosts) Add(item Item, size int) (int32, int32, error) {
-	i, err := c.lookup(asString(item, c.l.id))
-	if err != nil {
-		return -1, -1, err
-	}
-	c.own[i] = int32(size)
-	return i, -1, nil
+	return c.addOwn(asString(item, c.l.id), size)
 }
 
 // Estimate follows Query given the id of a node known to be there
@@ -620,11 +615,7 @@ func (c *pathCosts) Add(item Item, size int) (int32, int32, error) {
 // LearnsPath), then a Query of ByPath per shard, or BatchGetItem of the
 // ancestors the Path names.
 func (c *pathCosts) Estimate(k int) QueryCosts {
-	i := c.sample[k]
-	var out QueryCosts
-	own := c.get(i)
-	out.Get = own
-	out.Get.Nodes = 1
+	i, own, out := c.getFirst(k)
 
 	var children sizeSum
 	byParent, byPath := c.inIndex(c.l.byParent), c.inIndex(c.l.byPath)

@@ -587,11 +587,31 @@ func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path 
 		depthOf[l.keyOf(ids)] = rd
 		keys = append(keys, l.objectKey(ids))
 	}
+	res, err := l.objectsAt(ctx, r, keys, depthOf, q.InBand, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := depthOf[l.keyOf(path)]; ok && self {
+		if _, err := l.self(ctx, r, path); err != nil {
+			return nil, err
+		}
+	}
+	res = l.implicitRest(depthOf, res, q.InBand)
+	if len(depthOf) > 0 {
+		return nil, &InconsistentError{Msg: fmt.Sprintf("%s is in the table, but its ancestor %s has no object row", l.pathName(path), sortedKeys(depthOf)[0])}
+	}
+	return res, nil
+}
+
+// objectsAt reads the object rows keys name with BatchGetItem and appends
+// each to res at the relative depth depthOf gives its key, when inBand
+// takes that depth. The keys it reads leave depthOf: what is left there
+// has no object row.
+func (l *prefixLayout) objectsAt(ctx context.Context, r Reads, keys []Item, depthOf map[string]int, inBand func(int) bool, res []Result) ([]Result, error) {
 	items, err := r.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
-	var res []Result
 	for _, item := range items {
 		n, err := nodeResult(l, item, 0)
 		if err != nil {
@@ -603,19 +623,10 @@ func (l *prefixLayout) ancestors(ctx context.Context, r Reads, q *Request, path 
 			continue
 		}
 		delete(depthOf, key)
-		if q.InBand(rd) {
+		if inBand(rd) {
 			n.RelativeDepth = rd
 			res = append(res, n)
 		}
-	}
-	if _, ok := depthOf[l.keyOf(path)]; ok && self {
-		if _, err := l.self(ctx, r, path); err != nil {
-			return nil, err
-		}
-	}
-	res = l.implicitRest(depthOf, res, q.InBand)
-	if len(depthOf) > 0 {
-		return nil, &InconsistentError{Msg: fmt.Sprintf("%s is in the table, but its ancestor %s has no object row", l.pathName(path), sortedKeys(depthOf)[0])}
 	}
 	return res, nil
 }
@@ -665,23 +676,9 @@ func (l *prefixLayout) descendants(ctx context.Context, r Reads, q *Request, pat
 		keys[i] = l.objectKey(w.path)
 		depthOf[l.keyOf(w.path)] = w.depth
 	}
-	items, err := r.BatchGet(ctx, keys)
+	res, err := l.objectsAt(ctx, r, keys, depthOf, func(int) bool { return true }, res)
 	if err != nil {
 		return nil, err
-	}
-	for _, item := range items {
-		n, err := nodeResult(l, item, 0)
-		if err != nil {
-			return nil, err
-		}
-		key := asString(item, l.key)
-		rd, ok := depthOf[key]
-		if !ok {
-			continue
-		}
-		delete(depthOf, key)
-		n.RelativeDepth = rd
-		res = append(res, n)
 	}
 	res = l.implicitRest(depthOf, res, func(int) bool { return true })
 	if len(depthOf) > 0 {
@@ -816,11 +813,7 @@ func (c *prefixCosts) Add(item Item, size int) (int32, int32, error) {
 // level and BatchGetItem of the object rows; ancestors BatchGetItem of the
 // ancestors' object rows.
 func (c *prefixCosts) Estimate(k int) QueryCosts {
-	i := c.sample[k]
-	var out QueryCosts
-	own := c.get(i)
-	out.Get = own
-	out.Get.Nodes = 1
+	i, own, out := c.getFirst(k)
 	// listing is one listing-partition Query: the children of z.
 	listing := func(z int32) Cost {
 		var rows sizeSum

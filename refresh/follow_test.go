@@ -114,6 +114,14 @@ func (src *liveSource) items(id string) []layouts.Item {
 	return out
 }
 
+// put writes item into A with a raw PutItem, as an application would.
+func (src *liveSource) put(t *testing.T, item layouts.Item) {
+	t.Helper()
+	if _, err := src.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // mutate changes the source once, the way an application would: a tree
 // edit with treeport's editor (a move, a delete, a set), or raw PutItem,
 // UpdateItem and DeleteItem calls of the layout's items (a new leaf, a
@@ -401,16 +409,13 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 		if parent != "" {
 			item["ParentId"] = s(parent)
 		}
-		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
-			t.Fatal(err)
-		}
+		src.put(t, item)
 	}
 	// An orphan: its parent does not exist.
 	put("orphan", "nowhere")
 	// A cycle: two new nodes, each the other's parent.
 	put("cyc1", "cyc2")
 	put("cyc2", "cyc1")
-	waitFor(t, log, "its own ancestor", 30*time.Second)
 	waitForRound(t, log, "its own ancestor")
 	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
 		t.Errorf("B changed while A was not a valid tree: %d items, had %d", len(got), len(before))
@@ -424,9 +429,7 @@ func TestFollowHoldsInvalidTrees(t *testing.T) {
 	// A valid again: the parent arrives, the cycle is broken.
 	put("nowhere", "")
 	put("cyc1", "")
-	if err := <-done; err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
+	followEnded(t, done, log)
 	if !res.Exact() || res.Follow.Held != 0 || res.Follow.Invalid < 2 {
 		t.Errorf("after A was valid again: exact %v, %d held, %d reported\n%s", res.Exact(), res.Follow.Held, res.Follow.Invalid, log)
 	}
@@ -455,15 +458,10 @@ func TestFollowReportsTheRemoval(t *testing.T) {
 	if _, err := client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &src.table, Key: key}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, log, "was removed while", 30*time.Second)
 	waitForRound(t, log, "was removed while")
 	// A valid again: the node is back.
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: items[0]}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
+	src.put(t, items[0])
+	followEnded(t, done, log)
 	var reports []string
 	for _, line := range strings.Split(log.String(), "\n") {
 		if strings.Contains(line, "A is not a valid tree at") {
@@ -546,15 +544,11 @@ func TestFollowStreamReplaced(t *testing.T) {
 		}
 	}
 	// A new node, in the new stream only.
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: layouts.Item{"Id": s("new"), "size": n("1")}}); err != nil {
-		t.Fatal(err)
-	}
+	src.put(t, layouts.Item{"Id": s("new"), "size": n("1")})
 	src.mu.Lock()
 	src.f.parent["new"], src.f.attrs["new"] = "", transform.Attrs{"size": n("1")}
 	src.mu.Unlock()
-	if err := <-done; err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
+	followEnded(t, done, log)
 	if !strings.Contains(log.String(), "was disabled") || res.Follow.Backfills != 2 {
 		t.Errorf("the follower does not say the stream was disabled, or did not copy A again (%d copies):\n%s", res.Follow.Backfills, log)
 	}
@@ -585,10 +579,7 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 	good := src.items(node)[0]
 	bad := maps.Clone(good)
 	bad["Depth"] = n("0")
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: bad}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, log, "does not fit", 30*time.Second)
+	src.put(t, bad)
 	waitForRound(t, log, "does not fit")
 	if got := tableItems(t, client, dest, lt.Table()); !maps.Equal(got, before) {
 		p, d := itemDiff(before, got)
@@ -597,12 +588,8 @@ func TestFollowHoldsUnparsableItems(t *testing.T) {
 	if !strings.Contains(log.String(), fmt.Sprintf("keeps the last valid state of node %q", node)) {
 		t.Errorf("the log does not say B keeps node %q:\n%s", node, log)
 	}
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: good}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
+	src.put(t, good)
+	followEnded(t, done, log)
 	if !res.Exact() || res.Follow.Held != 0 {
 		t.Errorf("after the item was right again: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
 	}
@@ -625,9 +612,7 @@ func TestFollowIdleWithUnparsableItem(t *testing.T) {
 	_, log, done := startFollow(t, client, src, lt, 2*time.Second, &res)
 	bad := src.items(leaf)[0]
 	bad["Depth"] = n("0")
-	if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: bad}); err != nil {
-		t.Fatal(err)
-	}
+	src.put(t, bad)
 	err := <-done
 	if err != nil || res == nil || res.Follow == nil {
 		t.Fatalf("the follow ended with %v, want the verification's answer\n%s", err, log)
@@ -709,16 +694,10 @@ func TestFollowHoldsWhatBCannotHold(t *testing.T) {
 	var res *MigrateResult
 	dest, log, done := startFollow(t, client, src, lt, 3*time.Second, &res)
 	long := strings.Repeat("L", 600)
-	put := func(item layouts.Item) {
-		t.Helper()
-		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &src.table, Item: item}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// A root with a long id (B holds it), and a child whose Path is too
 	// long for B.
-	put(layouts.Item{"Id": s(long + "1"), "size": n("1")})
-	put(layouts.Item{"Id": s(long + "2"), "ParentId": s(long + "1"), "size": n("1")})
+	src.put(t, layouts.Item{"Id": s(long + "1"), "size": n("1")})
+	src.put(t, layouts.Item{"Id": s(long + "2"), "ParentId": s(long + "1"), "size": n("1")})
 	waitFor(t, log, "cannot hold", 30*time.Second)
 	select {
 	case err := <-done:
@@ -729,19 +708,26 @@ func TestFollowHoldsWhatBCannotHold(t *testing.T) {
 		t.Errorf("the report does not name the record of the node B cannot hold:\n%s", log)
 	}
 	// A changes there: the child becomes a root of its own.
-	put(layouts.Item{"Id": s(long + "2"), "size": n("1")})
+	src.put(t, layouts.Item{"Id": s(long + "2"), "size": n("1")})
 	src.mu.Lock()
 	src.f.parent[long+"1"], src.f.attrs[long+"1"] = "", transform.Attrs{"size": n("1")}
 	src.f.parent[long+"2"], src.f.attrs[long+"2"] = "", transform.Attrs{"size": n("1")}
 	src.mu.Unlock()
-	if err := <-done; err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
+	followEnded(t, done, log)
 	if !res.Exact() || res.Follow.Held != 0 {
 		t.Errorf("after A changed there: exact %v, %d held\n%s", res.Exact(), res.Follow.Held, log)
 	}
 	if p, d := itemDiff(tableItems(t, client, dest, lt.Table()), src.want(t, lt)); len(p)+len(d) > 0 {
 		t.Errorf("B differs from A's forest: %d to put, %d to delete\n%s", len(p), len(d), log)
+	}
+}
+
+// followEnded waits for the follow startFollow started to end, without
+// an error.
+func followEnded(t *testing.T, done <-chan error, log *syncBuffer) {
+	t.Helper()
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, log)
 	}
 }
 
@@ -828,12 +814,13 @@ func TestFollowLostPosition(t *testing.T) {
 	}
 }
 
-// waitForRound waits for a progress line after the first line that says
-// text: the follower writes one between two reads of the stream, so by
-// then the round that said text is over, its writes (or its holding back)
-// done. It replaces a fixed pause before checking that B did not change.
+// waitForRound waits for a line that says text (30 s at most), then for
+// a progress line after it: the follower writes one between two reads of
+// the stream, so by then the round that said text is over, its writes (or
+// its holding back) done. It replaces a fixed pause before checking that B did not change.
 func waitForRound(t *testing.T, log *syncBuffer, text string) {
 	t.Helper()
+	waitFor(t, log, text, 30*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, after, ok := strings.Cut(log.String(), text)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -176,30 +175,20 @@ func TestStartBulkPutErrors(t *testing.T) {
 }
 
 // fakeBulk replays a recorded sequence of DescribeBulkOperation answers.
-type fakeBulk struct {
-	mu    sync.Mutex
-	steps []bulkStep
-	calls int
-}
+type fakeBulk replay[*types.BulkOperationDescription]
 
-type bulkStep struct {
-	desc *types.BulkOperationDescription
-	err  error
-}
+type bulkStep = step[*types.BulkOperationDescription]
 
 func (f *fakeBulk) StartBulkPutItems(context.Context, *dynamodb.StartBulkPutItemsInput, ...func(*dynamodb.Options)) (*dynamodb.StartBulkPutItemsOutput, error) {
 	return nil, errors.New("not recorded")
 }
 
-func (f *fakeBulk) DescribeBulkOperation(_ context.Context, in *dynamodb.DescribeBulkOperationInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeBulkOperationOutput, error) {
-	f.mu.Lock()
-	s := f.steps[min(f.calls, len(f.steps)-1)]
-	f.calls++
-	f.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
+func (f *fakeBulk) DescribeBulkOperation(context.Context, *dynamodb.DescribeBulkOperationInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeBulkOperationOutput, error) {
+	desc, err := (*replay[*types.BulkOperationDescription])(f).next()
+	if err != nil {
+		return nil, err
 	}
-	return &dynamodb.DescribeBulkOperationOutput{BulkOperationDescription: s.desc}, nil
+	return &dynamodb.DescribeBulkOperationOutput{BulkOperationDescription: desc}, nil
 }
 
 func bulkDesc(status types.BulkOperationStatus, processed, failed int64) bulkStep {

@@ -217,32 +217,49 @@ func TestStartImportTableExists(t *testing.T) {
 	}
 }
 
-// fakeImports replays a recorded sequence of DescribeImport answers; an
-// entry with err set is a failed call. After the last one it repeats it.
-type fakeImports struct {
+// replay is a recorded sequence of a job's Describe answers; an entry
+// with err set is a failed call. After the last one it repeats it.
+type replay[D any] struct {
 	mu    sync.Mutex
-	steps []describeStep
+	steps []step[D]
 	calls int
 }
 
-type describeStep struct {
-	desc *types.ImportTableDescription
+type step[D any] struct {
+	desc D
 	err  error
 }
+
+// next is the answer to the next Describe call.
+func (r *replay[D]) next() (D, error) {
+	r.mu.Lock()
+	s := r.steps[min(r.calls, len(r.steps)-1)]
+	r.calls++
+	r.mu.Unlock()
+	return s.desc, s.err
+}
+
+func (r *replay[D]) callsSeen() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
+}
+
+// fakeImports replays a recorded sequence of DescribeImport answers.
+type fakeImports replay[*types.ImportTableDescription]
+
+type describeStep = step[*types.ImportTableDescription]
 
 func (f *fakeImports) ImportTable(context.Context, *dynamodb.ImportTableInput, ...func(*dynamodb.Options)) (*dynamodb.ImportTableOutput, error) {
 	return nil, errors.New("not recorded")
 }
 
-func (f *fakeImports) DescribeImport(_ context.Context, in *dynamodb.DescribeImportInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeImportOutput, error) {
-	f.mu.Lock()
-	s := f.steps[min(f.calls, len(f.steps)-1)]
-	f.calls++
-	f.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
+func (f *fakeImports) DescribeImport(context.Context, *dynamodb.DescribeImportInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeImportOutput, error) {
+	desc, err := (*replay[*types.ImportTableDescription])(f).next()
+	if err != nil {
+		return nil, err
 	}
-	return &dynamodb.DescribeImportOutput{ImportTableDescription: s.desc}, nil
+	return &dynamodb.DescribeImportOutput{ImportTableDescription: desc}, nil
 }
 
 const testARN = "arn:aws:dynamodb:us-east-1:123456789012:table/Tree/import/01700000000000-abcdef12"
@@ -392,7 +409,7 @@ func TestFollowImportCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	api := &fakeImports{steps: []describeStep{importDesc(types.ImportStatusInProgress, 1, 0, 0)}}
 	go func() {
-		for api.callsSeen() < 2 {
+		for (*replay[*types.ImportTableDescription])(api).callsSeen() < 2 {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
@@ -401,10 +418,4 @@ func TestFollowImportCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "goes on in DynamoDB") {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-func (f *fakeImports) callsSeen() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls
 }

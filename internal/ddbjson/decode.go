@@ -360,59 +360,53 @@ func (d *decoder) mapValue(depth int) (types.AttributeValue, error) {
 func (d *decoder) set(tag string) (types.AttributeValue, error) {
 	switch tag {
 	case "SS":
-		var set []string
-		err := d.array("SS", func(i int) error {
+		set, err := setOf(d, tag, func() (string, error) {
 			s, err := d.string()
 			if err != nil {
-				return prefix(typeErr(err, "SS", "strings"), "["+strconv.Itoa(i)+"]")
+				return "", typeErr(err, "SS", "strings")
 			}
-			set = append(set, s)
-			return nil
+			return s, nil
 		})
 		if err != nil {
 			return nil, err
-		}
-		if len(set) == 0 {
-			return nil, d.errorf("SS is empty; DynamoDB does not store empty sets")
 		}
 		return &types.AttributeValueMemberSS{Value: set}, nil
 	case "NS":
-		var set []string
-		err := d.array("NS", func(i int) error {
-			s, err := d.number()
-			if err != nil {
-				return prefix(err, "["+strconv.Itoa(i)+"]")
-			}
-			set = append(set, s)
-			return nil
-		})
+		set, err := setOf(d, tag, d.number)
 		if err != nil {
 			return nil, err
-		}
-		if len(set) == 0 {
-			return nil, d.errorf("NS is empty; DynamoDB does not store empty sets")
 		}
 		return &types.AttributeValueMemberNS{Value: set}, nil
 	case "BS":
-		var set [][]byte
-		err := d.array("BS", func(i int) error {
-			b, err := d.binary()
-			if err != nil {
-				return prefix(err, "["+strconv.Itoa(i)+"]")
-			}
-			set = append(set, b)
-			return nil
-		})
+		set, err := setOf(d, tag, d.binary)
 		if err != nil {
 			return nil, err
-		}
-		if len(set) == 0 {
-			return nil, d.errorf("BS is empty; DynamoDB does not store empty sets")
 		}
 		return &types.AttributeValueMemberBS{Value: set}, nil
 	default:
 		return nil, d.errorf("unknown set type %q", tag)
 	}
+}
+
+// setOf reads the elements of a set of type tag with elem, an error naming
+// the element's index; an empty set is an error.
+func setOf[T any](d *decoder, tag string, elem func() (T, error)) ([]T, error) {
+	var set []T
+	err := d.array(tag, func(i int) error {
+		e, err := elem()
+		if err != nil {
+			return prefix(err, "["+strconv.Itoa(i)+"]")
+		}
+		set = append(set, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(set) == 0 {
+		return nil, d.errorf("%s is empty; DynamoDB does not store empty sets", tag)
+	}
+	return set, nil
 }
 
 // array reads a JSON array, calling elem for each element with the decoder

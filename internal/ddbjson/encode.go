@@ -45,59 +45,48 @@ func AppendValue(dst []byte, v types.AttributeValue) []byte {
 		dst = append(dst, `{"N":`...)
 		dst = AppendString(dst, v.Value)
 	case *types.AttributeValueMemberB:
-		dst = append(dst, `{"B":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, v.Value)
-		dst = append(dst, '"')
+		dst = append(dst, `{"B":`...)
+		dst = appendBase64(dst, v.Value)
 	case *types.AttributeValueMemberBOOL:
 		if v.Value {
 			return append(dst, `{"BOOL":true}`...)
 		}
 		return append(dst, `{"BOOL":false}`...)
 	case *types.AttributeValueMemberL:
-		dst = append(dst, `{"L":[`...)
-		for i, e := range v.Value {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendValue(dst, e)
-		}
-		dst = append(dst, ']')
+		dst = appendArray(dst, `{"L":[`, v.Value, AppendValue)
 	case *types.AttributeValueMemberM:
 		dst = append(dst, `{"M":`...)
 		dst = appendMap(dst, v.Value)
 	case *types.AttributeValueMemberSS:
-		dst = append(dst, `{"SS":[`...)
-		for i, s := range v.Value {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, s)
-		}
-		dst = append(dst, ']')
+		dst = appendArray(dst, `{"SS":[`, v.Value, AppendString)
 	case *types.AttributeValueMemberNS:
-		dst = append(dst, `{"NS":[`...)
-		for i, s := range v.Value {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, s)
-		}
-		dst = append(dst, ']')
+		dst = appendArray(dst, `{"NS":[`, v.Value, AppendString)
 	case *types.AttributeValueMemberBS:
-		dst = append(dst, `{"BS":[`...)
-		for i, b := range v.Value {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, '"')
-			dst = base64.StdEncoding.AppendEncode(dst, b)
-			dst = append(dst, '"')
-		}
-		dst = append(dst, ']')
+		dst = appendArray(dst, `{"BS":[`, v.Value, appendBase64)
 	default: // NULL, nil, or a type this package does not know
 		return append(dst, `{"NULL":true}`...)
 	}
 	return append(dst, '}')
+}
+
+// appendArray appends open, the elements written by appendElem and
+// separated by commas, and the closing ']'.
+func appendArray[T any](dst []byte, open string, elems []T, appendElem func([]byte, T) []byte) []byte {
+	dst = append(dst, open...)
+	for i, e := range elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendElem(dst, e)
+	}
+	return append(dst, ']')
+}
+
+// appendBase64 appends b as a JSON string of its standard base64.
+func appendBase64(dst, b []byte) []byte {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"')
 }
 
 type attr struct {

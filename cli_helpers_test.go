@@ -1,0 +1,87 @@
+package main
+
+// Helpers every end-to-end test file may use: running treeport until a
+// condition holds and interrupting it, and a buffer a test reads while a
+// process writes to it.
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/treeport/treeport/ddbwrite"
+)
+
+// syncBuf is a buffer a test may read while a process writes to it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// interruptWhen starts treeport with args (env added to the environment),
+// asks ready every 20 ms with the stderr written so far, sends SIGINT as
+// soon as it holds, and wants exit 130. The test fails when the run ends
+// first, or when ready does not hold within 2 minutes (a bound on a hung
+// run, not a timing); waitingFor says what ready waits for. It returns the
+// run's stderr and how long the run took to stop after SIGINT.
+func interruptWhen(t *testing.T, env, args []string, waitingFor string, ready func(stderr string) bool) (stderr string, stopping time.Duration) {
+	t.Helper()
+	cmd := exec.Command(treeportBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var errb syncBuf
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for ok := false; !ok; {
+		select {
+		case err := <-exited:
+			t.Fatalf("treeport %s ended (%v) before it could be interrupted (waiting for %s):\n%s", args[0], err, waitingFor, errb.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("no %s within 2 minutes:\n%s", waitingFor, errb.String())
+		case <-time.After(20 * time.Millisecond):
+			ok = ready(errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	err := <-exited
+	stopping = time.Since(signalled)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v) after SIGINT, want 130:\n%s", code, err, errb.String())
+	}
+	return errb.String(), stopping
+}
+
+// checkpointMoved is a condition for interruptWhen: the checkpoint ck
+// holds acknowledged writes. Waiting for it, not for a fixed time, keeps a
+// test right on a loaded machine (where 1.5 s may come before the first
+// acknowledgement) and on a fast one (where it may come after the end).
+func checkpointMoved(ck string) func(string) bool {
+	return func(string) bool {
+		c, err := ddbwrite.LoadCheckpoint(ck)
+		return err == nil && c.Watermark > 0
+	}
+}
