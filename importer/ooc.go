@@ -211,11 +211,6 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if o.Refuse != "" {
 		return nil, fmt.Errorf("%w: %s", ddbwrite.ErrUsage, o.Refuse)
 	}
-	if l := o.Layout; l != nil && (layouts.PathIDs(l) || layouts.ImplicitInner(l)) {
-		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and an input with path ids is not read out of core yet: "+
-			"give --memory at least %s (about %d bytes a node)",
-			ddbwrite.ErrUsage, path, units.SizeText(o.Memory), units.SizeText(max(infile.Size(path)/40, 1)*InMemoryNodeBytes), InMemoryNodeBytes)
-	}
 	if o.OnStart != nil {
 		o.OnStart()
 	}
