@@ -19,7 +19,8 @@ type oocBuilder struct {
 	rowBytes int64
 }
 
-// innerReason is addResolved's reason for a good node with children.
+// innerReason is addResolved's reason for a good node with children
+// (the resolved row's flag 2).
 const innerReason = "inner"
 
 func innerReasonOf(flags uint8) string {

@@ -2,7 +2,9 @@ package importer
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -174,4 +177,45 @@ func mustLayout(t *testing.T, name string, opts layouts.Options) layouts.Layout 
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestOutOfCorePathIDsPlanMatchesInMemory: the dry run's plan of a forest
+// of path ids read out of core is the one read in memory, in every layout
+// that takes them. With implicit inner nodes it is refused (exit 2): the
+// collections pass does not yet count an omitted root's tree (in memory
+// every node of a tree names its size).
+func TestOutOfCorePathIDsPlanMatchesInMemory(t *testing.T) {
+	for _, defects := range []bool{false, true} {
+		for _, name := range layouts.Names() {
+			for _, implicit := range []bool{false, true} {
+				if implicit && name == layouts.AdjacencyName {
+					continue
+				}
+				t.Run(fmt.Sprintf("defects=%v/%s/implicit=%v", defects, name, implicit), func(t *testing.T) {
+					l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: implicit})
+					path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(7, 27)), 2000, l.Delimiter(), defects))
+					if implicit {
+						// Not planned out of core yet: refused (exit 2), before any pass.
+						tmp := t.TempDir()
+						_, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, Plan: true}})
+						if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--implicit-inner is not planned out of core") || !strings.Contains(err.Error(), "--memory") {
+							t.Fatalf("err = %v, want a usage error naming --implicit-inner and --memory", err)
+						}
+						if left, _ := os.ReadDir(tmp); len(left) != 0 {
+							t.Errorf("%d files left in the tmp dir", len(left))
+						}
+						return
+					}
+					want, wantProblems := oocPlan(t, path, l, nil)
+					got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+					if got != want {
+						t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
+					}
+					if !slices.Equal(gotProblems, wantProblems) {
+						t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(gotProblems, "\n"), strings.Join(wantProblems, "\n"))
+					}
+				})
+			}
+		}
+	}
 }
