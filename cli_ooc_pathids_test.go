@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
+	"github.com/treeport/treeport/internal/testserver/s3local"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -192,4 +194,37 @@ func TestMigrateOutOfCorePathIDs(t *testing.T) {
 			emptyDir(t, tmp)
 		})
 	}
+}
+
+// TestOutOfCorePathIDsImportS3: import --out s3:// out of core with
+// implicit inner nodes (prefix) uploads the items an import in memory
+// writes to local files.
+func TestOutOfCorePathIDsImportS3(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	in := genPathIDs(t, 3000, "¦")
+	dir, tmp := t.TempDir(), t.TempDir()
+	args := []string{"import", "--in", in, "--layout", "prefix", "--path-ids", "--implicit-inner", "--items-per-file", "4000"}
+	if _, stderr, code := run(t, nil, append(args, "--out", dir)...); code != 0 {
+		t.Fatalf("in memory: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := run(t, s3Env(s3ep, "http://127.0.0.1:1"), append(append(args, "--out", "s3://"+bucket+"/ooc"), oocArgs(tmp)...)...); code != 0 {
+		t.Fatalf("out of core: exit %d: %s", code, stderr)
+	}
+	var want, got []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "data", "*.json.gz"))
+	for _, p := range matches {
+		b, _ := os.ReadFile(p)
+		want = append(want, gunzipLines(t, b)...)
+	}
+	for _, k := range s3local.Keys(t, client, bucket, "ooc/data/") {
+		got = append(got, gunzipLines(t, s3local.Get(t, client, bucket, k))...)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) < 3000 || !slices.Equal(got, want) {
+		t.Errorf("%d items uploaded out of core, %d written in memory: not the same", len(got), len(want))
+	}
+	emptyDir(t, tmp)
 }
