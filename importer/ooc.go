@@ -109,6 +109,7 @@ type oocState struct {
 	build, missing   problemSet
 	cycles, checked  problemSet
 	resolved         *extsort.Sorter // by row: each good row's status, reason, depth and path
+	badInner         *extsort.RowSet // the rows of the nodes that have children that could not be read
 	nodes, rejected  int64
 	roots            int
 	measure          *layouts.Measure
@@ -124,6 +125,7 @@ func (s *oocState) close() {
 	if s.resolved != nil {
 		s.resolved.Close()
 	}
+	s.badInner.Close()
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 		s.dir = ""

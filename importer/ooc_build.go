@@ -23,13 +23,6 @@ type oocBuilder struct {
 // (the resolved row's flag 2).
 const innerReason = "inner"
 
-func innerReasonOf(flags uint8) string {
-	if flags&fInner != 0 {
-		return innerReason
-	}
-	return ""
-}
-
 // Node flags, in the records of the passes.
 const (
 	fBad       = 1 << iota // a row that could not be read, whose id is known
@@ -49,6 +42,7 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	budget := o.sortBudget()
 	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
 	s.resolved.Prefix = extsort.PrefixRow
+	s.badInner = extsort.NewRowSet(s.dir, budget)
 	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
 	b.byID.Prefix = extsort.PrefixKeyRow
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }

@@ -37,6 +37,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		return st, err
 	}
 	defer res.Close()
+	inner, err := s.badInner.Cursor()
+	if err != nil {
+		return st, err
+	}
+	defer inner.Close()
 	next, row := flatNext(src, !keep)
 	spec := opts.Layout.Table()
 	var (
@@ -129,7 +134,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		st.Nodes++
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat, Inner: flag == 2 && layouts.ImplicitInner(opts.Layout)}
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat, Inner: (inner.Has(r) || flag == 2) && layouts.ImplicitInner(opts.Layout)}
 		path = d.Strs(path[:0])
 		if delim != "" {
 			text = text[:0]

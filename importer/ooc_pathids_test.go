@@ -219,3 +219,32 @@ func TestOutOfCorePathIDsPlanMatchesInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfCoreImplicitBadChildren: a row that could not be read (a
+// ragged row, whose id and parent are known) is its parent's child in
+// memory, so a parent without attributes whose only children are such
+// rows is an implicit inner node there, with no item of its own; out of
+// core too, in every layout that takes --implicit-inner.
+func TestOutOfCoreImplicitBadChildren(t *testing.T) {
+	for _, name := range layouts.Names() {
+		if name == layouts.AdjacencyName {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: true})
+			path := writeTemp(t, "in.csv", []byte(strings.ReplaceAll("id,parent_id,name\na,,x\na|p,a,\na|p|bad,a|p,x,extra\na|q,a,\na|q|ok,a|q,y\na|r,a,\n"+
+				"b|bad,b,x,extra\nb,,\nb|ok,b,\n", "|", l.Delimiter())))
+			want := oocEmitAll(t, path, l, nil, 100)
+			got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, 100)
+			if len(want.problems) != 4 {
+				t.Fatalf("%d problems in memory, want the 2 ragged rows' 2 each:\n%s", len(want.problems), strings.Join(want.problems, "\n"))
+			}
+			if !slices.Equal(got.items, want.items) || !slices.Equal(got.kept, want.kept) {
+				t.Errorf("items out of core:\n%s\nin memory:\n%s", strings.Join(got.items, "\n"), strings.Join(want.items, "\n"))
+			}
+			if !slices.Equal(got.problems, want.problems) || got.rejects != want.rejects {
+				t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(got.problems, "\n"), strings.Join(want.problems, "\n"))
+			}
+		})
+	}
+}

@@ -400,6 +400,11 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 		n.getByParent(rec, true)
 		switch {
 		case found && n.flags&fJoinOnly != 0:
+			// A row that could not be read is its parent's child in memory too (Node.Inner).
+			if err := s.badInner.Add(extsort.RowAfterKey(id)); err != nil {
+				rest.Close()
+				return nil, err
+			}
 		case found:
 			d := extsort.Dec{B: id}
 			d.Bytes()
@@ -606,7 +611,11 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	s.layoutMeasure(&st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
-	return origin, originKey, s.addResolved(n.row, false, innerReasonOf(n.flags), n.depth, n.path, n.rows)
+	reason := ""
+	if n.flags&fInner != 0 {
+		reason = innerReason
+	}
+	return origin, originKey, s.addResolved(n.row, false, reason, n.depth, n.path, n.rows)
 }
 
 func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }
