@@ -19,8 +19,8 @@ type oocBuilder struct {
 	rowBytes int64
 }
 
-// innerReason is addResolved's reason for a good node with children
-// (the resolved row's flag 2).
+// innerReason is addResolved's reason for a good node with children,
+// under ImplicitInner (the resolved row's flag 2).
 const innerReason = "inner"
 
 // Node flags, in the records of the passes.

@@ -69,7 +69,7 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 			s.phase("counting collections (rows)", k, -1)
 		}
 		d := extsort.Dec{B: rec[8:], Share: true}
-		if d.Flag() == 1 { // rejected (2: good, with children)
+		if d.Flag() != 0 {
 			continue
 		}
 		row, depth := extsort.RowOf(rec), d.I()

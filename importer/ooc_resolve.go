@@ -612,7 +612,7 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
 	reason := ""
-	if n.flags&fInner != 0 {
+	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
 		reason = innerReason
 	}
 	return origin, originKey, s.addResolved(n.row, false, reason, n.depth, n.path, n.rows)
