@@ -75,9 +75,8 @@ func TestMigrateOutOfCoreMatchesInMemory(t *testing.T) {
 }
 
 // TestMigrateOutOfCoreRefusals: out of core, migrate writes only into an
-// empty table (or its own checkpoint's), takes no --shard and no path ids,
-// and needs a --tmp-dir it can write; each is refused (exit 2) with
-// nothing written.
+// empty table (or its own checkpoint's), takes no --shard, and needs a
+// --tmp-dir it can write; each is refused (exit 2) with nothing written.
 func TestMigrateOutOfCoreRefusals(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -113,7 +112,6 @@ func TestMigrateOutOfCoreRefusals(t *testing.T) {
 		{"not empty", dst, oocArgs(t.TempDir()), "writes only into an empty table"},
 		{"shard", empty, append(oocArgs(t.TempDir()), "--shard", "1/2"), "does not take --shard"},
 		{"tmp-dir", empty, oocArgs(filepath.Join(readonly, "sub")), "--tmp-dir"},
-		{"path ids", empty, append(oocArgs(t.TempDir()), "--to-path-ids"), "path ids"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", c.table, "--to-layout", "closure", "--no-progress"}, c.args...)

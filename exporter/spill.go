@@ -37,12 +37,18 @@ type SpillStats struct {
 // resumes numbers the items as the one it goes on from. The out-of-core
 // migrate feeds the file to the out-of-core import.
 //
-// A layout whose inner nodes are implicit (path ids) cannot be spilled
-// so: its inner nodes are known only from every id; it is refused.
+// A layout whose inner nodes are implied by path ids (layouts.ReadsImplicit)
+// gets them as a Scan does (layouts.Implied): each id and every prefix
+// of each parent go to two more sorts, and a merge join writes each
+// prefix that is no id once, as a record without attributes (see
+// impliedNodes).
 func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, out string, wopts records.WriterOptions, budget int) (SpillStats, error) {
 	var st SpillStats
+	var implied *impliedNodes
 	if layouts.ReadsImplicit(l) {
-		return st, fmt.Errorf("exporter: the %s layout's inner nodes are implied by every id: its table is not read in a fixed memory yet", l.Name())
+		implied = newImpliedNodes(filepath.Dir(out), max(budget/4, 1<<20), l.Delimiter())
+		defer implied.close()
+		budget = max(budget/2, 1<<20)
 	}
 	f, err := os.Create(out)
 	if err != nil {
@@ -78,6 +84,7 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 		var local [4]uint64
 		var bad int64
 		var badKey string
+		var recs [][2]string // with implied: each node's id and parent
 		for _, item := range items {
 			rec, ok, err := l.Node(item)
 			if err != nil {
@@ -98,6 +105,9 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 				return err
 			}
 			ends = append(ends, len(buf))
+			if implied != nil {
+				recs = append(recs, [2]string{rec.ID, rec.Parent})
+			}
 			h := sha256.Sum256(buf[start:])
 			for k := range local {
 				local[k] += binary.LittleEndian.Uint64(h[8*k:])
@@ -111,6 +121,9 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 				return err
 			}
 			start = end
+		}
+		if err := implied.add(recs); err != nil {
+			return err
 		}
 		st.Nodes += int64(len(ends))
 		for k := range sum {
@@ -135,6 +148,11 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 		return st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
 			layouts.ErrItem, table, st.Read.Items, l.Name(), what, models.FitHint(l))
 	}
+	n, err := implied.spill(newEncoder(), sorter)
+	if err != nil {
+		return st, err
+	}
+	st.Nodes += n
 	it, err := sorter.Sort()
 	if err != nil {
 		return st, err

@@ -109,6 +109,7 @@ type oocState struct {
 	build, missing   problemSet
 	cycles, checked  problemSet
 	resolved         *extsort.Sorter // by row: each good row's status, reason, depth and path
+	badInner         *extsort.RowSet // the rows of the nodes that have children that could not be read
 	nodes, rejected  int64
 	roots            int
 	measure          *layouts.Measure
@@ -124,6 +125,7 @@ func (s *oocState) close() {
 	if s.resolved != nil {
 		s.resolved.Close()
 	}
+	s.badInner.Close()
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 		s.dir = ""
@@ -211,10 +213,9 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if o.Refuse != "" {
 		return nil, fmt.Errorf("%w: %s", ddbwrite.ErrUsage, o.Refuse)
 	}
-	if l := o.Layout; l != nil && (layouts.PathIDs(l) || layouts.ImplicitInner(l)) {
-		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and an input with path ids is not read out of core yet: "+
-			"give --memory at least %s (about %d bytes a node)",
-			ddbwrite.ErrUsage, path, units.SizeText(o.Memory), units.SizeText(max(infile.Size(path)/40, 1)*InMemoryNodeBytes), InMemoryNodeBytes)
+	if l := o.Layout; o.Plan && l != nil && layouts.ImplicitInner(l) {
+		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and a dry run with --implicit-inner is not planned out of core yet: give --memory at least %s, or leave --dry-run out (import itself runs out of core)",
+			ddbwrite.ErrUsage, path, units.SizeText(o.Memory), units.SizeText(max(infile.Size(path)/40, 1)*InMemoryNodeBytes))
 	}
 	if o.OnStart != nil {
 		o.OnStart()

@@ -19,6 +19,10 @@ type oocBuilder struct {
 	rowBytes int64
 }
 
+// innerReason is addResolved's reason for a good node with children,
+// under ImplicitInner (the resolved row's flag 2).
+const innerReason = "inner"
+
 // Node flags, in the records of the passes.
 const (
 	fBad       = 1 << iota // a row that could not be read, whose id is known
@@ -27,6 +31,7 @@ const (
 	fOrigin                // the parent's check found a problem (see transform.Forest.Check)
 	fOriginKey             // ... which was keys over DynamoDB's limits
 	fJoinOnly              // a bad row's node, in the parent join only to report a missing parent
+	fInner                 // it has children (transform.Node.Inner), found as its level is joined with them
 )
 
 func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuilder, error) {
@@ -37,6 +42,7 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	budget := o.sortBudget()
 	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
 	s.resolved.Prefix = extsort.PrefixRow
+	s.badInner = extsort.NewRowSet(s.dir, budget)
 	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
 	b.byID.Prefix = extsort.PrefixKeyRow
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
@@ -102,7 +108,8 @@ func (b *oocBuilder) resolveRejected(row int64, reason string) {
 }
 
 // addResolved records what the passes found for a good row: rejected,
-// with the reason, or its depth and path.
+// with the reason, or its depth and path (and, reason innerReason, that
+// it has children).
 func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string, rows []int64) error {
 	e := &s.re
 	e.Reset()
@@ -112,6 +119,9 @@ func (s *oocState) addResolved(row int64, rejected bool, reason string, depth in
 		e.S(reason)
 	} else {
 		e.Flag(0)
+		if reason == innerReason {
+			e.B[len(e.B)-1] = 2 // good, with children: an implicit inner node's items differ
+		}
 		e.I(depth)
 		e.Strs(path)
 		if s.opts.Plan {

@@ -37,6 +37,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		return st, err
 	}
 	defer res.Close()
+	inner, err := s.badInner.Cursor()
+	if err != nil {
+		return st, err
+	}
+	defer inner.Close()
 	next, row := flatNext(src, !keep)
 	spec := opts.Layout.Table()
 	var (
@@ -118,7 +123,8 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			return st, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
 		}
 		d := extsort.Dec{B: cur[8:], Share: !keep}
-		if d.Flag() == 1 {
+		flag := d.Flag()
+		if flag == 1 {
 			st.Rejected++
 			if rejects != nil {
 				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
@@ -128,7 +134,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		st.Nodes++
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat}
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat, Inner: (inner.Has(r) || flag == 2) && layouts.ImplicitInner(opts.Layout)}
 		path = d.Strs(path[:0])
 		if delim != "" {
 			text = text[:0]
@@ -145,7 +151,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		if keepFn != nil {
 			// Emit's items are the caller's to keep: the layout builds
 			// them as maps of their own, from the record as Next read it.
-			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path}
+			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path, Inner: node.Inner}
 			full.Record.Raw = nil
 			lerr = opts.Layout.Items(&full, emitMap)
 		} else {

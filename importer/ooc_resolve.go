@@ -400,6 +400,11 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 		n.getByParent(rec, true)
 		switch {
 		case found && n.flags&fJoinOnly != 0:
+			// A row that could not be read is its parent's child in memory too (Node.Inner).
+			if err := s.badInner.Add(extsort.RowAfterKey(id)); err != nil {
+				rest.Close()
+				return nil, err
+			}
 		case found:
 			d := extsort.Dec{B: id}
 			d.Bytes()
@@ -481,15 +486,18 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 			}
 		}
 		n.getLevel(rec)
-		origin, originKey, err := s.resolve(&n, check)
-		if err != nil {
-			return fail(err)
-		}
 		for more && bytes.Compare(firstKey(cur), []byte(n.id)) < 0 {
 			if err := keep(cur); err != nil {
 				return fail(err)
 			}
 			cur, more = rest.Next()
+		}
+		if more && bytes.Equal(firstKey(cur), []byte(n.id)) {
+			n.flags |= fInner // its children are all in rest, the next depth
+		}
+		origin, originKey, err := s.resolve(&n, check)
+		if err != nil {
+			return fail(err)
 		}
 		for more && bytes.Equal(firstKey(cur), []byte(n.id)) {
 			matched++
@@ -566,6 +574,9 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		st = transform.Stats{ID: n.id, ParentID: n.parent, RootID: n.root, Depth: n.depth, PathBytes: n.pathBytes,
 			MaxAncestorIDBytes: n.maxAnc, AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
 	}
+	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
+		st.Children = 1 // (at least): whether the node gets items of its own
+	}
 	cerr := check(n.id, &st)
 	if unknown {
 		cerr = transform.WithoutKeyLengths(cerr)
@@ -600,7 +611,11 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	s.layoutMeasure(&st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
-	return origin, originKey, s.addResolved(n.row, false, "", n.depth, n.path, n.rows)
+	reason := ""
+	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
+		reason = innerReason
+	}
+	return origin, originKey, s.addResolved(n.row, false, reason, n.depth, n.path, n.rows)
 }
 
 func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }

@@ -228,19 +228,17 @@ func TestOutOfCoreDecision(t *testing.T) {
 	}
 }
 
-// TestOutOfCoreRefusesPathIDsAndLinks: what the passes do not do yet (path
-// ids, implicit inner nodes, the prefix layout's links) is refused as a
-// usage error that says how much --memory keeps the input in memory,
-// never written as if the ids were plain or the links attributes.
-func TestOutOfCoreRefusesPathIDsAndLinks(t *testing.T) {
-	pathIDs := writeTemp(t, "paths.csv", []byte("id,parent_id\na,\na|b,a\na|b|c,a|b\n"))
+// TestOutOfCoreRefusesLinks: what the passes do not do yet (the prefix
+// layout's links) is refused as a usage error that says how much --memory
+// keeps the input in memory, never written as if the links were
+// attributes. (Path ids and implicit inner nodes are read out of core:
+// TestOutOfCorePathIDsMatchInMemory.)
+func TestOutOfCoreRefusesLinks(t *testing.T) {
 	links := writeTemp(t, "links.csv", []byte("id,parent_id,link_to\na,,\nb,a,\nc,a,b\n"))
 	for _, tc := range []struct {
 		name, layout, path, want string
 		opts                     layouts.Options
 	}{
-		{"path ids", "path", pathIDs, "path ids is not read out of core", layouts.Options{PathIDs: true}},
-		{"implicit inner", "prefix", pathIDs, "path ids is not read out of core", layouts.Options{PathIDs: true, ImplicitInner: true}},
 		{"links", "prefix", links, "links are not written out of core", layouts.Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

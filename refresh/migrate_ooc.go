@@ -18,7 +18,6 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/units"
-	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -149,9 +148,6 @@ func refuseOOC(opts MigrateOptions) error {
 	case opts.Shard.Of > 1:
 		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
 			ddbwrite.ErrUsage, opts.From, units.SizeText(o.Memory))
-	case layouts.ReadsImplicit(opts.FromLayout), layouts.ReadsImplicit(opts.Layout):
-		return fmt.Errorf("%w: the source %s does not fit --memory %s, and tables with path ids (inner nodes implied) are not copied out of core yet: give --memory large enough for it (about %d bytes an item)",
-			ddbwrite.ErrUsage, opts.From, units.SizeText(o.Memory), importer.InMemoryNodeBytes)
 	}
 	return nil
 }

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
+	"github.com/treeport/treeport/internal/testserver/s3local"
+	"github.com/treeport/treeport/layouts"
+)
+
+// genPathIDs writes a random forest of n nodes whose ids are path ids
+// joined by delim, shuffled (children often before parents), a third of
+// its nodes without attributes: implicit inner nodes under
+// --implicit-inner when they have children.
+func genPathIDs(t *testing.T, n int, delim string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(n), 27))
+	ids := make([]string, 0, n)
+	var lines []string
+	for i := range n {
+		rec := map[string]any{"id": fmt.Sprintf("root%d", i)}
+		if i > 0 && rng.IntN(30) != 0 {
+			parent := ids[rng.IntN(i)]
+			rec["id"], rec["parent_id"] = parent+delim+fmt.Sprintf("n%d", i), parent
+		}
+		if rng.IntN(3) != 0 {
+			rec["size"] = rng.IntN(100000)
+		}
+		ids = append(ids, rec["id"].(string))
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b))
+	}
+	rng.Shuffle(len(lines), func(a, b int) { lines[a], lines[b] = lines[b], lines[a] })
+	in := filepath.Join(t.TempDir(), "paths.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// pathIDsFlags are the flags of a layout with path ids, and implicit
+// inner nodes when implicit.
+func pathIDsFlags(implicit bool) []string {
+	if implicit {
+		return []string{"--path-ids", "--implicit-inner"}
+	}
+	return []string{"--path-ids"}
+}
+
+// TestOutOfCorePathIDsImportFiles: import --out of a shuffled forest of
+// path ids, in every layout, with --path-ids and with --implicit-inner
+// (where the layout takes it), writes byte for byte the same files out of
+// core (in a 1 MiB budget) as in memory, and leaves nothing in --tmp-dir.
+func TestOutOfCorePathIDsImportFiles(t *testing.T) {
+	for _, name := range layouts.Names() {
+		for _, implicit := range []bool{false, true} {
+			if implicit && name == layouts.AdjacencyName {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/implicit=%v", name, implicit), func(t *testing.T) {
+				t.Parallel()
+				l, err := layouts.New(name, layouts.Options{PathIDs: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := genPathIDs(t, 4000, l.Delimiter())
+				dir, tmp := t.TempDir(), t.TempDir()
+				args := append([]string{"import", "--in", in, "--layout", name, "--items-per-file", "3000"}, pathIDsFlags(implicit)...)
+				if _, stderr, code := run(t, nil, append(args, "--out", filepath.Join(dir, "mem"))...); code != 0 {
+					t.Fatalf("in memory: exit %d: %s", code, stderr)
+				}
+				if _, stderr, code := run(t, nil, append(append(args, "--out", filepath.Join(dir, "ooc")), oocArgs(tmp)...)...); code != 0 {
+					t.Fatalf("out of core: exit %d: %s", code, stderr)
+				}
+				sameFiles(t, filepath.Join(dir, "mem"), filepath.Join(dir, "ooc"))
+				emptyDir(t, tmp)
+			})
+		}
+	}
+}
+
+// TestOutOfCorePathIDsTable: import --table out of core with implicit
+// inner nodes (prefix: dynamotree's rows; path) writes the items an
+// import in memory emits, killed at random points and resumed from its
+// checkpoint; a dry run with --implicit-inner that does not fit is
+// refused (exit 2, naming --memory), one with --path-ids alone plans.
+func TestOutOfCorePathIDsTable(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	for _, name := range []string{"prefix", "path"} {
+		t.Run(name, func(t *testing.T) {
+			l, err := layouts.New(name, layouts.Options{PathIDs: true, ImplicitInner: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := genPathIDs(t, 2000, l.Delimiter())
+			want := expectedItems(t, in, "", l)
+			table := ddblocal.NewTable(t, client, l.Table())
+			proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 3, Lifetime: 5 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			tmp := t.TempDir()
+			ck := filepath.Join(t.TempDir(), "ck.json")
+			args := append(append([]string{"import", "--in", in, "--layout", name, "--table", table, "--checkpoint", ck,
+				"--concurrency", "4", "--max-wcu", "3000", "--no-progress"}, pathIDsFlags(true)...), oocArgs(t.TempDir())...) // SIGKILL leaves its files
+			kills, _, _ := killRuns(t, args, proxy.URL(), 2, func(rng *rand.Rand) time.Duration {
+				return time.Duration(300+rng.IntN(1200)) * time.Millisecond
+			})
+			if kills == 0 {
+				t.Fatal("no run was killed: the test proves no resume")
+			}
+			diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
+
+			_, stderr, code := run(t, nil, append(append([]string{"import", "--in", in, "--layout", name, "--dry-run"}, pathIDsFlags(true)...), oocArgs(tmp)...)...)
+			if code != 2 || !strings.Contains(stderr, "--implicit-inner") || !strings.Contains(stderr, "--memory") {
+				t.Errorf("dry run with --implicit-inner out of core: exit %d, want 2 naming --implicit-inner and --memory:\n%s", code, stderr)
+			}
+			if _, stderr, code := run(t, nil, append(append([]string{"import", "--in", in, "--layout", name, "--dry-run"}, pathIDsFlags(false)...), oocArgs(tmp)...)...); code != 0 {
+				t.Errorf("dry run with --path-ids out of core: exit %d:\n%s", code, stderr)
+			}
+			emptyDir(t, tmp)
+		})
+	}
+}
+
+// TestMigrateOutOfCorePathIDs migrates tables with path ids whose inner
+// nodes are implied (dynamotree's rows built by hand, and a generated
+// forest imported with --implicit-inner) between layouts, once in memory
+// and once out of core in a tiny forced budget: the spill adds the
+// implied nodes as a Scan does, and the destinations are equal item for
+// item, the spill gone from --tmp-dir.
+func TestMigrateOutOfCorePathIDs(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	hand := newPrefixTable(t, client)
+	for _, it := range dynamotreeRows() {
+		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(hand), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefix, _ := layouts.New("prefix", layouts.Options{PathIDs: true, ImplicitInner: true})
+	path, _ := layouts.New("path", layouts.Options{PathIDs: true, ImplicitInner: true, Delimiter: "¦"})
+	in := genPathIDs(t, 1500, "¦")
+	genPrefix := loadTable(t, env, client, in, "", prefix, "--path-ids", "--implicit-inner")
+	genPath := loadTable(t, env, client, in, "", path, "--path-ids", "--implicit-inner", "--delimiter", "¦")
+	for _, c := range []struct {
+		name, from, fromLayout, to string
+		args                       []string
+	}{
+		{"hand-built prefix to path", hand, "prefix", "path", []string{"--path-ids", "--implicit-inner", "--to-delimiter", "¦"}},
+		{"hand-built prefix to closure", hand, "prefix", "closure", []string{"--path-ids", "--to-delimiter", "¦"}},
+		{"generated prefix to sharded-path", genPrefix, "prefix", "sharded-path", []string{"--path-ids", "--implicit-inner", "--to-delimiter", "¦"}},
+		{"generated path to prefix", genPath, "path", "prefix", []string{"--path-ids", "--implicit-inner", "--from-delimiter", "¦"}},
+		{"generated path to adjacency", genPath, "path", "adjacency", []string{"--from-path-ids", "--from-implicit-inner", "--from-delimiter", "¦", "--to-path-ids", "--to-delimiter", "¦"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			migrate := func(extra ...string) ([]string, string) {
+				dst := ddblocal.TableName(t)
+				dropTableLater(t, client, dst)
+				args := append(append([]string{"migrate", "--from-table", c.from, "--from-layout", c.fromLayout,
+					"--to-table", dst, "--to-layout", c.to, "--create-table", "--no-progress"}, c.args...), extra...)
+				stdout, stderr, code := run(t, env, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d:\n%s\n%s", extra, code, stdout, stderr)
+				}
+				return canonical(t, scanTable(t, client, dst)), stderr
+			}
+			want, memErr := migrate()
+			tmp := t.TempDir()
+			got, oocErr := migrate(oocArgs(tmp)...)
+			if strings.Contains(memErr, "out of core") || !strings.Contains(oocErr, "out of core") {
+				t.Errorf("the runs did not take the paths asked for:\nin memory: %s\nout of core: %s", memErr, oocErr)
+			}
+			if len(want) == 0 {
+				t.Fatal("the in-memory migrate wrote nothing")
+			}
+			diffLines(t, got, want)
+			emptyDir(t, tmp)
+		})
+	}
+}
+
+// TestOutOfCorePathIDsImportS3: import --out s3:// out of core with
+// implicit inner nodes (prefix) uploads the items an import in memory
+// writes to local files.
+func TestOutOfCorePathIDsImportS3(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	in := genPathIDs(t, 3000, "¦")
+	dir, tmp := t.TempDir(), t.TempDir()
+	args := []string{"import", "--in", in, "--layout", "prefix", "--path-ids", "--implicit-inner", "--items-per-file", "4000"}
+	if _, stderr, code := run(t, nil, append(args, "--out", dir)...); code != 0 {
+		t.Fatalf("in memory: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := run(t, s3Env(s3ep, "http://127.0.0.1:1"), append(append(args, "--out", "s3://"+bucket+"/ooc"), oocArgs(tmp)...)...); code != 0 {
+		t.Fatalf("out of core: exit %d: %s", code, stderr)
+	}
+	var want, got []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "data", "*.json.gz"))
+	for _, p := range matches {
+		b, _ := os.ReadFile(p)
+		want = append(want, gunzipLines(t, b)...)
+	}
+	for _, k := range s3local.Keys(t, client, bucket, "ooc/data/") {
+		got = append(got, gunzipLines(t, s3local.Get(t, client, bucket, k))...)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) < 3000 || !slices.Equal(got, want) {
+		t.Errorf("%d items uploaded out of core, %d written in memory: not the same", len(got), len(want))
+	}
+	emptyDir(t, tmp)
+}
