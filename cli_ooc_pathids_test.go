@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
@@ -148,12 +145,7 @@ func TestMigrateOutOfCorePathIDs(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	env := awsEnv(endpoint)
-	hand := newPrefixTable(t, client)
-	for _, it := range dynamotreeRows() {
-		if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(hand), Item: it}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hand := prefixTable(t, client, dynamotreeRows())
 	prefix, _ := layouts.New("prefix", layouts.Options{PathIDs: true, ImplicitInner: true})
 	path, _ := layouts.New("path", layouts.Options{PathIDs: true, ImplicitInner: true, Delimiter: "¦"})
 	in := genPathIDs(t, 1500, "¦")
