@@ -72,7 +72,7 @@ const catBench = "Bench"
 
 func runBench(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	inPath := c.String("in")
 	if inPath == "" {

@@ -47,7 +47,7 @@ func editCommand() *cli.Command {
 
 func runEdit(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	opsPath, table := c.String("ops"), c.String("table")
 	switch {

@@ -87,7 +87,7 @@ func exportCommand() *cli.Command {
 
 func runExport(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	table, in, out := c.String("table"), c.String("in"), c.String("out")
 	switch {

@@ -34,6 +34,9 @@ func genCommand() *cli.Command {
 
 func runGen(c *cli.Context) error {
 	out := c.String("out")
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if format == "" {
 		format = records.FormatFromPath(out)

@@ -56,7 +56,7 @@ func importCommand() *cli.Command {
 
 func runImport(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	inPath := c.String("in")
 	if inPath == "" {

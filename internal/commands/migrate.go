@@ -118,7 +118,7 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 func runMigrate(c *cli.Context) error {
 	started := time.Now()
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	from, to := c.String("from-table"), c.String("to-table")
 	switch {

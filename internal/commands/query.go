@@ -87,7 +87,7 @@ func queryFlags(k exporter.Kind) []cli.Flag {
 
 func runQuery(c *cli.Context, kind exporter.Kind) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	table, id := c.String("table"), c.String("id")
 	if table == "" {

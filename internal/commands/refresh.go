@@ -129,7 +129,7 @@ func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio flo
 // layout and the snapshot.
 func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in importer.InputOptions, ratio float64, err error) {
 	if c.NArg() > 0 {
-		return t, in, 0, usagef("unexpected arguments %q", c.Args().Slice())
+		return t, in, 0, noArgs(c)
 	}
 	switch {
 	case c.String("in") == "":
