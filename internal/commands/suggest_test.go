@@ -135,6 +135,7 @@ func helpPages(t *testing.T) map[string]struct {
 var (
 	flagMention  = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
 	onePlural    = regexp.MustCompile(`\b1 (request|item|node|problem|operation|tree|layout)s\b`)
+	exponent     = regexp.MustCompile(`\b\d+(\.\d+)?e[+-]?\d+\b`)
 	aBeforeVowel = regexp.MustCompile(`\ba (ancestors|item|index|id|import|attribute|empty|element|object|other|update)\b`)
 )
 
@@ -160,6 +161,9 @@ func TestHelpReadsRight(t *testing.T) {
 			line := cli.FlagStringer(f)
 			if n := strings.Count(line, "default"); n > 1 {
 				t.Errorf("%s --%s: %d defaults in %q", path, f.Names()[0], n, line)
+			}
+			if m := exponent.FindString(line); m != "" {
+				t.Errorf("%s --%s: a number in exponent form, %q, in %q", path, f.Names()[0], m, line)
 			}
 			usage := line[strings.Index(line, "\t")+1:]
 			for _, m := range flagMention.FindAllStringSubmatch(usage, -1) {
