@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
@@ -318,9 +319,4 @@ func printProblems(w io.Writer, problems []*transform.RowError, max, more int) {
 func countProblems(n int) string { return countOf(n, "problem") }
 
 // countOf says "1 thing" or "N things".
-func countOf(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+func countOf(n int, thing string) string { return units.Count(int64(n), thing) }
