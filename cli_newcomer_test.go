@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 var (
@@ -96,3 +97,38 @@ var writerLogLine = regexp.MustCompile(`^treeport: \d+/\d+ items, `)
 // printed by refresh/migrate.go, which another change owns at the time of
 // writing: left out until it says "1 node" too.
 var migrateReadLine = regexp.MustCompile(`^read \S+ \(\S+ layout\): \d+ nodes`)
+
+// A nightly refresh from a CSV file given without --types (and without the
+// sidecar export writes) reads every value as a string: plan then counts
+// every number of a typed table as a changed attribute, and apply would
+// write them as strings. plan says why and how to give the types; with
+// them, the same snapshot changes nothing and no hint is given.
+func TestPlanOfUntypedCSVSaysSo(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	l, err := layouts.New("path", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := fixtureTypes(t, "cars")
+	table := loadTable(t, env, client, "fixtures/cars.csv", types, l)
+	snap := filepath.Join(t.TempDir(), "nightly.csv")
+	if err := os.WriteFile(snap, []byte(readFile(t, "fixtures/cars.csv")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"plan", "--in", snap, "--table", table, "--layout", "path"}
+	stdout, stderr, code := run(t, env, common...)
+	if code != 0 || !strings.Contains(stdout, "changed attributes") {
+		t.Fatalf("plan: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"hint: " + snap + " is CSV read without --types", "apply would write them as strings", "--types", snap + ".types"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("plan of an untyped CSV: stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	stdout, stderr, code = run(t, env, append(common, "--types", types)...)
+	if code != 0 || !strings.Contains(stdout, "No changes") || strings.Contains(stderr, "hint:") {
+		t.Errorf("plan with --types: exit %d, want no changes and no hint:\n%s%s", code, stdout, stderr)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/units"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -191,10 +192,28 @@ func runPlan(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", t.Table, res.Read)
+	untypedHint(c.App.ErrWriter, in, s, "apply would write them as strings")
 	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
 		return errDifferences
 	}
 	return nil
+}
+
+// untypedHint says, when a snapshot read from CSV without --types changes
+// nodes' attributes, that CSV holds every value as text: a table loaded
+// with types then differs from it in every number and boolean, and what
+// apply does about it (done).
+func untypedHint(w io.Writer, in importer.InputOptions, s *refresh.Summary, done string) {
+	format := in.Source.Format
+	if format == "" {
+		format = records.FormatFromPath(in.Path)
+	}
+	if in.Source.Types != nil || format != records.FormatCSV || s.ByReason[refresh.ReasonChanged].Nodes == 0 {
+		return
+	}
+	fmt.Fprintf(w, "hint: %s is CSV read without --types, so every value is a string: a number or a boolean the table holds counts as a changed attribute (%s of them), and %s. "+
+		"Give --types (export writes the one that reads its CSV back to %s, which plan and apply read by themselves)\n",
+		in.Path, units.Count(int64(s.ByReason[refresh.ReasonChanged].Nodes), "node"), done, records.TypesPath(in.Path))
 }
 
 // printPlanSummary prints a plan's counts as a table.
@@ -334,6 +353,7 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 	if err != nil {
 		return err
 	}
+	untypedHint(c.App.ErrWriter, opts.Input, res.Summary, "apply wrote them as strings; the same apply with --types writes them back")
 	stats := run.Stats
 	fmt.Fprintf(c.App.Writer, "applied %d operations to %s in %s: %s, %d throttles, %d retries\n",
 		stats.Items, opts.Table, res.Took.Round(time.Millisecond), appliedWCU(stats, res.Summary, run.Skipped), stats.Throttles, stats.Retries)
