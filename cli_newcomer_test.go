@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,13 @@ func TestOutputReadsRight(t *testing.T) {
 		stdout, stderr, code := run(t, env, args...)
 		if code != 0 {
 			t.Fatalf("treeport %s: exit %d:\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+		if args[0] == "bench" && slices.Contains(args, "--scale") {
+			// The terminal table puts this file's figures beside projected
+			// ones, as the HTML report does: it says which are which.
+			if !strings.Contains(stdout, "this file's (12,345 nodes)") || !strings.Contains(stdout, "projected to 50,000,000 nodes (--scale)") {
+				t.Errorf("bench --scale: the table does not say which figures are this file's and which are projected:\n%s", stdout)
+			}
 		}
 		for _, line := range strings.Split(stdout+stderr, "\n") {
 			if strings.HasPrefix(line, "{") || writerLogLine.MatchString(line) || migrateReadLine.MatchString(line) {

@@ -97,6 +97,10 @@ func WriteText(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r.Scale.Nodes != int64(r.Input.Nodes) {
+		fmt.Fprintf(w, "items, stored, the load's WCU and seconds and each query's RCU are this file's (%s); RCU/read, req/read, move, delete and write WCU and every $ are projected to %s (--scale)\n",
+			units.Count(int64(r.Input.Nodes), "node"), units.Count(r.Scale.Nodes, "node"))
+	}
 	fmt.Fprintf(w, "\nrecommendation for this workload (%s):\n", marginText(r))
 	for _, e := range r.Ranking {
 		fmt.Fprintf(w, "  %d. %s: %s\n", e.Rank, e.Layout, e.Why)
