@@ -64,6 +64,7 @@ func TestOutputReadsRight(t *testing.T) {
 		{"import", "--in", big, "--layout", "adjacency", "--table", t3, "--create-table", "--no-progress"},
 		{"export", "--table", t3, "--layout", "adjacency", "--out", filepath.Join(dir, "big-out.csv")}, // read without types: all strings
 		{"verify", "--in", big, "--table", t3, "--layout", "adjacency"},
+		{"verify", "--in", filepath.Join(dir, "big-out.csv"), "--table", t3, "--layout", "adjacency"}, // its sidecar says: all strings
 		{"plan", "--in", big, "--table", t3, "--layout", "adjacency"},
 		{"import", "--in", big, "--layout", "closure", "--out", filepath.Join(dir, "big-files")},
 		{"bench", "--in", big, "--offline", "--layouts", "path,adjacency", "--scale", "50000000"},

@@ -147,7 +147,11 @@ func sourceOptions(c *cli.Context) (records.SourceOptions, error) {
 		}
 		if side != "" {
 			t, from = text, side
-			fmt.Fprintf(c.App.ErrWriter, "reading the column types of %s from %s (--types %q); give --types to read them otherwise\n", c.String("in"), side, t)
+			if t == "" {
+				fmt.Fprintf(c.App.ErrWriter, "reading every column of %s as a string, as %s says; give --types to read them otherwise\n", c.String("in"), side)
+			} else {
+				fmt.Fprintf(c.App.ErrWriter, "reading the column types of %s from %s (--types %q); give --types to read them otherwise\n", c.String("in"), side, t)
+			}
 		}
 	}
 	if t != "" {
