@@ -205,3 +205,17 @@ func TestUserMessageDropsPackageNames(t *testing.T) {
 		})
 	}
 }
+
+// treeport --version says which treeport runs (a newcomer's first
+// question, and a bug report's), exit 0.
+func TestVersion(t *testing.T) {
+	var stdout bytes.Buffer
+	app := App()
+	app.Writer = &stdout
+	if err := app.RunContext(context.Background(), []string{"treeport", "--version"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "treeport version ") || !strings.Contains(stdout.String(), "go1.") {
+		t.Errorf("--version printed %q", stdout.String())
+	}
+}
