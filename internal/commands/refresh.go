@@ -211,7 +211,7 @@ func untypedHint(w io.Writer, in importer.InputOptions, s *refresh.Summary, done
 	if in.Source.Types != nil || format != records.FormatCSV || s.ByReason[refresh.ReasonChanged].Nodes == 0 {
 		return
 	}
-	fmt.Fprintf(w, "hint: %s is CSV read without --types, so every value is a string: a number or a boolean the table holds counts as a changed attribute (%s of them), and %s. "+
+	fmt.Fprintf(w, "hint: %s is CSV read without --types, so every value is a string: a number or a boolean the table holds counts as a changed attribute (here in %s), and %s. "+
 		"Give --types (export writes the one that reads its CSV back to %s, which plan and apply read by themselves)\n",
 		in.Path, units.Count(int64(s.ByReason[refresh.ReasonChanged].Nodes), "node"), done, records.TypesPath(in.Path))
 }
