@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +24,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -681,7 +682,7 @@ func TestApplyWCUIsThePlans(t *testing.T) {
 	snap.remove(t, "N40")
 	snap.add(t, map[string]string{"id": "NEW", "parent_id": "N1", "name": "New"})
 	in := snap.write(t, filepath.Join(dir, "snap.csv"))
-	planWCU := regexp.MustCompile(`Writing the plan costs (\d+) WCU`)
+	planWCU := regexp.MustCompile(`Writing the plan costs ([\d,]+) WCU`)
 	for _, name := range layouts.Names() {
 		t.Run(name, func(t *testing.T) {
 			l, err := layouts.New(name, layouts.Options{})
@@ -720,7 +721,7 @@ func TestApplyWCUIsThePlans(t *testing.T) {
 				if err := json.Unmarshal([]byte(readFile(t, rep)), &r); err != nil {
 					t.Fatal(err)
 				}
-				if got := strconv.FormatFloat(r.Writer.ConsumedWCU, 'f', -1, 64); got != m[1] {
+				if got := units.Thousands(int64(r.Writer.ConsumedWCU)); got != m[1] || r.Writer.ConsumedWCU != math.Trunc(r.Writer.ConsumedWCU) {
 					t.Errorf("DynamoDB Local consumed %s WCU; the plan said %s", got, m[1])
 				}
 				if want := m[1] + " WCU consumed,"; !strings.Contains(stdout, want) {

@@ -485,10 +485,10 @@ func TestInterruptLeavesHeldItems(t *testing.T) {
 	for _, f := range []struct {
 		re string
 		n  *int
-	}{{`loaded (\d+) items`, &wrote}, {`(\d+) items were acknowledged by an earlier run and skipped`, &skipped},
+	}{{`loaded ([\d,]+) items?`, &wrote}, {`(\d+) items were acknowledged by an earlier run and skipped`, &skipped},
 		{`(\d+) items held for a hot key by an earlier run were written by this one`, &replayed}} {
 		if m := regexp.MustCompile(f.re).FindStringSubmatch(out); m != nil {
-			*f.n, _ = strconv.Atoi(m[1])
+			*f.n, _ = strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 		}
 	}
 	if wrote+skipped != len(want) || replayed != left {

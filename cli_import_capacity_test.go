@@ -101,7 +101,7 @@ func TestDryRunProjectsHotKeys(t *testing.T) {
 	}
 	for _, want := range []string{
 		"projected load time through BatchWriteItem (DynamoDB writes at most 1,000 WCU/s to one partition key value)",
-		"index ByPath TreeId N1  3000",
+		"index ByPath TreeId N1  3,000",
 		"path: ByPath's TreeId N1 takes 3,000 writes (3,000 WCU at 1,000 WCU/s a partition): at least 3 s; sharded-path with --shards 4 spreads it",
 	} {
 		if !strings.Contains(stdout, want) {

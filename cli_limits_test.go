@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -146,7 +147,7 @@ func TestRepeatedIDCostsACount(t *testing.T) {
 			dups++
 		}
 	}
-	more := "… and " + strconv.Itoa(rows-1-100) + " problems more"
+	more := "… and " + units.Thousands(int64(rows-1-100)) + " problems more"
 	if dups != 100 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in "+in) {
 		t.Errorf("want 100 duplicate-id lines (got %d), %q and the total of %d problems:\n%.3000s", dups, more, rows-1, stderr)
 	}
@@ -285,7 +286,7 @@ func TestPlanRepeatedIDCostsACount(t *testing.T) {
 		if code != 2 {
 			t.Fatalf("%s: exit %d, want 2:\n%.2000s", args[0], code, stderr)
 		}
-		more := "… and " + strconv.Itoa(rows-1-5) + " problems more"
+		more := "… and " + units.Thousands(int64(rows-1-5)) + " problems more"
 		if n := strings.Count(stderr, `id "x": duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
 			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
 		}
@@ -417,7 +418,7 @@ func TestBenchRejectsStream(t *testing.T) {
 	if !bytes.HasPrefix(first, []byte(want)) {
 		t.Errorf("the rejects file starts %q, want %q…", first, want)
 	}
-	if !strings.Contains(stderr, "… and "+strconv.Itoa(rows-1-5)+" problems more") {
+	if !strings.Contains(stderr, "… and "+units.Thousands(int64(rows-1-5))+" problems more") {
 		t.Errorf("stderr does not count the problems past the 5 printed:\n%.2000s", stderr)
 	}
 	if peak > 100 {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -381,5 +383,42 @@ func TestMissingTableSaysSoOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMissingCredentialsWhereIMDSRefuses is TestMissingAWSConfigSaysWhatToDo
+// on a machine where the instance metadata service answers, but with 403
+// (a proxy in front of it, a container without a role), as a newcomer's
+// machine did: the SDK's own "WARN falling back to IMDSv1" is not printed
+// beside treeport's message.
+func TestMissingCredentialsWhereIMDSRefuses(t *testing.T) {
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	defer imds.Close()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TREEPORT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+t.TempDir(), "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL)
+	cmd := exec.Command(treeportBin, "query", "children", "--table", "Things", "--layout", "path", "--id", "A", "--region", "eu-west-1")
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("%v, want exit 2; stderr:\n%s", err, stderr.String())
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "no AWS credentials") {
+		t.Errorf("stderr does not say what is missing:\n%s", msg)
+	}
+	for _, s := range []string{"WARN", "SDK ", "IMDSv1", "403"} {
+		if strings.Contains(msg, s) {
+			t.Errorf("stderr has %q:\n%s", s, msg)
+		}
 	}
 }

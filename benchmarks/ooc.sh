@@ -39,7 +39,7 @@ one() { # name memory [binary]
 	local wall=$(echo "$t1 - $t0" | bc)
 	local cpu=$(awk '{print $1 + $2}' "$dir/cpu-$1")
 	local rss=$(awk '{print $2}' "$dir/rss-$1")
-	local items=$(grep -o 'wrote [0-9]* items' "$dir/err-$1" | head -1)
+	local items=$(grep -o 'wrote [0-9,]* items' "$dir/err-$1" | head -1)
 	echo "$1 --memory $2: wall ${wall}s cpu ${cpu}s peak RSS ${rss} kB ($items)" >&2
 	echo "$wall $cpu $rss"
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -117,13 +118,8 @@ func (s Stats) String() string {
 	return out
 }
 
-// plural says "1 request" or "2 requests".
-func plural(n int64, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+// plural says "1 request", "2 requests" or "12,345 requests".
+func plural(n int64, thing string) string { return units.Count(n, thing) }
 
 func formatRCU(v float64) string {
 	if v == float64(int64(v)) {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
@@ -306,11 +307,11 @@ func sameNumber(a, b string) bool {
 func (d *Diff) WriteReport(w io.Writer) error {
 	var b strings.Builder
 	n := d.Differences()
-	fmt.Fprintf(&b, "verify: %s (%d nodes) against table %s (%d nodes): ", d.File, d.FileNodes, d.Table, d.TableNodes)
+	fmt.Fprintf(&b, "verify: %s (%s) against table %s (%s): ", d.File, units.Count(int64(d.FileNodes), "node"), d.Table, units.Count(int64(d.TableNodes), "node"))
 	if n == 0 {
 		b.WriteString("identical\n")
 	} else {
-		fmt.Fprintf(&b, "%d differences\n", n)
+		fmt.Fprintf(&b, "%s\n", units.Count(int64(n), "difference"))
 	}
 	section := func(title string, s DiffSet, line func(NodeDiff)) {
 		if s.Count == 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -194,7 +195,7 @@ func TestVerify(t *testing.T) {
 				if d.Differences() == 0 && !strings.Contains(report.String(), "identical") {
 					t.Errorf("report of no differences:\n%s", report.String())
 				}
-				if d.Differences() > 0 && !strings.Contains(report.String(), "differences") {
+				if d.Differences() > 0 && !strings.Contains(report.String(), units.Count(int64(d.Differences()), "difference")+"\n") {
 					t.Errorf("report:\n%s", report.String())
 				}
 			})

@@ -32,6 +32,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -263,10 +264,10 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 			}
 			return w.Write(ctx, seq, item)
 		}
-		b.logf("%s: loading %d items", l.Name(), plan.Items)
+		b.logf("%s: loading %s", l.Name(), units.Count(int64(plan.Items), "item"))
 		loadStart = time.Now()
 	} else {
-		b.logf("%s: measuring %d items", l.Name(), plan.Items)
+		b.logf("%s: measuring %s", l.Name(), units.Count(int64(plan.Items), "item"))
 	}
 	_, err = in.Emit(ctx, importer.EmitOptions{Layout: l}, emit)
 	if w != nil {
@@ -303,7 +304,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 	}
 	got := est
 	if b.opts.Client != nil {
-		b.logf("%s: querying %d nodes", l.Name(), len(b.sample))
+		b.logf("%s: querying %s", l.Name(), units.Count(int64(len(b.sample)), "node"))
 		measured, lat, err := b.query(ctx, l, res.Table, est)
 		if err != nil {
 			return nil, err
@@ -328,7 +329,7 @@ func (b *bench) layout(ctx context.Context, l layouts.Layout) (*Result, error) {
 			return nil, err
 		}
 	}
-	b.logf("%s: rewriting %d sampled nodes", l.Name(), len(b.sample))
+	b.logf("%s: rewriting %s", l.Name(), units.Count(int64(len(b.sample)), "sampled node"))
 	if res.Rewrites, err = b.rewrites(ctx, l, &res.perNode); err != nil {
 		return nil, err
 	}

@@ -47,16 +47,12 @@ func mixText(r *Report) string {
 
 // summary is the report's first line.
 func summary(r *Report) string {
-	trees := "trees"
-	if r.Input.Trees == 1 {
-		trees = "tree"
-	}
 	where := "offline (from the file alone)"
 	if r.Mode == "online" {
 		where = "online against " + r.Endpoint
 	}
-	return fmt.Sprintf("%s: %d nodes, %d %s, depth up to %d; %s; sample of %d nodes (seed %d)",
-		r.Input.Path, r.Input.Nodes, r.Input.Trees, trees, r.Input.MaxDepth, where, r.Sample.Nodes, r.Sample.Seed)
+	return fmt.Sprintf("%s: %s, %s, depth up to %d; %s; sample of %s (seed %d)",
+		r.Input.Path, units.Count(int64(r.Input.Nodes), "node"), units.Count(int64(r.Input.Trees), "tree"), r.Input.MaxDepth, where, units.Count(int64(r.Sample.Nodes), "node"), r.Sample.Seed)
 }
 
 // query returns a layout's stats for a kind.
@@ -73,7 +69,7 @@ func (res *Result) query(kind string) QueryStats {
 // ranking.
 func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "treeport bench: %s\n", summary(r))
-	fmt.Fprintf(w, "workload: %s; read mix: %s; costs at %d nodes; prices %s as of %s\n\n", workText(r.Workload), mixText(r), r.Scale.Nodes, r.Prices.Region, r.Prices.AsOf)
+	fmt.Fprintf(w, "workload: %s; read mix: %s; costs at %s; prices %s as of %s\n\n", workText(r.Workload), mixText(r), units.Count(int64(r.Scale.Nodes), "node"), r.Prices.Region, r.Prices.AsOf)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"layout", "items", "stored", "WCU load", "load ≥ s"}
 	if r.Mode == "online" {
@@ -85,7 +81,7 @@ func WriteText(w io.Writer, r *Report) error {
 	head = append(head, "RCU/read", "req/read", "move WCU", "delete WCU", "write WCU", "$ load", "$ storage", "$ reads", "$ writes", "$ total")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, res := range r.Layouts {
-		row := []string{res.Layout, fmt.Sprint(res.Items), humanBytes(res.StoredBytes), fmt.Sprint(res.Load.WCU), num(res.Load.MinSeconds)}
+		row := []string{res.Layout, num(float64(res.Items)), humanBytes(res.StoredBytes), num(float64(res.Load.WCU)), num(res.Load.MinSeconds)}
 		if r.Mode == "online" {
 			row = append(row, fmt.Sprintf("%.2f", deref(res.Load.Seconds)))
 		}
@@ -100,6 +96,10 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.Scale.Nodes != int64(r.Input.Nodes) {
+		fmt.Fprintf(w, "items, stored, the load's WCU and seconds and each query's RCU are this file's (%s); RCU/read, req/read, move, delete and write WCU and every $ are projected to %s (--scale)\n",
+			units.Count(int64(r.Input.Nodes), "node"), units.Count(r.Scale.Nodes, "node"))
 	}
 	fmt.Fprintf(w, "\nrecommendation for this workload (%s):\n", marginText(r))
 	for _, e := range r.Ranking {

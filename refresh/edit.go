@@ -16,6 +16,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -658,6 +659,14 @@ func checkItem(spec layouts.TableSpec, item layouts.Item) error {
 	return nil
 }
 
+// moveVerb is "moves" for one node, "move" for any other count.
+func moveVerb(n int) string {
+	if n == 1 {
+		return "moves"
+	}
+	return "move"
+}
+
 // Describe is one line about an edit's effect, for the command's output.
 func (c EditCount) Describe() string {
 	e := c.Edit
@@ -670,9 +679,9 @@ func (c EditCount) Describe() string {
 		if c.Nodes == 0 {
 			return fmt.Sprintf("%s: move %q %s: already there", e.where(), e.ID, to)
 		}
-		return fmt.Sprintf("%s: move %q %s: %d nodes move", e.where(), e.ID, to, c.Nodes)
+		return fmt.Sprintf("%s: move %q %s: %s %s", e.where(), e.ID, to, units.Count(int64(c.Nodes), "node"), moveVerb(c.Nodes))
 	case EditDelete:
-		return fmt.Sprintf("%s: delete %q: %d descendants move up a level", e.where(), e.ID, c.Nodes-1)
+		return fmt.Sprintf("%s: delete %q: %s %s up a level", e.where(), e.ID, units.Count(int64(c.Nodes-1), "descendant"), moveVerb(c.Nodes-1))
 	}
 	var names []string
 	for k := range e.Attrs {

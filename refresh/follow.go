@@ -21,6 +21,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
@@ -1068,14 +1069,14 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 		return err
 	}
 	all, _ := reader.Shards()
-	fmt.Fprintf(f.log, "following the stream of %s (%d shards) into %s\n", f.opts.From, all, f.opts.Table)
+	fmt.Fprintf(f.log, "following the stream of %s (%s) into %s\n", f.opts.From, units.Count(int64(all), "shard"), f.opts.Table)
 	started, startRecords := time.Now(), f.res.Records
 	last, lastSave, lastLog := time.Now(), time.Now(), time.Now()
 	progress := func() {
 		all, done := reader.Shards()
 		rate := float64(f.res.Records-startRecords) / max(time.Since(started).Seconds(), 1e-3)
-		line := fmt.Sprintf("follow: %d records applied (%.1f/s), lag %s, %d puts and %d deletes in %s, %d shards (%d closed and read)",
-			f.res.Records, rate, f.lag().Round(time.Millisecond), f.res.Puts, f.res.Deletes, f.opts.Table, all, done)
+		line := fmt.Sprintf("follow: %d records applied (%.1f/s), lag %s, %d puts and %d deletes in %s, %s (%d closed and read)",
+			f.res.Records, rate, f.lag().Round(time.Millisecond), f.res.Puts, f.res.Deletes, f.opts.Table, units.Count(int64(all), "shard"), done)
 		if len(f.held) > 0 {
 			line += fmt.Sprintf(", %d nodes held (A not a valid tree there)", len(f.held))
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -97,6 +98,7 @@ func App() *cli.App {
 			}
 			return cli.ShowAppHelp(c)
 		},
+		Version:              version(),
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are ours
@@ -122,6 +124,38 @@ func App() *cli.App {
 		}
 	}
 	return app
+}
+
+// version is what --version prints: the module's version (a go install of
+// a tag) or "(devel)", with the commit built and whether the tree had
+// changes, so that a bug report says which code ran.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", with uncommitted changes"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " (commit " + rev + modified + ")"
+	}
+	return v + ", " + info.GoVersion
 }
 
 // bindEnv lets every flag be set from TREEPORT_<FLAG>, dashes as underscores.

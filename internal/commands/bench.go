@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +41,8 @@ func benchCommand() *cli.Command {
 		&cli.IntFlag{Name: "sample", Value: layoutbench.DefaultSample, Usage: "how many nodes to query, move and delete (stratified by depth)", Category: catBench},
 		&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the sample", Category: catBench},
 		&cli.StringFlag{Name: "read-mix", Value: layoutbench.DefaultMix, Usage: "the reads to weigh, kind=weight: get, children, descendants, descendants_depth2, ancestors", Category: catBench},
-		&cli.Float64Flag{Name: "reads-per-month", Value: layoutbench.DefaultWorkload.ReadsPerMonth, Usage: "reads of the mix a month: the ranking prices the whole workload", Category: catBench},
+		&cli.Float64Flag{Name: "reads-per-month", Value: layoutbench.DefaultWorkload.ReadsPerMonth, Usage: "reads of the mix a month: the ranking prices the whole workload",
+			DefaultText: strconv.FormatFloat(layoutbench.DefaultWorkload.ReadsPerMonth, 'f', -1, 64), Category: catBench},
 		&cli.Float64Flag{Name: "writes-per-month", Usage: "updates of one node's attributes a month", Category: catBench},
 		&cli.Float64Flag{Name: "moves-per-month", Usage: "subtree moves a month", Category: catBench},
 		&cli.Float64Flag{Name: "deletes-per-month", Usage: "deletes of one node a month", Category: catBench},
@@ -72,7 +74,7 @@ const catBench = "Bench"
 
 func runBench(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	inPath := c.String("in")
 	if inPath == "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/refresh"
 )
 
@@ -47,7 +48,7 @@ func editCommand() *cli.Command {
 
 func runEdit(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	opsPath, table := c.String("ops"), c.String("table")
 	switch {
@@ -79,12 +80,12 @@ func runEdit(c *cli.Context) error {
 	for _, n := range res.Counts {
 		fmt.Fprintln(c.App.Writer, n.Describe())
 	}
-	fmt.Fprintf(c.App.Writer, "%d edits: %d puts and %d deletes, %d WCU (%s layout)\n", res.Edits, res.Puts, res.Deletes, res.WCU, l.Name())
+	fmt.Fprintf(c.App.Writer, "%s: %s and %s, %s WCU (%s layout)\n", units.Count(int64(res.Edits), "edit"), units.Count(int64(res.Puts), "put"), units.Count(int64(res.Deletes), "delete"), units.Thousands(int64(res.WCU)), l.Name())
 	if err != nil || res.Run == nil {
 		return err
 	}
 	stats := res.Run.Stats
-	fmt.Fprintf(c.App.Writer, "wrote %d items to %s in %s: %s, %d throttles, %d retries\n",
-		stats.Items, table, res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+	fmt.Fprintf(c.App.Writer, "wrote %s to %s in %s: %s, %d throttles, %d retries\n",
+		units.Count(stats.Items, "item"), table, res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
 	return deadLetterResult(c, res.Run)
 }

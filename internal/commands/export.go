@@ -87,7 +87,7 @@ func exportCommand() *cli.Command {
 
 func runExport(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	table, in, out := c.String("table"), c.String("in"), c.String("out")
 	switch {
@@ -179,22 +179,24 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	if opts.In != "" {
 		from = "DynamoDB export " + opts.In
 	}
-	what := "nodes"
+	what := units.Count(int64(st.Nodes), "node")
 	if opts.Root != "" {
-		what = fmt.Sprintf("nodes of the subtree of %q", opts.Root)
+		what += fmt.Sprintf(" of the subtree of %q", opts.Root)
 	}
 	dest := opts.Out
 	if dest == "-" {
 		dest = "standard output"
 	}
-	fmt.Fprintf(w, "exported %d %s from %s (layout %s) to %s (%s) in %s: ",
-		st.Nodes, what, from, opts.Layout.Name(), dest, st.Format, st.Took.Round(time.Millisecond))
+	fmt.Fprintf(w, "exported %s from %s (layout %s) to %s (%s) in %s: ",
+		what, from, opts.Layout.Name(), dest, st.Format, st.Took.Round(time.Millisecond))
 	if opts.In != "" {
-		fmt.Fprintf(w, "%d items read\n", st.Read.Items)
+		fmt.Fprintf(w, "%s read\n", units.Count(st.Read.Items, "item"))
 	} else {
 		fmt.Fprintf(w, "%s\n", st.Read)
 	}
 	switch {
+	case st.TypesFile != "" && st.Types == "":
+		fmt.Fprintf(w, "column types written to %s: every column is a string, which is how import and verify read it\n", st.TypesFile)
 	case st.TypesFile != "":
 		fmt.Fprintf(w, "column types written to %s; import and verify read them from there (--types %q)\n", st.TypesFile, st.Types)
 	case st.Types != "":

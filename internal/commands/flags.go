@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
@@ -146,7 +147,11 @@ func sourceOptions(c *cli.Context) (records.SourceOptions, error) {
 		}
 		if side != "" {
 			t, from = text, side
-			fmt.Fprintf(c.App.ErrWriter, "reading the column types of %s from %s (--types %q); give --types to read them otherwise\n", c.String("in"), side, t)
+			if t == "" {
+				fmt.Fprintf(c.App.ErrWriter, "reading every column of %s as a string, as %s says; give --types to read them otherwise\n", c.String("in"), side)
+			} else {
+				fmt.Fprintf(c.App.ErrWriter, "reading the column types of %s from %s (--types %q); give --types to read them otherwise\n", c.String("in"), side, t)
+			}
 		}
 	}
 	if t != "" {
@@ -318,9 +323,4 @@ func printProblems(w io.Writer, problems []*transform.RowError, max, more int) {
 func countProblems(n int) string { return countOf(n, "problem") }
 
 // countOf says "1 thing" or "N things".
-func countOf(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+func countOf(n int, thing string) string { return units.Count(int64(n), thing) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/treeport/treeport/internal/gen"
 	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -33,7 +34,13 @@ func genCommand() *cli.Command {
 }
 
 func runGen(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	out := c.String("out")
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if format == "" {
 		format = records.FormatFromPath(out)
@@ -81,6 +88,6 @@ func runGen(c *cli.Context) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "wrote %d nodes to %s\n", n, out)
+	fmt.Fprintf(c.App.ErrWriter, "wrote %s to %s\n", units.Count(int64(n), "node"), out)
 	return nil
 }

@@ -57,7 +57,7 @@ func importCommand() *cli.Command {
 
 func runImport(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	inPath := c.String("in")
 	if inPath == "" {
@@ -311,8 +311,8 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "layout\tnodes\titems\tbytes\tlargest item\tWCU to load\ton-demand $\tImportTable $\tstorage $/month\trejected\t")
 	for _, p := range plans {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", p.Layout, p.Nodes, p.Items,
-			units.SizeText(p.Bytes), units.SizeText(int64(p.MaxItemBytes)), p.WCU, money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), p.Rejected)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Layout, units.Thousands(p.Nodes), units.Thousands(p.Items),
+			units.SizeText(p.Bytes), units.SizeText(int64(p.MaxItemBytes)), units.Thousands(p.WCU), money(p.Cost.OnDemandWrites), money(p.Cost.ImportTable), money(p.Cost.StorageMonth), units.Thousands(int64(p.Rejected)))
 	}
 	tw.Flush()
 	for _, p := range plans {
@@ -334,7 +334,7 @@ func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {
 			if col.Index != "" {
 				where = "index " + col.Index
 			}
-			fmt.Fprintf(tw, "  %s\tlargest item collection (%s)\t%d items\n", where, col.Attr, col.Items)
+			fmt.Fprintf(tw, "  %s\tlargest item collection (%s)\t%s\n", where, col.Attr, units.Count(col.Items, "item"))
 		}
 		tw.Flush()
 	}
@@ -368,7 +368,7 @@ func printLoadTimes(w io.Writer, plans []*importer.Plan) {
 				hot = h
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s %s %s\t%d\t%s\t%s\t%s\t%s\n", p.Layout, hot.Where(), hot.Attr, hot.Value, hot.Items,
+		fmt.Fprintf(tw, "  %s\t%s %s %s\t%s\t%s\t%s\t%s\t%s\n", p.Layout, hot.Where(), hot.Attr, hot.Value, units.Thousands(hot.Items),
 			units.DurationText(hot.Seconds), units.DurationText(t.MinSeconds), units.DurationText(t.WarmSeconds), bound[t.BoundBy])
 	}
 	tw.Flush()

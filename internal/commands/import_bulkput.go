@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/s3io"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -92,8 +93,8 @@ func bulkPutProgress(c *cli.Context, opts *importer.LoadFilesOptions) {
 		if s.MaxWCU > 0 {
 			limit = fmt.Sprintf("at most %d WCU/s", s.MaxWCU)
 		}
-		fmt.Fprintf(log, "bulk put %s: %d items from %s into %s (%s); failed items are reported in %s\n",
-			s.ARN, s.Items, s.Source, s.Table, limit, s.Report)
+		fmt.Fprintf(log, "bulk put %s: %s from %s into %s (%s); failed items are reported in %s\n",
+			s.ARN, units.Count(s.Items, "item"), s.Source, s.Table, limit, s.Report)
 	}
 	opts.OnBulkPutStatus = func(s bulkjob.BulkPutStatus) { printBulkPutStatus(log, s, items) }
 }
@@ -103,16 +104,16 @@ func printBulkPutStatus(log io.Writer, s bulkjob.BulkPutStatus, items int64) {
 	if items > 0 {
 		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(s.ProcessedItems)/float64(items))
 	}
-	fmt.Fprintf(log, "bulk put into %s: %s, %d of %d items processed%s, %d failed, %s\n",
-		s.Table, s.Status, s.ProcessedItems, items, pct, s.FailedItems, elapsed(s.Started, s.Ended).Round(time.Second))
+	fmt.Fprintf(log, "bulk put into %s: %s, %s of %s processed%s, %s failed, %s\n",
+		s.Table, s.Status, units.Thousands(s.ProcessedItems), units.Count(items, "item"), pct, units.Thousands(s.FailedItems), elapsed(s.Started, s.Ended).Round(time.Second))
 }
 
 // bulkPutResult reports how a bulk put ended: exit 1 when items failed,
 // with the report's location and first records.
 func bulkPutResult(w, log io.Writer, res *importer.LoadFilesResult) error {
 	s := res.BulkPut
-	fmt.Fprintf(w, "wrote %d items into %s by bulk put in %s (%d processed, %d failed)\n",
-		s.Written(), s.Table, elapsed(s.Started, s.Ended).Round(time.Second), s.ProcessedItems, s.FailedItems)
+	fmt.Fprintf(w, "wrote %s into %s by bulk put in %s (%s processed, %s failed)\n",
+		units.Count(s.Written(), "item"), s.Table, elapsed(s.Started, s.Ended).Round(time.Second), units.Thousands(s.ProcessedItems), units.Thousands(s.FailedItems))
 	if s.FailedItems == 0 && res.Report == nil {
 		return nil
 	}
@@ -125,8 +126,8 @@ func printBulkPutReport(log io.Writer, res *importer.LoadFilesResult) {
 	if rep == nil {
 		return
 	}
-	fmt.Fprintf(log, "%d items could not be written (%s); DynamoDB's report in %s: %s, %d records\n",
-		s.FailedItems, s.Status, rep.Location, countOf(len(rep.Objects), "object"), rep.Lines)
+	fmt.Fprintf(log, "%s could not be written (%s); DynamoDB's report in %s: %s, %s\n",
+		units.Count(s.FailedItems, "item"), s.Status, rep.Location, countOf(len(rep.Objects), "object"), units.Count(int64(rep.Lines), "record"))
 	for _, line := range rep.Samples {
 		fmt.Fprintf(log, "  %s\n", line)
 	}

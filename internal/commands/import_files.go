@@ -93,8 +93,8 @@ func importToFiles(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		}
 		opts.OnImportStarted = func(s importer.ImportStarted) {
 			items = s.Items
-			fmt.Fprintf(log, "import %s started: %d items from %s into the new table %s (about $%s at list price, no write capacity)\n",
-				s.ARN, s.Items, s.Source, s.Table, money(pricing.Default.Import(s.RawBytes)))
+			fmt.Fprintf(log, "import %s started: %s from %s into the new table %s (about $%s at list price, no write capacity)\n",
+				s.ARN, units.Count(s.Items, "item"), s.Source, s.Table, money(pricing.Default.Import(s.RawBytes)))
 		}
 		opts.OnImportStatus = func(s bulkjob.ImportStatus) { printImportStatus(log, s, items) }
 		bulkPutProgress(c, &opts)
@@ -195,20 +195,20 @@ func printImportStatus(log io.Writer, s bulkjob.ImportStatus, items int64) {
 	if items > 0 {
 		pct = fmt.Sprintf(" (%.0f%%)", 100*float64(s.ProcessedItems)/float64(items))
 	}
-	fmt.Fprintf(log, "importing into %s: %s, %d of %d items processed%s, %d errors, %s\n",
-		s.Table, s.Status, s.ProcessedItems, items, pct, s.Errors, importElapsed(s).Round(time.Second))
+	fmt.Fprintf(log, "importing into %s: %s, %s of %s processed%s, %s, %s\n",
+		s.Table, s.Status, units.Thousands(s.ProcessedItems), units.Count(items, "item"), pct, units.Count(s.Errors, "error"), importElapsed(s).Round(time.Second))
 }
 
 // importResult reports how an import ended.
 func importResult(w, log io.Writer, last bulkjob.ImportStatus) error {
-	fmt.Fprintf(w, "imported %d items into %s in %s (%d processed, %d errors)\n",
-		last.ImportedItems, last.Table, importElapsed(last).Round(time.Second), last.ProcessedItems, last.Errors)
+	fmt.Fprintf(w, "imported %s into %s in %s (%s processed, %s)\n",
+		units.Count(last.ImportedItems, "item"), last.Table, importElapsed(last).Round(time.Second), units.Thousands(last.ProcessedItems), units.Count(last.Errors, "error"))
 	if last.Errors > 0 {
 		where := "the import's CloudWatch log group"
 		if last.LogGroup != "" {
 			where = "CloudWatch log group " + last.LogGroup
 		}
-		fmt.Fprintf(log, "%d items could not be imported; they are described in %s\n", last.Errors, where)
+		fmt.Fprintf(log, "%s could not be imported; they are described in %s\n", units.Count(last.Errors, "item"), where)
 		return errDifferences
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/units"
 )
 
 func writerFlags() []cli.Flag {
@@ -206,9 +208,9 @@ func deadLetterResult(c *cli.Context, run *ddbwrite.RunResult) error {
 // was asked for (--report), treeport's count otherwise.
 func wcuText(s ddbwrite.Stats) string {
 	if s.ConsumedWCU > 0 {
-		return fmt.Sprintf("%.0f WCU consumed", s.ConsumedWCU)
+		return units.Thousands(int64(math.Round(s.ConsumedWCU))) + " WCU consumed"
 	}
-	return fmt.Sprintf("%d WCU", s.ComputedWCU)
+	return units.Thousands(s.ComputedWCU) + " WCU"
 }
 
 // progress draws a bar on a terminal and logs a line every few seconds

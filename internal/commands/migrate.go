@@ -15,6 +15,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/refresh"
@@ -118,7 +119,7 @@ func sideLayout(c *cli.Context, side string) (layouts.Layout, layouts.Options, e
 func runMigrate(c *cli.Context) error {
 	started := time.Now()
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	from, to := c.String("from-table"), c.String("to-table")
 	switch {
@@ -207,8 +208,8 @@ func runMigrate(c *cli.Context) error {
 		return fmt.Errorf("%w: %s does not match %s: %d items missing or different and %d extra (run the same migrate again to write them)",
 			errDifferences, where, from, s.Total.Puts, s.Total.Deletes)
 	}
-	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %d items of the %s layout for the %d nodes of %s (%s layout), in %s\n",
-		where, s.SnapshotItems, l2.Name(), s.SnapshotNodes, from, l1.Name(), time.Since(started).Round(time.Millisecond))
+	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %s of the %s layout for the %s of %s (%s layout), in %s\n",
+		where, units.Count(int64(s.SnapshotItems), "item"), l2.Name(), units.Count(int64(s.SnapshotNodes), "node"), from, l1.Name(), time.Since(started).Round(time.Millisecond))
 	return nil
 }
 
@@ -280,8 +281,8 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 		printPlanSummary(c.App.ErrWriter, res.Verify, opts.MaxDeleteRatio)
 		return fmt.Errorf("%w: %s does not match %s after the follow", errDifferences, opts.Table, opts.From)
 	}
-	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %d items of the %s layout for the %d nodes of %s, in %s\n",
-		opts.Table, res.Verify.SnapshotItems, opts.Layout.Name(), res.Verify.SnapshotNodes, opts.From, time.Since(started).Round(time.Millisecond))
+	fmt.Fprintf(c.App.Writer, "verified: %s holds exactly the %s of the %s layout for the %s of %s, in %s\n",
+		opts.Table, units.Count(int64(res.Verify.SnapshotItems), "item"), opts.Layout.Name(), units.Count(int64(res.Verify.SnapshotNodes), "node"), opts.From, time.Since(started).Round(time.Millisecond))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -87,7 +88,7 @@ func queryFlags(k exporter.Kind) []cli.Flag {
 
 func runQuery(c *cli.Context, kind exporter.Kind) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	table, id := c.String("table"), c.String("id")
 	if table == "" {
@@ -164,7 +165,7 @@ func runQuery(c *cli.Context, kind exporter.Kind) error {
 		return err
 	}
 	if c.Bool("stats") {
-		fmt.Fprintf(stderr, "query %s %q (layout %s): %d nodes; %s\n", kind, opts.ID, l.Name(), len(res), st)
+		fmt.Fprintf(stderr, "query %s %q (layout %s): %s; %s\n", kind, opts.ID, l.Name(), units.Count(int64(len(res)), "node"), st)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/pricing"
+	"github.com/treeport/treeport/internal/units"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/refresh"
 	"github.com/treeport/treeport/transform"
 )
@@ -129,7 +131,7 @@ func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio flo
 // layout and the snapshot.
 func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in importer.InputOptions, ratio float64, err error) {
 	if c.NArg() > 0 {
-		return t, in, 0, usagef("unexpected arguments %q", c.Args().Slice())
+		return t, in, 0, noArgs(c)
 	}
 	switch {
 	case c.String("in") == "":
@@ -190,10 +192,28 @@ func runPlan(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", t.Table, res.Read)
+	untypedHint(c.App.ErrWriter, in, s, "apply would write them as strings")
 	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
 		return errDifferences
 	}
 	return nil
+}
+
+// untypedHint says, when a snapshot read from CSV without --types changes
+// nodes' attributes, that CSV holds every value as text: a table loaded
+// with types then differs from it in every number and boolean, and what
+// apply does about it (done).
+func untypedHint(w io.Writer, in importer.InputOptions, s *refresh.Summary, done string) {
+	format := in.Source.Format
+	if format == "" {
+		format = records.FormatFromPath(in.Path)
+	}
+	if in.Source.Types != nil || format != records.FormatCSV || s.ByReason[refresh.ReasonChanged].Nodes == 0 {
+		return
+	}
+	fmt.Fprintf(w, "hint: %s is CSV read without --types, so every value is a string: a number or a boolean the table holds counts as a changed attribute (here in %s), and %s. "+
+		"Give --types (export writes the one that reads its CSV back to %s, which plan and apply read by themselves)\n",
+		in.Path, units.Count(int64(s.ByReason[refresh.ReasonChanged].Nodes), "node"), done, records.TypesPath(in.Path))
 }
 
 // printPlanSummary prints a plan's counts as a table.
@@ -204,13 +224,13 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	}
 	other := ""
 	if s.TableOtherItems > 0 {
-		other = fmt.Sprintf(" and %d other items (left alone)", s.TableOtherItems)
+		other = fmt.Sprintf(" and %s (left alone)", units.Count(int64(s.TableOtherItems), "other item"))
 	}
 	if s.TableUnreadable > 0 {
-		other += fmt.Sprintf(" and %d items that do not read as nodes (left alone)", s.TableUnreadable)
+		other += fmt.Sprintf(" and %s that do not read as nodes (left alone)", units.Count(int64(s.TableUnreadable), "item"))
 	}
-	fmt.Fprintf(w, "plan for table %s, %s layout: table %d nodes in %d items%s; snapshot %d nodes, %d items\n",
-		where, s.Layout, s.TableNodes, s.TableItems, other, s.SnapshotNodes, s.SnapshotItems)
+	fmt.Fprintf(w, "plan for table %s, %s layout: table %s in %s%s; snapshot %s, %s\n",
+		where, s.Layout, units.Count(int64(s.TableNodes), "node"), units.Count(int64(s.TableItems), "item"), other, units.Count(int64(s.SnapshotNodes), "node"), units.Count(int64(s.SnapshotItems), "item"))
 	if s.TableUnreadable > 0 {
 		fmt.Fprintf(w, "WARNING: %d items of the table do not read as nodes of %s; they are never changed or deleted (--ignore-unparsable): %s\n",
 			s.TableUnreadable, s.Layout, strings.Join(s.UnreadableKeys, ", "))
@@ -219,13 +239,13 @@ func printPlanSummary(w io.Writer, s *refresh.Summary, ratio float64) {
 	fmt.Fprintln(tw, "\tnodes\tputs\tdeletes\tWCU\t")
 	for _, reason := range refresh.Reasons {
 		n := s.ByReason[reason]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", reasonLabel(reason, s), n.Nodes, n.Puts, n.Deletes, n.WCU)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", reasonLabel(reason, s), units.Thousands(int64(n.Nodes)), units.Thousands(int64(n.Puts)), units.Thousands(int64(n.Deletes)), units.Thousands(int64(n.WCU)))
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t\n", s.Total.Nodes, s.Total.Puts, s.Total.Deletes, s.Total.WCU)
+	fmt.Fprintf(tw, "total\t%s\t%s\t%s\t%s\t\n", units.Thousands(int64(s.Total.Nodes)), units.Thousands(int64(s.Total.Puts)), units.Thousands(int64(s.Total.Deletes)), units.Thousands(int64(s.Total.WCU)))
 	tw.Flush()
 	p := pricing.Default
-	fmt.Fprintf(w, "%d nodes unchanged. Writing the plan costs %d WCU: %s on demand (%s prices of %s).\n",
-		s.Unchanged, s.Total.WCU, money(p.OnDemandWrites(s.Total.WCU)), p.Region, p.AsOf)
+	fmt.Fprintf(w, "%s unchanged. Writing the plan costs %s WCU: %s on demand (%s prices of %s).\n",
+		units.Count(int64(s.Unchanged), "node"), units.Thousands(int64(s.Total.WCU)), money(p.OnDemandWrites(s.Total.WCU)), p.Region, p.AsOf)
 	if s.Changes() == 0 {
 		fmt.Fprintln(w, "No changes: the table equals the snapshot.")
 	}
@@ -242,7 +262,7 @@ func reasonLabel(r refresh.Reason, s *refresh.Summary) string {
 	case refresh.ReasonRemoved:
 		return "removed nodes"
 	case refresh.ReasonMoved:
-		return fmt.Sprintf("moved (%d subtrees)", s.MovedSubtrees)
+		return "moved (" + units.Count(int64(s.MovedSubtrees), "subtree") + ")"
 	case refresh.ReasonChanged:
 		return "changed attributes"
 	case refresh.ReasonRepair:
@@ -298,13 +318,13 @@ func applyOptions(c *cli.Context, t refresh.Target, ratio float64, settings map[
 func appliedWCU(st ddbwrite.Stats, s *refresh.Summary, skipped int64) string {
 	switch {
 	case st.ConsumedWCU > 0 && int64(math.Round(st.ConsumedWCU)) != s.Total.WCU && skipped == 0:
-		return fmt.Sprintf("%.0f WCU consumed (the plan counted %d)", st.ConsumedWCU, s.Total.WCU)
+		return fmt.Sprintf("%s WCU consumed (the plan counted %s)", units.Thousands(int64(math.Round(st.ConsumedWCU))), units.Thousands(s.Total.WCU))
 	case st.ConsumedWCU > 0:
-		return fmt.Sprintf("%.0f WCU consumed", st.ConsumedWCU)
+		return units.Thousands(int64(math.Round(st.ConsumedWCU))) + " WCU consumed"
 	case skipped == 0:
-		return fmt.Sprintf("%d WCU, as planned", s.Total.WCU)
+		return units.Thousands(s.Total.WCU) + " WCU, as planned"
 	}
-	return fmt.Sprintf("%d WCU by the writer's count of the new items (it does not see the old index entries a put replaces; the plan counted %d for the whole of it)", st.ComputedWCU, s.Total.WCU)
+	return fmt.Sprintf("%s WCU by the writer's count of the new items (it does not see the old index entries a put replaces; the plan counted %s for the whole of it)", units.Thousands(st.ComputedWCU), units.Thousands(s.Total.WCU))
 }
 
 // applyResult prints what an apply did: the plan, then the writes.
@@ -333,6 +353,7 @@ func applyResult(c *cli.Context, opts refresh.ApplyOptions, res *refresh.ApplyRe
 	if err != nil {
 		return err
 	}
+	untypedHint(c.App.ErrWriter, opts.Input, res.Summary, "apply wrote them as strings; the same apply with --types writes them back")
 	stats := run.Stats
 	fmt.Fprintf(c.App.Writer, "applied %d operations to %s in %s: %s, %d throttles, %d retries\n",
 		stats.Items, opts.Table, res.Took.Round(time.Millisecond), appliedWCU(stats, res.Summary, run.Skipped), stats.Throttles, stats.Retries)

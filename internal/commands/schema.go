@@ -30,6 +30,9 @@ func schemaCommand() *cli.Command {
 		UsageText: "treeport schema (--layout L | --model FILE) --table T [--format json|workbench|cloudformation] [--in FILE --sample N]",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			ls, _, err := newLayouts(c, false)
 			if err != nil {
 				return err

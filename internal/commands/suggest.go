@@ -263,3 +263,37 @@ func oneDefault(flags []cli.Flag) {
 		*usage = (*usage)[:m[0]] + (*usage)[m[1]:]
 	}
 }
+
+// valueFlag is the flag a stray word on a command's line most likely
+// belongs to, for the hint of noArgs.
+var valueFlag = map[string]string{"import": "--in", "verify": "--in", "plan": "--in", "apply": "--in", "bench": "--in",
+	"query": "--id", "export": "--out", "edit": "--ops", "migrate": "--to-table"}
+
+// noArgs refuses words on the command line that no flag takes (treeport
+// takes flags only), naming the command and the flag the first word may
+// have been meant for.
+func noArgs(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	var path []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != "treeport" {
+			path = append([]string{ctx.Command.Name}, path...)
+		}
+	}
+	if len(path) == 0 {
+		path = []string{"treeport"}
+	}
+	words := c.Args().Slice()
+	flag := valueFlag[path[0]]
+	if flag == "" {
+		flag = "--out"
+	}
+	rest := ""
+	if len(words) > 1 {
+		rest = fmt.Sprintf(" (and the %d words after it were not read as flags)", len(words)-1)
+	}
+	return usagef("%s takes flags only, not the word %q%s: a value goes after its flag (as in %s %s); quote a value that holds spaces",
+		strings.Join(path, " "), words[0], rest, flag, words[0])
+}

@@ -58,6 +58,14 @@ func TestUsageErrorsNameTheCommandAndSuggest(t *testing.T) {
 			[]string{"gen has no flag --table: that is a flag of import, export"}, "treeport gen --help"},
 		{"a command's flag before the command", []string{"--layout", "path", "schema"},
 			[]string{"treeport has no flag --layout: that is a flag of import", "give --layout after the command"}, "treeport schema --help"},
+		{"a stray word after a subcommand", []string{"query", "children", "--table", "Tbl", "--layout", "path", "CM1"},
+			[]string{`query children takes flags only, not the word "CM1"`, "(as in --id CM1)"}, "treeport query children --help"},
+		{"a stray word", []string{"import", "parts.csv", "--layout", "path", "--dry-run"},
+			[]string{`import takes flags only, not the word "parts.csv"`, "(as in --in parts.csv)"}, "treeport import --help"},
+		{"a stray word of gen", []string{"gen", "--out", "x.csv", "extra"},
+			[]string{`gen takes flags only, not the word "extra"`}, "treeport gen --help"},
+		{"a stray word of schema", []string{"schema", "--layout", "path", "--table", "Tbl", "extra"},
+			[]string{`schema takes flags only, not the word "extra"`}, "treeport schema --help"},
 		{"nothing near", []string{"schema", "--zzzzzz"},
 			[]string{"schema has no flag --zzzzzz"}, "treeport schema --help"},
 	}
@@ -127,6 +135,7 @@ func helpPages(t *testing.T) map[string]struct {
 var (
 	flagMention  = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
 	onePlural    = regexp.MustCompile(`\b1 (request|item|node|problem|operation|tree|layout)s\b`)
+	exponent     = regexp.MustCompile(`\b\d+(\.\d+)?e[+-]?\d+\b`)
 	aBeforeVowel = regexp.MustCompile(`\ba (ancestors|item|index|id|import|attribute|empty|element|object|other|update)\b`)
 )
 
@@ -152,6 +161,9 @@ func TestHelpReadsRight(t *testing.T) {
 			line := cli.FlagStringer(f)
 			if n := strings.Count(line, "default"); n > 1 {
 				t.Errorf("%s --%s: %d defaults in %q", path, f.Names()[0], n, line)
+			}
+			if m := exponent.FindString(line); m != "" {
+				t.Errorf("%s --%s: a number in exponent form, %q, in %q", path, f.Names()[0], m, line)
 			}
 			usage := line[strings.Index(line, "\t")+1:]
 			for _, m := range flagMention.FindAllStringSubmatch(usage, -1) {
@@ -191,5 +203,19 @@ func TestUserMessageDropsPackageNames(t *testing.T) {
 				t.Errorf("userMessage(%q) = %q, want %q", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// treeport --version says which treeport runs (a newcomer's first
+// question, and a bug report's), exit 0.
+func TestVersion(t *testing.T) {
+	var stdout bytes.Buffer
+	app := App()
+	app.Writer = &stdout
+	if err := app.RunContext(context.Background(), []string{"treeport", "--version"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "treeport version ") || !strings.Contains(stdout.String(), "go1.") {
+		t.Errorf("--version printed %q", stdout.String())
 	}
 }

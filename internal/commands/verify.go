@@ -33,7 +33,7 @@ func verifyCommand() *cli.Command {
 
 func runVerify(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("unexpected arguments %q", c.Args().Slice())
+		return noArgs(c)
 	}
 	in, table := c.String("in"), c.String("table")
 	switch {

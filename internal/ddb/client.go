@@ -15,7 +15,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/logging"
 )
 
 // AWSOptions say how to reach DynamoDB. Empty fields leave the SDK's
@@ -94,7 +97,7 @@ func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 		tr.MaxConnsPerHost = 0 // unlimited: the callers' concurrency bounds it
 		tr.IdleConnTimeout = 90 * time.Second
 	})
-	loads := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
+	loads := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient), config.WithLogger(sdkLogger{logging.NewStandardLogger(os.Stderr)})}
 	if opts.Retryer != nil {
 		loads = append(loads, config.WithRetryer(opts.Retryer))
 	}
@@ -146,6 +149,21 @@ func LoadConfig(ctx context.Context, opts ConfigOptions) (aws.Config, error) {
 		return aws.Config{}, noCredentials(opts, err)
 	}
 	return cfg, nil
+}
+
+// sdkLogger is the SDK's own logger (its standard one, on stderr) without
+// the instance metadata client's "falling back to IMDSv1" warning. Where
+// the metadata service answers 403 (a proxy in front of it, a container
+// without a role: a newcomer's laptop), the SDK printed it before every
+// "no AWS credentials" message, which says all the user needs; where the
+// fallback works, the credentials it gives are what was asked for.
+type sdkLogger struct{ next logging.Logger }
+
+func (l sdkLogger) Logf(c logging.Classification, format string, v ...any) {
+	if c == logging.Warn && strings.HasPrefix(format, "falling back to IMDSv1") {
+		return
+	}
+	l.next.Logf(c, format, v...)
 }
 
 // noCredentials says that the credential chain found nothing, and the ways

@@ -52,3 +52,13 @@ func Thousands(n int64) string {
 	}
 	return b.String()
 }
+
+// Count is n things for a message, with separators and the noun's plural
+// but for one: "1 node", "12,345 nodes", "0 items". noun is the singular;
+// its plural takes an s.
+func Count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return Thousands(n) + " " + noun + "s"
+}

@@ -20,3 +20,15 @@ func TestSizeText(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    int64
+		noun string
+		want string
+	}{{0, "item", "0 items"}, {1, "node", "1 node"}, {2, "sampled node", "2 sampled nodes"}, {12345, "node", "12,345 nodes"}, {-1, "item", "-1 items"}} {
+		if got := Count(tt.n, tt.noun); got != tt.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
+		}
+	}
+}
