@@ -59,6 +59,9 @@ type job struct {
 	in   *importer.Input
 	t    *Table
 	keys []importer.IndexKey
+	// ooc, when the job is planned out of core (planOutOfCore), holds
+	// the table's sorts between read and plan; closeOOC removes them.
+	ooc *oocJob
 }
 
 // read reads the snapshot and the table at the same time, and checks the
@@ -67,6 +70,11 @@ type job struct {
 func (j *job) read(ctx context.Context) error {
 	if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
+	}
+	if ooc, err := j.planOutOfCore(ctx); err != nil {
+		return err
+	} else if ooc {
+		return j.readOOC(ctx)
 	}
 	// The skeleton is large and lives for the whole run: collecting at 50%
 	// growth instead of 100% keeps the peak lower, at no visible cost in CPU.
@@ -110,12 +118,19 @@ func (j *job) header() PlanHeader {
 // writer is never the first to find it.
 func (j *job) plan(ctx context.Context, fn func(Op) error) (*Summary, error) {
 	check := importer.NewIndexKeyCheck(j.keys, j.Layout, j.in.Forest, "", 100)
-	s, err := Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, func(op Op) error {
+	withCheck := func(op Op) error {
 		if op.Kind == Put && len(j.keys) > 0 {
 			check.Add(op.Item)
 		}
 		return fn(op)
-	})
+	}
+	var s *Summary
+	var err error
+	if j.ooc != nil {
+		s, err = j.planOOC(ctx, withCheck)
+	} else {
+		s, err = Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, withCheck)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +172,7 @@ type PlanTableResult struct {
 // make the table equal to the snapshot. Nothing is written to the table.
 func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, error) {
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	defer j.closeOOC()
 	if err := j.read(ctx); err != nil {
 		return nil, err
 	}
@@ -253,6 +269,7 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 		}
 	}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	defer j.closeOOC()
 	return apply(ctx, j, opts)
 }
 

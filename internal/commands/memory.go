@@ -96,3 +96,20 @@ func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
 		Refuse: fmt.Sprintf("%s, and this input's does not fit in --memory %s (about %d bytes a node): give a larger --memory (import alone runs out of core)",
 			what, c.String("memory"), importer.InMemoryNodeBytes)}, nil
 }
+
+// refreshOutOfCore is --memory and --tmp-dir for plan and apply: a
+// snapshot or a table that does not fit in the budget is planned out of
+// core, in sorted passes over files in --tmp-dir (docs/SCALING.md); what
+// a plan out of core does not take yet (--shard, path ids) is refused
+// with exit 2.
+func refreshOutOfCore(c *cli.Context, l layouts.Layout) (*importer.OutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	return &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: l, Force: c.Bool("force-out-of-core"),
+		OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
+}

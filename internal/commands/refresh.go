@@ -146,7 +146,7 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 		return t, in, 0, err
 	}
 	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")}
-	if in.OutOfCore, err = inMemoryOnly(c, c.Command.Name+" holds the snapshot's whole forest in memory"); err != nil {
+	if in.OutOfCore, err = refreshOutOfCore(c, ls[0]); err != nil {
 		return t, in, 0, err
 	}
 	if t, ratio, err = refreshTarget(c, files...); err != nil {
