@@ -176,7 +176,7 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 		return nil, fmt.Errorf("refresh: the snapshot has %d rejected nodes; a plan needs a valid snapshot, or it would delete them", n)
 	}
 	s := &Summary{
-		Table: t.Name, Layout: l.Name(), TableItems: t.Items, TableOtherItems: t.OtherItems,
+		Table: t.Name, Layout: l.Name(), TableItems: t.Items, TableShardItems: t.ShardItems, TableOtherItems: t.OtherItems,
 		TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys, ByReason: map[Reason]*Count{},
 	}
 	for _, r := range Reasons {

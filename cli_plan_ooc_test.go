@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// planOps reads a plan file's operations as sorted lines (kind, reason,
+// id, WCU and the item or key, canonical), and fails when a put comes
+// after a delete.
+func planOps(t *testing.T, path string) []string {
+	t.Helper()
+	var p planFile
+	if err := json.Unmarshal([]byte(readFile(t, path)), &p); err != nil {
+		t.Fatalf("%s is not valid JSON: %v", path, err)
+	}
+	var out []string
+	deleting := false
+	for i, op := range p.Operations {
+		raw := op.Item
+		if op.Op == "delete" {
+			raw = op.Key
+			deleting = true
+		} else if deleting {
+			t.Errorf("%s: operation %d is a put after a delete", path, i)
+		}
+		item, err := ddbjson.DecodeItem(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Join([]string{op.Op, op.Reason, op.ID, strconv.FormatInt(op.WCU, 10), string(ddbjson.AppendItem(nil, normalizeItem(item)))}, " "))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// samePlans plans the snapshot in memory and out of core (forced, in a
+// 1 MiB budget) and fails unless both print the same summary (--json,
+// byte for byte) and write the same operations; it returns the summary.
+// The out-of-core run leaves nothing in its --tmp-dir.
+func samePlans(t *testing.T, env []string, args ...string) planSummary {
+	t.Helper()
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	memOut, oocOut := filepath.Join(dir, "mem.plan.json"), filepath.Join(dir, "ooc.plan.json")
+	memJSON, stderr, code := run(t, env, append([]string{"plan", "--json", "--out", memOut}, args...)...)
+	if code != 0 {
+		t.Fatalf("plan in memory: exit %d\n%s", code, stderr)
+	}
+	oocJSON, stderr, code := run(t, env, append(append([]string{"plan", "--json", "--out", oocOut}, args...), oocArgs(tmp)...)...)
+	if code != 0 {
+		t.Fatalf("plan out of core: exit %d\n%s", code, stderr)
+	}
+	if memJSON != oocJSON {
+		t.Errorf("summaries differ:\n in memory   %s\n out of core %s", memJSON, oocJSON)
+	}
+	mem, ooc := planOps(t, memOut), planOps(t, oocOut)
+	if !slices.Equal(mem, ooc) {
+		t.Errorf("operations differ:\n in memory   %s\n out of core %s", strings.Join(mem, "\n             "), strings.Join(ooc, "\n             "))
+	}
+	emptyDir(t, tmp)
+	return parseSummary(t, memJSON)
+}
+
+// TestPlanOutOfCoreMatchesInMemory: plan out of core (forced, in a 1 MiB
+// budget) gives the in-memory plan's summary and operations in every
+// layout, on a table with new, removed, moved (a subtree, and one made a
+// root), changed and hand-edited nodes and an item that does not read as
+// a node (--ignore-unparsable). Apply out of core then leaves the table
+// equal to the snapshot, the unreadable item as it was.
+func TestPlanOutOfCoreMatchesInMemory(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	base, snap := carsSnapshot(t)
+	dir := t.TempDir()
+	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	for _, name := range []string{layouts.AdjacencyName, layouts.PathName, "sharded-path", layouts.ClosureName, "prefix"} {
+		t.Run(name, func(t *testing.T) {
+			l, err := layouts.New(name, layouts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := loadTable(t, env, client, baseFile, typesFlag, l)
+			spec := l.Table()
+			// CM48 is in both, unchanged: its items edited by hand are a
+			// repair (its TreeId or GraphId, a row that is not its own
+			// deleted; adjacency has no item a repair can mend); a copy under another key with the
+			// layout's own attributes (those no index keys) of the wrong
+			// type does not read as a node (adjacency and prefix have none
+			// such).
+			indexKeys := map[string]bool{}
+			for _, ix := range spec.Indexes {
+				indexKeys[ix.PK.Name] = true
+				if ix.SK != nil {
+					indexKeys[ix.SK.Name] = true
+				}
+			}
+			var unreadable layouts.Item
+			repaired := false
+			for _, it := range scanTable(t, client, table) {
+				if l.Owner(layouts.MapView(it)) != "CM48" {
+					continue
+				}
+				if !l.IsNode(layouts.MapView(it)) {
+					// A row of CM48 that is not its own (closure's
+					// ancestor row, prefix's listing row), gone: the
+					// plan puts it back.
+					key := layouts.Item{spec.PK.Name: it[spec.PK.Name]}
+					if spec.SK != nil {
+						key[spec.SK.Name] = it[spec.SK.Name]
+					}
+					if !repaired {
+						deleteItem(t, client, table, key)
+						repaired = true
+					}
+					continue
+				}
+				tampered := maps.Clone(it)
+				for _, name := range []string{"TreeId", "GraphId"} {
+					if _, ok := it[name]; ok {
+						tampered[name] = &types.AttributeValueMemberS{Value: "tampered"}
+						repaired = true
+					}
+				}
+				putItem(t, client, table, tampered)
+				bad := maps.Clone(it)
+				pk := it[spec.PK.Name].(*types.AttributeValueMemberS).Value
+				bad[spec.PK.Name] = &types.AttributeValueMemberS{Value: "zz/" + pk}
+				for _, r := range l.Reserved() {
+					if _, ok := it[r]; ok && !indexKeys[r] && r != spec.PK.Name && (spec.SK == nil || r != spec.SK.Name) {
+						bad[r] = &types.AttributeValueMemberBOOL{Value: true}
+						unreadable = bad
+					}
+				}
+				if unreadable != nil {
+					putItem(t, client, table, unreadable)
+				}
+			}
+			if !repaired && name != layouts.AdjacencyName {
+				t.Fatal("no item of CM48 to edit for a repair")
+			}
+			common := []string{"--in", snapFile, "--types", typesFlag, "--layout", name, "--table", table, "--ignore-unparsable"}
+			sum := samePlans(t, env, common...)
+			for _, r := range []string{"new", "removed", "moved", "changed", "repair"} {
+				if c := sum.ByReason[r]; c.Puts+c.Deletes == 0 && (r != "repair" || name != layouts.AdjacencyName) {
+					t.Errorf("the plan has no %s operation: the case tests nothing (%+v)", r, sum)
+				}
+			}
+			if unreadable != nil && !strings.Contains(run1(t, env, append([]string{"plan"}, common...)...), "do not read as nodes") {
+				t.Errorf("the table has no unreadable item")
+			}
+			tmp := t.TempDir()
+			if _, stderr, code := run(t, env, append(append([]string{"apply", "--no-progress", "--allow-mass-delete"}, common...), oocArgs(tmp)...)...); code != 0 {
+				t.Fatalf("apply out of core: exit %d\n%s", code, stderr)
+			}
+			emptyDir(t, tmp)
+			got := tableState(t, client, table, spec)
+			if unreadable != nil {
+				k := keyText(spec, unreadable)
+				if got[k] != string(ddbjson.AppendItem(nil, normalizeItem(unreadable))) {
+					t.Errorf("the unreadable item %s was changed: %s", k, got[k])
+				}
+				delete(got, k)
+			}
+			sameState(t, "after apply out of core", got, wantState(t, snapFile, typesFlag, l))
+		})
+	}
+}
+
+// run1 runs a command that must exit 0 and returns its stdout.
+func run1(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := run(t, env, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+	}
+	return stdout
+}
