@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,11 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -231,4 +235,55 @@ func TestPlanOutOfCoreModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// genForest writes a random forest of n nodes with the seed: two seeds
+// give the same ids (N1...) in other trees, with other attributes.
+func genForest(t *testing.T, n, seed int) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), fmt.Sprintf("forest-%d.jsonl", seed))
+	if _, stderr, code := run(t, nil, "gen", "--nodes", fmt.Sprint(n), "--shape", "random", "--trees", "3", "--shuffle", "--seed", fmt.Sprint(seed), "--out", in); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	return in
+}
+
+// TestApplyOutOfCoreKillAndResume: a random forest's table refreshed from
+// another forest over the same ids (most nodes moved and changed, some
+// removed) is planned out of core as in memory, then applied out of core
+// with a checkpoint, killed with SIGKILL at random points and resumed:
+// the table ends equal to the snapshot.
+func TestApplyOutOfCoreKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills and resumes an apply")
+	}
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	proxy, err := faultproxy.New(faultproxy.Config{Target: endpoint, Seed: 1, Lifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	base, snap := genForest(t, 2500, 5), genForest(t, 2000, 6)
+	l, _ := layouts.New("closure", layouts.Options{})
+	table := loadTable(t, env, client, base, "", l)
+	common := []string{"--in", snap, "--layout", "closure", "--table", table}
+	sum := samePlans(t, env, common...)
+	if sum.MovedSubtrees == 0 || sum.ByReason["removed"].Nodes != 500 || sum.ChangedNodes == 0 {
+		t.Fatalf("the plan tests nothing: %+v", sum)
+	}
+	tmp := t.TempDir()
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	args := append(append([]string{"apply", "--checkpoint", ck, "--allow-mass-delete", "--concurrency", "4", "--max-wcu", "3000", "--no-progress"}, common...), oocArgs(tmp)...)
+	kills, _, outs := killRuns(t, args, proxy.URL(), 3, func(rng *rand.Rand) time.Duration {
+		return time.Duration(2500+rng.IntN(2500)) * time.Millisecond
+	})
+	if kills == 0 {
+		t.Fatal("no run was killed: the test proves nothing")
+	}
+	if !strings.Contains(strings.Join(outs[1:], ""), "resuming from checkpoint") {
+		t.Errorf("no run resumed from the checkpoint (every kill came before the plan was kept):\n%s", strings.Join(outs, "\n----\n"))
+	}
+	sameState(t, "after the kills", tableState(t, client, table, l.Table()), wantState(t, snap, "", l))
 }
