@@ -18,7 +18,7 @@ const defaultMemory = "1GiB"
 // memoryFlags are --memory and --tmp-dir.
 func memoryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the import's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input whose forest does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
+		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the job's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input (or, for plan and apply, a table) that does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
 		&cli.StringFlag{Name: "tmp-dir", Usage: "where the out-of-core passes write their sorted runs (`DIR`; default: the system's temporary directory)", Category: catInput},
 		// Tests force the out-of-core passes on small inputs with it.
 		&cli.BoolFlag{Name: "force-out-of-core", Hidden: true},
@@ -84,7 +84,7 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 }
 
 // inMemoryOnly is --memory for a command that holds its input's forest in
-// memory (plan, apply, migrate): an input whose forest does not fit in the
+// memory (migrate --follow): an input whose forest does not fit in the
 // budget is refused before it is read further (exit 2), instead of
 // growing past it.
 func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
