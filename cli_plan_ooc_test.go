@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"

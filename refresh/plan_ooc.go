@@ -183,10 +183,10 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 		s.ByReason[r] = &Count{}
 	}
 	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table}
-	items, nodes, err := p.emitSnapshot(in)
+	items, nodes := p.sorter(), p.sorter()
 	defer items.Close()
 	defer nodes.Close()
-	if err != nil {
+	if err := p.emitSnapshot(in, items, nodes); err != nil {
 		return nil, err
 	}
 	class, moved, err := p.structure(nodes)
@@ -199,9 +199,9 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 	if err != nil {
 		return nil, err
 	}
-	ops, err := p.items(items)
+	ops := p.sorter()
 	defer ops.Close()
-	if err != nil {
+	if err := p.items(items, ops); err != nil {
 		return nil, err
 	}
 	spools, err := p.reasons(ops, class, moved)
@@ -216,15 +216,14 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 	return s, p.replay(spools, fn)
 }
 
-// emitSnapshot is the first pass: the snapshot's items to a sort by key,
-// its nodes to a sort by id. An item's record holds its key, digest,
+// emitSnapshot is the first pass: the snapshot's items to the sort items,
+// by key, its nodes to the sort nodes, by id. An item's record holds its key, digest,
 // owner, whether its node's own item came before it (planPuts' curKnown),
 // what a put of it costs as a new item, its size, index signatures and
 // units (to price a put over the table's item) and the item as DynamoDB
 // JSON. A node's record holds its id, parent, depth, whether its node
 // item came, and the digest of its attributes.
-func (p *oocPlan) emitSnapshot(in *importer.Input) (items, nodes *extsort.Sorter, _ error) {
-	items, nodes = p.sorter(), p.sorter()
+func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter) error {
 	l, spec, reserved := p.l, p.spec, p.l.Reserved()
 	var (
 		d        digester
@@ -296,7 +295,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input) (items, nodes *extsort.Sorter
 		err = flush()
 	}
 	p.s.SnapshotNodes, p.s.SnapshotItems = es.Nodes, es.Items
-	return items, nodes, err
+	return err
 }
 
 // The bits of a node's class (oocPlan.structure).

@@ -55,17 +55,17 @@ func (it *oocSnapItem) decode(rec []byte, stride, indexes int) {
 // it (as planPuts prices it); one it lacks, a put; a table's item the
 // snapshot does not want, a delete (priced as planDeletes). A put over an
 // item that does not read, or is another entity's, fails the plan as in
-// memory. The operations go to a sort by owner, for their reasons.
-func (p *oocPlan) items(snap *extsort.Sorter) (*extsort.Sorter, error) {
-	ops := p.sorter()
+// memory. The operations go to the sort ops, by owner, for their
+// reasons.
+func (p *oocPlan) items(snap, ops *extsort.Sorter) error {
 	si, err := snap.Sort()
 	if err != nil {
-		return ops, err
+		return err
 	}
 	defer si.Close()
 	ti, err := p.ot.items.Sort()
 	if err != nil {
-		return ops, err
+		return err
 	}
 	defer ti.Close()
 	spec, stride, nix := p.spec, p.t.stride, len(p.spec.Indexes)
@@ -110,19 +110,19 @@ func (p *oocPlan) items(snap *extsort.Sorter) (*extsort.Sorter, error) {
 		}
 		if n&4095 == 0 {
 			if err := p.ctx.Err(); err != nil {
-				return ops, err
+				return err
 			}
 		}
 		sn.decode(srec, stride, nix)
 		for tok && bytes.Compare(tn.key, sn.key) < 0 {
 			if err := advance(); err != nil {
-				return ops, err
+				return err
 			}
 		}
 		wcu := sn.wcu
 		if tok && bytes.Equal(tn.key, sn.key) {
 			if tn.kind != oocItem {
-				return ops, p.putOverUnreadable(&sn, tn.kind)
+				return p.putOverUnreadable(&sn, tn.kind)
 			}
 			seen = true
 			if tn.digest == sn.digest {
@@ -140,15 +140,15 @@ func (p *oocPlan) items(snap *extsort.Sorter) (*extsort.Sorter, error) {
 		e.I(wcu)
 		encBytes(&e, sn.item)
 		if err := ops.Add(e.B); err != nil {
-			return ops, err
+			return err
 		}
 	}
 	for tok {
 		if err := advance(); err != nil {
-			return ops, err
+			return err
 		}
 	}
-	return ops, firstErr(si.Err(), ti.Err())
+	return firstErr(si.Err(), ti.Err())
 }
 
 // putOverUnreadable is planPuts' refusal of a put over an item that does
