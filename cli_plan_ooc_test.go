@@ -287,3 +287,30 @@ func TestApplyOutOfCoreKillAndResume(t *testing.T) {
 	}
 	sameState(t, "after the kills", tableState(t, client, table, l.Table()), wantState(t, snap, "", l))
 }
+
+// TestPlanOutOfCoreDeepChain: in a chain of 600 nodes, N200 moved under
+// N50 and N400 made a root: the levels of the moved subtrees are
+// propagated one depth at a time out of core, as in memory (every node
+// from N200 down moved, 401 of them).
+func TestPlanOutOfCoreDeepChain(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	base := filepath.Join(t.TempDir(), "chain.jsonl")
+	if _, stderr, code := run(t, nil, "gen", "--nodes", "600", "--shape", "deep", "--seed", "1", "--out", base); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	text := readFile(t, base)
+	text = strings.Replace(text, `"id":"N200","parent_id":"N199"`, `"id":"N200","parent_id":"N50"`, 1)
+	text = strings.Replace(text, `"id":"N400","parent_id":"N399",`, `"id":"N400",`, 1)
+	snap := filepath.Join(t.TempDir(), "snap.jsonl")
+	if err := os.WriteFile(snap, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	table := loadTable(t, env, client, base, "", l)
+	sum := samePlans(t, env, "--in", snap, "--layout", l.Name(), "--table", table)
+	if sum.MovedSubtrees != 2 || sum.ByReason["moved"].Nodes != 401 {
+		t.Errorf("%d moved subtrees of %d nodes, want 2 of 401", sum.MovedSubtrees, sum.ByReason["moved"].Nodes)
+	}
+}
