@@ -314,3 +314,31 @@ func TestPlanOutOfCoreDeepChain(t *testing.T) {
 		t.Errorf("%d moved subtrees of %d nodes, want 2 of 401", sum.MovedSubtrees, sum.ByReason["moved"].Nodes)
 	}
 }
+
+// TestPlanOutOfCoreChosenByItemCount: without --force-out-of-core, a
+// table whose ItemCount (7,000 items, about 160 bytes each) does not fit
+// --memory 1MiB is planned out of core, though the snapshot would fit,
+// and says so; under the default budget the same plan is made in memory,
+// with the same summary.
+func TestPlanOutOfCoreChosenByItemCount(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	base, snap := genForest(t, 7000, 5), genForest(t, 7000, 6)
+	l, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	table := loadTable(t, env, client, base, "", l)
+	args := []string{"plan", "--json", "--in", snap, "--layout", l.Name(), "--table", table}
+	mem, memErr, code := run(t, env, args...)
+	if code != 0 || strings.Contains(memErr, "planned out of core") {
+		t.Fatalf("plan in the default budget: exit %d, want 0 in memory:\n%s", code, memErr)
+	}
+	tmp := t.TempDir()
+	ooc, oocErr, code := run(t, env, append(args, "--memory", "1MiB", "--tmp-dir", tmp)...)
+	if code != 0 || !strings.Contains(oocErr, "planned out of core") {
+		t.Fatalf("plan in 1 MiB: exit %d, want 0 out of core:\n%s", code, oocErr)
+	}
+	if mem != ooc {
+		t.Errorf("summaries differ:\n in memory   %s\n out of core %s", mem, ooc)
+	}
+	emptyDir(t, tmp)
+}

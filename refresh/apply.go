@@ -166,6 +166,9 @@ type PlanTableResult struct {
 	Summary *Summary
 	// Read is what reading the table cost.
 	Read exporter.Stats
+	// OutOfCore says the plan was made out of core: the snapshot or the
+	// table did not fit Input.OutOfCore's budget (or it was forced).
+	OutOfCore bool
 }
 
 // PlanTable reads a snapshot and a table and plans the fewest writes that
@@ -208,7 +211,7 @@ func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, er
 			return nil, err
 		}
 	}
-	return &PlanTableResult{Summary: s, Read: j.t.Read}, nil
+	return &PlanTableResult{Summary: s, Read: j.t.Read, OutOfCore: j.ooc != nil}, nil
 }
 
 // ApplyOptions configure Apply.
@@ -386,6 +389,9 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			return nil, err
 		}
 		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)
+		if j.ooc != nil {
+			fmt.Fprintln(log, OutOfCoreNote)
+		}
 	}
 	summary := res.Summary
 	if summary.DeleteRatio() > opts.MaxDeleteRatio && !opts.AllowMassDelete {

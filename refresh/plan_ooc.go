@@ -61,6 +61,10 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// OutOfCoreNote is what plan and apply say of a plan made out of core
+// (PlanTableResult.OutOfCore; apply writes it to its Log).
+const OutOfCoreNote = "planned out of core: the snapshot or the table does not fit --memory (sorted runs in --tmp-dir, removed)"
+
 // oocJob is what a job planned out of core holds between read and plan:
 // the temporary directory, the budget of each sort and the table's sorts.
 type oocJob struct {

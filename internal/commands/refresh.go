@@ -190,6 +190,9 @@ func runPlan(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", t.Table, res.Read)
+	if res.OutOfCore {
+		fmt.Fprintln(c.App.ErrWriter, refresh.OutOfCoreNote)
+	}
 	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
 		return errDifferences
 	}
