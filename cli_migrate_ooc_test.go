@@ -182,7 +182,8 @@ func TestMigrateOutOfCoreKillAndResume(t *testing.T) {
 // TestMigrateOutOfCoreIntoNonEmpty: a destination that holds an older
 // copy (nodes the source no longer has, moved and changed ones) is
 // refreshed out of core to exactly what the in-memory migrate makes of
-// the same destination, and verified.
+// the same destination, and verified; run again with its finished
+// checkpoint, it refreshes afresh and finds nothing to do.
 func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -197,10 +198,13 @@ func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
 	inMemory := loadTable(t, env, client, baseFile, typesFlag, closure)
 	outOfCore := loadTable(t, env, client, baseFile, typesFlag, closure)
 	tmp := t.TempDir()
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	// The run out of core twice, with a checkpoint: the second finds the
+	// first's finished and refreshes the copy afresh (nothing to do).
 	for _, c := range []struct {
 		table string
 		extra []string
-	}{{inMemory, nil}, {outOfCore, oocArgs(tmp)}} {
+	}{{inMemory, nil}, {outOfCore, append(oocArgs(tmp), "--checkpoint", ck)}, {outOfCore, append(oocArgs(tmp), "--checkpoint", ck)}} {
 		args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", c.table, "--to-layout", "closure",
 			"--allow-mass-delete", "--no-progress"}, c.extra...)
 		stdout, stderr, code := run(t, env, args...)

@@ -64,7 +64,11 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	o := opts.Input.OutOfCore
 	resume, refreshing := false, false
 	if opts.Checkpoint != "" {
-		if _, err := os.Stat(opts.Checkpoint); err == nil {
+		ck, err := ddbwrite.LoadCheckpoint(opts.Checkpoint)
+		if _, serr := os.Stat(opts.Checkpoint); serr == nil && (err != nil || !ck.Done) {
+			// Unfinished (or unreadable: the load says why). A finished
+			// one starts afresh, as apply does: a destination that holds
+			// the copy is then refreshed, and the plan finds what changed.
 			resume = true
 			// An apply's checkpoint keeps its plan beside it: the run
 			// it goes on from refreshed a destination that held items.
