@@ -3,6 +3,7 @@ package refresh
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -279,7 +280,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		size := transform.ItemSize(put)
 		keyBuf = appendKey(keyBuf[:0], spec, flatView(attrs))
 		e.Reset()
-		encBytes(&e, keyBuf)
+		e.Bs(keyBuf)
 		e.U(digest)
 		e.S(id)
 		e.Flag(flagOf(curKnown))
@@ -292,7 +293,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		for _, ix := range spec.Indexes {
 			e.I(layouts.IndexUnits(spec, ix, put, size))
 		}
-		encBytes(&e, ddbjson.AppendItem(nil, put))
+		e.Bs(ddbjson.AppendItem(nil, put))
 		return items.Add(e.B)
 	})
 	if err == nil {
@@ -436,7 +437,7 @@ func (p *oocPlan) structure(snap *extsort.Sorter) (class *extsort.Spool, moved *
 			tok = nextT()
 		}
 	}
-	if err := firstErr(si.Err(), ti.Err(), class.Rewind()); err != nil {
+	if err := errors.Join(si.Err(), ti.Err(), class.Rewind()); err != nil {
 		return class, nil, err
 	}
 	s.ByReason[ReasonChanged].Nodes = s.ChangedNodes
@@ -445,15 +446,6 @@ func (p *oocPlan) structure(snap *extsort.Sorter) (class *extsort.Spool, moved *
 	}
 	moved, err = p.propagate(levels)
 	return class, moved, err
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // compareLevel orders the nodes of both by depth, then by parent.

@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
@@ -92,7 +93,7 @@ func (p *oocPlan) items(snap, ops *extsort.Sorter) error {
 			e.Flag(oocDelete)
 			e.Flag(flagOf(tn.node))
 			e.I(wcu)
-			encBytes(&e, tn.key)
+			e.Bs(tn.key)
 			if err := ops.Add(e.B); err != nil {
 				return err
 			}
@@ -138,7 +139,7 @@ func (p *oocPlan) items(snap, ops *extsort.Sorter) error {
 		e.Flag(oocPut)
 		e.Flag(flagOf(sn.known))
 		e.I(wcu)
-		encBytes(&e, sn.item)
+		e.Bs(sn.item)
 		if err := ops.Add(e.B); err != nil {
 			return err
 		}
@@ -148,7 +149,7 @@ func (p *oocPlan) items(snap, ops *extsort.Sorter) error {
 			return err
 		}
 	}
-	return firstErr(si.Err(), ti.Err())
+	return errors.Join(si.Err(), ti.Err())
 }
 
 // putOverUnreadable is planPuts' refusal of a put over an item that does
@@ -319,14 +320,14 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 		e.Reset()
 		e.Flag(kind)
 		e.S(string(reason))
-		encBytes(&e, owner)
+		e.Bs(owner)
 		e.I(wcu)
-		encBytes(&e, payload)
+		e.Bs(payload)
 		if err := to.Add(e.B); err != nil {
 			return spools, err
 		}
 	}
-	if err := firstErr(it.Err(), cr.drain()); err != nil {
+	if err := errors.Join(it.Err(), cr.drain()); err != nil {
 		return spools, err
 	}
 	for _, sp := range spools {

@@ -1,9 +1,7 @@
 package refresh
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"sync"
 
 	"github.com/treeport/treeport/exporter"
@@ -42,23 +40,10 @@ func (o *oocTable) close() {
 	o.nodes.Close()
 }
 
-// encBytes appends a length-prefixed byte string, as Enc.S does a string.
-func encBytes(e *extsort.Enc, b []byte) {
-	e.B = binary.AppendUvarint(e.B, uint64(len(b)))
-	e.B = append(e.B, b...)
-}
-
-// compareFirst orders records by their first length-prefixed field, and
-// keeps the order they were added in where it is the same (the sort is
-// stable).
-func compareFirst(a, b []byte) int {
-	da, db := extsort.Dec{B: a}, extsort.Dec{B: b}
-	return bytes.Compare(da.Bytes(), db.Bytes())
-}
-
-// newFirstSorter is an external sort by compareFirst.
+// newFirstSorter is an external sort by the records' first field
+// (extsort.CompareFirst), stable where it is the same.
 func newFirstSorter(dir string, budget int) *extsort.Sorter {
-	s := extsort.New(dir, budget, compareFirst)
+	s := extsort.New(dir, budget, extsort.CompareFirst)
 	s.Prefix = extsort.PrefixKeyRow // the first field's first 8 bytes
 	return s
 }
@@ -94,7 +79,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 			key = appendKey(key[:0], spec, mapView(item))
 			if models.Foreign(l, layouts.MapView(item)) {
 				other++
-				encBytes(&its, key)
+				its.Bs(key)
 				its.Flag(oocForeign)
 				itEnds = append(itEnds, len(its.B))
 				continue
@@ -102,7 +87,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 			isNode, err := readsAsNode(l, item)
 			if err != nil {
 				bad = append(bad, badItem{"", ddb.KeyString(item, spec.KeyNames()...), err.Error()})
-				encBytes(&its, key)
+				its.Bs(key)
 				its.Flag(oocUnreadable)
 				itEnds = append(itEnds, len(its.B))
 				continue
@@ -122,7 +107,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				keyOnly[spec.SK.Name] = item[spec.SK.Name]
 			}
 			size := transform.ItemSize(item)
-			encBytes(&its, key)
+			its.Bs(key)
 			its.Flag(oocItem)
 			its.U(all)
 			its.I(size)
