@@ -306,27 +306,27 @@ func (s *oocState) problems(l layouts.Layout, read []*transform.RowError) []*tra
 // forest (as ReadInput guesses its size) does not fit the budget, or the
 // passes are forced. A job that must choose its own passes before the
 // read (the out-of-core plan) asks it first.
-func ReadsOutOfCore(opts InputOptions) (bool, error) {
+func ReadsOutOfCore(opts InputOptions) bool {
 	o := opts.OutOfCore
 	if o == nil || o.Refuse != "" {
-		return false, nil
+		return false
 	}
 	if o.Force {
-		return true, nil
+		return true
 	}
 	hint := opts.SizeHint
 	if hint == 0 {
-		src, err := records.OpenSource(opts.Path, opts.Source)
-		if err != nil {
-			return false, err
+		// An input that does not open is ReadInput's to report, as
+		// without this question.
+		if src, err := records.OpenSource(opts.Path, opts.Source); err == nil {
+			if c, ok := src.(records.CountedSource); ok {
+				hint = c.Records()
+			}
+			src.Close()
 		}
-		if c, ok := src.(records.CountedSource); ok {
-			hint = c.Records()
-		}
-		src.Close()
 	}
 	if hint == 0 {
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}
-	return o.outOfCore(opts.Path, hint), nil
+	return o.outOfCore(opts.Path, hint)
 }

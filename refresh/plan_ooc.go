@@ -37,10 +37,7 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	if o == nil || o.Refuse != "" {
 		return false, nil
 	}
-	ooc, err := importer.ReadsOutOfCore(j.input)
-	if err != nil {
-		return false, err
-	}
+	ooc := importer.ReadsOutOfCore(j.input)
 	if !ooc && o.Memory > 0 {
 		out, err := j.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(j.Table)})
 		if err != nil {
