@@ -101,9 +101,10 @@ func (j *job) readOOC(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: --tmp-dir %s: %v (the plan out of core writes its sorted runs there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
 	}
-	// A sixth of the budget a sort: at most three fill at once, beside the
-	// merges' buffers and a Scan's pages.
-	j.ooc = &oocJob{dir: dir, budget: int(max(o.Memory/6, 1<<20))}
+	// An eighth of the budget a sort: up to five hold their buffers at
+	// once (the table's two, the snapshot's two and the one being
+	// filled), beside the merges' buffers and a Scan's pages.
+	j.ooc = &oocJob{dir: dir, budget: int(max(o.Memory/8, 1<<20))}
 	input := j.input
 	input.OutOfCore = &o
 	in, err := importer.ReadInput(ctx, input)
