@@ -74,9 +74,10 @@ func TestMigrateOutOfCoreMatchesInMemory(t *testing.T) {
 	}
 }
 
-// TestMigrateOutOfCoreRefusals: out of core, migrate writes only into an
-// empty table (or its own checkpoint's), takes no --shard, and needs a
-// --tmp-dir it can write; each is refused (exit 2) with nothing written.
+// TestMigrateOutOfCoreRefusals: out of core, migrate refuses a
+// destination with an item that does not read as a node (as apply does),
+// takes no --shard and no path ids, and needs a --tmp-dir it can write;
+// each is refused (exit 2) with nothing written.
 func TestMigrateOutOfCoreRefusals(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -109,7 +110,9 @@ func TestMigrateOutOfCoreRefusals(t *testing.T) {
 		args        []string
 		say         string
 	}{
-		{"not empty", dst, oocArgs(t.TempDir()), "writes only into an empty table"},
+		// Refreshed out of core, as apply: an item that does not read
+		// is never put over or deleted.
+		{"not empty, an item that does not read", dst, oocArgs(t.TempDir()), "--ignore-unparsable"},
 		{"shard", empty, append(oocArgs(t.TempDir()), "--shard", "1/2"), "does not take --shard"},
 		{"tmp-dir", empty, oocArgs(filepath.Join(readonly, "sub")), "--tmp-dir"},
 	} {
@@ -168,4 +171,42 @@ func TestMigrateOutOfCoreKillAndResume(t *testing.T) {
 	}
 	diffLines(t, canonical(t, scanTable(t, client, dst)), want)
 	t.Logf("%d kills; %s", kills, fmt.Sprint(proxy.Counts().AcceptedItems))
+}
+
+// TestMigrateOutOfCoreIntoNonEmpty: a destination that holds an older
+// copy (nodes the source no longer has, moved and changed ones) is
+// refreshed out of core to exactly what the in-memory migrate makes of
+// the same destination, and verified; run again with its finished
+// checkpoint, it refreshes afresh and finds nothing to do.
+func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	base, snap := carsSnapshot(t)
+	dir := t.TempDir()
+	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	path, _ := layouts.New("path", layouts.Options{})
+	closure, _ := layouts.New("closure", layouts.Options{})
+	src := loadTable(t, env, client, snapFile, typesFlag, path)
+	inMemory := loadTable(t, env, client, baseFile, typesFlag, closure)
+	outOfCore := loadTable(t, env, client, baseFile, typesFlag, closure)
+	tmp := t.TempDir()
+	ck := filepath.Join(t.TempDir(), "ck.json")
+	// The run out of core twice, with a checkpoint: the second finds the
+	// first's finished and refreshes the copy afresh (nothing to do).
+	for _, c := range []struct {
+		table string
+		extra []string
+	}{{inMemory, nil}, {outOfCore, append(oocArgs(tmp), "--checkpoint", ck)}, {outOfCore, append(oocArgs(tmp), "--checkpoint", ck)}} {
+		args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", c.table, "--to-layout", "closure",
+			"--allow-mass-delete", "--no-progress"}, c.extra...)
+		stdout, stderr, code := run(t, env, args...)
+		if code != 0 || !strings.Contains(stdout, "verified: ") {
+			t.Fatalf("%v: exit %d:\n%s\n%s", c.extra, code, stdout, stderr)
+		}
+	}
+	emptyDir(t, tmp)
+	diffLines(t, rawLines(t, client, outOfCore), rawLines(t, client, inMemory))
+	sameState(t, "out of core", tableState(t, client, outOfCore, closure.Table()), wantState(t, snapFile, typesFlag, closure))
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
 	"github.com/treeport/treeport/internal/testserver/s3local"

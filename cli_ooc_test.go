@@ -331,10 +331,12 @@ func TestOutOfCoreUsage(t *testing.T) {
 	}
 }
 
-// TestInMemoryJobsRefuseOverBudget: plan, apply and migrate hold their
-// forest in memory; one that does not fit in --memory is refused (exit 2)
-// before anything is written, rather than growing past the budget. The
-// dry run of one layout is not refused: it runs out of core.
+// TestInMemoryJobsRefuseOverBudget: a job that holds its forest in
+// memory (migrate --follow), or what a plan out of core does not take yet
+// (--shard, path ids), is refused (exit 2) when it does not fit in
+// --memory, before anything is written, rather than growing past the
+// budget. The dry run of one layout is not refused: it runs out of core;
+// plan and apply run out of core (TestPlanOutOfCoreMatchesInMemory).
 func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -345,16 +347,21 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
 	before := canonical(t, scanTable(t, client, table))
-	for _, args := range [][]string{
-		{"plan", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
-		{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table},
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plan --shard", []string{"plan", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table, "--shard", "0/2"}, "does not take --shard yet"},
+		{"apply --shard", []string{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table, "--shard", "1/2"}, "does not take --shard yet"},
+		{"apply --path-ids", []string{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--path-ids", "--table", table}, "path ids"},
 		// migrate copies out of core (TestMigrateOutOfCoreMatchesInMemory),
 		// but not when it follows the source's stream.
-		{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", table + "-to", "--to-layout", "closure", "--create-table", "--follow", "--enable-stream", "--checkpoint", filepath.Join(t.TempDir(), "ck.json")},
+		{"migrate --follow", []string{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", table + "-to", "--to-layout", "closure", "--create-table", "--follow", "--enable-stream", "--checkpoint", filepath.Join(t.TempDir(), "ck.json")}, "holds the"},
 	} {
-		t.Run(args[0], func(t *testing.T) {
-			_, stderr, code := run(t, env, append(args, "--force-out-of-core", "--memory", "1MiB")...)
-			if code != 2 || !strings.Contains(stderr, "holds the") || !strings.Contains(stderr, "give a larger --memory") {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, env, append(tc.args, "--force-out-of-core", "--memory", "1MiB")...)
+			if code != 2 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "give a larger --memory") {
 				t.Errorf("exit %d, want 2 and what to do:\n%s", code, stderr)
 			}
 		})

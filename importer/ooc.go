@@ -12,6 +12,7 @@ import (
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
@@ -299,4 +300,34 @@ func (s *oocState) problems(l layouts.Layout, read []*transform.RowError) []*tra
 		return cmp.Or(cmp.Compare(at(a), at(b)), cmp.Compare(a.Line, b.Line))
 	})
 	return all
+}
+
+// ReadsOutOfCore reports whether ReadInput would read the input of opts
+// out of core: its OutOfCore is set, does not refuse, and the input's
+// forest (as ReadInput guesses its size) does not fit the budget, or the
+// passes are forced. A job that must choose its own passes before the
+// read (the out-of-core plan) asks it first.
+func ReadsOutOfCore(opts InputOptions) bool {
+	o := opts.OutOfCore
+	if o == nil || o.Refuse != "" {
+		return false
+	}
+	if o.Force {
+		return true
+	}
+	hint := opts.SizeHint
+	if hint == 0 {
+		// An input that does not open is ReadInput's to report, as
+		// without this question.
+		if src, err := records.OpenSource(opts.Path, opts.Source); err == nil {
+			if c, ok := src.(records.CountedSource); ok {
+				hint = c.Records()
+			}
+			src.Close()
+		}
+	}
+	if hint == 0 {
+		hint = estimateRecords(opts.Path, formatOf(opts))
+	}
+	return o.outOfCore(opts.Path, hint)
 }

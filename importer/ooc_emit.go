@@ -147,6 +147,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 		}
 		node.Path = path
+		if opts.Node != nil {
+			if err := opts.Node(rec.ID, rec.Parent, node.Depth); err != nil {
+				return st, err
+			}
+		}
 		var lerr error
 		if keepFn != nil {
 			// Emit's items are the caller's to keep: the layout builds

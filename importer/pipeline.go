@@ -512,6 +512,12 @@ type EmitOptions struct {
 	// the node's index in the forest: for sizing the items, not writing
 	// them. They are not numbered, so Skip and Shard must be unset.
 	Runs func(node int, item []layouts.Attr, run int) error
+	// Node, when set, is called for each node that is not rejected, before
+	// its items, with its id, its parent ("" for a root) and its depth,
+	// valid during the call only. Only an input read out of core calls it
+	// (the out-of-core plan's structure pass); an error from it stops the
+	// emit.
+	Node func(id, parent string, depth int) error
 	// rejectsLayout, when set, names the layout in each line of Rejects
 	// (WriteRejects).
 	rejectsLayout string

@@ -59,6 +59,9 @@ type job struct {
 	in   *importer.Input
 	t    *Table
 	keys []importer.IndexKey
+	// ooc, when the job is planned out of core (planOutOfCore), holds
+	// the table's sorts between read and plan; closeOOC removes them.
+	ooc *oocJob
 }
 
 // read reads the snapshot and the table at the same time, and checks the
@@ -67,6 +70,11 @@ type job struct {
 func (j *job) read(ctx context.Context) error {
 	if err := ddbtable.CheckTable(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
+	}
+	if ooc, err := j.planOutOfCore(ctx); err != nil {
+		return err
+	} else if ooc {
+		return j.readOOC(ctx)
 	}
 	// The skeleton is large and lives for the whole run: collecting at 50%
 	// growth instead of 100% keeps the peak lower, at no visible cost in CPU.
@@ -110,12 +118,19 @@ func (j *job) header() PlanHeader {
 // writer is never the first to find it.
 func (j *job) plan(ctx context.Context, fn func(Op) error) (*Summary, error) {
 	check := importer.NewIndexKeyCheck(j.keys, j.Layout, j.in.Forest, "", 100)
-	s, err := Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, func(op Op) error {
+	withCheck := func(op Op) error {
 		if op.Kind == Put && len(j.keys) > 0 {
 			check.Add(op.Item)
 		}
 		return fn(op)
-	})
+	}
+	var s *Summary
+	var err error
+	if j.ooc != nil {
+		s, err = j.planOOC(ctx, withCheck)
+	} else {
+		s, err = Plan(ctx, Options{Input: j.in, Layout: j.Layout, Table: j.t, Shard: j.Shard}, withCheck)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +166,16 @@ type PlanTableResult struct {
 	Summary *Summary
 	// Read is what reading the table cost.
 	Read exporter.Stats
+	// OutOfCore says the plan was made out of core: the snapshot or the
+	// table did not fit Input.OutOfCore's budget (or it was forced).
+	OutOfCore bool
 }
 
 // PlanTable reads a snapshot and a table and plans the fewest writes that
 // make the table equal to the snapshot. Nothing is written to the table.
 func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, error) {
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	defer j.closeOOC()
 	if err := j.read(ctx); err != nil {
 		return nil, err
 	}
@@ -192,7 +211,7 @@ func PlanTable(ctx context.Context, opts PlanTableOptions) (*PlanTableResult, er
 			return nil, err
 		}
 	}
-	return &PlanTableResult{Summary: s, Read: j.t.Read}, nil
+	return &PlanTableResult{Summary: s, Read: j.t.Read, OutOfCore: j.ooc != nil}, nil
 }
 
 // ApplyOptions configure Apply.
@@ -253,6 +272,7 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 		}
 	}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
+	defer j.closeOOC()
 	return apply(ctx, j, opts)
 }
 
@@ -369,6 +389,9 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			return nil, err
 		}
 		fmt.Fprintf(log, "read table %s: %s\n", j.Table, j.t.Read)
+		if j.ooc != nil {
+			fmt.Fprintln(log, OutOfCoreNote)
+		}
 	}
 	summary := res.Summary
 	if summary.DeleteRatio() > opts.MaxDeleteRatio && !opts.AllowMassDelete {

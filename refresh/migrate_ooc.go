@@ -52,25 +52,35 @@ func migrateOutOfCore(ctx context.Context, opts MigrateOptions) (bool, error) {
 // that file is imported into the destination by the out-of-core passes
 // (importer.LoadTable), with the import's checkpoint.
 //
-// The destination is not read as a plan would read it (that needs the
-// plan out of core, which is not there yet): it must be empty, or hold
-// what a run with the same checkpoint wrote. Its items are then only
-// ever put, never deleted, and each put is of an item this copy owns:
-// the one the same node's items of the in-memory migrate would be. The
-// copy is verified by counting the destination's items, with consistent
-// reads, against the items the layout wants.
+// An empty destination (or one a run with the same checkpoint wrote)
+// is not read as a plan would read it: its items are then only ever
+// put, never deleted, and each put is of an item this copy owns: the one
+// the same node's items of the in-memory migrate would be. The copy is
+// verified by counting the destination's items, with consistent reads,
+// against the items the layout wants. A destination that holds items is
+// refreshed by a plan out of core (migrateOOCRefresh).
 func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	o := opts.Input.OutOfCore
-	resume := false
+	resume, refreshing := false, false
 	if opts.Checkpoint != "" {
-		if _, err := os.Stat(opts.Checkpoint); err == nil {
+		ck, err := ddbwrite.LoadCheckpoint(opts.Checkpoint)
+		if _, serr := os.Stat(opts.Checkpoint); serr == nil && (err != nil || !ck.Done) {
+			// Unfinished (or unreadable: the load says why). A finished
+			// one starts afresh, as apply does: a destination that holds
+			// the copy is then refreshed, and the plan finds what changed.
 			resume = true
+			// An apply's checkpoint keeps its plan beside it: the run
+			// it goes on from refreshed a destination that held items.
+			_, err := os.Stat(opts.Checkpoint + ".plan.json")
+			refreshing = err == nil
 		}
 	}
 	if !resume {
-		if err := destinationEmpty(ctx, opts); err != nil {
+		empty, err := destinationEmpty(ctx, opts)
+		if err != nil {
 			return nil, err
 		}
+		refreshing = !empty
 	}
 	tmp := o.TmpDir
 	if tmp == "" {
@@ -91,13 +101,9 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	}
 	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes, spilled to %s out of core; %s\n", opts.From, opts.FromLayout.Name(), spill.Nodes, tmp, spill.Read)
 
-	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: o,
-		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}})
-	if err != nil {
-		return res, err
-	}
-	defer in.Close()
-	if problems := in.CheckLayout(opts.Layout); len(problems) > 0 {
+	input := importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: o,
+		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+	onProblems := func(problems []*transform.RowError, more int) {
 		if opts.OnProblems != nil {
 			out := make([]*transform.RowError, len(problems))
 			for i, p := range problems {
@@ -105,8 +111,19 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 				q.File, q.Line, q.Unit = "table "+opts.From, 0, ""
 				out[i] = &q
 			}
-			opts.OnProblems(out, in.MoreProblems())
+			opts.OnProblems(out, more)
 		}
+	}
+	if refreshing {
+		return migrateOOCRefresh(ctx, opts, input, onProblems, res)
+	}
+	in, err := importer.ReadInput(ctx, input)
+	if err != nil {
+		return res, err
+	}
+	defer in.Close()
+	if problems := in.CheckLayout(opts.Layout); len(problems) > 0 {
+		onProblems(problems, in.MoreProblems())
 		return res, fmt.Errorf("%w: %s in table %s; nothing was written", importer.ErrInvalid, countOf(len(problems)+in.MoreProblems(), "problem"), opts.From)
 	}
 	fp, err := migrateFingerprint(opts.Settings, spill.Digest)
@@ -165,19 +182,45 @@ func migrateFingerprint(settings map[string]any, digest string) (string, error) 
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// destinationEmpty refuses a destination that holds any item: an
-// out-of-core migrate does not read it, so it could not tell the items
-// it may replace from the ones it must leave alone.
-func destinationEmpty(ctx context.Context, opts MigrateOptions) error {
+// destinationEmpty says whether the destination holds no item: an
+// out-of-core migrate then only puts, through the out-of-core import;
+// into one that holds items it plans out of core, as apply does
+// (migrateOOCRefresh).
+func destinationEmpty(ctx context.Context, opts MigrateOptions) (bool, error) {
 	out, err := opts.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(opts.Table), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return fmt.Errorf("destination: %w", err)
+		return false, fmt.Errorf("destination: %w", err)
 	}
-	if len(out.Items) > 0 || out.LastEvaluatedKey != nil {
-		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core writes only into an empty table (or goes on with its own --checkpoint); %s has items: give a new table, or a --memory large enough to refresh it in memory (about %d bytes an item of the source)",
-			ddbwrite.ErrUsage, opts.From, units.SizeText(opts.Input.OutOfCore.Memory), opts.Table, importer.InMemoryNodeBytes)
+	return len(out.Items) == 0 && out.LastEvaluatedKey == nil, nil
+}
+
+// migrateOOCRefresh is migrateOOC into a destination that holds items:
+// the spilled source is the snapshot of an apply planned out of core
+// (the destination read into external sorts, never a map of it), with
+// apply's guard, checkpoint and safety (SPEC §9: an item that does not
+// read as a node is never put over or deleted), then verified as the
+// in-memory migrate verifies: the destination read again, with
+// consistent reads, and planned against the source out of core.
+func migrateOOCRefresh(ctx context.Context, opts MigrateOptions, input importer.InputOptions, onProblems func([]*transform.RowError, int), res *MigrateResult) (*MigrateResult, error) {
+	o := *input.OutOfCore
+	o.Force = true
+	input.OutOfCore = &o
+	j := &job{Target: opts.Target, input: input, onProblems: onProblems, from: "table " + opts.From}
+	defer j.closeOOC()
+	var err error
+	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
+	if err != nil {
+		return res, err
 	}
-	return nil
+	j.Scan.ConsistentRead = true
+	if err := j.read(ctx); err != nil {
+		return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	if res.Verify, err = j.plan(ctx, func(Op) error { return nil }); err != nil {
+		return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
+	}
+	res.Took = time.Since(opts.Started)
+	return res, nil
 }
 
 // oocApplyResult is what the out-of-core copy did, as a plan of puts of

@@ -18,7 +18,7 @@ const defaultMemory = "1GiB"
 // memoryFlags are --memory and --tmp-dir.
 func memoryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the import's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input whose forest does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
+		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the job's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input (or, for plan and apply, a table) that does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
 		&cli.StringFlag{Name: "tmp-dir", Usage: "where the out-of-core passes write their sorted runs (`DIR`; default: the system's temporary directory)", Category: catInput},
 		// Tests force the out-of-core passes on small inputs with it.
 		&cli.BoolFlag{Name: "force-out-of-core", Hidden: true},
@@ -84,7 +84,7 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 }
 
 // inMemoryOnly is --memory for a command that holds its input's forest in
-// memory (plan, apply, migrate): an input whose forest does not fit in the
+// memory (migrate --follow): an input whose forest does not fit in the
 // budget is refused before it is read further (exit 2), instead of
 // growing past it.
 func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
@@ -95,4 +95,21 @@ func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
 	return &importer.OutOfCore{Memory: mem, Force: c.Bool("force-out-of-core"),
 		Refuse: fmt.Sprintf("%s, and this input's does not fit in --memory %s (about %d bytes a node): give a larger --memory (import alone runs out of core)",
 			what, c.String("memory"), importer.InMemoryNodeBytes)}, nil
+}
+
+// refreshOutOfCore is --memory and --tmp-dir for plan and apply: a
+// snapshot or a table that does not fit in the budget is planned out of
+// core, in sorted passes over files in --tmp-dir (docs/SCALING.md); what
+// a plan out of core does not take yet (--shard, path ids) is refused
+// with exit 2.
+func refreshOutOfCore(c *cli.Context, l layouts.Layout) (*importer.OutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	return &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: l, Force: c.Bool("force-out-of-core"),
+		OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
 }

@@ -148,7 +148,7 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 		return t, in, 0, err
 	}
 	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")}
-	if in.OutOfCore, err = inMemoryOnly(c, c.Command.Name+" holds the snapshot's whole forest in memory"); err != nil {
+	if in.OutOfCore, err = refreshOutOfCore(c, ls[0]); err != nil {
 		return t, in, 0, err
 	}
 	if t, ratio, err = refreshTarget(c, files...); err != nil {
@@ -192,6 +192,9 @@ func runPlan(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "read table %s: %s\n", t.Table, res.Read)
+	if res.OutOfCore {
+		fmt.Fprintln(c.App.ErrWriter, refresh.OutOfCoreNote)
+	}
 	untypedHint(c.App.ErrWriter, in, s, "apply would write them as strings")
 	if c.Bool("detailed-exitcode") && s.Changes() > 0 {
 		return errDifferences

@@ -86,3 +86,59 @@ func TestSpool(t *testing.T) {
 		t.Fatalf("Close left %d files", len(left))
 	}
 }
+
+// TestCompareFirst: records sorted by their first field (Bs or S, keys of
+// every length, many alike) over many runs come out in the order of the
+// keys' bytes, records of one key in the order they were added, and the
+// rest of each record as it was written.
+func TestCompareFirst(t *testing.T) {
+	s := New(t.TempDir(), 64<<10, CompareFirst)
+	s.Prefix = PrefixKeyRow
+	rng := rand.New(rand.NewPCG(3, 4))
+	type rec struct {
+		key []byte
+		n   int
+	}
+	var want []rec
+	var e Enc
+	for i := range 20000 {
+		key := make([]byte, rng.IntN(12))
+		for k := range key {
+			key[k] = byte('a' + rng.IntN(3))
+		}
+		e.Reset()
+		if i%2 == 0 {
+			e.Bs(key)
+		} else {
+			e.S(string(key))
+		}
+		e.I(i)
+		if err := s.Add(e.B); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rec{key, i})
+	}
+	slices.SortStableFunc(want, func(a, b rec) int { return bytes.Compare(a.key, b.key) })
+	if s.Runs() < 2 {
+		t.Fatalf("%d runs: the test merges nothing", s.Runs())
+	}
+	it, err := s.Sort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer it.Close()
+	for k := 0; ; k++ {
+		b, ok := it.Next()
+		if !ok {
+			if k != len(want) {
+				t.Fatalf("%d records, want %d (%v)", k, len(want), it.Err())
+			}
+			break
+		}
+		d := Dec{B: b}
+		if key, n := d.Bytes(), d.I(); !bytes.Equal(key, want[k].key) || n != want[k].n {
+			t.Fatalf("record %d: %q %d, want %q %d", k, key, n, want[k].key, want[k].n)
+		}
+	}
+}

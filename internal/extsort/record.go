@@ -18,6 +18,10 @@ func (e *Enc) I(v int)      { e.U(uint64(v)) }
 func (e *Enc) S(v string)   { e.U(uint64(len(v))); e.B = append(e.B, v...) }
 func (e *Enc) Row(v int64)  { e.B = binary.BigEndian.AppendUint64(e.B, uint64(v)) }
 func (e *Enc) Flag(v uint8) { e.B = append(e.B, v) }
+
+// Bs appends a length-prefixed byte string, as S does a string; Dec.Bytes
+// reads it back.
+func (e *Enc) Bs(v []byte) { e.U(uint64(len(v))); e.B = append(e.B, v...) }
 func (e *Enc) Strs(v []string) {
 	e.I(len(v))
 	for _, s := range v {
@@ -82,6 +86,13 @@ func CompareKeyRow(a, b []byte) int {
 		return c
 	}
 	return bytes.Compare(da.B[:8], db.B[:8])
+}
+
+// CompareFirst orders records by their first length-prefixed field (S
+// or Bs), byte for byte; PrefixKeyRow is its Sorter.Prefix.
+func CompareFirst(a, b []byte) int {
+	da, db := Dec{B: a}, Dec{B: b}
+	return bytes.Compare(da.Bytes(), db.Bytes())
 }
 
 // CompareRow orders records that begin with a row number.
