@@ -148,7 +148,7 @@ func TestRepeatedIDCostsACount(t *testing.T) {
 		}
 	}
 	more := "… and " + units.Thousands(int64(rows-1-100)) + " problems more"
-	if dups != 100 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in "+in) {
+	if dups != 100 || !strings.Contains(stderr, more) || !strings.Contains(stderr, units.Thousands(rows-1)+" problems in "+in) {
 		t.Errorf("want 100 duplicate-id lines (got %d), %q and the total of %d problems:\n%.3000s", dups, more, rows-1, stderr)
 	}
 	if peak > 100 {
@@ -287,7 +287,7 @@ func TestPlanRepeatedIDCostsACount(t *testing.T) {
 			t.Fatalf("%s: exit %d, want 2:\n%.2000s", args[0], code, stderr)
 		}
 		more := "… and " + units.Thousands(int64(rows-1-5)) + " problems more"
-		if n := strings.Count(stderr, `id "x": duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, strconv.Itoa(rows-1)+" problems in ") {
+		if n := strings.Count(stderr, `id "x": duplicate id`); n != 5 || !strings.Contains(stderr, more) || !strings.Contains(stderr, units.Thousands(rows-1)+" problems in ") {
 			t.Errorf("%s: %d problems printed; want 5, %q and the total %d:\n%.2000s", args[0], n, more, rows-1, stderr)
 		}
 		// Kept problems would cost ~300 bytes a row, 900 MB; a count

@@ -25,6 +25,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -140,13 +141,8 @@ func (j *job) plan(ctx context.Context, fn func(Op) error) (*Summary, error) {
 	return s, nil
 }
 
-// countOf says "1 thing" or "N things".
-func countOf(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+// countOf says "1 thing" or "N things", thousands separated.
+func countOf(n int, thing string) string { return units.Count(int64(n), thing) }
 
 // PlanTableOptions configure PlanTable.
 type PlanTableOptions struct {

@@ -174,7 +174,7 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("reading %s: %w", opts.From, err)
 	}
-	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes; %s\n", opts.From, opts.FromLayout.Name(), res.Source.Nodes, res.Source.Read)
+	fmt.Fprintf(opts.Log, "read %s (%s layout): %s; %s\n", opts.From, opts.FromLayout.Name(), units.Count(res.Source.Nodes, "node"), res.Source.Read)
 	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: opts.Input.OutOfCore,
 		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}

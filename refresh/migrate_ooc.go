@@ -99,7 +99,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	if err != nil {
 		return res, fmt.Errorf("reading %s: %w", opts.From, err)
 	}
-	fmt.Fprintf(opts.Log, "read %s (%s layout): %d nodes, spilled to %s out of core; %s\n", opts.From, opts.FromLayout.Name(), spill.Nodes, tmp, spill.Read)
+	fmt.Fprintf(opts.Log, "read %s (%s layout): %s, spilled to %s out of core; %s\n", opts.From, opts.FromLayout.Name(), units.Count(spill.Nodes, "node"), tmp, spill.Read)
 
 	input := importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: o,
 		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}

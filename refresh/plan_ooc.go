@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,7 +118,7 @@ func (j *job) readOOC(ctx context.Context) error {
 			j.onProblems(problems, in.MoreProblems())
 		}
 		return fmt.Errorf("%w: %s in %s; nothing was planned or written (a refresh needs a valid snapshot: skipping a node would delete it)",
-			importer.ErrInvalid, countOf(len(problems)+in.MoreProblems(), "problem"), firstOf(j.from, j.input.Path))
+			importer.ErrInvalid, countOf(len(problems)+in.MoreProblems(), "problem"), cmp.Or(j.from, j.input.Path))
 	}
 	if j.keys, err = importer.TableIndexKeys(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
@@ -125,13 +126,6 @@ func (j *job) readOOC(ctx context.Context) error {
 	j.t, j.ooc.table, err = scanTableOOC(ctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan,
 		IgnoreUnparsable: j.IgnoreUnparsable}, dir, j.ooc.budget)
 	return err
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // oocPlan is a plan out of core: the same operations and summary as Plan,
