@@ -117,6 +117,17 @@ type oocState struct {
 	// notTopo: a node's parent came after it in the input, and an
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool
+	// keepPath: the nodes carry their paths, for a layout that builds
+	// items from them (layouts.NeedsPath), but in a dry run of one whose
+	// ImportTable source is sized in runs (layouts.EmitsRuns), which
+	// takes the path's sizes alone.
+	keepPath bool
+	// run is the node whose runs the emit pass gives EmitOptions.Runs:
+	// its parent, and its ancestors' ids' bytes in JSON strings.
+	run struct {
+		parent    string
+		ancestors int64
+	}
 }
 
 // close removes the temporary files.
@@ -239,7 +250,8 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	}
 	return &oocState{opts: o, dir: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
-		measure: layouts.NewMeasure(o.Layout)}, nil
+		measure:  layouts.NewMeasure(o.Layout),
+		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil
 }
 
 // spillBytes is about the most the passes hold on disk at once for the

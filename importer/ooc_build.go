@@ -97,26 +97,63 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 // resolveRejected records a good row that is rejected with reason.
 func (b *oocBuilder) resolveRejected(row int64, reason string) {
 	if b.err == nil {
-		b.err = b.ooc.addResolved(row, true, reason, 0, nil, nil)
+		b.err = b.ooc.addResolved(row, reason)
 	}
 }
 
-// addResolved records what the passes found for a good row: rejected,
-// with the reason, or its depth and path.
-func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string, rows []int64) error {
+// addResolved records a good row that is rejected, with the reason.
+func (s *oocState) addResolved(row int64, reason string) error {
 	e := &s.re
 	e.Reset()
 	e.Row(row)
-	if rejected {
-		e.Flag(1)
-		e.S(reason)
-	} else {
-		e.Flag(0)
-		e.I(depth)
-		e.Strs(path)
-		if s.opts.Plan {
-			putRows(e, rows)
-		}
+	e.Flag(1)
+	e.S(reason)
+	return s.resolved.Add(e.B)
+}
+
+// addNode records a good row's node, placed and valid: its depth, its
+// path when the layout needs it (keepPath), and, for a dry run
+// (OutOfCore.Plan), what collections and the ImportTable source's size
+// take from its place: its id, parent and root, the bytes of its path,
+// its longest ancestor id, its ancestors' JSON escapes and the rows of
+// its path (keepRows).
+func (s *oocState) addNode(n *oocNode) error {
+	e := &s.re
+	e.Reset()
+	e.Row(n.row)
+	e.Flag(0)
+	e.I(n.depth)
+	e.Strs(n.path)
+	if s.opts.Plan {
+		e.S(n.id)
+		e.S(n.parent)
+		e.S(n.root)
+		e.I(n.pathBytes)
+		e.I(n.maxAnc)
+		e.I(n.esc)
+		putRows(e, n.rows)
 	}
 	return s.resolved.Add(e.B)
+}
+
+// resolvedNode is a valid node's record of addNode, as read back.
+type resolvedNode struct {
+	depth                  int
+	path                   []string
+	id, parent, root       string
+	pathBytes, maxAnc, esc int
+	rows                   []int64
+}
+
+// get reads the rest of a record of addNode after its row and flag; with
+// share, its strings are the record's memory.
+func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
+	r.depth = d.I()
+	r.path = d.Strs(r.path[:0])
+	r.rows = r.rows[:0]
+	if s.opts.Plan {
+		r.id, r.parent, r.root = d.S(), d.S(), d.S()
+		r.pathBytes, r.maxAnc, r.esc = d.I(), d.I(), d.I()
+		r.rows = getRows(d, r.rows)
+	}
 }

@@ -43,20 +43,22 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 	defer byKey.Close()
 	var (
 		e     extsort.Enc
-		path  []string
-		rows  []int64
+		rn    resolvedNode
 		roots int
 		k     int64
 	)
-	add := func(key string, row int64, kind uint8, depth int, path []string, rows []int64) error {
+	add := func(key string, row int64, kind uint8) error {
 		e.Reset()
 		e.S(key)
 		e.Row(row)
 		e.Flag(kind)
 		if kind == kSelf {
-			e.I(depth)
-			e.Strs(path)
-			putRows(&e, rows)
+			e.I(rn.depth)
+			e.S(rn.parent)
+			e.S(rn.root)
+			e.I(rn.pathBytes)
+			e.I(rn.maxAnc)
+			putRows(&e, rn.rows)
 		}
 		return byKey.Add(e.B)
 	}
@@ -72,25 +74,20 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 		if d.Flag() != 0 {
 			continue
 		}
-		row, depth := extsort.RowOf(rec), d.I()
-		path = d.Strs(path[:0])
-		rows = rows[:0]
-		if s.opts.Plan {
-			rows = getRows(&d, rows)
-		}
-		id := path[len(path)-1]
-		err := add(id, row, kSelf, depth, path, rows)
-		if err == nil && len(path) > 1 {
-			err = add(path[len(path)-2], row, kChild, 0, nil, nil)
+		row := extsort.RowOf(rec)
+		rn.get(s, &d)
+		err := add(rn.id, row, kSelf)
+		if err == nil && rn.depth > 0 {
+			err = add(rn.parent, row, kChild)
 		}
 		if err == nil {
-			err = add(path[0], row, kTree, 0, nil, nil)
+			err = add(rn.root, row, kTree)
 		}
 		if err != nil {
 			res.Close()
 			return nil, err
 		}
-		if depth == 0 {
+		if rn.depth == 0 {
 			roots++
 		}
 	}
@@ -116,7 +113,7 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 	var (
 		e                  extsort.Enc
 		key, self, rank    []byte
-		path               []string
+		parent, root       string
 		rows               []int64
 		children, treeSize int
 	)
@@ -129,7 +126,8 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		row := d.Row()
 		d.Flag()
 		depth := d.I()
-		path = d.Strs(path[:0])
+		parent, root = d.S(), d.S()
+		pathBytes, maxAnc := d.I(), d.I()
 		rows = getRows(&d, rows[:0])
 		rank = rank[:0]
 		if s.notTopo {
@@ -147,7 +145,11 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		e.I(children)
 		e.I(treeSize)
 		e.I(depth)
-		e.Strs(path)
+		e.S(string(key))
+		e.S(parent)
+		e.S(root)
+		e.I(pathBytes)
+		e.I(maxAnc)
 		return inOrder.Add(e.B)
 	}
 	var k int64
@@ -193,10 +195,7 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 	}
 	defer it.Close()
 	m := layouts.NewMeasure(l)
-	var (
-		path []string
-		k    int64
-	)
+	var k int64
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 		if k++; k&(1<<16-1) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -209,21 +208,13 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 		d.Bytes()
 		d.Row()
 		children, treeSize, depth := d.I(), d.I(), d.I()
-		path = d.Strs(path[:0])
-		st := transform.Stats{ID: path[len(path)-1], RootID: path[0], Depth: depth, Children: children,
-			Subtree: 1, TreeSize: 1, Roots: roots}
+		st := transform.Stats{ID: d.S(), Depth: depth, Children: children, Subtree: 1, TreeSize: 1, Roots: roots}
+		st.ParentID, st.RootID = d.S(), d.S()
+		st.PathBytes = min(d.I()+depth, math.MaxInt32)
+		st.MaxAncestorIDBytes = d.I()
 		if depth == 0 {
-			st.Subtree, st.TreeSize = treeSize, treeSize
-		} else {
-			st.ParentID = path[len(path)-2]
+			st.Subtree, st.TreeSize, st.ParentID = treeSize, treeSize, ""
 		}
-		for _, id := range path {
-			st.PathBytes += len(id)
-			if id != st.ID {
-				st.MaxAncestorIDBytes = max(st.MaxAncestorIDBytes, len(id))
-			}
-		}
-		st.PathBytes = min(st.PathBytes+depth, math.MaxInt32)
 		l.Measure(&st, m)
 	}
 	return m, it.Err()

@@ -105,7 +105,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 		s.phase("doubling (nodes left)", byPtr.Records, -1)
 		var nextID, nextPtr *extsort.Sorter
 		var finished int64
-		nextID, nextPtr, finished, err = s.jumpPass(byID, byPtr)
+		nextID, nextPtr, finished, err = s.jumpPass(ctx, byID, byPtr)
 		byID.Close()
 		byPtr.Close()
 		byID, byPtr = nextID, nextPtr
@@ -158,7 +158,7 @@ func addJumps(rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
 // jumpPass is one doubling pass: each node not done (byPtr) is joined
 // with its pointer (byID, every node) and takes its pointer and distance.
 // finished is how many nodes it brought to level.
-func (s *oocState) jumpPass(byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
+func (s *oocState) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
 	nextID, nextPtr = s.sorter("doubling (by id)"), s.sorter("doubling (by pointer)")
 	fail := func(err error) (*extsort.Sorter, *extsort.Sorter, int64, error) {
 		nextID.Close()
@@ -192,7 +192,13 @@ func (s *oocState) jumpPass(byID, byPtr *extsort.Sorter) (nextID, nextPtr *extso
 	if more {
 		t.get(cur)
 	}
+	var k int64
 	for rec, ok := ptrs.Next(); ok; rec, ok = ptrs.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+		}
 		q.get(rec)
 		for more && t.key < q.key {
 			if err := carry(); err != nil {
@@ -369,6 +375,10 @@ func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDep
 	r := &depthReader{it: it}
 	level := first
 	for level.Records > 0 {
+		if err := ctx.Err(); err != nil {
+			level.Close()
+			return err
+		}
 		r.depth++
 		if r.depth&1023 == 0 {
 			s.phase("resolving by depth (levels)", int64(r.depth), -1)

@@ -23,10 +23,11 @@ import (
 func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
 	keep := keepFn != nil
 	var st EmitStats
-	if opts.Runs != nil {
-		return st, errors.New("importer: EmitOptions.Runs on an input read out of core")
-	}
 	s := in.ooc
+	runs := opts.Runs != nil && layouts.EmitsRuns(opts.Layout)
+	if runs && (opts.Skip != 0 || opts.Shard.Of > 1 || keep || !s.opts.Plan) {
+		return st, errors.New("importer: EmitOptions.Runs out of core without OutOfCore.Plan, or with Skip, Shard or Emit")
+	}
 	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
@@ -44,9 +45,15 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		items layouts.ItemBuffer
 		nums  = numbering{opts: &opts, st: &st}
 		ferr  error
-		path  []string
+		rn    resolvedNode
 		text  []byte
+		r     int64
 	)
+	emitRun := func(item []layouts.Attr, run int) {
+		if ferr == nil {
+			ferr = opts.Runs(int(r), item, run)
+		}
+	}
 	emit := func(item []layouts.Attr) {
 		if ferr != nil {
 			return
@@ -81,7 +88,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 	unit := unitOf(in.Opts)
 	delim := opts.Layout.Delimiter()
 	cur, more := res.Next()
-	for r := int64(0); ; r++ {
+	for r = 0; ; r++ {
 		if r&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return st, err
@@ -128,9 +135,25 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		st.Nodes++
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat}
-		path = d.Strs(path[:0])
-		if delim != "" {
+		rn.get(s, &d)
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: rn.depth, Attrs: row.Flat}
+		path := rn.path
+		if !s.keepPath {
+			// A layout that takes no path (layouts.NeedsPath), or a dry
+			// run's runs (see keepPath).
+			path = nil
+		}
+		if runs {
+			s.run.parent, s.run.ancestors = rec.Parent, int64(rn.pathBytes-len(rec.ID)+rn.esc)
+			if err := layouts.AppendItemRuns(opts.Layout, &node, &items, emitRun); err != nil {
+				return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: err}
+			}
+			if ferr != nil {
+				return st, ferr
+			}
+			continue
+		}
+		if path != nil && delim != "" {
 			text = text[:0]
 			for k, id := range path {
 				if k > 0 {

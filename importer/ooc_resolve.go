@@ -27,8 +27,9 @@ type oocNode struct {
 	depth             int
 	root              string
 	pathBytes, maxAnc int
-	path              []string
-	rows              []int64 // the path's rows, with OutOfCore.Plan (else empty)
+	esc               int      // what JSON escapes add to the ids of its ancestors (OutOfCore.Plan)
+	path              []string // its path, when the layout needs it (oocState.keepPath; else empty)
+	rows              []int64  // the path's rows, with OutOfCore.Plan on an input not in order (else empty)
 }
 
 // putByParent encodes n for the nodes sorted by parent.
@@ -77,6 +78,7 @@ func (n *oocNode) putLevel(e *extsort.Enc) {
 	e.S(n.root)
 	e.I(n.pathBytes)
 	e.I(n.maxAnc)
+	e.I(n.esc)
 	e.Strs(n.path)
 	putRows(e, n.rows)
 }
@@ -94,16 +96,29 @@ func (n *oocNode) getLevel(rec []byte) {
 	n.root = d.S()
 	n.pathBytes = d.I()
 	n.maxAnc = d.I()
+	n.esc = d.I()
 	n.path = d.Strs(n.path[:0])
 	n.rows = getRows(&d, n.rows[:0])
 }
 
 // asRoot makes n the first node of its path: a root, or a detached node.
-func (n *oocNode) asRoot() {
-	n.depth, n.root, n.pathBytes, n.maxAnc = 0, n.id, len(n.id), 0
-	n.path = append(n.path[:0], n.id)
-	n.rows = append(n.rows[:0], n.row)
+func (n *oocNode) asRoot(s *oocState) {
+	n.depth, n.root, n.pathBytes, n.maxAnc, n.esc = 0, n.id, len(n.id), 0, 0
+	n.path, n.rows = n.path[:0], n.rows[:0]
+	if s.keepPath {
+		n.path = append(n.path, n.id)
+	}
+	if s.opts.Plan {
+		n.rows = append(n.rows, n.row) // notTopo may not be known yet: see keepRows
+	}
 }
+
+// keepRows reports whether the nodes carry the rows of their paths: for a
+// dry run (OutOfCore.Plan) of an input that lists a child before its
+// parent, whose collections are measured breadth first (collections).
+// parentJoin finds that before the first level is resolved; a root's row
+// is kept in a dry run whatever it finds.
+func (s *oocState) keepRows() bool { return s.opts.Plan && s.notTopo }
 
 // firstKey is the length-prefixed key a record of the passes starts with.
 func firstKey(rec []byte) []byte {
@@ -332,7 +347,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		}
 		n.flags |= fRejected
 		for _, row := range copies {
-			if err := s.addResolved(row, true, n.own, 0, nil, nil); err != nil {
+			if err := s.addResolved(row, n.own); err != nil {
 				return err
 			}
 		}
@@ -348,7 +363,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		if !detached && n.flags&fRejected == 0 {
 			s.roots++
 		}
-		n.asRoot()
+		n.asRoot(s)
 		n.putLevel(e)
 		if err := level.Add(e.B); err != nil {
 			return err
@@ -420,7 +435,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 				n.own = err.Error()
 			}
 			n.flags |= fRejected | fUnknown
-			n.asRoot()
+			n.asRoot(s)
 			n.putLevel(&e)
 			if err := level.Add(e.B); err != nil {
 				rest.Close()
@@ -529,14 +544,21 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 	c.depth, c.root = n.depth+1, n.root
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
-	c.path = append(c.path[:0], c.id)
-	if n.flags&fRejected == 0 {
-		// A rejected node's descendants are rejected, and no path of
-		// theirs is kept: a deep chain below one does not grow them.
-		c.path = append(append(c.path[:0], n.path...), c.id)
-	}
-	c.rows = c.rows[:0]
+	c.esc = 0
 	if s.opts.Plan {
+		c.esc = int(min(int64(n.esc)+int64(jsonStringBytes(n.id)-len(n.id)), math.MaxInt32))
+	}
+	// The path is kept only for a layout that builds items from it, and
+	// a rejected node's descendants are rejected, with no path kept: a
+	// deep chain below one does not grow them.
+	c.path, c.rows = c.path[:0], c.rows[:0]
+	if s.keepPath {
+		if n.flags&fRejected == 0 {
+			c.path = append(c.path, n.path...)
+		}
+		c.path = append(c.path, c.id)
+	}
+	if s.keepRows() {
 		c.rows = append(append(c.rows, n.rows...), c.row)
 	}
 	c.flags |= n.flags & (fRejected | fUnknown)
@@ -595,12 +617,12 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		if reason == "" {
 			reason = transform.ErrAncestor.Error()
 		}
-		return origin, originKey, s.addResolved(n.row, true, reason, 0, nil, nil)
+		return origin, originKey, s.addResolved(n.row, reason)
 	}
 	s.layoutMeasure(&st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
-	return origin, originKey, s.addResolved(n.row, false, "", n.depth, n.path, n.rows)
+	return origin, originKey, s.addNode(n)
 }
 
 func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }
