@@ -311,14 +311,16 @@ func deepForest(rng *rand.Rand, chain int) []byte {
 // and out of core (resolved by doubling): the problems, the counts, the
 // items and the rejects must be the same. The deepest chain is read with
 // the layouts whose paths are bounded (their keys hold the path: a node
-// too deep is rejected, and its descendants carry no path).
+// too deep is rejected, and its descendants carry no path) and with
+// adjacency, whose nodes carry no path at all.
 func TestOutOfCoreDeepChains(t *testing.T) {
 	for _, tc := range []struct {
 		chain   int
 		layouts []string
 	}{
 		{2000, layouts.Names()},
-		{30000, []string{"path"}},
+		// Adjacency carries no path through the passes (layouts.NeedsPath).
+		{30000, []string{"path", "adjacency"}},
 	} {
 		for _, name := range tc.layouts {
 			t.Run(fmt.Sprintf("%d/%s", tc.chain, name), func(t *testing.T) {
