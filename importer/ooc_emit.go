@@ -143,6 +143,14 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			// run's runs (see keepPath).
 			path = nil
 		}
+		if opts.Shard.Of > 1 {
+			if k, ok := layouts.NodeItems(opts.Layout, rn.depth); ok && !opts.Shard.Owns(rec.ID) {
+				// Each of the node's items is keyed by its id, which
+				// another shard owns: numbered, not built.
+				nums.seq += int64(k)
+				continue
+			}
+		}
 		if runs {
 			s.run.parent, s.run.ancestors = rec.Parent, int64(rn.pathBytes-len(rec.ID)+rn.esc)
 			if err := layouts.AppendItemRuns(opts.Layout, &node, &items, emitRun); err != nil {

@@ -364,3 +364,64 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfCoreShards: each shard of an import read out of core (which
+// passes over the nodes of another shard's ids in closure and adjacency
+// without building their items) emits the items, numbered, and the
+// counts of that shard read in memory; together the shards emit every
+// item once.
+func TestOutOfCoreShards(t *testing.T) {
+	path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(600, 3)), 600))
+	for _, name := range []string{"closure", "adjacency", "path"} {
+		t.Run(name, func(t *testing.T) {
+			l, err := layouts.New(name, layouts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			emit := func(ooc *OutOfCore, shard ddbwrite.Shard) ([]string, EmitStats) {
+				in, err := ReadInput(context.Background(), InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				in.CheckLayout(l)
+				var items []string
+				st, err := in.EmitAttrs(context.Background(), EmitOptions{Layout: l, Shard: shard}, func(seq int64, item []layouts.Attr) error {
+					m := make(layouts.Item, len(item))
+					for _, a := range item {
+						m[a.Name] = a.Value
+					}
+					items = append(items, fmt.Sprintf("%d %s", seq, ddbjson.AppendItem(nil, m)))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return items, st
+			}
+			all, _ := emit(nil, ddbwrite.Shard{})
+			var union []string
+			for k := range 3 {
+				shard := ddbwrite.Shard{K: k, Of: 3}
+				want, wantSt := emit(nil, shard)
+				got, gotSt := emit(&OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, shard)
+				if !slices.Equal(got, want) || gotSt != wantSt {
+					t.Errorf("shard %d: %d items out of core (%+v), %d in memory (%+v), not the same", k, len(got), gotSt, len(want), wantSt)
+				}
+				if len(got) == 0 {
+					t.Errorf("shard %d: no item", k)
+				}
+				union = append(union, got...)
+			}
+			slices.SortFunc(union, func(a, b string) int {
+				var x, y int64
+				fmt.Sscan(a, &x)
+				fmt.Sscan(b, &y)
+				return int(x - y)
+			})
+			if !slices.Equal(union, all) {
+				t.Errorf("the shards' %d items together are not the %d items of the whole", len(union), len(all))
+			}
+		})
+	}
+}

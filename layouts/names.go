@@ -274,6 +274,22 @@ func NeedsPath(l Layout) bool {
 	return !ok || a.needsPath()
 }
 
+// NodeItems reports, for a layout every item of whose nodes has the node's
+// id as its partition key value (closure, adjacency; without path ids or
+// implicit inner nodes, which leave nodes out), how many items a valid
+// node at depth writes: a shard (--shard k/N) that does not own the id
+// can pass over them without building them. ok is false for another
+// layout.
+func NodeItems(l Layout, depth int) (items int, ok bool) {
+	switch l := l.(type) {
+	case *adjacencyLayout:
+		return 1, !l.pathIDs && !l.implicit
+	case *closureLayout:
+		return depth + 1, !l.pathIDs && !l.implicit
+	}
+	return 0, false
+}
+
 // checkDelims is checkNode's check that no id on the Path holds the
 // delimiter.
 func (b *base) checkDelims(n *transform.Node) error {
