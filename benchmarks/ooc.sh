@@ -17,7 +17,7 @@
 #
 # With OOC_DRYRUN=1, each run is `import --dry-run --json` instead of
 # --out, and the plans (printed JSON) are compared instead of the data
-# files.
+# files. OOC_ARGS adds flags to every run (--shard 0/4, say).
 set -euo pipefail
 nodes=${1:?NODES}
 memory=${2:?MEMORY}
@@ -40,7 +40,7 @@ one() { # name memory [binary]
 	[ "${OOC_DRYRUN:-}" = 1 ] && what=(--dry-run --json)
 	local t0=$(date +%s.%N)
 	TREEPORT_PEAKRSS="$dir/rss-$1" /usr/bin/time -f "%U %S" -o "$dir/cpu-$1" \
-		"${3:-$bin}" import --in "$in" --layout "$layout" "${what[@]}" --memory "$2" --tmp-dir "$dir/tmp" --no-progress >"$dir/plan-$1" 2>"$dir/err-$1"
+		"${3:-$bin}" import --in "$in" --layout "$layout" "${what[@]}" ${OOC_ARGS:-} --memory "$2" --tmp-dir "$dir/tmp" --no-progress >"$dir/plan-$1" 2>"$dir/err-$1"
 	local t1=$(date +%s.%N)
 	local wall=$(echo "$t1 - $t0" | bc)
 	local cpu=$(awk '{print $1 + $2}' "$dir/cpu-$1")

@@ -366,13 +366,13 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 }
 
 // TestOutOfCoreShards: each shard of an import read out of core (which
-// passes over the nodes of another shard's ids in closure and adjacency
-// without building their items) emits the items, numbered, and the
+// passes over the nodes of another shard's ids without building their
+// items, but in prefix) emits the items, numbered, and the
 // counts of that shard read in memory; together the shards emit every
 // item once.
 func TestOutOfCoreShards(t *testing.T) {
 	path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(600, 3)), 600))
-	for _, name := range []string{"closure", "adjacency", "path"} {
+	for _, name := range layouts.Names() {
 		t.Run(name, func(t *testing.T) {
 			l, err := layouts.New(name, layouts.Options{})
 			if err != nil {

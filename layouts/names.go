@@ -275,7 +275,8 @@ func NeedsPath(l Layout) bool {
 }
 
 // NodeItems reports, for a layout every item of whose nodes has the node's
-// id as its partition key value (closure, adjacency; without path ids or
+// id as its partition key value (path, sharded-path, closure, adjacency:
+// all but prefix; without path ids or
 // implicit inner nodes, which leave nodes out), how many items a valid
 // node at depth writes: a shard (--shard k/N) that does not own the id
 // can pass over them without building them. ok is false for another
@@ -283,6 +284,8 @@ func NeedsPath(l Layout) bool {
 func NodeItems(l Layout, depth int) (items int, ok bool) {
 	switch l := l.(type) {
 	case *adjacencyLayout:
+		return 1, !l.pathIDs && !l.implicit
+	case *pathLayout: // path, sharded-path
 		return 1, !l.pathIDs && !l.implicit
 	case *closureLayout:
 		return depth + 1, !l.pathIDs && !l.implicit

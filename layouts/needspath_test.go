@@ -52,7 +52,7 @@ func TestNeedsPath(t *testing.T) {
 		}
 		n, ok := layouts.NodeItems(l, 2)
 		switch name {
-		case layouts.AdjacencyName, layouts.ClosureName:
+		case layouts.AdjacencyName, layouts.ClosureName, layouts.PathName, layouts.ShardedName:
 			if !ok || n != len(want) {
 				t.Errorf("%s: NodeItems %d, %v; the node writes %d items", name, n, ok, len(want))
 			}
