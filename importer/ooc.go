@@ -117,6 +117,7 @@ type oocState struct {
 	// notTopo: a node's parent came after it in the input, and an
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool
+	ranks   uint64 // the ranks given (keepRank)
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which

@@ -115,8 +115,8 @@ func (s *oocState) addResolved(row int64, reason string) error {
 // path when the layout needs it (keepPath), and, for a dry run
 // (OutOfCore.Plan), what collections and the ImportTable source's size
 // take from its place: its id, parent and root, the bytes of its path,
-// its longest ancestor id, its ancestors' JSON escapes and the rows of
-// its path (keepRows).
+// its longest ancestor id, its ancestors' JSON escapes and its rank
+// (keepRank).
 func (s *oocState) addNode(n *oocNode) error {
 	e := &s.re
 	e.Reset()
@@ -131,7 +131,7 @@ func (s *oocState) addNode(n *oocNode) error {
 		e.I(n.pathBytes)
 		e.I(n.maxAnc)
 		e.I(n.esc)
-		putRows(e, n.rows)
+		e.U(n.rank)
 	}
 	return s.resolved.Add(e.B)
 }
@@ -142,7 +142,7 @@ type resolvedNode struct {
 	path                   []string
 	id, parent, root       string
 	pathBytes, maxAnc, esc int
-	rows                   []int64
+	rank                   uint64
 }
 
 // get reads the rest of a record of addNode after its row and flag; with
@@ -150,10 +150,9 @@ type resolvedNode struct {
 func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
 	r.depth = d.I()
 	r.path = d.Strs(r.path[:0])
-	r.rows = r.rows[:0]
 	if s.opts.Plan {
 		r.id, r.parent, r.root = d.S(), d.S(), d.S()
 		r.pathBytes, r.maxAnc, r.esc = d.I(), d.I(), d.I()
-		r.rows = getRows(d, r.rows)
+		r.rank = d.U()
 	}
 }

@@ -27,7 +27,8 @@ const (
 // tree, then l measures the nodes again in the order an in-memory forest
 // visits them, which names the same largest collection of several that
 // tie: by row, or, when a parent comes after its child, breadth first (by
-// depth, then by the rows of the path, which needs OutOfCore.Plan). A
+// depth, then by the rows of the path, which needs OutOfCore.Plan: see
+// keepRank). A
 // node's subtree is only measured for a root, as the largest subtree is a
 // whole tree's.
 func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.Measure, error) {
@@ -58,7 +59,7 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 			e.S(rn.root)
 			e.I(rn.pathBytes)
 			e.I(rn.maxAnc)
-			putRows(&e, rn.rows)
+			e.U(rn.rank)
 		}
 		return byKey.Add(e.B)
 	}
@@ -112,9 +113,8 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 	defer inOrder.Close()
 	var (
 		e                  extsort.Enc
-		key, self, rank    []byte
+		key, self, order   []byte
 		parent, root       string
-		rows               []int64
 		children, treeSize int
 	)
 	flush := func() error {
@@ -128,19 +128,17 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		depth := d.I()
 		parent, root = d.S(), d.S()
 		pathBytes, maxAnc := d.I(), d.I()
-		rows = getRows(&d, rows[:0])
-		rank = rank[:0]
+		r := d.U()
+		order = order[:0]
 		if s.notTopo {
 			// Breadth first: by depth, then by the rows from the root
-			// down (see collections).
-			rank = binary.BigEndian.AppendUint64(rank, uint64(depth))
-			for _, r := range rows {
-				rank = binary.BigEndian.AppendUint64(rank, uint64(r))
-			}
+			// down, which the ranks of the levels give (keepRank).
+			order = binary.BigEndian.AppendUint64(order, uint64(depth))
+			order = binary.BigEndian.AppendUint64(order, r)
 		}
 		e.Reset()
-		e.B = binary.AppendUvarint(e.B, uint64(len(rank)))
-		e.B = append(e.B, rank...)
+		e.B = binary.AppendUvarint(e.B, uint64(len(order)))
+		e.B = append(e.B, order...)
 		e.Row(row)
 		e.I(children)
 		e.I(treeSize)
@@ -218,20 +216,4 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 		l.Measure(&st, m)
 	}
 	return m, it.Err()
-}
-
-// putRows appends rows to e, its count first.
-func putRows(e *extsort.Enc, rows []int64) {
-	e.I(len(rows))
-	for _, r := range rows {
-		e.U(uint64(r))
-	}
-}
-
-// getRows reads what putRows wrote, appended to dst.
-func getRows(d *extsort.Dec, dst []int64) []int64 {
-	for n := d.I(); n > 0; n-- {
-		dst = append(dst, int64(d.U()))
-	}
-	return dst
 }
