@@ -701,7 +701,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	warmed := 0       // the nodes below have had their paths read ahead
 	inner := layouts.ImplicitInner(opts.Layout)
 	needsPath := layouts.NeedsPath(opts.Layout) // adjacency: the walk up to the root is not taken
-	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
+	err = in.scan(ctx, opts, &st, paths == nil && needsPath, next, func(rec *transform.Record, i int) (error, error) {
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
 				paths.Warm(i, i+64)
