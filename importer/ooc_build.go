@@ -124,6 +124,9 @@ func (s *oocState) addNode(n *oocNode) error {
 	e.Flag(0)
 	e.I(n.depth)
 	e.Strs(n.path)
+	if !s.keepPath && !s.opts.Plan {
+		e.S(n.parent) // to tell a row whose parent changed since (ooc emit)
+	}
 	if s.opts.Plan {
 		e.S(n.id)
 		e.S(n.parent)
@@ -150,6 +153,9 @@ type resolvedNode struct {
 func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
 	r.depth = d.I()
 	r.path = d.Strs(r.path[:0])
+	if !s.keepPath && !s.opts.Plan {
+		r.parent = d.S()
+	}
 	if s.opts.Plan {
 		r.id, r.parent, r.root = d.S(), d.S(), d.S()
 		r.pathBytes, r.maxAnc, r.esc = d.I(), d.I(), d.I()

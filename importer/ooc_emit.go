@@ -138,6 +138,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		rn.get(s, &d)
 		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: rn.depth, Attrs: row.Flat}
 		path := rn.path
+		if !s.keepPath && rec.Parent != rn.parent {
+			// The path would have told it to the layout.
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID),
+				Err: fmt.Errorf("parent %q is not %q, the one it had when the input was first read (did the input change?)", rec.Parent, rn.parent)}
+		}
 		if !s.keepPath {
 			// A layout that takes no path (layouts.NeedsPath), or a dry
 			// run's runs (see keepPath).

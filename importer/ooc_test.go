@@ -425,3 +425,31 @@ func TestOutOfCoreShards(t *testing.T) {
 		})
 	}
 }
+
+// TestOutOfCoreParentChangedSinceRead: a row whose parent is no longer
+// the one the passes read (the file was edited in between) is refused by
+// the emit out of core in every layout, adjacency too, whose nodes carry
+// no path that would tell it.
+func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range layouts.Names() {
+		l, err := layouts.New(name, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := writeTemp(t, "in.csv", []byte("id,parent_id,n\na,,1\nb,a,2\nc,b,3\nd,a,4\n"))
+		in, err := ReadInput(ctx, InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// c's parent is now d, of the same length.
+		if err := os.WriteFile(path, []byte("id,parent_id,n\na,,1\nb,a,2\nc,d,3\nd,a,4\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
+		in.Close()
+		if gerr == nil || !strings.Contains(gerr.Error(), `"c"`) || !strings.Contains(gerr.Error(), "in.csv:4") {
+			t.Errorf("%s: a parent changed since the passes read it: %v", name, gerr)
+		}
+	}
+}

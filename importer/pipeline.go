@@ -735,7 +735,9 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		} else {
 			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
 			ids = nil
-			if needsPath {
+			if p := f.Parent(i); needsPath || p < 0 && rec.Parent != "" || p >= 0 && f.ID(p) != rec.Parent {
+				// Without its path, a row whose parent is not the one
+				// the skeleton read found gets it, for the layout's error.
 				ids = f.AppendPath(ids[:0], i)
 			}
 		}
