@@ -96,7 +96,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 	err = it.Err()
 	it.Close()
 	if err == nil {
-		err = addJumps(rest, byID, byPtr)
+		err = addJumps(ctx, rest, byID, byPtr)
 	}
 	for pass := 1; err == nil && byPtr.Records > 0; pass++ {
 		if err = ctx.Err(); err != nil {
@@ -117,7 +117,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 		first.Close()
 		return nil, err
 	}
-	byDepth, left, err := s.sortByDepth(rest, byID)
+	byDepth, left, err := s.sortByDepth(ctx, rest, byID)
 	if err != nil {
 		first.Close()
 		return nil, err
@@ -131,12 +131,18 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 }
 
 // addJumps adds the nodes of rest, each pointing at its parent.
-func addJumps(rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
+func addJumps(ctx context.Context, rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
 	var (
 		n oocNode
 		e extsort.Enc
+		k int64
 	)
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		n.getByParent(rec, true)
 		j := jump{key: n.id, row: n.row, other: n.parent, dist: 1}
 		j.put(&e)
@@ -242,14 +248,20 @@ func (s *oocState) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (n
 // level (byID, sorted by id): the nodes with a distance are returned
 // sorted by it, then by parent, as depthReader reads them; the others, in
 // or below a cycle, in a spool.
-func (s *oocState) sortByDepth(rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
+func (s *oocState) sortByDepth(ctx context.Context, rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
 	restByID := s.sorter("sorting by id")
 	defer restByID.Close()
 	var (
 		n oocNode
 		e extsort.Enc
+		k int64
 	)
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		n.getByParent(rec, true)
 		e.Reset()
 		e.S(n.id)
