@@ -107,6 +107,17 @@ func TestOutOfCorePlanDeepChains(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(chain.String(), "\n"), "\n")
 	slices.Reverse(lines[1:])
 	reversed := writeTemp(t, "reversed.csv", []byte(strings.Join(lines, "\n")+"\n"))
+	// A chain whose ids JSON escapes (a quote, a backslash): the sizes of
+	// its closure rows count the escapes of every ancestor.
+	var escaped strings.Builder
+	escaped.WriteString("id,parent_id\n")
+	for k := range 300 {
+		parent := ""
+		if k > 0 {
+			parent = fmt.Sprintf(`"q""%d\x"`, k-1)
+		}
+		fmt.Fprintf(&escaped, "\"q\"\"%d\\x\",%s\n", k, parent)
+	}
 	inputs := []struct {
 		path    string
 		layouts []string
@@ -114,6 +125,7 @@ func TestOutOfCorePlanDeepChains(t *testing.T) {
 		{writeTemp(t, "deep.csv", deepForest(rand.New(rand.NewPCG(2000, 3)), 2000)), layouts.Names()},
 		{long, []string{"closure", "adjacency"}},
 		{reversed, []string{"closure"}},
+		{writeTemp(t, "escaped.csv", []byte(escaped.String())), []string{"closure"}},
 	}
 	for _, in := range inputs {
 		for _, name := range in.layouts {
