@@ -46,9 +46,11 @@ type OutOfCore struct {
 	Layout layouts.Layout
 	// Force reads out of core whatever the input's size (tests).
 	Force bool
-	// Plan keeps, for a dry run (PlanLayout), the rows of each node's
-	// path, for the order in which an in-memory dry run measures the
-	// nodes of an input that lists a child before its parent.
+	// Plan keeps, for a dry run (PlanLayout), what it measures each node
+	// by (its id, parent, root and path sizes), and ranks the nodes of an
+	// input that lists a child before its parent in the order an
+	// in-memory dry run measures them (keepRank). A dry run of a layout
+	// sized in runs (closure) keeps no path.
 	Plan bool
 	// OnPhase, when set, is told how far each pass is: its name, and done
 	// of total (bytes or records; total -1 when not known).
