@@ -27,8 +27,9 @@ import (
 //     a merge join with the ids finds the missing parents;
 //  3. the roots are the first level; each level is merge-joined with the
 //     nodes sorted by parent, which gives the next level its depths,
-//     roots and path sizes (and paths, for a layout that needs them), and checks each node against the layout as it is
-//     placed; what no level reaches is in or below a cycle. After a few
+//     roots and path sizes (and paths, for a layout that needs them),
+//     and checks each node against the layout as it is placed; what no
+//     level reaches is in or below a cycle. After a few
 //     levels that place few nodes (a deep tree, a chain), the depths of
 //     the others are found by doubling (pointer jumping: log2(depth)
 //     sorted passes), and each level then reads its own depth only;
