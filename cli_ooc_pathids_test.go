@@ -113,7 +113,9 @@ func TestOutOfCorePathIDsTable(t *testing.T) {
 			tmp := t.TempDir()
 			ck := filepath.Join(t.TempDir(), "ck.json")
 			args := append(append([]string{"import", "--in", in, "--layout", name, "--table", table, "--checkpoint", ck,
-				"--concurrency", "4", "--max-wcu", "3000", "--no-progress"}, pathIDsFlags(true)...), oocArgs(t.TempDir())...) // SIGKILL leaves its files
+				// 600 WCU/s: the writes take at least 3 s, so that the kills
+				// (at most 1.5 s in) always come before the end.
+				"--concurrency", "4", "--max-wcu", "600", "--no-progress"}, pathIDsFlags(true)...), oocArgs(t.TempDir())...) // SIGKILL leaves its files
 			kills, _, _ := killRuns(t, args, proxy.URL(), 2, func(rng *rand.Rand) time.Duration {
 				return time.Duration(300+rng.IntN(1200)) * time.Millisecond
 			})

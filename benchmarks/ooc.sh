@@ -14,6 +14,10 @@
 # commit: git archive COMMIT | tar -x -C DIR), each round also runs its
 # out-of-core import, side by side (a resolve a level at a time against
 # this tree's doubling, say); OOC_SKIP_MEM=1 leaves out the run in memory.
+#
+# With OOC_DRYRUN=1, each run is `import --dry-run --json` instead of
+# --out, and the plans (printed JSON) are compared instead of the data
+# files. OOC_ARGS adds flags to every run (--shard 0/4, say).
 set -euo pipefail
 nodes=${1:?NODES}
 memory=${2:?MEMORY}
@@ -32,9 +36,11 @@ in="$dir/$shape-$nodes.csv"
 echo "input: $in, $(du -h "$in" | cut -f1); df: $(df -h "$dir" | tail -1 | awk '{print $4}') free"
 one() { # name memory [binary]
 	rm -rf "$dir/out-$1"
+	local what=(--out "$dir/out-$1" --on-invalid=skip --rejects "$dir/rejects-$1")
+	[ "${OOC_DRYRUN:-}" = 1 ] && what=(--dry-run --json)
 	local t0=$(date +%s.%N)
 	TREEPORT_PEAKRSS="$dir/rss-$1" /usr/bin/time -f "%U %S" -o "$dir/cpu-$1" \
-		"${3:-$bin}" import --in "$in" --layout "$layout" --out "$dir/out-$1" --memory "$2" --tmp-dir "$dir/tmp" --on-invalid=skip --rejects "$dir/rejects-$1" --no-progress >/dev/null 2>"$dir/err-$1"
+		"${3:-$bin}" import --in "$in" --layout "$layout" "${what[@]}" ${OOC_ARGS:-} --memory "$2" --tmp-dir "$dir/tmp" --no-progress >"$dir/plan-$1" 2>"$dir/err-$1"
 	local t1=$(date +%s.%N)
 	local wall=$(echo "$t1 - $t0" | bc)
 	local cpu=$(awk '{print $1 + $2}' "$dir/cpu-$1")
@@ -48,7 +54,10 @@ for r in $(seq 1 "$rounds"); do
 		read -r wb cb rb < <(one before "$memory" "$dir/treeport-before")
 		read -r wo co ro < <(one ooc "$memory")
 		echo "round $r: out of core, this tree / OOC_BEFORE: speed $(echo "scale=3; $wb / $wo" | bc) (wall), $(echo "scale=3; $cb / $co" | bc) (cpu); peak RSS $rb kB before, $ro kB now"
-		for f in "$dir"/out-before/data/*; do
+		if [ "${OOC_DRYRUN:-}" = 1 ]; then
+			cmp -s "$dir/plan-before" "$dir/plan-ooc" || { echo "round $r: the plan differs from OOC_BEFORE's" >&2; exit 1; }
+		fi
+		for f in $([ "${OOC_DRYRUN:-}" = 1 ] || echo "$dir"/out-before/data/*); do
 			if ! cmp -s "$f" "$dir/out-ooc/data/$(basename "$f")"; then
 				echo "round $r: $(basename "$f") differs from OOC_BEFORE's" >&2
 				exit 1
@@ -59,7 +68,12 @@ for r in $(seq 1 "$rounds"); do
 	read -r wm cm rm < <(one mem 64GiB)
 	[ -n "${OOC_BEFORE:-}" ] || read -r wo co ro < <(one ooc "$memory")
 	echo "round $r: out of core / in memory: speed $(echo "scale=3; $wm / $wo" | bc) (wall), $(echo "scale=3; $cm / $co" | bc) (cpu); peak RSS $rm kB in memory, $ro kB out of core"
-	# The same items in the same order: the data files byte for byte.
+	# The same items in the same order: the data files byte for byte (a
+	# dry run: the same plan).
+	if [ "${OOC_DRYRUN:-}" = 1 ]; then
+		cmp -s "$dir/plan-mem" "$dir/plan-ooc" || { echo "round $r: the plans differ" >&2; exit 1; }
+		continue
+	fi
 	for f in "$dir"/out-mem/data/*; do
 		if ! cmp -s "$f" "$dir/out-ooc/data/$(basename "$f")"; then
 			echo "round $r: $(basename "$f") differs" >&2

@@ -3,8 +3,12 @@ package importer
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +80,115 @@ func TestOutOfCorePlanMatchesInMemory(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOutOfCorePlanDeepChains: the dry run's plan of deep chains read out
+// of core, resolved by doubling, is the plan in memory, in every layout:
+// chains in random order (children before parents, with a problem, a
+// missing parent and cycles at depth), and a chain of 100,000 in order in
+// the closure layout, whose 5,000,050,000 rows are counted and sized from
+// the nodes' depths and path sizes (runs), not one by one, and whose
+// nodes carry no path through the passes; and that chain children first,
+// whose nodes carry a rank, not the rows of their paths.
+func TestOutOfCorePlanDeepChains(t *testing.T) {
+	var chain strings.Builder
+	chain.WriteString("id,parent_id\n")
+	for k := range 100000 {
+		if k == 0 {
+			chain.WriteString("c0,\n")
+			continue
+		}
+		fmt.Fprintf(&chain, "c%d,c%d\n", k, k-1)
+	}
+	long := writeTemp(t, "chain.csv", []byte(chain.String()))
+	// The same chain, children first: its collections are measured
+	// breadth first, from the ranks the levels give.
+	lines := strings.Split(strings.TrimSuffix(chain.String(), "\n"), "\n")
+	slices.Reverse(lines[1:])
+	reversed := writeTemp(t, "reversed.csv", []byte(strings.Join(lines, "\n")+"\n"))
+	// A chain whose ids JSON escapes (a quote, a backslash): the sizes of
+	// its closure rows count the escapes of every ancestor.
+	var escaped strings.Builder
+	escaped.WriteString("id,parent_id\n")
+	for k := range 300 {
+		parent := ""
+		if k > 0 {
+			parent = fmt.Sprintf(`"q""%d\x"`, k-1)
+		}
+		fmt.Fprintf(&escaped, "\"q\"\"%d\\x\",%s\n", k, parent)
+	}
+	inputs := []struct {
+		path    string
+		layouts []string
+	}{
+		{writeTemp(t, "deep.csv", deepForest(rand.New(rand.NewPCG(2000, 3)), 2000)), layouts.Names()},
+		{long, []string{"closure", "adjacency"}},
+		{reversed, []string{"closure"}},
+		{writeTemp(t, "escaped.csv", []byte(escaped.String())), []string{"closure"}},
+	}
+	for _, in := range inputs {
+		for _, name := range in.layouts {
+			t.Run(filepath.Base(in.path)+"/"+name, func(t *testing.T) {
+				l, err := layouts.New(name, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantProblems := oocPlan(t, in.path, l, nil)
+				got, gotProblems := oocPlan(t, in.path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+				if got != want {
+					t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
+				}
+				if !slices.Equal(gotProblems, wantProblems) {
+					t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(gotProblems, "\n"), strings.Join(wantProblems, "\n"))
+				}
+				if in.path != long && in.path != reversed {
+					return
+				}
+				if name == "closure" && !strings.Contains(got, `"items":5000050000,`) {
+					t.Errorf("the chain's closure rows are not all counted: %s", got)
+				}
+			})
+		}
+	}
+}
+
+// TestOutOfCoreDeepChainStops: a read of a deep chain out of core stops
+// with the context's error when it ends during the passes resolving by
+// depth, and leaves no file behind.
+func TestOutOfCoreDeepChainStops(t *testing.T) {
+	var chain strings.Builder
+	chain.WriteString("id,parent_id\n")
+	for k := range 20000 {
+		parent := ""
+		if k > 0 {
+			parent = fmt.Sprintf("c%d", k-1)
+		}
+		fmt.Fprintf(&chain, "c%d,%s\n", k, parent)
+	}
+	path := writeTemp(t, "chain.csv", []byte(chain.String()))
+	l, err := layouts.New("closure", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tmp := t.TempDir()
+	var phases []string
+	ooc := &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, Plan: true, OnPhase: func(p string, _, _ int64) {
+		phases = append(phases, p)
+		if p == "resolving by depth (levels)" {
+			cancel()
+		}
+	}}
+	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+	if in != nil {
+		in.Close()
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadInput: %v, want the context's error (phases %q)", err, slices.Compact(phases))
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d files left in the tmp dir", len(left))
 	}
 }

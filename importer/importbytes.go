@@ -40,11 +40,16 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 		}
 	}
 	opts := EmitOptions{Layout: l}
-	if shape, ok := layouts.RunShapeOf(l); ok && in.ooc == nil {
-		f := in.Forest
-		var extra []int32
-		if shape.Ancestors > 0 {
-			extra = ancestorEscapes(f)
+	if shape, ok := layouts.RunShapeOf(l); ok {
+		var (
+			f     *transform.Forest
+			extra []int32
+		)
+		if in.ooc == nil {
+			f = in.Forest
+			if shape.Ancestors > 0 {
+				extra = ancestorEscapes(f)
+			}
 		}
 		k := int64(shape.Ancestors)
 		one := int64(0) // row 1's digits of its relative depth
@@ -64,11 +69,18 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 			// place of the parent's: the rows hold the digits of 1 … run,
 			// each as wide as its place, and the ancestors' ids, escaped,
 			// once each in each of their places.
-			f.Stats(node, &st)
-			parent := int64(jsonStringBytes(f.ID(f.Parent(node))))
-			ancestors := int64(st.PathBytes - len(st.ID))
-			if extra != nil {
-				ancestors += int64(extra[node])
+			var parent, ancestors int64
+			if f == nil {
+				// Out of core: what the emit pass read of the node
+				// (oocState.run).
+				parent, ancestors = int64(jsonStringBytes(in.ooc.run.parent)), in.ooc.run.ancestors
+			} else {
+				f.Stats(node, &st)
+				parent = int64(jsonStringBytes(f.ID(f.Parent(node))))
+				ancestors = int64(st.PathBytes - len(st.ID))
+				if extra != nil {
+					ancestors += int64(extra[node])
+				}
 			}
 			var digits int64
 			for _, w := range shape.Depths {

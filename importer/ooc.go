@@ -28,8 +28,9 @@ import (
 //     a merge join with the ids finds the missing parents;
 //  3. the roots are the first level; each level is merge-joined with the
 //     nodes sorted by parent, which gives the next level its depths,
-//     roots and paths, and checks each node against the layout as it is
-//     placed; what no level reaches is in or below a cycle. After a few
+//     roots and path sizes (and paths, for a layout that needs them),
+//     and checks each node against the layout as it is placed; what no
+//     level reaches is in or below a cycle. After a few
 //     levels that place few nodes (a deep tree, a chain), the depths of
 //     the others are found by doubling (pointer jumping: log2(depth)
 //     sorted passes), and each level then reads its own depth only;
@@ -47,9 +48,11 @@ type OutOfCore struct {
 	Layout layouts.Layout
 	// Force reads out of core whatever the input's size (tests).
 	Force bool
-	// Plan keeps, for a dry run (PlanLayout), the rows of each node's
-	// path, for the order in which an in-memory dry run measures the
-	// nodes of an input that lists a child before its parent.
+	// Plan keeps, for a dry run (PlanLayout), what it measures each node
+	// by (its id, parent, root and path sizes), and ranks the nodes of an
+	// input that lists a child before its parent in the order an
+	// in-memory dry run measures them (keepRank). A dry run of a layout
+	// sized in runs (closure) keeps no path.
 	Plan bool
 	// OnPhase, when set, is told how far each pass is: its name, and done
 	// of total (bytes or records; total -1 when not known).
@@ -119,6 +122,18 @@ type oocState struct {
 	// notTopo: a node's parent came after it in the input, and an
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool
+	ranks   uint64 // the ranks given (keepRank)
+	// keepPath: the nodes carry their paths, for a layout that builds
+	// items from them (layouts.NeedsPath), but in a dry run of one whose
+	// ImportTable source is sized in runs (layouts.EmitsRuns), which
+	// takes the path's sizes alone.
+	keepPath bool
+	// run is the node whose runs the emit pass gives EmitOptions.Runs:
+	// its parent, and its ancestors' ids' bytes in JSON strings.
+	run struct {
+		parent    string
+		ancestors int64
+	}
 }
 
 // close removes the temporary files.
@@ -241,7 +256,8 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	}
 	return &oocState{opts: o, dir: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
-		measure: layouts.NewMeasure(o.Layout)}, nil
+		measure:  layouts.NewMeasure(o.Layout),
+		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil
 }
 
 // spillBytes is about the most the passes hold on disk at once for the

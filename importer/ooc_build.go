@@ -2,6 +2,7 @@ package importer
 
 import (
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -18,10 +19,6 @@ type oocBuilder struct {
 	err      error
 	rowBytes int64
 }
-
-// innerReason is addResolved's reason for a good node with children,
-// under ImplicitInner (the resolved row's flag 2).
-const innerReason = "inner"
 
 // Node flags, in the records of the passes.
 const (
@@ -103,30 +100,72 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 // resolveRejected records a good row that is rejected with reason.
 func (b *oocBuilder) resolveRejected(row int64, reason string) {
 	if b.err == nil {
-		b.err = b.ooc.addResolved(row, true, reason, 0, nil, nil)
+		b.err = b.ooc.addResolved(row, reason)
 	}
 }
 
-// addResolved records what the passes found for a good row: rejected,
-// with the reason, or its depth and path (and, reason innerReason, that
-// it has children).
-func (s *oocState) addResolved(row int64, rejected bool, reason string, depth int, path []string, rows []int64) error {
+// addResolved records a good row that is rejected, with the reason.
+func (s *oocState) addResolved(row int64, reason string) error {
 	e := &s.re
 	e.Reset()
 	e.Row(row)
-	if rejected {
-		e.Flag(1)
-		e.S(reason)
-	} else {
-		e.Flag(0)
-		if reason == innerReason {
-			e.B[len(e.B)-1] = 2 // good, with children: an implicit inner node's items differ
-		}
-		e.I(depth)
-		e.Strs(path)
-		if s.opts.Plan {
-			putRows(e, rows)
-		}
+	e.Flag(1)
+	e.S(reason)
+	return s.resolved.Add(e.B)
+}
+
+// addNode records a good row's node, placed and valid (flag 0, or 2 for a
+// node with children under ImplicitInner): its depth, its
+// path when the layout needs it (keepPath), and, for a dry run
+// (OutOfCore.Plan), what collections and the ImportTable source's size
+// take from its place: its id, parent and root, the bytes of its path,
+// its longest ancestor id, its ancestors' JSON escapes and its rank
+// (keepRank).
+func (s *oocState) addNode(n *oocNode) error {
+	e := &s.re
+	e.Reset()
+	e.Row(n.row)
+	e.Flag(0)
+	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
+		e.B[len(e.B)-1] = 2 // good, with children: an implicit inner node's items differ
+	}
+	e.I(n.depth)
+	e.Strs(n.path)
+	if !s.keepPath && !s.opts.Plan {
+		e.S(n.parent) // to tell a row whose parent changed since (ooc emit)
+	}
+	if s.opts.Plan {
+		e.S(n.id)
+		e.S(n.parent)
+		e.S(n.root)
+		e.I(n.pathBytes)
+		e.I(n.maxAnc)
+		e.I(n.esc)
+		e.U(n.rank)
 	}
 	return s.resolved.Add(e.B)
+}
+
+// resolvedNode is a valid node's record of addNode, as read back.
+type resolvedNode struct {
+	depth                  int
+	path                   []string
+	id, parent, root       string
+	pathBytes, maxAnc, esc int
+	rank                   uint64
+}
+
+// get reads the rest of a record of addNode after its row and flag; with
+// share, its strings are the record's memory.
+func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
+	r.depth = d.I()
+	r.path = d.Strs(r.path[:0])
+	if !s.keepPath && !s.opts.Plan {
+		r.parent = d.S()
+	}
+	if s.opts.Plan {
+		r.id, r.parent, r.root = d.S(), d.S(), d.S()
+		r.pathBytes, r.maxAnc, r.esc = d.I(), d.I(), d.I()
+		r.rank = d.U()
+	}
 }

@@ -27,7 +27,8 @@ const (
 // tree, then l measures the nodes again in the order an in-memory forest
 // visits them, which names the same largest collection of several that
 // tie: by row, or, when a parent comes after its child, breadth first (by
-// depth, then by the rows of the path, which needs OutOfCore.Plan). A
+// depth, then by the rows of the path, which needs OutOfCore.Plan: see
+// keepRank). A
 // node's subtree is only measured for a root, as the largest subtree is a
 // whole tree's.
 func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.Measure, error) {
@@ -43,20 +44,22 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 	defer byKey.Close()
 	var (
 		e     extsort.Enc
-		path  []string
-		rows  []int64
+		rn    resolvedNode
 		roots int
 		k     int64
 	)
-	add := func(key string, row int64, kind uint8, depth int, path []string, rows []int64) error {
+	add := func(key string, row int64, kind uint8) error {
 		e.Reset()
 		e.S(key)
 		e.Row(row)
 		e.Flag(kind)
 		if kind == kSelf {
-			e.I(depth)
-			e.Strs(path)
-			putRows(&e, rows)
+			e.I(rn.depth)
+			e.S(rn.parent)
+			e.S(rn.root)
+			e.I(rn.pathBytes)
+			e.I(rn.maxAnc)
+			e.U(rn.rank)
 		}
 		return byKey.Add(e.B)
 	}
@@ -72,25 +75,20 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 		if d.Flag() != 0 {
 			continue
 		}
-		row, depth := extsort.RowOf(rec), d.I()
-		path = d.Strs(path[:0])
-		rows = rows[:0]
-		if s.opts.Plan {
-			rows = getRows(&d, rows)
-		}
-		id := path[len(path)-1]
-		err := add(id, row, kSelf, depth, path, rows)
-		if err == nil && len(path) > 1 {
-			err = add(path[len(path)-2], row, kChild, 0, nil, nil)
+		row := extsort.RowOf(rec)
+		rn.get(s, &d)
+		err := add(rn.id, row, kSelf)
+		if err == nil && rn.depth > 0 {
+			err = add(rn.parent, row, kChild)
 		}
 		if err == nil {
-			err = add(path[0], row, kTree, 0, nil, nil)
+			err = add(rn.root, row, kTree)
 		}
 		if err != nil {
 			res.Close()
 			return nil, err
 		}
-		if depth == 0 {
+		if rn.depth == 0 {
 			roots++
 		}
 	}
@@ -115,9 +113,8 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 	defer inOrder.Close()
 	var (
 		e                  extsort.Enc
-		key, self, rank    []byte
-		path               []string
-		rows               []int64
+		key, self, order   []byte
+		parent, root       string
 		children, treeSize int
 	)
 	flush := func() error {
@@ -129,25 +126,28 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		row := d.Row()
 		d.Flag()
 		depth := d.I()
-		path = d.Strs(path[:0])
-		rows = getRows(&d, rows[:0])
-		rank = rank[:0]
+		parent, root = d.S(), d.S()
+		pathBytes, maxAnc := d.I(), d.I()
+		r := d.U()
+		order = order[:0]
 		if s.notTopo {
 			// Breadth first: by depth, then by the rows from the root
-			// down (see collections).
-			rank = binary.BigEndian.AppendUint64(rank, uint64(depth))
-			for _, r := range rows {
-				rank = binary.BigEndian.AppendUint64(rank, uint64(r))
-			}
+			// down, which the ranks of the levels give (keepRank).
+			order = binary.BigEndian.AppendUint64(order, uint64(depth))
+			order = binary.BigEndian.AppendUint64(order, r)
 		}
 		e.Reset()
-		e.B = binary.AppendUvarint(e.B, uint64(len(rank)))
-		e.B = append(e.B, rank...)
+		e.B = binary.AppendUvarint(e.B, uint64(len(order)))
+		e.B = append(e.B, order...)
 		e.Row(row)
 		e.I(children)
 		e.I(treeSize)
 		e.I(depth)
-		e.Strs(path)
+		e.S(string(key))
+		e.S(parent)
+		e.S(root)
+		e.I(pathBytes)
+		e.I(maxAnc)
 		return inOrder.Add(e.B)
 	}
 	var k int64
@@ -193,10 +193,7 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 	}
 	defer it.Close()
 	m := layouts.NewMeasure(l)
-	var (
-		path []string
-		k    int64
-	)
+	var k int64
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 		if k++; k&(1<<16-1) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -209,38 +206,14 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 		d.Bytes()
 		d.Row()
 		children, treeSize, depth := d.I(), d.I(), d.I()
-		path = d.Strs(path[:0])
-		st := transform.Stats{ID: path[len(path)-1], RootID: path[0], Depth: depth, Children: children,
-			Subtree: 1, TreeSize: 1, Roots: roots}
+		st := transform.Stats{ID: d.S(), Depth: depth, Children: children, Subtree: 1, TreeSize: 1, Roots: roots}
+		st.ParentID, st.RootID = d.S(), d.S()
+		st.PathBytes = min(d.I()+depth, math.MaxInt32)
+		st.MaxAncestorIDBytes = d.I()
 		if depth == 0 {
-			st.Subtree, st.TreeSize = treeSize, treeSize
-		} else {
-			st.ParentID = path[len(path)-2]
+			st.Subtree, st.TreeSize, st.ParentID = treeSize, treeSize, ""
 		}
-		for _, id := range path {
-			st.PathBytes += len(id)
-			if id != st.ID {
-				st.MaxAncestorIDBytes = max(st.MaxAncestorIDBytes, len(id))
-			}
-		}
-		st.PathBytes = min(st.PathBytes+depth, math.MaxInt32)
 		l.Measure(&st, m)
 	}
 	return m, it.Err()
-}
-
-// putRows appends rows to e, its count first.
-func putRows(e *extsort.Enc, rows []int64) {
-	e.I(len(rows))
-	for _, r := range rows {
-		e.U(uint64(r))
-	}
-}
-
-// getRows reads what putRows wrote, appended to dst.
-func getRows(d *extsort.Dec, dst []int64) []int64 {
-	for n := d.I(); n > 0; n-- {
-		dst = append(dst, int64(d.U()))
-	}
-	return dst
 }

@@ -138,7 +138,7 @@ func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
 				reason = transform.AncestorReason(nodes[a].id, errors.New(nodes[a].own)).Error()
 			}
 		}
-		if err := s.addResolved(n.row, true, reason, 0, nil, nil); err != nil {
+		if err := s.addResolved(n.row, reason); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 	err = it.Err()
 	it.Close()
 	if err == nil {
-		err = addJumps(rest, byID, byPtr)
+		err = addJumps(ctx, rest, byID, byPtr)
 	}
 	for pass := 1; err == nil && byPtr.Records > 0; pass++ {
 		if err = ctx.Err(); err != nil {
@@ -105,7 +105,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 		s.phase("doubling (nodes left)", byPtr.Records, -1)
 		var nextID, nextPtr *extsort.Sorter
 		var finished int64
-		nextID, nextPtr, finished, err = s.jumpPass(byID, byPtr)
+		nextID, nextPtr, finished, err = s.jumpPass(ctx, byID, byPtr)
 		byID.Close()
 		byPtr.Close()
 		byID, byPtr = nextID, nextPtr
@@ -117,7 +117,7 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 		first.Close()
 		return nil, err
 	}
-	byDepth, left, err := s.sortByDepth(rest, byID)
+	byDepth, left, err := s.sortByDepth(ctx, rest, byID)
 	if err != nil {
 		first.Close()
 		return nil, err
@@ -131,12 +131,18 @@ func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *
 }
 
 // addJumps adds the nodes of rest, each pointing at its parent.
-func addJumps(rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
+func addJumps(ctx context.Context, rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
 	var (
 		n oocNode
 		e extsort.Enc
+		k int64
 	)
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		n.getByParent(rec, true)
 		j := jump{key: n.id, row: n.row, other: n.parent, dist: 1}
 		j.put(&e)
@@ -158,7 +164,7 @@ func addJumps(rest *extsort.Spool, byID, byPtr *extsort.Sorter) error {
 // jumpPass is one doubling pass: each node not done (byPtr) is joined
 // with its pointer (byID, every node) and takes its pointer and distance.
 // finished is how many nodes it brought to level.
-func (s *oocState) jumpPass(byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
+func (s *oocState) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
 	nextID, nextPtr = s.sorter("doubling (by id)"), s.sorter("doubling (by pointer)")
 	fail := func(err error) (*extsort.Sorter, *extsort.Sorter, int64, error) {
 		nextID.Close()
@@ -192,7 +198,13 @@ func (s *oocState) jumpPass(byID, byPtr *extsort.Sorter) (nextID, nextPtr *extso
 	if more {
 		t.get(cur)
 	}
+	var k int64
 	for rec, ok := ptrs.Next(); ok; rec, ok = ptrs.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+		}
 		q.get(rec)
 		for more && t.key < q.key {
 			if err := carry(); err != nil {
@@ -236,14 +248,20 @@ func (s *oocState) jumpPass(byID, byPtr *extsort.Sorter) (nextID, nextPtr *extso
 // level (byID, sorted by id): the nodes with a distance are returned
 // sorted by it, then by parent, as depthReader reads them; the others, in
 // or below a cycle, in a spool.
-func (s *oocState) sortByDepth(rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
+func (s *oocState) sortByDepth(ctx context.Context, rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
 	restByID := s.sorter("sorting by id")
 	defer restByID.Close()
 	var (
 		n oocNode
 		e extsort.Enc
+		k int64
 	)
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		n.getByParent(rec, true)
 		e.Reset()
 		e.S(n.id)
@@ -369,6 +387,10 @@ func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDep
 	r := &depthReader{it: it}
 	level := first
 	for level.Records > 0 {
+		if err := ctx.Err(); err != nil {
+			level.Close()
+			return err
+		}
 		r.depth++
 		if r.depth&1023 == 0 {
 			s.phase("resolving by depth (levels)", int64(r.depth), -1)

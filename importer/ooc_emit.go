@@ -23,10 +23,11 @@ import (
 func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
 	keep := keepFn != nil
 	var st EmitStats
-	if opts.Runs != nil {
-		return st, errors.New("importer: EmitOptions.Runs on an input read out of core")
-	}
 	s := in.ooc
+	runs := opts.Runs != nil && layouts.EmitsRuns(opts.Layout)
+	if runs && (opts.Skip != 0 || opts.Shard.Of > 1 || keep || !s.opts.Plan) {
+		return st, errors.New("importer: EmitOptions.Runs out of core without OutOfCore.Plan, or with Skip, Shard or Emit")
+	}
 	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
@@ -49,9 +50,15 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		items layouts.ItemBuffer
 		nums  = numbering{opts: &opts, st: &st}
 		ferr  error
-		path  []string
+		rn    resolvedNode
 		text  []byte
+		r     int64
 	)
+	emitRun := func(item []layouts.Attr, run int) {
+		if ferr == nil {
+			ferr = opts.Runs(int(r), item, run)
+		}
+	}
 	emit := func(item []layouts.Attr) {
 		if ferr != nil {
 			return
@@ -86,7 +93,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 	unit := unitOf(in.Opts)
 	delim := opts.Layout.Delimiter()
 	cur, more := res.Next()
-	for r := int64(0); ; r++ {
+	for r = 0; ; r++ {
 		if r&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return st, err
@@ -134,9 +141,38 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		st.Nodes++
-		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: d.I(), Attrs: row.Flat, Inner: (inner.Has(r) || flag == 2) && layouts.ImplicitInner(opts.Layout)}
-		path = d.Strs(path[:0])
-		if delim != "" {
+		rn.get(s, &d)
+		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: rn.depth, Attrs: row.Flat, Inner: (inner.Has(r) || flag == 2) && layouts.ImplicitInner(opts.Layout)}
+		path := rn.path
+		if !s.keepPath && rec.Parent != rn.parent {
+			// The path would have told it to the layout.
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID),
+				Err: fmt.Errorf("parent %q is not %q, the one it had when the input was first read (did the input change?)", rec.Parent, rn.parent)}
+		}
+		if !s.keepPath {
+			// A layout that takes no path (layouts.NeedsPath), or a dry
+			// run's runs (see keepPath).
+			path = nil
+		}
+		if opts.Shard.Of > 1 {
+			if k, ok := layouts.NodeItems(opts.Layout, rn.depth); ok && !node.Inner && !opts.Shard.Owns(rec.ID) {
+				// Each of the node's items is keyed by its id, which
+				// another shard owns: numbered, not built.
+				nums.seq += int64(k)
+				continue
+			}
+		}
+		if runs {
+			s.run.parent, s.run.ancestors = rec.Parent, int64(rn.pathBytes-len(rec.ID)+rn.esc)
+			if err := layouts.AppendItemRuns(opts.Layout, &node, &items, emitRun); err != nil {
+				return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: err}
+			}
+			if ferr != nil {
+				return st, ferr
+			}
+			continue
+		}
+		if path != nil && delim != "" {
 			text = text[:0]
 			for k, id := range path {
 				if k > 0 {

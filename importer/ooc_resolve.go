@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -27,8 +28,12 @@ type oocNode struct {
 	depth             int
 	root              string
 	pathBytes, maxAnc int
-	path              []string
-	rows              []int64 // the path's rows, with OutOfCore.Plan (else empty)
+	esc               int      // what JSON escapes add to the ids of its ancestors (OutOfCore.Plan)
+	path              []string // its path, when the layout needs it (oocState.keepPath; else empty)
+	// rank and prank are its place and its parent's in the order an
+	// in-memory dry run visits the nodes of an input not in order
+	// (breadth first: keepRank), among the nodes of their depth.
+	rank, prank uint64
 }
 
 // putByParent encodes n for the nodes sorted by parent.
@@ -77,8 +82,10 @@ func (n *oocNode) putLevel(e *extsort.Enc) {
 	e.S(n.root)
 	e.I(n.pathBytes)
 	e.I(n.maxAnc)
+	e.I(n.esc)
 	e.Strs(n.path)
-	putRows(e, n.rows)
+	e.U(n.rank)
+	e.U(n.prank)
 }
 
 // getLevel decodes a record of putLevel; n's strings are the record's
@@ -94,15 +101,84 @@ func (n *oocNode) getLevel(rec []byte) {
 	n.root = d.S()
 	n.pathBytes = d.I()
 	n.maxAnc = d.I()
+	n.esc = d.I()
 	n.path = d.Strs(n.path[:0])
-	n.rows = getRows(&d, n.rows[:0])
+	n.rank, n.prank = d.U(), d.U()
 }
 
 // asRoot makes n the first node of its path: a root, or a detached node.
-func (n *oocNode) asRoot() {
-	n.depth, n.root, n.pathBytes, n.maxAnc = 0, n.id, len(n.id), 0
-	n.path = append(n.path[:0], n.id)
-	n.rows = append(n.rows[:0], n.row)
+func (n *oocNode) asRoot(s *oocState) {
+	n.depth, n.root, n.pathBytes, n.maxAnc, n.esc = 0, n.id, len(n.id), 0, 0
+	n.path, n.rank, n.prank = n.path[:0], 0, 0
+	if s.keepPath {
+		n.path = append(n.path, n.id)
+	}
+}
+
+// keepRank reports whether the nodes are ranked in the order an in-memory
+// dry run visits them: for a dry run (OutOfCore.Plan) of an input that
+// lists a child before its parent, whose collections are measured
+// breadth first (collections), by depth, then by the rows of the path
+// from the root down. That order is, within a depth, by the parent's
+// rank, then by row: each level is sorted so, and ranked, before its
+// join (rankLevel), and hands its ranks to its children. parentJoin finds
+// whether the input is in order before the first level is resolved.
+func (s *oocState) keepRank() bool { return s.opts.Plan && s.notTopo }
+
+// rankLevel returns level (sorted by id) with each node's rank: its
+// place among the level's nodes by (parent's rank, row), after those of
+// the levels before.
+func (s *oocState) rankLevel(level *extsort.Sorter) (*extsort.Sorter, error) {
+	it, err := level.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	byRank := s.sorter("ranking a level")
+	defer byRank.Close()
+	var (
+		n   oocNode
+		e   extsort.Enc
+		key [8]byte
+	)
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		n.getLevel(rec)
+		binary.BigEndian.PutUint64(key[:], n.prank)
+		e.Reset()
+		e.S(string(key[:]))
+		e.Row(n.row)
+		e.B = append(e.B, rec...)
+		if err := byRank.Add(e.B); err != nil {
+			return nil, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	ranked, err := byRank.Sort()
+	if err != nil {
+		return nil, err
+	}
+	defer ranked.Close()
+	out := s.sorter("sorting a level")
+	for rec, ok := ranked.Next(); ok; rec, ok = ranked.Next() {
+		d := extsort.Dec{B: rec}
+		d.Bytes()
+		d.Row()
+		n.getLevel(d.B)
+		s.ranks++
+		n.rank = s.ranks
+		n.putLevel(&e)
+		if err := out.Add(e.B); err != nil {
+			out.Close()
+			return nil, err
+		}
+	}
+	if err := ranked.Err(); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return out, nil
 }
 
 // firstKey is the length-prefixed key a record of the passes starts with.
@@ -332,7 +408,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		}
 		n.flags |= fRejected
 		for _, row := range copies {
-			if err := s.addResolved(row, true, n.own, 0, nil, nil); err != nil {
+			if err := s.addResolved(row, n.own); err != nil {
 				return err
 			}
 		}
@@ -348,7 +424,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 		if !detached && n.flags&fRejected == 0 {
 			s.roots++
 		}
-		n.asRoot()
+		n.asRoot(s)
 		n.putLevel(e)
 		if err := level.Add(e.B); err != nil {
 			return err
@@ -425,7 +501,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 				n.own = err.Error()
 			}
 			n.flags |= fRejected | fUnknown
-			n.asRoot()
+			n.asRoot(s)
 			n.putLevel(&e)
 			if err := level.Add(e.B); err != nil {
 				rest.Close()
@@ -450,6 +526,14 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // rest it placed; with placed, their ids go to it too.
 func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool, placed *extsort.Sorter) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
+	if s.keepRank() {
+		ranked, err := s.rankLevel(level)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer ranked.Close()
+		level = ranked
+	}
 	it, err := level.Sort()
 	if err != nil {
 		return nil, nil, 0, err
@@ -537,15 +621,19 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 	c.depth, c.root = n.depth+1, n.root
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
-	c.path = append(c.path[:0], c.id)
-	if n.flags&fRejected == 0 {
-		// A rejected node's descendants are rejected, and no path of
-		// theirs is kept: a deep chain below one does not grow them.
-		c.path = append(append(c.path[:0], n.path...), c.id)
-	}
-	c.rows = c.rows[:0]
+	c.esc = 0
 	if s.opts.Plan {
-		c.rows = append(append(c.rows, n.rows...), c.row)
+		c.esc = int(min(int64(n.esc)+int64(jsonStringBytes(n.id)-len(n.id)), math.MaxInt32))
+	}
+	// The path is kept only for a layout that builds items from it, and
+	// a rejected node's descendants are rejected, with no path kept: a
+	// deep chain below one does not grow them.
+	c.path, c.rank, c.prank = c.path[:0], 0, n.rank
+	if s.keepPath {
+		if n.flags&fRejected == 0 {
+			c.path = append(c.path, n.path...)
+		}
+		c.path = append(c.path, c.id)
 	}
 	c.flags |= n.flags & (fRejected | fUnknown)
 	c.flags &^= fOrigin | fOriginKey
@@ -606,16 +694,12 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		if reason == "" {
 			reason = transform.ErrAncestor.Error()
 		}
-		return origin, originKey, s.addResolved(n.row, true, reason, 0, nil, nil)
+		return origin, originKey, s.addResolved(n.row, reason)
 	}
 	s.layoutMeasure(&st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
-	reason := ""
-	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
-		reason = innerReason
-	}
-	return origin, originKey, s.addResolved(n.row, false, reason, n.depth, n.path, n.rows)
+	return origin, originKey, s.addNode(n)
 }
 
 func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }

@@ -309,14 +309,16 @@ func deepForest(rng *rand.Rand, chain int) []byte {
 // and out of core (resolved by doubling): the problems, the counts, the
 // items and the rejects must be the same. The deepest chain is read with
 // the layouts whose paths are bounded (their keys hold the path: a node
-// too deep is rejected, and its descendants carry no path).
+// too deep is rejected, and its descendants carry no path) and with
+// adjacency, whose nodes carry no path at all.
 func TestOutOfCoreDeepChains(t *testing.T) {
 	for _, tc := range []struct {
 		chain   int
 		layouts []string
 	}{
 		{2000, layouts.Names()},
-		{30000, []string{"path"}},
+		// Adjacency carries no path through the passes (layouts.NeedsPath).
+		{30000, []string{"path", "adjacency"}},
 	} {
 		for _, name := range tc.layouts {
 			t.Run(fmt.Sprintf("%d/%s", tc.chain, name), func(t *testing.T) {
@@ -357,6 +359,95 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 					t.Errorf("%d files left in the tmp dir", len(left))
 				}
 			})
+		}
+	}
+}
+
+// TestOutOfCoreShards: each shard of an import read out of core (which
+// passes over the nodes of another shard's ids without building their
+// items, but in prefix) emits the items, numbered, and the
+// counts of that shard read in memory; together the shards emit every
+// item once.
+func TestOutOfCoreShards(t *testing.T) {
+	path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(600, 3)), 600))
+	for _, name := range layouts.Names() {
+		t.Run(name, func(t *testing.T) {
+			l, err := layouts.New(name, layouts.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			emit := func(ooc *OutOfCore, shard ddbwrite.Shard) ([]string, EmitStats) {
+				in, err := ReadInput(context.Background(), InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				in.CheckLayout(l)
+				var items []string
+				st, err := in.EmitAttrs(context.Background(), EmitOptions{Layout: l, Shard: shard}, func(seq int64, item []layouts.Attr) error {
+					m := make(layouts.Item, len(item))
+					for _, a := range item {
+						m[a.Name] = a.Value
+					}
+					items = append(items, fmt.Sprintf("%d %s", seq, ddbjson.AppendItem(nil, m)))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return items, st
+			}
+			all, _ := emit(nil, ddbwrite.Shard{})
+			var union []string
+			for k := range 3 {
+				shard := ddbwrite.Shard{K: k, Of: 3}
+				want, wantSt := emit(nil, shard)
+				got, gotSt := emit(&OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, shard)
+				if !slices.Equal(got, want) || gotSt != wantSt {
+					t.Errorf("shard %d: %d items out of core (%+v), %d in memory (%+v), not the same", k, len(got), gotSt, len(want), wantSt)
+				}
+				if len(got) == 0 {
+					t.Errorf("shard %d: no item", k)
+				}
+				union = append(union, got...)
+			}
+			slices.SortFunc(union, func(a, b string) int {
+				var x, y int64
+				fmt.Sscan(a, &x)
+				fmt.Sscan(b, &y)
+				return int(x - y)
+			})
+			if !slices.Equal(union, all) {
+				t.Errorf("the shards' %d items together are not the %d items of the whole", len(union), len(all))
+			}
+		})
+	}
+}
+
+// TestOutOfCoreParentChangedSinceRead: a row whose parent is no longer
+// the one the passes read (the file was edited in between) is refused by
+// the emit out of core in every layout, adjacency too, whose nodes carry
+// no path that would tell it.
+func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range layouts.Names() {
+		l, err := layouts.New(name, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := writeTemp(t, "in.csv", []byte("id,parent_id,n\na,,1\nb,a,2\nc,b,3\nd,a,4\n"))
+		in, err := ReadInput(ctx, InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// c's parent is now d, of the same length.
+		if err := os.WriteFile(path, []byte("id,parent_id,n\na,,1\nb,a,2\nc,d,3\nd,a,4\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
+		in.Close()
+		if gerr == nil || !strings.Contains(gerr.Error(), `"c"`) || !strings.Contains(gerr.Error(), "in.csv:4") {
+			t.Errorf("%s: a parent changed since the passes read it: %v", name, gerr)
 		}
 	}
 }

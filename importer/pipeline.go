@@ -706,7 +706,8 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	var link []string // a link's target's path, when the node is one
 	warmed := 0       // the nodes below have had their paths read ahead
 	inner := layouts.ImplicitInner(opts.Layout)
-	err = in.scan(ctx, opts, &st, paths == nil, next, func(rec *transform.Record, i int) (error, error) {
+	needsPath := layouts.NeedsPath(opts.Layout) // adjacency: the walk up to the root is not taken
+	err = in.scan(ctx, opts, &st, paths == nil && needsPath, next, func(rec *transform.Record, i int) (error, error) {
 		if paths != nil {
 			if i >= warmed || i < warmed-64 {
 				paths.Warm(i, i+64)
@@ -739,7 +740,12 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 		} else {
 			node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: f.Depth(i), Attrs: row.Flat}
-			ids = f.AppendPath(ids[:0], i)
+			ids = nil
+			if p := f.Parent(i); needsPath || p < 0 && rec.Parent != "" || p >= 0 && f.ID(p) != rec.Parent {
+				// Without its path, a row whose parent is not the one
+				// the skeleton read found gets it, for the layout's error.
+				ids = f.AppendPath(ids[:0], i)
+			}
 		}
 		node.Path = ids
 		node.Link = in.linkPath(link, i)

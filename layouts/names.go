@@ -239,6 +239,14 @@ func (b *base) checkShape(n *transform.Node) error {
 	if n.ID == "" {
 		return fmt.Errorf("layouts: %s: a node has an empty id", b.layout)
 	}
+	if n.Path == nil && !b.needsPath() {
+		// The adjacency layout reads no path: a node may come without
+		// one (NeedsPath), its depth and parent agreeing.
+		if n.Depth < 0 || (n.Depth == 0) != (n.Parent == "") {
+			return fmt.Errorf("layouts: %s: node %q at depth %d has parent %q", b.layout, n.ID, n.Depth, n.Parent)
+		}
+		return nil
+	}
 	if n.Depth < 0 || len(n.Path) != n.Depth+1 || n.Path[len(n.Path)-1] != n.ID {
 		return fmt.Errorf("layouts: %s: node %q: Path %q does not end with the node at depth %d", b.layout, n.ID, n.Path, n.Depth)
 	}
@@ -251,6 +259,38 @@ func (b *base) checkShape(n *transform.Node) error {
 		return fmt.Errorf("layouts: %s: node %q is at depth 0 but has parent %q", b.layout, n.ID, n.Parent)
 	}
 	return nil
+}
+
+// needsPath is false for the adjacency layout without path ids, whose
+// items are built from a node's id, parent and attributes alone.
+func (b *base) needsPath() bool { return b.layout != AdjacencyName || b.pathIDs }
+
+// NeedsPath reports whether l builds a node's items from the ids of its
+// path (FlatNode.Path or PathText, transform.Node.Path). The adjacency
+// layout (without path ids) does not: it takes a node with Path nil, its
+// ID, Parent and Depth alone, so that the path need not be found at all.
+func NeedsPath(l Layout) bool {
+	a, ok := l.(*adjacencyLayout)
+	return !ok || a.needsPath()
+}
+
+// NodeItems reports, for a layout every item of whose nodes has the node's
+// id as its partition key value (path, sharded-path, closure, adjacency:
+// all but prefix; without path ids or
+// implicit inner nodes, which leave nodes out), how many items a valid
+// node at depth writes: a shard (--shard k/N) that does not own the id
+// can pass over them without building them. ok is false for another
+// layout.
+func NodeItems(l Layout, depth int) (items int, ok bool) {
+	switch l := l.(type) {
+	case *adjacencyLayout:
+		return 1, !l.pathIDs && !l.implicit
+	case *pathLayout: // path, sharded-path
+		return 1, !l.pathIDs && !l.implicit
+	case *closureLayout:
+		return depth + 1, !l.pathIDs && !l.implicit
+	}
+	return 0, false
 }
 
 // checkDelims is checkNode's check that no id on the Path holds the
