@@ -28,20 +28,12 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 	if runs && (opts.Skip != 0 || opts.Shard.Of > 1 || keep || !s.opts.Plan) {
 		return st, errors.New("importer: EmitOptions.Runs out of core without OutOfCore.Plan, or with Skip, Shard or Emit")
 	}
-	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	src, res, inner, err := in.oocEmitSources(opts)
 	if err != nil {
 		return st, err
 	}
 	defer src.Close()
-	res, err := s.resolved.Sort()
-	if err != nil {
-		return st, err
-	}
 	defer res.Close()
-	inner, err := s.badInner.Cursor()
-	if err != nil {
-		return st, err
-	}
 	defer inner.Close()
 	next, row := flatNext(src, !keep)
 	spec := opts.Layout.Table()
@@ -59,37 +51,30 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			ferr = opts.Runs(int(r), item, run)
 		}
 	}
-	emit := func(item []layouts.Attr) {
+	// step numbers one more item, owned by this shard or not, and says
+	// whether to pass it on; the context is looked at every 4,096 items.
+	step := func(owned bool) (int64, bool) {
 		if ferr != nil {
-			return
+			return 0, false
 		}
 		if nums.seq&4095 == 4095 {
 			if ferr = ctx.Err(); ferr != nil {
-				return
+				return 0, false
 			}
 		}
-		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
+		return nums.next(owned)
+	}
+	emit := func(item []layouts.Attr) {
+		if n, ok := step(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
 			ferr = fn(n, item)
 		}
 	}
 	emitMap := func(item layouts.Item) {
-		if ferr != nil {
-			return
-		}
-		if nums.seq&4095 == 4095 {
-			if ferr = ctx.Err(); ferr != nil {
-				return
-			}
-		}
-		if n, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
+		if n, ok := step(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
 			ferr = keepFn(n, item)
 		}
 	}
-	var rejects *json.Encoder
-	if opts.Rejects != nil {
-		rejects = json.NewEncoder(opts.Rejects)
-		rejects.SetEscapeHTML(false)
-	}
+	rejects := newRejectSink(opts.Rejects, &st)
 	unit := unitOf(in.Opts)
 	delim := opts.Layout.Delimiter()
 	cur, more := res.Next()
@@ -108,35 +93,23 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			if !errors.As(err, &re) {
 				return st, err
 			}
-			st.Rejected++
-			if rejects != nil {
-				var raw []byte
-				if rec != nil {
-					raw = rec.Raw
-				}
-				if err := rejects.Encode(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
-					return st, err
-				}
+			var raw []byte
+			if rec != nil {
+				raw = rec.Raw
+			}
+			if err := rejects.add(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
+				return st, err
 			}
 			continue
 		}
-		for more && extsort.RowOf(cur) < r {
-			cur, more = res.Next()
-		}
-		if !more || extsort.RowOf(cur) != r {
-			if err := res.Err(); err != nil {
-				return st, err
-			}
-			return st, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
+		if cur, more, err = resolvedRow(res, cur, more, r, rec); err != nil {
+			return st, err
 		}
 		d := extsort.Dec{B: cur[8:], Share: !keep}
 		flag := d.Flag()
 		if flag == 1 {
-			st.Rejected++
-			if rejects != nil {
-				if err := rejects.Encode(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
-					return st, err
-				}
+			if err := rejects.add(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
+				return st, err
 			}
 			continue
 		}
@@ -172,17 +145,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			}
 			continue
 		}
-		if path != nil && delim != "" {
-			text = text[:0]
-			for k, id := range path {
-				if k > 0 {
-					text = append(text, delim...)
-				}
-				text = append(text, id...)
-			}
-			node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
-		}
-		node.Path = path
+		text = setPath(&node, path, delim, text)
 		if opts.Node != nil {
 			if err := opts.Node(rec.ID, rec.Parent, node.Depth); err != nil {
 				return st, err
@@ -206,6 +169,89 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		}
 	}
 	return st, res.Err()
+}
+
+// resolvedRow moves res, at cur (more: not at its end), to the resolved
+// row of the input's row r, which the input read again gave as rec: a row
+// the passes did not resolve means the input changed since.
+func resolvedRow(res *extsort.Iter, cur []byte, more bool, r int64, rec *transform.Record) ([]byte, bool, error) {
+	for more && extsort.RowOf(cur) < r {
+		cur, more = res.Next()
+	}
+	if !more || extsort.RowOf(cur) != r {
+		if err := res.Err(); err != nil {
+			return cur, more, err
+		}
+		return cur, more, fmt.Errorf("importer: %s:%d: the row was not there when the input was first read (did the input change?)", rec.File, rec.Line)
+	}
+	return cur, more, nil
+}
+
+// oocEmitSources opens what oocEmitAttrs joins: the input, read again
+// (with each record's raw text when rejects are written), the rows the
+// passes resolved, sorted by row, and the rows of the nodes with children
+// that could not be read. Each is the caller's to close.
+func (in *Input) oocEmitSources(opts EmitOptions) (records.Source, *extsort.Iter, *extsort.RowCursor, error) {
+	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	res, err := in.ooc.resolved.Sort()
+	if err != nil {
+		src.Close()
+		return nil, nil, nil, err
+	}
+	inner, err := in.ooc.badInner.Cursor()
+	if err != nil {
+		res.Close()
+		src.Close()
+		return nil, nil, nil, err
+	}
+	return src, res, inner, nil
+}
+
+// rejectSink counts the rejected records of an emit, and writes each as a
+// line of the rejects file when there is one.
+type rejectSink struct {
+	enc *json.Encoder // nil: no rejects file
+	st  *EmitStats
+}
+
+func newRejectSink(w io.Writer, st *EmitStats) rejectSink {
+	if w == nil {
+		return rejectSink{st: st}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return rejectSink{enc: enc, st: st}
+}
+
+// add counts one more rejected record, and writes it.
+func (s rejectSink) add(line rejectRecord) error {
+	s.st.Rejected++
+	if s.enc == nil {
+		return nil
+	}
+	return s.enc.Encode(line)
+}
+
+// setPath gives node its path, and the path's text joined by delim (a
+// layout with a delimiter) built in text, which it returns for reuse: the
+// node's PathText is text's memory.
+func setPath(node *layouts.FlatNode, path []string, delim string, text []byte) []byte {
+	node.Path = path
+	if path == nil || delim == "" {
+		return text
+	}
+	text = text[:0]
+	for k, id := range path {
+		if k > 0 {
+			text = append(text, delim...)
+		}
+		text = append(text, id...)
+	}
+	node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
+	return text
 }
 
 // flatNext reads src's records with their attributes as a slice, through
