@@ -91,8 +91,7 @@ func TestOutOfCorePathIDsImportFiles(t *testing.T) {
 // TestOutOfCorePathIDsTable: import --table out of core with implicit
 // inner nodes (prefix: dynamotree's rows; path) writes the items an
 // import in memory emits, killed at random points and resumed from its
-// checkpoint; a dry run with --implicit-inner that does not fit is
-// refused (exit 2, naming --memory), one with --path-ids alone plans.
+// checkpoint.
 func TestOutOfCorePathIDsTable(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -110,7 +109,6 @@ func TestOutOfCorePathIDsTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer proxy.Close()
-			tmp := t.TempDir()
 			ck := filepath.Join(t.TempDir(), "ck.json")
 			args := append(append([]string{"import", "--in", in, "--layout", name, "--table", table, "--checkpoint", ck,
 				// 600 WCU/s: the writes take at least 3 s, so that the kills
@@ -124,15 +122,79 @@ func TestOutOfCorePathIDsTable(t *testing.T) {
 			}
 			diffLines(t, canonical(t, scanTable(t, client, table)), canonical(t, want))
 
-			_, stderr, code := run(t, nil, append(append([]string{"import", "--in", in, "--layout", name, "--dry-run"}, pathIDsFlags(true)...), oocArgs(tmp)...)...)
-			if code != 2 || !strings.Contains(stderr, "--implicit-inner") || !strings.Contains(stderr, "--memory") {
-				t.Errorf("dry run with --implicit-inner out of core: exit %d, want 2 naming --implicit-inner and --memory:\n%s", code, stderr)
-			}
-			if _, stderr, code := run(t, nil, append(append([]string{"import", "--in", in, "--layout", name, "--dry-run"}, pathIDsFlags(false)...), oocArgs(tmp)...)...); code != 0 {
-				t.Errorf("dry run with --path-ids out of core: exit %d:\n%s", code, stderr)
-			}
-			emptyDir(t, tmp)
 		})
+	}
+}
+
+// TestOutOfCoreImplicitDryRunMatchesInMemory: import --dry-run of a
+// shuffled forest of path ids with implicit inner nodes, in every layout
+// that takes them and in the models with path ids (and of the same forest
+// with a node whose key is too long), prints out of core (forced, in a 1
+// MiB budget) exactly what it prints in memory: stdout, with and without
+// --json, stderr and the exit code; and leaves nothing in --tmp-dir.
+func TestOutOfCoreImplicitDryRunMatchesInMemory(t *testing.T) {
+	var targets [][]string
+	for _, name := range []string{"prefix", "path", "sharded-path", "closure"} {
+		targets = append(targets, append([]string{"--layout", name}, pathIDsFlags(true)...))
+	}
+	targets = append(targets, []string{"--model", "fixtures/models/s3-inventory.json", "--model-param", "bucket=b"}, []string{"--model", "fixtures/models/store-locations.json"})
+	for _, tg := range targets {
+		var delim string
+		switch tg[1] {
+		case "fixtures/models/s3-inventory.json":
+			delim = "/"
+		case "fixtures/models/store-locations.json":
+			delim = "#"
+		default:
+			l, err := layouts.New(tg[1], layouts.Options{PathIDs: true, ImplicitInner: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delim = l.Delimiter()
+		}
+		in := genPathIDs(t, 3000, delim)
+		// A node whose key is too long: it and its subtree are rejected,
+		// and its parent may be left without children.
+		long := strings.Repeat("x", 2100)
+		bad := filepath.Join(t.TempDir(), "bad.jsonl")
+		lines := strings.Split(readFile(t, in), "\n")
+		var parent string
+		for _, line := range lines {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && rec["parent_id"] != nil {
+				parent = rec["id"].(string)
+				break
+			}
+		}
+		extra := fmt.Sprintf(`{"id":%q,"parent_id":%q}`+"\n"+`{"id":%q,"parent_id":%q}`+"\n",
+			parent+delim+long, parent, parent+delim+long+delim+"below", parent+delim+long)
+		if err := os.WriteFile(bad, []byte(extra+readFile(t, in)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{in, bad} {
+			for _, asJSON := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/json=%v", filepath.Base(tg[1]), filepath.Base(path), asJSON), func(t *testing.T) {
+					args := append([]string{"import", "--in", path, "--dry-run", "--no-progress"}, tg...)
+					if asJSON {
+						args = append(args, "--json")
+					}
+					tmp := t.TempDir()
+					wantOut, wantErr, wantCode := run(t, nil, args...)
+					gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
+					wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
+					if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+						t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
+					}
+					if !strings.Contains(wantOut, "nodes") {
+						t.Errorf("no plan in memory:\n%s\n%s", wantOut, wantErr)
+					}
+					if (path == bad) != strings.Contains(wantErr, "too long") && (path == bad) != strings.Contains(wantErr, "limit") {
+						t.Errorf("the long key's problem (bad input: %v):\n%s", path == bad, wantErr)
+					}
+					emptyDir(t, tmp)
+				})
+			}
+		}
 	}
 }
 

@@ -415,8 +415,9 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 	if len(inputs) < 40 {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
-	// The layouts, and the models (but those with path ids, which are not
-	// read out of core yet) on two inputs.
+	// The layouts, and the models (but those with path ids, whose inputs
+	// are path ids: TestOutOfCoreImplicitDryRunMatchesInMemory) on two
+	// inputs.
 	type target struct{ name, flag string }
 	var targets []target
 	for _, name := range layouts.Names() {

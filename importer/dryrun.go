@@ -78,7 +78,9 @@ type PlanProgress func(stage string, done, total int64)
 // An input read out of core is planned from its passes: they measured
 // every valid node as they placed it (see OutOfCore), and the emit pass
 // sizes the ImportTable source; no item is written anywhere. Its largest
-// item collections are counted in passes of their own (collections).
+// item collections are counted in passes of their own (collections), and
+// under ImplicitInner, whose items depend on each node's valid children,
+// the whole plan is measured there, from every node's subtree.
 func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing.Prices, progress PlanProgress) (*Plan, []*transform.RowError, error) {
 	var (
 		problems []*transform.RowError
@@ -94,9 +96,13 @@ func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing
 		if err != nil {
 			return nil, problems, err
 		}
-		whole := *in.ooc.measure
-		whole.Collections, whole.Hot = c.Collections, c.Hot
-		m = &whole
+		if layouts.ImplicitInner(l) {
+			m = c // measured whole from the subtrees (subtrees)
+		} else {
+			whole := *in.ooc.measure
+			whole.Collections, whole.Hot = c.Collections, c.Hot
+			m = &whole
+		}
 	} else {
 		in.Forest.Reset()
 		problems = in.CheckLayout(l)

@@ -229,10 +229,6 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if o.Refuse != "" {
 		return nil, fmt.Errorf("%w: %s", ddbwrite.ErrUsage, o.Refuse)
 	}
-	if l := o.Layout; o.Plan && l != nil && layouts.ImplicitInner(l) {
-		return nil, fmt.Errorf("%w: %s does not fit --memory %s, and a dry run with --implicit-inner is not planned out of core yet: give --memory at least %s, or leave --dry-run out (import itself runs out of core)",
-			ddbwrite.ErrUsage, path, units.SizeText(o.Memory), units.SizeText(max(infile.Size(path)/40, 1)*InMemoryNodeBytes))
-	}
 	if o.OnStart != nil {
 		o.OnStart()
 	}

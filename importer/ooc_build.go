@@ -119,8 +119,9 @@ func (s *oocState) addResolved(row int64, reason string) error {
 // path when the layout needs it (keepPath), and, for a dry run
 // (OutOfCore.Plan), what collections and the ImportTable source's size
 // take from its place: its id, parent and root, the bytes of its path,
-// its longest ancestor id, its ancestors' JSON escapes and its rank
-// (keepRank).
+// its longest ancestor id, its ancestors' JSON escapes, its rank
+// (keepRank) and its attributes' sizes (an implicit inner node's items
+// are measured from them: subtrees).
 func (s *oocState) addNode(n *oocNode) error {
 	e := &s.re
 	e.Reset()
@@ -142,6 +143,8 @@ func (s *oocState) addNode(n *oocNode) error {
 		e.I(n.maxAnc)
 		e.I(n.esc)
 		e.U(n.rank)
+		e.I(n.attr)
+		e.I(n.copy)
 	}
 	return s.resolved.Add(e.B)
 }
@@ -153,6 +156,7 @@ type resolvedNode struct {
 	id, parent, root       string
 	pathBytes, maxAnc, esc int
 	rank                   uint64
+	attr, copy             int // its attributes' sizes (a dry run's)
 }
 
 // get reads the rest of a record of addNode after its row and flag; with
@@ -167,5 +171,6 @@ func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
 		r.id, r.parent, r.root = d.S(), d.S(), d.S()
 		r.pathBytes, r.maxAnc, r.esc = d.I(), d.I(), d.I()
 		r.rank = d.U()
+		r.attr, r.copy = d.I(), d.I()
 	}
 }

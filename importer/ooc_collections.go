@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"math"
 
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
@@ -38,6 +37,9 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 	res, err := s.resolved.Sort()
 	if err != nil {
 		return nil, err
+	}
+	if layouts.ImplicitInner(l) {
+		return s.subtrees(ctx, l, res)
 	}
 	byKey := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	byKey.Prefix = extsort.PrefixKeyRow
@@ -72,8 +74,8 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 			s.phase("counting collections (rows)", k, -1)
 		}
 		d := extsort.Dec{B: rec[8:], Share: true}
-		if d.Flag() != 0 {
-			continue
+		if d.Flag() == 1 {
+			continue // rejected
 		}
 		row := extsort.RowOf(rec)
 		rn.get(s, &d)
@@ -140,7 +142,14 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		e.B = binary.AppendUvarint(e.B, uint64(len(order)))
 		e.B = append(e.B, order...)
 		e.Row(row)
+		subtree := 1
+		if depth == 0 {
+			subtree = treeSize
+		} else {
+			treeSize = 1
+		}
 		e.I(children)
+		e.I(subtree)
 		e.I(treeSize)
 		e.I(depth)
 		e.S(string(key))
@@ -148,6 +157,8 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 		e.S(root)
 		e.I(pathBytes)
 		e.I(maxAnc)
+		e.I(0) // attributes: the passes measured them
+		e.I(0)
 		return inOrder.Add(e.B)
 	}
 	var k int64
@@ -185,7 +196,10 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 	return s.measureSorted(ctx, l, inOrder, roots)
 }
 
-// measureSorted measures the nodes of inOrder in l, in its order.
+// measureSorted measures the nodes of inOrder in l, in its order: each
+// record is its order, row, valid children, subtree and tree, depth, id,
+// parent, root, path bytes, longest ancestor id and attributes' sizes
+// (0 where the passes measured them).
 func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder *extsort.Sorter, roots int) (*layouts.Measure, error) {
 	it, err := inOrder.Sort()
 	if err != nil {
@@ -205,13 +219,14 @@ func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder 
 		d := extsort.Dec{B: rec}
 		d.Bytes()
 		d.Row()
-		children, treeSize, depth := d.I(), d.I(), d.I()
-		st := transform.Stats{ID: d.S(), Depth: depth, Children: children, Subtree: 1, TreeSize: 1, Roots: roots}
+		children, subtree, treeSize, depth := d.I(), d.I(), d.I(), d.I()
+		st := transform.Stats{ID: d.S(), Depth: depth, Children: children, Subtree: subtree, TreeSize: treeSize, Roots: roots}
 		st.ParentID, st.RootID = d.S(), d.S()
-		st.PathBytes = min(d.I()+depth, math.MaxInt32)
+		st.PathBytes = d.I()
 		st.MaxAncestorIDBytes = d.I()
+		st.AttrBytes, st.CopyBytes = d.I(), d.I()
 		if depth == 0 {
-			st.Subtree, st.TreeSize, st.ParentID = treeSize, treeSize, ""
+			st.ParentID = ""
 		}
 		l.Measure(&st, m)
 	}

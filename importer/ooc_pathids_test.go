@@ -2,17 +2,15 @@ package importer
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -181,9 +179,8 @@ func mustLayout(t *testing.T, name string, opts layouts.Options) layouts.Layout 
 
 // TestOutOfCorePathIDsPlanMatchesInMemory: the dry run's plan of a forest
 // of path ids read out of core is the one read in memory, in every layout
-// that takes them. With implicit inner nodes it is refused (exit 2): the
-// collections pass does not yet count an omitted root's tree (in memory
-// every node of a tree names its size).
+// that takes them, with implicit inner nodes too: those are measured from
+// every node's valid children, subtree and tree (subtrees), as in memory.
 func TestOutOfCorePathIDsPlanMatchesInMemory(t *testing.T) {
 	for _, defects := range []bool{false, true} {
 		for _, name := range layouts.Names() {
@@ -194,18 +191,6 @@ func TestOutOfCorePathIDsPlanMatchesInMemory(t *testing.T) {
 				t.Run(fmt.Sprintf("defects=%v/%s/implicit=%v", defects, name, implicit), func(t *testing.T) {
 					l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: implicit})
 					path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(7, 27)), 2000, l.Delimiter(), defects))
-					if implicit {
-						// Not planned out of core yet: refused (exit 2), before any pass.
-						tmp := t.TempDir()
-						_, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, Plan: true}})
-						if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--implicit-inner is not planned out of core") || !strings.Contains(err.Error(), "--memory") {
-							t.Fatalf("err = %v, want a usage error naming --implicit-inner and --memory", err)
-						}
-						if left, _ := os.ReadDir(tmp); len(left) != 0 {
-							t.Errorf("%d files left in the tmp dir", len(left))
-						}
-						return
-					}
 					want, wantProblems := oocPlan(t, path, l, nil)
 					got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 					if got != want {
@@ -244,6 +229,79 @@ func TestOutOfCoreImplicitBadChildren(t *testing.T) {
 			}
 			if !slices.Equal(got.problems, want.problems) || got.rejects != want.rejects {
 				t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(got.problems, "\n"), strings.Join(want.problems, "\n"))
+			}
+		})
+	}
+}
+
+// TestOutOfCoreImplicitPlanDeepChains: the dry run's plan of deep chains
+// of path ids with implicit inner nodes read out of core (resolved by
+// doubling, their subtrees counted a level at a time) is the plan in
+// memory, in every layout that takes them: a chain in order and the same
+// children first, where every seventh node has attributes (an item of its
+// own though inner) and every tenth a leaf beside the chain, whose paths
+// pass DynamoDB's key limit at the bottom (rejected, with their subtrees).
+func TestOutOfCoreImplicitPlanDeepChains(t *testing.T) {
+	for _, name := range layouts.Names() {
+		if name == layouts.AdjacencyName {
+			continue
+		}
+		l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: true})
+		delim := l.Delimiter()
+		var lines []string
+		parent := ""
+		for k := range 1100 {
+			id := "n"
+			if parent != "" {
+				id = parent + delim + "n"
+			}
+			attrs := ""
+			if k%7 == 3 {
+				attrs = `,"name":"x"`
+			}
+			lines = append(lines, fmt.Sprintf(`{"id":%q,"parent_id":%q%s}`, id, parent, attrs))
+			if k%10 == 5 {
+				lines = append(lines, fmt.Sprintf(`{"id":%q,"parent_id":%q}`, id+delim+"leaf", id))
+			}
+			parent = id
+		}
+		inOrder := writeTemp(t, "chain.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+		slices.Reverse(lines)
+		reversed := writeTemp(t, "reversed.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+		for _, path := range []string{inOrder, reversed} {
+			t.Run(name+"/"+filepath.Base(path), func(t *testing.T) {
+				want, wantProblems := oocPlan(t, path, l, nil)
+				if strings.Contains(want, `"rejected_nodes":0,`) {
+					t.Fatalf("no node rejected in memory: %s", want)
+				}
+				got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+				if got != want {
+					t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
+				}
+				if !slices.Equal(gotProblems, wantProblems) {
+					t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(gotProblems, "\n"), strings.Join(wantProblems, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// TestOutOfCoreImplicitPlanLarge: the plan of a forest of path ids with
+// implicit inner nodes large enough (60,000 nodes, about 12 MB of sorted
+// records) for the subtrees' sorts to merge runs from disk in a 1 MiB
+// budget is the plan in memory.
+func TestOutOfCoreImplicitPlanLarge(t *testing.T) {
+	for _, name := range []string{"prefix", "closure"} {
+		t.Run(name, func(t *testing.T) {
+			l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: true})
+			path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(8, 27)), 60000, l.Delimiter(), true))
+			want, wantProblems := oocPlan(t, path, l, nil)
+			got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+			if got != want {
+				t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
+			}
+			if !slices.Equal(gotProblems, wantProblems) {
+				t.Errorf("problems out of core:\n%s\nin memory:\n%s", strings.Join(gotProblems, "\n"), strings.Join(wantProblems, "\n"))
 			}
 		})
 	}
