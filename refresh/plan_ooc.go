@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -223,7 +224,7 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter) error {
 	l, spec, reserved := p.l, p.spec, p.l.Reserved()
 	var (
-		d        digester
+		d        itemdigest.Digester
 		e, ne    extsort.Enc
 		keyBuf   []byte
 		sigs     []uint64
@@ -261,7 +262,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		if id != curOwner {
 			curOwner, curKnown = strings.Clone(id), false
 		}
-		digest, user := d.flatAndAttrs(attrs, reserved)
+		digest, user := d.FlatAndAttrs(attrs, reserved)
 		if l.IsNode(view) {
 			curKnown = true
 			if pend.open && pend.id == id {
@@ -270,7 +271,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		}
 		put := layouts.ItemOf(attrs)
 		size := transform.ItemSize(put)
-		keyBuf = appendKey(keyBuf[:0], spec, flatView(attrs))
+		keyBuf = itemdigest.AppendKey(keyBuf[:0], spec, itemdigest.FlatView(attrs))
 		e.Reset()
 		e.Bs(keyBuf)
 		e.U(digest)

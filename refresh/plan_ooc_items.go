@@ -7,6 +7,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -355,7 +356,7 @@ func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 			kind, reason, id, wcu, payload := d.Flag(), Reason(d.S()), d.S(), d.I(), d.Bytes()
 			op := Op{Kind: Put, Reason: reason, ID: id, WCU: wcu}
 			if kind == oocDelete {
-				key, err := decodeKey(p.spec, string(payload))
+				key, err := itemdigest.DecodeKey(p.spec, string(payload))
 				if err != nil {
 					return err
 				}

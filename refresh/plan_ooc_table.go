@@ -7,6 +7,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
@@ -67,7 +68,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 	}
 	var mu sync.Mutex
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
-		var d digester
+		var d itemdigest.Digester
 		var its, nodes extsort.Enc
 		var itEnds, nodeEnds []int
 		var other int64
@@ -76,7 +77,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		var sigs []uint64
 		keyOnly := layouts.Item{}
 		for _, item := range items {
-			key = appendKey(key[:0], spec, mapView(item))
+			key = itemdigest.AppendKey(key[:0], spec, itemdigest.MapView(item))
 			if models.Foreign(l, layouts.MapView(item)) {
 				other++
 				its.Bs(key)
@@ -92,7 +93,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				itEnds = append(itEnds, len(its.B))
 				continue
 			}
-			all, user := d.itemAndAttrs(item, reserved)
+			all, user := d.ItemAndAttrs(item, reserved)
 			if isNode {
 				id, parent, _ := l.NodeOf(layouts.MapView(item))
 				nodes.S(id)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -15,7 +16,7 @@ func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Valu
 func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 
 func TestDigestComparesByValue(t *testing.T) {
-	var d digester
+	var d itemdigest.Digester
 	base := layouts.Item{
 		"Id": s("A"), "size": n("1.50"), "tags": &types.AttributeValueMemberSS{Value: []string{"x", "y"}},
 		"nums": &types.AttributeValueMemberNS{Value: []string{"1", "2.0"}},
@@ -32,7 +33,7 @@ func TestDigestComparesByValue(t *testing.T) {
 		"bin":  &types.AttributeValueMemberB{Value: []byte{0, 1}},
 		"ok":   &types.AttributeValueMemberBOOL{Value: true},
 	}
-	if d.item(base) != d.item(same) {
+	if d.Item(base) != d.Item(same) {
 		t.Fatal("equal items (numbers by value, sets in any order) have different digests")
 	}
 	changes := map[string]types.AttributeValue{
@@ -50,20 +51,20 @@ func TestDigestComparesByValue(t *testing.T) {
 			other[k] = v
 		}
 		other[name] = v
-		if d.item(other) == d.item(base) {
+		if d.Item(other) == d.Item(base) {
 			t.Errorf("changing %s to %v left the digest unchanged", name, v)
 		}
 	}
 	// A string and a number of the same text differ; so do a missing and
 	// an empty attribute.
-	if d.item(layouts.Item{"a": s("1")}) == d.item(layouts.Item{"a": n("1")}) {
+	if d.Item(layouts.Item{"a": s("1")}) == d.Item(layouts.Item{"a": n("1")}) {
 		t.Error("S 1 and N 1 have the same digest")
 	}
-	if d.item(layouts.Item{}) == d.item(layouts.Item{"a": s("")}) {
+	if d.Item(layouts.Item{}) == d.Item(layouts.Item{"a": s("")}) {
 		t.Error("no attribute and an empty string have the same digest")
 	}
 	// Names and values cannot run into each other.
-	if d.item(layouts.Item{"ab": s("c")}) == d.item(layouts.Item{"a": s("bc")}) {
+	if d.Item(layouts.Item{"ab": s("c")}) == d.Item(layouts.Item{"a": s("bc")}) {
 		t.Error("ab=c and a=bc have the same digest")
 	}
 }
@@ -83,16 +84,16 @@ func TestKeyRoundTrip(t *testing.T) {
 				item[spec.SK.Name] = s("")
 			}
 		}
-		k := keyOf(spec, item)
-		back, err := decodeKey(spec, k)
+		k := itemdigest.KeyOf(spec, item)
+		back, err := itemdigest.DecodeKey(spec, k)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var d digester
-		if d.item(back) != d.item(item) || len(back) != len(item) {
+		var d itemdigest.Digester
+		if d.Item(back) != d.Item(item) || len(back) != len(item) {
 			t.Errorf("%s: key %v came back as %v", name, item, back)
 		}
-		if _, err := decodeKey(spec, k[:len(k)-1]); err == nil {
+		if _, err := itemdigest.DecodeKey(spec, k[:len(k)-1]); err == nil {
 			t.Errorf("%s: a truncated key decoded", name)
 		}
 	}
@@ -132,13 +133,13 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if s2.Total.Puts != 1 || s2.Total.Deletes != 1 || s2.Total.WCU != 4 || s2.ByReason[ReasonMoved].Puts != 1 {
 		t.Errorf("summary %+v", s2)
 	}
-	var d digester
+	var d itemdigest.Digester
 	if len(got) != len(ops) {
 		t.Fatalf("read %d ops, wrote %d", len(got), len(ops))
 	}
 	for i := range ops {
 		g, w := got[i], ops[i]
-		if g.Kind != w.Kind || g.Reason != w.Reason || g.ID != w.ID || g.WCU != w.WCU || d.item(g.Item) != d.item(w.Item) {
+		if g.Kind != w.Kind || g.Reason != w.Reason || g.ID != w.ID || g.WCU != w.WCU || d.Item(g.Item) != d.Item(w.Item) {
 			t.Errorf("op %d: got %+v, want %+v", i, g, w)
 		}
 	}
