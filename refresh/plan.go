@@ -488,6 +488,8 @@ func otherShardsItems(ctx context.Context, opts Options, t *Table, moved []bool,
 			return nil // this copy's own put, acknowledged before any delete
 		}
 		if id := t.layout.Owner(layouts.AttrsView(attrs)); ids[id] {
+			// The id is EmitAttrs' memory: the map keeps a copy.
+			id = strings.Clone(id)
 			after[id] = append(after[id], item)
 		}
 		return nil

@@ -32,8 +32,8 @@ const TableItemBytes = 160
 // OutOfCore is set and does not refuse, and the snapshot does not fit the
 // budget (as ReadInput guesses), or the table does not (DescribeTable's
 // ItemCount times TableItemBytes), or the passes are forced. What a plan
-// out of core does not take yet (--shard, path ids) is refused here,
-// exit 2, naming --memory.
+// out of core does not take yet (path ids) is refused here, exit 2,
+// naming --memory.
 func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	o := j.input.OutOfCore
 	if o == nil || o.Refuse != "" {
@@ -50,11 +50,7 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	if !ooc {
 		return false, nil
 	}
-	switch {
-	case j.Shard.Of > 1:
-		return false, fmt.Errorf("%w: the snapshot %s or the table %s does not fit --memory %s, and a plan out of core does not take --shard yet: give a larger --memory (about %d bytes a node of the snapshot and %d an item of the table), or run it unsharded",
-			ddbwrite.ErrUsage, j.input.Path, j.Table, units.SizeText(o.Memory), importer.InMemoryNodeBytes, TableItemBytes)
-	case layouts.ReadsImplicit(j.Layout) || layouts.PathIDs(j.Layout):
+	if layouts.ReadsImplicit(j.Layout) || layouts.PathIDs(j.Layout) {
 		return false, fmt.Errorf("%w: the snapshot %s or the table %s does not fit --memory %s, and a table with path ids (inner nodes implied) is not planned out of core yet: give a larger --memory (about %d bytes a node of the snapshot and %d an item of the table)",
 			ddbwrite.ErrUsage, j.input.Path, j.Table, units.SizeText(o.Memory), importer.InMemoryNodeBytes, TableItemBytes)
 	}
@@ -154,6 +150,11 @@ type oocPlan struct {
 	s      *Summary
 	t      *Table
 	ot     *oocTable
+	shard  ddbwrite.Shard
+	// gone and after are otherShards' spools (under --shard, when a moved
+	// node's items are deleted); lastGone is the last owner in gone.
+	gone, after *extsort.Spool
+	lastGone    []byte
 	// changedInPlace counts the changed nodes that did not move.
 	changedInPlace int64
 }
@@ -174,13 +175,20 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 		return nil, fmt.Errorf("refresh: the snapshot has %d rejected nodes; a plan needs a valid snapshot, or it would delete them", n)
 	}
 	s := &Summary{
-		Table: t.Name, Layout: l.Name(), TableItems: t.Items, TableShardItems: t.ShardItems, TableOtherItems: t.OtherItems,
+		Table: t.Name, Layout: l.Name(), Shard: j.Shard.String(), TableItems: t.Items, TableShardItems: t.ShardItems, TableOtherItems: t.OtherItems,
 		TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys, ByReason: map[Reason]*Count{},
 	}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
 	}
-	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table}
+	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table, shard: j.Shard}
+	defer func() {
+		for _, sp := range []*extsort.Spool{p.gone, p.after} {
+			if sp != nil {
+				sp.Close()
+			}
+		}
+	}()
 	items, nodes := p.sorter(), p.sorter()
 	defer items.Close()
 	defer nodes.Close()
@@ -205,6 +213,9 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 	spools, err := p.reasons(ops, class, moved)
 	for _, sp := range spools {
 		defer sp.Close()
+	}
+	if err == nil {
+		err = p.otherShards(in)
 	}
 	if err != nil {
 		return nil, err
@@ -250,7 +261,10 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		ne.U(pend.user)
 		return nodes.Add(ne.B)
 	}
-	es, err := in.EmitAttrs(p.ctx, importer.EmitOptions{Layout: l, Node: func(id, parent string, depth int) error {
+	// Under --shard, every node but only this copy's items (its node
+	// item too: a node whose node item another copy owns is not known
+	// changed, as in planPuts).
+	es, err := in.EmitAttrs(p.ctx, importer.EmitOptions{Layout: l, Shard: p.shard, Node: func(id, parent string, depth int) error {
 		if err := flush(); err != nil {
 			return err
 		}

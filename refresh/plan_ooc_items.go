@@ -312,6 +312,11 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 				reason = ReasonMoved
 			}
 			to = spools[1+int(flag)]
+			if reason == ReasonMoved {
+				if err := p.goneMoved(owner); err != nil {
+					return spools, err
+				}
+			}
 		}
 		op := Op{Kind: Put, Reason: reason, WCU: wcu}
 		if kind == oocDelete {
@@ -339,9 +344,14 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 	return spools, nil
 }
 
-// replay passes the spools' operations to fn, in order.
+// replay passes the spools' operations to fn, in order, a moved node's
+// deletes with the other copies' puts they wait for (otherShards).
 func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
+	after := afterReader{sp: p.after}
 	for _, sp := range spools {
+		if err := after.rewind(); err != nil {
+			return err
+		}
 		for n := 0; ; n++ {
 			rec, ok := sp.Next()
 			if !ok {
@@ -361,6 +371,11 @@ func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 					return err
 				}
 				op.Kind, op.Item = Delete, key
+				if reason == ReasonMoved {
+					if op.After, err = after.items([]byte(id)); err != nil {
+						return err
+					}
+				}
 			} else {
 				item, err := ddbjson.DecodeItem(payload)
 				if err != nil {

@@ -54,8 +54,8 @@ func newFirstSorter(dir string, budget int) *extsort.Sorter {
 // dir: a fixed memory whatever the table's size. The Table returned holds
 // the counts, the first unparsable keys and what the Scan cost; it has no
 // maps. Unparsable items stop it as they stop ReadTable, unless
-// IgnoreUnparsable. A table under a shard is not read so (the caller
-// refuses it first).
+// IgnoreUnparsable. Under a shard, the sort by key holds only the items
+// this copy owns, the sort by id every node (as ReadTable).
 func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget int) (*Table, *oocTable, error) {
 	t := &Table{Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard}
 	t.stride = sigStride(t.spec)
@@ -76,10 +76,20 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		var key []byte
 		var sigs []uint64
 		keyOnly := layouts.Item{}
+		var owned int64
 		for _, item := range items {
+			// Under --shard, every node record, but only this copy's
+			// items: the others' are neither put over nor deleted.
+			own := opts.Shard.OwnsValue(item[spec.PK.Name])
+			if own {
+				owned++
+			}
 			key = itemdigest.AppendKey(key[:0], spec, itemdigest.MapView(item))
 			if models.Foreign(l, layouts.MapView(item)) {
 				other++
+				if !own {
+					continue
+				}
 				its.Bs(key)
 				its.Flag(oocForeign)
 				itEnds = append(itEnds, len(its.B))
@@ -88,6 +98,9 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 			isNode, err := readsAsNode(l, item)
 			if err != nil {
 				bad = append(bad, badItem{"", ddb.KeyString(item, spec.KeyNames()...), err.Error()})
+				if !own {
+					continue
+				}
 				its.Bs(key)
 				its.Flag(oocUnreadable)
 				itEnds = append(itEnds, len(its.B))
@@ -100,6 +113,9 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				nodes.S(parent)
 				nodes.U(user)
 				nodeEnds = append(nodeEnds, len(nodes.B))
+			}
+			if !own {
+				continue
 			}
 			// The owner is the key's, as a delete names it (planDeletes).
 			clear(keyOnly)
@@ -127,7 +143,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		defer mu.Unlock()
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
-		t.ShardItems += int64(len(items)) // unsharded: every item is this copy's
+		t.ShardItems += owned
 		for _, b := range bad {
 			if t.Unparsable == 0 {
 				t.UnparsableWhy = b.why
