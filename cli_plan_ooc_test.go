@@ -89,8 +89,8 @@ func sameShardPlans(t *testing.T, env []string, s ddbwrite.Shard, args ...string
 		t.Fatalf("plan in memory: exit %d\n%s", code, stderr)
 	}
 	oocJSON, stderr, code := run(t, env, append(append([]string{"plan", "--json", "--out", oocOut}, args...), oocArgs(tmp)...)...)
-	if code != 0 {
-		t.Fatalf("plan out of core: exit %d\n%s", code, stderr)
+	if code != 0 || !strings.Contains(stderr, "planned out of core") {
+		t.Fatalf("plan out of core: exit %d, and planned out of core?\n%s", code, stderr)
 	}
 	if memJSON != oocJSON {
 		t.Errorf("summaries differ:\n in memory   %s\n out of core %s", memJSON, oocJSON)

@@ -17,7 +17,6 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/itemdigest"
-	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -31,9 +30,7 @@ const TableItemBytes = 160
 // planOutOfCore says whether the job plans out of core: its snapshot's
 // OutOfCore is set and does not refuse, and the snapshot does not fit the
 // budget (as ReadInput guesses), or the table does not (DescribeTable's
-// ItemCount times TableItemBytes), or the passes are forced. What a plan
-// out of core does not take yet (path ids) is refused here, exit 2,
-// naming --memory.
+// ItemCount times TableItemBytes), or the passes are forced.
 func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	o := j.input.OutOfCore
 	if o == nil || o.Refuse != "" {
@@ -47,14 +44,7 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 		}
 		ooc = aws.ToInt64(out.Table.ItemCount)*TableItemBytes > o.Memory
 	}
-	if !ooc {
-		return false, nil
-	}
-	if layouts.ReadsImplicit(j.Layout) || layouts.PathIDs(j.Layout) {
-		return false, fmt.Errorf("%w: the snapshot %s or the table %s does not fit --memory %s, and a table with path ids (inner nodes implied) is not planned out of core yet: give a larger --memory (about %d bytes a node of the snapshot and %d an item of the table)",
-			ddbwrite.ErrUsage, j.input.Path, j.Table, units.SizeText(o.Memory), importer.InMemoryNodeBytes, TableItemBytes)
-	}
-	return true, nil
+	return ooc, nil
 }
 
 // OutOfCoreNote is what plan and apply say of a plan made out of core

@@ -55,7 +55,8 @@ func newFirstSorter(dir string, budget int) *extsort.Sorter {
 // the counts, the first unparsable keys and what the Scan cost; it has no
 // maps. Unparsable items stop it as they stop ReadTable, unless
 // IgnoreUnparsable. Under a shard, the sort by key holds only the items
-// this copy owns, the sort by id every node (as ReadTable).
+// this copy owns, the sort by id every node (as ReadTable), and with path
+// ids the inner nodes they imply (addImpliedOOC).
 func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget int) (*Table, *oocTable, error) {
 	t := &Table{Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard}
 	t.stride = sigStride(t.spec)
@@ -66,6 +67,11 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 	if scan.Partition == nil {
 		scan.Partition = models.Partition(opts.Layout)
 	}
+	var implied *exporter.ImpliedNodes // nil: no path ids
+	if layouts.ReadsImplicit(l) {
+		implied = exporter.NewImpliedNodes(dir, budget, l.Delimiter())
+		defer implied.Close()
+	}
 	var mu sync.Mutex
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
 		var d itemdigest.Digester
@@ -75,6 +81,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		var bad []badItem
 		var key []byte
 		var sigs []uint64
+		var links [][2]string // with path ids: each node's id and parent
 		keyOnly := layouts.Item{}
 		var owned int64
 		for _, item := range items {
@@ -113,6 +120,9 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				nodes.S(parent)
 				nodes.U(user)
 				nodeEnds = append(nodeEnds, len(nodes.B))
+				if implied != nil {
+					links = append(links, [2]string{id, parent})
+				}
 			}
 			if !own {
 				continue
@@ -153,12 +163,20 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				t.UnparsableKeys = append(t.UnparsableKeys, b.text)
 			}
 		}
+		for _, ln := range links {
+			if err := implied.Add(ln[0], ln[1]); err != nil {
+				return err
+			}
+		}
 		if err := addRecords(ot.items, its.B, itEnds); err != nil {
 			return err
 		}
 		return addRecords(ot.nodes, nodes.B, nodeEnds)
 	})
 	t.Read = st
+	if err == nil {
+		err = addImpliedOOC(implied, ot.nodes)
+	}
 	if err == nil && t.Unparsable > 0 && !opts.IgnoreUnparsable {
 		err = t.unparsableError()
 	}
@@ -167,6 +185,23 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		return nil, nil, err
 	}
 	return t, ot, nil
+}
+
+// addImpliedOOC is Table.addImplied out of core: the inner nodes that
+// the path ids imply and no item holds, to the sort of nodes, without
+// attributes.
+func addImpliedOOC(implied *exporter.ImpliedNodes, nodes *extsort.Sorter) error {
+	var d itemdigest.Digester
+	_, empty := d.ItemAndAttrs(nil, nil)
+	var e extsort.Enc
+	_, err := implied.Each(func(id, parent string) error {
+		e.Reset()
+		e.S(id)
+		e.S(parent)
+		e.U(empty)
+		return nodes.Add(e.B)
+	})
+	return err
 }
 
 // addRecords adds to s the records of buf that end at ends.
