@@ -121,3 +121,34 @@ func TestPlanOutOfCorePathIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateOutOfCorePathIDsIntoNonEmpty: a migrate out of core from a
+// path table with path ids into a prefix table with path ids and
+// implicit inner nodes that holds an older copy (removed, changed and
+// new nodes; inner nodes no item holds) refreshes it by the plan out of
+// core, to exactly what the in-memory migrate makes of the same table.
+func TestMigrateOutOfCorePathIDsIntoNonEmpty(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	prefix, _ := layouts.New("prefix", layouts.Options{PathIDs: true, ImplicitInner: true})
+	path, _ := layouts.New("path", layouts.Options{PathIDs: true, ImplicitInner: true, Delimiter: "¦"})
+	in := genPathIDs(t, 800, "¦")
+	src := loadTable(t, env, client, in, "", path, "--path-ids", "--implicit-inner", "--delimiter", "¦")
+	older := editPathIDs(t, in, "¦", "")
+	var got [2][]string
+	for i, extra := range [][]string{nil, oocArgs(t.TempDir())} {
+		dst := loadTable(t, env, client, older, "", prefix, "--path-ids", "--implicit-inner")
+		args := append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--from-delimiter", "¦", "--to-table", dst, "--to-layout", "prefix",
+			"--path-ids", "--implicit-inner", "--allow-mass-delete", "--no-progress"}, extra...)
+		stdout, stderr, code := run(t, env, args...)
+		if code != 0 || !strings.Contains(stdout, "verified: ") || (extra != nil) != strings.Contains(stdout+stderr, "out of core") {
+			t.Fatalf("%v: exit %d:\n%s\n%s", extra, code, stdout, stderr)
+		}
+		got[i] = rawLines(t, client, dst)
+	}
+	if len(got[0]) == 0 {
+		t.Fatal("the in-memory migrate left nothing")
+	}
+	diffLines(t, got[1], got[0])
+}
