@@ -76,8 +76,8 @@ func TestMigrateOutOfCoreMatchesInMemory(t *testing.T) {
 
 // TestMigrateOutOfCoreRefusals: out of core, migrate refuses a
 // destination with an item that does not read as a node (as apply does),
-// takes no --shard and no path ids, and needs a --tmp-dir it can write;
-// each is refused (exit 2) with nothing written.
+// and needs a --tmp-dir it can write; each is refused (exit 2) with
+// nothing written. (--shard: TestMigrateOutOfCoreSharded.)
 func TestMigrateOutOfCoreRefusals(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -113,7 +113,6 @@ func TestMigrateOutOfCoreRefusals(t *testing.T) {
 		// Refreshed out of core, as apply: an item that does not read
 		// is never put over or deleted.
 		{"not empty, an item that does not read", dst, oocArgs(t.TempDir()), "--ignore-unparsable"},
-		{"shard", empty, append(oocArgs(t.TempDir()), "--shard", "1/2"), "does not take --shard"},
 		{"tmp-dir", empty, oocArgs(filepath.Join(readonly, "sub")), "--tmp-dir"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,4 +208,66 @@ func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
 	emptyDir(t, tmp)
 	diffLines(t, rawLines(t, client, outOfCore), rawLines(t, client, inMemory))
 	sameState(t, "out of core", tableState(t, client, outOfCore, closure.Table()), wantState(t, snapFile, typesFlag, closure))
+}
+
+// TestMigrateOutOfCoreSharded: migrate out of core (forced, 1 MiB) in 3
+// copies, one after the other (the first puts into the empty
+// destination, the others refresh a destination that holds the first's
+// items, planned out of core under --shard) and side by side, into an
+// empty prefix table and into a closure table that holds an older copy:
+// each copy verifies its shard, and the destinations end as the in-memory
+// unsharded migrate leaves them.
+func TestMigrateOutOfCoreSharded(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	typesFlag := fixtureTypes(t, "cars")
+	base, snap := carsSnapshot(t)
+	dir := t.TempDir()
+	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	path, _ := layouts.New("path", layouts.Options{})
+	src := loadTable(t, env, client, snapFile, typesFlag, path)
+	const N = 3
+	for _, to := range []string{"prefix", "closure"} {
+		l, _ := layouts.New(to, layouts.Options{})
+		fresh := func() string {
+			if to == "prefix" {
+				return ddblocal.NewTable(t, client, l.Table())
+			}
+			return loadTable(t, env, client, baseFile, typesFlag, l)
+		}
+		migrate := func(table string, k int) []string {
+			return append([]string{"migrate", "--from-table", src, "--from-layout", "path", "--to-table", table, "--to-layout", to,
+				"--allow-mass-delete", "--no-progress", "--shard", fmt.Sprintf("%d/%d", k, N)}, oocArgs(t.TempDir())...)
+		}
+		want := fresh()
+		if stdout, stderr, code := run(t, env, "migrate", "--from-table", src, "--from-layout", "path", "--to-table", want, "--to-layout", to,
+			"--allow-mass-delete", "--no-progress"); code != 0 || !strings.Contains(stdout, "verified: ") {
+			t.Fatalf("in memory into %s: exit %d:\n%s\n%s", to, code, stdout, stderr)
+		}
+		t.Run(to+" one after the other", func(t *testing.T) {
+			table := fresh()
+			for k := range N {
+				stdout, stderr, code := run(t, env, migrate(table, k)...)
+				if code != 0 || !strings.Contains(stdout, fmt.Sprintf("(shard %d/%d)", k, N)) || !strings.Contains(stderr+stdout, "out of core") {
+					t.Fatalf("copy %d: exit %d:\n%s\n%s", k, code, stdout, stderr)
+				}
+			}
+			diffLines(t, rawLines(t, client, table), rawLines(t, client, want))
+		})
+		t.Run(to+" side by side", func(t *testing.T) {
+			table := fresh()
+			var argss [][]string
+			for k := range N {
+				argss = append(argss, migrate(table, k))
+			}
+			stdouts, stderrs, codes := runAll(t, env, argss)
+			for k := range N {
+				if codes[k] != 0 || !strings.Contains(stdouts[k], "verified: ") {
+					t.Errorf("copy %d: exit %d:\n%s\n%s", k, codes[k], stdouts[k], stderrs[k])
+				}
+			}
+			diffLines(t, rawLines(t, client, table), rawLines(t, client, want))
+		})
+	}
 }

@@ -332,11 +332,12 @@ func TestOutOfCoreUsage(t *testing.T) {
 }
 
 // TestInMemoryJobsRefuseOverBudget: a job that holds its forest in
-// memory (migrate --follow), or what a plan out of core does not take yet
-// (--shard, path ids), is refused (exit 2) when it does not fit in
+// memory (migrate --follow) is refused (exit 2) when it does not fit in
 // --memory, before anything is written, rather than growing past the
 // budget. The dry run of one layout is not refused: it runs out of core;
-// plan and apply run out of core (TestPlanOutOfCoreMatchesInMemory).
+// plan and apply run out of core (TestPlanOutOfCoreMatchesInMemory),
+// under --shard (TestPlanOutOfCoreSharded) and with path ids
+// (TestPlanOutOfCorePathIDs) too.
 func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -352,9 +353,6 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"plan --shard", []string{"plan", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table, "--shard", "0/2"}, "does not take --shard yet"},
-		{"apply --shard", []string{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--table", table, "--shard", "1/2"}, "does not take --shard yet"},
-		{"apply --path-ids", []string{"apply", "--in", "fixtures/folders.csv", "--layout", "path", "--path-ids", "--table", table}, "path ids"},
 		// migrate copies out of core (TestMigrateOutOfCoreMatchesInMemory),
 		// but not when it follows the source's stream.
 		{"migrate --follow", []string{"migrate", "--from-table", table, "--from-layout", "path", "--to-table", table + "-to", "--to-layout", "closure", "--create-table", "--follow", "--enable-stream", "--checkpoint", filepath.Join(t.TempDir(), "ck.json")}, "holds the"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/internal/testserver/faultproxy"
@@ -22,7 +23,8 @@ import (
 )
 
 // planOps reads a plan file's operations as sorted lines (kind, reason,
-// id, WCU and the item or key, canonical), and fails when a put comes
+// id, WCU, the item or key, and the items a delete waits for under
+// --shard, canonical), and fails when a put comes
 // after a delete.
 func planOps(t *testing.T, path string) []string {
 	t.Helper()
@@ -44,7 +46,20 @@ func planOps(t *testing.T, path string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, strings.Join([]string{op.Op, op.Reason, op.ID, strconv.FormatInt(op.WCU, 10), string(ddbjson.AppendItem(nil, normalizeItem(item)))}, " "))
+		var after []string
+		for _, raw := range op.After {
+			it, err := ddbjson.DecodeItem(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after = append(after, string(ddbjson.AppendItem(nil, normalizeItem(it))))
+		}
+		slices.Sort(after)
+		line := strings.Join([]string{op.Op, op.Reason, op.ID, strconv.FormatInt(op.WCU, 10), string(ddbjson.AppendItem(nil, normalizeItem(item)))}, " ")
+		if len(after) > 0 {
+			line += " after " + strings.Join(after, " ")
+		}
+		out = append(out, line)
 	}
 	slices.Sort(out)
 	return out
@@ -55,6 +70,13 @@ func planOps(t *testing.T, path string) []string {
 // byte for byte) and write the same operations; it returns the summary.
 // The out-of-core run leaves nothing in its --tmp-dir.
 func samePlans(t *testing.T, env []string, args ...string) planSummary {
+	t.Helper()
+	return sameShardPlans(t, env, ddbwrite.Shard{}, args...)
+}
+
+// sameShardPlans is samePlans for the copy s of a plan under --shard (in
+// args), whose plan files carry the shard in their names.
+func sameShardPlans(t *testing.T, env []string, s ddbwrite.Shard, args ...string) planSummary {
 	t.Helper()
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
@@ -67,13 +89,13 @@ func samePlans(t *testing.T, env []string, args ...string) planSummary {
 		t.Fatalf("plan in memory: exit %d\n%s", code, stderr)
 	}
 	oocJSON, stderr, code := run(t, env, append(append([]string{"plan", "--json", "--out", oocOut}, args...), oocArgs(tmp)...)...)
-	if code != 0 {
-		t.Fatalf("plan out of core: exit %d\n%s", code, stderr)
+	if code != 0 || !strings.Contains(stderr, "planned out of core") {
+		t.Fatalf("plan out of core: exit %d, and planned out of core?\n%s", code, stderr)
 	}
 	if memJSON != oocJSON {
 		t.Errorf("summaries differ:\n in memory   %s\n out of core %s", memJSON, oocJSON)
 	}
-	mem, ooc := planOps(t, memOut), planOps(t, oocOut)
+	mem, ooc := planOps(t, s.FileName(memOut)), planOps(t, s.FileName(oocOut))
 	if !slices.Equal(mem, ooc) {
 		t.Errorf("operations differ:\n in memory   %s\n out of core %s", strings.Join(mem, "\n             "), strings.Join(ooc, "\n             "))
 	}

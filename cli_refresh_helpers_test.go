@@ -461,6 +461,8 @@ type planOp struct {
 	WCU    int64           `json:"wcu"`
 	Item   json.RawMessage `json:"item"`
 	Key    json.RawMessage `json:"key"`
+	// After: a moved node's new items that other copies put (--shard).
+	After []json.RawMessage `json:"after"`
 }
 
 type planFile struct {

@@ -41,13 +41,13 @@ type SpillStats struct {
 // gets them as a Scan does (layouts.Implied): each id and every prefix
 // of each parent go to two more sorts, and a merge join writes each
 // prefix that is no id once, as a record without attributes (see
-// impliedNodes).
+// ImpliedNodes).
 func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, out string, wopts records.WriterOptions, budget int) (SpillStats, error) {
 	var st SpillStats
-	var implied *impliedNodes
+	var implied *ImpliedNodes
 	if layouts.ReadsImplicit(l) {
-		implied = newImpliedNodes(filepath.Dir(out), max(budget/4, 1<<20), l.Delimiter())
-		defer implied.close()
+		implied = NewImpliedNodes(filepath.Dir(out), max(budget/4, 1<<20), l.Delimiter())
+		defer implied.Close()
 		budget = max(budget/2, 1<<20)
 	}
 	f, err := os.Create(out)

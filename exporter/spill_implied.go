@@ -10,53 +10,68 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// impliedNodes finds, in a fixed memory, the inner nodes a table with path
+// ImpliedNodes finds, in a fixed memory, the inner nodes a table with path
 // ids implies (layouts.Implied, which a Scan in memory uses): every
 // prefix of a node's parent that is no node's id. The ids and the
 // prefixes of the parents go to two external sorts; a merge join of the
-// two writes each prefix that is not an id once. A node nil does
-// nothing (a layout without path ids).
-type impliedNodes struct {
+// two gives each prefix that is not an id once. A nil *ImpliedNodes does
+// nothing (a layout without path ids). SpillNodes and the out-of-core
+// plan use it; it is not safe for concurrent use.
+type ImpliedNodes struct {
 	delim         string
 	ids, prefixes *extsort.Sorter
 }
 
-func newImpliedNodes(dir string, budget int, delim string) *impliedNodes {
-	return &impliedNodes{delim: delim, ids: extsort.New(dir, budget, bytes.Compare), prefixes: extsort.New(dir, budget, bytes.Compare)}
+// NewImpliedNodes keeps its two sorts in dir, budget bytes each; delim
+// joins the names of the path ids.
+func NewImpliedNodes(dir string, budget int, delim string) *ImpliedNodes {
+	return &ImpliedNodes{delim: delim, ids: extsort.New(dir, budget, bytes.Compare), prefixes: extsort.New(dir, budget, bytes.Compare)}
 }
 
-func (m *impliedNodes) close() {
+// Close removes the sorts' files.
+func (m *ImpliedNodes) Close() {
+	if m == nil {
+		return
+	}
 	m.ids.Close()
 	m.prefixes.Close()
 }
 
-// add takes nodes' ids and parents.
-func (m *impliedNodes) add(recs [][2]string) error {
+// Add takes a node's id and parent.
+func (m *ImpliedNodes) Add(id, parent string) error {
 	if m == nil {
 		return nil
 	}
-	for _, r := range recs {
-		if err := m.ids.Add([]byte(r[0])); err != nil {
+	if err := m.ids.Add([]byte(id)); err != nil {
+		return err
+	}
+	for p := parent; p != "" && m.delim != ""; {
+		if err := m.prefixes.Add([]byte(p)); err != nil {
 			return err
 		}
-		for p := r[1]; p != "" && m.delim != ""; {
-			if err := m.prefixes.Add([]byte(p)); err != nil {
-				return err
-			}
-			j := strings.LastIndex(p, m.delim)
-			if j < 0 {
-				break
-			}
-			p = p[:j]
+		j := strings.LastIndex(p, m.delim)
+		if j < 0 {
+			break
+		}
+		p = p[:j]
+	}
+	return nil
+}
+
+// add takes nodes' ids and parents.
+func (m *ImpliedNodes) add(recs [][2]string) error {
+	for _, r := range recs {
+		if err := m.Add(r[0], r[1]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// spill encodes each implied node, a record without attributes whose
-// parent is its id without the last name, with enc, and adds it to out.
-// It returns how many there are.
-func (m *impliedNodes) spill(enc records.Encoder, out *extsort.Sorter) (int64, error) {
+// Each calls fn with each implied node, in id order: its id and its
+// parent (the id without its last name). It returns how many there are;
+// an error from fn stops it. It reads the sorts once.
+func (m *ImpliedNodes) Each(fn func(id, parent string) error) (int64, error) {
 	if m == nil {
 		return 0, nil
 	}
@@ -73,7 +88,6 @@ func (m *impliedNodes) spill(enc records.Encoder, out *extsort.Sorter) (int64, e
 	var (
 		n    int64
 		last []byte
-		buf  []byte
 	)
 	id, more := ids.Next()
 	for p, ok := prefixes.Next(); ok; p, ok = prefixes.Next() {
@@ -87,17 +101,29 @@ func (m *impliedNodes) spill(enc records.Encoder, out *extsort.Sorter) (int64, e
 		if more && bytes.Equal(id, p) {
 			continue
 		}
-		rec := transform.Record{ID: string(p), Attrs: transform.Attrs{}}
-		if j := strings.LastIndex(rec.ID, m.delim); j >= 0 {
-			rec.Parent = rec.ID[:j]
+		node, parent := string(p), ""
+		if j := strings.LastIndex(node, m.delim); j >= 0 {
+			parent = node[:j]
 		}
-		if buf, err = enc.Encode(buf[:0], &rec); err != nil {
-			return n, err
-		}
-		if err := out.Add(buf); err != nil {
+		if err := fn(node, parent); err != nil {
 			return n, err
 		}
 		n++
 	}
 	return n, errors.Join(ids.Err(), prefixes.Err())
+}
+
+// spill encodes each implied node, a record without attributes whose
+// parent is its id without the last name, with enc, and adds it to out.
+// It returns how many there are.
+func (m *ImpliedNodes) spill(enc records.Encoder, out *extsort.Sorter) (int64, error) {
+	var buf []byte
+	return m.Each(func(id, parent string) error {
+		rec := transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{}}
+		var err error
+		if buf, err = enc.Encode(buf[:0], &rec); err != nil {
+			return err
+		}
+		return out.Add(buf)
+	})
 }

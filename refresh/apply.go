@@ -24,6 +24,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
@@ -688,7 +689,7 @@ func waitForOtherShards(ctx context.Context, j *job, planPath string, from int64
 			return nil
 		}
 		for _, it := range op.After {
-			k := keyOf(spec, it)
+			k := itemdigest.KeyOf(spec, it)
 			if _, ok := want[k]; !ok {
 				key := map[string]types.AttributeValue{spec.PK.Name: it[spec.PK.Name]}
 				if spec.SK != nil {
@@ -723,13 +724,13 @@ func waitForOtherShards(ctx context.Context, j *job, planPath string, from int64
 					return fmt.Errorf("table %s: reading the items other copies put: %w", j.Table, err)
 				}
 				for _, it := range out.Responses[j.Table] {
-					k := keyOf(spec, it)
+					k := itemdigest.KeyOf(spec, it)
 					found[k] = string(ddbjson.AppendItem(nil, it)) == want[k]
 				}
 				pending = out.UnprocessedKeys[j.Table].Keys
 			}
 			for _, key := range batch {
-				if !found[keyOf(spec, key)] {
+				if !found[itemdigest.KeyOf(spec, key)] {
 					missing = append(missing, key)
 				}
 			}

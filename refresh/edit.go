@@ -16,6 +16,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -467,7 +468,7 @@ func (ed *Editor) Ops() ([]Op, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var d digester
+	var d itemdigest.Digester
 	var changes []nodeChange
 	// With implicit inner nodes, whether a node has children (as the table
 	// has it, and after the edits) decides whether it has an item.
@@ -487,7 +488,7 @@ func (ed *Editor) Ops() ([]Op, error) {
 			path = ed.path(id, false)
 		}
 		inner, origInner := implicit && len(ed.children(id)) > 0, implicit && origKids[id] > 0
-		if !x.deleted && slices.Equal(origPath, path) && d.item(x.attrs) == d.item(x.origAttrs) && inner == origInner {
+		if !x.deleted && slices.Equal(origPath, path) && d.Item(x.attrs) == d.Item(x.origAttrs) && inner == origInner {
 			continue
 		}
 		c := nodeChange{ID: id, Before: nodeSide{Parent: x.origParent, Attrs: x.origAttrs, Path: origPath, Inner: origInner}}
@@ -548,7 +549,7 @@ func (e *nodeItemError) Unwrap() error { return e.Err }
 // subtree that the layout derives from the path, and no other.
 func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 	spec := l.Table()
-	var d digester
+	var d itemdigest.Digester
 	type entry struct {
 		item   layouts.Item
 		c      *nodeChange
@@ -559,7 +560,7 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 	collect := func(into map[string]entry, c *nodeChange, side nodeSide) error {
 		n := transform.Node{Record: transform.Record{ID: c.ID, Parent: side.Parent, Attrs: side.Attrs}, Depth: len(side.Path) - 1, Path: side.Path, Inner: side.Inner}
 		return l.Items(&n, func(item layouts.Item) {
-			into[keyOf(spec, item)] = entry{item: item, c: c, digest: d.item(item)}
+			into[itemdigest.KeyOf(spec, item)] = entry{item: item, c: c, digest: d.Item(item)}
 		})
 	}
 	for k := range changes {
@@ -614,7 +615,7 @@ func diffItems(l layouts.Layout, changes []nodeChange) ([]Op, error) {
 		if b.c.After.Path == nil {
 			reason = ReasonRemoved
 		}
-		key, err := decodeKey(spec, k)
+		key, err := itemdigest.DecodeKey(spec, k)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/internal/units"
@@ -218,7 +219,7 @@ type mirror struct {
 	// item still names as its parent: where A stopped being a valid tree
 	// there, for reports (see prune).
 	gone    map[string]*streams.Record
-	digests digester
+	digests itemdigest.Digester
 }
 
 func newMirror(l layouts.Layout) *mirror {
@@ -347,7 +348,7 @@ func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids [
 	if !ok {
 		return ids, nil
 	}
-	m.put(key, &claim{id: r.ID, parent: r.Parent, attrs: r.Attrs, digest: m.digests.item(r.Attrs), rec: rec})
+	m.put(key, &claim{id: r.ID, parent: r.Parent, attrs: r.Attrs, digest: m.digests.Item(r.Attrs), rec: rec})
 	return append(ids, r.ID), nil
 }
 
@@ -360,7 +361,7 @@ func (m *mirror) target(id string) (c *claim, present, conflict bool) {
 	if len(m.byID[id]) == 0 && m.implicit && len(m.kids[id]) > 0 {
 		// An implicit node: no item, named by the path ids below it.
 		parent := impliedParent(m.l, id)
-		return &claim{id: id, parent: parent, attrs: transform.Attrs{}, digest: m.digests.item(transform.Attrs{})}, true, false
+		return &claim{id: id, parent: parent, attrs: transform.Attrs{}, digest: m.digests.Item(transform.Attrs{})}, true, false
 	}
 	for _, x := range m.byID[id] {
 		if x.bad != nil {
@@ -478,7 +479,7 @@ func (f *follower) seed(ctx context.Context, in *importer.Input) error {
 			return nil
 		}
 		item := layouts.ItemOf(attrs)
-		_, err := f.m.item(keyOf(spec, item), item, nil)
+		_, err := f.m.item(itemdigest.KeyOf(spec, item), item, nil)
 		return err
 	})
 	if err != nil {
@@ -543,7 +544,7 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			delete(f.applied, c.ID)
 			continue
 		}
-		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.item(c.After.Attrs), path: afterPaths[k], inner: c.After.Inner}
+		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.Item(c.After.Attrs), path: afterPaths[k], inner: c.After.Inner}
 	}
 	return nil
 }
@@ -559,7 +560,7 @@ func (f *follower) take(recs []streams.Record) map[string]bool {
 		rec := &recs[k]
 		// The claim keeps where it came from, for reports, not the images.
 		ref := &streams.Record{Shard: rec.Shard, Seq: rec.Seq, Event: rec.Event, Keys: rec.Keys, Created: rec.Created}
-		ids, err := f.m.item(keyOf(f.m.spec, rec.Keys), rec.NewImage, ref)
+		ids, err := f.m.item(itemdigest.KeyOf(f.m.spec, rec.Keys), rec.NewImage, ref)
 		if err != nil && len(ids) == 0 {
 			// A new item (a node's is held and reported as such).
 			f.res.Invalid++

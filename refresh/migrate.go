@@ -108,11 +108,6 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ooc {
-		if err := refuseOOC(opts); err != nil {
-			return nil, err
-		}
-	}
 	if opts.CreateTable {
 		if err := ddbtable.CreateTable(ctx, opts.Client, opts.Table, opts.Layout.Table(), opts.Billing); err != nil {
 			return nil, err

@@ -140,7 +140,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		}
 	}
 	lt, err := importer.LoadTable(ctx, in, importer.TableOptions{
-		Client: opts.Client, Table: opts.Table, Emit: importer.EmitOptions{Layout: opts.Layout},
+		Client: opts.Client, Table: opts.Table, Emit: importer.EmitOptions{Layout: opts.Layout, Shard: opts.Shard},
 		Checkpoint: opts.Checkpoint, Fingerprint: fp, WriteOptions: opts.WriteOptions, Log: opts.Log, Started: opts.Started,
 	})
 	res.Apply = oocApplyResult(opts, lt, resume)
@@ -155,18 +155,6 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	}
 	res.Took = time.Since(opts.Started)
 	return res, nil
-}
-
-// refuseOOC refuses, before anything is created or read, what a migrate
-// out of core does not do yet.
-func refuseOOC(opts MigrateOptions) error {
-	o := opts.Input.OutOfCore
-	switch {
-	case opts.Shard.Of > 1:
-		return fmt.Errorf("%w: the source %s does not fit --memory %s, and a migrate out of core does not take --shard yet: give a larger --memory, or run it unsharded",
-			ddbwrite.ErrUsage, opts.From, units.SizeText(o.Memory))
-	}
-	return nil
 }
 
 // migrateFingerprint ties a checkpoint to the flags and to the source's
@@ -229,7 +217,7 @@ func oocApplyResult(opts MigrateOptions, lt *importer.TableResult, resumed bool)
 	if lt == nil {
 		return nil
 	}
-	s := &Summary{Table: opts.Table, Layout: opts.Layout.Name(), ByReason: map[Reason]*Count{}}
+	s := &Summary{Table: opts.Table, Layout: opts.Layout.Name(), Shard: opts.Shard.String(), ByReason: map[Reason]*Count{}}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
 	}
@@ -245,22 +233,36 @@ func oocApplyResult(opts MigrateOptions, lt *importer.TableResult, resumed bool)
 
 // verifyCount counts the destination's items with consistent reads: the
 // copy is exact when it holds as many as the layout wants (it was empty,
-// and every item written is one of them).
+// and every item written is one of them). Under --shard it counts the
+// items this copy owns (their partition keys read), against its own.
 func verifyCount(ctx context.Context, opts MigrateOptions, want *Summary) (*Summary, error) {
 	var n int64
 	var start map[string]types.AttributeValue
+	pk := opts.Layout.Table().PK.Name
 	for {
-		out, err := opts.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(opts.Table), Select: types.SelectCount,
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start})
+		in := &dynamodb.ScanInput{TableName: aws.String(opts.Table), Select: types.SelectCount,
+			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start}
+		if opts.Shard.Of > 1 {
+			in.Select, in.ProjectionExpression, in.ExpressionAttributeNames = types.SelectSpecificAttributes, aws.String("#pk"), map[string]string{"#pk": pk}
+		}
+		out, err := opts.Client.Scan(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		n += int64(out.Count)
+		if opts.Shard.Of > 1 {
+			for _, item := range out.Items {
+				if opts.Shard.OwnsValue(item[pk]) {
+					n++
+				}
+			}
+		} else {
+			n += int64(out.Count)
+		}
 		if start = out.LastEvaluatedKey; start == nil {
 			break
 		}
 	}
-	s := &Summary{Table: want.Table, Layout: want.Layout, ByReason: map[Reason]*Count{},
+	s := &Summary{Table: want.Table, Layout: want.Layout, Shard: want.Shard, ByReason: map[Reason]*Count{},
 		TableNodes: want.SnapshotNodes, TableItems: n, SnapshotNodes: want.SnapshotNodes, SnapshotItems: want.SnapshotItems}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}

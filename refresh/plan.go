@@ -23,6 +23,7 @@ import (
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -286,7 +287,7 @@ func planStructure(opts Options, s *Summary) (inTable, moved []bool) {
 func planPuts(ctx context.Context, opts Options, s *Summary, inTable, moved []bool, fn func(Op) error) (changedInPlace int64, _ error) {
 	in, l, t, f := opts.Input, opts.Layout, opts.Table, opts.Input.Forest
 	var (
-		d          digester
+		d          itemdigest.Digester
 		cur        = -1 // the node whose items are being emitted
 		curKnown   bool // its node item was seen (a shard may not own it)
 		curChanged bool
@@ -297,7 +298,7 @@ func planPuts(ctx context.Context, opts Options, s *Summary, inTable, moved []bo
 	spec := l.Table()
 	reserved := l.Reserved()
 	es, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: l, Shard: opts.Shard}, func(_ int64, attrs []layouts.Attr) error {
-		item := flatView(attrs)
+		item := itemdigest.FlatView(attrs)
 		view := layouts.AttrsView(attrs)
 		id := t.layout.Owner(view)
 		// A node's items come together, and the nodes in the forest's
@@ -313,7 +314,7 @@ func planPuts(ctx context.Context, opts Options, s *Summary, inTable, moved []bo
 		if i != cur {
 			cur, curKnown, curChanged = i, false, false
 		}
-		digest, user := d.flatAndAttrs(attrs, reserved)
+		digest, user := d.FlatAndAttrs(attrs, reserved)
 		if i >= 0 && inTable[i] && t.layout.IsNode(view) {
 			curKnown = true
 			curChanged = user != t.nodes[id].attrs
@@ -324,7 +325,7 @@ func planPuts(ctx context.Context, opts Options, s *Summary, inTable, moved []bo
 				}
 			}
 		}
-		keyBuf = appendKey(keyBuf[:0], spec, item)
+		keyBuf = itemdigest.AppendKey(keyBuf[:0], spec, item)
 		old := int32(-1)
 		if k, ok := t.items[string(keyBuf)]; ok {
 			ti := &t.entries[k]
@@ -410,7 +411,7 @@ func planDeletes(ctx context.Context, opts Options, s *Summary, moved []bool, fn
 		for _, u := range t.units(int(t.items[k])) {
 			wcu += int(u)
 		}
-		key, err := decodeKey(spec, k)
+		key, err := itemdigest.DecodeKey(spec, k)
 		if err != nil {
 			return err
 		}
@@ -469,7 +470,7 @@ func otherShardsItems(ctx context.Context, opts Options, t *Table, moved []bool,
 	f, spec := opts.Input.Forest, opts.Layout.Table()
 	ids := map[string]bool{}
 	for _, k := range gone {
-		key, err := decodeKey(spec, k)
+		key, err := itemdigest.DecodeKey(spec, k)
 		if err != nil {
 			return nil, err
 		}
@@ -487,6 +488,8 @@ func otherShardsItems(ctx context.Context, opts Options, t *Table, moved []bool,
 			return nil // this copy's own put, acknowledged before any delete
 		}
 		if id := t.layout.Owner(layouts.AttrsView(attrs)); ids[id] {
+			// The id is EmitAttrs' memory: the map keeps a copy.
+			id = strings.Clone(id)
 			after[id] = append(after[id], item)
 		}
 		return nil

@@ -16,7 +16,7 @@ import (
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
-	"github.com/treeport/treeport/internal/units"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -30,9 +30,7 @@ const TableItemBytes = 160
 // planOutOfCore says whether the job plans out of core: its snapshot's
 // OutOfCore is set and does not refuse, and the snapshot does not fit the
 // budget (as ReadInput guesses), or the table does not (DescribeTable's
-// ItemCount times TableItemBytes), or the passes are forced. What a plan
-// out of core does not take yet (--shard, path ids) is refused here,
-// exit 2, naming --memory.
+// ItemCount times TableItemBytes), or the passes are forced.
 func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 	o := j.input.OutOfCore
 	if o == nil || o.Refuse != "" {
@@ -46,18 +44,7 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 		}
 		ooc = aws.ToInt64(out.Table.ItemCount)*TableItemBytes > o.Memory
 	}
-	if !ooc {
-		return false, nil
-	}
-	switch {
-	case j.Shard.Of > 1:
-		return false, fmt.Errorf("%w: the snapshot %s or the table %s does not fit --memory %s, and a plan out of core does not take --shard yet: give a larger --memory (about %d bytes a node of the snapshot and %d an item of the table), or run it unsharded",
-			ddbwrite.ErrUsage, j.input.Path, j.Table, units.SizeText(o.Memory), importer.InMemoryNodeBytes, TableItemBytes)
-	case layouts.ReadsImplicit(j.Layout) || layouts.PathIDs(j.Layout):
-		return false, fmt.Errorf("%w: the snapshot %s or the table %s does not fit --memory %s, and a table with path ids (inner nodes implied) is not planned out of core yet: give a larger --memory (about %d bytes a node of the snapshot and %d an item of the table)",
-			ddbwrite.ErrUsage, j.input.Path, j.Table, units.SizeText(o.Memory), importer.InMemoryNodeBytes, TableItemBytes)
-	}
-	return true, nil
+	return ooc, nil
 }
 
 // OutOfCoreNote is what plan and apply say of a plan made out of core
@@ -153,6 +140,11 @@ type oocPlan struct {
 	s      *Summary
 	t      *Table
 	ot     *oocTable
+	shard  ddbwrite.Shard
+	// gone and after are otherShards' spools (under --shard, when a moved
+	// node's items are deleted); lastGone is the last owner in gone.
+	gone, after *extsort.Spool
+	lastGone    []byte
 	// changedInPlace counts the changed nodes that did not move.
 	changedInPlace int64
 }
@@ -173,13 +165,20 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 		return nil, fmt.Errorf("refresh: the snapshot has %d rejected nodes; a plan needs a valid snapshot, or it would delete them", n)
 	}
 	s := &Summary{
-		Table: t.Name, Layout: l.Name(), TableItems: t.Items, TableShardItems: t.ShardItems, TableOtherItems: t.OtherItems,
+		Table: t.Name, Layout: l.Name(), Shard: j.Shard.String(), TableItems: t.Items, TableShardItems: t.ShardItems, TableOtherItems: t.OtherItems,
 		TableUnreadable: t.Unparsable, UnreadableKeys: t.UnparsableKeys, ByReason: map[Reason]*Count{},
 	}
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
 	}
-	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table}
+	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table, shard: j.Shard}
+	defer func() {
+		for _, sp := range []*extsort.Spool{p.gone, p.after} {
+			if sp != nil {
+				sp.Close()
+			}
+		}
+	}()
 	items, nodes := p.sorter(), p.sorter()
 	defer items.Close()
 	defer nodes.Close()
@@ -205,6 +204,9 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 	for _, sp := range spools {
 		defer sp.Close()
 	}
+	if err == nil {
+		err = p.otherShards(in)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +225,7 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter) error {
 	l, spec, reserved := p.l, p.spec, p.l.Reserved()
 	var (
-		d        digester
+		d        itemdigest.Digester
 		e, ne    extsort.Enc
 		keyBuf   []byte
 		sigs     []uint64
@@ -249,7 +251,10 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		ne.U(pend.user)
 		return nodes.Add(ne.B)
 	}
-	es, err := in.EmitAttrs(p.ctx, importer.EmitOptions{Layout: l, Node: func(id, parent string, depth int) error {
+	// Under --shard, every node but only this copy's items (its node
+	// item too: a node whose node item another copy owns is not known
+	// changed, as in planPuts).
+	es, err := in.EmitAttrs(p.ctx, importer.EmitOptions{Layout: l, Shard: p.shard, Node: func(id, parent string, depth int) error {
 		if err := flush(); err != nil {
 			return err
 		}
@@ -261,7 +266,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		if id != curOwner {
 			curOwner, curKnown = strings.Clone(id), false
 		}
-		digest, user := d.flatAndAttrs(attrs, reserved)
+		digest, user := d.FlatAndAttrs(attrs, reserved)
 		if l.IsNode(view) {
 			curKnown = true
 			if pend.open && pend.id == id {
@@ -270,7 +275,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		}
 		put := layouts.ItemOf(attrs)
 		size := transform.ItemSize(put)
-		keyBuf = appendKey(keyBuf[:0], spec, flatView(attrs))
+		keyBuf = itemdigest.AppendKey(keyBuf[:0], spec, itemdigest.FlatView(attrs))
 		e.Reset()
 		e.Bs(keyBuf)
 		e.U(digest)

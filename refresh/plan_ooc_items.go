@@ -7,6 +7,7 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -311,6 +312,11 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 				reason = ReasonMoved
 			}
 			to = spools[1+int(flag)]
+			if reason == ReasonMoved {
+				if err := p.goneMoved(owner); err != nil {
+					return spools, err
+				}
+			}
 		}
 		op := Op{Kind: Put, Reason: reason, WCU: wcu}
 		if kind == oocDelete {
@@ -338,9 +344,14 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 	return spools, nil
 }
 
-// replay passes the spools' operations to fn, in order.
+// replay passes the spools' operations to fn, in order, a moved node's
+// deletes with the other copies' puts they wait for (otherShards).
 func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
+	after := afterReader{sp: p.after}
 	for _, sp := range spools {
+		if err := after.rewind(); err != nil {
+			return err
+		}
 		for n := 0; ; n++ {
 			rec, ok := sp.Next()
 			if !ok {
@@ -355,11 +366,16 @@ func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 			kind, reason, id, wcu, payload := d.Flag(), Reason(d.S()), d.S(), d.I(), d.Bytes()
 			op := Op{Kind: Put, Reason: reason, ID: id, WCU: wcu}
 			if kind == oocDelete {
-				key, err := decodeKey(p.spec, string(payload))
+				key, err := itemdigest.DecodeKey(p.spec, string(payload))
 				if err != nil {
 					return err
 				}
 				op.Kind, op.Item = Delete, key
+				if reason == ReasonMoved {
+					if op.After, err = after.items([]byte(id)); err != nil {
+						return err
+					}
+				}
 			} else {
 				item, err := ddbjson.DecodeItem(payload)
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
@@ -53,8 +54,9 @@ func newFirstSorter(dir string, budget int) *extsort.Sorter {
 // dir: a fixed memory whatever the table's size. The Table returned holds
 // the counts, the first unparsable keys and what the Scan cost; it has no
 // maps. Unparsable items stop it as they stop ReadTable, unless
-// IgnoreUnparsable. A table under a shard is not read so (the caller
-// refuses it first).
+// IgnoreUnparsable. Under a shard, the sort by key holds only the items
+// this copy owns, the sort by id every node (as ReadTable), and with path
+// ids the inner nodes they imply (addImpliedOOC).
 func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget int) (*Table, *oocTable, error) {
 	t := &Table{Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard}
 	t.stride = sigStride(t.spec)
@@ -65,20 +67,36 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 	if scan.Partition == nil {
 		scan.Partition = models.Partition(opts.Layout)
 	}
+	var implied *exporter.ImpliedNodes // nil: no path ids
+	if layouts.ReadsImplicit(l) {
+		implied = exporter.NewImpliedNodes(dir, budget, l.Delimiter())
+		defer implied.Close()
+	}
 	var mu sync.Mutex
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
-		var d digester
+		var d itemdigest.Digester
 		var its, nodes extsort.Enc
 		var itEnds, nodeEnds []int
 		var other int64
 		var bad []badItem
 		var key []byte
 		var sigs []uint64
+		var links [][2]string // with path ids: each node's id and parent
 		keyOnly := layouts.Item{}
+		var owned int64
 		for _, item := range items {
-			key = appendKey(key[:0], spec, mapView(item))
+			// Under --shard, every node record, but only this copy's
+			// items: the others' are neither put over nor deleted.
+			own := opts.Shard.OwnsValue(item[spec.PK.Name])
+			if own {
+				owned++
+			}
+			key = itemdigest.AppendKey(key[:0], spec, itemdigest.MapView(item))
 			if models.Foreign(l, layouts.MapView(item)) {
 				other++
+				if !own {
+					continue
+				}
 				its.Bs(key)
 				its.Flag(oocForeign)
 				itEnds = append(itEnds, len(its.B))
@@ -87,18 +105,27 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 			isNode, err := readsAsNode(l, item)
 			if err != nil {
 				bad = append(bad, badItem{"", ddb.KeyString(item, spec.KeyNames()...), err.Error()})
+				if !own {
+					continue
+				}
 				its.Bs(key)
 				its.Flag(oocUnreadable)
 				itEnds = append(itEnds, len(its.B))
 				continue
 			}
-			all, user := d.itemAndAttrs(item, reserved)
+			all, user := d.ItemAndAttrs(item, reserved)
 			if isNode {
 				id, parent, _ := l.NodeOf(layouts.MapView(item))
 				nodes.S(id)
 				nodes.S(parent)
 				nodes.U(user)
 				nodeEnds = append(nodeEnds, len(nodes.B))
+				if implied != nil {
+					links = append(links, [2]string{id, parent})
+				}
+			}
+			if !own {
+				continue
 			}
 			// The owner is the key's, as a delete names it (planDeletes).
 			clear(keyOnly)
@@ -126,7 +153,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		defer mu.Unlock()
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
-		t.ShardItems += int64(len(items)) // unsharded: every item is this copy's
+		t.ShardItems += owned
 		for _, b := range bad {
 			if t.Unparsable == 0 {
 				t.UnparsableWhy = b.why
@@ -136,12 +163,20 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 				t.UnparsableKeys = append(t.UnparsableKeys, b.text)
 			}
 		}
+		for _, ln := range links {
+			if err := implied.Add(ln[0], ln[1]); err != nil {
+				return err
+			}
+		}
 		if err := addRecords(ot.items, its.B, itEnds); err != nil {
 			return err
 		}
 		return addRecords(ot.nodes, nodes.B, nodeEnds)
 	})
 	t.Read = st
+	if err == nil {
+		err = addImpliedOOC(implied, ot.nodes)
+	}
 	if err == nil && t.Unparsable > 0 && !opts.IgnoreUnparsable {
 		err = t.unparsableError()
 	}
@@ -150,6 +185,23 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		return nil, nil, err
 	}
 	return t, ot, nil
+}
+
+// addImpliedOOC is Table.addImplied out of core: the inner nodes that
+// the path ids imply and no item holds, to the sort of nodes, without
+// attributes.
+func addImpliedOOC(implied *exporter.ImpliedNodes, nodes *extsort.Sorter) error {
+	var d itemdigest.Digester
+	_, empty := d.ItemAndAttrs(nil, nil)
+	var e extsort.Enc
+	_, err := implied.Each(func(id, parent string) error {
+		e.Reset()
+		e.S(id)
+		e.S(parent)
+		e.U(empty)
+		return nodes.Add(e.B)
+	})
+	return err
 }
 
 // addRecords adds to s the records of buf that end at ends.

@@ -23,6 +23,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
@@ -228,7 +229,7 @@ func readSnapshot(t *testing.T, path string, l layouts.Layout, closureCopy []str
 }
 
 // canon is the test's own canonical text of a value, independent of the
-// package's digester: numbers by value through math/big, sets sorted.
+// package's digests (itemdigest.Digester): numbers by value through math/big, sets sorted.
 func canon(v types.AttributeValue) any {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -293,7 +294,7 @@ func tableItems(t *testing.T, client *dynamodb.Client, table string, spec layout
 		mu <- struct{}{}
 		defer func() { <-mu }()
 		for _, it := range items {
-			out[keyOf(spec, it)] = canonText(it)
+			out[itemdigest.KeyOf(spec, it)] = canonText(it)
 		}
 		return nil
 	})
@@ -308,7 +309,7 @@ func wantItems(t *testing.T, in *importer.Input, l layouts.Layout) map[string]st
 	t.Helper()
 	out := map[string]string{}
 	_, err := in.Emit(context.Background(), importer.EmitOptions{Layout: l}, func(_ int64, it layouts.Item) error {
-		k := keyOf(l.Table(), it)
+		k := itemdigest.KeyOf(l.Table(), it)
 		if _, dup := out[k]; dup {
 			t.Fatalf("the layout wrote key %q twice", k)
 		}
@@ -342,9 +343,9 @@ func itemDiff(before, after map[string]string) (puts, dels []string) {
 func opKeys(spec layouts.TableSpec, ops []Op) (puts, dels []string) {
 	for _, op := range ops {
 		if op.Kind == Put {
-			puts = append(puts, keyOf(spec, op.Item))
+			puts = append(puts, itemdigest.KeyOf(spec, op.Item))
 		} else {
-			dels = append(dels, keyOf(spec, op.Item))
+			dels = append(dels, itemdigest.KeyOf(spec, op.Item))
 		}
 	}
 	slices.Sort(puts)

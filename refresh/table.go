@@ -11,6 +11,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/transform"
@@ -136,7 +137,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 		scan.Partition = models.Partition(opts.Layout)
 	}
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
-		var d digester
+		var d itemdigest.Digester
 		var other int64
 		var bad []badItem
 		var foreign []string
@@ -154,17 +155,17 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				// whose key it holds is refused: Table.Unreadable).
 				other++
 				if opts.Shard.OwnsValue(item[t.spec.PK.Name]) {
-					foreign = append(foreign, keyOf(t.spec, item))
+					foreign = append(foreign, itemdigest.KeyOf(t.spec, item))
 				}
 				continue
 			}
 			isNode, err := readsAsNode(t.layout, item)
 			if err != nil {
 				// Never planned, so never changed or deleted.
-				bad = append(bad, badItem{keyOf(t.spec, item), ddb.KeyString(item, t.spec.KeyNames()...), err.Error()})
+				bad = append(bad, badItem{itemdigest.KeyOf(t.spec, item), ddb.KeyString(item, t.spec.KeyNames()...), err.Error()})
 				continue
 			}
-			all, user := d.itemAndAttrs(item, reserved)
+			all, user := d.ItemAndAttrs(item, reserved)
 			if isNode {
 				id, parent, _ := t.layout.NodeOf(layouts.MapView(item))
 				nodes = append(nodes, seenNode{id, tableNode{parent: parent, attrs: user}})
@@ -178,7 +179,7 @@ func ReadTable(ctx context.Context, opts ReadTableOptions) (*Table, error) {
 				pageUnits = append(pageUnits, uint16(layouts.IndexUnits(t.spec, ix, item, size)))
 			}
 			units := pageUnits[start:len(pageUnits):len(pageUnits)]
-			its = append(its, seenItem{keyOf(t.spec, item), tableItem{digest: all, size: uint32(size), node: isNode},
+			its = append(its, seenItem{itemdigest.KeyOf(t.spec, item), tableItem{digest: all, size: uint32(size), node: isNode},
 				indexSigs(&d, t.spec, item, nil), units})
 		}
 		mu.Lock()
@@ -275,7 +276,7 @@ func (t *Table) Unreadable(item layouts.Item) (string, bool) {
 	if len(t.unreadable) == 0 && len(t.foreign) == 0 {
 		return "", false
 	}
-	k := keyOf(t.spec, item)
+	k := itemdigest.KeyOf(t.spec, item)
 	if _, ok := t.unreadable[k]; ok {
 		return "does not read as a node of " + t.layout.Name(), true
 	}
@@ -343,11 +344,11 @@ func (t *Table) units(i int) []uint16 {
 // key in it (0 when the item is not in it), and for an INCLUDE index a
 // digest of the attributes it projects. Two items' signatures tell what a
 // put of one over the other does to each index (indexChange).
-func indexSigs(d *digester, spec layouts.TableSpec, item layouts.Item, dst []uint64) []uint64 {
+func indexSigs(d *itemdigest.Digester, spec layouts.TableSpec, item layouts.Item, dst []uint64) []uint64 {
 	for _, ix := range spec.Indexes {
 		var k uint64
 		if key := layouts.IndexKeyAttrs(ix, item); key != nil {
-			k = d.item(key) | 1
+			k = d.Item(key) | 1
 		}
 		dst = append(dst, k)
 		if ix.Projection == types.ProjectionTypeInclude {
@@ -357,7 +358,7 @@ func indexSigs(d *digester, spec layouts.TableSpec, item layouts.Item, dst []uin
 					inc[name] = v
 				}
 			}
-			dst = append(dst, d.item(inc))
+			dst = append(dst, d.Item(inc))
 		}
 	}
 	return dst
@@ -411,8 +412,8 @@ func (t *Table) addImplied() {
 		ids = append(ids, id)
 		parents = append(parents, n.parent)
 	}
-	var d digester
-	_, empty := d.itemAndAttrs(nil, nil)
+	var d itemdigest.Digester
+	_, empty := d.ItemAndAttrs(nil, nil)
 	for _, r := range layouts.Implied(t.layout, ids, parents) {
 		t.nodes[r.ID] = tableNode{parent: r.Parent, attrs: empty}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/ddb"
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 )
@@ -43,7 +44,7 @@ func badTarget(ctx context.Context, client exporter.QueryAPI, table string, l la
 		if spec.SK != nil {
 			key[spec.SK.Name] = op.Item[spec.SK.Name]
 		}
-		if k := keyOf(spec, key); !has(seen, k) {
+		if k := itemdigest.KeyOf(spec, key); !has(seen, k) {
 			seen[k] = i
 			keys = append(keys, key)
 		}
@@ -59,7 +60,7 @@ func badTarget(ctx context.Context, client exporter.QueryAPI, table string, l la
 			}
 			for _, item := range out.Responses[table] {
 				if why := targetItem(l, item); why != nil {
-					return &ops[seen[keyOf(spec, item)]], item, why, nil
+					return &ops[seen[itemdigest.KeyOf(spec, item)]], item, why, nil
 				}
 			}
 			pending = out.UnprocessedKeys[table].Keys

@@ -8,95 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/layouts"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
-
-func TestDigestComparesByValue(t *testing.T) {
-	var d digester
-	base := layouts.Item{
-		"Id": s("A"), "size": n("1.50"), "tags": &types.AttributeValueMemberSS{Value: []string{"x", "y"}},
-		"nums": &types.AttributeValueMemberNS{Value: []string{"1", "2.0"}},
-		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": n("10"), "b": &types.AttributeValueMemberNULL{Value: true}}},
-		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{s("p"), n("2")}},
-		"bin":  &types.AttributeValueMemberB{Value: []byte{0, 1}},
-		"ok":   &types.AttributeValueMemberBOOL{Value: true},
-	}
-	same := layouts.Item{
-		"Id": s("A"), "size": n("1.5"), "tags": &types.AttributeValueMemberSS{Value: []string{"y", "x"}},
-		"nums": &types.AttributeValueMemberNS{Value: []string{"2", "1e0"}},
-		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"b": &types.AttributeValueMemberNULL{Value: true}, "a": n("1e1")}},
-		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{s("p"), n("2.00")}},
-		"bin":  &types.AttributeValueMemberB{Value: []byte{0, 1}},
-		"ok":   &types.AttributeValueMemberBOOL{Value: true},
-	}
-	if d.item(base) != d.item(same) {
-		t.Fatal("equal items (numbers by value, sets in any order) have different digests")
-	}
-	changes := map[string]types.AttributeValue{
-		"size": n("1.51"),
-		"tags": &types.AttributeValueMemberSS{Value: []string{"x"}},
-		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{n("2"), s("p")}}, // lists keep their order
-		"bin":  &types.AttributeValueMemberB{Value: []byte{0, 2}},
-		"ok":   &types.AttributeValueMemberBOOL{Value: false},
-		"Id":   n("1"), // another type
-		"new":  s(""),
-	}
-	for name, v := range changes {
-		other := layouts.Item{}
-		for k, v := range base {
-			other[k] = v
-		}
-		other[name] = v
-		if d.item(other) == d.item(base) {
-			t.Errorf("changing %s to %v left the digest unchanged", name, v)
-		}
-	}
-	// A string and a number of the same text differ; so do a missing and
-	// an empty attribute.
-	if d.item(layouts.Item{"a": s("1")}) == d.item(layouts.Item{"a": n("1")}) {
-		t.Error("S 1 and N 1 have the same digest")
-	}
-	if d.item(layouts.Item{}) == d.item(layouts.Item{"a": s("")}) {
-		t.Error("no attribute and an empty string have the same digest")
-	}
-	// Names and values cannot run into each other.
-	if d.item(layouts.Item{"ab": s("c")}) == d.item(layouts.Item{"a": s("bc")}) {
-		t.Error("ab=c and a=bc have the same digest")
-	}
-}
-
-func TestKeyRoundTrip(t *testing.T) {
-	for _, name := range layouts.Names() {
-		l, err := layouts.New(name, layouts.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec := l.Table()
-		item := layouts.Item{spec.PK.Name: s("a¦b|c\x00d 😀")}
-		if spec.SK != nil {
-			if spec.SK.Type == types.ScalarAttributeTypeN {
-				item[spec.SK.Name] = n("12")
-			} else {
-				item[spec.SK.Name] = s("")
-			}
-		}
-		k := keyOf(spec, item)
-		back, err := decodeKey(spec, k)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var d digester
-		if d.item(back) != d.item(item) || len(back) != len(item) {
-			t.Errorf("%s: key %v came back as %v", name, item, back)
-		}
-		if _, err := decodeKey(spec, k[:len(k)-1]); err == nil {
-			t.Errorf("%s: a truncated key decoded", name)
-		}
-	}
-}
 
 func TestPlanFileRoundTrip(t *testing.T) {
 	ops := []Op{
@@ -132,13 +49,13 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	if s2.Total.Puts != 1 || s2.Total.Deletes != 1 || s2.Total.WCU != 4 || s2.ByReason[ReasonMoved].Puts != 1 {
 		t.Errorf("summary %+v", s2)
 	}
-	var d digester
+	var d itemdigest.Digester
 	if len(got) != len(ops) {
 		t.Fatalf("read %d ops, wrote %d", len(got), len(ops))
 	}
 	for i := range ops {
 		g, w := got[i], ops[i]
-		if g.Kind != w.Kind || g.Reason != w.Reason || g.ID != w.ID || g.WCU != w.WCU || d.item(g.Item) != d.item(w.Item) {
+		if g.Kind != w.Kind || g.Reason != w.Reason || g.ID != w.ID || g.WCU != w.WCU || d.Item(g.Item) != d.Item(w.Item) {
 			t.Errorf("op %d: got %+v, want %+v", i, g, w)
 		}
 	}

@@ -99,9 +99,8 @@ func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
 
 // refreshOutOfCore is --memory and --tmp-dir for plan and apply: a
 // snapshot or a table that does not fit in the budget is planned out of
-// core, in sorted passes over files in --tmp-dir (docs/SCALING.md); what
-// a plan out of core does not take yet (--shard, path ids) is refused
-// with exit 2.
+// core, in sorted passes over files in --tmp-dir (docs/SCALING.md), under
+// --shard and for tables with path ids too.
 func refreshOutOfCore(c *cli.Context, l layouts.Layout) (*importer.OutOfCore, error) {
 	mem, err := parseSize(c.String("memory"))
 	if err != nil {

@@ -1,4 +1,7 @@
-package refresh
+// Package itemdigest compares DynamoDB items by value in a word each
+// (Digester) and encodes their primary keys as strings (KeyOf, DecodeKey):
+// what plan, apply, edit and follow hold of a table instead of its items.
+package itemdigest
 
 import (
 	"encoding/binary"
@@ -13,7 +16,7 @@ import (
 	"github.com/treeport/treeport/layouts"
 )
 
-// digester hashes items and attribute sets by value, the way DynamoDB
+// Digester hashes items and attribute sets by value, the way DynamoDB
 // compares them: numbers by value ("1.50" is "1.5"), sets in any order, maps
 // by key. Two items with the same digest are, short of a 64-bit collision,
 // the same item, so a table can be compared with a snapshot holding one
@@ -23,28 +26,28 @@ import (
 // A map (an item, or an M value) hashes each of its entries on its own and
 // adds the hashes up, and a set does the same with its elements: the order
 // of a Go map or of a DynamoDB set then never matters, and nothing needs
-// sorting. A digester is not safe for concurrent use; it reuses its buffers.
-type digester struct {
+// sorting. A Digester is not safe for concurrent use; it reuses its buffers.
+type Digester struct {
 	bufs [][]byte // one per nesting level
 }
 
 // seed seeds every digest of the process.
 var seed = maphash.MakeSeed()
 
-// item returns the digest of a whole item (or of a node's attributes).
-func (d *digester) item(item map[string]types.AttributeValue) uint64 {
+// Item returns the digest of a whole item (or of a node's attributes).
+func (d *Digester) Item(item map[string]types.AttributeValue) uint64 {
 	return d.mapHash(item, 0)
 }
 
-// itemAndAttrs returns, in one pass, the digest of a whole item and the
+// ItemAndAttrs returns, in one pass, the digest of a whole item and the
 // digest of its attributes less the layout's own (reserved), which is what
-// item(record.Attrs) gives for the node the item holds.
-func (d *digester) itemAndAttrs(item map[string]types.AttributeValue, reserved []string) (all, user uint64) {
+// Item(record.Attrs) gives for the node the item holds.
+func (d *Digester) ItemAndAttrs(item map[string]types.AttributeValue, reserved []string) (all, user uint64) {
 	return d.entriesAndAttrs(maps.All(item), len(item), reserved)
 }
 
-// flatAndAttrs is itemAndAttrs of an item as EmitAttrs gives it.
-func (d *digester) flatAndAttrs(item []layouts.Attr, reserved []string) (all, user uint64) {
+// FlatAndAttrs is ItemAndAttrs of an item as EmitAttrs gives it.
+func (d *Digester) FlatAndAttrs(item []layouts.Attr, reserved []string) (all, user uint64) {
 	return d.entriesAndAttrs(func(yield func(string, types.AttributeValue) bool) {
 		for _, a := range item {
 			if !yield(a.Name, a.Value) {
@@ -54,8 +57,8 @@ func (d *digester) flatAndAttrs(item []layouts.Attr, reserved []string) (all, us
 	}, len(item), reserved)
 }
 
-// entriesAndAttrs is itemAndAttrs of the n entries of an item.
-func (d *digester) entriesAndAttrs(entries iter.Seq2[string, types.AttributeValue], size int, reserved []string) (all, user uint64) {
+// entriesAndAttrs is ItemAndAttrs of the n entries of an item.
+func (d *Digester) entriesAndAttrs(entries iter.Seq2[string, types.AttributeValue], size int, reserved []string) (all, user uint64) {
 	var sumAll, sumUser uint64
 	n := 0
 	for k, v := range entries {
@@ -69,7 +72,7 @@ func (d *digester) entriesAndAttrs(entries iter.Seq2[string, types.AttributeValu
 	return finish('M', size, sumAll), finish('M', n, sumUser)
 }
 
-func (d *digester) mapHash(m map[string]types.AttributeValue, depth int) uint64 {
+func (d *Digester) mapHash(m map[string]types.AttributeValue, depth int) uint64 {
 	var sum uint64
 	for k, v := range m {
 		sum += d.entry(k, v, depth)
@@ -86,7 +89,7 @@ func finish(tag byte, n int, sum uint64) uint64 {
 	return maphash.Bytes(seed, a[:])
 }
 
-func (d *digester) buf(depth int) []byte {
+func (d *Digester) buf(depth int) []byte {
 	for len(d.bufs) <= depth {
 		d.bufs = append(d.bufs, make([]byte, 0, 256))
 	}
@@ -94,7 +97,7 @@ func (d *digester) buf(depth int) []byte {
 }
 
 // entry hashes one name and value of a map.
-func (d *digester) entry(k string, v types.AttributeValue, depth int) uint64 {
+func (d *Digester) entry(k string, v types.AttributeValue, depth int) uint64 {
 	b := appendBytes(d.buf(depth), k)
 	b = d.appendValue(b, v, depth)
 	d.bufs[depth] = b
@@ -106,7 +109,7 @@ func appendBytes[T string | []byte](b []byte, s T) []byte {
 	return append(b, s...)
 }
 
-func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []byte {
+func (d *Digester) appendValue(b []byte, v types.AttributeValue, depth int) []byte {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		return appendBytes(append(b, 'S'), v.Value)
@@ -157,16 +160,16 @@ func (d *digester) appendValue(b []byte, v types.AttributeValue, depth int) []by
 	return appendBytes(append(b, '?'), fmt.Sprintf("%#v", v))
 }
 
-// keyOf encodes an item's primary key (its partition key, then its sort key)
-// as a string that decodeKey turns back into the key attributes. The values
+// KeyOf encodes an item's primary key (its partition key, then its sort key)
+// as a string that DecodeKey turns back into the key attributes. The values
 // are kept as they are: the layouts write keys as DynamoDB returns them (S
 // ids and paths, and closure's RelativeDepth as a plain integer).
-func keyOf(spec layouts.TableSpec, item map[string]types.AttributeValue) string {
-	return string(appendKey(nil, spec, mapView(item)))
+func KeyOf(spec layouts.TableSpec, item map[string]types.AttributeValue) string {
+	return string(AppendKey(nil, spec, MapView(item)))
 }
 
-// appendKey appends keyOf's encoding to b.
-func appendKey[V itemView](b []byte, spec layouts.TableSpec, item V) []byte {
+// AppendKey appends KeyOf's encoding to b.
+func AppendKey[V itemView](b []byte, spec layouts.TableSpec, item V) []byte {
 	b = appendKeyPart(b, item.get(spec.PK.Name))
 	if spec.SK != nil {
 		b = appendKeyPart(b, item.get(spec.SK.Name))
@@ -180,16 +183,16 @@ type itemView interface {
 	get(name string) types.AttributeValue
 }
 
-// mapView is an item as a map.
-type mapView map[string]types.AttributeValue
+// MapView is an item as a map.
+type MapView map[string]types.AttributeValue
 
-func (m mapView) get(name string) types.AttributeValue { return m[name] }
+func (m MapView) get(name string) types.AttributeValue { return m[name] }
 
-// flatView is an item as EmitAttrs gives it (a few attributes: a look at
+// FlatView is an item as EmitAttrs gives it (a few attributes: a look at
 // each is as quick as a map's hashing).
-type flatView []layouts.Attr
+type FlatView []layouts.Attr
 
-func (f flatView) get(name string) types.AttributeValue {
+func (f FlatView) get(name string) types.AttributeValue {
 	for _, a := range f {
 		if a.Name == name {
 			return a.Value
@@ -210,18 +213,18 @@ func appendKeyPart(b []byte, v types.AttributeValue) []byte {
 	return append(b, '0')
 }
 
-// decodeKey turns a keyOf string back into the key attributes.
-func decodeKey(spec layouts.TableSpec, k string) (map[string]types.AttributeValue, error) {
+// DecodeKey turns a KeyOf string back into the key attributes.
+func DecodeKey(spec layouts.TableSpec, k string) (map[string]types.AttributeValue, error) {
 	item := make(map[string]types.AttributeValue, 2)
 	rest, err := decodeKeyPart(item, spec.PK.Name, k)
 	if err == nil && spec.SK != nil {
 		rest, err = decodeKeyPart(item, spec.SK.Name, rest)
 	}
 	if err == nil && rest != "" {
-		err = fmt.Errorf("refresh: %d bytes left over", len(rest))
+		err = fmt.Errorf("itemdigest: %d bytes left over", len(rest))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("refresh: bad key encoding %q: %w", k, err)
+		return nil, fmt.Errorf("itemdigest: bad key encoding %q: %w", k, err)
 	}
 	return item, nil
 }
