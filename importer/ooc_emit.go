@@ -127,6 +127,12 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			// run's runs (see keepPath).
 			path = nil
 		}
+		// Every node is told, whichever shard owns its items.
+		if opts.Node != nil {
+			if err := opts.Node(rec.ID, rec.Parent, node.Depth); err != nil {
+				return st, err
+			}
+		}
 		if opts.Shard.Of > 1 {
 			if k, ok := layouts.NodeItems(opts.Layout, rn.depth); ok && !node.Inner && !opts.Shard.Owns(rec.ID) {
 				// Each of the node's items is keyed by its id, which
@@ -146,11 +152,6 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		text = setPath(&node, path, delim, text)
-		if opts.Node != nil {
-			if err := opts.Node(rec.ID, rec.Parent, node.Depth); err != nil {
-				return st, err
-			}
-		}
 		var lerr error
 		if keepFn != nil {
 			// Emit's items are the caller's to keep: the layout builds
