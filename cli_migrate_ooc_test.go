@@ -178,13 +178,8 @@ func TestMigrateOutOfCoreKillAndResume(t *testing.T) {
 // the same destination, and verified; run again with its finished
 // checkpoint, it refreshes afresh and finds nothing to do.
 func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
-	endpoint := ddblocal.Endpoint(t)
-	client := ddblocal.Client(t, endpoint)
-	env := awsEnv(endpoint)
-	typesFlag := fixtureTypes(t, "cars")
-	base, snap := carsSnapshot(t)
-	dir := t.TempDir()
-	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	_, client, env := ddbLocal(t)
+	typesFlag, baseFile, snapFile := carsSnapshotFiles(t)
 	path, _ := layouts.New("path", layouts.Options{})
 	closure, _ := layouts.New("closure", layouts.Options{})
 	src := loadTable(t, env, client, snapFile, typesFlag, path)
@@ -218,13 +213,8 @@ func TestMigrateOutOfCoreIntoNonEmpty(t *testing.T) {
 // each copy verifies its shard, and the destinations end as the in-memory
 // unsharded migrate leaves them.
 func TestMigrateOutOfCoreSharded(t *testing.T) {
-	endpoint := ddblocal.Endpoint(t)
-	client := ddblocal.Client(t, endpoint)
-	env := awsEnv(endpoint)
-	typesFlag := fixtureTypes(t, "cars")
-	base, snap := carsSnapshot(t)
-	dir := t.TempDir()
-	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	_, client, env := ddbLocal(t)
+	typesFlag, baseFile, snapFile := carsSnapshotFiles(t)
 	path, _ := layouts.New("path", layouts.Options{})
 	src := loadTable(t, env, client, snapFile, typesFlag, path)
 	const N = 3

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/ddbwrite"
-	"github.com/treeport/treeport/internal/testserver/ddblocal"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -18,13 +17,8 @@ import (
 // three copies' applies out of core, run side by side, leave the table
 // equal to the snapshot.
 func TestPlanOutOfCoreSharded(t *testing.T) {
-	endpoint := ddblocal.Endpoint(t)
-	client := ddblocal.Client(t, endpoint)
-	env := awsEnv(endpoint)
-	typesFlag := fixtureTypes(t, "cars")
-	base, snap := carsSnapshot(t)
-	dir := t.TempDir()
-	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	_, client, env := ddbLocal(t)
+	typesFlag, baseFile, snapFile := carsSnapshotFiles(t)
 	const N = 3
 	for _, name := range []string{layouts.AdjacencyName, layouts.PathName, "sharded-path", layouts.ClosureName, layouts.PrefixName} {
 		t.Run(name, func(t *testing.T) {

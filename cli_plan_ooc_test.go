@@ -110,13 +110,8 @@ func sameShardPlans(t *testing.T, env []string, s ddbwrite.Shard, args ...string
 // a node (--ignore-unparsable). Apply out of core then leaves the table
 // equal to the snapshot, the unreadable item as it was.
 func TestPlanOutOfCoreMatchesInMemory(t *testing.T) {
-	endpoint := ddblocal.Endpoint(t)
-	client := ddblocal.Client(t, endpoint)
-	env := awsEnv(endpoint)
-	typesFlag := fixtureTypes(t, "cars")
-	base, snap := carsSnapshot(t)
-	dir := t.TempDir()
-	baseFile, snapFile := base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+	_, client, env := ddbLocal(t)
+	typesFlag, baseFile, snapFile := carsSnapshotFiles(t)
 	for _, name := range []string{layouts.AdjacencyName, layouts.PathName, "sharded-path", layouts.ClosureName, "prefix"} {
 		t.Run(name, func(t *testing.T) {
 			l, err := layouts.New(name, layouts.Options{})

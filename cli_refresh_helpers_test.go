@@ -556,6 +556,23 @@ func diffStates(before, after map[string]string) (map[string]string, map[string]
 
 // ---- the cars snapshot ---------------------------------------------------
 
+// ddbLocal is DynamoDB Local's endpoint, a client of it and the
+// environment a treeport process needs to reach it.
+func ddbLocal(t *testing.T) (string, *dynamodb.Client, []string) {
+	t.Helper()
+	endpoint := ddblocal.Endpoint(t)
+	return endpoint, ddblocal.Client(t, endpoint), awsEnv(endpoint)
+}
+
+// carsSnapshotFiles writes carsSnapshot's two forests to CSV files, and
+// gives them with the --types that reads them.
+func carsSnapshotFiles(t *testing.T) (typesFlag, baseFile, snapFile string) {
+	t.Helper()
+	base, snap := carsSnapshot(t)
+	dir := t.TempDir()
+	return fixtureTypes(t, "cars"), base.write(t, filepath.Join(dir, "base.csv")), snap.write(t, filepath.Join(dir, "snap.csv"))
+}
+
 // carsSnapshot is fixtures/cars.csv refreshed: two new nodes (CM49 under
 // CM20, CM50 under CM49), a removed leaf (CM47), two moved subtrees (Clutch,
 // CM17 with CM18, from Transmission to Chassis; Body, CM31 and its 5
