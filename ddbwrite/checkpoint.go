@@ -227,7 +227,7 @@ func (c *Checkpoint) Match(fp string) error {
 // Save writes the checkpoint atomically: to a temporary file in the same
 // directory, synced, renamed over path, and the directory synced, so that a
 // crash leaves either the old checkpoint or the new one. It sets Version,
-// SavedAt and Digest. The file is private (0600): CreateTemp makes it so.
+// SavedAt and Digest. The file is private (0600): statefile.WritePrivate.
 func (c *Checkpoint) Save(path string) error {
 	c.Version = CheckpointVersion
 	c.SavedAt = time.Now().UTC().Truncate(time.Millisecond)
@@ -241,38 +241,8 @@ func (c *Checkpoint) Save(path string) error {
 		return err
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("saving checkpoint: %w", err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
+	if err := statefile.WritePrivate(path, data); err != nil {
 		return fmt.Errorf("saving checkpoint %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("saving checkpoint %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("saving checkpoint %s: %w", path, err)
-	}
-	// The rename is durable only once the directory is.
-	if d, err := os.Open(dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("saving checkpoint %s: syncing %s: %w", path, dir, err)
-		}
 	}
 	return nil
 }

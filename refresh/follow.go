@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -121,8 +120,8 @@ func (c *followCheckpoint) digest() string {
 	return statefile.Digest("follow checkpoint", c.From+"\x00"+c.To+"\x00"+c.Settings, b)
 }
 
-// save writes the checkpoint atomically: a temporary file made with
-// O_EXCL beside it, renamed over it.
+// save writes the checkpoint atomically and durably, private (0600), as
+// statefile.WritePrivate does.
 func (c *followCheckpoint) save(path string) error {
 	if path == "" {
 		return nil
@@ -133,21 +132,7 @@ func (c *followCheckpoint) save(path string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return statefile.WritePrivate(path, append(b, '\n'))
 }
 
 // loadFollowCheckpoint reads a follow checkpoint: nil when there is none,

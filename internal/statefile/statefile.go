@@ -169,6 +169,42 @@ func CreateTempFor(out string) (*os.File, error) {
 	return nil, fmt.Errorf("%s: no free name for a temporary file beside it", out)
 }
 
+// WritePrivate writes a state file (a checkpoint): data goes to a private
+// (0600) temporary file beside path, made with O_EXCL, synced, renamed over
+// path, and the directory synced, so that a crash leaves either the old
+// file or the new one, never a part of one.
+func WritePrivate(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	// The rename is durable only once the directory is.
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("syncing %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
 // CreateOutput creates the output file at path, or truncates the one
 // there, for writing, as os.Create does (mode 0666 less the umask), but
 // never through a symbolic link planted at its name: a link there is

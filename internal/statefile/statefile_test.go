@@ -161,3 +161,30 @@ func TestCreateOutputRefusesLinks(t *testing.T) {
 		t.Errorf("CheckOutput(a plain file) = %v", err)
 	}
 }
+
+// WritePrivate leaves a private file with the new content over the old
+// one (even one anybody could read), and no temporary file beside it.
+func TestWritePrivate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ck.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePrivate(path, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "new\n" {
+		t.Fatalf("read %q, %v; want %q", b, err, "new\n")
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the directory, want the state file alone", len(entries))
+	}
+	if err := WritePrivate(filepath.Join(dir, "missing", "ck.json"), nil); err == nil {
+		t.Error("a state file in a missing directory was written")
+	}
+}
