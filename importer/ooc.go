@@ -10,7 +10,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
-	"github.com/treeport/treeport/internal/units"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/infile"
@@ -57,6 +57,9 @@ type OutOfCore struct {
 	// OnPhase, when set, is told how far each pass is: its name, and done
 	// of total (bytes or records; total -1 when not known).
 	OnPhase func(phase string, done, total int64)
+	// Warn, when set, is told of what the passes' directory's sweep
+	// removed or left (spill.Sweep).
+	Warn func(string)
 	// OnStart, when set, is called once an input is found to be read out
 	// of core, before the first pass.
 	OnStart func()
@@ -71,9 +74,6 @@ type OutOfCore struct {
 // resolved rows'), beside the merge buffers, the reading and the writing
 // of the input and the collector's headroom.
 func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, 1<<20)) }
-
-// freeBytesOf is extsort.FreeBytes; tests set it to a full disk.
-var freeBytesOf = extsort.FreeBytes
 
 // InMemoryNodeBytes is what a node of the forest costs in memory at the
 // peak of an import in memory, with a margin: the skeleton's 62 bytes,
@@ -104,6 +104,7 @@ func (o *OutOfCore) outOfCore(path string, hint int) bool {
 type oocState struct {
 	opts   *OutOfCore
 	dir    string
+	spill  *spill.Dir
 	ready  bool
 	layout layouts.Layout
 	files  []string
@@ -142,21 +143,43 @@ func (s *oocState) close() {
 		s.resolved.Close()
 	}
 	s.badInner.Close()
-	if s.dir != "" {
-		os.RemoveAll(s.dir)
-		s.dir = ""
-	}
+	s.spill.Close()
+	s.dir = ""
 }
 
 func (s *oocState) moreProblems() int {
 	return s.build.more + s.missing.more + s.cycles.more + s.checked.more
 }
 
-func (s *oocState) phase(name string, done, total int64) {
-	if s.opts.OnPhase != nil {
-		s.opts.OnPhase(name, done, total)
+func (s *oocState) phase(name string, done, total int64) { s.opts.Phase(name, done, total) }
+
+// Phase tells OnPhase, when it is set, how far a pass is.
+func (o *OutOfCore) Phase(name string, done, total int64) {
+	if o.OnPhase != nil {
+		o.OnPhase(name, done, total)
 	}
 }
+
+// SpillDir makes a temporary directory treeport-NAME-* in TmpDir for the
+// passes of what (internal/spill), after removing what killed runs left
+// there (and warning, through Warn, of folders it cannot tell are
+// treeport's), and refuses (ErrUsage, nothing read) a TmpDir that cannot
+// be written or has less room than need, the passes over of need.
+func (o *OutOfCore) SpillDir(name, what string, need int64, of string) (*spill.Dir, error) {
+	spill.Sweep(o.TmpDir, o.Warn)
+	dir, err := spill.New(o.TmpDir, name, what)
+	if err == nil {
+		err = dir.Room(need, what, of)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
+	}
+	return dir, nil
+}
+
+// SpillBytes is about the most the out-of-core passes hold on disk at
+// once for the input at path (the free room newOOCState asks of TmpDir).
+func SpillBytes(path string) int64 { return spillBytes(path) }
 
 // Close removes the temporary files of an input read out of core; it
 // does nothing for one read in memory.
@@ -232,25 +255,15 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	if o.OnStart != nil {
 		o.OnStart()
 	}
-	tmp := o.TmpDir
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(tmp, "treeport-ooc-*")
+	dir, err := o.SpillDir("ooc", "the out-of-core import", spillBytes(path), path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --tmp-dir %s: %v (the out-of-core import writes its sorted runs there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
-	}
-	need := spillBytes(path)
-	if free, ok := freeBytesOf(dir); ok && free < need {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w: --tmp-dir %s has %s free, and the out-of-core passes over %s need about %s; nothing was read: free some room, or give another --tmp-dir",
-			ddbwrite.ErrUsage, tmp, units.SizeText(free), path, units.SizeText(need))
+		return nil, err
 	}
 	if o.Layout == nil {
-		os.RemoveAll(dir)
+		dir.Close()
 		return nil, errors.New("importer: OutOfCore.Layout is not set")
 	}
-	return &oocState{opts: o, dir: dir, layout: o.Layout, keep: keep,
+	return &oocState{opts: o, dir: dir.Path, spill: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
 		measure:  layouts.NewMeasure(o.Layout),
 		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -192,8 +193,8 @@ func TestOutOfCoreRefusesSmallTmpDir(t *testing.T) {
 	path := writeTemp(t, "in.csv", defectiveForest(rand.New(rand.NewPCG(1, 1)), 500, false))
 	l, _ := layouts.New("path", layouts.Options{})
 	tmp := t.TempDir()
-	defer func(f func(string) (int64, bool)) { freeBytesOf = f }(freeBytesOf)
-	freeBytesOf = func(string) (int64, bool) { return 1000, true }
+	defer func(f func(string) (int64, bool)) { spill.FreeBytes = f }(spill.FreeBytes)
+	spill.FreeBytes = func(string) (int64, bool) { return 1000, true }
 	_, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
 	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "has 1000 B free") || !strings.Contains(err.Error(), "need about") {
 		t.Fatalf("err = %v, want a usage error with the room free and needed", err)
@@ -201,7 +202,7 @@ func TestOutOfCoreRefusesSmallTmpDir(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d files left in the tmp dir", len(left))
 	}
-	freeBytesOf = func(string) (int64, bool) { return 0, false }
+	spill.FreeBytes = func(string) (int64, bool) { return 0, false }
 	_, err = ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: path + "/not-a-dir", Layout: l, Force: true}})
 	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--tmp-dir") {
 		t.Fatalf("err = %v, want a usage error naming --tmp-dir", err)

@@ -1,0 +1,14 @@
+//go:build unix
+
+package spill
+
+import (
+	"os"
+	"syscall"
+)
+
+// lock takes an exclusive lock on f without waiting; false when another
+// process holds it (or the file system has no locks).
+func lock(f *os.File) bool {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+}
