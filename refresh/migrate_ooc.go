@@ -82,15 +82,16 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		}
 		refreshing = !empty
 	}
-	tmp := o.TmpDir
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(tmp, "treeport-migrate-*")
+	need, err := migrateRoom(ctx, opts, refreshing)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --tmp-dir %s: %v (migrate spills the source's nodes there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	sd, err := o.SpillDir("migrate", "migrate out of core", need, "table "+opts.From)
+	if err != nil {
+		return nil, err
+	}
+	defer sd.Close()
+	dir, tmp := sd.Path, filepath.Dir(sd.Path)
 	snap := filepath.Join(dir, "source.ddb.json")
 	res := &MigrateResult{}
 	spill, err := exporter.SpillNodes(ctx, opts.Client, opts.From, opts.FromLayout, opts.Scan, snap,
@@ -155,6 +156,34 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	}
 	res.Took = time.Since(opts.Started)
 	return res, nil
+}
+
+// migrateRoom is about the most migrate out of core holds in --tmp-dir
+// at once: the source's nodes spilled as DynamoDB JSON (twice the
+// source's size, DescribeTable's TableSizeBytes), the import's passes
+// over that file (importer.SpillBytes: four times it), and into a
+// destination that holds items, the plan's sorts (planRoom).
+func migrateRoom(ctx context.Context, opts MigrateOptions, refreshing bool) (int64, error) {
+	size := func(table string) (int64, error) {
+		out, err := opts.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			return 0, err
+		}
+		return aws.ToInt64(out.Table.TableSizeBytes), nil
+	}
+	from, err := size(opts.From)
+	if err != nil {
+		return 0, fmt.Errorf("source: %w", err)
+	}
+	need := 2*from + 4*(2*from) + 1<<20
+	if refreshing {
+		to, err := size(opts.Table)
+		if err != nil {
+			return 0, fmt.Errorf("destination: %w", err)
+		}
+		need += to + 2*max(to, 2*from)
+	}
+	return need, nil
 }
 
 // migrateFingerprint ties a checkpoint to the flags and to the source's

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/itemdigest"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -51,12 +51,25 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 // (PlanTableResult.OutOfCore; apply writes it to its Log).
 const OutOfCoreNote = "planned out of core: the snapshot or the table does not fit --memory (sorted runs in --tmp-dir, removed)"
 
+// planRoom is about the most a plan out of core holds in --tmp-dir at
+// once: the snapshot's passes (importer.SpillBytes, four times its size),
+// the table's sorts (its size: keys and digests) and the items twice (the
+// sort by key and the operations' spools), as many as the larger of the
+// table and the snapshot hold.
+func planRoom(snapshot string, tableBytes int64) int64 {
+	passes := importer.SpillBytes(snapshot)
+	return passes + tableBytes + 2*max(tableBytes, passes/4)
+}
+
 // oocJob is what a job planned out of core holds between read and plan:
 // the temporary directory, the budget of each sort and the table's sorts.
 type oocJob struct {
-	dir    string
-	budget int
-	table  *oocTable
+	dir   string
+	spill *spill.Dir
+	// tableItems is DescribeTable's ItemCount: the progress's total.
+	tableItems int64
+	budget     int
+	table      *oocTable
 }
 
 // close removes what the plan out of core left: its sorts, its directory
@@ -66,7 +79,7 @@ func (j *job) closeOOC() {
 		return
 	}
 	j.ooc.table.close()
-	os.RemoveAll(j.ooc.dir)
+	j.ooc.spill.Close()
 	if j.in != nil {
 		j.in.Close()
 	}
@@ -81,18 +94,22 @@ func (j *job) readOOC(ctx context.Context) error {
 	j.closeOOC()
 	o := *j.input.OutOfCore
 	o.Force, o.Layout = true, j.Layout
-	tmp := o.TmpDir
-	if tmp == "" {
-		tmp = os.TempDir()
+	// The room is asked before the first pass, of the snapshot's passes
+	// and the plan's sorts together; the table's size is DescribeTable's
+	// (updated about every six hours), 0 for a table not there yet.
+	var tableBytes, tableItems int64
+	if out, err := j.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(j.Table)}); err == nil {
+		tableBytes = aws.ToInt64(out.Table.TableSizeBytes)
+		tableItems = aws.ToInt64(out.Table.ItemCount)
 	}
-	dir, err := os.MkdirTemp(tmp, "treeport-plan-*")
+	dir, err := o.SpillDir("plan", "the plan out of core", planRoom(j.input.Path, tableBytes), j.input.Path+" and table "+j.Table)
 	if err != nil {
-		return fmt.Errorf("%w: --tmp-dir %s: %v (the plan out of core writes its sorted runs there: give a directory it can write)", ddbwrite.ErrUsage, tmp, err)
+		return err
 	}
 	// An eighth of the budget a sort: up to five hold their buffers at
 	// once (the table's two, the snapshot's two and the one being
 	// filled), beside the merges' buffers and a Scan's pages.
-	j.ooc = &oocJob{dir: dir, budget: int(max(o.Memory/8, 1<<20))}
+	j.ooc = &oocJob{dir: dir.Path, spill: dir, tableItems: tableItems, budget: int(max(o.Memory/8, 1<<20))}
 	input := j.input
 	input.OutOfCore = &o
 	in, err := importer.ReadInput(ctx, input)
@@ -111,7 +128,14 @@ func (j *job) readOOC(ctx context.Context) error {
 		return err
 	}
 	j.t, j.ooc.table, err = scanTableOOC(ctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan,
-		IgnoreUnparsable: j.IgnoreUnparsable}, dir, j.ooc.budget)
+		IgnoreUnparsable: j.IgnoreUnparsable}, dir.Path, j.ooc.budget,
+		func(n int64) {
+			total := j.ooc.tableItems
+			if n > total {
+				total = -1
+			}
+			o.Phase("reading the table (items)", n, total)
+		})
 	return err
 }
 
@@ -133,6 +157,7 @@ func (j *job) readOOC(ctx context.Context) error {
 //     deletes last) replayed in that order.
 type oocPlan struct {
 	ctx    context.Context
+	o      *importer.OutOfCore // its Phase: the progress
 	dir    string
 	budget int
 	l      layouts.Layout
@@ -149,7 +174,22 @@ type oocPlan struct {
 	changedInPlace int64
 }
 
-func (p *oocPlan) sorter() *extsort.Sorter { return newFirstSorter(p.dir, p.budget) }
+func (p *oocPlan) sorter() *extsort.Sorter {
+	s := newFirstSorter(p.dir, p.budget)
+	s.OnSpill = func(n int64) { p.o.Phase("sorting (bytes spilled)", n, -1) }
+	return s
+}
+
+// tick tells the progress how far a pass is, n of total records (an
+// estimate: none once passed), and returns the context's error: the
+// passes call it every 4,096 records, so Ctrl-C stops them at once.
+func (p *oocPlan) tick(pass string, n int, total int64) error {
+	if int64(n) > total {
+		total = -1
+	}
+	p.o.Phase(pass, int64(n), total)
+	return p.ctx.Err()
+}
 
 // planOOC is Plan for a job read by readOOC.
 func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) {
@@ -171,7 +211,7 @@ func (j *job) planOOC(ctx context.Context, fn func(Op) error) (*Summary, error) 
 	for _, r := range Reasons {
 		s.ByReason[r] = &Count{}
 	}
-	p := &oocPlan{ctx: ctx, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table, shard: j.Shard}
+	p := &oocPlan{ctx: ctx, o: j.input.OutOfCore, dir: j.ooc.dir, budget: j.ooc.budget, l: l, spec: l.Table(), s: s, t: t, ot: j.ooc.table, shard: j.Shard}
 	defer func() {
 		for _, sp := range []*extsort.Spool{p.gone, p.after} {
 			if sp != nil {
@@ -231,6 +271,7 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 		sigs     []uint64
 		curOwner string
 		curKnown bool
+		emitted  int
 		pend     struct {
 			id, parent string
 			depth      int
@@ -259,6 +300,9 @@ func (p *oocPlan) emitSnapshot(in *importer.Input, items, nodes *extsort.Sorter)
 			return err
 		}
 		pend.id, pend.parent, pend.depth, pend.has, pend.open, pend.user = strings.Clone(id), strings.Clone(parent), depth, false, true, 0
+		if emitted++; emitted&4095 == 0 {
+			return p.tick("emitting the snapshot's items (nodes)", emitted, -1)
+		}
 		return nil
 	}}, func(_ int64, attrs []layouts.Attr) error {
 		view := layouts.AttrsView(attrs)
@@ -378,7 +422,7 @@ func (p *oocPlan) structure(snap *extsort.Sorter) (class *extsort.Spool, moved *
 	var e, le extsort.Enc
 	for n := 0; sok || tok; n++ {
 		if n&4095 == 0 {
-			if err := p.ctx.Err(); err != nil {
+			if err := p.tick("comparing the nodes (nodes)", n, snap.Records+p.ot.nodes.Records); err != nil {
 				return class, nil, err
 			}
 		}
@@ -492,7 +536,7 @@ func (p *oocPlan) propagate(levels *extsort.Sorter) (*extsort.Sorter, error) {
 			break
 		}
 		if n&4095 == 0 {
-			if err := p.ctx.Err(); err != nil {
+			if err := p.tick("finding the moved subtrees (nodes)", n, levels.Records); err != nil {
 				return all, err
 			}
 		}

@@ -111,7 +111,7 @@ func (p *oocPlan) items(snap, ops *extsort.Sorter) error {
 			break
 		}
 		if n&4095 == 0 {
-			if err := p.ctx.Err(); err != nil {
+			if err := p.tick("comparing the items (items)", n, snap.Records+p.ot.items.Records); err != nil {
 				return err
 			}
 		}
@@ -272,7 +272,7 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 			break
 		}
 		if n&4095 == 0 {
-			if err := p.ctx.Err(); err != nil {
+			if err := p.tick("ordering the operations (operations)", n, ops.Records); err != nil {
 				return spools, err
 			}
 		}
@@ -348,6 +348,7 @@ func (p *oocPlan) reasons(ops *extsort.Sorter, class *extsort.Spool, moved *exts
 // deletes with the other copies' puts they wait for (otherShards).
 func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 	after := afterReader{sp: p.after}
+	done := 0 // the operations of the spools before sp
 	for _, sp := range spools {
 		if err := after.rewind(); err != nil {
 			return err
@@ -358,7 +359,7 @@ func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 				break
 			}
 			if n&4095 == 0 {
-				if err := p.ctx.Err(); err != nil {
+				if err := p.tick("writing the plan (operations)", done+n, p.s.Changes()); err != nil {
 					return err
 				}
 			}
@@ -390,6 +391,7 @@ func (p *oocPlan) replay(spools []*extsort.Spool, fn func(Op) error) error {
 		if err := sp.Err(); err != nil {
 			return err
 		}
+		done += int(sp.Records)
 	}
 	return nil
 }

@@ -57,7 +57,9 @@ func newFirstSorter(dir string, budget int) *extsort.Sorter {
 // IgnoreUnparsable. Under a shard, the sort by key holds only the items
 // this copy owns, the sort by id every node (as ReadTable), and with path
 // ids the inner nodes they imply (addImpliedOOC).
-func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget int) (*Table, *oocTable, error) {
+//
+// It tells read of the items read so far after each page.
+func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget int, read func(int64)) (*Table, *oocTable, error) {
 	t := &Table{Name: opts.Table, layout: opts.Layout, spec: opts.Layout.Table(), shard: opts.Shard}
 	t.stride = sigStride(t.spec)
 	ot := &oocTable{items: newFirstSorter(dir, budget), nodes: newFirstSorter(dir, budget)}
@@ -73,6 +75,7 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		defer implied.Close()
 	}
 	var mu sync.Mutex
+	var scanned int64
 	st, err := exporter.ScanItems(ctx, opts.Client, opts.Table, scan, func(items []layouts.Item) error {
 		var d itemdigest.Digester
 		var its, nodes extsort.Enc
@@ -151,6 +154,8 @@ func scanTableOOC(ctx context.Context, opts ReadTableOptions, dir string, budget
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		scanned += int64(len(items))
+		read(scanned)
 		t.Items += int64(len(items)) - other - int64(len(bad))
 		t.OtherItems += other
 		t.ShardItems += owned

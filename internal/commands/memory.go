@@ -64,7 +64,7 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
 	}
 	o := &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: ls[0], Force: c.Bool("force-out-of-core"),
-		OnPhase: func(phase string, done, total int64) { p.step("out of core: "+phase, done, total) },
+		OnPhase: p.phase, Warn: warner(c),
 		OnStart: func() {
 			// The passes' buffers are sized from the budget; the soft
 			// limit makes the collector hold the heap well under it, for
@@ -101,7 +101,7 @@ func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
 // snapshot or a table that does not fit in the budget is planned out of
 // core, in sorted passes over files in --tmp-dir (docs/SCALING.md), under
 // --shard and for tables with path ids too.
-func refreshOutOfCore(c *cli.Context, l layouts.Layout) (*importer.OutOfCore, error) {
+func refreshOutOfCore(c *cli.Context, l layouts.Layout, p *progress) (*importer.OutOfCore, error) {
 	mem, err := parseSize(c.String("memory"))
 	if err != nil {
 		return nil, usagef("--memory: %v", err)
@@ -110,5 +110,16 @@ func refreshOutOfCore(c *cli.Context, l layouts.Layout) (*importer.OutOfCore, er
 		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
 	}
 	return &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: l, Force: c.Bool("force-out-of-core"),
+		OnPhase: p.phase, Warn: warner(c),
 		OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
+}
+
+// phase is the out-of-core passes' progress (OutOfCore.OnPhase): the
+// import's, the plan's and migrate's, drawn and logged alike.
+func (p *progress) phase(phase string, done, total int64) { p.step("out of core: "+phase, done, total) }
+
+// warner writes OutOfCore.Warn's lines (the temporary folders a killed
+// run left in --tmp-dir) to stderr.
+func warner(c *cli.Context) func(string) {
+	return func(s string) { fmt.Fprintf(c.App.ErrWriter, "treeport: %s\n", s) }
 }

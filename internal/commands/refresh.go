@@ -129,7 +129,7 @@ func refreshTarget(c *cli.Context, files ...string) (t refresh.Target, ratio flo
 
 // snapshotFlags checks the command line of plan and apply: the table, the
 // layout and the snapshot.
-func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in importer.InputOptions, ratio float64, err error) {
+func snapshotFlags(c *cli.Context, p *progress, files ...string) (t refresh.Target, in importer.InputOptions, ratio float64, err error) {
 	if c.NArg() > 0 {
 		return t, in, 0, noArgs(c)
 	}
@@ -148,7 +148,7 @@ func snapshotFlags(c *cli.Context, files ...string) (t refresh.Target, in import
 		return t, in, 0, err
 	}
 	in = importer.InputOptions{Path: c.String("in"), Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors")}
-	if in.OutOfCore, err = refreshOutOfCore(c, ls[0]); err != nil {
+	if in.OutOfCore, err = refreshOutOfCore(c, ls[0], p); err != nil {
 		return t, in, 0, err
 	}
 	if t, ratio, err = refreshTarget(c, files...); err != nil {
@@ -165,7 +165,8 @@ func problemPrinter(c *cli.Context, max int) func([]*transform.RowError, int) {
 }
 
 func runPlan(c *cli.Context) error {
-	t, in, ratio, err := snapshotFlags(c, "out")
+	prog := newProgress(c)
+	t, in, ratio, err := snapshotFlags(c, prog, "out")
 	if err != nil {
 		return err
 	}
@@ -175,6 +176,7 @@ func runPlan(c *cli.Context) error {
 	res, err := refresh.PlanTable(c.Context, refresh.PlanTableOptions{
 		Target: t, Input: in, Out: c.String("out"), OnProblems: problemPrinter(c, c.Int("max-errors")),
 	})
+	prog.finish()
 	if err != nil {
 		return err
 	}
@@ -276,7 +278,8 @@ func reasonLabel(r refresh.Reason, s *refresh.Summary) string {
 
 func runApply(c *cli.Context) error {
 	started := time.Now()
-	t, in, ratio, err := snapshotFlags(c, "checkpoint", "dead-letter", "report")
+	prog := newProgress(c)
+	t, in, ratio, err := snapshotFlags(c, prog, "checkpoint", "dead-letter", "report")
 	if err != nil {
 		return err
 	}
@@ -290,7 +293,6 @@ func runApply(c *cli.Context) error {
 	opts := applyOptions(c, t, ratio, settings(c, t.Layout), started)
 	opts.Input, opts.CreateTable, opts.Billing = in, c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, c.Int("max-errors"))
-	prog := newProgress(c)
 	opts.OnProgress = prog.update
 	res, err := refresh.Apply(c.Context, opts)
 	prog.finish()
