@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"runtime/debug"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/itemdigest"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
@@ -349,7 +351,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		}
 		res.Resumed = true
 		planPath = ck.planPath
-		if res.Summary, err = resumePlan(ck); err != nil {
+		if res.Summary, err = resumePlan(ck, j.input.OutOfCore); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(log, "resuming from checkpoint %s: %d of %d operations acknowledged\n",
@@ -428,8 +430,9 @@ func massDelete(s *Summary, ratio float64) error {
 // returned counts, as removed nodes, at least the nodes the operations
 // delete as removed. The checkpoint's watermark must not be past the
 // plan's operations. Every refusal is an ddbwrite.ErrUsage; nothing was
-// written.
-func resumePlan(ck *applyCheckpoint) (*Summary, error) {
+// written. The removed nodes' ids are counted in o's budget, spilled to
+// its TmpDir (o nil: in memory).
+func resumePlan(ck *applyCheckpoint, o *importer.OutOfCore) (*Summary, error) {
 	refuse := func(err error) error {
 		return fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
@@ -446,7 +449,16 @@ func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 		counted[r] = &Count{}
 	}
 	var ops int64
-	removed := map[string]struct{}{}
+	removed := spill.NewDistinct("", math.MaxInt32) // no budget: in memory
+	if o != nil {
+		dir, err := o.SpillDir("resume", "resuming apply", 0, ck.planPath)
+		if err != nil {
+			return nil, err
+		}
+		defer dir.Close()
+		removed = spill.NewDistinct(dir.Path, int(max(o.Memory/4, 1<<20)))
+	}
+	defer removed.Close()
 	_, summary, err := ReadPlan(f, func(op Op) error {
 		ops++
 		c, ok := counted[op.Reason]
@@ -458,7 +470,9 @@ func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 		} else {
 			c.Deletes++
 			if op.Reason == ReasonRemoved {
-				removed[op.ID] = struct{}{}
+				if err := removed.Add(op.ID); err != nil {
+					return err
+				}
 			}
 		}
 		c.WCU += int64(op.WCU)
@@ -482,7 +496,11 @@ func resumePlan(ck *applyCheckpoint) (*Summary, error) {
 	// Under --shard the summary counts the whole table's removed nodes,
 	// and the operations this shard's: the guard takes the larger.
 	r := summary.ByReason[ReasonRemoved]
-	r.Nodes = max(r.Nodes, int64(len(removed)))
+	n, err := removed.Count()
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = max(r.Nodes, n)
 	if ck.ck.Watermark > ops {
 		return nil, importer.WatermarkPastEnd(ck.path, ck.ck.Watermark, ops, "operations of its plan")
 	}
