@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +90,40 @@ func TestOutOfCoreRoomRefused(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%s left in --tmp-dir", left[0].Name())
+	}
+}
+
+// TestPlanOutOfCorePhases: a plan out of core tells OnPhase (the
+// progress a terminal draws and a log prints) of each of its passes
+// after the snapshot's: the table's Scan, the emit, the joins by id and
+// by key, the operations' order and the plan's writing, with done never
+// past a known total.
+func TestPlanOutOfCorePhases(t *testing.T) {
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	r := rand.New(rand.NewPCG(5, 8))
+	l := newLayout(t, layoutCase{name: layouts.PathName})
+	table := ddblocal.NewTable(t, client, l.Table())
+	target := Target{Client: client, Table: table, Layout: l}
+	f := randomTree(r, 5000)
+	if _, err := Apply(context.Background(), ApplyOptions{Target: target, Input: snapshotOf(t, r, f, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshotOf(t, r, mutate(r, f), nil)
+	seen := map[string]int{}
+	snap.OutOfCore = &importer.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Force: true, Layout: l,
+		OnPhase: func(phase string, done, total int64) {
+			seen[phase]++
+			if total >= 0 && done > total {
+				t.Errorf("%s: %d of %d", phase, done, total)
+			}
+		}}
+	if _, err := PlanTable(context.Background(), PlanTableOptions{Target: target, Input: snap, Out: filepath.Join(t.TempDir(), "plan.json")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []string{"reading the table (items)", "emitting the snapshot's items (nodes)", "comparing the nodes (nodes)",
+		"comparing the items (items)", "ordering the operations (operations)", "writing the plan (operations)", "sorting (bytes spilled)"} {
+		if seen[phase] == 0 {
+			t.Errorf("no %q: phases %v", phase, seen)
+		}
 	}
 }
