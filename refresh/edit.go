@@ -1,10 +1,7 @@
 package refresh
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/exporter"
-	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/refresh/opsfile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -30,44 +27,21 @@ var ErrEdit = errors.New("refresh: edit refused")
 
 // Edit kinds, as the ops file names them.
 const (
-	EditMove   = "move"
-	EditDelete = "delete"
-	EditSet    = "set"
+	EditMove   = opsfile.Move
+	EditDelete = opsfile.Delete
+	EditSet    = opsfile.Set
 )
 
-// Edit is one tree edit:
-//
-//	{"op":"move","id":"D","parent":"E"}       D moves under E, with its subtree ("parent":null or "": D becomes a root)
-//	{"op":"delete","id":"D"}                  D goes; its children move up to D's parent
-//	{"op":"set","id":"D","attributes":{"size":3},"remove":["tmp"]}
-//
-// Attributes are plain JSON values, read as the JSON input format reads them.
-type Edit struct {
-	Op     string
-	ID     string
-	Parent string // move: "" makes the node a root
-	Attrs  transform.Attrs
-	Remove []string
-	// File and Line say where the edit came from.
-	File string
-	Line int
+// Edit is one tree edit of an ops file (refresh/opsfile).
+type Edit = opsfile.Edit
+
+// errorf is an error about the edit e: where it is, what it is.
+func errorf(e *Edit, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s %q: %s", ErrEdit, e.Where(), e.Op, e.ID, fmt.Sprintf(format, args...))
 }
 
-func (e *Edit) where() string {
-	if e.File == "" {
-		return fmt.Sprintf("edit %d", e.Line)
-	}
-	return fmt.Sprintf("%s:%d", e.File, e.Line)
-}
-
-// errorf is an error about this edit: where it is, what it is.
-func (e *Edit) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s %q: %s", ErrEdit, e.where(), e.Op, e.ID, fmt.Sprintf(format, args...))
-}
-
-// ReadEdits reads an ops file, JSON Lines, one edit a line (blank lines
-// and lines starting with # are skipped). A line that is not an edit is an
-// error naming the file and line; nothing is returned then.
+// ReadEdits reads an ops file (opsfile.Read); a line that is not an edit
+// is an ErrEdit naming the file and line.
 func ReadEdits(path string) ([]Edit, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -78,82 +52,12 @@ func ReadEdits(path string) ([]Edit, error) {
 }
 
 func readEdits(r io.Reader, file string) ([]Edit, error) {
-	var edits []Edit
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 || text[0] == '#' {
-			continue
-		}
-		e, err := parseEdit(text)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrEdit, file, line, err)
-		}
-		e.File, e.Line = file, line
-		edits = append(edits, e)
+	edits, err := opsfile.Read(r, file)
+	var le *opsfile.LineError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%w: %w", ErrEdit, err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", file, line+1, err)
-	}
-	return edits, nil
-}
-
-func parseEdit(text []byte) (Edit, error) {
-	var raw struct {
-		Op     string          `json:"op"`
-		ID     *string         `json:"id"`
-		Parent json.RawMessage `json:"parent"`
-		Attrs  json.RawMessage `json:"attributes"`
-		Remove []string        `json:"remove"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return Edit{}, fmt.Errorf("not an edit: %v (want e.g. {\"op\":\"move\",\"id\":\"D\",\"parent\":\"E\"})", err)
-	}
-	if raw.ID == nil || *raw.ID == "" {
-		return Edit{}, fmt.Errorf("%s without an \"id\"", raw.Op)
-	}
-	e := Edit{Op: raw.Op, ID: *raw.ID}
-	switch raw.Op {
-	case EditMove:
-		if len(raw.Parent) == 0 {
-			return e, errors.New("move without a \"parent\" (null or \"\" makes the node a root)")
-		}
-		if string(raw.Parent) != "null" {
-			if err := json.Unmarshal(raw.Parent, &e.Parent); err != nil {
-				return e, fmt.Errorf("move: \"parent\" must be a string id or null: %v", err)
-			}
-		}
-		if raw.Attrs != nil || raw.Remove != nil {
-			return e, errors.New("move takes no attributes; give a set edit of its own")
-		}
-	case EditDelete:
-		if raw.Parent != nil || raw.Attrs != nil || raw.Remove != nil {
-			return e, errors.New("delete takes only an id")
-		}
-	case EditSet:
-		if raw.Parent != nil {
-			return e, errors.New("set does not move; give a move edit of its own")
-		}
-		if len(raw.Attrs) == 0 && len(raw.Remove) == 0 {
-			return e, errors.New("set without \"attributes\" or \"remove\"")
-		}
-		if len(raw.Attrs) > 0 {
-			attrs, err := ddbjson.DecodePlainObject(raw.Attrs)
-			if err != nil {
-				return e, fmt.Errorf("set: \"attributes\": %v", err)
-			}
-			e.Attrs = attrs
-		}
-		e.Remove = raw.Remove
-	default:
-		return e, fmt.Errorf("op %q: want move, delete or set", raw.Op)
-	}
-	return e, nil
+	return edits, err
 }
 
 // vnode is a node as the editor knows it: as it is in the table (orig…) and
@@ -242,9 +146,9 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 			for p := e.Parent; p != ""; p = ed.nodes[p].parent {
 				if p == e.ID {
 					if e.Parent == e.ID {
-						return 0, e.errorf("a node cannot be its own parent")
+						return 0, errorf(e, "a node cannot be its own parent")
 					}
-					return 0, e.errorf("%q is in the subtree of %q: a node cannot move under its own descendant", e.Parent, e.ID)
+					return 0, errorf(e, "%q is in the subtree of %q: a node cannot move under its own descendant", e.Parent, e.ID)
 				}
 			}
 		}
@@ -260,7 +164,7 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		}
 		kids := ed.children(e.ID)
 		if x.parent == "" && len(kids) > 0 {
-			return 0, e.errorf("it is a root with %d children, which would have no parent to move up to; move or delete them first", len(kids))
+			return 0, errorf(e, "it is a root with %d children, which would have no parent to move up to; move or delete them first", len(kids))
 		}
 		n := ed.subtreeSize(e.ID)
 		for _, c := range kids {
@@ -289,21 +193,21 @@ func (ed *Editor) apply(ctx context.Context, e *Edit) (int, error) {
 		}
 		for k, v := range e.Attrs {
 			if err := layouts.CheckAttrName(ed.l, k); err != nil {
-				return 0, e.errorf("%v", err)
+				return 0, errorf(e, "%v", err)
 			}
 			attrs[k] = v
 		}
 		x.attrs = attrs
 		return 1, nil
 	}
-	return 0, e.errorf("unknown op")
+	return 0, errorf(e, "unknown op")
 }
 
 // node returns a known node that the edits have not deleted.
 func (ed *Editor) node(e *Edit, id string) (*vnode, bool, error) {
 	x, ok := ed.nodes[id]
 	if ok && x.deleted {
-		return nil, true, e.errorf("node %q was deleted by an earlier edit", id)
+		return nil, true, errorf(e, "node %q was deleted by an earlier edit", id)
 	}
 	return x, ok, nil
 }
@@ -316,7 +220,7 @@ func (ed *Editor) ensureNode(ctx context.Context, e *Edit, id string) (*vnode, e
 	}
 	res, err := ed.query(ctx, exporter.QueryOptions{Kind: exporter.Ancestors, ID: id, MinDepth: 0, MaxDepth: exporter.NoMaxDepth})
 	if errors.Is(err, exporter.ErrNotFound) {
-		return nil, e.errorf("node %q is not in table %s", id, ed.table)
+		return nil, errorf(e, "node %q is not in table %s", id, ed.table)
 	}
 	if err != nil {
 		return nil, err
@@ -678,18 +582,18 @@ func (c EditCount) Describe() string {
 			to = "to the top (a root)"
 		}
 		if c.Nodes == 0 {
-			return fmt.Sprintf("%s: move %q %s: already there", e.where(), e.ID, to)
+			return fmt.Sprintf("%s: move %q %s: already there", e.Where(), e.ID, to)
 		}
-		return fmt.Sprintf("%s: move %q %s: %s %s", e.where(), e.ID, to, units.Count(int64(c.Nodes), "node"), moveVerb(c.Nodes))
+		return fmt.Sprintf("%s: move %q %s: %s %s", e.Where(), e.ID, to, units.Count(int64(c.Nodes), "node"), moveVerb(c.Nodes))
 	case EditDelete:
-		return fmt.Sprintf("%s: delete %q: %s %s up a level", e.where(), e.ID, units.Count(int64(c.Nodes-1), "descendant"), moveVerb(c.Nodes-1))
+		return fmt.Sprintf("%s: delete %q: %s %s up a level", e.Where(), e.ID, units.Count(int64(c.Nodes-1), "descendant"), moveVerb(c.Nodes-1))
 	}
 	var names []string
 	for k := range e.Attrs {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	s := fmt.Sprintf("%s: set %q", e.where(), e.ID)
+	s := fmt.Sprintf("%s: set %q", e.Where(), e.ID)
 	if len(names) > 0 {
 		s += " " + strings.Join(names, ", ")
 	}
