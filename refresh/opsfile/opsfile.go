@@ -139,4 +139,3 @@ func parseEdit(text []byte) (Edit, error) {
 	}
 	return e, nil
 }
-
