@@ -82,7 +82,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		}
 		refreshing = !empty
 	}
-	need, err := migrateRoom(ctx, opts, refreshing)
+	need, items, err := migrateRoom(ctx, opts, refreshing)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,15 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	dir, tmp := sd.Path, filepath.Dir(sd.Path)
 	snap := filepath.Join(dir, "source.ddb.json")
 	res := &MigrateResult{}
-	spill, err := exporter.SpillNodes(ctx, opts.Client, opts.From, opts.FromLayout, opts.Scan, snap,
+	scan := opts.Scan
+	scan.OnPage = func(st exporter.Stats) {
+		total := items // ItemCount: an estimate, none once passed
+		if st.Items > total {
+			total = -1
+		}
+		o.Phase("reading the source (items)", st.Items, total)
+	}
+	spill, err := exporter.SpillNodes(ctx, opts.Client, opts.From, opts.FromLayout, scan, snap,
 		records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField}, int(max(o.Memory/4, 1<<20)))
 	res.Source = exporter.ExportStats{Nodes: spill.Nodes, Read: spill.Read, Format: records.FormatDDBJSON}
 	if err != nil {
@@ -163,27 +171,28 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 // source's size, DescribeTable's TableSizeBytes), the import's passes
 // over that file (importer.SpillBytes: four times it), and into a
 // destination that holds items, the plan's sorts (planRoom).
-func migrateRoom(ctx context.Context, opts MigrateOptions, refreshing bool) (int64, error) {
-	size := func(table string) (int64, error) {
+// It returns the source's ItemCount too.
+func migrateRoom(ctx context.Context, opts MigrateOptions, refreshing bool) (need, items int64, _ error) {
+	size := func(table string) (int64, int64, error) {
 		out, err := opts.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return aws.ToInt64(out.Table.TableSizeBytes), nil
+		return aws.ToInt64(out.Table.TableSizeBytes), aws.ToInt64(out.Table.ItemCount), nil
 	}
-	from, err := size(opts.From)
+	from, items, err := size(opts.From)
 	if err != nil {
-		return 0, fmt.Errorf("source: %w", err)
+		return 0, 0, fmt.Errorf("source: %w", err)
 	}
-	need := 2*from + 4*(2*from) + 1<<20
+	need = 2*from + 4*(2*from) + 1<<20
 	if refreshing {
-		to, err := size(opts.Table)
+		to, _, err := size(opts.Table)
 		if err != nil {
-			return 0, fmt.Errorf("destination: %w", err)
+			return 0, 0, fmt.Errorf("destination: %w", err)
 		}
 		need += to + 2*max(to, 2*from)
 	}
-	return need, nil
+	return need, items, nil
 }
 
 // migrateFingerprint ties a checkpoint to the flags and to the source's

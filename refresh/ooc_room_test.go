@@ -72,7 +72,7 @@ func TestOutOfCoreRoomRefused(t *testing.T) {
 	}
 	dest := ddblocal.NewTable(t, client, l.Table())
 	mopts := MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: dest, Layout: l}, Input: snap}, From: table, FromLayout: l}
-	mneed, err := migrateRoom(context.Background(), mopts, false)
+	mneed, _, err := migrateRoom(context.Background(), mopts, false)
 	if err != nil || mneed <= 8*aws.ToInt64(out.Table.TableSizeBytes) {
 		t.Fatalf("migrate's room %d (%v) does not count the source's %d bytes", mneed, err, aws.ToInt64(out.Table.TableSizeBytes))
 	}
@@ -125,5 +125,16 @@ func TestPlanOutOfCorePhases(t *testing.T) {
 		if seen[phase] == 0 {
 			t.Errorf("no %q: phases %v", phase, seen)
 		}
+	}
+	// migrate out of core: its Scan of the source, then the import's
+	// passes over the spilled nodes.
+	clear(seen)
+	dest := ddblocal.NewTable(t, client, l.Table())
+	if _, err := Migrate(context.Background(), MigrateOptions{ApplyOptions: ApplyOptions{Target: Target{Client: client, Table: dest, Layout: l}, Input: snap},
+		From: table, FromLayout: l}); err != nil {
+		t.Fatal(err)
+	}
+	if seen["reading the source (items)"] == 0 || len(seen) < 2 {
+		t.Errorf("migrate's phases: %v", seen)
 	}
 }
