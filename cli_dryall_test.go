@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sameDryRun runs import --dry-run args in memory and out of core (forced,
+// in a 1 MiB budget), and fails the test unless both print the same
+// stdout and stderr (but for the timed progress log lines) and exit the
+// same, or the passes leave a file in their --tmp-dir. It returns the
+// in-memory run's stdout, stderr and exit code.
+func sameDryRun(t *testing.T, args []string) (string, string, int) {
+	t.Helper()
+	args = append([]string{"import", "--dry-run", "--no-progress"}, args...)
+	tmp := t.TempDir()
+	wantOut, wantErr, wantCode := run(t, nil, args...)
+	gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
+	wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
+	if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+		t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
+	}
+	emptyDir(t, tmp)
+	return wantOut, wantErr, wantCode
+}
+
+// TestOutOfCoreDryRunAllMatchesInMemory: import --dry-run --layout all of
+// every fixture (fixtures/bad too), of generated forests (random and
+// shuffled, a deep chain in random order, path ids with --path-ids), and
+// of those with defects, prints out of core (forced, in a 1 MiB budget:
+// each layout planned in passes of its own) exactly what it prints in
+// memory: stdout, with and without --json, stderr and the exit code; and
+// leaves nothing in --tmp-dir.
+func TestOutOfCoreDryRunAllMatchesInMemory(t *testing.T) {
+	inputs := [][]string{
+		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
+		{genShuffled(t, 3000, "csv")},
+		{genShaped(t, 2500, "deep", true)},
+		{genShaped(t, 2000, "forest", false)},
+		// The same delimiter for every layout: prefix's default is ¦.
+		{genPathIDs(t, 2000, "|"), "--path-ids", "--delimiter", "|"},
+		// Its ids with the other layouts' delimiter: every layout but
+		// prefix rejects them.
+		{genPathIDs(t, 500, "¦"), "--path-ids"},
+	}
+	// A random forest with defects: a missing parent, a cycle, a
+	// duplicate id and a key over DynamoDB's limit, deep in the input.
+	bad := filepath.Join(t.TempDir(), "defects.csv")
+	lines := strings.Split(strings.TrimSuffix(readFile(t, genShuffled(t, 1500, "csv")), "\n"), "\n")
+	var header []string
+	header, lines = lines[:1], lines[1:]
+	first := strings.SplitN(lines[0], ",", 2)[0]
+	cols := strings.Count(header[0], ",")
+	pad := strings.Repeat(",", cols-1)
+	lines = append(lines[:700], append([]string{
+		"orphan,nowhere" + pad, "cy1,cy2" + pad, "cy2,cy1" + pad, first + "," + pad,
+		strings.Repeat("k", 1500) + "," + first + pad,
+	}, lines[700:]...)...)
+	if err := os.WriteFile(bad, []byte(strings.Join(append(header, lines...), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, []string{bad})
+	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
+		m, _ := filepath.Glob(glob)
+		for _, p := range m {
+			switch filepath.Base(p) {
+			case "cars.csv":
+			case "wrong-type.csv":
+				inputs = append(inputs, []string{p, "--types", "size:N"})
+			default:
+				inputs = append(inputs, []string{p})
+			}
+		}
+	}
+	if len(inputs) < 40 {
+		t.Fatalf("only %d inputs", len(inputs))
+	}
+	for k, in := range inputs {
+		for _, json := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d-%s/json=%v", k, filepath.Base(in[0]), json), func(t *testing.T) {
+				t.Parallel()
+				args := append([]string{"--in", in[0], "--layout", "all"}, in[1:]...)
+				if json {
+					args = append(args, "--json")
+				}
+				out, stderr, code := sameDryRun(t, args)
+				if code == 0 || strings.HasPrefix(in[0], os.TempDir()) {
+					for _, name := range []string{"path", "sharded-path", "closure", "prefix", "adjacency"} {
+						if !strings.Contains(out, name) {
+							t.Errorf("no plan of %s in memory: exit %d\n%s\n%s", name, code, out, stderr)
+						}
+					}
+				}
+				if in[0] == bad && !strings.Contains(stderr, "cycle") {
+					t.Errorf("the defects are not reported:\n%s", stderr)
+				}
+			})
+		}
+	}
+}
+
+// genShaped writes a generated forest of gen's shape, shuffled (children
+// often before their parents) when shuffle is set.
+func genShaped(t *testing.T, nodes int, shape string, shuffle bool) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), shape+".csv")
+	args := []string{"gen", "--nodes", fmt.Sprint(nodes), "--shape", shape, "--seed", "7", "--out", in}
+	if shuffle {
+		args = append(args, "--shuffle")
+	}
+	if _, stderr, code := run(t, nil, args...); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	return in
+}
