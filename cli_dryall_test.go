@@ -116,3 +116,39 @@ func genShaped(t *testing.T, nodes int, shape string, shuffle bool) string {
 	}
 	return in
 }
+
+// TestOutOfCoreDryRunAllPeakMemory: the peak resident memory of a dry
+// run of every layout out of core (in a forced 4 MiB budget) does not grow
+// with the input: a forest ten times larger adds less than a few MiB to
+// it (the process's own floor is most of it), where the same dry run in
+// memory grows by the forest's skeleton; and both print the same plans.
+func TestOutOfCoreDryRunAllPeakMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs dry runs of 220,000 nodes")
+	}
+	peak := func(in string, ooc bool) (string, int64) {
+		args := []string{"import", "--in", in, "--layout", "all", "--dry-run", "--json", "--no-progress", "--tmp-dir", t.TempDir()}
+		if ooc {
+			args = append(args, "--memory", "4MiB", "--force-out-of-core")
+		} else {
+			args = append(args, "--memory", "64GiB")
+		}
+		out, stderr, code, p := runPeak(t, args...)
+		if code != 0 || !strings.Contains(out, `"layout": "adjacency"`) {
+			t.Fatalf("exit %d:\n%s\n%s", code, out, stderr)
+		}
+		return out, p
+	}
+	small, large := genShaped(t, 20_000, "random", false), genShaped(t, 220_000, "random", false)
+	_, oocSmall := peak(small, true)
+	oocPlans, oocLarge := peak(large, true)
+	_, memSmall := peak(small, false)
+	memPlans, memLarge := peak(large, false)
+	if oocPlans != memPlans {
+		t.Errorf("the plans out of core differ from those in memory:\n%s\n%s", oocPlans, memPlans)
+	}
+	t.Logf("peak RSS, 20,000 then 220,000 nodes: out of core %d, %d MiB; in memory %d, %d MiB", oocSmall, oocLarge, memSmall, memLarge)
+	if grew := oocLarge - oocSmall; grew > 6 || 3*grew > memLarge-memSmall {
+		t.Errorf("out of core, the peak grew by %d MiB with 200,000 more nodes (in memory: by %d MiB); want a few MiB at most", grew, memLarge-memSmall)
+	}
+}
