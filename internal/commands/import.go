@@ -285,6 +285,11 @@ func dryRunPlans(c *cli.Context, in *importer.Input, inOpts importer.InputOption
 		if err != nil {
 			return err
 		}
+		if k == 0 && in.OutOfCore() && len(ls) > 1 {
+			// Its sorts' buffers are the first layout's: the next
+			// layout's passes take the whole budget.
+			in.Close()
+		}
 		plan.Project(l, c.Float64("max-wcu"))
 		if len(problems) > 0 {
 			if len(ls) > 1 {
