@@ -3,7 +3,6 @@ package refresh
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -78,41 +77,9 @@ func verifyContent(ctx context.Context, opts MigrateOptions, in *importer.Input,
 			keys []string
 		}{{"missing", c.MissingKeys}, {"not the one written", c.DifferentKeys}, {"not written by this copy", c.ExtraKeys}} {
 			if len(k.keys) > 0 {
-				fmt.Fprintf(opts.Log, "verify: %s: items %s (the first few): %s\n", opts.Table, k.what, keyList(spec, k.keys))
+				fmt.Fprintf(opts.Log, "verify: %s: items %s (the first few): %s\n", opts.Table, k.what, itemdigest.KeysText(spec, k.keys))
 			}
 		}
 	}
 	return s, nil
-}
-
-// keyList names the items of keys (KeyOf's encoding) by their key
-// attributes.
-func keyList(spec layouts.TableSpec, keys []string) string {
-	var out []string
-	for _, k := range keys {
-		item, err := itemdigest.DecodeKey(spec, k)
-		if err != nil {
-			out = append(out, fmt.Sprintf("%q", k))
-			continue
-		}
-		v := []string{fmt.Sprintf("%s=%s", spec.PK.Name, attrText(item[spec.PK.Name]))}
-		if spec.SK != nil {
-			v = append(v, fmt.Sprintf("%s=%s", spec.SK.Name, attrText(item[spec.SK.Name])))
-		}
-		out = append(out, strings.Join(v, " "))
-	}
-	return strings.Join(out, ", ")
-}
-
-// attrText is a key attribute's value as a message shows it.
-func attrText(v types.AttributeValue) string {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return fmt.Sprintf("%q", v.Value)
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return fmt.Sprintf("0x%x", v.Value)
-	}
-	return "?"
 }

@@ -3,8 +3,13 @@ package itemdigest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/internal/extsort"
+	"github.com/treeport/treeport/layouts"
 )
 
 // Diff compares, out of core, the items a job wants in a table with the
@@ -119,4 +124,36 @@ func (d *Diff) Compare() (DiffCounts, error) {
 func (d *Diff) Close() {
 	d.want.Close()
 	d.have.Close()
+}
+
+// KeysText names the items of keys (KeyOf's encoding) by their key
+// attributes, for a message: Key="a¦b" Child="c", ...
+func KeysText(spec layouts.TableSpec, keys []string) string {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		item, err := DecodeKey(spec, k)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%q", k))
+			continue
+		}
+		v := spec.PK.Name + "=" + keyValueText(item[spec.PK.Name])
+		if spec.SK != nil {
+			v += " " + spec.SK.Name + "=" + keyValueText(item[spec.SK.Name])
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ", ")
+}
+
+// keyValueText is a key attribute's value as a message shows it.
+func keyValueText(v types.AttributeValue) string {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return fmt.Sprintf("%q", v.Value)
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return fmt.Sprintf("0x%x", v.Value)
+	}
+	return "?"
 }

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/layouts"
 )
 
 // TestDiff: of 200,000 items wanted (their sorts spilled to disk in a
@@ -60,5 +64,24 @@ func TestDiff(t *testing.T) {
 				t.Errorf("the first keys: %q %q %q", c.MissingKeys, c.DifferentKeys, c.ExtraKeys)
 			}
 		})
+	}
+}
+
+// TestKeysText: the keys a Diff names are written as their attributes,
+// quoted when strings, and a key that does not decode as itself, quoted.
+func TestKeysText(t *testing.T) {
+	l, err := layouts.New("closure", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := l.Table()
+	item := map[string]types.AttributeValue{spec.PK.Name: &types.AttributeValueMemberS{Value: `a"b`}, spec.SK.Name: &types.AttributeValueMemberN{Value: "3"}}
+	if spec.SK == nil {
+		t.Fatal("closure has no sort key")
+	}
+	got := KeysText(spec, []string{KeyOf(spec, item), "Zbad"})
+	want := fmt.Sprintf(`%s="a\"b" %s=3, "Zbad"`, spec.PK.Name, spec.SK.Name)
+	if got != want {
+		t.Errorf("KeysText: %s, want %s", got, want)
 	}
 }
