@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // sameDryRun runs import --dry-run args in memory and out of core (forced,
@@ -151,4 +155,58 @@ func TestOutOfCoreDryRunAllPeakMemory(t *testing.T) {
 	if grew := oocLarge - oocSmall; grew > 6 || 3*grew > memLarge-memSmall {
 		t.Errorf("out of core, the peak grew by %d MiB with 200,000 more nodes (in memory: by %d MiB); want a few MiB at most", grew, memLarge-memSmall)
 	}
+}
+
+// TestOutOfCoreDryRunAllSignal: SIGINT while a dry run of every layout
+// out of core is in the passes of a layout after the first (a second
+// temporary directory) stops it within a few seconds, exit 130, and
+// leaves nothing in --tmp-dir.
+func TestOutOfCoreDryRunAllSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: sorts 150,000 nodes")
+	}
+	in := genShuffled(t, 150_000, "csv")
+	tmp := t.TempDir()
+	cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "all", "--dry-run", "--no-progress"}, oocArgs(tmp)...)...)
+	var errb syncBuf
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	seen := map[string]bool{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(seen) < 2 {
+		m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*"))
+		for _, d := range m {
+			seen[d] = true
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("ended (%v) before a second layout's passes: %s", err, errb.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no second layout's passes in 2 minutes")
+		}
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("still running 30 s after SIGINT")
+	}
+	if took := time.Since(sent); took > 3*time.Second {
+		t.Errorf("took %v to stop after SIGINT", took)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
+	}
+	emptyDir(t, tmp)
 }
