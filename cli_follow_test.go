@@ -470,7 +470,7 @@ func TestFollowIdleWhileSourceInvalid(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit %d, want 1:\n%s", code, text)
 	}
-	for _, want := range []string{"1 nodes held, verify: not exact", `"orphan"`, "not a valid tree", "run the same command again"} {
+	for _, want := range []string{"1 node held, verify: not exact", `"orphan"`, "not a valid tree", "run the same command again"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output does not say %q:\n%s", want, text)
 		}
@@ -597,7 +597,7 @@ func waitForFollower(t *testing.T, cmd *exec.Cmd, out *syncBuf, never string, ok
 // recordsApplied reads the number of records of the cutover-check line.
 // appliedLine is the follower's progress line once it has applied a
 // stream record.
-var appliedLine = regexp.MustCompile(`follow: [1-9][0-9]* records applied`)
+var appliedLine = regexp.MustCompile(`follow: [1-9][0-9,]* records? applied`)
 
 // waitForRecords waits until the follower's progress line (one every 5 s)
 // says it has applied a stream record, instead of hoping a fixed pause is
@@ -614,7 +614,8 @@ func recordsApplied(t *testing.T, out string) int {
 	if !ok {
 		t.Fatalf("no cutover-check line:\n%s", out)
 	}
-	if _, err := fmt.Sscanf(rest, "%d stream records applied", &n); err != nil {
+	count, _, _ := strings.Cut(rest, " stream record")
+	if _, err := fmt.Sscanf(strings.ReplaceAll(count, ",", ""), "%d", &n); err != nil {
 		t.Fatalf("cutover-check line: %v:\n%s", err, out)
 	}
 	return n

@@ -301,9 +301,8 @@ func runs(tmp string) int {
 	return len(m)
 }
 
-// TestOutOfCoreUsage: a --tmp-dir that cannot be written, a bad
-// --memory, and a dry run of several layouts (--layout all) over the
-// budget exit 2 with what to do.
+// TestOutOfCoreUsage: a --tmp-dir that cannot be written and a bad
+// --memory exit 2 with what to do.
 func TestOutOfCoreUsage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	os.WriteFile(file, nil, 0o644)
@@ -316,7 +315,6 @@ func TestOutOfCoreUsage(t *testing.T) {
 		{"tmp dir missing", []string{"--out", t.TempDir() + "/o", "--force-out-of-core", "--tmp-dir", "/nonexistent/treeport"}, "give a directory it can write"},
 		{"memory not a size", []string{"--out", t.TempDir() + "/o", "--memory", "lots"}, "is not a size"},
 		{"memory too small", []string{"--out", t.TempDir() + "/o", "--memory", "1000"}, "at least 1MiB"},
-		{"dry run of all layouts over the budget", []string{"--dry-run", "--force-out-of-core", "--layout", "all"}, "one --layout at a time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"import", "--in", "fixtures/folders.json"}

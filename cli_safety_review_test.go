@@ -134,7 +134,7 @@ func TestSafetyReviewFollowOverForeignItem(t *testing.T) {
 	if !slices.Contains(got, itemLines([]layouts.Item{user})[0]) {
 		t.Fatalf("the follow wrote over the user NODE#N99 (exit %d):\n%s\ntable:\n%s", cmd.ProcessState.ExitCode(), out, strings.Join(got, "\n"))
 	}
-	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out.String(), `cannot hold node "N99"`) || !strings.Contains(out.String(), "another entity") || !strings.Contains(out.String(), "1 nodes held") {
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(out.String(), `cannot hold node "N99"`) || !strings.Contains(out.String(), "another entity") || !strings.Contains(out.String(), "1 node held") {
 		t.Fatalf("follower: exit %d, want N99 held, naming the user's item, and not 0:\n%s", code, out)
 	}
 }

@@ -17,7 +17,8 @@
 #
 # With OOC_DRYRUN=1, each run is `import --dry-run --json` instead of
 # --out, and the plans (printed JSON) are compared instead of the data
-# files. OOC_ARGS adds flags to every run (--shard 0/4, say).
+# files (LAYOUT all: every layout's plan, one after the other out of
+# core). OOC_ARGS adds flags to every run (--shard 0/4, say).
 set -euo pipefail
 nodes=${1:?NODES}
 memory=${2:?MEMORY}

@@ -485,7 +485,7 @@ func resumePlan(ck *applyCheckpoint, o *importer.OutOfCore) (*Summary, error) {
 		got, said := counted[r], summary.ByReason[r]
 		if said == nil || got.Puts != said.Puts || got.Deletes != said.Deletes || got.WCU != said.WCU {
 			return nil, refuse(&statefile.Error{Path: ck.planPath,
-				Why: fmt.Sprintf("its %s operations (%d puts, %d deletes) are not what its summary says: it was edited", r, got.Puts, got.Deletes),
+				Why: fmt.Sprintf("its %s operations (%s, %s) are not what its summary says: it was edited", r, units.Count(int64(got.Puts), "put"), units.Count(int64(got.Deletes), "delete")),
 				Do:  "delete the checkpoint and the files beside it (CHECKPOINT.*) to plan again"})
 		}
 	}

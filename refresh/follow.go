@@ -925,8 +925,8 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 		} else {
 			res.Follow.Resumed = true
 			ck.Records = saved.Records
-			fmt.Fprintf(log, "resuming the stream of %s from checkpoint %s (saved %s ago, %d records applied before); %s and %s are read again and only their differences written\n",
-				opts.From, ckPath, age.Round(time.Second), saved.Records, opts.From, opts.Table)
+			fmt.Fprintf(log, "resuming the stream of %s from checkpoint %s (saved %s ago, %s applied before); %s and %s are read again and only their differences written\n",
+				opts.From, ckPath, age.Round(time.Second), units.Count(saved.Records, "record"), opts.From, opts.Table)
 		}
 	}
 	// The copy reads A (and B) with consistent reads: a change made just
@@ -979,7 +979,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 		res.Took = time.Since(opts.Started)
 		return res, ddbwrite.ErrInterrupted
 	}
-	fmt.Fprintf(log, "follow: idle for %s after %d records: verifying %s against %s (consistent reads)\n", fo.Idle, res.Follow.Records, opts.Table, opts.From)
+	fmt.Fprintf(log, "follow: idle for %s after %s: verifying %s against %s (consistent reads)\n", fo.Idle, units.Count(res.Follow.Records, "record"), opts.Table, opts.From)
 	res.Verify, err = verifySource(ctx, opts)
 	if errors.Is(err, errSourceInvalid) {
 		// The verification's answer (B is not exact), not a failure.
@@ -1061,13 +1061,14 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 	progress := func() {
 		all, done := reader.Shards()
 		rate := float64(f.res.Records-startRecords) / max(time.Since(started).Seconds(), 1e-3)
-		line := fmt.Sprintf("follow: %d records applied (%.1f/s), lag %s, %d puts and %d deletes in %s, %s (%d closed and read)",
-			f.res.Records, rate, f.lag().Round(time.Millisecond), f.res.Puts, f.res.Deletes, f.opts.Table, units.Count(int64(all), "shard"), done)
+		line := fmt.Sprintf("follow: %s applied (%.1f/s), lag %s, %s and %s in %s, %s (%s closed and read)",
+			units.Count(f.res.Records, "record"), rate, f.lag().Round(time.Millisecond), units.Count(f.res.Puts, "put"), units.Count(f.res.Deletes, "delete"),
+			f.opts.Table, units.Count(int64(all), "shard"), units.Thousands(int64(done)))
 		if len(f.held) > 0 {
-			line += fmt.Sprintf(", %d nodes held (A not a valid tree there)", len(f.held))
+			line += fmt.Sprintf(", %s held (A not a valid tree there)", units.Count(int64(len(f.held)), "node"))
 		}
 		if n := f.res.DeadLettered; n > 0 {
-			line += fmt.Sprintf(", %d items refused by DynamoDB (dead letters in %s)", n, f.opts.DeadLetter)
+			line += fmt.Sprintf(", %s refused by DynamoDB (dead letters in %s)", units.Count(n, "item"), f.opts.DeadLetter)
 		}
 		fmt.Fprintln(f.log, line)
 		lastLog = time.Now()

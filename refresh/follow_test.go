@@ -824,7 +824,7 @@ func waitForRound(t *testing.T, log *syncBuffer, text string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, after, ok := strings.Cut(log.String(), text)
-		if ok && strings.Contains(after, " records applied (") {
+		if ok && strings.Contains(after, " applied (") {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
@@ -56,8 +55,9 @@ func migrateOutOfCore(ctx context.Context, opts MigrateOptions) (bool, error) {
 // is not read as a plan would read it: its items are then only ever
 // put, never deleted, and each put is of an item this copy owns: the one
 // the same node's items of the in-memory migrate would be. The copy is
-// verified by counting the destination's items, with consistent reads,
-// against the items the layout wants. A destination that holds items is
+// verified by content (verifyContent): the destination's items (this
+// shard's), read with consistent reads, against the items the layout
+// wants, key by key and digest by digest. A destination that holds items is
 // refreshed by a plan out of core (migrateOOCRefresh).
 func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	o := opts.Input.OutOfCore
@@ -157,7 +157,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		return res, err
 	}
 	if !lt.AlreadyDone {
-		res.Verify, err = verifyCount(ctx, opts, res.Apply.Summary)
+		res.Verify, err = verifyContent(ctx, opts, in, dir, res.Apply.Summary)
 		if err != nil {
 			return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
 		}
@@ -267,51 +267,4 @@ func oocApplyResult(opts MigrateOptions, lt *importer.TableResult, resumed bool)
 	}
 	s.Total = *s.ByReason[ReasonNew]
 	return &ApplyResult{Summary: s, Resumed: resumed, Run: lt.Run, Took: lt.Took}
-}
-
-// verifyCount counts the destination's items with consistent reads: the
-// copy is exact when it holds as many as the layout wants (it was empty,
-// and every item written is one of them). Under --shard it counts the
-// items this copy owns (their partition keys read), against its own.
-func verifyCount(ctx context.Context, opts MigrateOptions, want *Summary) (*Summary, error) {
-	var n int64
-	var start map[string]types.AttributeValue
-	pk := opts.Layout.Table().PK.Name
-	for {
-		in := &dynamodb.ScanInput{TableName: aws.String(opts.Table), Select: types.SelectCount,
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start}
-		if opts.Shard.Of > 1 {
-			in.Select, in.ProjectionExpression, in.ExpressionAttributeNames = types.SelectSpecificAttributes, aws.String("#pk"), map[string]string{"#pk": pk}
-		}
-		out, err := opts.Client.Scan(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		if opts.Shard.Of > 1 {
-			for _, item := range out.Items {
-				if opts.Shard.OwnsValue(item[pk]) {
-					n++
-				}
-			}
-		} else {
-			n += int64(out.Count)
-		}
-		if start = out.LastEvaluatedKey; start == nil {
-			break
-		}
-	}
-	s := &Summary{Table: want.Table, Layout: want.Layout, Shard: want.Shard, ByReason: map[Reason]*Count{},
-		TableNodes: want.SnapshotNodes, TableItems: n, SnapshotNodes: want.SnapshotNodes, SnapshotItems: want.SnapshotItems}
-	for _, r := range Reasons {
-		s.ByReason[r] = &Count{}
-	}
-	if n < want.SnapshotItems {
-		s.Total.Puts = want.SnapshotItems - n
-	} else {
-		s.Total.Deletes = n - want.SnapshotItems
-	}
-	if s.Changes() > 0 {
-		s.TableNodes = 0
-	}
-	return s, nil
 }

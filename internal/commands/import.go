@@ -108,11 +108,12 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := importer.ReadInput(c.Context, importer.InputOptions{
+	inOpts := importer.InputOptions{
 		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors"),
 		OnProgress: func(records int) { reading.step("reading "+inPath+" (records)", int64(records), -1) },
 		OutOfCore:  ooc,
-	})
+	}
+	in, err := importer.ReadInput(c.Context, inOpts)
 	reading.finish()
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func runImport(c *cli.Context) error {
 	if dryRun {
 		// Out of core, the plan's own passes tell reading how far they are.
 		defer reading.finish()
-		return dryRunPlans(c, in, ls, onInvalid, maxErrors, stderr)
+		return dryRunPlans(c, in, inOpts, ls, onInvalid, maxErrors, stderr)
 	}
 
 	l := ls[0]
@@ -266,8 +267,12 @@ func checkImportInput(c *cli.Context, in *importer.Input, l layouts.Layout, inPa
 	return err
 }
 
-// dryRunPlans prints what a load would do for each layout.
-func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInvalid string, maxErrors int, stderr io.Writer) error {
+// dryRunPlans prints what a load would do for each layout. An input read
+// out of core was checked against the first layout alone (its passes
+// check one layout as they place the nodes): each other layout reads it
+// again, out of core, in passes of its own, one layout at a time, so that
+// the peak stays under --memory whatever the number of layouts.
+func dryRunPlans(c *cli.Context, in *importer.Input, inOpts importer.InputOptions, ls []layouts.Layout, onInvalid string, maxErrors int, stderr io.Writer) error {
 	var plans []*importer.Plan
 	invalid := 0
 	prog := newProgress(c)
@@ -276,16 +281,21 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 		stage := func(what string, done, total int64) {
 			prog.step(fmt.Sprintf("dry run: %s (%d/%d): %s", l.Name(), k+1, len(ls), what), done, total)
 		}
-		plan, problems, err := importer.PlanLayout(c.Context, in, l, pricing.Default, stage)
+		plan, problems, more, err := planLayout(c, in, inOpts, k > 0, l, stage)
 		if err != nil {
 			return err
+		}
+		if k == 0 && in.OutOfCore() && len(ls) > 1 {
+			// Its sorts' buffers are the first layout's: the next
+			// layout's passes take the whole budget.
+			in.Close()
 		}
 		plan.Project(l, c.Float64("max-wcu"))
 		if len(problems) > 0 {
 			if len(ls) > 1 {
 				fmt.Fprintf(stderr, "%s:\n", l.Name())
 			}
-			printProblems(stderr, problems, maxErrors, in.MoreProblems())
+			printProblems(stderr, problems, maxErrors, more)
 			invalid++
 		}
 		plans = append(plans, plan)
@@ -304,6 +314,29 @@ func dryRunPlans(c *cli.Context, in *importer.Input, ls []layouts.Layout, onInva
 		return fmt.Errorf("%w: the input has problems (above); a load with --on-invalid=fail would write nothing", importer.ErrInvalid)
 	}
 	return nil
+}
+
+// planLayout is one layout's plan of dryRunPlans, with its problems and
+// the count of those not kept. When again is set and in was read out of
+// core, the input is read again, out of core, checked against l, and its
+// temporary files are removed once l is planned.
+func planLayout(c *cli.Context, in *importer.Input, inOpts importer.InputOptions, again bool, l layouts.Layout, stage importer.PlanProgress) (*importer.Plan, []*transform.RowError, int, error) {
+	if again && in.OutOfCore() {
+		o := *inOpts.OutOfCore
+		// The first read chose the passes: every layout is planned the
+		// same way, whatever the input's size.
+		o.Layout, o.Force = l, true
+		o.OnPhase = func(phase string, done, total int64) { stage("out of core: "+phase, done, total) }
+		inOpts.OutOfCore, inOpts.OnProgress = &o, func(records int) { stage("reading "+inOpts.Path+" (records)", int64(records), -1) }
+		lin, err := importer.ReadInput(c.Context, inOpts)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer lin.Close()
+		in = lin
+	}
+	plan, problems, err := importer.PlanLayout(c.Context, in, l, pricing.Default, stage)
+	return plan, problems, in.MoreProblems(), err
 }
 
 func printPlans(w io.Writer, in *importer.Input, plans []*importer.Plan) {

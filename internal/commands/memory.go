@@ -52,9 +52,9 @@ func parseSize(s string) (int64, error) {
 const minMemory = 1 << 20
 
 // outOfCoreOptions reads --memory and --tmp-dir. The out-of-core passes
-// check the input against one layout: a dry run of one is planned out of
-// core when it does not fit; one of several layouts (--layout all) is
-// planned in memory, and refused (exit 2) when it does not fit.
+// check the input against one layout, the first of ls: a dry run of
+// several layouts (--layout all) that does not fit reads the input again
+// for each of the others (dryRunPlans).
 func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progress) (*importer.OutOfCore, error) {
 	mem, err := parseSize(c.String("memory"))
 	if err != nil {
@@ -76,9 +76,6 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 		// A dry run out of core plans from the passes, which check the
 		// input against one layout.
 		o.Plan = true
-		if len(ls) > 1 {
-			o.Refuse = fmt.Sprintf("a dry run of several layouts plans them in memory, and this input's forest does not fit in --memory %s: give a larger --memory, or one --layout at a time (a dry run of one layout runs out of core)", c.String("memory"))
-		}
 	}
 	return o, nil
 }

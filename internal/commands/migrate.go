@@ -244,10 +244,11 @@ func runMigrateFollow(c *cli.Context, opts refresh.MigrateOptions, started time.
 	case err != nil && !errors.Is(err, errInterrupted):
 		verdict = "not verified (" + userMessage(err) + ")"
 	}
-	line := fmt.Sprintf("cutover-check: %d stream records applied (%.1f/s over %s; %d puts, %d deletes in %s), lag at end %s, %d nodes held, verify: %s",
-		fr.Records, fr.RecordsPerSecond, fr.Following.Round(time.Second), fr.Puts, fr.Deletes, opts.Table, fr.Lag.Round(time.Millisecond), fr.Held, verdict)
+	line := fmt.Sprintf("cutover-check: %s applied (%.1f/s over %s; %s, %s in %s), lag at end %s, %s held, verify: %s",
+		units.Count(fr.Records, "stream record"), fr.RecordsPerSecond, fr.Following.Round(time.Second), units.Count(fr.Puts, "put"), units.Count(fr.Deletes, "delete"),
+		opts.Table, fr.Lag.Round(time.Millisecond), units.Count(int64(fr.Held), "node"), verdict)
 	if fr.DeadLettered > 0 {
-		line += fmt.Sprintf(", %d items refused by DynamoDB (dead letters in %s)", fr.DeadLettered, opts.DeadLetter)
+		line += fmt.Sprintf(", %s refused by DynamoDB (dead letters in %s)", units.Count(fr.DeadLettered, "item"), opts.DeadLetter)
 	}
 	if err := writeFollowReport(opts.Report, res); err != nil {
 		return err

@@ -1,6 +1,7 @@
 // Package itemdigest compares DynamoDB items by value in a word each
 // (Digester) and encodes their primary keys as strings (KeyOf, DecodeKey):
-// what plan, apply, edit and follow hold of a table instead of its items.
+// what plan, apply, edit and follow hold of a table instead of its items;
+// and compares the items a job wants with a table's, out of core (Diff).
 package itemdigest
 
 import (
