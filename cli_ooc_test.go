@@ -295,10 +295,12 @@ func TestOutOfCoreSignal(t *testing.T) {
 	}
 }
 
-// runs counts the files in the passes' directories below tmp.
+// runs counts the sorted runs and spools in the passes' directories below
+// tmp (not their lock file).
 func runs(tmp string) int {
-	m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*", "*"))
-	return len(m)
+	m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*", "run-*"))
+	s, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*", "spool-*"))
+	return len(m) + len(s)
 }
 
 // TestOutOfCoreUsage: a --tmp-dir that cannot be written and a bad
