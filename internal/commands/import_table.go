@@ -242,6 +242,12 @@ func newProgress(c *cli.Context) *progress {
 }
 
 func (p *progress) update(pr ddbwrite.RunProgress) {
+	if p.out != nil && p.bar != nil && p.desc != "" {
+		// A stage's bar (step: the out-of-core passes of apply or
+		// migrate) gives way to the writes'.
+		_ = p.bar.Finish()
+		p.bar, p.desc = nil, ""
+	}
 	if p.out != nil && p.bar == nil {
 		p.bar = progressbar.NewOptions64(pr.Total,
 			progressbar.OptionSetWriter(p.out),
