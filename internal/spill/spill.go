@@ -7,10 +7,13 @@
 // A directory holds a lock file that its process keeps locked until it
 // removes the directory or dies (the kernel drops the lock with the
 // process, SIGKILL too). A later run that finds a treeport-* directory
-// whose lock nobody holds knows it is one of treeport's, left by a
-// process that is gone, and removes it; one without a lock file (another
-// program's, or a platform without locks) it never removes, and names in
-// a warning when it is older than a day.
+// whose lock nobody holds, and whose lock file names this host, knows it
+// is one of treeport's, left by a process that is gone, and removes it.
+// One without a lock file (another program's, or a platform without
+// locks), or whose lock names another host (a --tmp-dir on a volume that
+// several machines share, whose file system may not carry their locks to
+// each other), it never removes, and names in a warning when it is older
+// than a day.
 package spill
 
 import (
@@ -69,6 +72,9 @@ func New(tmp, name, what string) (*Dir, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w %s: %v (%s writes its sorted runs there: give a directory it can write)", ErrTmpDir, tmp, err, what)
 	}
+	// The host, for Sweep: a lock is only proof of a dead process on the
+	// machine that took it.
+	fmt.Fprintf(d.lock, "host %s\npid %d\n", hostname(), os.Getpid())
 	if !lock(d.lock) {
 		// No lock on this platform or file system: the directory is
 		// removed at the end all the same, and never by another run.
@@ -156,12 +162,16 @@ func Sweep(tmp string, warn func(string)) {
 }
 
 // deadLock reads the lock file of the directory path: dead when it has one
-// that nobody holds and that is older than lockGrace; locked when it has
-// one at all.
+// that names this host, that nobody holds and that is older than
+// lockGrace; locked when it has one at all that names this host (another
+// host's is neither: named when old, never removed).
 func deadLock(path string) (dead, locked bool) {
 	name := filepath.Join(path, LockName)
-	info, err := os.Stat(name)
-	if err != nil {
+	info, err := os.Lstat(name)
+	if err != nil || !info.Mode().IsRegular() {
+		return false, false
+	}
+	if b, err := os.ReadFile(name); err != nil || !strings.HasPrefix(string(b), "host "+hostname()+"\n") {
 		return false, false
 	}
 	if time.Since(info.ModTime()) < lockGrace {
@@ -175,4 +185,10 @@ func deadLock(path string) (dead, locked bool) {
 	// Locked here, the directory is this process's to remove: a run that
 	// is gone cannot take it back.
 	return lock(f), true
+}
+
+// hostname is this machine's name, or "" when it has none.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }

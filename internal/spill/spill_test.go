@@ -16,23 +16,27 @@ import (
 func TestSweep(t *testing.T) {
 	tmp := t.TempDir()
 	old := time.Now().Add(-2 * StaleAge)
-	mk := func(name string, lock bool, at time.Time) string {
+	mkHost := func(name string, lock bool, host string, at time.Time) string {
 		dir := filepath.Join(tmp, name)
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(dir, "run-1"), []byte("x"), 0o600)
 		if lock {
-			os.WriteFile(filepath.Join(dir, LockName), nil, 0o600)
+			os.WriteFile(filepath.Join(dir, LockName), []byte("host "+host+"\npid 1\n"), 0o600)
 			os.Chtimes(filepath.Join(dir, LockName), at, at)
 		}
 		os.Chtimes(dir, at, at)
 		return dir
 	}
+	mk := func(name string, lock bool, at time.Time) string { return mkHost(name, lock, hostname(), at) }
 	dead := mk("treeport-plan-1", true, time.Now().Add(-2*lockGrace))
 	fresh := mk("treeport-plan-2", true, time.Now()) // its maker locks it next
 	foreign := mk("treeport-notes", false, old)
 	recent := mk("treeport-other", false, time.Now())
+	// A lock another host took, on a shared volume: its process may be
+	// alive there whatever the lock here says.
+	otherHost := mkHost("treeport-plan-3", true, hostname()+"-another", old)
 	mine := mk("unrelated-dir", false, old)
 	live, err := New(tmp, "ooc", "a test")
 	if err != nil {
@@ -45,13 +49,13 @@ func TestSweep(t *testing.T) {
 	for _, c := range []struct {
 		dir  string
 		gone bool
-	}{{dead, true}, {fresh, false}, {foreign, false}, {recent, false}, {mine, false}, {live.Path, false}} {
+	}{{dead, true}, {fresh, false}, {foreign, false}, {recent, false}, {mine, false}, {live.Path, false}, {otherHost, false}} {
 		if _, err := os.Stat(c.dir); os.IsNotExist(err) != c.gone {
 			t.Errorf("%s: removed %v, want %v", filepath.Base(c.dir), os.IsNotExist(err), c.gone)
 		}
 	}
 	text := strings.Join(said, "\n")
-	if !strings.Contains(text, "removed "+dead) || !strings.Contains(text, foreign) || strings.Contains(text, recent) || strings.Contains(text, live.Path) || strings.Contains(text, mine) {
+	if !strings.Contains(text, "removed "+dead) || !strings.Contains(text, foreign) || !strings.Contains(text, otherHost) || strings.Contains(text, recent) || strings.Contains(text, live.Path) || strings.Contains(text, mine) {
 		t.Errorf("warnings:\n%s", text)
 	}
 	said = nil
