@@ -83,7 +83,7 @@ func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
 			}
 		}
 	}
-	for i, err := range linkCycles(f, links) {
+	for i, err := range linkCycles(func(i int32) string { return f.ID(int(i)) }, links) {
 		bad[i] = err
 		delete(links, i)
 	}
@@ -104,8 +104,8 @@ func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
 
 // linkCycles returns the problem of each link that is on a cycle of
 // links, naming the cycle's ids in link order from the one first in the
-// input.
-func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
+// input (the lowest index: id gives each one's id).
+func linkCycles(id func(int32) string, links map[int32]int32) map[int32]error {
 	const (
 		unseen = iota
 		walking
@@ -139,7 +139,7 @@ func linkCycles(f *transform.Forest, links map[int32]int32) map[int32]error {
 				cycle = append(slices.Clone(cycle[m:]), cycle[:m]...)
 				ids := make([]string, 0, len(cycle)+1)
 				for _, c := range cycle {
-					ids = append(ids, fmt.Sprintf("%q", f.ID(int(c))))
+					ids = append(ids, fmt.Sprintf("%q", id(c)))
 				}
 				ids = append(ids, ids[0])
 				err := fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, strings.Join(ids, " → "))

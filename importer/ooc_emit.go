@@ -152,11 +152,14 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		text = setPath(&node, path, delim, text)
+		if node.Link, err = s.links.linkPath(rec.ID); err != nil {
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: err}
+		}
 		var lerr error
 		if keepFn != nil {
 			// Emit's items are the caller's to keep: the layout builds
 			// them as maps of their own, from the record as Next read it.
-			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path, Inner: node.Inner}
+			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path, Link: node.Link, Inner: node.Inner}
 			full.Record.Raw = nil
 			lerr = opts.Layout.Items(&full, emitMap)
 		} else {
