@@ -34,6 +34,14 @@ var oocLinkInputs = []struct{ name, jsonl string }{
 {"id":"e","parent_id":"a","link_to":"b"}
 {"id":"f","parent_id":"a","link_to":"a"}
 `},
+	{"a cycle of links, parent and child", `{"id":"r"}
+{"id":"a","parent_id":"r","link_to":"b"}
+{"id":"b","parent_id":"a","link_to":"c"}
+{"id":"c","parent_id":"b","link_to":"a"}
+{"id":"k","parent_id":"r","Key":"x","link_to":"r"}
+{"id":"k2","parent_id":"k","Key":"x"}
+{"id":"t","parent_id":"r","link_to":"c"}
+`},
 	{"a link to an id not in the input", `{"id":"a"}
 {"id":"b","parent_id":"a","link_to":"zz"}
 {"id":"c","parent_id":"a","link_to":""}
@@ -184,7 +192,7 @@ func TestOutOfCoreLinksTable(t *testing.T) {
 	env := awsEnv(endpoint)
 	dir := t.TempDir()
 	paths := writeLinkInputs(t, dir)
-	for _, k := range []int{0, 9} {
+	for _, k := range []int{0, 10} {
 		in := paths[k]
 		var items [2][]string
 		for m, extra := range [][]string{nil, oocArgs(t.TempDir())} {

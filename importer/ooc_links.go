@@ -95,21 +95,41 @@ func (s *oocState) withLinks(in *Input, check oocChecker, perRecord bool) (oocCh
 	if len(lk.errs) == 0 {
 		return check, nil
 	}
+	// each is the problem check gives node id; a cycle's problem, which
+	// its links share, given to the parent too goes with the parent
+	// without a problem of its own, as transform.Forest.Check does.
+	var each oocChecker
 	if perRecord {
-		return func(id string, st *transform.Stats) error {
+		each = func(id string, st *transform.Stats) error {
 			if err := check(id, st); err != nil {
 				return err
 			}
 			return lk.errs[id]
-		}, nil
+		}
+	} else {
+		each = func(id string, st *transform.Stats) error {
+			if err := lk.errs[id]; err != nil {
+				return err
+			}
+			return check(id, st)
+		}
 	}
 	return func(id string, st *transform.Stats) error {
-		if err := lk.errs[id]; err != nil {
-			return err
+		err := each(id, st)
+		if err != nil && st.ParentID != "" && lk.errs[id] == err && lk.errs[st.ParentID] == err && each(st.ParentID, &transform.Stats{}) == err {
+			return &sameAsParent{err}
 		}
-		return check(id, st)
+		return err
 	}, nil
 }
+
+// sameAsParent is a node's problem that is its parent's very error: the
+// node goes with its parent, without a problem of its own (see
+// transform.Forest.Check; resolve).
+type sameAsParent struct{ err error }
+
+func (e *sameAsParent) Error() string { return e.err.Error() }
+func (e *sameAsParent) Unwrap() error { return e.err }
 
 // readLinksOOC reads the input again for its links (nil: it has none).
 func (in *Input) readLinksOOC(o *OutOfCore) (*oocLinks, error) {

@@ -672,11 +672,14 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	if unknown {
 		cerr = transform.WithoutKeyLengths(cerr)
 	}
+	var same *sameAsParent
 	if cerr != nil {
 		origin = true
 		n.flags |= fRejected
 		if n.flags&fOrigin != 0 && n.flags&fOriginKey != 0 && errors.Is(cerr, transform.ErrKeyTooLong) && transform.WithoutKeyLengths(cerr) == nil {
 			originKey = true // its parent's problem, longer
+		} else if errors.As(cerr, &same) && n.flags&fOrigin != 0 {
+			// its parent's problem, the same (a cycle of links)
 		} else {
 			originKey = errors.Is(cerr, transform.ErrKeyTooLong)
 			s.checked.add(n.row, s.rowError(n.file, n.line, n.id, cerr))
