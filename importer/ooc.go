@@ -258,7 +258,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	}
 	return &oocState{opts: o, dir: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
-		measure:  layouts.NewMeasure(o.Layout), links: o.links,
+		measure: layouts.NewMeasure(o.Layout), links: o.links,
 		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil
 }
 
