@@ -63,6 +63,7 @@ type oocLink struct {
 // oocLinkNode is a link's node or a target, as a round's passes resolved
 // it.
 type oocLinkNode struct {
+	target    bool  // some link's target: its path is kept
 	seen      bool  // the passes resolved it: an id of the input
 	row       int64 // its first record's row
 	place     string
@@ -74,7 +75,10 @@ type oocLinkNode struct {
 
 // oocLinkBytes is about what a link costs in memory, beside its ids and
 // its target's path: two map entries and their records.
-const oocLinkBytes = 200
+const oocLinkBytes = 240
+
+// oocLinkErrBytes is what a bad link's problem costs beside its text.
+const oocLinkErrBytes = 64
 
 // withLinks returns check with the links' problems of the round (a node's
 // problem first, but after a record's reserved names, as checkLayout
@@ -89,7 +93,7 @@ func (s *oocState) withLinks(in *Input, check oocChecker, perRecord bool) (oocCh
 	}
 	lk := s.links
 	for _, n := range lk.nodes {
-		*n = oocLinkNode{}
+		*n = oocLinkNode{target: n.target}
 	}
 	lk.again = false
 	if len(lk.errs) == 0 {
@@ -172,6 +176,7 @@ func (in *Input) readLinksOOC(o *OutOfCore) (*oocLinks, error) {
 				lk.nodes[l.target] = &oocLinkNode{}
 				lk.bytes += int64(len(l.target))
 			}
+			lk.nodes[l.target].target = true
 		}
 		lk.links[id] = l
 		if lk.nodes[id] == nil {
@@ -206,12 +211,14 @@ func (lk *oocLinks) seen(s *oocState, n *oocNode) {
 		return
 	}
 	ln.seen, ln.row = true, n.row
+	lk.bytes -= int64(len(ln.place))
 	ln.place = "see " + s.place(n.file, n.line)
+	lk.bytes += int64(len(ln.place))
 	ln.build = n.flags&fBuild != 0
 	ln.rejected = n.flags&fRejected != 0
 	lk.bytes -= ln.pathBytes
 	ln.path, ln.pathBytes = nil, 0
-	if !ln.rejected {
+	if !ln.rejected && ln.target {
 		ln.path = make([]string, len(n.path))
 		for k, id := range n.path {
 			ln.path[k] = strings.Clone(id)
@@ -231,8 +238,11 @@ func (lk *oocLinks) settle(path string, o *OutOfCore) error {
 		lk.first = true
 		if errs := lk.firstProblems(); len(errs) > 0 {
 			lk.errs = errs
+			for _, err := range errs {
+				lk.bytes += int64(len(err.Error())) + oocLinkErrBytes
+			}
 			lk.again = true
-			return nil
+			return lk.fits(path, o)
 		}
 	}
 	// rejectLinksToRejected's: a good link not rejected, whose target is.
@@ -248,9 +258,10 @@ func (lk *oocLinks) settle(path string, o *OutOfCore) error {
 			lk.errs = map[string]error{}
 		}
 		lk.errs[id] = fmt.Errorf("%w: %s %q: the target was rejected (%s)", transform.ErrLink, transform.LinkAttr, l.target, t.place)
+		lk.bytes += int64(len(lk.errs[id].Error())) + oocLinkErrBytes
 		lk.again = true
 	}
-	return nil
+	return lk.fits(path, o)
 }
 
 // firstProblems is readLinks out of core: the problem of each link whose
@@ -294,16 +305,9 @@ func (lk *oocLinks) firstProblems() map[string]error {
 		delete(good, i)
 	}
 	// A link to a link that is bad is bad too, down every chain.
-	for changed := true; changed; {
-		changed = false
-		for i, t := range good {
-			if _, ok := bad[ids[t]]; ok {
-				bad[ids[i]] = fmt.Errorf("%w: %s %q: the target is a link that cannot be written", transform.ErrLink, transform.LinkAttr, ids[t])
-				delete(good, i)
-				changed = true
-			}
-		}
-	}
+	badChains(good, func(i int32) bool { _, ok := bad[ids[i]]; return ok }, func(i, t int32) {
+		bad[ids[i]] = badChainError(ids[t])
+	})
 	return bad
 }
 

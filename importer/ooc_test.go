@@ -457,3 +457,38 @@ func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksLongChain: a long chain of links to a bad one makes every link
+// of it bad, in memory and out of core alike, with the same problems, in
+// time linear in the links (badChains: a pass over the links for each
+// step of the chain took minutes for this one).
+func TestLinksLongChain(t *testing.T) {
+	l, err := layouts.New("prefix", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000
+	var b strings.Builder
+	b.WriteString("id,parent_id,link_to\nr,,\n")
+	for k := range n {
+		fmt.Fprintf(&b, "n%d,r,n%d\n", k, k+1) // n30000 is not an id
+	}
+	path := writeTemp(t, "chain.csv", []byte(b.String()))
+	var got [2][]string
+	for m, o := range []*OutOfCore{nil, {Memory: 256 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}} {
+		in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range in.CheckLayout(l) {
+			got[m] = append(got[m], p.Error())
+		}
+		in.Close()
+	}
+	if len(got[0]) != n || !slices.Equal(got[0], got[1]) {
+		t.Fatalf("%d problems in memory, %d out of core (want %d, the same)", len(got[0]), len(got[1]), n)
+	}
+	if want := `chain.csv:4: id "n1": transform: bad link: link_to "n2": the target is a link that cannot be written`; !strings.HasSuffix(got[1][1], want) {
+		t.Errorf("n1's problem: %s, want …%s", got[1][1], want)
+	}
+}
