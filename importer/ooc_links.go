@@ -83,9 +83,9 @@ const oocLinkErrBytes = 64
 // withLinks returns check with the links' problems of the round (a node's
 // problem first, but after a record's reserved names, as checkLayout
 // gives them), reading the input again for its links in the first round.
-func (s *oocState) withLinks(in *Input, check oocChecker, perRecord bool) (oocChecker, error) {
+func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, perRecord bool) (oocChecker, error) {
 	if s.links == nil {
-		lk, err := in.readLinksOOC(s.opts)
+		lk, err := in.readLinksOOC(ctx, s.opts)
 		if err != nil || lk == nil {
 			return check, err
 		}
@@ -136,15 +136,21 @@ func (e *sameAsParent) Error() string { return e.err.Error() }
 func (e *sameAsParent) Unwrap() error { return e.err }
 
 // readLinksOOC reads the input again for its links (nil: it has none).
-func (in *Input) readLinksOOC(o *OutOfCore) (*oocLinks, error) {
+func (in *Input) readLinksOOC(ctx context.Context, o *OutOfCore) (*oocLinks, error) {
 	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	lk := &oocLinks{budget: int64(o.sortBudget()), links: map[string]*oocLink{}, nodes: map[string]*oocLinkNode{}}
-	for {
-		rec, err := src.Next(context.Background())
+	over := 0 // the links, once they are over the budget
+	for k := 0; ; k++ {
+		if k&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		rec, err := src.Next(ctx)
 		if err == io.EOF {
 			break
 		}
@@ -157,6 +163,15 @@ func (in *Input) readLinksOOC(o *OutOfCore) (*oocLinks, error) {
 		}
 		v, ok := rec.Attrs[transform.LinkAttr]
 		if !ok {
+			continue
+		}
+		if over > 0 {
+			// Counted, for the refusal to say what they need.
+			over++
+			lk.bytes += int64(len(rec.ID)) + oocLinkBytes
+			if s, ok := v.(*types.AttributeValueMemberS); ok && s != nil {
+				lk.bytes += int64(len(s.Value))
+			}
 			continue
 		}
 		if _, ok := lk.links[rec.ID]; ok {
@@ -183,9 +198,12 @@ func (in *Input) readLinksOOC(o *OutOfCore) (*oocLinks, error) {
 			lk.nodes[id] = &oocLinkNode{}
 		}
 		lk.bytes += int64(len(id)) + oocLinkBytes
-		if err := lk.fits(in.Opts.Path, o); err != nil {
-			return nil, err
+		if lk.bytes > lk.budget {
+			over = len(lk.links)
 		}
+	}
+	if over > 0 {
+		return nil, lk.refuse(in.Opts.Path, o, over)
 	}
 	if len(lk.links) == 0 {
 		return nil, nil
@@ -198,9 +216,15 @@ func (lk *oocLinks) fits(path string, o *OutOfCore) error {
 	if lk.bytes <= lk.budget {
 		return nil
 	}
-	return fmt.Errorf("%w: %s has more %s links than --memory %s holds out of core (%d links, about %d bytes each with their targets' paths; "+
-		"the links are held in a sixth of it): give more --memory",
-		ddbwrite.ErrUsage, path, transform.LinkAttr, units.SizeText(o.Memory), len(lk.links), lk.bytes/int64(max(len(lk.links), 1)))
+	return lk.refuse(path, o, len(lk.links))
+}
+
+// refuse is the usage error of n links that do not fit their part of the
+// budget, which says the --memory they need at least.
+func (lk *oocLinks) refuse(path string, o *OutOfCore, n int) error {
+	return fmt.Errorf("%w: %s has more %s links than --memory %s holds out of core (%d links, about %d bytes each with their problems and targets' paths; "+
+		"the links are held in a sixth of it): give --memory %s or more",
+		ddbwrite.ErrUsage, path, transform.LinkAttr, units.SizeText(o.Memory), n, lk.bytes/int64(max(n, 1)), units.SizeText(6*lk.bytes+(1<<20)))
 }
 
 // seen records what the passes resolved of node n, when it is a link or a

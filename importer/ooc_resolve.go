@@ -199,7 +199,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	if b.err != nil {
 		return b.err
 	}
-	check, err := in.oocCheck(s.layout)
+	check, err := in.oocCheck(ctx, s.layout)
 	if err != nil {
 		return err
 	}
@@ -728,12 +728,12 @@ type oocChecker func(id string, s *transform.Stats) error
 // oocCheck is the check CheckLayout runs, for an input read out of core:
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
-func (in *Input) oocCheck(l layouts.Layout) (oocChecker, error) {
+func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
 	check, perRecord, err := in.oocLayoutCheck(l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
 	}
-	return in.ooc.withLinks(in, check, perRecord)
+	return in.ooc.withLinks(ctx, in, check, perRecord)
 }
 
 // oocLayoutCheck is oocCheck without the links; perRecord says it is the
