@@ -156,6 +156,13 @@ func TestOutOfCoreLinksMatchInMemory(t *testing.T) {
 			if oocCode == 0 && !strings.Contains(in, "links0") {
 				t.Errorf("a bad input was imported")
 			}
+			// The dry run out of core reports the same.
+			dry := append(slices.Clone(args), "--dry-run", "--on-invalid=skip", "--rejects", filepath.Join(out, "dry-rejects"))
+			memDry, memErr, memCode := run(t, nil, dry...)
+			oocDry, oocErr, oocCode := run(t, nil, append(dry, oocArgs(tmp)...)...)
+			if memCode != 0 || oocCode != 0 || memDry+memErr != oocDry+oocErr {
+				t.Errorf("dry run: exit %d out of core, %d in memory:\n%s%s\nin memory:\n%s%s", oocCode, memCode, oocDry, oocErr, memDry, memErr)
+			}
 			for _, shard := range []string{"", "0/2", "1/2"} {
 				skip := append(slices.Clone(args), "--on-invalid=skip")
 				if shard != "" {
@@ -210,5 +217,28 @@ func TestOutOfCoreLinksTable(t *testing.T) {
 		if len(items[0]) < 4 || !slices.Equal(items[0], items[1]) {
 			t.Errorf("%s: table out of core:\n  %s\nin memory:\n  %s", oocLinkInputs[k].name, strings.Join(items[1], "\n  "), strings.Join(items[0], "\n  "))
 		}
+	}
+	// plan and apply out of core: a link given another target is a change
+	// of its row, planned as in memory and applied.
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	if _, stderr, code := run(t, env, "import", "--in", paths[0], "--layout", "prefix", "--table", table, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	moved := filepath.Join(dir, "moved.jsonl")
+	if err := os.WriteFile(moved, []byte(strings.Replace(oocLinkInputs[0].jsonl, `"link_to":"t"`, `"link_to":"c"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := []string{"plan", "--in", moved, "--layout", "prefix", "--table", table}
+	memPlan, _, memCode := run(t, env, plan...)
+	oocPlan, stderr, oocCode := run(t, env, append(plan, oocArgs(t.TempDir())...)...)
+	if memCode != 0 || oocCode != 0 || memPlan != oocPlan || !strings.Contains(memPlan, "changed attributes      1") {
+		t.Fatalf("plan: exit %d out of core, %d in memory:\n%s%s\nin memory:\n%s", oocCode, memCode, oocPlan, stderr, memPlan)
+	}
+	if _, stderr, code := run(t, env, append([]string{"apply", "--in", moved, "--layout", "prefix", "--table", table, "--no-progress"}, oocArgs(t.TempDir())...)...); code != 0 {
+		t.Fatalf("apply out of core: exit %d\n%s", code, stderr)
+	}
+	if stdout, stderr, code := run(t, env, plan...); code != 0 || !strings.Contains(stdout+stderr, "No changes") {
+		t.Errorf("after the apply out of core, plan: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
