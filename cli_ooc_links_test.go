@@ -242,3 +242,40 @@ func TestOutOfCoreLinksTable(t *testing.T) {
 		t.Errorf("after the apply out of core, plan: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestOutOfCoreLinksPathIDs: with --path-ids, a link's target is a path
+// id; out of core writes the same files and rejects as in memory.
+func TestOutOfCoreLinksPathIDs(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	in := filepath.Join(dir, "pathids.jsonl")
+	text := `{"id":"A"}
+{"id":"A¦b","parent_id":"A","link_to":"A¦c¦d"}
+{"id":"A¦c","parent_id":"A"}
+{"id":"A¦c¦d","parent_id":"A¦c","x":1}
+{"id":"A¦e","parent_id":"A","link_to":"A¦zz"}
+{"id":"A¦e¦f","parent_id":"A¦e"}
+{"id":"A¦g","parent_id":"A","link_to":"A¦e¦f"}
+{"id":"A¦h","parent_id":"A","link_to":"A¦b"}
+`
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"import", "--in", in, "--layout", "prefix", "--path-ids", "--on-invalid=skip"}
+	for _, m := range []string{"mem", "ooc"} {
+		a := append(slices.Clone(args), "--out", filepath.Join(dir, m), "--rejects", filepath.Join(dir, m+"-rejects"))
+		if m == "ooc" {
+			a = append(a, oocArgs(tmp)...)
+		}
+		if _, stderr, code := run(t, nil, a...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", m, code, stderr)
+		}
+	}
+	sameFiles(t, filepath.Join(dir, "mem"), filepath.Join(dir, "ooc"))
+	got, want := sortedLines(readFile(t, filepath.Join(dir, "ooc-rejects"))), sortedLines(readFile(t, filepath.Join(dir, "mem-rejects")))
+	if len(want) != 3 || !slices.Equal(got, want) {
+		t.Errorf("rejects out of core:\n  %s\nin memory:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if items := importedItems(t, filepath.Join(dir, "ooc")); !slices.Contains(items, `{"Child":{"S":"¦"},"Key":{"S":"¦A¦h"},"¦":{"S":"¦A¦b"}}`) {
+		t.Errorf("no link row of A¦h to A¦b:\n%s", strings.Join(items, "\n"))
+	}
+}
