@@ -38,7 +38,9 @@ import (
 //     levels resolved, sorted by row.
 //
 // The layout is checked in step 3, so an input read out of core is
-// checked against Layout alone.
+// checked against Layout alone. The prefix layout's links are held in a
+// map of the links alone, bounded by the budget, and an input with bad
+// links is read again until their rejections settle (oocLinks).
 type OutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64
