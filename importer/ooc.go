@@ -38,7 +38,9 @@ import (
 //     levels resolved, sorted by row.
 //
 // The layout is checked in step 3, so an input read out of core is
-// checked against Layout alone.
+// checked against Layout alone. The prefix layout's links are held in a
+// map of the links alone, bounded by the budget, and an input with bad
+// links is read again until their rejections settle (oocLinks).
 type OutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64
@@ -67,6 +69,10 @@ type OutOfCore struct {
 	// core (ddbwrite.ErrUsage), with this reason: a job that holds the
 	// whole forest in memory.
 	Refuse string
+
+	// links, in a round after the first of an input with links (see
+	// oocLinks), are the links and their problems so far.
+	links *oocLinks
 }
 
 // sortBudget is what one external sort of the passes keeps in memory: a
@@ -124,6 +130,8 @@ type oocState struct {
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
+	// links are the prefix layout's links, when the input has some.
+	links *oocLinks
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which
@@ -265,7 +273,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 	}
 	return &oocState{opts: o, dir: dir.Path, spill: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
-		measure:  layouts.NewMeasure(o.Layout),
+		measure: layouts.NewMeasure(o.Layout), links: o.links,
 		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil
 }
 

@@ -29,6 +29,7 @@ const (
 	fOriginKey             // ... which was keys over DynamoDB's limits
 	fJoinOnly              // a bad row's node, in the parent join only to report a missing parent
 	fInner                 // it has children (transform.Node.Inner), found as its level is joined with them
+	fBuild                 // rejected by the read itself (a bad row, duplicate, self or missing parent; or below one): what a link may not point at (oocLinks)
 )
 
 func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuilder, error) {
@@ -75,7 +76,7 @@ func (b *oocBuilder) AddBad(err *transform.RowError, parent string) {
 	if err.Err != nil {
 		reason = err.Err.Error()
 	}
-	b.node(err.ID, parent, row, fi, err.Line, 0, 0, fBad|fRejected|fUnknown, reason)
+	b.node(err.ID, parent, row, fi, err.Line, 0, 0, fBad|fRejected|fUnknown|fBuild, reason)
 }
 
 func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, copyBytes int, flags uint8, own string) {

@@ -127,6 +127,10 @@ func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
 	}
 	for k := range nodes {
 		n := &nodes[k]
+		if s.links != nil {
+			n.flags |= fRejected | fBuild // in or below a cycle
+			s.links.seen(s, n)
+		}
 		s.rejected++
 		if n.flags&fBad != 0 {
 			continue

@@ -133,13 +133,9 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 				return st, err
 			}
 		}
-		if opts.Shard.Of > 1 {
-			if k, ok := layouts.NodeItems(opts.Layout, rn.depth); ok && !node.Inner && !opts.Shard.Owns(rec.ID) {
-				// Each of the node's items is keyed by its id, which
-				// another shard owns: numbered, not built.
-				nums.seq += int64(k)
-				continue
-			}
+		if k, ok := otherShardItems(opts, rn.depth, &node); ok {
+			nums.seq += int64(k) // numbered, not built
+			continue
 		}
 		if runs {
 			s.run.parent, s.run.ancestors = rec.Parent, int64(rn.pathBytes-len(rec.ID)+rn.esc)
@@ -152,11 +148,14 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		text = setPath(&node, path, delim, text)
+		if node.Link, err = s.links.linkPath(rec.ID); err != nil {
+			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: err}
+		}
 		var lerr error
 		if keepFn != nil {
 			// Emit's items are the caller's to keep: the layout builds
 			// them as maps of their own, from the record as Next read it.
-			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path, Inner: node.Inner}
+			full := transform.Node{Record: *rec, Depth: node.Depth, Path: path, Link: node.Link, Inner: node.Inner}
 			full.Record.Raw = nil
 			lerr = opts.Layout.Items(&full, emitMap)
 		} else {
@@ -170,6 +169,16 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		}
 	}
 	return st, res.Err()
+}
+
+// otherShardItems reports whether each of node's items (k of them, at
+// depth) is keyed by its id, which another shard than opts's owns.
+func otherShardItems(opts EmitOptions, depth int, node *layouts.FlatNode) (k int, ok bool) {
+	if opts.Shard.Of <= 1 || node.Inner {
+		return 0, false
+	}
+	k, ok = layouts.NodeItems(opts.Layout, depth)
+	return k, ok && !opts.Shard.Owns(node.ID)
 }
 
 // resolvedRow moves res, at cur (more: not at its end), to the resolved

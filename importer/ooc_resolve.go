@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -201,7 +199,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	if b.err != nil {
 		return b.err
 	}
-	check, err := in.oocCheck(s.layout)
+	check, err := in.oocCheck(ctx, s.layout)
 	if err != nil {
 		return err
 	}
@@ -304,6 +302,11 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 
 // finish gives in the problems the passes found.
 func (s *oocState) finish(in *Input) error {
+	if s.links != nil {
+		if err := s.links.settle(in.Opts.Path, s.opts); err != nil {
+			return err
+		}
+	}
 	in.Problems = slices.Concat(s.build.list(), s.missing.list(), s.cycles.list())
 	s.ready = true
 	return nil
@@ -400,13 +403,13 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 	if n.parent == n.id && n.flags&fBad == 0 {
 		err := transform.ErrSelfParent
 		s.build.add(n.row, s.rowError(n.file, n.line, n.id, err))
-		n.own, n.flags = err.Error(), n.flags|fRejected|fUnknown
+		n.own, n.flags = err.Error(), n.flags|fRejected|fUnknown|fBuild
 	}
 	if len(copies) > 0 {
 		if n.own == "" {
 			n.own = transform.DuplicatePlaces(places, all).Error()
 		}
-		n.flags |= fRejected
+		n.flags |= fRejected | fBuild
 		for _, row := range copies {
 			if err := s.addResolved(row, n.own); err != nil {
 				return err
@@ -500,7 +503,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 			if n.own == "" {
 				n.own = err.Error()
 			}
-			n.flags |= fRejected | fUnknown
+			n.flags |= fRejected | fUnknown | fBuild
 			n.asRoot(s)
 			n.putLevel(&e)
 			if err := level.Add(e.B); err != nil {
@@ -635,7 +638,7 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 		}
 		c.path = append(c.path, c.id)
 	}
-	c.flags |= n.flags & (fRejected | fUnknown)
+	c.flags |= n.flags & (fRejected | fUnknown | fBuild)
 	c.flags &^= fOrigin | fOriginKey
 	if origin {
 		c.flags |= fOrigin
@@ -669,11 +672,14 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	if unknown {
 		cerr = transform.WithoutKeyLengths(cerr)
 	}
+	var same *sameAsParent
 	if cerr != nil {
 		origin = true
 		n.flags |= fRejected
 		if n.flags&fOrigin != 0 && n.flags&fOriginKey != 0 && errors.Is(cerr, transform.ErrKeyTooLong) && transform.WithoutKeyLengths(cerr) == nil {
 			originKey = true // its parent's problem, longer
+		} else if errors.As(cerr, &same) && n.flags&fOrigin != 0 {
+			// its parent's problem, the same (a cycle of links)
 		} else {
 			originKey = errors.Is(cerr, transform.ErrKeyTooLong)
 			s.checked.add(n.row, s.rowError(n.file, n.line, n.id, cerr))
@@ -681,6 +687,9 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 				n.own = cerr.Error()
 			}
 		}
+	}
+	if s.links != nil {
+		s.links.seen(s, n)
 	}
 	if n.flags&fRejected != 0 {
 		s.rejected++
@@ -719,12 +728,17 @@ type oocChecker func(id string, s *transform.Stats) error
 // oocCheck is the check CheckLayout runs, for an input read out of core:
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
-func (in *Input) oocCheck(l layouts.Layout) (oocChecker, error) {
-	if layouts.Links(l) && in.HasAttr(transform.LinkAttr) {
-		return nil, fmt.Errorf("%w: %s has %s attributes, and the %s layout's links are not written out of core yet: "+
-			"give --memory enough for the forest (about %d bytes a node)",
-			ddbwrite.ErrUsage, in.Opts.Path, transform.LinkAttr, l.Name(), InMemoryNodeBytes)
+func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
+	check, perRecord, err := in.oocLayoutCheck(l)
+	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
+		return check, err
 	}
+	return in.ooc.withLinks(ctx, in, check, perRecord)
+}
+
+// oocLayoutCheck is oocCheck without the links; perRecord says it is the
+// check of each record's reserved names, not the layout's.
+func (in *Input) oocLayoutCheck(l layouts.Layout) (check oocChecker, perRecord bool, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {
@@ -734,10 +748,10 @@ func (in *Input) oocCheck(l layouts.Layout) (oocChecker, error) {
 	if bad {
 		carriers, err := in.reservedCarriersByID(l)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if len(carriers) > 0 || !in.manyNames {
-			return func(id string, _ *transform.Stats) error { return carriers[id] }, nil
+			return func(id string, _ *transform.Stats) error { return carriers[id] }, true, nil
 		}
 	}
 	checker := layouts.NewChecker(l)
@@ -746,5 +760,5 @@ func (in *Input) oocCheck(l layouts.Layout) (oocChecker, error) {
 			return nil
 		}
 		return checker.Check(s)
-	}, nil
+	}, false, nil
 }

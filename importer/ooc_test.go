@@ -229,44 +229,50 @@ func TestOutOfCoreDecision(t *testing.T) {
 	}
 }
 
-// TestOutOfCoreRefusesLinks: what the passes do not do yet (the prefix
-// layout's links) is refused as a usage error that says how much --memory
-// keeps the input in memory, never written as if the links were
-// attributes. (Path ids and implicit inner nodes are read out of core:
-// TestOutOfCorePathIDsMatchInMemory.)
-func TestOutOfCoreRefusesLinks(t *testing.T) {
-	links := writeTemp(t, "links.csv", []byte("id,parent_id,link_to\na,,\nb,a,\nc,a,b\n"))
-	for _, tc := range []struct {
-		name, layout, path, want string
-		opts                     layouts.Options
-	}{
-		{"links", "prefix", links, "links are not written out of core", layouts.Options{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l, err := layouts.New(tc.layout, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tmp := t.TempDir()
-			in, err := ReadInput(context.Background(), InputOptions{Path: tc.path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
-			if err == nil {
-				in.Close()
-			}
-			if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--memory") {
-				t.Fatalf("err = %v, want a usage error saying %q and what --memory to give", err, tc.want)
-			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
-				t.Errorf("%d files left in the tmp dir", len(left))
-			}
-		})
-	}
-	// The same links in the path layout are attributes: read out of core.
-	l, _ := layouts.New("path", layouts.Options{})
-	in, err := ReadInput(context.Background(), InputOptions{Path: links, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
+// TestOutOfCoreLinksOverBudget: the prefix layout's links are held in a
+// sixth of the budget out of core (oocLinks); an input with more links
+// than that is refused as a usage error that says what --memory to give,
+// and leaves nothing in the tmp dir; one with fewer is read, in as many
+// rounds as its links' problems take.
+func TestOutOfCoreLinksOverBudget(t *testing.T) {
+	l, err := layouts.New("prefix", layouts.Options{})
 	if err != nil {
-		t.Fatalf("links as attributes of the path layout: %v", err)
+		t.Fatal(err)
 	}
-	in.Close()
+	csv := func(links int) string {
+		var b strings.Builder
+		b.WriteString("id,parent_id,link_to\nr,,\n")
+		for k := range links {
+			fmt.Fprintf(&b, "n%d,r,r\n", k)
+		}
+		fmt.Fprintf(&b, "bad,r,zz\nc,bad,\nd,r,c\n")
+		return writeTemp(t, fmt.Sprintf("links%d.csv", links), []byte(b.String()))
+	}
+	tmp := t.TempDir()
+	in, err := ReadInput(context.Background(), InputOptions{Path: csv(10000), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	if err == nil {
+		in.Close()
+	}
+	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "link_to links") || !strings.Contains(err.Error(), "--memory") {
+		t.Fatalf("err = %v, want a usage error saying the links do not fit and what --memory to give", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d files left in the tmp dir", len(left))
+	}
+	in, err = ReadInput(context.Background(), InputOptions{Path: csv(1000), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	if err != nil {
+		t.Fatalf("1,000 links in 1 MiB: %v", err)
+	}
+	defer in.Close()
+	var ids []string
+	for _, p := range in.CheckLayout(l) {
+		ids = append(ids, p.ID)
+	}
+	// bad's link is found bad in the first round, which rejects c, d's
+	// target: d is rejected in the second.
+	if !slices.Equal(ids, []string{"bad", "d"}) || in.RejectedCount() != 3 {
+		t.Errorf("problems of %v, %d rejected; want bad and d, 3 rejected", ids, in.RejectedCount())
+	}
 }
 
 // deepForest is a CSV forest of chains, in random order: one of depth
@@ -450,5 +456,40 @@ func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
 		if gerr == nil || !strings.Contains(gerr.Error(), `"c"`) || !strings.Contains(gerr.Error(), "in.csv:4") {
 			t.Errorf("%s: a parent changed since the passes read it: %v", name, gerr)
 		}
+	}
+}
+
+// TestLinksLongChain: a long chain of links to a bad one makes every link
+// of it bad, in memory and out of core alike, with the same problems, in
+// time linear in the links (badChains: a pass over the links for each
+// step of the chain took minutes for this one).
+func TestLinksLongChain(t *testing.T) {
+	l, err := layouts.New("prefix", layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000
+	var b strings.Builder
+	b.WriteString("id,parent_id,link_to\nr,,\n")
+	for k := range n {
+		fmt.Fprintf(&b, "n%d,r,n%d\n", k, k+1) // n30000 is not an id
+	}
+	path := writeTemp(t, "chain.csv", []byte(b.String()))
+	var got [2][]string
+	for m, o := range []*OutOfCore{nil, {Memory: 256 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}} {
+		in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range in.CheckLayout(l) {
+			got[m] = append(got[m], p.Error())
+		}
+		in.Close()
+	}
+	if len(got[0]) != n || !slices.Equal(got[0], got[1]) {
+		t.Fatalf("%d problems in memory, %d out of core (want %d, the same)", len(got[0]), len(got[1]), n)
+	}
+	if want := `chain.csv:4: id "n1": transform: bad link: link_to "n2": the target is a link that cannot be written`; !strings.HasSuffix(got[1][1], want) {
+		t.Errorf("n1's problem: %s, want …%s", got[1][1], want)
 	}
 }

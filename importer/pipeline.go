@@ -135,6 +135,21 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 // readInput is ReadInput; fast=false reads with Next even from a
 // records.SkeletonSource, so that tests can hold the two reads together.
 func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
+	in, err := readInputOnce(ctx, opts, fast)
+	// An input read out of core whose links' problems reject more nodes
+	// is read again with them (see oocLinks).
+	for err == nil && in.ooc != nil && in.ooc.links != nil && in.ooc.links.again {
+		o := *in.ooc.opts
+		o.links, o.OnStart = in.ooc.links, nil
+		in.Close()
+		opts.OutOfCore = &o
+		in, err = readInputOnce(ctx, opts, fast)
+	}
+	return in, err
+}
+
+// readInputOnce is readInput, one round of it.
+func readInputOnce(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
 	src, err := records.OpenSource(opts.Path, opts.Source)
 	if err != nil {
 		return nil, err
