@@ -8,6 +8,11 @@
 #
 #   ./scripts/ddblocal.sh start && eval "$(./scripts/ddblocal.sh env)"
 #   NODES=1000000 ROUNDS=3 ./benchmarks/refresh.sh
+#
+# PLAN_OOC=SIZE (e.g. 64MiB) adds, in each round, the same plan out of core
+# (`--memory SIZE --force-out-of-core`, its passes in a temporary
+# --tmp-dir), and at the end checks that its --json summary equals the
+# plan's in memory byte for byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${TREEPORT_TEST_ENDPOINT:?start DynamoDB Local: eval \"\$(./scripts/ddblocal.sh env)\"}"
@@ -44,5 +49,16 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r"
   timed export "$tp" export --table "$table" --layout "$LAYOUT" --out "$work/export.jsonl" "${ep[@]}"
   timed plan "$tp" plan --in "$work/snapshot.csv" --types score:N,size:N --table "$table" --layout "$LAYOUT" "${ep[@]}"
+  if [ -n "${PLAN_OOC:-}" ]; then
+    mkdir -p "$work/tmp"
+    timed plan-ooc "$tp" plan --in "$work/snapshot.csv" --types score:N,size:N --table "$table" --layout "$LAYOUT" "${ep[@]}" \
+      --memory "$PLAN_OOC" --force-out-of-core --tmp-dir "$work/tmp"
+  fi
 done
+if [ -n "${PLAN_OOC:-}" ]; then
+  "$tp" plan --in "$work/snapshot.csv" --types score:N,size:N --table "$table" --layout "$LAYOUT" "${ep[@]}" --json > "$work/mem.json"
+  "$tp" plan --in "$work/snapshot.csv" --types score:N,size:N --table "$table" --layout "$LAYOUT" "${ep[@]}" --json \
+    --memory "$PLAN_OOC" --force-out-of-core --tmp-dir "$work/tmp" > "$work/ooc.json"
+  cmp "$work/mem.json" "$work/ooc.json" && echo "the plans in memory and out of core are the same (--json summaries)"
+fi
 "$tp" plan --in "$work/snapshot.csv" --types score:N,size:N --table "$table" --layout "$LAYOUT" "${ep[@]}"
