@@ -387,13 +387,13 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 		t.Fatalf("%d runs killed, %d with items in the held spool: the test proves nothing", kills, spooled)
 	}
 	// The progress lines say how many items wait, apart from the done.
-	lineRe := regexp.MustCompile(`(?m)^treeport: (\d+)/\d+ items, .*, (\d+) held for a hot key, ETA`)
+	lineRe := regexp.MustCompile(`(?m)^treeport: ([\d,]+)/[\d,]+ items, .*, ([\d,]+) held for a hot key, ETA`)
 	lines := 0
 	for _, out := range outs {
 		for _, m := range lineRe.FindAllStringSubmatch(out, -1) {
 			lines++
-			done, _ := strconv.Atoi(m[1])
-			held, _ := strconv.Atoi(m[2])
+			done, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+			held, _ := strconv.Atoi(strings.ReplaceAll(m[2], ",", ""))
 			if done+held > len(want) {
 				t.Errorf("progress line %q: %d done and %d held, of %d items", m[0], done, held, len(want))
 			}
@@ -485,8 +485,8 @@ func TestInterruptLeavesHeldItems(t *testing.T) {
 	for _, f := range []struct {
 		re string
 		n  *int
-	}{{`loaded ([\d,]+) items?`, &wrote}, {`(\d+) items were acknowledged by an earlier run and skipped`, &skipped},
-		{`(\d+) items held for a hot key by an earlier run were written by this one`, &replayed}} {
+	}{{`loaded ([\d,]+) items?`, &wrote}, {`([\d,]+) items? acknowledged by an earlier run and skipped`, &skipped},
+		{`([\d,]+) items? held for a hot key by an earlier run written by this one`, &replayed}} {
 		if m := regexp.MustCompile(f.re).FindStringSubmatch(out); m != nil {
 			*f.n, _ = strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
 		}
@@ -553,7 +553,7 @@ func TestNoProgressKeepsLogLines(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^treeport: \d+/\d+ items, \d+ items/s, \d+ WCU/s`).MatchString(stderr) {
+	if !regexp.MustCompile(`(?m)^treeport: [\d,]+/[\d,]+ items, [\d,]+ items/s, [\d,]+ WCU/s`).MatchString(stderr) {
 		t.Errorf("no progress log line with --no-progress:\n%s", stderr)
 	}
 }

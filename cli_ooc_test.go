@@ -386,7 +386,7 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 }
 
 // progressLine is a progress log line (see progress.step).
-var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: \d+( of \d+[^\n]*)? after \d+[^\n]*\n`)
+var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: [\d,]+( of [\d,]+[^\n]*)? after \d+[^\n]*\n`)
 
 // TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
 // (fixtures/bad too) and of a shuffled random forest, in every layout,

@@ -299,6 +299,10 @@ func TestMissingAWSConfigSaysWhatToDo(t *testing.T) {
 		}
 	}
 	env = append(env, "HOME="+home, "AWS_EC2_METADATA_DISABLED=true")
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("id,parent_id\nA,\nB,Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -310,6 +314,10 @@ func TestMissingAWSConfigSaysWhatToDo(t *testing.T) {
 			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--profile", "--endpoint-url http://localhost:8000"}},
 		{"no credentials for an import", []string{"import", "--in", good, "--layout", "path", "--table", "Things", "--region", "eu-west-1"},
 			[]string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "--endpoint-url"}},
+		// Told before the input is read: an invalid input would be
+		// reported first otherwise, after a pass over all of it.
+		{"no region for an import, before its input", []string{"import", "--in", bad, "--layout", "path", "--table", "Things"},
+			[]string{"no AWS region", "--region"}},
 		{"no credentials for S3", []string{"import", "--in", good, "--layout", "path", "--out", "s3://bucket-1/p", "--region", "eu-west-1"},
 			[]string{"no AWS credentials for S3", "AWS_ACCESS_KEY_ID"}},
 		{"a profile that is not there", []string{"verify", "--in", good, "--table", "Things", "--layout", "path", "--profile", "nope"},
@@ -353,6 +361,10 @@ func TestMissingTableSaysSoOnce(t *testing.T) {
 	if err := os.WriteFile(good, []byte("id,parent_id\nA,\nB,A\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("id,parent_id\nA,\nB,Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	table := ddblocal.TableName(t) // never created
 	tests := []struct {
 		name string
@@ -360,6 +372,9 @@ func TestMissingTableSaysSoOnce(t *testing.T) {
 		say  string
 	}{
 		{"import", []string{"import", "--in", good, "--layout", "path", "--table", table, "--no-progress"}, "add --create-table"},
+		// Before the input is read: its missing parent would be told
+		// first otherwise, after a pass over all of it.
+		{"import, before its input", []string{"import", "--in", bad, "--layout", "path", "--table", table, "--no-progress"}, "add --create-table"},
 		{"plan", []string{"plan", "--in", good, "--layout", "path", "--table", table}, "table not found"},
 		{"export", []string{"export", "--layout", "path", "--table", table, "--out", filepath.Join(dir, "o.csv")}, "ResourceNotFoundException"},
 		{"query", []string{"query", "children", "--layout", "path", "--table", table, "--id", "A"}, "check --table"},

@@ -178,6 +178,23 @@ func WatermarkPastEnd(path string, watermark, have int64, what string) error {
 
 // prepareTable creates the table or checks that the existing one has the
 // layout's keys and indexes, before anything is written.
+// CheckTableFirst is what can be known of a load's table before its input
+// is read, so that a mistake in --table, --region or the layout is told
+// at once, not after a pass over a billion records: a table that is not
+// there without create (ddb.ErrTableNotFound, with the hint to create it),
+// or one whose keys are not the layout's. Nothing is created here: a table
+// to create is made once the input is read and found valid.
+func CheckTableFirst(ctx context.Context, client *dynamodb.Client, table string, l layouts.Layout, create bool) error {
+	err := ddbtable.CheckTable(ctx, client, table, l.Table())
+	switch {
+	case create && errors.Is(err, ddb.ErrTableNotFound):
+		return nil
+	case errors.Is(err, ddb.ErrTableNotFound):
+		return fmt.Errorf("%w; to create it, add --create-table, or create it from the JSON `treeport schema` prints", err)
+	}
+	return err
+}
+
 func prepareTable(ctx context.Context, client *dynamodb.Client, table string, spec layouts.TableSpec, create bool, b ddbtable.Billing) error {
 	if create {
 		// An existing table is checked instead of created.

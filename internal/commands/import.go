@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,11 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/importer/importfiles"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/internal/s3io"
@@ -108,6 +111,17 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var client *dynamodb.Client
+	if table != "" && out == "" && !dryRun {
+		// The AWS setup and the table are checked before the input is
+		// read: a pass over a large input must not end in "no region".
+		if client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
+			return err
+		}
+		if err := importer.CheckTableFirst(c.Context, client, table, ls[0], c.Bool("create-table")); err != nil {
+			return err
+		}
+	}
 	inOpts := importer.InputOptions{
 		Path: inPath, Source: srcOpts, ClosureCopy: lopts.ClosureCopy, MaxProblems: c.Int("max-errors"),
 		OnProgress: func(records int) { reading.step("reading "+inPath+" (records)", int64(records), -1) },
@@ -149,7 +163,7 @@ func runImport(c *cli.Context) error {
 	if out != "" {
 		return importToFiles(c, in, emitOpts, started, s3out)
 	}
-	return importToTable(c, in, emitOpts, started)
+	return importToTable(c, client, in, emitOpts, started)
 }
 
 // importOnInvalid reads --on-invalid; skip needs --rejects, so that

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -125,7 +125,7 @@ func writeOptions(c *cli.Context) ddbwrite.WriteOptions {
 }
 
 // importToTable is import --table: importer.LoadTable.
-func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions, started time.Time) error {
+func importToTable(c *cli.Context, client *dynamodb.Client, in *importer.Input, emit importer.EmitOptions, started time.Time) error {
 	table, l := c.String("table"), emit.Layout
 	opts := importer.TableOptions{
 		Table: table, Emit: emit, CreateTable: c.Bool("create-table"),
@@ -141,11 +141,8 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		opts.Billing = b
 	}
 	// Reading stops on Ctrl-C; writing what was read goes on until it is
-	// acknowledged, so the checkpoint is exact.
-	client, err := ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c))
-	if err != nil {
-		return err
-	}
+	// acknowledged, so the checkpoint is exact: the client (made before
+	// the input was read) is not cancelled with it.
 	opts.Client = client
 	prog := newProgress(c)
 	opts.OnProgress = prog.update
@@ -163,11 +160,11 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		if opts.Checkpoint != "" {
 			held := ""
 			if n := run.Stats.Held; n > 0 {
-				held = fmt.Sprintf(" (%d of them held for a hot key in %s.held: the run that resumes writes them first)", n, opts.Checkpoint)
+				held = fmt.Sprintf(" (%s of them held for a hot key in %s.held: the run that resumes writes them first)", units.Thousands(n), opts.Checkpoint)
 			}
-			fmt.Fprintf(c.App.ErrWriter, "interrupted: %d items acknowledged%s, checkpoint saved to %s\n", run.Watermark, held, opts.Checkpoint)
+			fmt.Fprintf(c.App.ErrWriter, "interrupted: %s acknowledged%s, checkpoint saved to %s\n", units.Count(run.Watermark, "item"), held, opts.Checkpoint)
 		} else {
-			fmt.Fprintf(c.App.ErrWriter, "interrupted after %d items (no --checkpoint: a rerun starts over, overwriting the same items)\n", run.Stats.Items)
+			fmt.Fprintf(c.App.ErrWriter, "interrupted after %s (no --checkpoint: a rerun starts over, overwriting the same items)\n", units.Count(run.Stats.Items, "item"))
 		}
 		return err
 	}
@@ -175,13 +172,13 @@ func importToTable(c *cli.Context, in *importer.Input, emit importer.EmitOptions
 		return err
 	}
 	stats, est := run.Stats, res.Emit
-	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %d throttles, %d retries\n",
-		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), res.Took.Round(time.Millisecond), wcuText(stats), stats.Throttles, stats.Retries)
+	fmt.Fprintf(c.App.Writer, "loaded %s of %s into %s (%s layout) in %s: %s, %s, %s\n",
+		countOf(int(stats.Items), "item"), countOf(int(est.Nodes), "node"), table, l.Name(), res.Took.Round(time.Millisecond), wcuText(stats), units.Count(stats.Throttles, "throttle"), units.Count(stats.Retries, "retry"))
 	if run.Skipped > 0 {
-		fmt.Fprintf(c.App.Writer, "%d items were acknowledged by an earlier run and skipped\n", run.Skipped)
+		fmt.Fprintf(c.App.Writer, "%s acknowledged by an earlier run and skipped\n", units.Count(run.Skipped, "item"))
 	}
 	if stats.Replayed > 0 {
-		fmt.Fprintf(c.App.Writer, "%d items held for a hot key by an earlier run were written by this one (they are in the count above)\n", stats.Replayed)
+		fmt.Fprintf(c.App.Writer, "%s held for a hot key by an earlier run written by this one (in the count above)\n", units.Count(stats.Replayed, "item"))
 	}
 	if est.Rejected > 0 {
 		fmt.Fprintf(c.App.Writer, "%s rejected: see %s\n", countOf(int(est.Rejected), "record"), c.String("rejects"))
@@ -268,10 +265,10 @@ func (p *progress) update(pr ddbwrite.RunProgress) {
 	}
 	held := "" // items the watermark passed that wait for their hot key
 	if pr.Held > 0 {
-		held = fmt.Sprintf(", %d held for a hot key", pr.Held)
+		held = fmt.Sprintf(", %s held for a hot key", units.Thousands(pr.Held))
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %d throttles%s)", float64(pr.WCU)/secs, pr.Throttles, held))
+		p.bar.Describe(fmt.Sprintf("writing (%.0f WCU/s, %s%s)", float64(pr.WCU)/secs, units.Count(pr.Throttles, "throttle"), held))
 		_ = p.bar.Set64(done)
 		return
 	}
@@ -286,8 +283,9 @@ func (p *progress) update(pr ddbwrite.RunProgress) {
 		if pr.RateLimit > 0 {
 			limit = fmt.Sprintf("limit %.0f WCU/s", pr.RateLimit)
 		}
-		fmt.Fprintf(p.log, "treeport: %d/%d items, %.0f items/s, %.0f WCU/s, %s, %d throttles%s, ETA %s\n",
-			done, pr.Total, rate, float64(pr.WCU)/secs, limit, pr.Throttles, held, eta)
+		fmt.Fprintf(p.log, "treeport: %s/%s items, %s items/s, %s WCU/s, %s, %s%s, ETA %s\n",
+			units.Thousands(done), units.Thousands(pr.Total), units.Thousands(int64(rate)), units.Thousands(int64(float64(pr.WCU)/secs)),
+			limit, units.Count(pr.Throttles, "throttle"), held, eta)
 	}
 }
 
@@ -324,12 +322,12 @@ func (p *progress) step(desc string, done, total int64) {
 		p.lastLog = time.Now()
 		of := ""
 		if total >= 0 {
-			of = fmt.Sprintf(" of %d", total)
+			of = " of " + units.Thousands(total)
 			if in := time.Since(p.logSince); done > 0 && total > done && in > time.Second {
 				of += fmt.Sprintf(", ETA %s", time.Duration(float64(in)*float64(total-done)/float64(done)).Round(time.Second))
 			}
 		}
-		fmt.Fprintf(p.log, "treeport: %s: %d%s after %s\n", desc, done, of, time.Since(p.started).Round(time.Second))
+		fmt.Fprintf(p.log, "treeport: %s: %s%s after %s\n", desc, units.Thousands(done), of, time.Since(p.started).Round(time.Second))
 	}
 }
 

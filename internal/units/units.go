@@ -54,11 +54,14 @@ func Thousands(n int64) string {
 }
 
 // Count is n things for a message, with separators and the noun's plural
-// but for one: "1 node", "12,345 nodes", "0 items". noun is the singular;
-// its plural takes an s.
+// but for one: "1 node", "12,345 nodes", "0 items", "2 retries". noun is
+// the singular; its plural takes an s, or ies for a y after a consonant.
 func Count(n int64, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsRune("aeiou", rune(stem[len(stem)-1])) {
+		return Thousands(n) + " " + stem + "ies"
 	}
 	return Thousands(n) + " " + noun + "s"
 }

@@ -26,7 +26,8 @@ func TestCount(t *testing.T) {
 		n    int64
 		noun string
 		want string
-	}{{0, "item", "0 items"}, {1, "node", "1 node"}, {2, "sampled node", "2 sampled nodes"}, {12345, "node", "12,345 nodes"}, {-1, "item", "-1 items"}} {
+	}{{0, "item", "0 items"}, {1, "node", "1 node"}, {2, "sampled node", "2 sampled nodes"}, {12345, "node", "12,345 nodes"}, {-1, "item", "-1 items"},
+		{2, "retry", "2 retries"}, {1, "retry", "1 retry"}, {3, "key", "3 keys"}, {2, "day", "2 days"}} {
 		if got := Count(tt.n, tt.noun); got != tt.want {
 			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
 		}
