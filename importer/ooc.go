@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
@@ -72,7 +73,7 @@ type OutOfCore struct {
 
 	// links, in a round after the first of an input with links (see
 	// oocLinks), are the links and their problems so far.
-	links *oocLinks
+	links *ooclinks.Links
 }
 
 // sortBudget is what one external sort of the passes keeps in memory: a
@@ -131,7 +132,7 @@ type oocState struct {
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
 	// links are the prefix layout's links, when the input has some.
-	links *oocLinks
+	links *ooclinks.Links
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which
@@ -151,6 +152,7 @@ func (s *oocState) close() {
 		s.resolved.Close()
 	}
 	s.badInner.Close()
+	s.links.Close()
 	s.spill.Close()
 	s.dir = ""
 }
