@@ -39,9 +39,10 @@ import (
 //     levels resolved, sorted by row.
 //
 // The layout is checked in step 3, so an input read out of core is
-// checked against Layout alone. The prefix layout's links are held in a
-// map of the links alone, bounded by the budget, and an input with bad
-// links is read again until their rejections settle (oocLinks).
+// checked against Layout alone. The prefix layout's links are resolved
+// by sorts and merge joins of their own (importer/ooclinks), and an input
+// with bad links is read again until their rejections settle
+// (ooc_links.go).
 type OutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64
@@ -72,7 +73,7 @@ type OutOfCore struct {
 	Refuse string
 
 	// links, in a round after the first of an input with links (see
-	// oocLinks), are the links and their problems so far.
+	// ooc_links.go), are the links and their problems so far.
 	links *ooclinks.Links
 }
 

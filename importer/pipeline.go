@@ -137,7 +137,7 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
 	in, err := readInputOnce(ctx, opts, fast)
 	// An input read out of core whose links' problems reject more nodes
-	// is read again with them (see oocLinks).
+	// is read again with them (see ooc_links.go).
 	for err == nil && in.ooc != nil && in.ooc.links != nil && in.ooc.links.Again {
 		o := *in.ooc.opts
 		o.links, o.OnStart = in.ooc.links, nil
