@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
@@ -283,7 +284,8 @@ func linkForest(rng *rand.Rand, n int) []byte {
 // (the good links alone were refused over a sixth of it before), reads,
 // checks and emits as in memory; only more bad links and links to links
 // than a twelfth of the budget are refused (ErrUsage, what --memory to
-// give), leaving nothing in the tmp dir.
+// give), leaving nothing in the tmp dir. The filter of the links' ids
+// (ooclinks.FilterBytes) only spares the sorts the other nodes.
 func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	l, err := layouts.New("prefix", layouts.Options{})
 	if err != nil {
@@ -302,6 +304,13 @@ func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	in.Close()
 	want := oocEmitAll(t, path, l, nil, 0)
 	got := oocEmitAll(t, path, l, ooc, 0)
+	// With a filter of one word, which lets through nearly every node:
+	// the same.
+	defer func(f func(int64) int64) { ooclinks.FilterBytes = f }(ooclinks.FilterBytes)
+	ooclinks.FilterBytes = func(int64) int64 { return 8 }
+	if all := oocEmitAll(t, path, l, ooc, 0); !slices.Equal(all.problems, got.problems) || !slices.Equal(all.items, got.items) || all.rejects != got.rejects {
+		t.Errorf("with a filter that lets every node through: %d problems, %d items; with one of the links: %d, %d", len(all.problems), len(all.items), len(got.problems), len(got.items))
+	}
 	if len(want.problems) < 1000 || want.rejected < 1000 || len(want.items) < 50000 {
 		t.Fatalf("in memory: %d problems, %d rejected, %d items: the input is not what the test means", len(want.problems), want.rejected, len(want.items))
 	}

@@ -44,6 +44,7 @@ type Links struct {
 	byID          *extsort.Spool  // each link once, by id: id, target, problem
 	byTarget      *extsort.Spool  // target, link id
 	count         int64
+	known         *filter         // the links' ids and targets': the nodes Seen keeps
 	nodes         *extsort.Sorter // the nodes a round's passes resolved, by id
 	paths         *extsort.Sorter // the links' rows, the target's path each
 	// errs are the links' problems the check of a round gives their
@@ -53,6 +54,11 @@ type Links struct {
 	// Again says another round must give the check the links found bad.
 	Again bool
 }
+
+// FilterBytes is the size of the filter of the links' ids and targets'
+// (at most; 16 bits a key), given what the links may hold in memory: a
+// half of it. Tests set it smaller, to let through more of the nodes.
+var FilterBytes = func(memory int64) int64 { return memory / 2 }
 
 // New returns the links of an input, whose sorts keep budget bytes each
 // in memory, in dir, which Close removes; memory is what the bad links
@@ -111,6 +117,8 @@ func (lk *Links) Done() error {
 		last []byte
 		e    extsort.Enc
 	)
+	lk.known = newFilter(2*lk.seq, FilterBytes(lk.memory))
+	lk.bytes += int64(8 * len(lk.known.bits))
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 		d := extsort.Dec{B: rec, Share: true}
 		id := d.Bytes()
@@ -120,6 +128,8 @@ func (lk *Links) Done() error {
 		last = append(last[:0], id...)
 		d.Row()
 		target, problem := d.S(), d.S()
+		lk.known.add(id)
+		lk.known.add([]byte(target))
 		e.Reset()
 		e.Bs(id)
 		e.Row(0)
@@ -207,6 +217,9 @@ func (lk *Links) Err(id string) error { return lk.errs[id] }
 // and its path, when it is not rejected. A node told again (a duplicate
 // id) is known by the last.
 func (lk *Links) Seen(id string, row int64, file, line int, build, rejected bool, path []string) error {
+	if !lk.known.has(id) {
+		return nil // neither a link nor a target
+	}
 	var e extsort.Enc
 	e.S(id)
 	lk.seq++
