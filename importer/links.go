@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
+
+	"github.com/treeport/treeport/importer/ooclinks"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -83,104 +82,16 @@ func (in *Input) readLinks(l layouts.Layout) (map[int32]error, error) {
 			}
 		}
 	}
-	for i, err := range linkCycles(func(i int32) string { return f.ID(int(i)) }, links) {
+	for i, err := range ooclinks.Cycles(func(i int32) string { return f.ID(int(i)) }, links) {
 		bad[i] = err
 		delete(links, i)
 	}
 	// A link to a link that is bad is bad too, down every chain.
-	badChains(links, func(i int32) bool { _, ok := bad[i]; return ok }, func(i, t int32) {
-		bad[i] = badChainError(f.ID(int(t)))
+	ooclinks.BadChains(links, func(i int32) bool { _, ok := bad[i]; return ok }, func(i, t int32) {
+		bad[i] = ooclinks.BadChainError(f.ID(int(t)))
 	})
 	in.links = links
 	return bad, nil
-}
-
-// badChains takes from links (link → target) each link whose target is
-// bad, down every chain of links, telling setBad of each: a walk back
-// from the bad ones, in time linear in the links (a long chain to a bad
-// link is one walk, not a pass over the links for each of its steps).
-func badChains(links map[int32]int32, isBad func(int32) bool, setBad func(i, t int32)) {
-	into := map[int32][]int32{} // target → the links to it
-	var queue []int32
-	for i, t := range links {
-		into[t] = append(into[t], i)
-		if isBad(t) {
-			queue = append(queue, t)
-		}
-	}
-	slices.Sort(queue)
-	queue = slices.Compact(queue)
-	for len(queue) > 0 {
-		t := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		for _, i := range into[t] {
-			if _, ok := links[i]; !ok {
-				continue
-			}
-			setBad(i, t)
-			delete(links, i)
-			queue = append(queue, i)
-		}
-	}
-}
-
-func badChainError(target string) error {
-	return fmt.Errorf("%w: %s %q: the target is a link that cannot be written", transform.ErrLink, transform.LinkAttr, target)
-}
-
-// linkCycles returns the problem of each link that is on a cycle of
-// links, naming the cycle's ids in link order from the one first in the
-// input (the lowest index: id gives each one's id).
-func linkCycles(id func(int32) string, links map[int32]int32) map[int32]error {
-	const (
-		unseen = iota
-		walking
-		done
-	)
-	state := map[int32]int{}
-	out := map[int32]error{}
-	for _, start := range slices.Sorted(maps.Keys(links)) {
-		if state[start] != unseen {
-			continue
-		}
-		var walk []int32
-		i := start
-		for {
-			state[i] = walking
-			walk = append(walk, i)
-			t, ok := links[i]
-			if !ok || state[t] == done {
-				break
-			}
-			if state[t] == walking {
-				// The cycle is the walk from t on.
-				k := 0
-				for walk[k] != t {
-					k++
-				}
-				cycle := walk[k:]
-				// From its first node in the input, whichever link the
-				// walk came in by.
-				m := slices.Index(cycle, slices.Min(cycle))
-				cycle = append(slices.Clone(cycle[m:]), cycle[:m]...)
-				ids := make([]string, 0, len(cycle)+1)
-				for _, c := range cycle {
-					ids = append(ids, fmt.Sprintf("%q", id(c)))
-				}
-				ids = append(ids, ids[0])
-				err := fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, strings.Join(ids, " → "))
-				for _, c := range cycle {
-					out[c] = err
-				}
-				break
-			}
-			i = t
-		}
-		for _, w := range walk {
-			state[w] = done
-		}
-	}
-	return out
 }
 
 // linkPath appends to dst the path of node i's link target, or returns

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
@@ -38,9 +39,10 @@ import (
 //     levels resolved, sorted by row.
 //
 // The layout is checked in step 3, so an input read out of core is
-// checked against Layout alone. The prefix layout's links are held in a
-// map of the links alone, bounded by the budget, and an input with bad
-// links is read again until their rejections settle (oocLinks).
+// checked against Layout alone. The prefix layout's links are resolved
+// by sorts and merge joins of their own (importer/ooclinks), and an input
+// with bad links is read again until their rejections settle
+// (ooc_links.go).
 type OutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64
@@ -71,8 +73,8 @@ type OutOfCore struct {
 	Refuse string
 
 	// links, in a round after the first of an input with links (see
-	// oocLinks), are the links and their problems so far.
-	links *oocLinks
+	// ooc_links.go), are the links and their problems so far.
+	links *ooclinks.Links
 }
 
 // sortBudget is what one external sort of the passes keeps in memory: a
@@ -131,7 +133,7 @@ type oocState struct {
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
 	// links are the prefix layout's links, when the input has some.
-	links *oocLinks
+	links *ooclinks.Links
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which
@@ -151,6 +153,7 @@ func (s *oocState) close() {
 		s.resolved.Close()
 	}
 	s.badInner.Close()
+	s.links.Close()
 	s.spill.Close()
 	s.dir = ""
 }

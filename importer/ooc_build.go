@@ -29,7 +29,7 @@ const (
 	fOriginKey             // ... which was keys over DynamoDB's limits
 	fJoinOnly              // a bad row's node, in the parent join only to report a missing parent
 	fInner                 // it has children (transform.Node.Inner), found as its level is joined with them
-	fBuild                 // rejected by the read itself (a bad row, duplicate, self or missing parent; or below one): what a link may not point at (oocLinks)
+	fBuild                 // rejected by the read itself (a bad row, duplicate, self or missing parent; or below one): what a link may not point at (ooc_links.go)
 )
 
 func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuilder, error) {

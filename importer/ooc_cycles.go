@@ -129,7 +129,9 @@ func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
 		n := &nodes[k]
 		if s.links != nil {
 			n.flags |= fRejected | fBuild // in or below a cycle
-			s.links.seen(s, n)
+			if err := s.seenLink(n); err != nil {
+				return err
+			}
 		}
 		s.rejected++
 		if n.flags&fBad != 0 {

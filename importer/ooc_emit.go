@@ -35,6 +35,11 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 	defer src.Close()
 	defer res.Close()
 	defer inner.Close()
+	links, err := s.links.Paths()
+	if err != nil {
+		return st, err
+	}
+	defer links.Close()
 	next, row := flatNext(src, !keep)
 	spec := opts.Layout.Table()
 	var (
@@ -148,7 +153,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			continue
 		}
 		text = setPath(&node, path, delim, text)
-		if node.Link, err = s.links.linkPath(rec.ID); err != nil {
+		if node.Link, err = links.Path(r, rec.ID); err != nil {
 			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID), Err: err}
 		}
 		var lerr error

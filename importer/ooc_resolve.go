@@ -303,7 +303,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 // finish gives in the problems the passes found.
 func (s *oocState) finish(in *Input) error {
 	if s.links != nil {
-		if err := s.links.settle(in.Opts.Path, s.opts); err != nil {
+		if err := s.links.Settle(in.Opts.Path, s.opts.Memory, s.place); err != nil {
 			return err
 		}
 	}
@@ -689,7 +689,9 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		}
 	}
 	if s.links != nil {
-		s.links.seen(s, n)
+		if err := s.seenLink(n); err != nil {
+			return origin, originKey, err
+		}
 	}
 	if n.flags&fRejected != 0 {
 		s.rejected++

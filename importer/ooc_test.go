@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
@@ -229,49 +230,132 @@ func TestOutOfCoreDecision(t *testing.T) {
 	}
 }
 
-// TestOutOfCoreLinksOverBudget: the prefix layout's links are held in a
-// sixth of the budget out of core (oocLinks); an input with more links
-// than that is refused as a usage error that says what --memory to give,
-// and leaves nothing in the tmp dir; one with fewer is read, in as many
-// rounds as its links' problems take.
-func TestOutOfCoreLinksOverBudget(t *testing.T) {
+// linkForest is a CSV forest for the prefix layout with links of every
+// kind, n of them: to nodes, to links (chains), to missing ids, to
+// themselves, to nodes the check rejects (an id holding the
+// path delimiter), to nodes below bad links (a cascade of rounds), and
+// cycles of links.
+func linkForest(rng *rand.Rand, n int) []byte {
+	var b strings.Builder
+	b.WriteString("id,parent_id,link_to\nr,,\n")
+	for k := range n / 4 {
+		parent := "r"
+		if k > 0 {
+			parent = fmt.Sprintf("n%d", rng.IntN(k))
+		}
+		fmt.Fprintf(&b, "n%d,%s,\n", k, parent)
+		if k%50 == 7 {
+			fmt.Fprintf(&b, "bad|%d,n%d,\n", k, k)
+		}
+	}
+	for k := range n {
+		parent := fmt.Sprintf("n%d", rng.IntN(n/4))
+		var to string
+		kind := k % 40
+		if k/40%2 == 1 {
+			kind = 0 // half the rows of good links alone
+		}
+		switch kind {
+		default:
+			to = fmt.Sprintf("n%d", rng.IntN(n/4))
+		case 32, 33:
+			to = fmt.Sprintf("l%d", rng.IntN(n)) // a link to a link: a chain, at times a cycle
+		case 34:
+			to = fmt.Sprintf("missing%d", k)
+		case 35:
+			to = fmt.Sprintf("bad|%d", 50*rng.IntN(n/200)+7)
+		case 36:
+			to = fmt.Sprintf("l%d", k) // itself
+		case 37:
+			// a node below a bad link, and a link to it
+			fmt.Fprintf(&b, "under%d,l%d,\n", k-3, k-3)
+			to = fmt.Sprintf("under%d", k-3)
+		case 39:
+			to = fmt.Sprintf("l%d", (k+80)%min(n, 2000)) // a cycle of 25
+		}
+		fmt.Fprintf(&b, "l%d,%s,%s\n", k, parent, to)
+	}
+	return []byte(b.String())
+}
+
+// TestOutOfCoreLinksOnDisk: the prefix layout's links out of core are
+// sorted and joined on disk, without a bound on their count: an input
+// with many links of every kind, in a budget that makes their sorts spill
+// (the good links alone were refused over a sixth of it before), reads,
+// checks and emits as in memory; only more bad links and links to links
+// than a twelfth of the budget are refused (ErrUsage, what --memory to
+// give), leaving nothing in the tmp dir. The filter of the links' ids
+// (ooclinks.FilterBytes) only spares the sorts the other nodes.
+func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	l, err := layouts.New("prefix", layouts.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	csv := func(links int) string {
-		var b strings.Builder
-		b.WriteString("id,parent_id,link_to\nr,,\n")
-		for k := range links {
-			fmt.Fprintf(&b, "n%d,r,r\n", k)
-		}
-		fmt.Fprintf(&b, "bad,r,zz\nc,bad,\nd,r,c\n")
-		return writeTemp(t, fmt.Sprintf("links%d.csv", links), []byte(b.String()))
-	}
+	path := writeTemp(t, "links.csv", linkForest(rand.New(rand.NewPCG(27, 3)), 60000))
 	tmp := t.TempDir()
-	in, err := ReadInput(context.Background(), InputOptions{Path: csv(10000), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	ooc := &OutOfCore{Memory: 16 << 20, TmpDir: tmp, Layout: l, Force: true}
+	in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: ooc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ooc.links == nil || in.ooc.links.Runs() == 0 {
+		t.Fatalf("the links' sorts did not spill: the disk path is not tested")
+	}
+	in.Close()
+	want := oocEmitAll(t, path, l, nil, 0)
+	got := oocEmitAll(t, path, l, ooc, 0)
+	// With a filter of one word, which lets through nearly every node:
+	// the same.
+	defer func(f func(int64) int64) { ooclinks.FilterBytes = f }(ooclinks.FilterBytes)
+	ooclinks.FilterBytes = func(int64) int64 { return 8 }
+	if all := oocEmitAll(t, path, l, ooc, 0); !slices.Equal(all.problems, got.problems) || !slices.Equal(all.items, got.items) || all.rejects != got.rejects {
+		t.Errorf("with a filter that lets every node through: %d problems, %d items; with one of the links: %d, %d", len(all.problems), len(all.items), len(got.problems), len(got.items))
+	}
+	if len(want.problems) < 1000 || want.rejected < 1000 || len(want.items) < 50000 {
+		t.Fatalf("in memory: %d problems, %d rejected, %d items: the input is not what the test means", len(want.problems), want.rejected, len(want.items))
+	}
+	var kinds []string
+	for _, kind := range []string{"not an id of the input", "links to itself", "a cycle of links", "a link that cannot be written", "the target was rejected"} {
+		if !strings.Contains(strings.Join(want.problems, "\n"), kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	if len(kinds) > 0 {
+		t.Fatalf("in memory, no link problem says %q", kinds)
+	}
+	if !slices.Equal(got.problems, want.problems) {
+		k := 0
+		for k < min(len(got.problems), len(want.problems)) && got.problems[k] == want.problems[k] {
+			k++
+		}
+		t.Fatalf("problems: %d out of core, %d in memory, not the same from %d:\n%s\n%s", len(got.problems), len(want.problems), k,
+			got.problems[min(k, len(got.problems)-1)], want.problems[min(k, len(want.problems)-1)])
+	}
+	if got.more != want.more || got.rejected != want.rejected || got.roots != want.roots || got.stats != want.stats {
+		t.Errorf("out of core: %d more problems, %d rejected, %d roots, %+v; in memory: %d, %d, %d, %+v",
+			got.more, got.rejected, got.roots, got.stats, want.more, want.rejected, want.roots, want.stats)
+	}
+	if !slices.Equal(got.items, want.items) || !slices.Equal(got.kept, want.kept) {
+		t.Errorf("%d items out of core, %d in memory, not the same", len(got.items), len(want.items))
+	}
+	if got.rejects != want.rejects {
+		t.Errorf("rejects out of core and in memory are not the same")
+	}
+	// More bad links than a twelfth of the budget holds.
+	var b strings.Builder
+	b.WriteString("id,parent_id,link_to\nr,,\n")
+	for k := range 30000 {
+		fmt.Fprintf(&b, "n%d,r,missing%d\n", k, k)
+	}
+	in, err = ReadInput(context.Background(), InputOptions{Path: writeTemp(t, "bad.csv", []byte(b.String())), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
 	if err == nil {
 		in.Close()
 	}
-	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "link_to links") || !strings.Contains(err.Error(), "--memory") {
-		t.Fatalf("err = %v, want a usage error saying the links do not fit and what --memory to give", err)
+	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "bad link_to links") || !strings.Contains(err.Error(), "--memory") {
+		t.Fatalf("err = %v, want a usage error saying the bad links do not fit and what --memory to give", err)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d files left in the tmp dir", len(left))
-	}
-	in, err = ReadInput(context.Background(), InputOptions{Path: csv(1000), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
-	if err != nil {
-		t.Fatalf("1,000 links in 1 MiB: %v", err)
-	}
-	defer in.Close()
-	var ids []string
-	for _, p := range in.CheckLayout(l) {
-		ids = append(ids, p.ID)
-	}
-	// bad's link is found bad in the first round, which rejects c, d's
-	// target: d is rejected in the second.
-	if !slices.Equal(ids, []string{"bad", "d"}) || in.RejectedCount() != 3 {
-		t.Errorf("problems of %v, %d rejected; want bad and d, 3 rejected", ids, in.RejectedCount())
 	}
 }
 

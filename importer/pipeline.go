@@ -137,13 +137,16 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
 	in, err := readInputOnce(ctx, opts, fast)
 	// An input read out of core whose links' problems reject more nodes
-	// is read again with them (see oocLinks).
-	for err == nil && in.ooc != nil && in.ooc.links != nil && in.ooc.links.again {
+	// is read again with them (see ooc_links.go).
+	for err == nil && in.ooc != nil && in.ooc.links != nil && in.ooc.links.Again {
 		o := *in.ooc.opts
 		o.links, o.OnStart = in.ooc.links, nil
+		in.ooc.links = nil // the next round's
 		in.Close()
 		opts.OutOfCore = &o
-		in, err = readInputOnce(ctx, opts, fast)
+		if in, err = readInputOnce(ctx, opts, fast); err != nil {
+			o.links.Close()
+		}
 	}
 	return in, err
 }
