@@ -105,16 +105,25 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("extsort: %w", err)
 	}
 	s.runs = append(s.runs, f.Name())
-	w := bufio.NewWriterSize(f, 256<<10)
-	var hdr [binary.MaxVarintLen64]byte
+	// The records are gathered into one buffer, each behind its length,
+	// and written 256 KiB at a time.
+	out := make([]byte, 0, 256<<10+binary.MaxVarintLen64)
 	var n int64
 	for _, p := range s.recs {
-		k := binary.PutUvarint(hdr[:], uint64(p.n))
-		w.Write(hdr[:k])
-		w.Write(s.rec(p))
-		n += int64(k) + int64(p.n)
+		if len(out)+binary.MaxVarintLen64+int(p.n) > cap(out) && len(out) > 0 {
+			if _, err = f.Write(out); err != nil {
+				break
+			}
+			n += int64(len(out))
+			out = out[:0]
+		}
+		out = binary.AppendUvarint(out, uint64(p.n))
+		out = append(out, s.rec(p)...)
 	}
-	err = w.Flush()
+	if err == nil {
+		_, err = f.Write(out)
+		n += int64(len(out))
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -189,8 +198,11 @@ type Iter struct {
 	cmp   func(a, b []byte) int
 	h     runHeap
 	files []*os.File
-	cur   []byte
-	err   error
+	// adv is the run whose record Next returned last: Next advances it
+	// first, so that the record stays valid, in the run's buffer, until
+	// then.
+	adv *run
+	err error
 }
 
 // Next returns the next record, valid until the following call, and false
@@ -203,22 +215,23 @@ func (it *Iter) Next() ([]byte, bool) {
 		it.pos++
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
+	if it.adv != nil {
+		ok, err := it.adv.next()
+		it.adv = nil
+		switch {
+		case err != nil:
+			it.err = err
+		case ok:
+			heap.Fix(&it.h, 0)
+		default:
+			heap.Pop(&it.h)
+		}
+	}
 	if it.err != nil || len(it.h.runs) == 0 {
 		return nil, false
 	}
-	top := it.h.runs[0]
-	it.cur = append(it.cur[:0], top.cur...)
-	ok, err := top.next()
-	switch {
-	case err != nil:
-		it.err = err
-		return nil, false
-	case ok:
-		heap.Fix(&it.h, 0)
-	default:
-		heap.Pop(&it.h)
-	}
-	return it.cur, true
+	it.adv = it.h.runs[0]
+	return it.adv.cur, true
 }
 
 // Err is the error that ended Next, if any.
@@ -237,24 +250,61 @@ type run struct {
 	r   *bufio.Reader
 	k   int
 	cur []byte
+	big []byte // a record larger than r's buffer is read into this
 }
 
 func (r *run) next() (bool, error) {
-	n, err := binary.ReadUvarint(r.r)
+	rec, err := readRecord(r.r, &r.big)
 	if err == io.EOF {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
 	}
-	if uint64(cap(r.cur)) < n {
-		r.cur = make([]byte, n, max(n, 256))
-	}
-	r.cur = r.cur[:n]
-	if _, err := io.ReadFull(r.r, r.cur); err != nil {
-		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
-	}
+	r.cur = rec
 	return true, nil
+}
+
+// readRecord reads a record behind its length (as spill and Spool.Add
+// write them) from r: where it fits in r's buffer, the record is that
+// buffer's memory, valid until r is read again; else it is read into
+// *big. At the end it returns io.EOF; a record cut short is
+// io.ErrUnexpectedEOF.
+func readRecord(r *bufio.Reader, big *[]byte) ([]byte, error) {
+	hdr, err := r.Peek(binary.MaxVarintLen64)
+	if len(hdr) == 0 {
+		return nil, err
+	}
+	n, k := binary.Uvarint(hdr)
+	switch {
+	case k == 0:
+		return nil, io.ErrUnexpectedEOF
+	case k < 0 || n > 1<<32:
+		return nil, errors.New("a record's length is out of range")
+	}
+	if all := k + int(n); all <= r.Size() {
+		rec, err := r.Peek(all)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		r.Discard(all)
+		return rec[k:], nil
+	}
+	r.Discard(k)
+	if uint64(cap(*big)) < n {
+		*big = make([]byte, n)
+	}
+	*big = (*big)[:n]
+	if _, err := io.ReadFull(r, *big); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return *big, nil
 }
 
 // runHeap orders the runs by their current record, then by run number, so

@@ -2,6 +2,7 @@ package extsort
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"unsafe"
 )
@@ -12,8 +13,16 @@ import (
 // CompareKeyRow.
 type Enc struct{ B []byte }
 
-func (e *Enc) Reset()       { e.B = e.B[:0] }
-func (e *Enc) U(v uint64)   { e.B = binary.AppendUvarint(e.B, v) }
+func (e *Enc) Reset() { e.B = e.B[:0] }
+func (e *Enc) U(v uint64) {
+	// binary.AppendUvarint's bytes, appended in place: e.B is not stored
+	// again (no write barrier while the collector runs) unless it grows.
+	for v >= 0x80 {
+		e.B = append(e.B, byte(v)|0x80)
+		v >>= 7
+	}
+	e.B = append(e.B, byte(v))
+}
 func (e *Enc) I(v int)      { e.U(uint64(v)) }
 func (e *Enc) S(v string)   { e.U(uint64(len(v))); e.B = append(e.B, v...) }
 func (e *Enc) Row(v int64)  { e.B = binary.BigEndian.AppendUint64(e.B, uint64(v)) }
@@ -37,6 +46,15 @@ type Dec struct {
 }
 
 func (d *Dec) U() uint64 {
+	if len(d.B) > 0 && d.B[0] < 0x80 { // most fields: inlined
+		v := uint64(d.B[0])
+		d.B = d.B[1:]
+		return v
+	}
+	return d.uLong()
+}
+
+func (d *Dec) uLong() uint64 {
 	v, n := binary.Uvarint(d.B)
 	d.B = d.B[n:]
 	return v
@@ -85,7 +103,7 @@ func CompareKeyRow(a, b []byte) int {
 	if c := bytes.Compare(da.Bytes(), db.Bytes()); c != 0 {
 		return c
 	}
-	return bytes.Compare(da.B[:8], db.B[:8])
+	return cmp.Compare(binary.BigEndian.Uint64(da.B), binary.BigEndian.Uint64(db.B))
 }
 
 // CompareFirst orders records by their first length-prefixed field (S
@@ -96,7 +114,9 @@ func CompareFirst(a, b []byte) int {
 }
 
 // CompareRow orders records that begin with a row number.
-func CompareRow(a, b []byte) int { return bytes.Compare(a[:8], b[:8]) }
+func CompareRow(a, b []byte) int {
+	return cmp.Compare(binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b))
+}
 
 // PrefixKeyRow is the Sorter.Prefix of CompareKeyRow: the key's first 8
 // bytes, big-endian, padded with zeros.

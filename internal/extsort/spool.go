@@ -16,7 +16,7 @@ type Spool struct {
 	f       *os.File
 	w       *bufio.Writer
 	r       *bufio.Reader
-	cur     []byte
+	cur     []byte // a record larger than r's buffer is read into this
 	Records int64
 	Bytes   int64
 	err     error
@@ -62,22 +62,15 @@ func (s *Spool) Next() ([]byte, bool) {
 	if s.err != nil {
 		return nil, false
 	}
-	n, err := binary.ReadUvarint(s.r)
+	rec, err := readRecord(s.r, &s.cur)
 	if err == io.EOF {
 		return nil, false
-	}
-	if err == nil {
-		if uint64(cap(s.cur)) < n {
-			s.cur = make([]byte, n)
-		}
-		s.cur = s.cur[:n]
-		_, err = io.ReadFull(s.r, s.cur)
 	}
 	if err != nil {
 		s.err = fmt.Errorf("extsort: reading %s: %w", s.f.Name(), err)
 		return nil, false
 	}
-	return s.cur, true
+	return rec, true
 }
 
 // Err is the error that ended Next, if any.
