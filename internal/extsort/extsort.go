@@ -9,7 +9,6 @@
 package extsort
 
 import (
-	"bufio"
 	"cmp"
 	"container/heap"
 	"encoding/binary"
@@ -29,6 +28,7 @@ type Sorter struct {
 
 	buf  []byte
 	recs []span
+	tmp  []span // sortMem's scratch, as long as recs
 	runs []string
 
 	// Spilled counts the bytes written to run files so far.
@@ -51,8 +51,9 @@ type span struct {
 	pfx    uint64
 }
 
-// spanBytes is what a record's place costs beside its bytes.
-const spanBytes = 16
+// spanBytes is what a record's place costs beside its bytes: its span,
+// and its span's room in the sort's scratch.
+const spanBytes = 32
 
 // New returns a Sorter that keeps at most about budget bytes of records in
 // memory (at least 64 KiB) and writes its runs to files in dir, which must
@@ -81,20 +82,66 @@ func (s *Sorter) Add(rec []byte) error {
 func (s *Sorter) rec(p span) []byte { return s.buf[p.off : p.off+p.n] }
 
 // sortMem sorts the records in memory, stably: equal records keep the
-// order of their offsets, the order they were added in.
+// order of their offsets, the order they were added in. The spans are
+// sorted by their prefixes first, a byte at a time (a stable radix sort,
+// which skips the bytes all prefixes share), then each group of one
+// prefix by cmp (all of them, without a Prefix).
 func (s *Sorter) sortMem() {
-	slices.SortFunc(s.recs, func(a, b span) int {
-		if a.pfx != b.pfx {
-			if a.pfx < b.pfx {
-				return -1
-			}
-			return 1
-		}
+	if len(s.recs) < 2 {
+		return
+	}
+	if cap(s.tmp) < len(s.recs) {
+		s.tmp = make([]span, len(s.recs))
+	}
+	s.recs, s.tmp = radixSort(s.recs, s.tmp[:len(s.recs)])
+	byRec := func(a, b span) int {
 		if c := s.cmp(s.rec(a), s.rec(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.off, b.off)
-	})
+	}
+	for i := 0; i < len(s.recs); {
+		j := i + 1
+		for j < len(s.recs) && s.recs[j].pfx == s.recs[i].pfx {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(s.recs[i:j], byRec)
+		}
+		i = j
+	}
+}
+
+// radixSort sorts recs by pfx, stably, with tmp (as long) as scratch; it
+// returns the sorted spans and the other slice.
+func radixSort(recs, tmp []span) (sorted, scratch []span) {
+	var counts [8][256]int
+	for _, r := range recs {
+		p := r.pfx
+		for b := range 8 {
+			counts[b][byte(p>>(8*b))]++
+		}
+	}
+	src, dst := recs, tmp
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(src[0].pfx>>(8*b))] == len(src) {
+			continue // one value of this byte: the pass would change nothing
+		}
+		var pos [256]int
+		sum := 0
+		for i, n := range c {
+			pos[i] = sum
+			sum += n
+		}
+		for _, r := range src {
+			k := byte(r.pfx >> (8 * b))
+			dst[pos[k]] = r
+			pos[k]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }
 
 // spill writes the records in memory, sorted, to a new run file.
@@ -146,6 +193,7 @@ func (s *Sorter) Runs() int { return len(s.runs) }
 func (s *Sorter) Sort() (*Iter, error) {
 	if len(s.runs) == 0 {
 		s.sortMem()
+		s.tmp = nil
 		return &Iter{mem: s}, nil
 	}
 	if len(s.recs) > 0 {
@@ -153,7 +201,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			return nil, err
 		}
 	}
-	s.buf, s.recs = nil, nil
+	s.buf, s.recs, s.tmp = nil, nil, nil
 	it := &Iter{cmp: s.cmp}
 	readBuf := min(256<<10, max(4<<10, s.budget/(2*len(s.runs))))
 	for k, name := range s.runs {
@@ -162,7 +210,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			it.Close()
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
-		r := &run{f: f, r: bufio.NewReaderSize(f, readBuf), k: k}
+		r := &run{f: f, r: newRecReader(f, readBuf), k: k}
 		it.files = append(it.files, f)
 		ok, err := r.next()
 		if err != nil {
@@ -171,9 +219,12 @@ func (s *Sorter) Sort() (*Iter, error) {
 		}
 		if ok {
 			it.h.runs = append(it.h.runs, r)
+			if s.Prefix != nil {
+				r.pfx = s.Prefix(r.cur)
+			}
 		}
 	}
-	it.h.cmp = s.cmp
+	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
 	heap.Init(&it.h)
 	return it, nil
 }
@@ -187,7 +238,7 @@ func (s *Sorter) Close() error {
 		}
 	}
 	s.runs = nil
-	s.buf, s.recs = nil, nil
+	s.buf, s.recs, s.tmp = nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -217,15 +268,18 @@ func (it *Iter) Next() ([]byte, bool) {
 	}
 	if it.adv != nil {
 		ok, err := it.adv.next()
-		it.adv = nil
 		switch {
 		case err != nil:
 			it.err = err
 		case ok:
+			if it.h.prefix != nil {
+				it.adv.pfx = it.h.prefix(it.adv.cur)
+			}
 			heap.Fix(&it.h, 0)
 		default:
 			heap.Pop(&it.h)
 		}
+		it.adv = nil
 	}
 	if it.err != nil || len(it.h.runs) == 0 {
 		return nil, false
@@ -247,14 +301,14 @@ func (it *Iter) Close() {
 
 type run struct {
 	f   *os.File
-	r   *bufio.Reader
+	r   *recReader
 	k   int
 	cur []byte
-	big []byte // a record larger than r's buffer is read into this
+	pfx uint64 // the Sorter's Prefix of cur
 }
 
 func (r *run) next() (bool, error) {
-	rec, err := readRecord(r.r, &r.big)
+	rec, err := r.r.next()
 	if err == io.EOF {
 		return false, nil
 	}
@@ -265,61 +319,25 @@ func (r *run) next() (bool, error) {
 	return true, nil
 }
 
-// readRecord reads a record behind its length (as spill and Spool.Add
-// write them) from r: where it fits in r's buffer, the record is that
-// buffer's memory, valid until r is read again; else it is read into
-// *big. At the end it returns io.EOF; a record cut short is
-// io.ErrUnexpectedEOF.
-func readRecord(r *bufio.Reader, big *[]byte) ([]byte, error) {
-	hdr, err := r.Peek(binary.MaxVarintLen64)
-	if len(hdr) == 0 {
-		return nil, err
-	}
-	n, k := binary.Uvarint(hdr)
-	switch {
-	case k == 0:
-		return nil, io.ErrUnexpectedEOF
-	case k < 0 || n > 1<<32:
-		return nil, errors.New("a record's length is out of range")
-	}
-	if all := k + int(n); all <= r.Size() {
-		rec, err := r.Peek(all)
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		r.Discard(all)
-		return rec[k:], nil
-	}
-	r.Discard(k)
-	if uint64(cap(*big)) < n {
-		*big = make([]byte, n)
-	}
-	*big = (*big)[:n]
-	if _, err := io.ReadFull(r, *big); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return *big, nil
-}
-
-// runHeap orders the runs by their current record, then by run number, so
-// that equal records come out in the order they were added.
+// runHeap orders the runs by their current record (by its Prefix first,
+// when the Sorter has one), then by run number, so that equal records
+// come out in the order they were added.
 type runHeap struct {
-	runs []*run
-	cmp  func(a, b []byte) int
+	runs   []*run
+	cmp    func(a, b []byte) int
+	prefix func(rec []byte) uint64
 }
 
 func (h runHeap) Len() int { return len(h.runs) }
 func (h runHeap) Less(a, b int) bool {
-	if c := h.cmp(h.runs[a].cur, h.runs[b].cur); c != 0 {
+	ra, rb := h.runs[a], h.runs[b]
+	if ra.pfx != rb.pfx {
+		return ra.pfx < rb.pfx // both 0 without a prefix
+	}
+	if c := h.cmp(ra.cur, rb.cur); c != 0 {
 		return c < 0
 	}
-	return h.runs[a].k < h.runs[b].k
+	return ra.k < rb.k
 }
 func (h runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
 func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.(*run)) }

@@ -271,3 +271,59 @@ func TestUvarint(t *testing.T) {
 		t.Fatalf("%d bytes left", len(d.B))
 	}
 }
+
+// TestPrefixOrder: with a Prefix whose every byte varies, and many
+// prefixes alike (cmp then decides, then the order added), the records
+// come out as a stable sort by (prefix, cmp) puts them, in memory and
+// merged from runs.
+func TestPrefixOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pfxOf := func(rec []byte) uint64 { return binary.BigEndian.Uint64(rec) }
+	cmp := func(a, b []byte) int { return int(a[8]) - int(b[8]) }
+	order := func(a, b []byte) int {
+		if pa, pb := pfxOf(a), pfxOf(b); pa != pb {
+			if pa < pb {
+				return -1
+			}
+			return 1
+		}
+		return cmp(a, b)
+	}
+	for _, budget := range []int{8 << 20, 64 << 10} {
+		s := New(t.TempDir(), budget, cmp)
+		s.Prefix = pfxOf
+		var want [][]byte
+		for i := range 30000 {
+			p := rng.Uint64()
+			if i%3 == 0 {
+				p = uint64(rng.IntN(4)) << (8 * rng.IntN(8)) // alike, in one byte or another
+			}
+			rec := binary.BigEndian.AppendUint64(nil, p)
+			rec = append(rec, byte(rng.IntN(3)))
+			rec = binary.BigEndian.AppendUint32(rec, uint32(i))
+			want = append(want, rec)
+			if err := s.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.SortStableFunc(want, order)
+		it, err := s.Sort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			rec, ok := it.Next()
+			if !ok {
+				if k != len(want) || it.Err() != nil {
+					t.Fatalf("budget %d: %d records of %d (%v)", budget, k, len(want), it.Err())
+				}
+				break
+			}
+			if !bytes.Equal(rec, want[k]) {
+				t.Fatalf("budget %d (%d runs): record %d is %x, want %x", budget, s.Runs(), k, rec, want[k])
+			}
+		}
+		it.Close()
+		s.Close()
+	}
+}

@@ -46,10 +46,9 @@ type Dec struct {
 }
 
 func (d *Dec) U() uint64 {
-	if len(d.B) > 0 && d.B[0] < 0x80 { // most fields: inlined
-		v := uint64(d.B[0])
-		d.B = d.B[1:]
-		return v
+	if b := d.B; len(b) > 0 && b[0] < 0x80 { // most fields
+		d.B = b[1:]
+		return uint64(b[0])
 	}
 	return d.uLong()
 }
@@ -99,18 +98,38 @@ func (d *Dec) Strs(dst []string) []string {
 // CompareKeyRow orders records that begin with a length-prefixed key and a
 // row number: by key, then by row.
 func CompareKeyRow(a, b []byte) int {
-	da, db := Dec{B: a}, Dec{B: b}
-	if c := bytes.Compare(da.Bytes(), db.Bytes()); c != 0 {
+	ka, ea := firstField(a)
+	kb, eb := firstField(b)
+	if c := bytes.Compare(ka, kb); c != 0 {
 		return c
 	}
-	return cmp.Compare(binary.BigEndian.Uint64(da.B), binary.BigEndian.Uint64(db.B))
+	return cmp.Compare(binary.BigEndian.Uint64(a[ea:]), binary.BigEndian.Uint64(b[eb:]))
+}
+
+// FirstKey is the first length-prefixed field of a record (as S or Bs
+// wrote it): the key of CompareKeyRow's and CompareFirst's records.
+func FirstKey(rec []byte) []byte {
+	k, _ := firstField(rec)
+	return k
+}
+
+// firstField is a record's first length-prefixed field, and where it
+// ends.
+func firstField(rec []byte) ([]byte, int) {
+	n, k := uint64(rec[0]), 1
+	if n >= 0x80 {
+		n, k = binary.Uvarint(rec)
+	}
+	end := k + int(n)
+	return rec[k:end], end
 }
 
 // CompareFirst orders records by their first length-prefixed field (S
 // or Bs), byte for byte; PrefixKeyRow is its Sorter.Prefix.
 func CompareFirst(a, b []byte) int {
-	da, db := Dec{B: a}, Dec{B: b}
-	return bytes.Compare(da.Bytes(), db.Bytes())
+	ka, _ := firstField(a)
+	kb, _ := firstField(b)
+	return bytes.Compare(ka, kb)
 }
 
 // CompareRow orders records that begin with a row number.
@@ -121,8 +140,7 @@ func CompareRow(a, b []byte) int {
 // PrefixKeyRow is the Sorter.Prefix of CompareKeyRow: the key's first 8
 // bytes, big-endian, padded with zeros.
 func PrefixKeyRow(rec []byte) uint64 {
-	d := Dec{B: rec}
-	k := d.Bytes()
+	k, _ := firstField(rec)
 	if len(k) >= 8 {
 		return binary.BigEndian.Uint64(k)
 	}

@@ -15,8 +15,7 @@ import (
 type Spool struct {
 	f       *os.File
 	w       *bufio.Writer
-	r       *bufio.Reader
-	cur     []byte // a record larger than r's buffer is read into this
+	r       *recReader
 	Records int64
 	Bytes   int64
 	err     error
@@ -52,7 +51,10 @@ func (s *Spool) Rewind() error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	s.r = bufio.NewReaderSize(s.f, 256<<10)
+	if s.r == nil {
+		s.r = newRecReader(s.f, 256<<10)
+	}
+	s.r.reset()
 	return nil
 }
 
@@ -62,7 +64,7 @@ func (s *Spool) Next() ([]byte, bool) {
 	if s.err != nil {
 		return nil, false
 	}
-	rec, err := readRecord(s.r, &s.cur)
+	rec, err := s.r.next()
 	if err == io.EOF {
 		return nil, false
 	}
