@@ -26,10 +26,15 @@ type Sorter struct {
 	dir    string
 	budget int
 
-	buf  []byte
-	recs []span
-	tmp  []span // sortMem's scratch, as long as recs
-	runs []string
+	// The records' bytes are in chunks of chunkSize (or one record
+	// larger), filled in order up to chunks[last], and kept from one run
+	// to the next: nothing is copied as they grow. used is their bytes.
+	chunks [][]byte
+	last   int
+	used   int
+	recs   []span
+	tmp    []span // sortMem's scratch, as long as recs
+	runs   []string
 
 	// Spilled counts the bytes written to run files so far.
 	Spilled int64
@@ -45,11 +50,19 @@ type Sorter struct {
 	Prefix func(rec []byte) uint64
 }
 
-// span is a record's place in buf, and its Prefix.
+// span is a record's place, and its Prefix. off is the chunk's number
+// (its high bits) and the place in the chunk (its low chunkBits bits):
+// it grows in the order the records were added.
 type span struct {
 	off, n uint32
 	pfx    uint64
 }
+
+const (
+	chunkBits = 20
+	chunkSize = 1 << chunkBits
+	maxChunks = 1 << (32 - chunkBits)
+)
 
 // spanBytes is what a record's place costs beside its bytes: its span,
 // and its span's room in the sort's scratch.
@@ -64,7 +77,7 @@ func New(dir string, budget int, cmp func(a, b []byte) int) *Sorter {
 
 // Add adds a copy of rec.
 func (s *Sorter) Add(rec []byte) error {
-	if len(s.buf)+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || len(s.buf)+len(rec) > 1<<32-1 {
+	if s.used+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || s.newChunk(len(rec)) && s.last+1 == maxChunks {
 		if err := s.spill(); err != nil {
 			return err
 		}
@@ -73,13 +86,40 @@ func (s *Sorter) Add(rec []byte) error {
 	if s.Prefix != nil {
 		pfx = s.Prefix(rec)
 	}
-	s.recs = append(s.recs, span{uint32(len(s.buf)), uint32(len(rec)), pfx})
-	s.buf = append(s.buf, rec...)
+	if s.newChunk(len(rec)) {
+		if len(s.chunks) > 0 {
+			s.last++
+		}
+		switch {
+		case s.last == len(s.chunks):
+			s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, len(rec))))
+		case cap(s.chunks[s.last]) < len(rec):
+			s.chunks[s.last] = make([]byte, 0, len(rec))
+		}
+	}
+	c := s.chunks[s.last]
+	s.recs = append(s.recs, span{uint32(s.last<<chunkBits | len(c)), uint32(len(rec)), pfx})
+	s.chunks[s.last] = append(c, rec...)
+	s.used += len(rec)
 	s.Records++
 	return nil
 }
 
-func (s *Sorter) rec(p span) []byte { return s.buf[p.off : p.off+p.n] }
+// newChunk reports whether a record of n bytes goes to a chunk after
+// chunks[last]: it does not fit in it, or would start past chunkSize.
+func (s *Sorter) newChunk(n int) bool {
+	if len(s.chunks) == 0 {
+		return true
+	}
+	c := s.chunks[s.last]
+	return len(c)+n > cap(c) || len(c) > 0 && len(c)+n > chunkSize
+}
+
+func (s *Sorter) rec(p span) []byte {
+	c := s.chunks[p.off>>chunkBits]
+	at := p.off & (chunkSize - 1)
+	return c[at : at+p.n]
+}
 
 // sortMem sorts the records in memory, stably: equal records keep the
 // order of their offsets, the order they were added in. The spans are
@@ -178,7 +218,10 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("extsort: writing a run: %w", err)
 	}
 	s.Spilled += n
-	s.buf, s.recs = s.buf[:0], s.recs[:0]
+	for i := range s.chunks[:s.last+1] {
+		s.chunks[i] = s.chunks[i][:0]
+	}
+	s.last, s.used, s.recs = 0, 0, s.recs[:0]
 	if s.OnSpill != nil {
 		s.OnSpill(s.Spilled)
 	}
@@ -201,7 +244,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			return nil, err
 		}
 	}
-	s.buf, s.recs, s.tmp = nil, nil, nil
+	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
 	it := &Iter{cmp: s.cmp}
 	readBuf := min(256<<10, max(4<<10, s.budget/(2*len(s.runs))))
 	for k, name := range s.runs {
@@ -238,7 +281,7 @@ func (s *Sorter) Close() error {
 		}
 	}
 	s.runs = nil
-	s.buf, s.recs, s.tmp = nil, nil, nil
+	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -144,16 +144,20 @@ func TestCompareFirst(t *testing.T) {
 }
 
 // TestLargeRecords: records larger than a run's or a spool's read buffer
-// (read into memory of their own) among small ones (read in the buffer)
-// come back whole and in order, through a merge of many runs and through
-// a spool.
+// (read into memory of their own), and larger than a chunk of the
+// Sorter's memory, among small ones, come back whole and in order:
+// through a merge of many runs, from memory (many chunks), and through a
+// spool.
 func TestLargeRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var want [][]byte
 	for i := range 600 {
 		size := rng.IntN(40)
-		if i%7 == 0 {
-			size = 5000 + rng.IntN(300<<10) // over 4 KiB (the runs' buffers here) and some over 256 KiB
+		switch {
+		case i%97 == 0:
+			size = chunkSize + rng.IntN(chunkSize/2)
+		case i%7 == 0:
+			size = 5000 + rng.IntN(300<<10) // over 4 KiB (the runs' buffers here) and some over 256 KiB (a spool's)
 		}
 		rec := binary.BigEndian.AppendUint32(nil, uint32(rng.IntN(1000)))
 		for range size {
@@ -161,18 +165,12 @@ func TestLargeRecords(t *testing.T) {
 		}
 		want = append(want, rec)
 	}
-	cmp := func(a, b []byte) int { return bytes.Compare(a[:4], b[:4]) }
-	s := New(t.TempDir(), 64<<10, cmp)
-	defer s.Close()
 	sp, err := NewSpool(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sp.Close()
 	for _, rec := range want {
-		if err := s.Add(rec); err != nil {
-			t.Fatal(err)
-		}
 		if err := sp.Add(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -192,26 +190,37 @@ func TestLargeRecords(t *testing.T) {
 			t.Fatalf("spool: record %d (%d bytes) differs", k, len(want[k]))
 		}
 	}
-	if s.Runs() < 10 {
-		t.Fatalf("%d runs: the test merges little", s.Runs())
-	}
-	it, err := s.Sort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	slices.SortStableFunc(want, cmp)
-	for k := 0; ; k++ {
-		rec, ok := it.Next()
-		if !ok {
-			if k != len(want) || it.Err() != nil {
-				t.Fatalf("sort: %d records of %d (%v)", k, len(want), it.Err())
+	cmp := func(a, b []byte) int { return bytes.Compare(a[:4], b[:4]) }
+	sorted := slices.Clone(want)
+	slices.SortStableFunc(sorted, cmp)
+	for _, budget := range []int{64 << 10, 256 << 20} {
+		s := New(t.TempDir(), budget, cmp)
+		for _, rec := range want {
+			if err := s.Add(rec); err != nil {
+				t.Fatal(err)
 			}
-			break
 		}
-		if !bytes.Equal(rec, want[k]) {
-			t.Fatalf("sort: record %d (%d bytes) differs", k, len(want[k]))
+		if budget < 1<<20 && s.Runs() < 10 || budget > 1<<20 && (s.Runs() != 0 || len(s.chunks) < 10) {
+			t.Fatalf("budget %d: %d runs, %d chunks: not what the test means to try", budget, s.Runs(), len(s.chunks))
 		}
+		it, err := s.Sort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			rec, ok := it.Next()
+			if !ok {
+				if k != len(sorted) || it.Err() != nil {
+					t.Fatalf("budget %d: %d records of %d (%v)", budget, k, len(sorted), it.Err())
+				}
+				break
+			}
+			if !bytes.Equal(rec, sorted[k]) {
+				t.Fatalf("budget %d: record %d (%d bytes) differs", budget, k, len(sorted[k]))
+			}
+		}
+		it.Close()
+		s.Close()
 	}
 }
 
