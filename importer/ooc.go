@@ -281,9 +281,11 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 }
 
 // spillBytes is about the most the passes hold on disk at once for the
-// input at path: its ids and parents twice over, and a path a node; four
+// input at path: its ids and parents twice over, and a path a node; five
 // times its size bounds it for any input of fewer than a few hundred
-// levels (a compressed input: twelve).
+// levels (a compressed input: fifteen). Measured on random trees of
+// gen's CSV (benchmarks/README.md §4): 4.2 times at 10M nodes, 4.5 at
+// 50M.
 func spillBytes(path string) int64 {
 	n := infile.Size(path)
 	if f, err := os.Open(path); err == nil {
@@ -294,7 +296,7 @@ func spillBytes(path string) int64 {
 			n *= 3
 		}
 	}
-	return 4*n + 1<<20
+	return 5*n + 1<<20
 }
 
 // location files the file of a row, as transform.Builder does.

@@ -180,10 +180,7 @@ func (s *oocState) rankLevel(level *extsort.Sorter) (*extsort.Sorter, error) {
 }
 
 // firstKey is the length-prefixed key a record of the passes starts with.
-func firstKey(rec []byte) []byte {
-	d := extsort.Dec{B: rec}
-	return d.Bytes()
-}
+func firstKey(rec []byte) []byte { return extsort.FirstKey(rec) }
 
 func (s *oocState) sorter(phase string) *extsort.Sorter {
 	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
@@ -573,20 +570,20 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 			}
 		}
 		n.getLevel(rec)
-		for more && bytes.Compare(firstKey(cur), []byte(n.id)) < 0 {
+		for more && string(firstKey(cur)) < n.id {
 			if err := keep(cur); err != nil {
 				return fail(err)
 			}
 			cur, more = rest.Next()
 		}
-		if more && bytes.Equal(firstKey(cur), []byte(n.id)) {
+		if more && string(firstKey(cur)) == n.id {
 			n.flags |= fInner // its children are all in rest, the next depth
 		}
 		origin, originKey, err := s.resolve(&n, check)
 		if err != nil {
 			return fail(err)
 		}
-		for more && bytes.Equal(firstKey(cur), []byte(n.id)) {
+		for more && string(firstKey(cur)) == n.id {
 			matched++
 			c.getByParent(cur, true)
 			s.child(&n, &c, origin, originKey)

@@ -9,7 +9,6 @@
 package extsort
 
 import (
-	"bufio"
 	"cmp"
 	"container/heap"
 	"encoding/binary"
@@ -27,9 +26,15 @@ type Sorter struct {
 	dir    string
 	budget int
 
-	buf  []byte
-	recs []span
-	runs []string
+	// The records' bytes are in chunks of chunkSize (or one record
+	// larger), filled in order up to chunks[last], and kept from one run
+	// to the next: nothing is copied as they grow. used is their bytes.
+	chunks [][]byte
+	last   int
+	used   int
+	recs   []span
+	tmp    []span // sortMem's scratch, as long as recs
+	runs   []string
 
 	// Spilled counts the bytes written to run files so far.
 	Spilled int64
@@ -45,14 +50,23 @@ type Sorter struct {
 	Prefix func(rec []byte) uint64
 }
 
-// span is a record's place in buf, and its Prefix.
+// span is a record's place, and its Prefix. off is the chunk's number
+// (its high bits) and the place in the chunk (its low chunkBits bits):
+// it grows in the order the records were added.
 type span struct {
 	off, n uint32
 	pfx    uint64
 }
 
-// spanBytes is what a record's place costs beside its bytes.
-const spanBytes = 16
+const (
+	chunkBits = 20
+	chunkSize = 1 << chunkBits
+	maxChunks = 1 << (32 - chunkBits)
+)
+
+// spanBytes is what a record's place costs beside its bytes: its span,
+// and its span's room in the sort's scratch.
+const spanBytes = 32
 
 // New returns a Sorter that keeps at most about budget bytes of records in
 // memory (at least 64 KiB) and writes its runs to files in dir, which must
@@ -63,7 +77,7 @@ func New(dir string, budget int, cmp func(a, b []byte) int) *Sorter {
 
 // Add adds a copy of rec.
 func (s *Sorter) Add(rec []byte) error {
-	if len(s.buf)+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || len(s.buf)+len(rec) > 1<<32-1 {
+	if s.used+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || s.newChunk(len(rec)) && s.last+1 == maxChunks {
 		if err := s.spill(); err != nil {
 			return err
 		}
@@ -72,29 +86,102 @@ func (s *Sorter) Add(rec []byte) error {
 	if s.Prefix != nil {
 		pfx = s.Prefix(rec)
 	}
-	s.recs = append(s.recs, span{uint32(len(s.buf)), uint32(len(rec)), pfx})
-	s.buf = append(s.buf, rec...)
+	if s.newChunk(len(rec)) {
+		if len(s.chunks) > 0 {
+			s.last++
+		}
+		switch {
+		case s.last == len(s.chunks):
+			s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, len(rec))))
+		case cap(s.chunks[s.last]) < len(rec):
+			s.chunks[s.last] = make([]byte, 0, len(rec))
+		}
+	}
+	c := s.chunks[s.last]
+	s.recs = append(s.recs, span{uint32(s.last<<chunkBits | len(c)), uint32(len(rec)), pfx})
+	s.chunks[s.last] = append(c, rec...)
+	s.used += len(rec)
 	s.Records++
 	return nil
 }
 
-func (s *Sorter) rec(p span) []byte { return s.buf[p.off : p.off+p.n] }
+// newChunk reports whether a record of n bytes goes to a chunk after
+// chunks[last]: it does not fit in it, or would start past chunkSize.
+func (s *Sorter) newChunk(n int) bool {
+	if len(s.chunks) == 0 {
+		return true
+	}
+	c := s.chunks[s.last]
+	return len(c)+n > cap(c) || len(c) > 0 && len(c)+n > chunkSize
+}
+
+func (s *Sorter) rec(p span) []byte {
+	c := s.chunks[p.off>>chunkBits]
+	at := p.off & (chunkSize - 1)
+	return c[at : at+p.n]
+}
 
 // sortMem sorts the records in memory, stably: equal records keep the
-// order of their offsets, the order they were added in.
+// order of their offsets, the order they were added in. The spans are
+// sorted by their prefixes first, a byte at a time (a stable radix sort,
+// which skips the bytes all prefixes share), then each group of one
+// prefix by cmp (all of them, without a Prefix).
 func (s *Sorter) sortMem() {
-	slices.SortFunc(s.recs, func(a, b span) int {
-		if a.pfx != b.pfx {
-			if a.pfx < b.pfx {
-				return -1
-			}
-			return 1
-		}
+	if len(s.recs) < 2 {
+		return
+	}
+	if cap(s.tmp) < len(s.recs) {
+		s.tmp = make([]span, len(s.recs))
+	}
+	s.recs, s.tmp = radixSort(s.recs, s.tmp[:len(s.recs)])
+	byRec := func(a, b span) int {
 		if c := s.cmp(s.rec(a), s.rec(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.off, b.off)
-	})
+	}
+	for i := 0; i < len(s.recs); {
+		j := i + 1
+		for j < len(s.recs) && s.recs[j].pfx == s.recs[i].pfx {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(s.recs[i:j], byRec)
+		}
+		i = j
+	}
+}
+
+// radixSort sorts recs by pfx, stably, with tmp (as long) as scratch; it
+// returns the sorted spans and the other slice.
+func radixSort(recs, tmp []span) (sorted, scratch []span) {
+	var counts [8][256]int
+	for _, r := range recs {
+		p := r.pfx
+		for b := range 8 {
+			counts[b][byte(p>>(8*b))]++
+		}
+	}
+	src, dst := recs, tmp
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(src[0].pfx>>(8*b))] == len(src) {
+			continue // one value of this byte: the pass would change nothing
+		}
+		var pos [256]int
+		sum := 0
+		for i, n := range c {
+			pos[i] = sum
+			sum += n
+		}
+		for _, r := range src {
+			k := byte(r.pfx >> (8 * b))
+			dst[pos[k]] = r
+			pos[k]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }
 
 // spill writes the records in memory, sorted, to a new run file.
@@ -105,16 +192,25 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("extsort: %w", err)
 	}
 	s.runs = append(s.runs, f.Name())
-	w := bufio.NewWriterSize(f, 256<<10)
-	var hdr [binary.MaxVarintLen64]byte
+	// The records are gathered into one buffer, each behind its length,
+	// and written 256 KiB at a time.
+	out := make([]byte, 0, 256<<10+binary.MaxVarintLen64)
 	var n int64
 	for _, p := range s.recs {
-		k := binary.PutUvarint(hdr[:], uint64(p.n))
-		w.Write(hdr[:k])
-		w.Write(s.rec(p))
-		n += int64(k) + int64(p.n)
+		if len(out)+binary.MaxVarintLen64+int(p.n) > cap(out) && len(out) > 0 {
+			if _, err = f.Write(out); err != nil {
+				break
+			}
+			n += int64(len(out))
+			out = out[:0]
+		}
+		out = binary.AppendUvarint(out, uint64(p.n))
+		out = append(out, s.rec(p)...)
 	}
-	err = w.Flush()
+	if err == nil {
+		_, err = f.Write(out)
+		n += int64(len(out))
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -122,7 +218,10 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("extsort: writing a run: %w", err)
 	}
 	s.Spilled += n
-	s.buf, s.recs = s.buf[:0], s.recs[:0]
+	for i := range s.chunks[:s.last+1] {
+		s.chunks[i] = s.chunks[i][:0]
+	}
+	s.last, s.used, s.recs = 0, 0, s.recs[:0]
 	if s.OnSpill != nil {
 		s.OnSpill(s.Spilled)
 	}
@@ -137,6 +236,7 @@ func (s *Sorter) Runs() int { return len(s.runs) }
 func (s *Sorter) Sort() (*Iter, error) {
 	if len(s.runs) == 0 {
 		s.sortMem()
+		s.tmp = nil
 		return &Iter{mem: s}, nil
 	}
 	if len(s.recs) > 0 {
@@ -144,7 +244,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			return nil, err
 		}
 	}
-	s.buf, s.recs = nil, nil
+	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
 	it := &Iter{cmp: s.cmp}
 	readBuf := min(256<<10, max(4<<10, s.budget/(2*len(s.runs))))
 	for k, name := range s.runs {
@@ -153,7 +253,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			it.Close()
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
-		r := &run{f: f, r: bufio.NewReaderSize(f, readBuf), k: k}
+		r := &run{f: f, r: newRecReader(f, readBuf), k: k}
 		it.files = append(it.files, f)
 		ok, err := r.next()
 		if err != nil {
@@ -162,9 +262,12 @@ func (s *Sorter) Sort() (*Iter, error) {
 		}
 		if ok {
 			it.h.runs = append(it.h.runs, r)
+			if s.Prefix != nil {
+				r.pfx = s.Prefix(r.cur)
+			}
 		}
 	}
-	it.h.cmp = s.cmp
+	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
 	heap.Init(&it.h)
 	return it, nil
 }
@@ -178,7 +281,7 @@ func (s *Sorter) Close() error {
 		}
 	}
 	s.runs = nil
-	s.buf, s.recs = nil, nil
+	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -189,8 +292,11 @@ type Iter struct {
 	cmp   func(a, b []byte) int
 	h     runHeap
 	files []*os.File
-	cur   []byte
-	err   error
+	// adv is the run whose record Next returned last: Next advances it
+	// first, so that the record stays valid, in the run's buffer, until
+	// then.
+	adv *run
+	err error
 }
 
 // Next returns the next record, valid until the following call, and false
@@ -203,22 +309,26 @@ func (it *Iter) Next() ([]byte, bool) {
 		it.pos++
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
+	if it.adv != nil {
+		ok, err := it.adv.next()
+		switch {
+		case err != nil:
+			it.err = err
+		case ok:
+			if it.h.prefix != nil {
+				it.adv.pfx = it.h.prefix(it.adv.cur)
+			}
+			heap.Fix(&it.h, 0)
+		default:
+			heap.Pop(&it.h)
+		}
+		it.adv = nil
+	}
 	if it.err != nil || len(it.h.runs) == 0 {
 		return nil, false
 	}
-	top := it.h.runs[0]
-	it.cur = append(it.cur[:0], top.cur...)
-	ok, err := top.next()
-	switch {
-	case err != nil:
-		it.err = err
-		return nil, false
-	case ok:
-		heap.Fix(&it.h, 0)
-	default:
-		heap.Pop(&it.h)
-	}
-	return it.cur, true
+	it.adv = it.h.runs[0]
+	return it.adv.cur, true
 }
 
 // Err is the error that ended Next, if any.
@@ -234,42 +344,43 @@ func (it *Iter) Close() {
 
 type run struct {
 	f   *os.File
-	r   *bufio.Reader
+	r   *recReader
 	k   int
 	cur []byte
+	pfx uint64 // the Sorter's Prefix of cur
 }
 
 func (r *run) next() (bool, error) {
-	n, err := binary.ReadUvarint(r.r)
+	rec, err := r.r.next()
 	if err == io.EOF {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
 	}
-	if uint64(cap(r.cur)) < n {
-		r.cur = make([]byte, n, max(n, 256))
-	}
-	r.cur = r.cur[:n]
-	if _, err := io.ReadFull(r.r, r.cur); err != nil {
-		return false, fmt.Errorf("extsort: reading %s: %w", r.f.Name(), err)
-	}
+	r.cur = rec
 	return true, nil
 }
 
-// runHeap orders the runs by their current record, then by run number, so
-// that equal records come out in the order they were added.
+// runHeap orders the runs by their current record (by its Prefix first,
+// when the Sorter has one), then by run number, so that equal records
+// come out in the order they were added.
 type runHeap struct {
-	runs []*run
-	cmp  func(a, b []byte) int
+	runs   []*run
+	cmp    func(a, b []byte) int
+	prefix func(rec []byte) uint64
 }
 
 func (h runHeap) Len() int { return len(h.runs) }
 func (h runHeap) Less(a, b int) bool {
-	if c := h.cmp(h.runs[a].cur, h.runs[b].cur); c != 0 {
+	ra, rb := h.runs[a], h.runs[b]
+	if ra.pfx != rb.pfx {
+		return ra.pfx < rb.pfx // both 0 without a prefix
+	}
+	if c := h.cmp(ra.cur, rb.cur); c != 0 {
 		return c < 0
 	}
-	return h.runs[a].k < h.runs[b].k
+	return ra.k < rb.k
 }
 func (h runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
 func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.(*run)) }

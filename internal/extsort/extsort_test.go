@@ -142,3 +142,197 @@ func TestCompareFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeRecords: records larger than a run's or a spool's read buffer
+// (read into memory of their own), and larger than a chunk of the
+// Sorter's memory, among small ones, come back whole and in order:
+// through a merge of many runs, from memory (many chunks), and through a
+// spool.
+func TestLargeRecords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var want [][]byte
+	for i := range 600 {
+		size := rng.IntN(40)
+		switch {
+		case i%97 == 0:
+			size = chunkSize + rng.IntN(chunkSize/2)
+		case i%7 == 0:
+			size = 5000 + rng.IntN(300<<10) // over 4 KiB (the runs' buffers here) and some over 256 KiB (a spool's)
+		}
+		rec := binary.BigEndian.AppendUint32(nil, uint32(rng.IntN(1000)))
+		for range size {
+			rec = append(rec, byte(rng.IntN(256)))
+		}
+		want = append(want, rec)
+	}
+	sp, err := NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	for _, rec := range want {
+		if err := sp.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sp.Rewind(); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; ; k++ {
+		rec, ok := sp.Next()
+		if !ok {
+			if k != len(want) || sp.Err() != nil {
+				t.Fatalf("spool: %d records of %d (%v)", k, len(want), sp.Err())
+			}
+			break
+		}
+		if !bytes.Equal(rec, want[k]) {
+			t.Fatalf("spool: record %d (%d bytes) differs", k, len(want[k]))
+		}
+	}
+	cmp := func(a, b []byte) int { return bytes.Compare(a[:4], b[:4]) }
+	sorted := slices.Clone(want)
+	slices.SortStableFunc(sorted, cmp)
+	for _, budget := range []int{64 << 10, 256 << 20} {
+		s := New(t.TempDir(), budget, cmp)
+		for _, rec := range want {
+			if err := s.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if budget < 1<<20 && s.Runs() < 10 || budget > 1<<20 && (s.Runs() != 0 || len(s.chunks) < 10) {
+			t.Fatalf("budget %d: %d runs, %d chunks: not what the test means to try", budget, s.Runs(), len(s.chunks))
+		}
+		it, err := s.Sort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			rec, ok := it.Next()
+			if !ok {
+				if k != len(sorted) || it.Err() != nil {
+					t.Fatalf("budget %d: %d records of %d (%v)", budget, k, len(sorted), it.Err())
+				}
+				break
+			}
+			if !bytes.Equal(rec, sorted[k]) {
+				t.Fatalf("budget %d: record %d (%d bytes) differs", budget, k, len(sorted[k]))
+			}
+		}
+		it.Close()
+		s.Close()
+	}
+}
+
+// TestSpoolCutShort: a spool file cut in the middle of a record ends the
+// reading with an error, not with a short record or a clean end.
+func TestSpoolCutShort(t *testing.T) {
+	for _, cut := range []int64{1, 40, 201} { // in the second record; in its length
+		s, err := NewSpool(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Add([]byte("first"))
+		s.Add(bytes.Repeat([]byte("x"), 200)) // a length of two bytes, then 200
+		if err := s.Rewind(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(s.f.Name(), s.Bytes-cut); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rec, ok := s.Next(); ok; rec, ok = s.Next() {
+			got = append(got, string(rec))
+		}
+		if s.Err() == nil || !slices.Equal(got, []string{"first"}) {
+			t.Fatalf("cut %d: read %q, error %v; want the first record, then an error", cut, got, s.Err())
+		}
+		s.Close()
+	}
+}
+
+// TestUvarint: Enc.U writes what binary.AppendUvarint does, and Dec.U
+// reads it back, on each length of a varint.
+func TestUvarint(t *testing.T) {
+	var e Enc
+	var want []byte
+	var vs []uint64
+	for sh := range 64 {
+		for _, v := range []uint64{1<<sh - 1, 1 << sh, 1<<sh + 1} {
+			vs = append(vs, v)
+			e.U(v)
+			want = binary.AppendUvarint(want, v)
+		}
+	}
+	vs = append(vs, 1<<64-1)
+	e.U(1<<64 - 1)
+	want = binary.AppendUvarint(want, 1<<64-1)
+	if !bytes.Equal(e.B, want) {
+		t.Fatal("Enc.U differs from binary.AppendUvarint")
+	}
+	d := Dec{B: e.B}
+	for _, v := range vs {
+		if got := d.U(); got != v {
+			t.Fatalf("Dec.U: %d, want %d", got, v)
+		}
+	}
+	if len(d.B) != 0 {
+		t.Fatalf("%d bytes left", len(d.B))
+	}
+}
+
+// TestPrefixOrder: with a Prefix whose every byte varies, and many
+// prefixes alike (cmp then decides, then the order added), the records
+// come out as a stable sort by (prefix, cmp) puts them, in memory and
+// merged from runs.
+func TestPrefixOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pfxOf := func(rec []byte) uint64 { return binary.BigEndian.Uint64(rec) }
+	cmp := func(a, b []byte) int { return int(a[8]) - int(b[8]) }
+	order := func(a, b []byte) int {
+		if pa, pb := pfxOf(a), pfxOf(b); pa != pb {
+			if pa < pb {
+				return -1
+			}
+			return 1
+		}
+		return cmp(a, b)
+	}
+	for _, budget := range []int{8 << 20, 64 << 10} {
+		s := New(t.TempDir(), budget, cmp)
+		s.Prefix = pfxOf
+		var want [][]byte
+		for i := range 30000 {
+			p := rng.Uint64()
+			if i%3 == 0 {
+				p = uint64(rng.IntN(4)) << (8 * rng.IntN(8)) // alike, in one byte or another
+			}
+			rec := binary.BigEndian.AppendUint64(nil, p)
+			rec = append(rec, byte(rng.IntN(3)))
+			rec = binary.BigEndian.AppendUint32(rec, uint32(i))
+			want = append(want, rec)
+			if err := s.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.SortStableFunc(want, order)
+		it, err := s.Sort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			rec, ok := it.Next()
+			if !ok {
+				if k != len(want) || it.Err() != nil {
+					t.Fatalf("budget %d: %d records of %d (%v)", budget, k, len(want), it.Err())
+				}
+				break
+			}
+			if !bytes.Equal(rec, want[k]) {
+				t.Fatalf("budget %d (%d runs): record %d is %x, want %x", budget, s.Runs(), k, rec, want[k])
+			}
+		}
+		it.Close()
+		s.Close()
+	}
+}

@@ -2,6 +2,7 @@ package extsort
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"unsafe"
 )
@@ -12,8 +13,16 @@ import (
 // CompareKeyRow.
 type Enc struct{ B []byte }
 
-func (e *Enc) Reset()       { e.B = e.B[:0] }
-func (e *Enc) U(v uint64)   { e.B = binary.AppendUvarint(e.B, v) }
+func (e *Enc) Reset() { e.B = e.B[:0] }
+func (e *Enc) U(v uint64) {
+	// binary.AppendUvarint's bytes, appended in place: e.B is not stored
+	// again (no write barrier while the collector runs) unless it grows.
+	for v >= 0x80 {
+		e.B = append(e.B, byte(v)|0x80)
+		v >>= 7
+	}
+	e.B = append(e.B, byte(v))
+}
 func (e *Enc) I(v int)      { e.U(uint64(v)) }
 func (e *Enc) S(v string)   { e.U(uint64(len(v))); e.B = append(e.B, v...) }
 func (e *Enc) Row(v int64)  { e.B = binary.BigEndian.AppendUint64(e.B, uint64(v)) }
@@ -37,6 +46,14 @@ type Dec struct {
 }
 
 func (d *Dec) U() uint64 {
+	if b := d.B; len(b) > 0 && b[0] < 0x80 { // most fields
+		d.B = b[1:]
+		return uint64(b[0])
+	}
+	return d.uLong()
+}
+
+func (d *Dec) uLong() uint64 {
 	v, n := binary.Uvarint(d.B)
 	d.B = d.B[n:]
 	return v
@@ -81,28 +98,49 @@ func (d *Dec) Strs(dst []string) []string {
 // CompareKeyRow orders records that begin with a length-prefixed key and a
 // row number: by key, then by row.
 func CompareKeyRow(a, b []byte) int {
-	da, db := Dec{B: a}, Dec{B: b}
-	if c := bytes.Compare(da.Bytes(), db.Bytes()); c != 0 {
+	ka, ea := firstField(a)
+	kb, eb := firstField(b)
+	if c := bytes.Compare(ka, kb); c != 0 {
 		return c
 	}
-	return bytes.Compare(da.B[:8], db.B[:8])
+	return cmp.Compare(binary.BigEndian.Uint64(a[ea:]), binary.BigEndian.Uint64(b[eb:]))
+}
+
+// FirstKey is the first length-prefixed field of a record (as S or Bs
+// wrote it): the key of CompareKeyRow's and CompareFirst's records.
+func FirstKey(rec []byte) []byte {
+	k, _ := firstField(rec)
+	return k
+}
+
+// firstField is a record's first length-prefixed field, and where it
+// ends.
+func firstField(rec []byte) ([]byte, int) {
+	n, k := uint64(rec[0]), 1
+	if n >= 0x80 {
+		n, k = binary.Uvarint(rec)
+	}
+	end := k + int(n)
+	return rec[k:end], end
 }
 
 // CompareFirst orders records by their first length-prefixed field (S
 // or Bs), byte for byte; PrefixKeyRow is its Sorter.Prefix.
 func CompareFirst(a, b []byte) int {
-	da, db := Dec{B: a}, Dec{B: b}
-	return bytes.Compare(da.Bytes(), db.Bytes())
+	ka, _ := firstField(a)
+	kb, _ := firstField(b)
+	return bytes.Compare(ka, kb)
 }
 
 // CompareRow orders records that begin with a row number.
-func CompareRow(a, b []byte) int { return bytes.Compare(a[:8], b[:8]) }
+func CompareRow(a, b []byte) int {
+	return cmp.Compare(binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b))
+}
 
 // PrefixKeyRow is the Sorter.Prefix of CompareKeyRow: the key's first 8
 // bytes, big-endian, padded with zeros.
 func PrefixKeyRow(rec []byte) uint64 {
-	d := Dec{B: rec}
-	k := d.Bytes()
+	k, _ := firstField(rec)
 	if len(k) >= 8 {
 		return binary.BigEndian.Uint64(k)
 	}

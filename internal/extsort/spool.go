@@ -15,8 +15,7 @@ import (
 type Spool struct {
 	f       *os.File
 	w       *bufio.Writer
-	r       *bufio.Reader
-	cur     []byte
+	r       *recReader
 	Records int64
 	Bytes   int64
 	err     error
@@ -52,7 +51,10 @@ func (s *Spool) Rewind() error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	s.r = bufio.NewReaderSize(s.f, 256<<10)
+	if s.r == nil {
+		s.r = newRecReader(s.f, 256<<10)
+	}
+	s.r.reset()
 	return nil
 }
 
@@ -62,22 +64,15 @@ func (s *Spool) Next() ([]byte, bool) {
 	if s.err != nil {
 		return nil, false
 	}
-	n, err := binary.ReadUvarint(s.r)
+	rec, err := s.r.next()
 	if err == io.EOF {
 		return nil, false
-	}
-	if err == nil {
-		if uint64(cap(s.cur)) < n {
-			s.cur = make([]byte, n)
-		}
-		s.cur = s.cur[:n]
-		_, err = io.ReadFull(s.r, s.cur)
 	}
 	if err != nil {
 		s.err = fmt.Errorf("extsort: reading %s: %w", s.f.Name(), err)
 		return nil, false
 	}
-	return s.cur, true
+	return rec, true
 }
 
 // Err is the error that ended Next, if any.
