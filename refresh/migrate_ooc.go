@@ -169,7 +169,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 // migrateRoom is about the most migrate out of core holds in --tmp-dir
 // at once: the source's nodes spilled as DynamoDB JSON (twice the
 // source's size, DescribeTable's TableSizeBytes), the import's passes
-// over that file (importer.SpillBytes: four times it), and into a
+// over that file (importer.SpillBytes: five times it), and into a
 // destination that holds items, the plan's sorts (planRoom).
 // It returns the source's ItemCount too.
 func migrateRoom(ctx context.Context, opts MigrateOptions, refreshing bool) (need, items int64, _ error) {
@@ -184,7 +184,7 @@ func migrateRoom(ctx context.Context, opts MigrateOptions, refreshing bool) (nee
 	if err != nil {
 		return 0, 0, fmt.Errorf("source: %w", err)
 	}
-	need = 2*from + 4*(2*from) + 1<<20
+	need = 2*from + 5*(2*from) + 1<<20
 	if refreshing {
 		to, _, err := size(opts.Table)
 		if err != nil {

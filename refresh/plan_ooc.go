@@ -52,13 +52,13 @@ func (j *job) planOutOfCore(ctx context.Context) (bool, error) {
 const OutOfCoreNote = "planned out of core: the snapshot or the table does not fit --memory (sorted runs in --tmp-dir, removed)"
 
 // planRoom is about the most a plan out of core holds in --tmp-dir at
-// once: the snapshot's passes (importer.SpillBytes, four times its size),
+// once: the snapshot's passes (importer.SpillBytes, five times its size),
 // the table's sorts (its size: keys and digests) and the items twice (the
 // sort by key and the operations' spools), as many as the larger of the
 // table and the snapshot hold.
 func planRoom(snapshot string, tableBytes int64) int64 {
 	passes := importer.SpillBytes(snapshot)
-	return passes + tableBytes + 2*max(tableBytes, passes/4)
+	return passes + tableBytes + 2*max(tableBytes, passes/5)
 }
 
 // oocJob is what a job planned out of core holds between read and plan:
