@@ -115,6 +115,12 @@ func runImport(c *cli.Context) error {
 	if table != "" && out == "" && !dryRun {
 		// The AWS setup and the table are checked before the input is
 		// read: a pass over a large input must not end in "no region".
+		// The flags come first: a usage error is told as one.
+		if c.Bool("create-table") {
+			if _, err := billing(c); err != nil {
+				return err
+			}
+		}
 		if client, err = ddb.NewClient(context.WithoutCancel(c.Context), awsOptions(c)); err != nil {
 			return err
 		}
