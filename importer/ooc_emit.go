@@ -94,15 +94,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			break
 		}
 		if err != nil {
-			var re *transform.RowError
-			if !errors.As(err, &re) {
-				return st, err
-			}
-			var raw []byte
-			if rec != nil {
-				raw = rec.Raw
-			}
-			if err := rejects.add(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)); err != nil {
+			if err := rejects.readError(err, rec); err != nil {
 				return st, err
 			}
 			continue
@@ -248,6 +240,20 @@ func (s rejectSink) add(line rejectRecord) error {
 		return nil
 	}
 	return s.enc.Encode(line)
+}
+
+// readError files a record the read rejected (err a *transform.RowError;
+// rec, when not nil, its record) as add does; another error is returned.
+func (s rejectSink) readError(err error, rec *transform.Record) error {
+	var re *transform.RowError
+	if !errors.As(err, &re) {
+		return err
+	}
+	var raw []byte
+	if rec != nil {
+		raw = rec.Raw
+	}
+	return s.add(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw))
 }
 
 // setPath gives node its path, and the path's text joined by delim (a
