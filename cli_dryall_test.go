@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // sameDryRun runs import --dry-run args in memory and out of core (forced,
@@ -167,46 +164,14 @@ func TestOutOfCoreDryRunAllSignal(t *testing.T) {
 	}
 	in := genShuffled(t, 150_000, "csv")
 	tmp := t.TempDir()
-	cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "all", "--dry-run", "--no-progress"}, oocArgs(tmp)...)...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	r := startRun(t, nil, append([]string{"import", "--in", in, "--layout", "all", "--dry-run", "--no-progress"}, oocArgs(tmp)...))
 	seen := map[string]bool{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(seen) < 2 {
+	r.until(t, "second layout's passes", func() bool {
 		m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*"))
 		for _, d := range m {
 			seen[d] = true
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("ended (%v) before a second layout's passes: %s", err, errb.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no second layout's passes in 2 minutes")
-		}
-	}
-	sent := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("still running 30 s after SIGINT")
-	}
-	if took := time.Since(sent); took > 3*time.Second {
-		t.Errorf("took %v to stop after SIGINT", took)
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
-	}
-	emptyDir(t, tmp)
+		return len(seen) >= 2
+	})
+	r.stopsOn(t, syscall.SIGINT, tmp)
 }

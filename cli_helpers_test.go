@@ -6,9 +6,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,4 +86,71 @@ func checkpointMoved(ck string) func(string) bool {
 		c, err := ddbwrite.LoadCheckpoint(ck)
 		return err == nil && c.Watermark > 0
 	}
+}
+
+// running is a treeport run started by startRun.
+type running struct {
+	cmd    *exec.Cmd
+	stderr *syncBuf
+	done   chan error // gets the run's exit
+}
+
+// startRun starts treeport with args (env added to the environment).
+func startRun(t *testing.T, env, args []string) *running {
+	t.Helper()
+	r := &running{cmd: exec.Command(treeportBin, args...), stderr: &syncBuf{}, done: make(chan error, 1)}
+	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	return r
+}
+
+// until asks ready every 5 ms and returns as soon as it holds. The test
+// fails when the run ends first, or when ready does not hold within 2
+// minutes (a bound on a hung run, not a timing; the run is killed);
+// waitingFor says what ready waits for.
+func (r *running) until(t *testing.T, waitingFor string, ready func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !ready() {
+		select {
+		case err := <-r.done:
+			t.Fatalf("ended (%v) before %s: %s", err, waitingFor, r.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.cmd.Process.Kill()
+			t.Fatalf("no %s in 2 minutes: %s", waitingFor, r.stderr.String())
+		}
+	}
+}
+
+// stopsOn sends sig and fails the test unless the run stops within about
+// a second with exit 130 and leaves tmp empty.
+func (r *running) stopsOn(t *testing.T, sig syscall.Signal, tmp string) {
+	t.Helper()
+	sent := time.Now()
+	r.cmd.Process.Signal(sig)
+	var err error
+	select {
+	case err = <-r.done:
+	case <-time.After(30 * time.Second):
+		r.cmd.Process.Kill()
+		t.Fatalf("still running 30 s after %v", sig)
+	}
+	took := time.Since(sent)
+	t.Logf("stopped %v after %v", took, sig)
+	// A second on an idle machine; the bound allows for a loaded one (the
+	// test machine runs others' tests beside it).
+	if took > 3*time.Second {
+		t.Errorf("took %v to stop after %v", took, sig)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130; stderr:\n%s", err, r.stderr.String())
+	}
+	emptyDir(t, tmp)
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -249,48 +247,10 @@ func TestOutOfCoreSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
-			cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...)...)
-			var errb syncBuf
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			r := startRun(t, nil, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...))
 			// Signalled once the passes have written sorted runs.
-			deadline := time.Now().Add(2 * time.Minute)
-			for runs(tmp) < 2 {
-				select {
-				case err := <-done:
-					t.Fatalf("ended (%v) before it wrote 2 runs: %s", err, errb.String())
-				case <-time.After(5 * time.Millisecond):
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatal("no sorted runs in 2 minutes")
-				}
-			}
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after %v", sig)
-			}
-			took := time.Since(sent)
-			t.Logf("stopped %v after %v", took, sig)
-			// A second on an idle machine; the bound allows for a loaded
-			// one (the test machine runs others' tests beside it).
-			if took > 3*time.Second {
-				t.Errorf("took %v to stop after %v", took, sig)
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-				t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
-			}
-			emptyDir(t, tmp)
+			r.until(t, "2 sorted runs", func() bool { return runs(tmp) >= 2 })
+			r.stopsOn(t, sig, tmp)
 		})
 	}
 }
