@@ -9,25 +9,6 @@ import (
 	"testing"
 )
 
-// sameDryRun runs import --dry-run args in memory and out of core (forced,
-// in a 1 MiB budget), and fails the test unless both print the same
-// stdout and stderr (but for the timed progress log lines) and exit the
-// same, or the passes leave a file in their --tmp-dir. It returns the
-// in-memory run's stdout, stderr and exit code.
-func sameDryRun(t *testing.T, args []string) (string, string, int) {
-	t.Helper()
-	args = append([]string{"import", "--dry-run", "--no-progress"}, args...)
-	tmp := t.TempDir()
-	wantOut, wantErr, wantCode := run(t, nil, args...)
-	gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
-	wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
-	if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
-		t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
-	}
-	emptyDir(t, tmp)
-	return wantOut, wantErr, wantCode
-}
-
 // TestOutOfCoreDryRunAllMatchesInMemory: import --dry-run --layout all of
 // every fixture (fixtures/bad too), of generated forests (random and
 // shuffled, a deep chain in random order, path ids with --path-ids), and
@@ -64,21 +45,7 @@ func TestOutOfCoreDryRunAllMatchesInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs = append(inputs, []string{bad})
-	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
-		m, _ := filepath.Glob(glob)
-		for _, p := range m {
-			switch filepath.Base(p) {
-			case "cars.csv":
-			case "wrong-type.csv":
-				inputs = append(inputs, []string{p, "--types", "size:N"})
-			default:
-				inputs = append(inputs, []string{p})
-			}
-		}
-	}
-	if len(inputs) < 40 {
-		t.Fatalf("only %d inputs", len(inputs))
-	}
+	inputs = withFixtures(t, inputs)
 	for k, in := range inputs {
 		for _, json := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d-%s/json=%v", k, filepath.Base(in[0]), json), func(t *testing.T) {

@@ -348,16 +348,30 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 // progressLine is a progress log line (see progress.step).
 var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: [\d,]+( of [\d,]+[^\n]*)? after \d+[^\n]*\n`)
 
-// TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
-// (fixtures/bad too) and of a shuffled random forest, in every layout,
-// prints out of core (forced, in a 1 MiB budget) exactly what it prints in
-// memory: stdout, with and without --json, stderr and the exit code; and
-// leaves nothing in --tmp-dir.
-func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
-	inputs := [][]string{
-		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
-		{genShuffled(t, 3000, "csv")},
+// sameDryRun runs import --dry-run args in memory and out of core (forced,
+// in a 1 MiB budget), and fails the test unless both print the same
+// stdout and stderr (but for the timed progress log lines) and exit the
+// same, or the passes leave a file in their --tmp-dir. It returns the
+// in-memory run's stdout, stderr and exit code.
+func sameDryRun(t *testing.T, args []string) (string, string, int) {
+	t.Helper()
+	args = append([]string{"import", "--dry-run", "--no-progress"}, args...)
+	tmp := t.TempDir()
+	wantOut, wantErr, wantCode := run(t, nil, args...)
+	gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
+	wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
+	if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+		t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
 	}
+	emptyDir(t, tmp)
+	return wantOut, wantErr, wantCode
+}
+
+// withFixtures adds to inputs (each an --in and its flags) every fixture
+// (fixtures/bad too; cars.csv, with its --types, is the caller's), and
+// fails the test when they are too few to be the fixtures.
+func withFixtures(t *testing.T, inputs [][]string) [][]string {
+	t.Helper()
 	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
 		m, _ := filepath.Glob(glob)
 		for _, p := range m {
@@ -373,6 +387,20 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 	if len(inputs) < 40 {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
+	return inputs
+}
+
+// TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
+// (fixtures/bad too) and of a shuffled random forest, in every layout,
+// prints out of core (forced, in a 1 MiB budget) exactly what it prints in
+// memory: stdout, with and without --json, stderr and the exit code; and
+// leaves nothing in --tmp-dir.
+func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
+	inputs := [][]string{
+		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
+		{genShuffled(t, 3000, "csv")},
+	}
+	inputs = withFixtures(t, inputs)
 	// The layouts, and the models (but those with path ids, whose inputs
 	// are path ids: TestOutOfCoreImplicitDryRunMatchesInMemory) on two
 	// inputs.
@@ -400,26 +428,17 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 			for _, json := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/json=%v", filepath.Base(in[0]), filepath.Base(name), json), func(t *testing.T) {
 					t.Parallel()
-					args := append([]string{"import", "--in", in[0], tg.flag, name, "--dry-run", "--no-progress"}, in[1:]...)
+					args := append([]string{"--in", in[0], tg.flag, name}, in[1:]...)
 					if json {
 						args = append(args, "--json")
 					}
-					tmp := t.TempDir()
-					wantOut, wantErr, wantCode := run(t, nil, args...)
-					gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
-					// The progress log lines of a run slower than 2 s
-					// (a loaded machine) are timed, and differ.
-					wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
-					if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
-						t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
-					}
+					wantOut, wantErr, wantCode := sameDryRun(t, args)
 					if wantCode == 0 && tg.flag == "--layout" && !strings.Contains(wantOut, name) {
 						t.Errorf("no plan of %s in memory:\n%s", name, wantOut)
 					}
 					if wantErr != "" {
 						problems.Add(1)
 					}
-					emptyDir(t, tmp)
 				})
 			}
 		}
