@@ -36,45 +36,25 @@ func (s *syncBuf) String() string {
 }
 
 // interruptWhen starts treeport with args (env added to the environment),
-// asks ready every 20 ms with the stderr written so far, sends SIGINT as
+// asks ready every 5 ms with the stderr written so far, sends SIGINT as
 // soon as it holds, and wants exit 130. The test fails when the run ends
 // first, or when ready does not hold within 2 minutes (a bound on a hung
 // run, not a timing); waitingFor says what ready waits for. It returns the
 // run's stderr and how long the run took to stop after SIGINT.
 func interruptWhen(t *testing.T, env, args []string, waitingFor string, ready func(stderr string) bool) (stderr string, stopping time.Duration) {
 	t.Helper()
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for ok := false; !ok; {
-		select {
-		case err := <-exited:
-			t.Fatalf("treeport %s ended (%v) before it could be interrupted (waiting for %s):\n%s", args[0], err, waitingFor, errb.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Fatalf("no %s within 2 minutes:\n%s", waitingFor, errb.String())
-		case <-time.After(20 * time.Millisecond):
-			ok = ready(errb.String())
-		}
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	r := startRun(t, env, args)
+	r.until(t, waitingFor, func() bool { return ready(r.stderr.String()) })
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	signalled := time.Now()
-	err := <-exited
+	err := <-r.done
 	stopping = time.Since(signalled)
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d (%v) after SIGINT, want 130:\n%s", code, err, errb.String())
+	if code := r.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v) after SIGINT, want 130:\n%s", code, err, r.stderr.String())
 	}
-	return errb.String(), stopping
+	return r.stderr.String(), stopping
 }
 
 // checkpointMoved is a condition for interruptWhen: the checkpoint ck
@@ -123,6 +103,7 @@ func (r *running) until(t *testing.T, waitingFor string, ready func() bool) {
 		}
 		if time.Now().After(deadline) {
 			r.cmd.Process.Kill()
+			<-r.done
 			t.Fatalf("no %s in 2 minutes: %s", waitingFor, r.stderr.String())
 		}
 	}
