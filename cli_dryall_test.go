@@ -1,35 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
-
-// sameDryRun runs import --dry-run args in memory and out of core (forced,
-// in a 1 MiB budget), and fails the test unless both print the same
-// stdout and stderr (but for the timed progress log lines) and exit the
-// same, or the passes leave a file in their --tmp-dir. It returns the
-// in-memory run's stdout, stderr and exit code.
-func sameDryRun(t *testing.T, args []string) (string, string, int) {
-	t.Helper()
-	args = append([]string{"import", "--dry-run", "--no-progress"}, args...)
-	tmp := t.TempDir()
-	wantOut, wantErr, wantCode := run(t, nil, args...)
-	gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
-	wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
-	if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
-		t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
-	}
-	emptyDir(t, tmp)
-	return wantOut, wantErr, wantCode
-}
 
 // TestOutOfCoreDryRunAllMatchesInMemory: import --dry-run --layout all of
 // every fixture (fixtures/bad too), of generated forests (random and
@@ -67,21 +45,7 @@ func TestOutOfCoreDryRunAllMatchesInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs = append(inputs, []string{bad})
-	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
-		m, _ := filepath.Glob(glob)
-		for _, p := range m {
-			switch filepath.Base(p) {
-			case "cars.csv":
-			case "wrong-type.csv":
-				inputs = append(inputs, []string{p, "--types", "size:N"})
-			default:
-				inputs = append(inputs, []string{p})
-			}
-		}
-	}
-	if len(inputs) < 40 {
-		t.Fatalf("only %d inputs", len(inputs))
-	}
+	inputs = withFixtures(t, inputs)
 	for k, in := range inputs {
 		for _, json := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d-%s/json=%v", k, filepath.Base(in[0]), json), func(t *testing.T) {
@@ -167,46 +131,14 @@ func TestOutOfCoreDryRunAllSignal(t *testing.T) {
 	}
 	in := genShuffled(t, 150_000, "csv")
 	tmp := t.TempDir()
-	cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "all", "--dry-run", "--no-progress"}, oocArgs(tmp)...)...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	r := startRun(t, nil, append([]string{"import", "--in", in, "--layout", "all", "--dry-run", "--no-progress"}, oocArgs(tmp)...))
 	seen := map[string]bool{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(seen) < 2 {
+	r.until(t, "second layout's passes", func() bool {
 		m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*"))
 		for _, d := range m {
 			seen[d] = true
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("ended (%v) before a second layout's passes: %s", err, errb.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no second layout's passes in 2 minutes")
-		}
-	}
-	sent := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("still running 30 s after SIGINT")
-	}
-	if took := time.Since(sent); took > 3*time.Second {
-		t.Errorf("took %v to stop after SIGINT", took)
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
-	}
-	emptyDir(t, tmp)
+		return len(seen) >= 2
+	})
+	r.stopsOn(t, syscall.SIGINT, tmp)
 }

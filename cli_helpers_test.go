@@ -6,9 +6,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,45 +36,25 @@ func (s *syncBuf) String() string {
 }
 
 // interruptWhen starts treeport with args (env added to the environment),
-// asks ready every 20 ms with the stderr written so far, sends SIGINT as
+// asks ready every 5 ms with the stderr written so far, sends SIGINT as
 // soon as it holds, and wants exit 130. The test fails when the run ends
 // first, or when ready does not hold within 2 minutes (a bound on a hung
 // run, not a timing); waitingFor says what ready waits for. It returns the
 // run's stderr and how long the run took to stop after SIGINT.
 func interruptWhen(t *testing.T, env, args []string, waitingFor string, ready func(stderr string) bool) (stderr string, stopping time.Duration) {
 	t.Helper()
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for ok := false; !ok; {
-		select {
-		case err := <-exited:
-			t.Fatalf("treeport %s ended (%v) before it could be interrupted (waiting for %s):\n%s", args[0], err, waitingFor, errb.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Fatalf("no %s within 2 minutes:\n%s", waitingFor, errb.String())
-		case <-time.After(20 * time.Millisecond):
-			ok = ready(errb.String())
-		}
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	r := startRun(t, env, args)
+	r.until(t, waitingFor, func() bool { return ready(r.stderr.String()) })
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	signalled := time.Now()
-	err := <-exited
+	err := <-r.done
 	stopping = time.Since(signalled)
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d (%v) after SIGINT, want 130:\n%s", code, err, errb.String())
+	if code := r.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v) after SIGINT, want 130:\n%s", code, err, r.stderr.String())
 	}
-	return errb.String(), stopping
+	return r.stderr.String(), stopping
 }
 
 // checkpointMoved is a condition for interruptWhen: the checkpoint ck
@@ -84,4 +66,72 @@ func checkpointMoved(ck string) func(string) bool {
 		c, err := ddbwrite.LoadCheckpoint(ck)
 		return err == nil && c.Watermark > 0
 	}
+}
+
+// running is a treeport run started by startRun.
+type running struct {
+	cmd    *exec.Cmd
+	stderr *syncBuf
+	done   chan error // gets the run's exit
+}
+
+// startRun starts treeport with args (env added to the environment).
+func startRun(t *testing.T, env, args []string) *running {
+	t.Helper()
+	r := &running{cmd: exec.Command(treeportBin, args...), stderr: &syncBuf{}, done: make(chan error, 1)}
+	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	return r
+}
+
+// until asks ready every 5 ms and returns as soon as it holds. The test
+// fails when the run ends first, or when ready does not hold within 2
+// minutes (a bound on a hung run, not a timing; the run is killed);
+// waitingFor says what ready waits for.
+func (r *running) until(t *testing.T, waitingFor string, ready func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !ready() {
+		select {
+		case err := <-r.done:
+			t.Fatalf("ended (%v) before %s: %s", err, waitingFor, r.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.cmd.Process.Kill()
+			<-r.done
+			t.Fatalf("no %s in 2 minutes: %s", waitingFor, r.stderr.String())
+		}
+	}
+}
+
+// stopsOn sends sig and fails the test unless the run stops within about
+// a second with exit 130 and leaves tmp empty.
+func (r *running) stopsOn(t *testing.T, sig syscall.Signal, tmp string) {
+	t.Helper()
+	sent := time.Now()
+	r.cmd.Process.Signal(sig)
+	var err error
+	select {
+	case err = <-r.done:
+	case <-time.After(30 * time.Second):
+		r.cmd.Process.Kill()
+		t.Fatalf("still running 30 s after %v", sig)
+	}
+	took := time.Since(sent)
+	t.Logf("stopped %v after %v", took, sig)
+	// A second on an idle machine; the bound allows for a loaded one (the
+	// test machine runs others' tests beside it).
+	if took > 3*time.Second {
+		t.Errorf("took %v to stop after %v", took, sig)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130; stderr:\n%s", err, r.stderr.String())
+	}
+	emptyDir(t, tmp)
 }

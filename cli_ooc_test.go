@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -249,48 +247,10 @@ func TestOutOfCoreSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
-			cmd := exec.Command(treeportBin, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...)...)
-			var errb syncBuf
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			r := startRun(t, nil, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...))
 			// Signalled once the passes have written sorted runs.
-			deadline := time.Now().Add(2 * time.Minute)
-			for runs(tmp) < 2 {
-				select {
-				case err := <-done:
-					t.Fatalf("ended (%v) before it wrote 2 runs: %s", err, errb.String())
-				case <-time.After(5 * time.Millisecond):
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatal("no sorted runs in 2 minutes")
-				}
-			}
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after %v", sig)
-			}
-			took := time.Since(sent)
-			t.Logf("stopped %v after %v", took, sig)
-			// A second on an idle machine; the bound allows for a loaded
-			// one (the test machine runs others' tests beside it).
-			if took > 3*time.Second {
-				t.Errorf("took %v to stop after %v", took, sig)
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-				t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
-			}
-			emptyDir(t, tmp)
+			r.until(t, "2 sorted runs", func() bool { return runs(tmp) >= 2 })
+			r.stopsOn(t, sig, tmp)
 		})
 	}
 }
@@ -388,16 +348,30 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 // progressLine is a progress log line (see progress.step).
 var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: [\d,]+( of [\d,]+[^\n]*)? after \d+[^\n]*\n`)
 
-// TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
-// (fixtures/bad too) and of a shuffled random forest, in every layout,
-// prints out of core (forced, in a 1 MiB budget) exactly what it prints in
-// memory: stdout, with and without --json, stderr and the exit code; and
-// leaves nothing in --tmp-dir.
-func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
-	inputs := [][]string{
-		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
-		{genShuffled(t, 3000, "csv")},
+// sameDryRun runs import --dry-run args in memory and out of core (forced,
+// in a 1 MiB budget), and fails the test unless both print the same
+// stdout and stderr (but for the timed progress log lines) and exit the
+// same, or the passes leave a file in their --tmp-dir. It returns the
+// in-memory run's stdout, stderr and exit code.
+func sameDryRun(t *testing.T, args []string) (string, string, int) {
+	t.Helper()
+	args = append([]string{"import", "--dry-run", "--no-progress"}, args...)
+	tmp := t.TempDir()
+	wantOut, wantErr, wantCode := run(t, nil, args...)
+	gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
+	wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
+	if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
+		t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
 	}
+	emptyDir(t, tmp)
+	return wantOut, wantErr, wantCode
+}
+
+// withFixtures adds to inputs (each an --in and its flags) every fixture
+// (fixtures/bad too; cars.csv, with its --types, is the caller's), and
+// fails the test when they are too few to be the fixtures.
+func withFixtures(t *testing.T, inputs [][]string) [][]string {
+	t.Helper()
 	for _, glob := range []string{"fixtures/*.csv", "fixtures/*.json", "fixtures/*.parquet", "fixtures/bad/*"} {
 		m, _ := filepath.Glob(glob)
 		for _, p := range m {
@@ -413,6 +387,20 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 	if len(inputs) < 40 {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
+	return inputs
+}
+
+// TestOutOfCoreDryRunMatchesInMemory: import --dry-run of every fixture
+// (fixtures/bad too) and of a shuffled random forest, in every layout,
+// prints out of core (forced, in a 1 MiB budget) exactly what it prints in
+// memory: stdout, with and without --json, stderr and the exit code; and
+// leaves nothing in --tmp-dir.
+func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
+	inputs := [][]string{
+		{"fixtures/cars.csv", "--types", strings.TrimSpace(readFile(t, "fixtures/cars.types"))},
+		{genShuffled(t, 3000, "csv")},
+	}
+	inputs = withFixtures(t, inputs)
 	// The layouts, and the models (but those with path ids, whose inputs
 	// are path ids: TestOutOfCoreImplicitDryRunMatchesInMemory) on two
 	// inputs.
@@ -440,26 +428,17 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 			for _, json := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/json=%v", filepath.Base(in[0]), filepath.Base(name), json), func(t *testing.T) {
 					t.Parallel()
-					args := append([]string{"import", "--in", in[0], tg.flag, name, "--dry-run", "--no-progress"}, in[1:]...)
+					args := append([]string{"--in", in[0], tg.flag, name}, in[1:]...)
 					if json {
 						args = append(args, "--json")
 					}
-					tmp := t.TempDir()
-					wantOut, wantErr, wantCode := run(t, nil, args...)
-					gotOut, gotErr, gotCode := run(t, nil, append(args, oocArgs(tmp)...)...)
-					// The progress log lines of a run slower than 2 s
-					// (a loaded machine) are timed, and differ.
-					wantErr, gotErr = progressLine.ReplaceAllString(wantErr, ""), progressLine.ReplaceAllString(gotErr, "")
-					if gotOut != wantOut || gotErr != wantErr || gotCode != wantCode {
-						t.Errorf("out of core: exit %d\n%s\n%s\nin memory: exit %d\n%s\n%s", gotCode, gotOut, gotErr, wantCode, wantOut, wantErr)
-					}
+					wantOut, wantErr, wantCode := sameDryRun(t, args)
 					if wantCode == 0 && tg.flag == "--layout" && !strings.Contains(wantOut, name) {
 						t.Errorf("no plan of %s in memory:\n%s", name, wantOut)
 					}
 					if wantErr != "" {
 						problems.Add(1)
 					}
-					emptyDir(t, tmp)
 				})
 			}
 		}

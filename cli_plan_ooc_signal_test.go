@@ -1,9 +1,8 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,51 +19,13 @@ import (
 // 130 and leaves tmp empty. It returns stderr.
 func signalDuring(t *testing.T, env []string, sig syscall.Signal, tmp, pattern, say string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(treeportBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if m, _ := filepath.Glob(filepath.Join(tmp, pattern)); len(m) > 0 && strings.Contains(errb.String(), say) {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("ended (%v) before a file %s appeared and it said %q: %s", err, pattern, say, errb.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no file %s and %q in 2 minutes: %s", pattern, say, errb.String())
-		}
-	}
-	sent := time.Now()
-	cmd.Process.Signal(sig)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("still running 30 s after %v", sig)
-	}
-	took := time.Since(sent)
-	t.Logf("stopped %v after %v", took, sig)
-	// A second on an idle machine; the bound allows for a loaded one.
-	if took > 3*time.Second {
-		t.Errorf("took %v to stop after %v", took, sig)
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit %v, want 130; stderr:\n%s", err, errb.String())
-	}
-	emptyDir(t, tmp)
-	return errb.String()
+	r := startRun(t, env, args)
+	r.until(t, fmt.Sprintf("%s and %q on stderr", pattern, say), func() bool {
+		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
+		return len(m) > 0 && strings.Contains(r.stderr.String(), say)
+	})
+	r.stopsOn(t, sig, tmp)
+	return r.stderr.String()
 }
 
 // TestPlanOutOfCoreSignal: SIGINT or SIGTERM during a pass of plan or
@@ -133,31 +94,13 @@ func TestOutOfCoreSweepsKilledRun(t *testing.T) {
 	table := ddblocal.NewTable(t, client, path.Table())
 	in := genShuffled(t, 100_000, "csv")
 	tmp := t.TempDir()
-	cmd := exec.Command(treeportBin, append([]string{"plan", "--in", in, "--layout", "path", "--table", table}, oocArgs(tmp)...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var errb syncBuf
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		if m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*/run-*")); len(m) > 0 {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("ended (%v) before it wrote a run: %s", err, errb.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no sorted runs in 2 minutes")
-		}
-	}
-	cmd.Process.Kill()
-	<-done
+	r := startRun(t, env, append([]string{"plan", "--in", in, "--layout", "path", "--table", table}, oocArgs(tmp)...))
+	r.until(t, "sorted run (treeport-ooc-*/run-*)", func() bool {
+		m, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*/run-*"))
+		return len(m) > 0
+	})
+	r.cmd.Process.Kill()
+	<-r.done
 	left, _ := filepath.Glob(filepath.Join(tmp, "treeport-*"))
 	if len(left) == 0 {
 		t.Fatal("SIGKILL left nothing: the test proves nothing")

@@ -21,6 +21,21 @@ import (
 	"github.com/treeport/treeport/layouts"
 )
 
+// changedPathTable applies a random forest of n nodes to a new table of
+// the path layout, and returns its target and a snapshot of the forest
+// changed (mutate).
+func changedPathTable(t *testing.T, r *rand.Rand, n int) (Target, importer.InputOptions) {
+	t.Helper()
+	client := ddblocal.Client(t, ddblocal.Endpoint(t))
+	l := newLayout(t, layoutCase{name: layouts.PathName})
+	target := Target{Client: client, Table: ddblocal.NewTable(t, client, l.Table()), Layout: l}
+	f := randomTree(r, n)
+	if _, err := Apply(context.Background(), ApplyOptions{Target: target, Input: snapshotOf(t, r, f, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	return target, snapshotOf(t, r, mutate(r, f), nil)
+}
+
 // TestOutOfCoreRoomRefused: plan, apply and migrate out of core ask
 // --tmp-dir for the room their passes need before the first one (the
 // snapshot's passes and the plan's sorts, the table's size counted), and
@@ -28,17 +43,9 @@ import (
 // with nothing read, written or left in --tmp-dir; with that room free
 // the plan runs.
 func TestOutOfCoreRoomRefused(t *testing.T) {
-	client := ddblocal.Client(t, ddblocal.Endpoint(t))
-	r := rand.New(rand.NewPCG(3, 27))
-	l := newLayout(t, layoutCase{name: layouts.PathName})
-	table := ddblocal.NewTable(t, client, l.Table())
-	target := Target{Client: client, Table: table, Layout: l}
-	f := randomTree(r, 300)
-	if _, err := Apply(context.Background(), ApplyOptions{Target: target, Input: snapshotOf(t, r, f, nil)}); err != nil {
-		t.Fatal(err)
-	}
+	target, snap := changedPathTable(t, rand.New(rand.NewPCG(3, 27)), 300)
+	client, table, l := target.Client, target.Table, target.Layout
 	before := tableItems(t, client, table, l.Table())
-	snap := snapshotOf(t, r, mutate(r, f), nil)
 	out, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		t.Fatal(err)
@@ -99,16 +106,8 @@ func TestOutOfCoreRoomRefused(t *testing.T) {
 // by key, the operations' order and the plan's writing, with done never
 // past a known total.
 func TestPlanOutOfCorePhases(t *testing.T) {
-	client := ddblocal.Client(t, ddblocal.Endpoint(t))
-	r := rand.New(rand.NewPCG(5, 8))
-	l := newLayout(t, layoutCase{name: layouts.PathName})
-	table := ddblocal.NewTable(t, client, l.Table())
-	target := Target{Client: client, Table: table, Layout: l}
-	f := randomTree(r, 5000)
-	if _, err := Apply(context.Background(), ApplyOptions{Target: target, Input: snapshotOf(t, r, f, nil)}); err != nil {
-		t.Fatal(err)
-	}
-	snap := snapshotOf(t, r, mutate(r, f), nil)
+	target, snap := changedPathTable(t, rand.New(rand.NewPCG(5, 8)), 5000)
+	client, table, l := target.Client, target.Table, target.Layout
 	seen := map[string]int{}
 	snap.OutOfCore = &importer.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Force: true, Layout: l,
 		OnPhase: func(phase string, done, total int64) {

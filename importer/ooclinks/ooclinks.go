@@ -88,13 +88,20 @@ func (lk *Links) Add(id string, v types.AttributeValue) error {
 	default:
 		target = s.Value
 	}
+	e := lk.record(id)
+	e.S(target)
+	e.S(problem)
+	return lk.read.Add(e.B)
+}
+
+// record begins a record of id for a sort by id: the id, then its
+// number in the order told (which orders an id told twice).
+func (lk *Links) record(id string) extsort.Enc {
 	var e extsort.Enc
 	e.S(id)
 	lk.seq++
 	e.Row(lk.seq)
-	e.S(target)
-	e.S(problem)
-	return lk.read.Add(e.B)
+	return e
 }
 
 // Count is the number of links (after Done).
@@ -220,10 +227,7 @@ func (lk *Links) Seen(id string, row int64, file, line int, build, rejected bool
 	if !lk.known.has(id) {
 		return nil // neither a link nor a target
 	}
-	var e extsort.Enc
-	e.S(id)
-	lk.seq++
-	e.Row(lk.seq)
+	e := lk.record(id)
 	e.Row(row)
 	e.I(file)
 	e.I(line)
