@@ -157,11 +157,11 @@ func TestOutOfCoreLinksMatchInMemory(t *testing.T) {
 				t.Errorf("a bad input was imported")
 			}
 			// The dry run out of core reports the same.
-			dry := append(slices.Clone(args), "--dry-run", "--on-invalid=skip", "--rejects", filepath.Join(out, "dry-rejects"))
-			memDry, memErr, memCode := run(t, nil, dry...)
-			oocDry, oocErr, oocCode := run(t, nil, append(dry, oocArgs(tmp)...)...)
-			if memCode != 0 || oocCode != 0 || memDry+memErr != oocDry+oocErr {
-				t.Errorf("dry run: exit %d out of core, %d in memory:\n%s%s\nin memory:\n%s%s", oocCode, memCode, oocDry, oocErr, memDry, memErr)
+			// (but for the timed progress lines, which a loaded machine
+			// prints in one run and not the other).
+			dry := append(slices.Clone(args[1:]), "--on-invalid=skip", "--rejects", filepath.Join(out, "dry-rejects"))
+			if _, stderr, code := sameDryRun(t, dry); code != 0 {
+				t.Errorf("dry run: exit %d in memory:\n%s", code, stderr)
 			}
 			for _, shard := range []string{"", "0/2", "1/2"} {
 				skip := append(slices.Clone(args), "--on-invalid=skip")
