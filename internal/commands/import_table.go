@@ -308,6 +308,7 @@ func (p *progress) step(desc string, done, total int64) {
 				progressbar.OptionSetWriter(p.out),
 				progressbar.OptionSetDescription(desc),
 				progressbar.OptionShowCount(),
+				progressbar.OptionShowBytes(countsBytes(desc)),
 				progressbar.OptionThrottle(200*time.Millisecond),
 				progressbar.OptionClearOnFinish(),
 			)
@@ -320,16 +321,24 @@ func (p *progress) step(desc string, done, total int64) {
 	}
 	if p.log != nil && time.Since(p.lastLog) >= 5*time.Second {
 		p.lastLog = time.Now()
+		count := units.Thousands
+		if countsBytes(desc) {
+			count = units.SizeText
+		}
 		of := ""
 		if total >= 0 {
-			of = " of " + units.Thousands(total)
+			of = " of " + count(total)
 			if in := time.Since(p.logSince); done > 0 && total > done && in > time.Second {
 				of += fmt.Sprintf(", ETA %s", time.Duration(float64(in)*float64(total-done)/float64(done)).Round(time.Second))
 			}
 		}
-		fmt.Fprintf(p.log, "treeport: %s: %s%s after %s\n", desc, units.Thousands(done), of, time.Since(p.started).Round(time.Second))
+		fmt.Fprintf(p.log, "treeport: %s: %s%s after %s\n", desc, count(done), of, time.Since(p.started).Round(time.Second))
 	}
 }
+
+// countsBytes reports whether a stage named desc counts bytes ("sorting
+// by id (bytes spilled)"), which are shown as sizes (1.2 GiB), not counts.
+func countsBytes(desc string) bool { return strings.Contains(desc, "(bytes") }
 
 func (p *progress) finish() {
 	if p.bar != nil {
