@@ -168,6 +168,11 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 	noGSI2.Indexes = noGSI2.Indexes[:1]
 	partial := ddblocal.NewTable(t, client, noGSI2)
 
+	// A sharded-path table, by hand: adjacency's keys and ByParent, and
+	// its ByPath on GraphId.
+	sharded, _ := layouts.New(layouts.ShardedName, layouts.Options{})
+	shardedTable := ddblocal.NewTable(t, client, sharded.Table())
+
 	ops := filepath.Join(t.TempDir(), "edits.jsonl")
 	if err := os.WriteFile(ops, []byte(`{"op":"set","id":"CM2","attributes":{"qty":"2"}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -191,6 +196,15 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 		{"migrate destination, --create-table", []string{"migrate", "--from-table", good, "--from-layout", "path", "--to-table", wrong, "--to-layout", "path", "--create-table", "--no-progress"}, []string{"destination:"}},
 		{"migrate --follow source", []string{"migrate", "--from-table", wrong, "--from-layout", "path", "--to-table", empty, "--to-layout", "path", "--follow", "--follow-idle", "1s", "--no-progress"}, []string{"source:"}},
 		{"migrate --follow destination", []string{"migrate", "--from-table", good, "--from-layout", "path", "--to-table", wrong, "--to-layout", "path", "--follow", "--follow-idle", "1s", "--enable-stream", "--no-progress"}, []string{"destination:"}},
+		// A path table has every key and index adjacency uses: only its
+		// ByPath tells it, and read as adjacency its items' Path, TreeId
+		// and Depth would be the user's attributes (apply would strip them).
+		{"export a path table as adjacency", []string{"export", "--table", good, "--layout", "adjacency", "--out", filepath.Join(out, "y.csv")}, []string{"index ByPath (TreeId, Path) is the path layout's", "TreeId, Path, Depth", "Use --layout path"}},
+		{"apply adjacency to a path table", []string{"apply", "--in", in, "--types", typesFlag, "--table", good, "--layout", "adjacency", "--no-progress"}, []string{"is the path layout's"}},
+		{"import adjacency into a path table", []string{"import", "--in", in, "--types", typesFlag, "--table", good, "--layout", "adjacency", "--no-progress"}, []string{"is the path layout's"}},
+		{"edit a path table as adjacency", []string{"edit", "--ops", ops, "--table", good, "--layout", "adjacency", "--no-progress"}, []string{"is the path layout's"}},
+		{"migrate from a path table as adjacency", []string{"migrate", "--from-table", good, "--from-layout", "adjacency", "--to-table", empty, "--to-layout", "path", "--no-progress"}, []string{"source:", "is the path layout's"}},
+		{"query a sharded-path table as adjacency", []string{"query", "children", "--table", shardedTable, "--layout", "adjacency", "--id", "CM1"}, []string{"index ByPath (GraphId, Path) is the sharded-path layout's", "Use --layout sharded-path"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log requestLog
@@ -200,7 +214,7 @@ func TestSchemaMismatchRefusedBeforeAnyRead(t *testing.T) {
 			}
 			defer proxy.Close()
 			before := map[string][]string{}
-			for _, tb := range []string{wrong, good, empty, partial} {
+			for _, tb := range []string{wrong, good, empty, partial, shardedTable} {
 				before[tb] = rawLines(t, client, tb)
 			}
 			_, stderr, code := run(t, awsEnv(proxy.URL()), tc.args...)

@@ -55,7 +55,17 @@ func (l *adjacencyLayout) Table() TableSpec {
 		Indexes: []IndexSpec{
 			{Name: l.byParent, PK: KeyAttr{l.parent, types.ScalarAttributeTypeS}, SK: &KeyAttr{l.id, types.ScalarAttributeTypeS}},
 		},
+		Signs: adjacencySigns,
 	}
+}
+
+// adjacencySigns: a path or sharded-path table has adjacency's keys and
+// ByParent, and its ByPath besides (by the SPEC's names).
+var adjacencySigns = []Sign{
+	{Layout: PathName, PK: KeyAttr{"TreeId", types.ScalarAttributeTypeS}, SK: KeyAttr{"Path", types.ScalarAttributeTypeS},
+		Attrs: []string{"TreeId", "Path", "Depth"}},
+	{Layout: ShardedName, PK: KeyAttr{"GraphId", types.ScalarAttributeTypeS}, SK: KeyAttr{"Path", types.ScalarAttributeTypeS},
+		Attrs: []string{"GraphId", "Path", "Depth"}},
 }
 
 // Items emits the node's one item: its attributes as they are, Id, and

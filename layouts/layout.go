@@ -45,6 +45,20 @@ type TableSpec struct {
 	PK      KeyAttr
 	SK      *KeyAttr
 	Indexes []IndexSpec
+	// Signs are indexes that tell a table of another layout although it
+	// has every key and index of this one (a path table has all of
+	// adjacency's): its items hold that layout's attributes, which this
+	// layout would read as the user's, and a refresh would then remove.
+	// The table check refuses such a table (ddbtable.CheckTable).
+	Signs []Sign
+}
+
+// Sign is another layout's index, known by its keys whatever its name,
+// and the attributes that layout's items hold beside the user's.
+type Sign struct {
+	Layout string
+	PK, SK KeyAttr
+	Attrs  []string
 }
 
 // KeyNames are the names of the table's key attributes, the partition

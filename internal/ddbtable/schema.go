@@ -100,6 +100,10 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 	indexes := map[string]types.GlobalSecondaryIndexDescription{}
 	for _, ix := range t.GlobalSecondaryIndexes {
 		indexes[aws.ToString(ix.IndexName)] = ix
+		if sign := signOf(ix.KeySchema, attrType, spec.Signs); sign != nil {
+			diffs = append(diffs, fmt.Sprintf("index %s (%s, %s) is the %s layout's: this is a %s table, whose items hold %s; read as this layout, those would be taken for your own attributes (and plan or apply would remove them). Use --layout %s",
+				aws.ToString(ix.IndexName), sign.PK.Name, sign.SK.Name, sign.Layout, sign.Layout, strings.Join(sign.Attrs, ", "), sign.Layout))
+		}
 	}
 	for _, want := range spec.Indexes {
 		ix, ok := indexes[want.Name]
@@ -133,6 +137,25 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 		}
 	}
 	return diffs
+}
+
+// signOf is the sign among signs whose keys (names and types) are ks's.
+func signOf(ks []types.KeySchemaElement, attrType map[string]string, signs []layouts.Sign) *layouts.Sign {
+	var hash, rng string
+	for _, k := range ks {
+		switch k.KeyType {
+		case types.KeyTypeHash:
+			hash = aws.ToString(k.AttributeName)
+		case types.KeyTypeRange:
+			rng = aws.ToString(k.AttributeName)
+		}
+	}
+	for i, s := range signs {
+		if hash == s.PK.Name && rng == s.SK.Name && attrType[hash] == string(s.PK.Type) && attrType[rng] == string(s.SK.Type) {
+			return &signs[i]
+		}
+	}
+	return nil
 }
 
 // ProjectionOf is an index's projection: ALL unless a model says otherwise.
