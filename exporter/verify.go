@@ -40,6 +40,11 @@ type VerifyOptions struct {
 	// MaxExamples is how many examples of each kind of difference to keep
 	// (DefaultMaxExamples); the counts are always complete.
 	MaxExamples int
+
+	// OutOfCore, when set, holds the comparison to a memory budget: a
+	// file and a table that do not fit in it are compared out of core,
+	// with the same result (verify_ooc.go).
+	OutOfCore *VerifyOutOfCore
 }
 
 // Diff is what Verify found. The examples of each kind are the first in id
@@ -124,6 +129,11 @@ func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 	keep := opts.MaxExamples
 	if keep <= 0 {
 		keep = DefaultMaxExamples
+	}
+	if ooc, items, size, err := verifyNeedsOOC(ctx, opts); err != nil {
+		return nil, err
+	} else if ooc {
+		return verifyOOC(ctx, opts, keep, items, size)
 	}
 	file, err := readRecords(ctx, opts.Records, opts.Unit)
 	if err != nil {
