@@ -332,11 +332,14 @@ func (v *oocVerify) readTable(implied int) error {
 		}
 		seq++
 		v.tableNodes++
-		return imp.Add(rec.ID, rec.Parent)
+		return nil
 	}
 	st, err := scanNodesEach(v.ctx, v.opts.Client, v.opts.Table, l, v.opts.Scan, func(recs []transform.Record, items int64) error {
 		for i := range recs {
 			if err := add(&recs[i]); err != nil {
+				return err
+			}
+			if err := imp.Add(recs[i].ID, recs[i].Parent); err != nil {
 				return err
 			}
 		}
@@ -598,6 +601,9 @@ func (j *linkJoin) close() {
 // upTo reads the links whose target sorts before id (dangling) or is id
 // (not).
 func (j *linkJoin) upTo(id string) error {
+	if j.it == nil {
+		return nil
+	}
 	for j.ok {
 		c := strings.Compare(string(extsort.FirstKey(j.cur)), id)
 		if c > 0 {
