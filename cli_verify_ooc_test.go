@@ -53,6 +53,11 @@ var verifyCases = []struct {
 	{name: "an empty file", lines: nil},
 }
 
+// everyLayout are the verifyCases run against every layout's table; the
+// others run against path's.
+var everyLayout = map[string]bool{"equal": true, "changed typed attributes": true,
+	"numbers by value, sets in another order": true, "every kind, few examples": true}
+
 // replaceLine returns a copy of lines with line i replaced.
 func replaceLine(lines []string, i int, with string) []string {
 	out := append([]string{}, lines...)
@@ -91,8 +96,8 @@ func writeLines(t *testing.T, path string, lines []string) string {
 }
 
 // TestVerifyOutOfCoreMatchesInMemory imports verifyBase in every layout,
-// then verifies each of verifyCases against the table in memory and out
-// of core: the same output byte for byte, the same exit code, and the
+// then verifies verifyCases against the table in memory and out of core
+// (all of them on path, everyLayout's on the others): the same output byte for byte, the same exit code, and the
 // exit code and counts a user expects of each.
 func TestVerifyOutOfCoreMatchesInMemory(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
@@ -124,6 +129,12 @@ func TestVerifyOutOfCoreMatchesInMemory(t *testing.T) {
 				t.Fatalf("import: exit %d\n%s", code, stderr)
 			}
 			for _, tc := range verifyCases {
+				if layout != layouts.PathName && !everyLayout[tc.name] {
+					// What the file alone decides (its errors, the
+					// examples' order) is the same whatever the layout:
+					// path has it.
+					continue
+				}
 				t.Run(tc.name, func(t *testing.T) {
 					in := writeLines(t, filepath.Join(t.TempDir(), "in.ddb.jsonl"), tc.lines)
 					stdout, stderr, code := sameVerify(t, env, append([]string{"--in", in, "--table", table, "--layout", layout}, tc.args...)...)
