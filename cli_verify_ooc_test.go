@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,10 +194,11 @@ func TestVerifyOutOfCoreHandBuiltTable(t *testing.T) {
 	}
 }
 
-// TestVerifyOutOfCoreChosenByBudget: a file larger than --memory allows is
-// compared out of core without --force-out-of-core (its passes' progress
-// names the phases), and a --tmp-dir that cannot be written is a usage
-// error, exit 2, before anything is read.
+// TestVerifyOutOfCoreChosenByBudget: a file and a table larger than
+// --memory allows are compared out of core without --force-out-of-core
+// (a --tmp-dir that cannot be written is then a usage error, exit 2,
+// before anything is read; under a large budget it is not used), and
+// sorts that spill several runs give the in-memory report byte for byte.
 func TestVerifyOutOfCoreChosenByBudget(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -213,12 +215,38 @@ func TestVerifyOutOfCoreChosenByBudget(t *testing.T) {
 		t.Errorf("verify in 1 MiB: exit %d\n%s%s", code, stdout, stderr)
 	}
 	emptyDir(t, tmp)
+	// The budget chose: in 1 MiB the sorts need --tmp-dir, and one that
+	// is a file is refused (exit 2), before anything is compared; in 4 GiB
+	// it is not used.
 	bad := filepath.Join(t.TempDir(), "file")
 	writeLines(t, bad, []string{"x"})
 	stdout, stderr, code = run(t, env, "verify", "--in", in, "--table", table, "--layout", "path", "--memory", "1MiB", "--tmp-dir", bad)
 	if code != 2 || !strings.Contains(stderr, "--tmp-dir") || stdout != "" {
 		t.Errorf("verify with a --tmp-dir that is a file: exit %d, want 2\n%s%s", code, stdout, stderr)
 	}
+	if stdout, stderr, code = run(t, env, "verify", "--in", in, "--table", table, "--layout", "path", "--memory", "4GiB", "--tmp-dir", bad); code != 0 {
+		t.Errorf("verify in 4 GiB with a --tmp-dir that is a file: exit %d, want 0 (in memory)\n%s%s", code, stdout, stderr)
+	}
+	// Sorts of several runs each, merged: 5,000 records do not fit a
+	// sort's quarter of 1 MiB. Some nodes left out of the file, one more.
+	lines := strings.Split(strings.TrimSpace(readFile(t, in)), "\n")
+	lines = append(append(lines[:100:100], lines[130:]...), `{"id":"extra-node","parent_id":"`+firstID(t, lines[0])+`","size":1}`)
+	stdout, _, code = sameVerify(t, env, "--in", writeLines(t, filepath.Join(t.TempDir(), "less.jsonl"), lines), "--table", table, "--layout", "path")
+	if code != 1 || !strings.Contains(stdout, "missing from the table: 1") || !strings.Contains(stdout, "extra in the table: 30") {
+		t.Errorf("verify of 5,000 nodes with differences: exit %d\n%s", code, stdout)
+	}
+}
+
+// firstID is the id of a JSON Lines record.
+func firstID(t *testing.T, line string) string {
+	t.Helper()
+	var r struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil || r.ID == "" {
+		t.Fatalf("no id in %s: %v", line, err)
+	}
+	return r.ID
 }
 
 // TestVerifyOutOfCoreSignal: SIGINT or SIGTERM while verify out of core
