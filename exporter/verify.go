@@ -125,6 +125,8 @@ type RecordSource interface {
 // read whole, as import reads it; a row that cannot be read, a record over
 // the limits every reader shares (infile.CheckLimits) or an id that appears
 // twice in it is an error (a *transform.RowError) and nothing is compared. The table is read with a parallel Scan.
+// With opts.OutOfCore, a file and a table that do not fit its budget are
+// compared out of core instead, with the same result (VerifyOutOfCore).
 func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 	keep := opts.MaxExamples
 	if keep <= 0 {
