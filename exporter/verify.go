@@ -40,6 +40,11 @@ type VerifyOptions struct {
 	// MaxExamples is how many examples of each kind of difference to keep
 	// (DefaultMaxExamples); the counts are always complete.
 	MaxExamples int
+
+	// OutOfCore, when set, holds the comparison to a memory budget: a
+	// file and a table that do not fit in it are compared out of core,
+	// with the same result (verify_ooc.go).
+	OutOfCore *VerifyOutOfCore
 }
 
 // Diff is what Verify found. The examples of each kind are the first in id
@@ -120,10 +125,17 @@ type RecordSource interface {
 // read whole, as import reads it; a row that cannot be read, a record over
 // the limits every reader shares (infile.CheckLimits) or an id that appears
 // twice in it is an error (a *transform.RowError) and nothing is compared. The table is read with a parallel Scan.
+// With opts.OutOfCore, a file and a table that do not fit its budget are
+// compared out of core instead, with the same result (VerifyOutOfCore).
 func Verify(ctx context.Context, opts VerifyOptions) (*Diff, error) {
 	keep := opts.MaxExamples
 	if keep <= 0 {
 		keep = DefaultMaxExamples
+	}
+	if ooc, items, size, err := verifyNeedsOOC(ctx, opts); err != nil {
+		return nil, err
+	} else if ooc {
+		return verifyOOC(ctx, opts, keep, items, size)
 	}
 	file, err := readRecords(ctx, opts.Records, opts.Unit)
 	if err != nil {

@@ -178,12 +178,13 @@ func TestVerify(t *testing.T) {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				table := loadTable(t, client, l, tt.plant(recs))
-				d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{
-					Layout: l, Client: client, Table: table, In: in, Records: openInput(t, in, srcOpts),
-				})
+				opts := exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: in, Records: openInput(t, in, srcOpts)}
+				d, err := exporter.Verify(context.Background(), opts)
 				if err != nil {
 					t.Fatal(err)
 				}
+				opts.Records = openInput(t, in, srcOpts)
+				sameOutOfCore(t, opts, d)
 				if d.FileNodes != len(recs) {
 					t.Errorf("%d file nodes, want %d", d.FileNodes, len(recs))
 				}
@@ -235,7 +236,12 @@ func TestVerifyReportsManyDifferences(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "forest.ddbjson")
 	writeRecordFileForTest(t, file, recs)
-	d, err := exporter.Verify(context.Background(), exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, records.SourceOptions{}), MaxExamples: 3})
+	opts := exporter.VerifyOptions{Layout: l, Client: client, Table: table, In: file, Records: openInput(t, file, records.SourceOptions{}), MaxExamples: 3}
+	d, err := exporter.Verify(context.Background(), opts)
+	if err == nil {
+		opts.Records = openInput(t, file, records.SourceOptions{})
+		sameOutOfCore(t, opts, d)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,6 +353,23 @@ func ReadsOutOfCore(opts InputOptions) bool {
 	if o.Force {
 		return true
 	}
+	return o.outOfCore(opts.Path, inputHint(opts))
+}
+
+// EstimateNodes is how many records ReadsOutOfCore guesses the input of
+// opts holds (at least a record each 40 bytes when it cannot tell): what
+// a job that holds its input's records another way (verify) sizes its
+// budget by.
+func EstimateNodes(opts InputOptions) int64 {
+	if hint := inputHint(opts); hint > 0 {
+		return int64(hint)
+	}
+	return infile.Size(opts.Path) / 40
+}
+
+// inputHint is the number of records of the input of opts that
+// ReadInput sizes its forest by, 0 when not known.
+func inputHint(opts InputOptions) int {
 	hint := opts.SizeHint
 	if hint == 0 {
 		// An input that does not open is ReadInput's to report, as
@@ -367,5 +384,5 @@ func ReadsOutOfCore(opts InputOptions) bool {
 	if hint == 0 {
 		hint = estimateRecords(opts.Path, formatOf(opts))
 	}
-	return o.outOfCore(opts.Path, hint)
+	return hint
 }

@@ -2,10 +2,12 @@ package commands
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/records"
 )
@@ -16,6 +18,7 @@ func verifyCommand() *cli.Command {
 		&cli.IntFlag{Name: "max-examples", Value: exporter.DefaultMaxExamples, Usage: "how many examples of each kind of difference to print", Category: catOutput},
 	)
 	flags = append(flags, layoutFlags(false)...)
+	flags = append(flags, memoryFlags()...)
 	flags = append(flags, awsFlags()...)
 	return &cli.Command{
 		Name:      "verify",
@@ -25,7 +28,9 @@ func verifyCommand() *cli.Command {
 			"parallel Scan, then compares them node by node: nodes missing from the table, extra nodes in it,\n" +
 			"moved nodes (another parent) and changed attributes, typed: a value of another DynamoDB type\n" +
 			"differs, numbers compare by value (DynamoDB stores 1.50 as 1.5) and sets in any order.\n" +
-			"It prints the counts and the first examples of each. Exit 0: identical; 1: differences.",
+			"It prints the counts and the first examples of each. Exit 0: identical; 1: differences.\n" +
+			"A file and a table that do not fit in --memory are compared out of core: each sorted by id in\n" +
+			"--tmp-dir, then merged once, with the same result (docs/SCALING.md).",
 		Flags:  flags,
 		Action: runVerify,
 	}
@@ -62,16 +67,23 @@ func runVerify(c *cli.Context) error {
 	if err := checkReadTable(c.Context, client, table, ls[0]); err != nil {
 		return err
 	}
+	ooc, err := verifyOutOfCore(c, in, srcOpts)
+	if err != nil {
+		return err
+	}
 	src, err := records.OpenSource(in, srcOpts)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	p := newProgress(c)
+	defer p.finish()
+	ooc.OnPhase = p.phase
 	d, err := exporter.Verify(c.Context, exporter.VerifyOptions{
 		Layout: ls[0], Client: client, Table: table,
 		Scan: exporter.ScanOptions{Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read")},
 		In:   in, Records: src, Unit: placeUnit(in, srcOpts.Format),
-		MaxExamples: c.Int("max-examples"),
+		MaxExamples: c.Int("max-examples"), OutOfCore: ooc,
 	})
 	if err != nil {
 		return err
@@ -102,4 +114,21 @@ func placeUnit(path, format string) string {
 		return "row"
 	}
 	return ""
+}
+
+// verifyOutOfCore reads --memory and --tmp-dir for verify: a file and a
+// table whose records do not fit the budget together are compared out of
+// core. The file's size is guessed as import guesses it.
+func verifyOutOfCore(c *cli.Context, in string, src records.SourceOptions) (*exporter.VerifyOutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	return &exporter.VerifyOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
+		FileRecords: importer.EstimateNodes(importer.InputOptions{Path: in, Source: src}),
+		Warn:        warner(c),
+		OnStart:     func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
 }
