@@ -17,7 +17,9 @@ import (
 // do, with sorts small enough to spill: the first round finds a target
 // not in the input, a link to itself, one to a target the read rejected,
 // a cycle and a chain to a bad link; the second, the link whose target
-// its check rejected; then the good links' paths are read by row.
+// its check rejected; then the good links' paths are read by row. The
+// chains (of 300 links to a good node, into the cycle, to a chain to a
+// bad link) are resolved by doubling passes whose sorts spill too.
 func TestRounds(t *testing.T) {
 	dir, err := spill.New(t.TempDir(), "links", "the test")
 	if err != nil {
@@ -30,6 +32,14 @@ func TestRounds(t *testing.T) {
 	for k := range 2000 {
 		links[fmt.Sprintf("m%04d", k)] = "t"
 	}
+	// A chain of 300 links to t (nine doubling passes), one into the
+	// cycle, one to the bad link b.
+	for k := range 300 {
+		links[fmt.Sprintf("k%03d", k)] = fmt.Sprintf("k%03d", k+1)
+	}
+	links["k299"] = "t"
+	links["q0"], links["q1"], links["q2"] = "q1", "q2", "e"
+	links["p0"], links["p1"] = "p1", "g"
 	for _, id := range slices.Sorted(func(yield func(string) bool) {
 		for id := range links {
 			if !yield(id) {
@@ -78,12 +88,17 @@ func TestRounds(t *testing.T) {
 	}
 	round(nil)
 	want := map[string]string{
-		"b": `"missing" is not an id of the input`,
-		"c": "the node links to itself",
-		"d": `"gone": the target was rejected (see in:`,
-		"e": `a cycle of links: "e" → "f" → "e"`,
-		"f": `a cycle of links: "e" → "f" → "e"`,
-		"g": `"b": the target is a link that cannot be written`,
+		"b":  `"missing" is not an id of the input`,
+		"c":  "the node links to itself",
+		"d":  `"gone": the target was rejected (see in:`,
+		"e":  `a cycle of links: "e" → "f" → "e"`,
+		"f":  `a cycle of links: "e" → "f" → "e"`,
+		"g":  `"b": the target is a link that cannot be written`,
+		"q0": `"q1": the target is a link that cannot be written`,
+		"q1": `"q2": the target is a link that cannot be written`,
+		"q2": `"e": the target is a link that cannot be written`,
+		"p0": `"p1": the target is a link that cannot be written`,
+		"p1": `"g": the target is a link that cannot be written`,
 	}
 	check := func() {
 		t.Helper()
