@@ -287,7 +287,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	level.Close()
 	if placed != nil && matched == initial {
 		rest.Close() // every node placed: what is left was placed by a level
-		return s.finish(in)
+		return s.finish(ctx, in)
 	}
 	if placed != nil {
 		left, err := s.withoutPlaced(rest, placed)
@@ -303,13 +303,13 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			return err
 		}
 	}
-	return s.finish(in)
+	return s.finish(ctx, in)
 }
 
 // finish gives in the problems the passes found.
-func (s *oocState) finish(in *Input) error {
+func (s *oocState) finish(ctx context.Context, in *Input) error {
 	if s.links != nil {
-		if err := s.links.Settle(s.place); err != nil {
+		if err := s.links.Settle(ctx, s.place); err != nil {
 			return err
 		}
 	}

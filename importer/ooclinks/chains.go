@@ -1,6 +1,7 @@
 package ooclinks
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -95,14 +96,15 @@ func (h *hops) terminal(id string, bad bool) error {
 
 // chains resolves the good links to links of h (closed after), adding
 // to next the problem of each that is bad: on a cycle, or on a chain to a
-// bad link or to a cycle. It returns how many it added.
-func (lk *Links) chains(h *hops, next *extsort.Sorter) (int64, error) {
+// bad link or to a cycle. It returns how many it added; it stops at
+// ctx's end, within a pass's 65,536 links.
+func (lk *Links) chains(ctx context.Context, h *hops, next *extsort.Sorter) (int64, error) {
 	defer func() { h.close() }()
 	if h.edges == 0 {
 		return 0, nil
 	}
 	for h.byPtr.Records > 0 {
-		nh, finished, err := lk.hopPass(h)
+		nh, finished, err := lk.hopPass(ctx, h)
 		h.close()
 		h = nh
 		if err != nil {
@@ -183,7 +185,7 @@ func cycles(links []hop, next *extsort.Sorter) (int64, error) {
 // hopPass is one doubling pass: each link not done (byPtr) is joined
 // with the link it points at (byID, every link) and takes its pointer,
 // or its end. finished is how many links it brought to their end.
-func (lk *Links) hopPass(h *hops) (next *hops, finished int64, err error) {
+func (lk *Links) hopPass(ctx context.Context, h *hops) (next *hops, finished int64, err error) {
 	next = lk.newHops()
 	next.edges = h.edges
 	ids, err := h.byID.Sort()
@@ -213,7 +215,13 @@ func (lk *Links) hopPass(h *hops) (next *hops, finished int64, err error) {
 	if more {
 		t.get(cur)
 	}
+	var k int
 	for rec, ok := ptrs.Next(); ok; rec, ok = ptrs.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return next, 0, err
+			}
+		}
 		q.get(rec)
 		for more && t.key < q.key {
 			if err := carry(); err != nil {

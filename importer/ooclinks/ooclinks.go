@@ -19,6 +19,7 @@ package ooclinks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 
@@ -408,8 +409,9 @@ type link struct {
 // problems of readLinks (a target not in the input, or rejected by the
 // read; a link to itself, to a bad link, a cycle of links); each later
 // round, the links whose target its check rejected. With no new problem,
-// the good links' target paths are ready for Path.
-func (lk *Links) Settle(place func(file, line int) string) error {
+// the good links' target paths are ready for Path. It stops at ctx's
+// end, within 65,536 links.
+func (lk *Links) Settle(ctx context.Context, place func(file, line int) string) error {
 	joined, err := lk.join()
 	if err != nil {
 		return err
@@ -434,12 +436,18 @@ func (lk *Links) Settle(place func(file, line int) string) error {
 		e             extsort.Enc
 		bad, npending int64
 		h             *hops // the first round's doubling passes
+		k             int
 	)
 	if !lk.first {
 		h = lk.newHops()
 		defer func() { h.close() }()
 	}
 	for rec, ok := it.Next(); ok; {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		l = link{self: node{rows: l.self.rows[:0]}, t: node{rows: l.t.rows[:0]}}
 		d := extsort.Dec{B: rec}
 		l.id = string(d.Bytes())
@@ -481,7 +489,7 @@ func (lk *Links) Settle(place func(file, line int) string) error {
 	}
 	if h != nil {
 		lk.first = true
-		n, err := lk.chains(h, next)
+		n, err := lk.chains(ctx, h, next)
 		h = nil
 		if err != nil {
 			return err

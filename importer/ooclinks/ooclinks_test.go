@@ -1,6 +1,7 @@
 package ooclinks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,7 +83,7 @@ func TestRounds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := lk.Settle(place); err != nil {
+		if err := lk.Settle(context.Background(), place); err != nil {
 			t.Fatal(err)
 		}
 	}
