@@ -37,9 +37,9 @@ import (
 // (checkNode).
 
 // withLinks reads the input again for its links in the first round, and
-// begins a round of them; check, the layout's, is given the links'
-// problems after a record's reserved names (perRecord) or before the
-// layout's check, as checkLayout gives them.
+// begins a round of them. check is returned as it is: checkNode gives a
+// node its link's problem after its record's reserved names' (perRecord)
+// or before the layout's check, as checkLayout does.
 func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, perRecord bool) (oocChecker, error) {
 	if s.links == nil {
 		lk, err := in.readLinksOOC(ctx, s.opts)
@@ -94,7 +94,7 @@ func (s *oocState) sameLink(n, c *oocNode) {
 		return
 	}
 	kind := byte(ooclinks.Cycle)
-	if n.byLink && n.link != "" && n.link[1:] == c.link[1:] {
+	if n.byLink && n.link != "" && n.link[0] != ooclinks.Plain && n.link[1:] == c.link[1:] {
 		kind = linkSame
 	}
 	c.link = string(kind) + c.link[1:]
