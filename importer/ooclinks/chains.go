@@ -65,8 +65,15 @@ type hops struct {
 	e           extsort.Enc
 }
 
+// newHops returns the sorts of a pass, which share one sort's budget:
+// they fill beside the round's others (Settle).
 func (lk *Links) newHops() *hops {
-	return &hops{byID: lk.sorter(extsort.CompareKeyRow, extsort.PrefixKeyRow), byPtr: lk.sorter(extsort.CompareKeyRow, extsort.PrefixKeyRow)}
+	sorter := func() *extsort.Sorter {
+		x := extsort.New(lk.dir.Path, max(lk.budget/2, 1), extsort.CompareKeyRow)
+		x.Prefix = extsort.PrefixKeyRow
+		return x
+	}
+	return &hops{byID: sorter(), byPtr: sorter()}
 }
 
 func (h *hops) close() {
