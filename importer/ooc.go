@@ -132,8 +132,11 @@ type oocState struct {
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
-	// links are the prefix layout's links, when the input has some.
-	links *ooclinks.Links
+	// links are the prefix layout's links, when the input has some;
+	// linkAfter: their problems come after a record's reserved names'
+	// (checkNode).
+	links     *ooclinks.Links
+	linkAfter bool
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which

@@ -94,6 +94,7 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 	e.I(copyBytes)
 	e.Flag(flags)
 	e.S(own)
+	e.S("") // its link's problem: byIDPass gives it
 	b.rowBytes += int64(len(e.B))
 	b.err = b.byID.Add(e.B)
 }

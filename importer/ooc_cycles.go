@@ -82,7 +82,7 @@ func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
 	for k := range nodes {
 		n := &nodes[k]
 		st := transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
-		cerr := transform.WithoutKeyLengths(check(n.id, &st))
+		cerr := transform.WithoutKeyLengths(s.checkNode(n, check, &st))
 		if cerr == nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/records"
@@ -18,7 +19,7 @@ import (
 // its target, but they are its node's problems in the layout's check,
 // which rejects its subtree there: that subtree may hold another link's
 // target, and so on. So the read runs again, the links found bad given to
-// the check at once (readInput), until no round finds a new one:
+// the check at once, until no round finds a new one:
 //
 //  1. the first round finds the problems readLinks finds, from what the
 //     read itself rejected (a target not in the input, or rejected by it;
@@ -30,14 +31,15 @@ import (
 //
 // An input whose links are all good is read once; one with bad links,
 // twice, and once more for each step of a chain of rejections. The bad
-// links and the good links to links are held in memory, in a twelfth of
-// the budget (an input with more of them is refused, ErrUsage, with the
-// --memory that holds them); a good link to a node that is no link is
-// not.
+// links' problems are not held in memory: byIDPass merges their file,
+// sorted by id, with the nodes it sorts by id, and each node carries its
+// link's problem (oocNode.link) through the passes to its check
+// (checkNode).
 
-// withLinks returns check with the links' problems of the round (a node's
-// problem first, but after a record's reserved names, as checkLayout
-// gives them), reading the input again for its links in the first round.
+// withLinks reads the input again for its links in the first round, and
+// begins a round of them. check is returned as it is: checkNode gives a
+// node its link's problem after its record's reserved names' (perRecord)
+// or before the layout's check, as checkLayout does.
 func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, perRecord bool) (oocChecker, error) {
 	if s.links == nil {
 		lk, err := in.readLinksOOC(ctx, s.opts)
@@ -46,36 +48,56 @@ func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, p
 		}
 		s.links = lk
 	}
-	lk := s.links
-	if !lk.Round() {
-		return check, nil
+	s.linkAfter = perRecord
+	s.links.Round()
+	return check, nil
+}
+
+// linkSame is the kind of a cycle's problem given to a node whose
+// parent's check found that very problem (sameLink).
+const linkSame = 's'
+
+// linkOf is a node's link field of a problem and its kind ("": none).
+func linkOf(msg string, kind byte) string {
+	if msg == "" {
+		return ""
 	}
-	// each is the problem check gives node id; a cycle's problem, which
-	// its links share, given to the parent too goes with the parent
-	// without a problem of its own, as transform.Forest.Check does.
-	var each oocChecker
-	if perRecord {
-		each = func(id string, st *transform.Stats) error {
-			if err := check(id, st); err != nil {
-				return err
-			}
-			return lk.Err(id)
-		}
-	} else {
-		each = func(id string, st *transform.Stats) error {
-			if err := lk.Err(id); err != nil {
-				return err
-			}
-			return check(id, st)
+	return string(kind) + msg
+}
+
+// checkNode is check of node n with its link's problem, as the check of
+// an input read in memory gives it: a cycle's problem, which its links
+// share, given to the parent too goes with the parent without a problem
+// of its own (sameAsParent; transform.Forest.Check).
+func (s *oocState) checkNode(n *oocNode, check oocChecker, st *transform.Stats) error {
+	n.byLink = false
+	if n.link == "" {
+		return check(n.id, st)
+	}
+	if s.linkAfter {
+		if err := check(n.id, st); err != nil {
+			return err
 		}
 	}
-	return func(id string, st *transform.Stats) error {
-		err := each(id, st)
-		if err != nil && st.ParentID != "" && lk.Err(id) == err && lk.Err(st.ParentID) == err && each(st.ParentID, &transform.Stats{}) == err {
-			return &sameAsParent{err}
-		}
-		return err
-	}, nil
+	n.byLink = true
+	err := ooclinks.Problem(strings.Clone(n.link[1:])) // n's strings may be a record's memory
+	if n.link[0] == linkSame && st.ParentID != "" {
+		return &sameAsParent{err}
+	}
+	return err
+}
+
+// sameLink marks c's link's problem when it is a cycle's whose problem
+// its parent n's check found: c goes with n (checkNode).
+func (s *oocState) sameLink(n, c *oocNode) {
+	if c.link == "" || c.link[0] != ooclinks.Cycle && c.link[0] != linkSame {
+		return
+	}
+	kind := byte(ooclinks.Cycle)
+	if n.byLink && n.link != "" && n.link[0] != ooclinks.Plain && n.link[1:] == c.link[1:] {
+		kind = linkSame
+	}
+	c.link = string(kind) + c.link[1:]
 }
 
 // sameAsParent is a node's problem that is its parent's very error: the

@@ -32,6 +32,13 @@ type oocNode struct {
 	// in-memory dry run visits the nodes of an input not in order
 	// (breadth first: keepRank), among the nodes of their depth.
 	rank, prank uint64
+	// link is its link's problem the check gives it (ooc_links.go): its
+	// kind (ooclinks.Plain, ooclinks.Cycle, or linkSame), then its
+	// message; "": none.
+	link string
+	// byLink says its check's problem was its link's (resolve, for its
+	// children: not in the records).
+	byLink bool
 }
 
 // putByParent encodes n for the nodes sorted by parent.
@@ -50,12 +57,14 @@ func (n *oocNode) putRest(e *extsort.Enc) {
 	e.I(n.copy)
 	e.Flag(n.flags)
 	e.S(n.own)
+	e.S(n.link)
 }
 
 func (n *oocNode) getRest(d *extsort.Dec) {
 	n.file, n.line, n.attr, n.copy = d.I(), d.I(), d.I(), d.I()
 	n.flags = d.Flag()
 	n.own = d.S()
+	n.link = d.S()
 }
 
 // getByParent decodes a record of putByParent; with share, n's strings
@@ -278,7 +287,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	level.Close()
 	if placed != nil && matched == initial {
 		rest.Close() // every node placed: what is left was placed by a level
-		return s.finish(in)
+		return s.finish(ctx, in)
 	}
 	if placed != nil {
 		left, err := s.withoutPlaced(rest, placed)
@@ -294,13 +303,13 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 			return err
 		}
 	}
-	return s.finish(in)
+	return s.finish(ctx, in)
 }
 
 // finish gives in the problems the passes found.
-func (s *oocState) finish(in *Input) error {
+func (s *oocState) finish(ctx context.Context, in *Input) error {
 	if s.links != nil {
-		if err := s.links.Settle(in.Opts.Path, s.opts.Memory, s.place); err != nil {
+		if err := s.links.Settle(ctx, s.place); err != nil {
 			return err
 		}
 	}
@@ -320,6 +329,10 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 		return nil, nil, err
 	}
 	defer it.Close()
+	probs, err := s.links.Problems() // the bad links' problems, by id (ooc_links.go)
+	if err != nil {
+		return nil, nil, err
+	}
 	ids, err := extsort.NewSpool(s.dir)
 	if err != nil {
 		return nil, nil, err
@@ -374,9 +387,10 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 		}
 		first = oocNode{id: string(id), row: d.Row(), parent: d.S()}
 		first.getRest(&d)
+		first.link = linkOf(probs.At(id))
 		copies, places, all, have = copies[:0], append(places[:0], s.place(first.file, first.line)), 1, true
 	}
-	if err := it.Err(); err != nil {
+	if err := errors.Join(it.Err(), probs.Err()); err != nil {
 		level.Close()
 		return nil, nil, err
 	}
@@ -644,6 +658,7 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 		}
 	}
 	c.anc = n.anc
+	s.sameLink(n, c)
 	if n.own != "" {
 		c.anc = transform.AncestorReason(n.id, errors.New(n.own)).Error()
 	}
@@ -665,7 +680,7 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
 		st.Children = 1 // (at least): whether the node gets items of its own
 	}
-	cerr := check(n.id, &st)
+	cerr := s.checkNode(n, check, &st)
 	if unknown {
 		cerr = transform.WithoutKeyLengths(cerr)
 	}

@@ -282,10 +282,10 @@ func linkForest(rng *rand.Rand, n int) []byte {
 // sorted and joined on disk, without a bound on their count: an input
 // with many links of every kind, in a budget that makes their sorts spill
 // (the good links alone were refused over a sixth of it before), reads,
-// checks and emits as in memory; only more bad links and links to links
-// than a twelfth of the budget are refused (ErrUsage, what --memory to
-// give), leaving nothing in the tmp dir. The filter of the links' ids
-// (ooclinks.FilterBytes) only spares the sorts the other nodes.
+// checks and emits as in memory (the bad links and the links to links
+// beyond what a map held: TestOutOfCoreLinksBeyondTheOldCap). The filter
+// of the links' ids (ooclinks.FilterBytes) only spares the sorts the
+// other nodes.
 func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	l, err := layouts.New("prefix", layouts.Options{})
 	if err != nil {
@@ -340,22 +340,6 @@ func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	}
 	if got.rejects != want.rejects {
 		t.Errorf("rejects out of core and in memory are not the same")
-	}
-	// More bad links than a twelfth of the budget holds.
-	var b strings.Builder
-	b.WriteString("id,parent_id,link_to\nr,,\n")
-	for k := range 30000 {
-		fmt.Fprintf(&b, "n%d,r,missing%d\n", k, k)
-	}
-	in, err = ReadInput(context.Background(), InputOptions{Path: writeTemp(t, "bad.csv", []byte(b.String())), OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
-	if err == nil {
-		in.Close()
-	}
-	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "bad link_to links") || !strings.Contains(err.Error(), "--memory") {
-		t.Fatalf("err = %v, want a usage error saying the bad links do not fit and what --memory to give", err)
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("%d files left in the tmp dir", len(left))
 	}
 }
 

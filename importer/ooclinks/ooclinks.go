@@ -8,61 +8,59 @@
 // it resolved (Seen), to a sort by id; Settle then reads the three in one
 // merge by id, which gives each link its own node's status and its
 // target's (seen, rejected by the read or by the check, place and path),
-// sorted once more by link. What is held in memory is the links found
-// bad (Err: the check of the next round gives them to their nodes) and
-// the good links whose target is itself a link, for the cycles and the
-// chains of links (Cycles, BadChains); a link to a node that is no link,
-// the common case, is never held. Each good link's target path is
-// written sorted by the link's row, for the emit's merge (Paths).
+// sorted once more by link. The links found bad are a file sorted by id
+// (Problems), which the importer merges with its nodes sorted by id, for
+// the check of the next round; the good links whose target is itself a
+// link are resolved by pointer doubling over sorts (chains.go): only
+// those on a cycle of links, or on a chain into one, are held in memory.
+// Each good link's target path is written sorted by the link's row, for
+// the emit's merge (Paths).
 package ooclinks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
-	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/transform"
 )
 
 // Links are an input's links, read out of core.
 type Links struct {
-	dir    *spill.Dir
-	budget int // what a sort keeps in memory
-	// memory is what the bad links and the links to links may take in
-	// memory; bytes what they take.
-	memory, bytes int64
-	seq           int64
-	read          *extsort.Sorter // the links as Add reads them, by id
-	byID          *extsort.Spool  // each link once, by id: id, target, problem
-	byTarget      *extsort.Spool  // target, link id
-	count         int64
-	known         *filter         // the links' ids and targets': the nodes Seen keeps
-	nodes         *extsort.Sorter // the nodes a round's passes resolved, by id
-	paths         *extsort.Sorter // the links' rows, the target's path each
-	// errs are the links' problems the check of a round gives their
-	// nodes; first says whether the first round's are among them.
-	errs  map[string]error
-	first bool
+	dir      *spill.Dir
+	budget   int   // what a sort keeps in memory
+	memory   int64 // what the filter may take (FilterBytes)
+	seq      int64
+	read     *extsort.Sorter // the links as Add reads them, by id
+	byID     *extsort.Spool  // each link once, by id: id, target, problem
+	byTarget *extsort.Spool  // target, link id
+	count    int64
+	known    *filter         // the links' ids and targets': the nodes Seen keeps
+	nodes    *extsort.Sorter // the nodes a round's passes resolved, by id
+	paths    *extsort.Sorter // the links' rows, the target's path each
+	// problems are the links' problems the check of a round gives their
+	// nodes, by id (problems.go); first says whether the first round
+	// found its own.
+	problems *extsort.Spool
+	first    bool
 	// Again says another round must give the check the links found bad.
 	Again bool
 }
 
 // FilterBytes is the size of the filter of the links' ids and targets'
-// (at most; 16 bits a key), given what the links may hold in memory: a
-// half of it. Tests set it smaller, to let through more of the nodes.
+// (at most; 16 bits a key), given the links' part of the budget: a half
+// of it. Tests set it smaller, to let through more of the nodes.
 var FilterBytes = func(memory int64) int64 { return memory / 2 }
 
 // New returns the links of an input, whose sorts keep budget bytes each
-// in memory, in dir, which Close removes; memory is what the bad links
-// and the links to links may hold.
+// in memory, in dir, which Close removes; memory is the links' part of
+// the budget, of which the filter takes FilterBytes.
 func New(dir *spill.Dir, budget int, memory int64) *Links {
 	lk := &Links{dir: dir, budget: budget, memory: memory}
 	lk.read = lk.sorter(extsort.CompareKeyRow, extsort.PrefixKeyRow)
@@ -125,7 +123,6 @@ func (lk *Links) Done() error {
 		e    extsort.Enc
 	)
 	lk.known = newFilter(2*lk.seq, FilterBytes(lk.memory))
-	lk.bytes += int64(8 * len(lk.known.bits))
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 		d := extsort.Dec{B: rec, Share: true}
 		id := d.Bytes()
@@ -186,12 +183,12 @@ func (lk *Links) Close() {
 			x.Close()
 		}
 	}
-	for _, x := range []*extsort.Spool{lk.byID, lk.byTarget} {
+	for _, x := range []*extsort.Spool{lk.byID, lk.byTarget, lk.problems} {
 		if x != nil {
 			x.Close()
 		}
 	}
-	lk.read, lk.paths, lk.byID, lk.byTarget = nil, nil, nil, nil
+	lk.read, lk.paths, lk.byID, lk.byTarget, lk.problems = nil, nil, nil, nil, nil
 	lk.dir.Close()
 }
 
@@ -203,7 +200,7 @@ func (lk *Links) endRound() {
 }
 
 // Round begins a round of the passes: it reports whether the check has
-// problems to give (Err).
+// problems to give (Problems).
 func (lk *Links) Round() bool {
 	lk.endRound()
 	if lk.paths != nil {
@@ -212,11 +209,8 @@ func (lk *Links) Round() bool {
 	}
 	lk.nodes = lk.sorter(extsort.CompareKeyRow, extsort.PrefixKeyRow)
 	lk.Again = false
-	return len(lk.errs) > 0
+	return lk.problemCount() > 0
 }
-
-// Err is the problem the check gives node id's link, nil for none.
-func (lk *Links) Err(id string) error { return lk.errs[id] }
 
 // Seen tells of a node the round's passes resolved: its row, its place
 // (file and line, for the place function Settle is given), whether the
@@ -308,8 +302,9 @@ const (
 
 // join reads the nodes of the round, the links by id and by target in one
 // merge by id, and returns, sorted by link id, a record of each link's
-// node (kindSelf: its node, target, problem) and one of its target
-// (kindTarget: the target's node, and whether it is a link).
+// node (kindSelf: its node, target, problem, whether a good link points
+// at it) and one of its target (kindTarget: the target's node, and
+// whether it is a link).
 func (lk *Links) join() (*extsort.Sorter, error) {
 	nodes, err := lk.nodes.Sort()
 	if err != nil {
@@ -351,6 +346,7 @@ func (lk *Links) join() (*extsort.Sorter, error) {
 			n.put(&e)
 			e.Bs(d.Bytes()) // the target
 			e.Bs(d.Bytes()) // the problem
+			e.Flag(flag(tmore && bytes.Equal(firstKey(trec), key)))
 			if err := out.Add(e.B); err != nil {
 				out.Close()
 				return nil, err
@@ -404,12 +400,7 @@ type link struct {
 	id, target, problem string
 	self, t             node
 	targetIsLink        bool
-}
-
-// edge is a good link whose target is a link: for the cycles and chains.
-type edge struct {
-	id, target string
-	row, trow  int64
+	isTarget            bool // a good link points at it
 }
 
 // Settle ends a round's passes: it finds the links' problems the round
@@ -418,8 +409,9 @@ type edge struct {
 // problems of readLinks (a target not in the input, or rejected by the
 // read; a link to itself, to a bad link, a cycle of links); each later
 // round, the links whose target its check rejected. With no new problem,
-// the good links' target paths are ready for Path.
-func (lk *Links) Settle(path string, memory int64, place func(file, line int) string) error {
+// the good links' target paths are ready for Path. It stops at ctx's
+// end, within 65,536 links.
+func (lk *Links) Settle(ctx context.Context, place func(file, line int) string) error {
 	joined, err := lk.join()
 	if err != nil {
 		return err
@@ -430,20 +422,39 @@ func (lk *Links) Settle(path string, memory int64, place func(file, line int) st
 		return err
 	}
 	defer it.Close()
+	old, err := lk.Problems()
+	if err != nil {
+		return err
+	}
 	lk.paths = lk.sorter(extsort.CompareRow, extsort.PrefixRow)
+	// next is the problems of the next round: the first round's own, or
+	// those so far and the round's targets rejected (pending).
+	next := lk.sorter(extsort.CompareKeyRow, extsort.PrefixKeyRow)
+	defer next.Close()
 	var (
-		l       link
-		bad     = map[string]error{} // the first round's problems
-		edges   []edge
-		pending = map[string]error{} // the later rounds'
+		l             link
+		e             extsort.Enc
+		bad, npending int64
+		h             *hops // the first round's doubling passes
+		k             int
 	)
+	if !lk.first {
+		h = lk.newHops()
+		defer func() { h.close() }()
+	}
 	for rec, ok := it.Next(); ok; {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		l = link{self: node{rows: l.self.rows[:0]}, t: node{rows: l.t.rows[:0]}}
 		d := extsort.Dec{B: rec}
 		l.id = string(d.Bytes())
 		d.Row()
 		l.self.dec(&d)
 		l.target, l.problem = string(d.Bytes()), string(d.Bytes())
+		l.isTarget = d.Flag() == 1
 		if rec, ok = it.Next(); ok && string(firstKey(rec)) == l.id {
 			d := extsort.Dec{B: rec}
 			d.Bytes()
@@ -452,53 +463,84 @@ func (lk *Links) Settle(path string, memory int64, place func(file, line int) st
 			l.targetIsLink = d.Flag() == 1
 			rec, ok = it.Next()
 		}
-		if !lk.first {
-			if e, ok := lk.firstProblem(&l, place); e != nil {
-				bad[l.id] = e
-				lk.bytes += int64(len(l.id)+len(e.Error())) + 64
-			} else if ok && l.targetIsLink {
-				edges = append(edges, edge{l.id, l.target, l.self.row, l.t.row})
-				lk.bytes += int64(len(l.id)+len(l.target)) + 64
+		if h != nil {
+			n, err := lk.firstRound(&l, h, next, place)
+			if err != nil {
+				return err
+			}
+			bad += n
+		}
+		prev, _ := old.At([]byte(l.id))
+		var rejected string
+		if l.problem == "" && prev == "" && l.self.seen && !l.self.rejected && l.t.rejected {
+			rejected = fmt.Sprintf("%s: %s %q: the target was rejected (%s)", transform.ErrLink, transform.LinkAttr, l.target, "see "+place(l.t.file, l.t.line))
+			npending++
+			putProblem(&e, l.id, pendingRow, Plain, rejected)
+			if err := next.Add(e.B); err != nil {
+				return err
 			}
 		}
-		if l.problem == "" && lk.errs[l.id] == nil && l.self.seen && !l.self.rejected && l.t.rejected {
-			pending[l.id] = fmt.Errorf("%w: %s %q: the target was rejected (%s)", transform.ErrLink, transform.LinkAttr, l.target, "see "+place(l.t.file, l.t.line))
-			lk.bytes += int64(len(l.id)+len(pending[l.id].Error())) + 64
-		}
-		if lk.bytes > lk.memory {
-			return lk.refuse(path, memory)
-		}
-		if err := lk.addPath(&l, pending[l.id]); err != nil {
+		if err := lk.addPath(&l, prev != "" || rejected != ""); err != nil {
 			return err
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err := errors.Join(it.Err(), old.Err()); err != nil {
 		return err
 	}
-	if !lk.first {
+	if h != nil {
 		lk.first = true
-		lk.chains(bad, edges)
-		if lk.bytes > lk.memory {
-			return lk.refuse(path, memory)
+		n, err := lk.chains(ctx, h, next)
+		h = nil
+		if err != nil {
+			return err
 		}
-		for _, e := range edges {
-			lk.bytes -= int64(len(e.id)+len(e.target)) + 64
-		}
-		if len(bad) > 0 {
-			lk.errs, lk.Again = bad, true
-			return nil
+		if bad += n; bad > 0 {
+			lk.Again = true
+			return lk.newProblems(next, true)
 		}
 	}
-	if len(pending) > 0 {
-		if lk.errs == nil {
-			lk.errs = map[string]error{}
-		}
-		for id, e := range pending {
-			lk.errs[id] = e
-		}
-		lk.Again = true
+	if npending == 0 {
+		return nil
 	}
-	return nil
+	if old != nil { // the problems so far stay
+		if err := lk.problems.Rewind(); err != nil {
+			return err
+		}
+		for rec, ok := lk.problems.Next(); ok; rec, ok = lk.problems.Next() {
+			if err := next.Add(rec); err != nil {
+				return err
+			}
+		}
+		if err := lk.problems.Err(); err != nil {
+			return err
+		}
+	}
+	lk.Again = true
+	return lk.newProblems(next, false)
+}
+
+// firstRound finds the first round's problem of link l (readLinks's), adding
+// it to next, and adds l to the doubling passes when a good link points
+// at it or it is a good link to a link. It returns 1 for a problem.
+func (lk *Links) firstRound(l *link, h *hops, next *extsort.Sorter, place func(file, line int) string) (int64, error) {
+	p, good := lk.firstProblem(l, place)
+	switch {
+	case p != nil:
+		var e extsort.Enc
+		putProblem(&e, l.id, 0, Plain, p.Error())
+		if err := next.Add(e.B); err != nil {
+			return 0, err
+		}
+		if l.isTarget {
+			return 1, h.terminal(l.id, true)
+		}
+		return 1, nil
+	case good && l.targetIsLink:
+		return 0, h.edge(l.id, l.target, l.self.row)
+	case l.isTarget:
+		return 0, h.terminal(l.id, false)
+	}
+	return 0, nil
 }
 
 // firstProblem is readLinks's problem of link l, when the read did not
@@ -517,51 +559,11 @@ func (lk *Links) firstProblem(l *link, place func(file, line int) string) (probl
 	return nil, true
 }
 
-// chains adds to bad the cycles of the good links to links, and the links
-// to a bad link down every chain, as readLinks does: the links indexed in
-// the order of their rows.
-func (lk *Links) chains(bad map[string]error, edges []edge) {
-	if len(edges) == 0 {
-		return
-	}
-	type at struct {
-		row int64
-		id  string
-	}
-	var all []at
-	for _, e := range edges {
-		all = append(all, at{e.row, e.id}, at{e.trow, e.target})
-	}
-	slices.SortFunc(all, func(a, b at) int { return int(a.row - b.row) })
-	all = slices.CompactFunc(all, func(a, b at) bool { return a.row == b.row })
-	index := make(map[string]int32, len(all))
-	for k, a := range all {
-		index[a.id] = int32(k)
-	}
-	good := make(map[int32]int32, len(edges))
-	for _, e := range edges {
-		good[index[e.id]] = index[e.target]
-	}
-	counted := map[error]bool{} // a cycle's links share its problem
-	for i, err := range Cycles(func(i int32) string { return all[i].id }, good) {
-		bad[all[i].id] = err
-		delete(good, i)
-		lk.bytes += int64(len(all[i].id)) + 64
-		if !counted[err] {
-			counted[err] = true
-			lk.bytes += int64(len(err.Error()))
-		}
-	}
-	BadChains(good, func(i int32) bool { _, ok := bad[all[i].id]; return ok }, func(i, t int32) {
-		bad[all[i].id] = BadChainError(all[t].id)
-		lk.bytes += int64(len(all[i].id)+len(all[t].id)) + 128
-	})
-}
-
 // addPath writes, for each row of link l's node, its target's path, or
-// that it has none (rejected: the emit must not reach it).
-func (lk *Links) addPath(l *link, pending error) error {
-	good := l.problem == "" && lk.errs[l.id] == nil && pending == nil && l.t.seen && !l.t.rejected && l.t.path != nil
+// that it has none (rejected: the emit must not reach it); bad says the
+// link has a problem.
+func (lk *Links) addPath(l *link, bad bool) error {
+	good := l.problem == "" && !bad && l.t.seen && !l.t.rejected && l.t.path != nil
 	var e extsort.Enc
 	for _, r := range l.self.rows {
 		e.Reset()
@@ -634,14 +636,6 @@ func (c *Cursor) Close() {
 	if c != nil {
 		c.it.Close()
 	}
-}
-
-// refuse is the usage error of more bad links and links to links than
-// their part of the budget holds.
-func (lk *Links) refuse(path string, memory int64) error {
-	return fmt.Errorf("%w: %s has more bad %s links and links to links than --memory %s holds out of core (about %s of them are held in memory, with their problems; "+
-		"the good links to nodes that are no links are not): give --memory %s or more",
-		ddbwrite.ErrUsage, path, transform.LinkAttr, units.SizeText(memory), units.SizeText(lk.bytes), units.SizeText(12*lk.bytes+(1<<20)))
 }
 
 // Runs is how many sorted runs the last round's target paths were

@@ -1,6 +1,7 @@
 package ooclinks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,7 +18,9 @@ import (
 // do, with sorts small enough to spill: the first round finds a target
 // not in the input, a link to itself, one to a target the read rejected,
 // a cycle and a chain to a bad link; the second, the link whose target
-// its check rejected; then the good links' paths are read by row.
+// its check rejected; then the good links' paths are read by row. The
+// chains (of 300 links to a good node, into the cycle, to a chain to a
+// bad link) are resolved by doubling passes whose sorts spill too.
 func TestRounds(t *testing.T) {
 	dir, err := spill.New(t.TempDir(), "links", "the test")
 	if err != nil {
@@ -30,6 +33,14 @@ func TestRounds(t *testing.T) {
 	for k := range 2000 {
 		links[fmt.Sprintf("m%04d", k)] = "t"
 	}
+	// A chain of 300 links to t (nine doubling passes), one into the
+	// cycle, one to the bad link b.
+	for k := range 300 {
+		links[fmt.Sprintf("k%03d", k)] = fmt.Sprintf("k%03d", k+1)
+	}
+	links["k299"] = "t"
+	links["q0"], links["q1"], links["q2"] = "q1", "q2", "e"
+	links["p0"], links["p1"] = "p1", "g"
 	for _, id := range slices.Sorted(func(yield func(string) bool) {
 		for id := range links {
 			if !yield(id) {
@@ -54,9 +65,11 @@ func TestRounds(t *testing.T) {
 	for id := range links {
 		nodes[id] = node{}
 	}
+	var errs map[string]error
 	round := func(rejected map[string]bool) {
 		t.Helper()
 		lk.Round()
+		errs = problems(t, lk)
 		for k, id := range slices.Sorted(func(yield func(string) bool) {
 			for id := range nodes {
 				if !yield(id) {
@@ -65,28 +78,34 @@ func TestRounds(t *testing.T) {
 			}
 		}) {
 			n := nodes[id]
-			rej := n.rejected || rejected[id] || lk.Err(id) != nil
+			rej := n.rejected || rejected[id] || errs[id] != nil
 			if err := lk.Seen(id, int64(k), 0, k+2, n.build, rej, []string{"r", id}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := lk.Settle("in", 1<<20, place); err != nil {
+		if err := lk.Settle(context.Background(), place); err != nil {
 			t.Fatal(err)
 		}
 	}
 	round(nil)
 	want := map[string]string{
-		"b": `"missing" is not an id of the input`,
-		"c": "the node links to itself",
-		"d": `"gone": the target was rejected (see in:`,
-		"e": `a cycle of links: "e" → "f" → "e"`,
-		"f": `a cycle of links: "e" → "f" → "e"`,
-		"g": `"b": the target is a link that cannot be written`,
+		"b":  `"missing" is not an id of the input`,
+		"c":  "the node links to itself",
+		"d":  `"gone": the target was rejected (see in:`,
+		"e":  `a cycle of links: "e" → "f" → "e"`,
+		"f":  `a cycle of links: "e" → "f" → "e"`,
+		"g":  `"b": the target is a link that cannot be written`,
+		"q0": `"q1": the target is a link that cannot be written`,
+		"q1": `"q2": the target is a link that cannot be written`,
+		"q2": `"e": the target is a link that cannot be written`,
+		"p0": `"p1": the target is a link that cannot be written`,
+		"p1": `"g": the target is a link that cannot be written`,
 	}
 	check := func() {
 		t.Helper()
+		errs := problems(t, lk)
 		for id := range links {
-			err := lk.Err(id)
+			err := errs[id]
 			if w, ok := want[id]; ok != (err != nil) || ok && (!errors.Is(err, transform.ErrLink) || !strings.Contains(err.Error(), w)) {
 				t.Errorf("link %s: %v, want %q", id, err, w)
 			}
@@ -131,4 +150,27 @@ func TestRounds(t *testing.T) {
 			t.Errorf("row %d, link %s: %q, %v, want its target's path", k, id, p, err)
 		}
 	}
+}
+
+// problems reads the links' problems the next round's check gives, by id.
+func problems(t *testing.T, lk *Links) map[string]error {
+	t.Helper()
+	out := map[string]error{}
+	p, err := lk.Problems()
+	if err != nil || p == nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for ; p.more; p.cur, p.more = p.sp.Next() {
+		id := string(firstKey(p.cur))
+		if msg, _ := p.At([]byte(id)); msg != "" {
+			out[id] = Problem(msg)
+		}
+	}
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

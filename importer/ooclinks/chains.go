@@ -1,0 +1,267 @@
+package ooclinks
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/treeport/treeport/internal/extsort"
+)
+
+// The good links whose target is itself a link (chains of links, and
+// cycles) are resolved by pointer doubling over sorts, as the importer's
+// deep passes double over parents: each pass joins every link not done
+// with the link it points at, and takes that one's pointer, so that
+// log2(longest chain) passes bring every link to the end of its chain: a
+// link that is no good link to a link (a terminal), bad or not. A link
+// whose chain ends at a bad one is bad too (BadChainError, naming its own
+// target). The links no pass brings to a terminal are those on a cycle of
+// links or on a chain into one: only they are read into memory (as the
+// importer reads the nodes in or below a cycle), where Cycles finds the
+// cycles and the others are bad as chains to a bad link.
+
+// hop is a link in the doubling passes.
+type hop struct {
+	key, other string // by id: the link, its pointer; by pointer: the pointer, the link
+	target     string // the link's own target
+	row        int64  // its node's row (the order Cycles names a cycle in)
+	done, bad  bool   // done: a terminal, or a link whose chain reached one (bad: a bad one)
+	edge       bool   // a good link to a link (not a terminal)
+}
+
+func (h *hop) put(e *extsort.Enc) {
+	e.Reset()
+	e.S(h.key)
+	e.Row(h.row)
+	e.S(h.other)
+	e.S(h.target)
+	var f uint8
+	if h.done {
+		f |= 1
+	}
+	if h.bad {
+		f |= 2
+	}
+	if h.edge {
+		f |= 4
+	}
+	e.Flag(f)
+}
+
+func (h *hop) get(rec []byte) {
+	d := extsort.Dec{B: rec, Share: true}
+	h.key = d.S()
+	h.row = d.Row()
+	h.other, h.target = d.S(), d.S()
+	f := d.Flag()
+	h.done, h.bad, h.edge = f&1 != 0, f&2 != 0, f&4 != 0
+}
+
+// hops are the sorts of the doubling passes.
+type hops struct {
+	byID, byPtr *extsort.Sorter
+	edges       int64
+	e           extsort.Enc
+}
+
+// newHops returns the sorts of a pass, which share one sort's budget:
+// they fill beside the round's others (Settle).
+func (lk *Links) newHops() *hops {
+	sorter := func() *extsort.Sorter {
+		x := extsort.New(lk.dir.Path, max(lk.budget/2, 1), extsort.CompareKeyRow)
+		x.Prefix = extsort.PrefixKeyRow
+		return x
+	}
+	return &hops{byID: sorter(), byPtr: sorter()}
+}
+
+func (h *hops) close() {
+	if h != nil {
+		h.byID.Close()
+		h.byPtr.Close()
+	}
+}
+
+// edge adds good link id at row, whose target is a link.
+func (h *hops) edge(id, target string, row int64) error {
+	h.edges++
+	(&hop{key: id, other: target, target: target, row: row, edge: true}).put(&h.e)
+	if err := h.byID.Add(h.e.B); err != nil {
+		return err
+	}
+	(&hop{key: target, other: id, target: target, row: row, edge: true}).put(&h.e)
+	return h.byPtr.Add(h.e.B)
+}
+
+// terminal adds link id, the target of a link, which is no good link to
+// a link: bad or not.
+func (h *hops) terminal(id string, bad bool) error {
+	(&hop{key: id, done: true, bad: bad}).put(&h.e)
+	return h.byID.Add(h.e.B)
+}
+
+// chains resolves the good links to links of h (closed after), adding
+// to next the problem of each that is bad: on a cycle, or on a chain to a
+// bad link or to a cycle. It returns how many it added; it stops at
+// ctx's end, within a pass's 65,536 links.
+func (lk *Links) chains(ctx context.Context, h *hops, next *extsort.Sorter) (int64, error) {
+	defer func() { h.close() }()
+	if h.edges == 0 {
+		return 0, nil
+	}
+	for h.byPtr.Records > 0 {
+		nh, finished, err := lk.hopPass(ctx, h)
+		h.close()
+		h = nh
+		if err != nil {
+			return 0, err
+		}
+		if finished == 0 {
+			break // no link is further from its end than the last pass reached: the others never reach one
+		}
+	}
+	it, err := h.byID.Sort()
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var (
+		x     hop
+		n     int64
+		e     extsort.Enc
+		cycle []hop // the links on or into a cycle
+	)
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		x.get(rec)
+		switch {
+		case !x.edge:
+		case !x.done:
+			cycle = append(cycle, hop{key: strings.Clone(x.key), target: strings.Clone(x.target), row: x.row})
+		case x.bad:
+			putProblem(&e, x.key, 0, Plain, BadChainError(x.target).Error())
+			if err := next.Add(e.B); err != nil {
+				return 0, err
+			}
+			n++
+		}
+	}
+	if err := it.Err(); err != nil {
+		return 0, err
+	}
+	m, err := cycles(cycle, next)
+	return n + m, err
+}
+
+// cycles adds to next the problems of the links that no doubling pass
+// brought to the end of their chain, held in memory: those on a cycle
+// (Cycles, its ids from the first in the input) and those on a chain into
+// one (BadChainError).
+func cycles(links []hop, next *extsort.Sorter) (int64, error) {
+	if len(links) == 0 {
+		return 0, nil
+	}
+	slices.SortFunc(links, func(a, b hop) int { return int(a.row - b.row) })
+	index := make(map[string]int32, len(links))
+	for k, l := range links {
+		index[l.key] = int32(k)
+	}
+	good := make(map[int32]int32, len(links))
+	for k, l := range links {
+		t, ok := index[l.target]
+		if !ok {
+			return 0, errors.New("importer: a link on a chain into a cycle of links points out of it (a bug): import with more --memory")
+		}
+		good[int32(k)] = t
+	}
+	var e extsort.Enc
+	on := Cycles(func(i int32) string { return links[i].key }, good)
+	for k, l := range links {
+		if err, ok := on[int32(k)]; ok {
+			putProblem(&e, l.key, 0, Cycle, err.Error())
+		} else {
+			putProblem(&e, l.key, 0, Plain, BadChainError(l.target).Error())
+		}
+		if err := next.Add(e.B); err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(links)), nil
+}
+
+// hopPass is one doubling pass: each link not done (byPtr) is joined
+// with the link it points at (byID, every link) and takes its pointer,
+// or its end. finished is how many links it brought to their end.
+func (lk *Links) hopPass(ctx context.Context, h *hops) (next *hops, finished int64, err error) {
+	next = lk.newHops()
+	next.edges = h.edges
+	ids, err := h.byID.Sort()
+	if err != nil {
+		return next, 0, err
+	}
+	defer ids.Close()
+	ptrs, err := h.byPtr.Sort()
+	if err != nil {
+		return next, 0, err
+	}
+	defer ptrs.Close()
+	var (
+		t, q hop
+		e    extsort.Enc
+	)
+	// A link done is carried to the next pass as it is; one not done, as
+	// its query makes it.
+	carry := func() error {
+		if !t.done {
+			return nil
+		}
+		t.put(&e)
+		return next.byID.Add(e.B)
+	}
+	cur, more := ids.Next()
+	if more {
+		t.get(cur)
+	}
+	var k int
+	for rec, ok := ptrs.Next(); ok; rec, ok = ptrs.Next() {
+		if k++; k&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return next, 0, err
+			}
+		}
+		q.get(rec)
+		for more && t.key < q.key {
+			if err := carry(); err != nil {
+				return next, 0, err
+			}
+			if cur, more = ids.Next(); more {
+				t.get(cur)
+			}
+		}
+		if !more || t.key != q.key {
+			return next, 0, errors.New("importer: a link's target is not among the links (a bug): import with more --memory")
+		}
+		n := hop{key: q.other, row: q.row, target: q.target, edge: true, other: t.other, done: t.done, bad: t.bad}
+		if n.done {
+			n.other = ""
+			finished++
+		}
+		n.put(&e)
+		if err := next.byID.Add(e.B); err != nil {
+			return next, 0, err
+		}
+		if !n.done {
+			(&hop{key: n.other, other: n.key, target: n.target, row: n.row, edge: true}).put(&e)
+			if err := next.byPtr.Add(e.B); err != nil {
+				return next, 0, err
+			}
+		}
+	}
+	for ; more; cur, more = ids.Next() {
+		t.get(cur)
+		if err := carry(); err != nil {
+			return next, 0, err
+		}
+	}
+	return next, finished, errors.Join(ids.Err(), ptrs.Err())
+}

@@ -1,0 +1,115 @@
+package ooclinks
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/spill"
+)
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestBadLinksOnDisk: 100,000 bad links and a chain of 20,000 links to
+// links, in sorts of 64 KiB and a filter of 512 KiB, settle with the
+// heap bounded by those and the files' buffers, not by the links: the
+// map of their problems held before (issue 27) took about 250 bytes a
+// link, some 25 MB here. Between rounds, what stays in memory is the
+// filter and the buffers.
+func TestBadLinksOnDisk(t *testing.T) {
+	const bad, chain = 100_000, 20_000
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	dir, err := spill.New(t.TempDir(), "links", "the test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := heapInUse()
+	lk := New(dir, 64<<10, 1<<20)
+	defer lk.Close()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for k := range bad {
+		if err := lk.Add(fmt.Sprintf("b%06d", k), s(fmt.Sprintf("missing%06d", k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range chain {
+		to := fmt.Sprintf("c%06d", k+1)
+		if k == chain-1 {
+			to = "t"
+		}
+		if err := lk.Add(fmt.Sprintf("c%06d", k), s(to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lk.Done(); err != nil {
+		t.Fatal(err)
+	}
+	// The peak of the live heap (after each collection: a fifth of it
+	// more is allowed before the next), while the round is told and settles.
+	var (
+		peak uint64
+		stop = make(chan struct{})
+		wg   sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			metrics.Read(m)
+			peak = max(peak, m[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	lk.Round()
+	row := int64(0)
+	seen := func(id string) {
+		row++
+		if err := lk.Seen(id, row, 0, int(row)+1, false, false, []string{"r", id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range bad {
+		seen(fmt.Sprintf("b%06d", k))
+	}
+	for k := range chain {
+		seen(fmt.Sprintf("c%06d", k))
+	}
+	seen("t")
+	err = lk.Settle(context.Background(), func(file, line int) string { return fmt.Sprint(line) })
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lk.Again || lk.problemCount() != bad {
+		t.Fatalf("again %v, %d problems, want %d (the bad links; the chain is good)", lk.Again, lk.problemCount(), bad)
+	}
+	held := heapInUse() - min(before, heapInUse())
+	runtime.KeepAlive(lk)
+	t.Logf("%d bad links, a chain of %d: %d bytes held after the round, a peak of %d bytes above the start", bad, chain, held, peak-min(before, peak))
+	if held > 4<<20 {
+		t.Errorf("%d bytes held between rounds, want under 4 MiB (the filter, 512 KiB, and the files' buffers)", held)
+	}
+	if peak-min(before, peak) > 20<<20 {
+		t.Errorf("a live heap of %d bytes above the start, want under 20 MiB (the sorts' budgets and the files' buffers: 11-13 MB "+
+			"measured, 14.7 MB with 300,000 bad links)", peak-min(before, peak))
+	}
+}
