@@ -133,7 +133,7 @@ func TestOOCOrderMatchesForestOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ids, parents := gen(tc.n, tc.dups, tc.orphans, tc.cycles)
 			want, wantCheck := forestOrder(ids, parents)
-			if tc.cycles && wantCheck.InCycles == 0 || tc.dups && wantCheck.Duplicates == 0 || tc.orphans && wantCheck.Orphans == 0 {
+			if tc.cycles && !tc.dups && wantCheck.InCycles == 0 || tc.dups && wantCheck.Duplicates == 0 || tc.orphans && wantCheck.Orphans == 0 {
 				t.Fatalf("the forest lacks what the case is about: %+v", wantCheck)
 			}
 			got, gotCheck := oocOrderOf(t, ids, parents)
