@@ -88,6 +88,8 @@ func TestOOCOrderMatchesForestOrder(t *testing.T) {
 			if !dups {
 				ids[i] = fmt.Sprintf("n%d", i)
 			}
+		}
+		for i := range n {
 			if i > 0 && rng.IntN(10) > 0 {
 				parents[i] = ids[rng.IntN(i)]
 			}
