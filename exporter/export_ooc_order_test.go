@@ -100,6 +100,15 @@ func TestOOCOrderMatchesForestOrder(t *testing.T) {
 				parents[i] = ids[rng.IntN(n)] // may point down: a cycle
 			}
 		}
+		if cycles {
+			// a loop of two with a node below it, and trees below that
+			for _, i := range []int{n / 3, n / 2, n - 1} {
+				parents[i] = "cy3"
+			}
+			ids = append(ids, "cy1", "cy2", "cy3", "cy4")
+			parents = append(parents, "cy2", "cy1", "cy1", "cy4")
+			n += 4
+		}
 		rng.Shuffle(n, func(a, b int) { ids[a], ids[b] = ids[b], ids[a]; parents[a], parents[b] = parents[b], parents[a] })
 		return ids, parents
 	}
