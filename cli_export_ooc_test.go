@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -191,4 +192,28 @@ func TestExportOutOfCoreMatchesInMemory(t *testing.T) {
 		exportBoth(t, "in.jsonl", "--in", files, "--layout", "path")
 		exportBoth(t, "in.parquet", "--in", files, "--layout", "path")
 	})
+}
+
+// TestExportOutOfCoreSignal: SIGINT or SIGTERM during the passes of an
+// export out of core stops it within about a second, exit 130, with its
+// temporary files removed and no output file.
+func TestExportOutOfCoreSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates and exports 200,000 nodes")
+	}
+	files := filepath.Join(t.TempDir(), "files")
+	if _, stderr, code := run(t, nil, "import", "--in", genShuffled(t, 200_000, "csv"), "--layout", "path", "--out", files); code != 0 {
+		t.Fatalf("import --out: exit %d: %s", code, stderr)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			out := filepath.Join(t.TempDir(), "t.jsonl")
+			args := append([]string{"export", "--in", files, "--layout", "path", "--out", out}, oocArgs(tmp)...)
+			signalDuring(t, nil, sig, tmp, "treeport-export-*/run-*", "", args...)
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the output is there after %v: %v", sig, err)
+			}
+		})
+	}
 }

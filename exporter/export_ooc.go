@@ -306,6 +306,9 @@ func readExportOOC(ctx context.Context, path string, l layouts.Layout, sink *ooc
 			return items, err
 		}
 		if items++; items%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return items, err
+			}
 			phase("reading the export (items)", items, -1)
 		}
 		if _, over := infile.CheckLimits(item, file, line, "", ""); over != nil {

@@ -61,6 +61,9 @@ func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOpti
 			if err := sink.add(batch); err != nil {
 				return st, err
 			}
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
 			recs = recs[n:]
 		}
 	case opts.In != "":
