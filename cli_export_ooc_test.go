@@ -130,7 +130,8 @@ func warnings(stderr string) string {
 // export: an adjacency table with items put by hand (an orphan, cycles, a
 // chain 1,500 deep, every type) in every format, a subtree (--root), a
 // prefix table built by hand with a duplicate id, the same with
-// --path-ids (implied inner nodes), and a DynamoDB export (--in).
+// --path-ids (implied inner nodes), a table model's table with items
+// that are not nodes, and a DynamoDB export (--in).
 func TestExportOutOfCoreMatchesInMemory(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -181,6 +182,13 @@ func TestExportOutOfCoreMatchesInMemory(t *testing.T) {
 		common := []string{"--table", table, "--layout", "prefix", "--path-ids", "--endpoint-url", endpoint}
 		exportBoth(t, "ids.jsonl", common...)
 		exportBoth(t, "ids.csv", common...)
+	})
+
+	t.Run("model", func(t *testing.T) {
+		table := handTable(t, client, slHand, append(slNodes(), slForeign()...))
+		common := []string{"--table", table, "--model", slModel, "--endpoint-url", endpoint}
+		exportBoth(t, "stores.jsonl", common...)
+		exportBoth(t, "stores.csv", common...)
 	})
 
 	t.Run("DynamoDB export", func(t *testing.T) {

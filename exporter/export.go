@@ -78,7 +78,9 @@ type ExportStats struct {
 // with SortRecords and writes them in opts.Writer.Format with their types:
 // exact numbers, binary, maps and lists, NULL and BOOL as far as the format
 // can hold them (see records.NewWriter). Every record is held in memory to be
-// sorted; for json, jsonl and ddbjson a table's records are held encoded,
+// sorted, unless opts.OutOfCore finds they do not fit (see exportOOC: the
+// same bytes, in passes over files); for json, jsonl and ddbjson a table's
+// records are held encoded,
 // each encoded as soon as its page is read, so that only copying them out
 // in order is left once the scan ends. Records that are not a forest (a
 // parent missing from the table, an id twice) are written all the same, and
