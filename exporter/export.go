@@ -49,6 +49,11 @@ type ExportOptions struct {
 	// parent field names and the CSV delimiter. Its Columns are inferred
 	// from the records when nil.
 	Writer records.WriterOptions
+
+	// OutOfCore, when set, is the memory budget: a table (or export, or
+	// subtree) whose records do not fit is exported out of core, to the
+	// same bytes (see ExportOutOfCore).
+	OutOfCore *ExportOutOfCore
 }
 
 // ExportStats say what an export did.
@@ -65,13 +70,17 @@ type ExportStats struct {
 	// TypesFile the sidecar file it was written to, beside Out
 	// (records.TypesPath; "" for standard output or another format).
 	Types, TypesFile string
+	// OutOfCore says the records were sorted out of core (ExportOutOfCore).
+	OutOfCore bool
 }
 
 // Export reads the records of a table (or of a DynamoDB export), sorts them
 // with SortRecords and writes them in opts.Writer.Format with their types:
 // exact numbers, binary, maps and lists, NULL and BOOL as far as the format
 // can hold them (see records.NewWriter). Every record is held in memory to be
-// sorted; for json, jsonl and ddbjson a table's records are held encoded,
+// sorted, unless opts.OutOfCore finds they do not fit (see exportOOC: the
+// same bytes, in passes over files); for json, jsonl and ddbjson a table's
+// records are held encoded,
 // each encoded as soon as its page is read, so that only copying them out
 // in order is left once the scan ends. Records that are not a forest (a
 // parent missing from the table, an id twice) are written all the same, and
@@ -108,6 +117,9 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		if opts.Root != "" {
 			return st, errors.New("exporter: a subtree (--root) is exported from a table, not from a DynamoDB export")
 		}
+		if ooc, need := opts.OutOfCore.inOutOfCore(opts.In); ooc {
+			return exportOOC(ctx, opts, wopts, nil, st, need, opts.In)
+		}
 		var recs []*transform.Record
 		recs, st.Read.Items, err = readExport(ctx, opts.In, opts.Layout)
 		held = holdRecords(recs)
@@ -116,8 +128,14 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	case opts.Root != "" || len(opts.RootPath) > 0:
 		var recs []*transform.Record
 		recs, st.Read, err = subtree(ctx, opts)
+		if ooc, need := opts.OutOfCore.recordsOutOfCore(recs); err == nil && ooc {
+			return exportOOC(ctx, opts, wopts, recs, st, need, "the subtree of "+opts.Root)
+		}
 		held = holdRecords(recs)
 	default:
+		if ooc, need := opts.OutOfCore.tableOutOfCore(ctx, opts.Client, opts.Table); ooc {
+			return exportOOC(ctx, opts, wopts, nil, st, need, "table "+opts.Table)
+		}
 		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, records.EncoderFor(wopts))
 	}
 	if err != nil {
@@ -150,20 +168,29 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		return st, err
 	}
 	st.Nodes = int64(len(order))
+	if err := writeTypesFile(&st, opts.Out, written); err != nil {
+		return st, err
+	}
+	st.Took = time.Since(started)
+	return st, nil
+}
+
+// writeTypesFile writes the types sidecar of a CSV export (written, the
+// writer) beside out, and says so in st.
+func writeTypesFile(st *ExportStats, out string, written records.Writer) error {
 	if cw, ok := written.(records.ColumnsWriter); ok {
 		// CSV holds every value as text: the sidecar says how to read
 		// the columns back (written even when empty, so that no stale
 		// one from an earlier export is read beside the new file).
 		st.Types = records.TypesFlag(cw.Columns())
-		if opts.Out != "-" {
-			st.TypesFile = records.TypesPath(opts.Out)
+		if out != "-" {
+			st.TypesFile = records.TypesPath(out)
 			if err := statefile.WriteOutput(st.TypesFile, []byte(st.Types+"\n")); err != nil {
-				return st, fmt.Errorf("writing the column types of %s: %w", opts.Out, err)
+				return fmt.Errorf("writing the column types of %s: %w", out, err)
 			}
 		}
 	}
-	st.Took = time.Since(started)
-	return st, nil
+	return nil
 }
 
 // holdRecords holds recs to be sorted and written.
@@ -252,11 +279,16 @@ func readExport(ctx context.Context, path string, l layouts.Layout) ([]*transfor
 // writeExportFile writes to out ("-": stdout) the records write gives the
 // records.Writer, through a temporary file that is renamed once complete.
 func writeExportFile(out string, stdout io.Writer, wopts records.WriterOptions, write func(records.Writer) error) error {
+	return writeExportFileWith(out, stdout, wopts, records.NewWriter, write)
+}
+
+// writeExportFileWith is writeExportFile with the writer newWriter makes.
+func writeExportFileWith(out string, stdout io.Writer, wopts records.WriterOptions, newWriter func(io.Writer, records.WriterOptions) (records.Writer, error), write func(records.Writer) error) error {
 	if out == "-" {
 		if stdout == nil {
 			stdout = os.Stdout
 		}
-		return writeRecordsTo(stdout, wopts, write)
+		return writeRecordsTo(stdout, wopts, newWriter, write)
 	}
 	// The export gets the mode a plain create would give it (the umask's),
 	// or keeps that of the file it replaces.
@@ -277,7 +309,7 @@ func writeExportFile(out string, stdout io.Writer, wopts records.WriterOptions, 
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	if err := writeRecordsTo(zw, wopts, write); err != nil {
+	if err := writeRecordsTo(zw, wopts, newWriter, write); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
@@ -293,8 +325,8 @@ func writeExportFile(out string, stdout io.Writer, wopts records.WriterOptions, 
 	return nil
 }
 
-func writeRecordsTo(w io.Writer, wopts records.WriterOptions, write func(records.Writer) error) error {
-	rw, err := records.NewWriter(w, wopts)
+func writeRecordsTo(w io.Writer, wopts records.WriterOptions, newWriter func(io.Writer, records.WriterOptions) (records.Writer, error), write func(records.Writer) error) error {
+	rw, err := newWriter(w, wopts)
 	if err != nil {
 		return err
 	}

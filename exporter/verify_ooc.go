@@ -77,9 +77,10 @@ func (o *VerifyOutOfCore) phase(name string, done, total int64) {
 	}
 }
 
-// describeAPI is what the budget's choice asks of a client that has it:
-// the table's ItemCount and size. A client without it is sized by the
-// file alone.
+// describeAPI is what the out-of-core choices of verify and export ask
+// of a client that has it: the table's ItemCount and size. A client
+// without it is sized by the file alone (verify) or never goes out of
+// core (export).
 type describeAPI interface {
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }

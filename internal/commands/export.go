@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -68,6 +69,7 @@ func exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "csv-delimiter", Value: ",", Usage: "CSV field delimiter (one character; \\t for tab)", Category: catOutput},
 	)
 	flags = append(flags, layoutFlags(false)...)
+	flags = append(flags, memoryFlags()...)
 	flags = append(flags, awsFlags()...)
 	flags = append(flags, s3EndpointFlag())
 	return &cli.Command{
@@ -78,7 +80,8 @@ func exportCommand() *cli.Command {
 			"by the layout, and the layout's attributes are dropped. The records are written with their types\n" +
 			"(exact numbers, binary, maps, lists, NULL, BOOL; typed Parquet columns) in a fixed order, so that\n" +
 			"two exports of the same data are the same bytes: the trees by root id, each tree in pre-order\n" +
-			"(a node, then its children's subtrees), siblings by id. Every record is held in memory to sort them.\n" +
+			"(a node, then its children's subtrees), siblings by id. Records that do not fit in --memory are\n" +
+			"sorted out of core, in passes over files in --tmp-dir, to the same bytes.\n" +
 			"A summary (nodes, items read, RCU consumed) goes to standard error.",
 		Flags:  flags,
 		Action: runExport,
@@ -128,8 +131,16 @@ func runExport(c *cli.Context) error {
 	if segments < 1 || segments > exporter.MaxSegments {
 		return usagef("--segments %d: give 1 to %d", segments, exporter.MaxSegments)
 	}
+	ooc, err := exportOutOfCore(c)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(c)
+	defer prog.finish()
+	ooc.OnPhase = prog.phase
 	opts := exporter.ExportOptions{
-		Layout: l, Table: table, In: in, Root: root, RootPath: rootPath,
+		OutOfCore: ooc,
+		Layout:    l, Table: table, In: in, Root: root, RootPath: rootPath,
 		Scan: exporter.ScanOptions{
 			Segments: segments, MaxRCU: c.Float64("max-rcu"), ConsistentRead: c.Bool("consistent-read"),
 		},
@@ -174,6 +185,19 @@ func runExport(c *cli.Context) error {
 	return nil
 }
 
+// exportOutOfCore reads --memory and --tmp-dir for export.
+func exportOutOfCore(c *cli.Context) (*exporter.ExportOutOfCore, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return nil, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	return &exporter.ExportOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
+		Warn: warner(c), OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
+}
+
 func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.ExportStats) {
 	from := fmt.Sprintf("table %s", opts.Table)
 	if opts.In != "" {
@@ -193,6 +217,9 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 		fmt.Fprintf(w, "%s read\n", units.Count(st.Read.Items, "item"))
 	} else {
 		fmt.Fprintf(w, "%s\n", st.Read)
+	}
+	if st.OutOfCore {
+		fmt.Fprintf(w, "sorted out of core: the records do not fit --memory (sorted runs in --tmp-dir, removed)\n")
 	}
 	switch {
 	case st.TypesFile != "" && st.Types == "":

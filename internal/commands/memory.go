@@ -18,7 +18,7 @@ const defaultMemory = "1GiB"
 // memoryFlags are --memory and --tmp-dir.
 func memoryFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the job's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input (or, for plan and apply, a table) that does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
+		&cli.StringFlag{Name: "memory", Value: defaultMemory, Usage: "keep the job's memory under `SIZE` (512MiB, 1GiB, 4GiB, ...): an input (or, for plan, apply and export, a table) that does not fit is resolved out of core, in sorted passes over files in --tmp-dir", Category: catInput},
 		&cli.StringFlag{Name: "tmp-dir", Usage: "where the out-of-core passes write their sorted runs (`DIR`; default: the system's temporary directory)", Category: catInput},
 		// Tests force the out-of-core passes on small inputs with it.
 		&cli.BoolFlag{Name: "force-out-of-core", Hidden: true},
