@@ -74,15 +74,7 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 	}
 	var diffs []string
 	compare := func(where string, ks []types.KeySchemaElement, pk layouts.KeyAttr, sk *layouts.KeyAttr) {
-		var hash, rng string
-		for _, k := range ks {
-			switch k.KeyType {
-			case types.KeyTypeHash:
-				hash = aws.ToString(k.AttributeName)
-			case types.KeyTypeRange:
-				rng = aws.ToString(k.AttributeName)
-			}
-		}
+		hash, rng := keyNames(ks)
 		want := func(k layouts.KeyAttr) string { return fmt.Sprintf("%s (%s)", k.Name, k.Type) }
 		if hash != pk.Name || attrType[hash] != string(pk.Type) {
 			diffs = append(diffs, fmt.Sprintf("%spartition key: table has %s, layout wants %s", where, describe(hash), want(pk)))
@@ -141,7 +133,18 @@ func schemaDiffs(t *types.TableDescription, spec layouts.TableSpec) []string {
 
 // signOf is the sign among signs whose keys (names and types) are ks's.
 func signOf(ks []types.KeySchemaElement, attrType map[string]string, signs []layouts.Sign) *layouts.Sign {
-	var hash, rng string
+	hash, rng := keyNames(ks)
+	for i, s := range signs {
+		if hash == s.PK.Name && rng == s.SK.Name && attrType[hash] == string(s.PK.Type) && attrType[rng] == string(s.SK.Type) {
+			return &signs[i]
+		}
+	}
+	return nil
+}
+
+// keyNames are the partition and sort key names of a key schema ("" for
+// none).
+func keyNames(ks []types.KeySchemaElement) (hash, rng string) {
 	for _, k := range ks {
 		switch k.KeyType {
 		case types.KeyTypeHash:
@@ -150,12 +153,7 @@ func signOf(ks []types.KeySchemaElement, attrType map[string]string, signs []lay
 			rng = aws.ToString(k.AttributeName)
 		}
 	}
-	for i, s := range signs {
-		if hash == s.PK.Name && rng == s.SK.Name && attrType[hash] == string(s.PK.Type) && attrType[rng] == string(s.SK.Type) {
-			return &signs[i]
-		}
-	}
-	return nil
+	return hash, rng
 }
 
 // ProjectionOf is an index's projection: ALL unless a model says otherwise.
