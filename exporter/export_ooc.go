@@ -271,12 +271,7 @@ func scanOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (Stats, err
 		return st, err
 	}
 	if sink.rows == 0 && st.Items > 0 {
-		what := ""
-		if filter != nil {
-			what = filter.Text
-		}
-		return st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
-			layouts.ErrItem, table, st.Items, l.Name(), what, models.FitHint(l))
+		return st, noNodes(table, st.Items, l, filter)
 	}
 	return st, nil
 }

@@ -434,14 +434,21 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	if len(held.ids) == 0 && st.Items > 0 {
 		// The filter left every item on the server: none has the layout's
 		// node key.
-		what := ""
-		if filter != nil {
-			what = filter.Text
-		}
-		return nil, st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
-			layouts.ErrItem, table, st.Items, l.Name(), what, models.FitHint(l))
+		return nil, st, noNodes(table, st.Items, l, filter)
 	}
 	return held, st, nil
+}
+
+// noNodes is the error of a table that has items but none of them a node
+// of the layout: the filter left every item on the server, or none read
+// as a node.
+func noNodes(table string, items int64, l layouts.Layout, filter *layouts.Filter) error {
+	what := ""
+	if filter != nil {
+		what = filter.Text
+	}
+	return fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
+		layouts.ErrItem, table, items, l.Name(), what, models.FitHint(l))
 }
 
 // itemError says which item of which table does not fit the layout, and

@@ -141,12 +141,7 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 		return st, err
 	}
 	if st.Nodes == 0 && st.Read.Items > 0 {
-		what := ""
-		if filter != nil {
-			what = filter.Text
-		}
-		return st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
-			layouts.ErrItem, table, st.Read.Items, l.Name(), what, models.FitHint(l))
+		return st, noNodes(table, st.Read.Items, l, filter)
 	}
 	n, err := implied.spill(newEncoder(), sorter)
 	if err != nil {

@@ -411,12 +411,7 @@ func scanNodesEach(ctx context.Context, client ScanAPI, table string, l layouts.
 		return st, err
 	}
 	if nodes == 0 && st.Items > 0 {
-		what := ""
-		if filter != nil {
-			what = filter.Text
-		}
-		return st, fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
-			layouts.ErrItem, table, st.Items, l.Name(), what, models.FitHint(l))
+		return st, noNodes(table, st.Items, l, filter)
 	}
 	return st, nil
 }

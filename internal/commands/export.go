@@ -187,12 +187,9 @@ func runExport(c *cli.Context) error {
 
 // exportOutOfCore reads --memory and --tmp-dir for export.
 func exportOutOfCore(c *cli.Context) (*exporter.ExportOutOfCore, error) {
-	mem, err := parseSize(c.String("memory"))
+	mem, err := memoryBudget(c)
 	if err != nil {
-		return nil, usagef("--memory: %v", err)
-	}
-	if mem < minMemory {
-		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+		return nil, err
 	}
 	return &exporter.ExportOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
 		Warn: warner(c), OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil

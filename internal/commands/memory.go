@@ -15,6 +15,18 @@ import (
 // defaultMemory is --memory's default.
 const defaultMemory = "1GiB"
 
+// memoryBudget is --memory, at least minMemory.
+func memoryBudget(c *cli.Context) (int64, error) {
+	mem, err := parseSize(c.String("memory"))
+	if err != nil {
+		return 0, usagef("--memory: %v", err)
+	}
+	if mem < minMemory {
+		return 0, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+	}
+	return mem, nil
+}
+
 // memoryFlags are --memory and --tmp-dir.
 func memoryFlags() []cli.Flag {
 	return []cli.Flag{
@@ -56,12 +68,9 @@ const minMemory = 1 << 20
 // several layouts (--layout all) that does not fit reads the input again
 // for each of the others (dryRunPlans).
 func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progress) (*importer.OutOfCore, error) {
-	mem, err := parseSize(c.String("memory"))
+	mem, err := memoryBudget(c)
 	if err != nil {
-		return nil, usagef("--memory: %v", err)
-	}
-	if mem < minMemory {
-		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+		return nil, err
 	}
 	o := &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: ls[0], Force: c.Bool("force-out-of-core"),
 		OnPhase: p.phase, Warn: warner(c),
@@ -99,12 +108,9 @@ func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
 // core, in sorted passes over files in --tmp-dir (docs/SCALING.md), under
 // --shard and for tables with path ids too.
 func refreshOutOfCore(c *cli.Context, l layouts.Layout, p *progress) (*importer.OutOfCore, error) {
-	mem, err := parseSize(c.String("memory"))
+	mem, err := memoryBudget(c)
 	if err != nil {
-		return nil, usagef("--memory: %v", err)
-	}
-	if mem < minMemory {
-		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+		return nil, err
 	}
 	return &importer.OutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Layout: l, Force: c.Bool("force-out-of-core"),
 		OnPhase: p.phase, Warn: warner(c),

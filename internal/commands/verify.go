@@ -120,12 +120,9 @@ func placeUnit(path, format string) string {
 // table whose records do not fit the budget together are compared out of
 // core. The file's size is guessed as import guesses it.
 func verifyOutOfCore(c *cli.Context, in string, src records.SourceOptions) (*exporter.VerifyOutOfCore, error) {
-	mem, err := parseSize(c.String("memory"))
+	mem, err := memoryBudget(c)
 	if err != nil {
-		return nil, usagef("--memory: %v", err)
-	}
-	if mem < minMemory {
-		return nil, usagef("--memory %s: give at least 1MiB", c.String("memory"))
+		return nil, err
 	}
 	return &exporter.VerifyOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
 		FileRecords: importer.EstimateNodes(importer.InputOptions{Path: in, Source: src}),
