@@ -39,6 +39,9 @@ cleanup() {
   if [ -n "$work" ]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap: the servers it started stop.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 work="$(mktemp -d "${TMPDIR:-/tmp}/treeport-test.XXXXXX")"
 
 # start_service SCRIPT INSTANCE: starts the copy unless it runs already (a
