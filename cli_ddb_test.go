@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -303,6 +302,18 @@ func TestKillAndResume(t *testing.T) {
 // again, and what each run wrote to stderr.
 func killRuns(t *testing.T, args []string, endpoint string, killed int, killAfter func(*rand.Rand) time.Duration) (int, int64, []string) {
 	t.Helper()
+	return killRunsFrom(t, args, endpoint, killed, killAfter, "", nil)
+}
+
+// killRunsFrom is killRuns whose first run, when first is not nil, is
+// killed as soon as first holds of what it wrote to stderr (asked every
+// 5 ms), not after a random time: a point the test must kill at, which a
+// timer misses on a loaded machine (too early) or a fast one (too late).
+// The test fails when that run ends before; waitingFor says what first
+// waits for.
+func killRunsFrom(t *testing.T, args []string, endpoint string, killed int, killAfter func(*rand.Rand) time.Duration,
+	waitingFor string, first func(stderr string) bool) (int, int64, []string) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 7))
 	kills := 0
 	finished := false
@@ -310,32 +321,29 @@ func killRuns(t *testing.T, args []string, endpoint string, killed int, killAfte
 	sayRe := regexp.MustCompile(`at most (\d+) items are written again`)
 	var outs []string
 	for attempt := 0; attempt <= killed && !finished; attempt++ {
-		cmd := exec.Command(treeportBin, args...)
-		cmd.Env = append(os.Environ(), awsEnv(endpoint)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		r := startRun(t, awsEnv(endpoint), args)
 		var kill <-chan time.Time
-		if attempt < killed {
+		switch {
+		case attempt == 0 && first != nil:
+			r.until(t, waitingFor, func() bool { return first(r.stderr.String()) })
+			kill = time.After(0)
+		case attempt < killed:
 			kill = time.After(killAfter(rng))
 		}
 		select {
-		case err := <-done:
+		case err := <-r.done:
 			if err != nil {
-				t.Fatalf("run %d: %v\n%s", attempt, err, stderr.String())
+				t.Fatalf("run %d: %v\n%s", attempt, err, r.stderr.String())
 			}
 			finished = true
 		case <-kill:
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
+			r.cmd.Process.Signal(syscall.SIGKILL)
+			<-r.done
 			kills++
 		}
-		outs = append(outs, stderr.String())
-		if m := sayRe.FindStringSubmatch(stderr.String()); m != nil {
+		out := r.stderr.String()
+		outs = append(outs, out)
+		if m := sayRe.FindStringSubmatch(out); m != nil {
 			n, _ := strconv.ParseInt(m[1], 10, 64)
 			atMost += n
 		}
@@ -371,8 +379,22 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 	const concurrency = 4
 	args := []string{"import", "--in", in, "--layout", "closure", "--table", table, "--checkpoint", ck,
 		"--concurrency", fmt.Sprint(concurrency), "--no-progress"}
-	kills, atMost, outs := killRuns(t, args, proxy.URL(), 5, func(rng *rand.Rand) time.Duration {
+	// The progress lines say how many items wait, apart from the done.
+	lineRe := regexp.MustCompile(`(?m)^treeport: ([\d,]+)/[\d,]+ items, .*, ([\d,]+) held for a hot key, ETA`)
+	// The first run is killed once a progress line says items are held
+	// (so the spool has some), the others after a random time: killed
+	// only at random, all five runs of a loaded machine once died before
+	// their first such line (printed every 5 s), and the last finished
+	// too soon to print one.
+	kills, atMost, outs := killRunsFrom(t, args, proxy.URL(), 5, func(rng *rand.Rand) time.Duration {
 		return time.Duration(1000+rng.IntN(2000)) * time.Millisecond
+	}, "a progress line with items held for a hot key", func(stderr string) bool {
+		for _, m := range lineRe.FindAllStringSubmatch(stderr, -1) {
+			if m[2] != "0" {
+				return true
+			}
+		}
+		return false
 	})
 	// The resumed runs that found held items in the spool say so.
 	heldRe := regexp.MustCompile(`(\d+) of them were held for a hot key and not written yet`)
@@ -386,8 +408,6 @@ func TestKillAndResumeHeldItems(t *testing.T) {
 	if kills == 0 || spooled == 0 {
 		t.Fatalf("%d runs killed, %d with items in the held spool: the test proves nothing", kills, spooled)
 	}
-	// The progress lines say how many items wait, apart from the done.
-	lineRe := regexp.MustCompile(`(?m)^treeport: ([\d,]+)/[\d,]+ items, .*, ([\d,]+) held for a hot key, ETA`)
 	lines := 0
 	for _, out := range outs {
 		for _, m := range lineRe.FindAllStringSubmatch(out, -1) {

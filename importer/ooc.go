@@ -80,8 +80,14 @@ type OutOfCore struct {
 // sortBudget is what one external sort of the passes keeps in memory: a
 // sixth of the budget. At most two are filling at once (a level's and the
 // resolved rows'), beside the merge buffers, the reading and the writing
-// of the input and the collector's headroom.
-func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, 1<<20)) }
+// of the input and the collector's headroom, and never less than
+// minSortBudget.
+func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, minSortBudget)) }
+
+// minSortBudget is the least an external sort of the passes keeps in
+// memory. A variable so that a test can lower it and have a small input's
+// sorts merge runs from disk, as a large one's do at 1 MiB.
+var minSortBudget int64 = 1 << 20
 
 // InMemoryNodeBytes is what a node of the forest costs in memory at the
 // peak of an import in memory, with a margin: the skeleton's 62 bytes,

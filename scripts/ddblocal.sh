@@ -25,8 +25,12 @@ DIR="$CACHE_ROOT/ddblocal"
 PKG="amplify-dynamodb-simulator"
 PKG_VERSION="${TREEPORT_DDBLOCAL_VERSION:-^2.9.30}"
 EMULATOR="$DIR/node_modules/$PKG/emulator"
-STATE="$DIR/state"
-LOG="$DIR/ddblocal.log"
+# TREEPORT_SERVICE_INSTANCE=NAME runs a second, independent copy beside the
+# first (test.sh gives each of its lanes one): its own state file and log,
+# the same installation.
+INSTANCE="${TREEPORT_SERVICE_INSTANCE:-}"
+STATE="$DIR/state${INSTANCE:+.$INSTANCE}"
+LOG="$DIR/ddblocal${INSTANCE:+.$INSTANCE}.log"
 START_TIMEOUT="${TREEPORT_DDBLOCAL_TIMEOUT:-60}"
 POLL=0.3
 

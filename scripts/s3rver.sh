@@ -31,8 +31,12 @@ DIR="$CACHE_ROOT/s3rver"
 PKG="s3rver"
 PKG_VERSION="${TREEPORT_S3RVER_VERSION:-3.7.1}"
 BIN="$DIR/node_modules/$PKG/bin/s3rver.js"
-STATE="$DIR/state"
-LOG="$DIR/s3rver.log"
+# TREEPORT_SERVICE_INSTANCE=NAME runs a second, independent copy beside the
+# first (test.sh gives each of its lanes one): its own state file and log,
+# the same installation.
+INSTANCE="${TREEPORT_SERVICE_INSTANCE:-}"
+STATE="$DIR/state${INSTANCE:+.$INSTANCE}"
+LOG="$DIR/s3rver${INSTANCE:+.$INSTANCE}.log"
 START_TIMEOUT="${TREEPORT_S3RVER_TIMEOUT:-30}"
 POLL=0.2
 

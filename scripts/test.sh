@@ -1,42 +1,80 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: go vet, staticcheck, and go test -race, one
-# package at a time (each named as it starts), with the integration tests
-# against a DynamoDB Local and an s3rver (local S3) that this script installs
-# with npm (into ~/.cache/treeport, or $TREEPORT_CACHE), starts on free ports
-# and stops again. It also installs, when missing, headless Chromium and
-# fonts-dejavu-core with apt-get as root (sudo when not root; see
-# scripts/chromium.sh) for the HTML report tests, and staticcheck with go
-# install into $(go env GOPATH)/bin. The README's Quickstart lists them.
+# Runs the whole test suite: go vet, staticcheck, and go test -race, with the
+# integration tests against DynamoDB Local and s3rver (local S3), which this
+# script installs with npm (into ~/.cache/treeport, or $TREEPORT_CACHE),
+# starts on free ports and stops again. It also installs, when missing,
+# headless Chromium and fonts-dejavu-core with apt-get as root (sudo when not
+# root; see scripts/chromium.sh) for the HTML report tests, and staticcheck
+# with go install into $(go env GOPATH)/bin. The README's Quickstart lists them.
+#
+# The packages run in lanes ($TREEPORT_TEST_LANES, 2 by default, one a core
+# of the 2-core CI machine): each lane has its own DynamoDB Local and s3rver
+# (lane 1 the default copies, lane N the copies named laneN through
+# TREEPORT_SERVICE_INSTANCE), and takes the next package from one queue, the
+# slowest first, so that the lanes end together. A package's output is kept
+# until it ends and printed in one piece; a line a minute names the packages
+# still running. The packages that measure rates or times against a clock
+# (the writer's capacity tests, the limiter's pacing, the fault proxy's
+# bucket) run last, one at a time with nothing beside them, so that the other
+# lane's load cannot make them flaky. TREEPORT_TEST_LANES=1 runs every package
+# one after the other, as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+lanes="${TREEPORT_TEST_LANES:-2}"
+case "$lanes" in
+'' | *[!0-9]* | 0)
+  echo "test.sh: TREEPORT_TEST_LANES=$lanes is not a number of lanes (1, 2, ...)" >&2
+  exit 2
+  ;;
+esac
+
 stops=()
 heartbeat=
+work=
 cleanup() {
   local s
   if [ -n "$heartbeat" ]; then kill "$heartbeat" 2>/dev/null || true; fi
   for s in ${stops[@]+"${stops[@]}"}; do $s || true; done
+  if [ -n "$work" ]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
-# A server that was running already is used and left running.
-if [ -z "${TREEPORT_TEST_ENDPOINT:-}" ]; then
-  if ! ./scripts/ddblocal.sh status >/dev/null; then
-    ./scripts/ddblocal.sh start
-    stops+=('./scripts/ddblocal.sh stop')
+# A signal ends the script through its EXIT trap: the servers it started stop.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+work="$(mktemp -d "${TMPDIR:-/tmp}/treeport-test.XXXXXX")"
+
+# start_service SCRIPT INSTANCE: starts the copy unless it runs already (a
+# copy that was running already is used and left running) and prints its env.
+start_service() {
+  local script=$1 instance=$2
+  if ! TREEPORT_SERVICE_INSTANCE=$instance "$script" status >/dev/null; then
+    TREEPORT_SERVICE_INSTANCE=$instance "$script" start >&2
+    stops+=("env TREEPORT_SERVICE_INSTANCE=$instance $script stop")
   fi
-  eval "$(./scripts/ddblocal.sh env)"
-fi
-export TREEPORT_TEST_ENDPOINT
-echo "DynamoDB Local at $TREEPORT_TEST_ENDPOINT"
-if [ -z "${TREEPORT_TEST_S3_ENDPOINT:-}" ]; then
-  if ! ./scripts/s3rver.sh status >/dev/null; then
-    ./scripts/s3rver.sh start
-    stops+=('./scripts/s3rver.sh stop')
+  TREEPORT_SERVICE_INSTANCE=$instance "$script" env
+}
+
+# Lane 1 uses TREEPORT_TEST_ENDPOINT and TREEPORT_TEST_S3_ENDPOINT when they
+# are set; the other lanes then share them (every test makes its own tables
+# and buckets).
+for lane in $(seq 1 "$lanes"); do
+  instance=""
+  if [ "$lane" -gt 1 ]; then instance="lane$lane"; fi
+  env_file="$work/lane_env_$lane"
+  : >"$env_file"
+  if [ -n "${TREEPORT_TEST_ENDPOINT:-}" ]; then
+    echo "export TREEPORT_TEST_ENDPOINT=$TREEPORT_TEST_ENDPOINT" >>"$env_file"
+  else
+    start_service ./scripts/ddblocal.sh "$instance" >>"$env_file"
   fi
-  eval "$(./scripts/s3rver.sh env)"
-fi
-export TREEPORT_TEST_S3_ENDPOINT
-echo "s3rver at $TREEPORT_TEST_S3_ENDPOINT"
+  if [ -n "${TREEPORT_TEST_S3_ENDPOINT:-}" ]; then
+    echo "export TREEPORT_TEST_S3_ENDPOINT=$TREEPORT_TEST_S3_ENDPOINT" >>"$env_file"
+  else
+    start_service ./scripts/s3rver.sh "$instance" >>"$env_file"
+  fi
+  echo "lane $lane: $(sed 's/^export //' "$env_file" | tr '\n' ' ')"
+done
 # Headless Chromium renders bench's HTML report (installed with apt-get once).
 if [ -z "${TREEPORT_TEST_CHROMIUM:-}" ]; then
   ./scripts/chromium.sh install >/dev/null
@@ -55,40 +93,110 @@ if [ ! -x "$GOBIN/staticcheck" ]; then
 fi
 "$GOBIN/staticcheck" ./...
 
-echo "== go test -race"
-# One package at a time: the integration tests of several packages share one
-# DynamoDB Local, and the writer's capacity test measures rates against it.
-# Each package says when it starts and how long it took, so that a run is
-# never silent for minutes; the slowest packages are listed at the end.
+echo "== go test -race ($lanes lanes)"
 # Arguments go to go test: ./scripts/test.sh -short skips the slow tests
 # (the README lists them); CI runs everything.
-pkgs=$(go list ./...)
-total=$(echo "$pkgs" | wc -l | tr -d ' ')
-n=0
-failed=()
-times=()
-suite_start=$SECONDS
-for pkg in $pkgs; do
-  n=$((n + 1))
-  echo "-- [$n/$total] $pkg"
-  start=$SECONDS
-  # A heartbeat while a long package runs (go test prints at its end).
-  (s=0; while sleep 60; do s=$((s + 60)); echo "   ... $pkg still running (${s}s)"; done) &
-  heartbeat=$!
-  # The root package (the CLI run end to end) takes about 17 minutes under
-  # -race on a loaded 2-core machine: the timeout is for a hang, not a bound.
-  if ! go test -race -count=1 -timeout 35m "$@" "$pkg"; then
-    failed+=("$pkg")
-  fi
-  kill "$heartbeat" 2>/dev/null || true
-  wait "$heartbeat" 2>/dev/null || true
-  heartbeat=
-  times+=("$((SECONDS - start)) $pkg")
+mod=$(go list -m)
+# The slowest packages first (measured under -race on 2 cores, slowest
+# first), so that no lane is left with a long one at the end.
+slow="$mod $mod/importer $mod/layouts $mod/refresh $mod/records $mod/layoutbench $mod/exporter"
+# Run alone at the end: their tests compare rates or durations with a clock.
+alone="$mod/ddbwrite $mod/internal/ddb $mod/internal/testserver/faultproxy"
+all=$(go list ./...)
+total=$(echo "$all" | wc -l | tr -d ' ')
+queue=()
+for p in $slow; do
+  if echo "$all" | grep -qx "$p"; then queue+=("$p"); fi
 done
+for p in $all; do
+  case " $slow $alone " in *" $p "*) continue ;; esac
+  queue+=("$p")
+done
+solo=()
+for p in $alone; do
+  if echo "$all" | grep -qx "$p"; then solo+=("$p"); fi
+done
+mkdir -p "$work/claim" "$work/running" "$work/done"
+
+# say prints its input in one piece, under a lock when flock is there.
+say() {
+  if command -v flock >/dev/null 2>&1; then
+    flock "$work/print.lock" cat
+  else
+    cat
+  fi
+}
+
+# run_pkg LANE INDEX PKG ARGS...: one package's go test, its output kept until
+# it ends. The root package (the CLI run end to end) takes many minutes under
+# -race on a loaded 2-core machine: the timeout is for a hang, not a bound.
+run_pkg() {
+  local lane=$1 i=$2 pkg=$3 out start rc took
+  shift 3
+  out="$work/done/$i.out"
+  start=$SECONDS
+  echo "$start" >"$work/running/$i $lane ${pkg//\//%}"
+  echo "-- [$i/$total] $pkg started (lane $lane)" | say
+  rc=0
+  (
+    # shellcheck disable=SC1090
+    source "$work/lane_env_$lane"
+    go test -race -count=1 -timeout 35m "$@" "$pkg"
+  ) >"$out" 2>&1 || rc=$?
+  took=$((SECONDS - start))
+  rm -f "$work/running/$i $lane ${pkg//\//%}"
+  echo "$took $pkg" >>"$work/times"
+  if [ $rc -ne 0 ]; then echo "$pkg" >>"$work/failed"; fi
+  {
+    echo "-- [$i/$total] $pkg took ${took}s (lane $lane)$([ $rc -ne 0 ] && echo ', FAILED')"
+    sed 's/^/   /' "$out"
+  } | say
+}
+
+# lane_worker LANE ARGS...: claims the next package of the queue (mkdir is
+# atomic) until none is left.
+lane_worker() {
+  local lane=$1 i
+  shift
+  for i in "${!queue[@]}"; do
+    if mkdir "$work/claim/$i" 2>/dev/null; then
+      run_pkg "$lane" "$((i + 1))" "${queue[$i]}" "$@"
+    fi
+  done
+}
+
+# A heartbeat: every minute, the packages still running and for how long.
+(
+  while sleep 60; do
+    for f in "$work"/running/*; do
+      [ -e "$f" ] || continue
+      set -- $(basename "$f")
+      echo "   ... ${3//%//} still running ($((SECONDS - $(cat "$f")))s, lane $2)"
+    done | say
+  done
+) &
+heartbeat=$!
+
+suite_start=$SECONDS
+pids=()
+for lane in $(seq 1 "$lanes"); do
+  lane_worker "$lane" "$@" &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+n=${#queue[@]}
+for pkg in ${solo[@]+"${solo[@]}"}; do
+  n=$((n + 1))
+  run_pkg 1 "$n" "$pkg" "$@"
+done
+kill "$heartbeat" 2>/dev/null || true
+wait "$heartbeat" 2>/dev/null || true
+heartbeat=
+
 echo "== slowest packages (seconds, build included)"
-printf '%s\n' "${times[@]}" | sort -rn | head -8 | awk '{ printf "  %5ds  %s\n", $1, $2 }'
-echo "== go test took $((SECONDS - suite_start))s for $total packages"
-if [ ${#failed[@]} -gt 0 ]; then
-  echo "FAILED: ${failed[*]}" >&2
+sort -rn "$work/times" | head -8 | awk '{ printf "  %5ds  %s\n", $1, $2 }'
+echo "== go test took $((SECONDS - suite_start))s for $total packages in $lanes lanes"
+if [ -s "$work/failed" ]; then
+  echo "FAILED: $(tr '\n' ' ' <"$work/failed")" >&2
   exit 1
 fi
