@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
+)
+
+// adjacencyHand creates an adjacency table (Id) and puts items in it.
+func adjacencyHand(t *testing.T, client *dynamodb.Client, items []layouts.Item) string {
+	t.Helper()
+	h := handModel{create: func(name string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{TableName: aws.String(name), KeySchema: keySchema("Id", ""),
+			AttributeDefinitions: defs("Id", "ParentId"), BillingMode: types.BillingModePayPerRequest,
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi("ByParent", "ParentId", "Id", types.ProjectionTypeAll)}}
+	}}
+	return handTable(t, client, h, items)
+}
+
+// TestExportOutOfCoreProbes: inputs the first tests did not cover, each
+// exported in memory and out of core, compared byte for byte.
+func TestExportOutOfCoreProbes(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	node := func(id, parent string, attrs ...any) layouts.Item {
+		it := layouts.Item{"Id": s(id)}
+		if parent != "" {
+			it["ParentId"] = s(parent)
+		}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			it[attrs[i].(string)] = attrs[i+1].(types.AttributeValue)
+		}
+		return it
+	}
+	long := strings.Repeat("é", 510)
+	items := []layouts.Item{
+		node("a", ""),
+		node("a\x00", "a", "z_late", s("only here")),
+		node("a|b", "a", "num", n("1e2")),
+		node("a|", "a", "num", n("100")),
+		node("ab", "a", "empty_m", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
+			"empty_l", &types.AttributeValueMemberL{Value: []types.AttributeValue{}}, "empty_s", s("")),
+		node("\u00ff\u4e16", "", "ns", &types.AttributeValueMemberNS{Value: []string{"1e2", "3", "-0.5"}},
+			"bs", &types.AttributeValueMemberBS{Value: [][]byte{{0xff}, {0}, {1, 2}}}),
+		node("😀", "\u00ff\u4e16", "nested", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+				&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}, n("0.10"),
+				&types.AttributeValueMemberNULL{Value: true}, &types.AttributeValueMemberBOOL{Value: false}}}}}),
+		node(long, "a", "big", n("-1.0E-130")),
+		node(long+"x", long),
+		node("cy1", "cy2"), node("cy2", "cy1", "w", s("w")), node("cy3", "cy2"),
+		node("with,comma\"quote\nnewline", "a", "col,comma", s("v\"q")),
+	}
+	table := adjacencyHand(t, client, items)
+	common := []string{"--table", table, "--layout", "adjacency", "--endpoint-url", endpoint, "--segments", "1"}
+	for _, name := range []string{"t.jsonl", "t.json", "t.csv", "t.parquet", "t.ddbjson"} {
+		t.Run(name, func(t *testing.T) { exportBoth(t, name, common...) })
+	}
+	t.Run("root in a cycle", func(t *testing.T) {
+		for _, name := range []string{"c.jsonl", "c.csv"} {
+			exportBothCode(t, name, append(common, "--root", "cy2")...)
+		}
+	})
+	t.Run("root deep", func(t *testing.T) {
+		exportBoth(t, "r.csv", append(common, "--root", "a")...)
+	})
+}
+
+// exportBothCode is exportBoth for runs that may fail: the exit codes,
+// the error and warning lines and the files (or their absence) must be
+// the same in memory and out of core.
+func exportBothCode(t *testing.T, name string, args ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	mem := filepath.Join(dir, "mem-"+name)
+	ooc := filepath.Join(dir, "ooc-"+name)
+	_, memErr, memCode := run(t, nil, append([]string{"export", "--no-progress", "--out", mem}, args...)...)
+	_, oocErr, oocCode := run(t, nil, append(append([]string{"export", "--no-progress", "--out", ooc}, args...), oocArgs(tmp)...)...)
+	if memCode != oocCode {
+		t.Errorf("%s: exit %d in memory, %d out of core:\n%s\n%s", name, memCode, oocCode, memErr, oocErr)
+	}
+	lines := func(s string) string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "warning:") || strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "treeport:") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if a, b := lines(memErr), strings.ReplaceAll(lines(oocErr), ooc, mem); a != b {
+		t.Errorf("%s: stderr differs:\nmem:\n%s\nooc:\n%s", name, memErr, oocErr)
+	}
+	a, aErr := os.ReadFile(mem)
+	b, bErr := os.ReadFile(ooc)
+	if (aErr == nil) != (bErr == nil) || !bytes.Equal(a, b) {
+		t.Errorf("%s: files differ (%v, %v):\nmem %q\nooc %q", name, aErr, bErr, a, b)
+	}
+	emptyDir(t, tmp)
+}
