@@ -110,3 +110,82 @@ func exportBothCode(t *testing.T, name string, args ...string) {
 	}
 	emptyDir(t, tmp)
 }
+
+// TestVerifyOutOfCoreProbes verifies files the first tests did not
+// cover, in memory and out of core: numbers past DynamoDB's range or
+// precision in a JSON Lines file, ids that are prefixes of each other
+// (NUL, '|', unicode), empty maps and lists, and a CSV whose column
+// appears late.
+func TestVerifyOutOfCoreProbes(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	env := awsEnv(endpoint)
+	client := ddblocal.Client(t, endpoint)
+	dir := t.TempDir()
+	base := writeLines(t, filepath.Join(dir, "base.jsonl"), []string{
+		`{"id":"a","n":100,"m":{},"l":[]}`,
+		`{"id":"a\u0000","parent_id":"a","n":1e2}`,
+		`{"id":"a|","parent_id":"a","s":"x"}`,
+		`{"id":"a|b","parent_id":"a|"}`,
+		`{"id":"\u00e9","parent_id":"a","u":"\ud83d\ude00"}`,
+	})
+	table := ddblocal.TableName(t)
+	dropTableLater(t, client, table)
+	if _, stderr, code := run(t, env, "import", "--in", base, "--layout", "adjacency", "--table", table, "--create-table", "--no-progress"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	cases := map[string][]string{
+		"equal": {
+			`{"id":"a","n":1E2,"m":{},"l":[]}`,
+			`{"id":"a\u0000","parent_id":"a","n":100.0}`,
+			`{"id":"a|","parent_id":"a","s":"x"}`,
+			`{"id":"a|b","parent_id":"a|"}`,
+			`{"id":"\u00e9","parent_id":"a","u":"\ud83d\ude00"}`,
+		},
+		"numbers past the range": {
+			`{"id":"a","n":1e200,"m":{},"l":[]}`,
+			`{"id":"a\u0000","parent_id":"a","n":1.00000000000000000000000000000000000000000000001}`,
+			`{"id":"a|","parent_id":"a","s":"x","big":-1e-200}`,
+			`{"id":"a|b","parent_id":"a|"}`,
+			`{"id":"\u00e9","parent_id":"a","u":"\ud83d\ude00"}`,
+		},
+		"prefixes differ": {
+			`{"id":"a","n":100,"m":{"k":{}},"l":[[]]}`,
+			`{"id":"a\u0000\u0000","parent_id":"a","n":1e2}`,
+			`{"id":"a|","parent_id":"a\u0000","s":"x"}`,
+			`{"id":"\u00e9","parent_id":"a","u":"\ud83d\ude01"}`,
+		},
+	}
+	for name, lines := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := writeLines(t, filepath.Join(t.TempDir(), "in.jsonl"), lines)
+			out, errText, code := sameVerify(t, env, "--in", in, "--table", table, "--layout", "adjacency")
+			t.Logf("exit %d\n%s%s", code, out, errText)
+		})
+	}
+	t.Run("csv column late", func(t *testing.T) {
+		in := filepath.Join(t.TempDir(), "in.csv")
+		os.WriteFile(in, []byte("id,parent_id,n,s,u\na,,100,,\n\"a|\",a,,x,\n\"a|b\",\"a|\",,,\n\u00e9,a,,,\U0001F600\n"), 0o644)
+		sameVerify(t, env, "--in", in, "--table", table, "--layout", "adjacency")
+	})
+}
+
+// TestExportOutOfCoreEmptyTables: an empty table, and a model's table of
+// only items that are not its nodes, exported and verified in memory and
+// out of core: the same files, messages and exit codes.
+func TestExportOutOfCoreEmptyTables(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	empty := adjacencyHand(t, client, nil)
+	foreign := handTable(t, client, slHand, slForeign())
+	for _, name := range []string{"e.jsonl", "e.csv", "e.parquet", "e.json"} {
+		exportBothCode(t, name, "--table", empty, "--layout", "adjacency", "--endpoint-url", endpoint)
+		exportBothCode(t, name, "--table", foreign, "--model", slModel, "--endpoint-url", endpoint)
+	}
+	in := writeLines(t, filepath.Join(t.TempDir(), "in.jsonl"), []string{`{"id":"a"}`})
+	_, _, code := sameVerify(t, env, "--in", in, "--table", empty, "--layout", "adjacency")
+	if code != 1 {
+		t.Errorf("verify against an empty table: exit %d, want 1", code)
+	}
+	sameVerify(t, env, "--in", in, "--table", foreign, "--model", slModel)
+}
