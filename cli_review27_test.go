@@ -189,3 +189,30 @@ func TestExportOutOfCoreEmptyTables(t *testing.T) {
 	}
 	sameVerify(t, env, "--in", in, "--table", foreign, "--model", slModel)
 }
+
+// TestExportOutOfCoreInEveryFormat exports a DynamoDB export (--in) of
+// tricky records in every format, in memory and out of core.
+func TestExportOutOfCoreInEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	in := writeLines(t, filepath.Join(dir, "in.jsonl"), []string{
+		`{"id":"a","n":100,"m":{},"l":[],"late":null}`,
+		`{"id":"a\u0000","parent_id":"a","n":1e2,"nested":{"x":[1,"y",{"z":true}]}}`,
+		`{"id":"a|","parent_id":"a","s":"x,\"y\"\nz"}`,
+		`{"id":"a|b","parent_id":"a|","n":-0.000001}`,
+		`{"id":"\u00e9","parent_id":"a","u":"\ud83d\ude00"}`,
+		`{"id":"z","parent_id":"a|b","late":"here"}`,
+	})
+	for _, layout := range []string{"adjacency", "path", "closure"} {
+		files := filepath.Join(t.TempDir(), "files")
+		var delim []string
+		if layout == "path" {
+			delim = []string{"--delimiter", "¦"}
+		}
+		if _, stderr, code := run(t, nil, append([]string{"import", "--in", in, "--layout", layout, "--out", files, "--items-per-file", "2"}, delim...)...); code != 0 {
+			t.Fatalf("import --out: exit %d: %s", code, stderr)
+		}
+		for _, name := range []string{"t.jsonl", "t.json", "t.csv", "t.parquet", "t.ddbjson"} {
+			t.Run(layout+"/"+name, func(t *testing.T) { exportBoth(t, name, append([]string{"--in", files, "--layout", layout}, delim...)...) })
+		}
+	}
+}
