@@ -212,7 +212,9 @@ func TestExportOutOfCoreInEveryFormat(t *testing.T) {
 			t.Fatalf("import --out: exit %d: %s", code, stderr)
 		}
 		for _, name := range []string{"t.jsonl", "t.json", "t.csv", "t.parquet", "t.ddbjson"} {
-			t.Run(layout+"/"+name, func(t *testing.T) { exportBoth(t, name, append([]string{"--in", files, "--layout", layout}, delim...)...) })
+			t.Run(layout+"/"+name, func(t *testing.T) {
+				exportBoth(t, name, append([]string{"--in", files, "--layout", layout}, delim...)...)
+			})
 		}
 	}
 }
