@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -216,5 +220,71 @@ func TestExportOutOfCoreInEveryFormat(t *testing.T) {
 				exportBoth(t, name, append([]string{"--in", files, "--layout", layout}, delim...)...)
 			})
 		}
+	}
+}
+
+// TestOutOfCoreLinksRandom: random inputs of the prefix layout's links
+// (links to links, to missing ids, to themselves, in cycles, under bad
+// links; duplicate ids, orphans, reserved attributes), imported in
+// memory and out of core under --on-invalid=skip: the same problems, the
+// same files.
+func TestOutOfCoreLinksRandom(t *testing.T) {
+	for seed := range 8 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(seed), 27))
+			n := 60 + rng.IntN(200)
+			id := func(i int) string { return fmt.Sprintf("n%d", i) }
+			var b strings.Builder
+			for i := range n {
+				rec := map[string]any{"id": id(i)}
+				if i > 0 {
+					rec["parent_id"] = id(rng.IntN(i))
+				}
+				switch k := rng.IntN(40); {
+				case k < 12:
+					rec["link_to"] = id(rng.IntN(n))
+				case k < 13:
+					rec["link_to"] = "missing" + id(i)
+				case k < 14:
+					rec["parent_id"] = "gone"
+				case k < 15:
+					rec["Key"] = "reserved"
+				case k < 16 && i > 1:
+					rec["id"] = id(1 + rng.IntN(i-1)) // a duplicate id
+				case k < 17:
+					rec["link_to"] = 7
+				}
+				line, _ := json.Marshal(rec)
+				b.Write(line)
+				b.WriteByte('\n')
+			}
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.jsonl")
+			if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			args := []string{"import", "--in", in, "--layout", "prefix", "--items-per-file", "7", "--on-invalid=skip"}
+			memDir, oocDir := filepath.Join(dir, "mem"), filepath.Join(dir, "ooc")
+			_, memErr, memCode := run(t, nil, append(args, "--out", memDir, "--rejects", memDir+"-rejects")...)
+			_, oocErr, oocCode := run(t, nil, append(append(args, "--out", oocDir, "--rejects", oocDir+"-rejects"), oocArgs(tmp)...)...)
+			if memCode != oocCode {
+				t.Fatalf("exit %d out of core, %d in memory\n%s\n%s", oocCode, memCode, oocErr, memErr)
+			}
+			if got, want := problemLines(oocErr, in), problemLines(memErr, in); !slices.Equal(got, want) {
+				t.Errorf("problems out of core:\n  %s\nin memory:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+			}
+			if !strings.Contains(readFile(t, memDir+"-rejects"), "link_to") {
+				t.Errorf("no link's problem in memory: the case is not about them\n%s", memErr)
+			}
+			if memCode == 0 {
+				sameFiles(t, memDir, oocDir)
+				if got, want := sortedLines(readFile(t, oocDir+"-rejects")), sortedLines(readFile(t, memDir+"-rejects")); !slices.Equal(got, want) {
+					t.Errorf("rejects differ:\nooc:\n  %s\nmem:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+				}
+			}
+			emptyDir(t, tmp)
+		})
 	}
 }
