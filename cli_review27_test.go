@@ -288,3 +288,48 @@ func TestOutOfCoreLinksRandom(t *testing.T) {
 		})
 	}
 }
+
+// TestExportOutOfCoreRandom exports random DynamoDB JSON files of the
+// adjacency layout (orphans, cycles, self-parents, long shared prefixes;
+// duplicate ids when dups) in memory and out of core in several formats.
+func TestExportOutOfCoreRandom(t *testing.T) {
+	for seed := range 6 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 99))
+			n := 200 + rng.IntN(600)
+			id := func(i int) string { return fmt.Sprintf("%s%d", strings.Repeat("p", rng.IntN(12)), i) }
+			ids := make([]string, n)
+			for i := range n {
+				ids[i] = id(i)
+				if seed%2 == 1 && i > 0 && rng.IntN(15) == 0 {
+					ids[i] = ids[rng.IntN(i)]
+				}
+			}
+			var b strings.Builder
+			for i := range n {
+				item := map[string]any{"Id": map[string]string{"S": ids[i]}}
+				switch k := rng.IntN(20); {
+				case k < 14 && i > 0:
+					item["ParentId"] = map[string]string{"S": ids[rng.IntN(i)]}
+				case k < 16:
+					item["ParentId"] = map[string]string{"S": ids[rng.IntN(n)]}
+				case k < 17:
+					item["ParentId"] = map[string]string{"S": "gone" + ids[i]}
+				}
+				if rng.IntN(3) == 0 {
+					item[fmt.Sprintf("a%d", rng.IntN(5))] = map[string]string{"N": fmt.Sprint(rng.IntN(1000))}
+				}
+				line, _ := json.Marshal(map[string]any{"Item": item})
+				b.Write(line)
+				b.WriteByte('\n')
+			}
+			in := filepath.Join(t.TempDir(), "in.json")
+			if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"r.jsonl", "r.csv", "r.parquet"} {
+				exportBoth(t, name, "--in", in, "--layout", "adjacency")
+			}
+		})
+	}
+}
