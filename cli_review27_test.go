@@ -333,3 +333,37 @@ func TestExportOutOfCoreRandom(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyOutOfCoreTableDuplicates verifies files against a prefix
+// table built by hand with an id twice and a link to a node not in it,
+// in memory and out of core.
+func TestVerifyOutOfCoreTableDuplicates(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	row := func(key, child string, attrs ...string) layouts.Item {
+		it := layouts.Item{"Key": s(key), "Child": s(child)}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			it[attrs[i]] = s(attrs[i+1])
+		}
+		return it
+	}
+	table := prefixTable(t, client, []layouts.Item{
+		row("¦A", "¦", "name", "a"), row("¦B", "¦", "name", "b"),
+		row("¦A¦", "d"), row("¦A¦d", "¦", "name", "first d"),
+		row("¦B¦", "d"), row("¦B¦d", "¦", "name", "second d"),
+		row("¦A¦", "l"), row("¦A¦l", "¦", "¦", "¦nowhere"),
+		row("¦gone¦lost", "¦", "name", "orphan"),
+	})
+	for k, lines := range [][]string{
+		{`{"id":"A","name":"a"}`, `{"id":"d","parent_id":"A","name":"first d"}`},
+		{`{"id":"A","name":"a"}`, `{"id":"B","name":"b"}`, `{"id":"d","parent_id":"B","name":"second d"}`, `{"id":"l","parent_id":"A"}`},
+	} {
+		in := writeLines(t, filepath.Join(t.TempDir(), fmt.Sprintf("in%d.jsonl", k)), lines)
+		out, errText, code := sameVerify(t, env, "--in", in, "--table", table, "--layout", "prefix")
+		if code != 1 {
+			t.Errorf("exit %d, want 1:\n%s%s", code, out, errText)
+		}
+	}
+}
