@@ -186,11 +186,11 @@ type oocVerify struct {
 	file, table, links *extsort.Sorter
 	// tableRecs spools the table's records as they are read, and order
 	// takes their ids and parents, for placeTable.
-	tableRecs *extsort.Spool
-	order     *oocOrder
-	fileNodes          int
-	read               Stats
-	tableNodes         int
+	tableRecs  *extsort.Spool
+	order      *oocOrder
+	fileNodes  int
+	read       Stats
+	tableNodes int
 }
 
 func (v *oocVerify) sorter(budget int) *extsort.Sorter {
