@@ -119,8 +119,9 @@ func verifyOOC(ctx context.Context, opts VerifyOptions, keep int, tableItems, ta
 	dir, err := spill.New(o.TmpDir, "verify", "the verify out of core")
 	if err == nil {
 		// The file's records and the table's nodes each on disk once,
-		// encoded (about their size), and as much again for a margin.
-		err = dir.Room(2*(infile.Size(opts.In)+tableBytes), "the verify out of core", opts.In+" and table "+opts.Table)
+		// encoded (about their size), and as much again for a margin;
+		// the table's spool once more, and its order's sorts.
+		err = dir.Room(2*(infile.Size(opts.In)+tableBytes)+tableBytes+200*tableItems, "the verify out of core", opts.In+" and table "+opts.Table)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
