@@ -331,7 +331,7 @@ func (v *oocVerify) readTable(implied int) error {
 	if v.tableRecs, err = extsort.NewSpool(v.dir); err != nil {
 		return err
 	}
-	v.order = newOOCOrder(v.dir, max(implied, 64<<10), func(string, int64, int64) {})
+	v.order = newOOCOrder(v.dir, max(implied, 64<<10), v.o.phase)
 	add := func(rec *transform.Record) error {
 		e.Reset()
 		e.S(rec.ID)
