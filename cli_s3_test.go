@@ -207,3 +207,30 @@ func TestExportFromS3CLI(t *testing.T) {
 		t.Errorf("export of an empty prefix: exit %d: %s", code, stderr)
 	}
 }
+
+// TestExportFromS3DownloadsToTmpDir: export --in s3://... downloads the
+// export's files into --tmp-dir, where its out-of-core passes go and whose
+// room it checks, not into the system's temporary directory (here one
+// that does not exist), and leaves nothing there.
+func TestExportFromS3DownloadsToTmpDir(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	tmp := t.TempDir()
+	env := s3Env(s3ep, "http://127.0.0.1:1")
+	args := append(append([]string{"import"}, orgArgs...), "--out", "s3://"+bucket+"/org", "--items-per-file", "20")
+	if _, stderr, code := run(t, env, args...); code != 0 {
+		t.Fatalf("import --out s3: exit %d: %s", code, stderr)
+	}
+	big := t.TempDir()
+	out := filepath.Join(tmp, "s3.jsonl")
+	env = append(env, "TMPDIR="+filepath.Join(tmp, "no-such-dir"))
+	_, stderr, code := run(t, env, "export", "--in", "s3://"+bucket+"/org/", "--layout", "path", "--out", out, "--memory", "1MiB", "--tmp-dir", big)
+	if code != 0 {
+		t.Fatalf("export --in s3 --tmp-dir: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(readFile(t, out), "\n"); n != 46 {
+		t.Errorf("%d lines exported, want 46", n)
+	}
+	emptyDir(t, big)
+}

@@ -37,7 +37,7 @@ type oocOrder struct {
 	budget int // each sort's
 	phase  func(name string, done, total int64)
 
-	byID  *extsort.Sorter // S(id) Row(row)
+	byID  *extsort.Sorter // S(id) Row(row) S(parent)
 	byPar *extsort.Sorter // S(parent) Row(row) S(id)
 	kids  *extsort.Sorter // kidRec: [parent's row+1][row][id]
 	n     int64
@@ -45,6 +45,12 @@ type oocOrder struct {
 	kid   []byte
 
 	check ForestCheck
+	// groups holds each id once, in id order, with the parent of its last
+	// record and its count (S(id) S(parent) U(count)), for cyclesByID.
+	groups *extsort.Spool
+	// byIDCycles, set by cyclesByID when ids repeat, are InCycles and
+	// CycleIDs as forestOrder gives them then (checkForestByID).
+	byIDCycles *ForestCheck
 }
 
 // noNext is a tour element's successor at the end of the tour, and a
@@ -72,6 +78,9 @@ func (o *oocOrder) close() {
 	o.byID.Close()
 	o.byPar.Close()
 	o.kids.Close()
+	if o.groups != nil {
+		o.groups.Close()
+	}
 }
 
 // add takes record row's id and parent; rows are 0, 1, 2, ... each once,
@@ -81,6 +90,7 @@ func (o *oocOrder) add(row int64, id, parent string) error {
 	o.enc.Reset()
 	o.enc.S(id)
 	o.enc.Row(row)
+	o.enc.S(parent)
 	if err := o.byID.Add(o.enc.B); err != nil {
 		return err
 	}
@@ -145,11 +155,17 @@ func (o *oocOrder) resolve(ctx context.Context) error {
 		return err
 	}
 	defer pars.Close()
+	if o.groups, err = extsort.NewSpool(o.dir); err != nil {
+		return err
+	}
 	cur, ok := ids.Next()
-	var gid []byte
+	var gid, glast []byte
 	var gfirst int64
+	var genc extsort.Enc
+	var gerr error
 	have := false
-	// group reads the records of the next id: its first row and count.
+	// group reads the records of the next id: its first row and count,
+	// and spools it with its last record's parent.
 	group := func() {
 		have = ok
 		if !ok {
@@ -162,7 +178,18 @@ func (o *oocOrder) resolve(ctx context.Context) error {
 		count := 0
 		for ok && bytes.Equal(extsort.FirstKey(cur), gid) {
 			count++
+			d := extsort.Dec{B: cur, Share: true}
+			d.Bytes()
+			d.Row()
+			glast = append(glast[:0], d.Bytes()...)
 			cur, ok = ids.Next()
+		}
+		genc.Reset()
+		genc.Bs(gid)
+		genc.Bs(glast)
+		genc.I(count)
+		if err := o.groups.Add(genc.B); err != nil && gerr == nil {
+			gerr = err
 		}
 		if count > 1 {
 			o.check.Duplicates += count
@@ -208,7 +235,76 @@ func (o *oocOrder) resolve(ctx context.Context) error {
 	for have {
 		group()
 	}
-	return ids.Err()
+	if err := errorsJoin(ids.Err(), gerr); err != nil {
+		return err
+	}
+	if o.check.Duplicates == 0 {
+		o.groups.Close()
+		o.groups = nil
+		return nil
+	}
+	return o.cyclesByID(ctx)
+}
+
+// cyclesByID gives, when ids repeat, the records in or below a cycle as
+// forestOrder counts them then (checkForestByID): an id's parent is its
+// last record's, and an id whose walk up never reaches a root or an
+// orphan has all its records counted. It is the same passes over the
+// distinct ids (the spooled groups), each once: a forest without
+// duplicates, whose records on no tour are those ids.
+func (o *oocOrder) cyclesByID(ctx context.Context) error {
+	ido := newOOCOrder(o.dir, max(o.budget/2, 64<<10), o.phase)
+	defer ido.close()
+	if err := o.groups.Rewind(); err != nil {
+		return err
+	}
+	var k int64
+	for rec, ok := o.groups.Next(); ok; rec, ok = o.groups.Next() {
+		d := extsort.Dec{B: rec, Share: true}
+		id := d.Bytes()
+		parent := d.Bytes()
+		if err := ido.add(k, string(id), string(parent)); err != nil {
+			return err
+		}
+		k++
+	}
+	if err := o.groups.Err(); err != nil {
+		return err
+	}
+	if err := ido.resolve(ctx); err != nil {
+		return err
+	}
+	r, err := ido.link(ctx)
+	if err != nil {
+		return err
+	}
+	if r, err = ido.rank(ctx, r); err != nil {
+		return err
+	}
+	defer r.close()
+	if err := o.groups.Rewind(); err != nil {
+		return err
+	}
+	c := &ForestCheck{}
+	err = ido.ranks(ctx, r, func(row int64, _ uint64, inCycle bool) error {
+		rec, ok := o.groups.Next()
+		if !ok {
+			return fmt.Errorf("exporter: the out-of-core ids end at row %d of %d: %v", row, k, o.groups.Err())
+		}
+		if inCycle {
+			d := extsort.Dec{B: rec}
+			id := d.S()
+			d.Bytes()
+			c.InCycles += d.I()
+			c.CycleIDs = smallest(c.CycleIDs, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	o.byIDCycles = c
+	return nil
 }
 
 // elem is an element of the tour: its successor and its distance to it

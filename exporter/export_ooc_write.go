@@ -147,6 +147,11 @@ func orderOOC(ctx context.Context, sink *oocSink) (*extsort.Sorter, error) {
 		final.Close()
 		return nil, err
 	}
+	if c := o.byIDCycles; c != nil {
+		// Ids repeat: the records in cycles are counted by id, as the
+		// export in memory counts them (checkForestByID).
+		o.check.InCycles, o.check.CycleIDs = c.InCycles, c.CycleIDs
+	}
 	return final, nil
 }
 

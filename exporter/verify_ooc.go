@@ -119,8 +119,9 @@ func verifyOOC(ctx context.Context, opts VerifyOptions, keep int, tableItems, ta
 	dir, err := spill.New(o.TmpDir, "verify", "the verify out of core")
 	if err == nil {
 		// The file's records and the table's nodes each on disk once,
-		// encoded (about their size), and as much again for a margin.
-		err = dir.Room(2*(infile.Size(opts.In)+tableBytes), "the verify out of core", opts.In+" and table "+opts.Table)
+		// encoded (about their size), and as much again for a margin;
+		// the table's spool once more, and its order's sorts.
+		err = dir.Room(2*(infile.Size(opts.In)+tableBytes)+tableBytes+200*tableItems, "the verify out of core", opts.In+" and table "+opts.Table)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
@@ -155,7 +156,16 @@ func verifyOOC(ctx context.Context, opts VerifyOptions, keep int, tableItems, ta
 	if readErr != nil {
 		return nil, readErr
 	}
+	defer func() {
+		if v.tableRecs != nil {
+			v.tableRecs.Close()
+			v.order.close()
+		}
+	}()
 	if err := v.readTable(budget / 4); err != nil {
+		return nil, err
+	}
+	if err := v.placeTable(); err != nil {
 		return nil, err
 	}
 	return v.join()
@@ -175,9 +185,13 @@ type oocVerify struct {
 	// table: S(id) Row(seq) S(parent) Bs(attributes);
 	// links: S(target) Row(seq) S(id) S(parent).
 	file, table, links *extsort.Sorter
-	fileNodes          int
-	read               Stats
-	tableNodes         int
+	// tableRecs spools the table's records as they are read, and order
+	// takes their ids and parents, for placeTable.
+	tableRecs  *extsort.Spool
+	order      *oocOrder
+	fileNodes  int
+	read       Stats
+	tableNodes int
 }
 
 func (v *oocVerify) sorter(budget int) *extsort.Sorter {
@@ -312,14 +326,22 @@ func (v *oocVerify) readTable(implied int) error {
 	var (
 		e   extsort.Enc
 		seq int64
+		err error
 	)
+	if v.tableRecs, err = extsort.NewSpool(v.dir); err != nil {
+		return err
+	}
+	v.order = newOOCOrder(v.dir, max(implied, 64<<10), v.o.phase)
 	add := func(rec *transform.Record) error {
 		e.Reset()
 		e.S(rec.ID)
 		e.Row(seq)
 		e.S(rec.Parent)
 		e.Bs(ddbjson.AppendItem(nil, rec.Attrs))
-		if err := v.table.Add(e.B); err != nil {
+		if err := v.tableRecs.Add(e.B); err != nil {
+			return err
+		}
+		if err := v.order.add(seq, rec.ID, rec.Parent); err != nil {
 			return err
 		}
 		if to, ok := rec.Attrs[transform.LinkAttr].(*types.AttributeValueMemberS); ok && v.links != nil {
@@ -356,6 +378,60 @@ func (v *oocVerify) readTable(implied int) error {
 		return add(&transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{}})
 	})
 	return err
+}
+
+// placeTable sorts the table's records by id, each id's records in the
+// order the in-memory Scan gives them (SortRecords': the first of an id
+// there is the one compared with the file, the others extra): by the
+// order they were read when no id repeats, else by their place in the
+// forest, which the export's passes (oocOrder) give.
+func (v *oocVerify) placeTable() error {
+	o := v.order
+	if err := o.resolve(v.ctx); err != nil {
+		return err
+	}
+	if err := v.tableRecs.Rewind(); err != nil {
+		return err
+	}
+	if o.check.Duplicates == 0 {
+		for rec, ok := v.tableRecs.Next(); ok; rec, ok = v.tableRecs.Next() {
+			if err := v.table.Add(rec); err != nil {
+				return err
+			}
+		}
+		return v.tableRecs.Err()
+	}
+	r, err := o.link(v.ctx)
+	if err != nil {
+		return err
+	}
+	if r, err = o.rank(v.ctx, r); err != nil {
+		return err
+	}
+	defer r.close()
+	// A record on a tour goes by its distance to the tour's end (the
+	// larger, the earlier), one in or below a cycle after them all, by
+	// the order it was read (forestOrder's rest, by id then index).
+	end := uint64(2*o.n + 3)
+	var e extsort.Enc
+	return o.ranks(v.ctx, r, func(row int64, dist uint64, inCycle bool) error {
+		rec, ok := v.tableRecs.Next()
+		if !ok {
+			return fmt.Errorf("exporter: verify: the table's spool ends at row %d of %d: %v", row, o.n, v.tableRecs.Err())
+		}
+		d := extsort.Dec{B: rec, Share: true}
+		id := d.Bytes()
+		d.Row()
+		place := end - dist
+		if inCycle {
+			place = end + 1 + uint64(row)
+		}
+		e.Reset()
+		e.Bs(id)
+		e.Row(int64(place))
+		e.B = append(e.B, d.B...)
+		return v.table.Add(e.B)
+	})
 }
 
 // scanNodesEach reads the nodes of table as scanNodes does, and hands

@@ -306,9 +306,12 @@ func downloadExport(c *cli.Context, in string) (dir string, cleanup func(), err 
 	if err != nil {
 		return "", nil, err
 	}
-	tmp, err := os.MkdirTemp("", "treeport-export-*")
+	// In --tmp-dir, beside the out-of-core passes whose room is checked
+	// there: a user who points it at a large volume has a small system
+	// temporary directory.
+	tmp, err := os.MkdirTemp(c.String("tmp-dir"), "treeport-download-*")
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("%w: --tmp-dir: %v (the export's files are downloaded there: give a directory it can write)", errUsage, err)
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	last := time.Now()
