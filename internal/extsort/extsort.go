@@ -28,7 +28,8 @@ type Sorter struct {
 
 	// The records' bytes are in chunks of chunkSize (or one record
 	// larger), filled in order up to chunks[last], and kept from one run
-	// to the next: nothing is copied as they grow. used is their bytes.
+	// to the next: nothing is copied as more chunks are added (the first
+	// grows to chunkSize by append). used is their bytes.
 	chunks [][]byte
 	last   int
 	used   int
@@ -62,6 +63,8 @@ const (
 	chunkBits = 20
 	chunkSize = 1 << chunkBits
 	maxChunks = 1 << (32 - chunkBits)
+	// firstChunk is the first chunk's size to begin with.
+	firstChunk = 4 << 10
 )
 
 // spanBytes is what a record's place costs beside its bytes: its span,
@@ -90,11 +93,16 @@ func (s *Sorter) Add(rec []byte) error {
 		if len(s.chunks) > 0 {
 			s.last++
 		}
-		switch {
-		case s.last == len(s.chunks):
-			s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, len(rec))))
-		case cap(s.chunks[s.last]) < len(rec):
-			s.chunks[s.last] = make([]byte, 0, len(rec))
+		if s.last == len(s.chunks) {
+			// The first chunk starts small and grows as append grows it
+			// (a span is a place in its chunk, not a pointer): a sort of a
+			// few records, as a deep chain's levels make by the thousand,
+			// does not clear a MiB each. The chunks after it are full size.
+			size := chunkSize
+			if s.last == 0 {
+				size = firstChunk
+			}
+			s.chunks = append(s.chunks, make([]byte, 0, max(size, len(rec))))
 		}
 	}
 	c := s.chunks[s.last]
@@ -106,13 +114,14 @@ func (s *Sorter) Add(rec []byte) error {
 }
 
 // newChunk reports whether a record of n bytes goes to a chunk after
-// chunks[last]: it does not fit in it, or would start past chunkSize.
+// chunks[last]: that chunk holds records, and this one would end past
+// chunkSize in it.
 func (s *Sorter) newChunk(n int) bool {
 	if len(s.chunks) == 0 {
 		return true
 	}
 	c := s.chunks[s.last]
-	return len(c)+n > cap(c) || len(c) > 0 && len(c)+n > chunkSize
+	return len(c) > 0 && len(c)+n > chunkSize
 }
 
 func (s *Sorter) rec(p span) []byte {
