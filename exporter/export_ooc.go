@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/ddbwrite"
-	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
@@ -235,7 +234,6 @@ func scanOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (Stats, err
 	l, table := opts.Layout, opts.Table
 	scan := opts.Scan
 	r := newReader(readerOptions{MaxRCU: scan.MaxRCU, MaxRetries: scan.MaxRetries})
-	spec := l.Table()
 	filter := l.NodeFilter()
 	if scan.Partition == nil {
 		scan.Partition = models.Partition(l)
@@ -245,24 +243,19 @@ func scanOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (Stats, err
 	var unparsableKey string
 	err := scanTable(ctx, opts.Client, r, table, scan, filter, func(items []layouts.Item) error {
 		recs := make([]transform.Record, 0, len(items))
-		for _, item := range items {
-			rec, ok, err := l.Node(item)
-			if err != nil {
-				if models.CheckItem(l, item) != nil {
-					mu.Lock()
-					unparsable++
-					if unparsableKey == "" {
-						unparsableKey = ddb.KeyString(item, spec.KeyNames()...)
-					}
-					mu.Unlock()
-					continue
-				}
-				return itemError(table, spec, item, l, err)
-			}
-			if ok {
-				recs = append(recs, rec)
-			}
+		bad, badKey, err := pageNodes(table, l, items, func(rec *transform.Record) error {
+			recs = append(recs, *rec)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
+		mu.Lock()
+		unparsable += bad
+		if unparsableKey == "" {
+			unparsableKey = badKey
+		}
+		mu.Unlock()
 		return sink.add(recs)
 	})
 	st := r.snapshot()

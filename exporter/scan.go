@@ -357,7 +357,6 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
 	var mu sync.Mutex
 	var pages []*heldNodes
-	spec := l.Table()
 	filter := l.NodeFilter()
 	if opts.Partition == nil {
 		// A model's partition constant per tenant: a Query of it.
@@ -373,44 +372,29 @@ func scanNodes(ctx context.Context, client ScanAPI, table string, l layouts.Layo
 		} else {
 			page.recs = make([]*transform.Record, 0, len(items))
 		}
-		// One record for the chunk when it is encoded: the encoder does
-		// not keep it, and a record a loop iteration would allocate.
-		var rec transform.Record
-		for _, item := range items {
-			var ok bool
-			var err error
-			rec, ok, err = l.Node(item)
-			if err != nil {
-				if models.CheckItem(l, item) != nil {
-					// A table model's item that does not read back:
-					// counted and named, not a reason to stop.
-					page.unparsable++
-					if page.unparsableKey == "" {
-						page.unparsableKey = ddb.KeyString(item, spec.KeyNames()...)
-					}
-					continue
-				}
-				return itemError(table, spec, item, l, err)
-			}
-			if !ok {
-				continue
-			}
+		var err error
+		page.unparsable, page.unparsableKey, err = pageNodes(table, l, items, func(rec *transform.Record) error {
 			page.ids = append(page.ids, rec.ID)
 			page.parents = append(page.parents, rec.Parent)
 			if enc == nil {
 				keep := new(transform.Record)
-				*keep = rec
+				*keep = *rec
 				page.recs = append(page.recs, keep)
-				continue
+				return nil
 			}
 			if cap(arena)-len(arena) < arenaBlock/16 {
 				arena = make([]byte, 0, arenaBlock)
 			}
 			start := len(arena)
-			if arena, err = enc.Encode(arena, &rec); err != nil {
+			var err error
+			if arena, err = enc.Encode(arena, rec); err != nil {
 				return err
 			}
 			page.encs = append(page.encs, arena[start:len(arena):len(arena)])
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		mu.Lock()
 		pages = append(pages, page)
@@ -449,6 +433,38 @@ func noNodes(table string, items int64, l layouts.Layout, filter *layouts.Filter
 	}
 	return fmt.Errorf("%w: table %s has %d items, but none is a node of the %s layout (%s); %s",
 		layouts.ErrItem, table, items, l.Name(), what, models.FitHint(l))
+}
+
+// pageNodes reads a page of a table's items as nodes of l, handing each
+// to each (the record is only valid during the call). A table model's
+// item that does not read back is counted and named (the first one's key),
+// not a reason to stop; any other item that does not read is the error.
+func pageNodes(table string, l layouts.Layout, items []layouts.Item, each func(rec *transform.Record) error) (unparsable int64, unparsableKey string, err error) {
+	spec := l.Table()
+	// One record for the page: each does not keep it, and a record a loop
+	// iteration would allocate.
+	var rec transform.Record
+	for _, item := range items {
+		var ok bool
+		rec, ok, err = l.Node(item)
+		if err != nil {
+			if models.CheckItem(l, item) != nil {
+				unparsable++
+				if unparsableKey == "" {
+					unparsableKey = ddb.KeyString(item, spec.KeyNames()...)
+				}
+				continue
+			}
+			return unparsable, unparsableKey, itemError(table, spec, item, l, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := each(&rec); err != nil {
+			return unparsable, unparsableKey, err
+		}
+	}
+	return unparsable, unparsableKey, nil
 }
 
 // itemError says which item of which table does not fit the layout, and

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/transform"
 )
 
 // SpillStats say what SpillNodes did.
@@ -68,7 +68,6 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 	sorter := extsort.New(filepath.Dir(out), budget, bytes.Compare)
 	defer sorter.Close()
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
-	spec := l.Table()
 	filter := l.NodeFilter()
 	if opts.Partition == nil {
 		opts.Partition = models.Partition(l)
@@ -82,26 +81,11 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 		var buf []byte
 		var ends []int
 		var local [4]uint64
-		var bad int64
-		var badKey string
 		var recs [][2]string // with implied: each node's id and parent
-		for _, item := range items {
-			rec, ok, err := l.Node(item)
-			if err != nil {
-				if models.CheckItem(l, item) != nil {
-					bad++
-					if badKey == "" {
-						badKey = ddb.KeyString(item, spec.KeyNames()...)
-					}
-					continue
-				}
-				return itemError(table, spec, item, l, err)
-			}
-			if !ok {
-				continue
-			}
+		bad, badKey, err := pageNodes(table, l, items, func(rec *transform.Record) error {
 			start := len(buf)
-			if buf, err = enc.Encode(buf, &rec); err != nil {
+			var err error
+			if buf, err = enc.Encode(buf, rec); err != nil {
 				return err
 			}
 			ends = append(ends, len(buf))
@@ -112,6 +96,10 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 			for k := range local {
 				local[k] += binary.LittleEndian.Uint64(h[8*k:])
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()

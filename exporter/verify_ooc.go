@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/ddbwrite"
-	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
@@ -441,7 +440,6 @@ func (v *oocVerify) placeTable() error {
 // a node is an error, as in Scan.
 func scanNodesEach(ctx context.Context, client ScanAPI, table string, l layouts.Layout, opts ScanOptions, fn func(recs []transform.Record, items int64) error) (Stats, error) {
 	r := newReader(readerOptions{MaxRCU: opts.MaxRCU, MaxRetries: opts.MaxRetries})
-	spec := l.Table()
 	filter := l.NodeFilter()
 	if opts.Partition == nil {
 		opts.Partition = models.Partition(l)
@@ -454,23 +452,12 @@ func scanNodesEach(ctx context.Context, client ScanAPI, table string, l layouts.
 	)
 	err := scanTable(ctx, client, r, table, opts, filter, func(items []layouts.Item) error {
 		recs := make([]transform.Record, 0, len(items))
-		var bad int64
-		var badKey string
-		for _, item := range items {
-			rec, ok, err := l.Node(item)
-			if err != nil {
-				if models.CheckItem(l, item) != nil {
-					bad++
-					if badKey == "" {
-						badKey = ddb.KeyString(item, spec.KeyNames()...)
-					}
-					continue
-				}
-				return itemError(table, spec, item, l, err)
-			}
-			if ok {
-				recs = append(recs, rec)
-			}
+		bad, badKey, err := pageNodes(table, l, items, func(rec *transform.Record) error {
+			recs = append(recs, *rec)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
