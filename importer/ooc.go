@@ -78,11 +78,14 @@ type OutOfCore struct {
 }
 
 // sortBudget is what one external sort of the passes keeps in memory: a
-// sixth of the budget. At most two are filling at once (a level's and the
+// tenth of the budget. At most two are filling at once (a level's and the
 // resolved rows'), beside the merge buffers, the reading and the writing
 // of the input and the collector's headroom, and never less than
-// minSortBudget.
-func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/6, minSortBudget)) }
+// minSortBudget. A sixth, as it was, put the live heap of a small budget
+// at the soft memory limit (commands' softLimit), and the collector then
+// ran back to back: 2M nodes in --memory 48MiB collected 1,259 times, a
+// third of the CPU in write barriers and marking (benchmarks/README.md §4).
+func (o *OutOfCore) sortBudget() int { return int(max(o.Memory/10, minSortBudget)) }
 
 // minSortBudget is the least an external sort of the passes keeps in
 // memory. A variable so that a test can lower it and have a small input's

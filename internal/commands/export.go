@@ -192,7 +192,7 @@ func exportOutOfCore(c *cli.Context) (*exporter.ExportOutOfCore, error) {
 		return nil, err
 	}
 	return &exporter.ExportOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
-		Warn: warner(c), OnStart: func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
+		Warn: warner(c), OnStart: func() { debug.SetMemoryLimit(softLimit(mem)) }}, nil
 }
 
 func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.ExportStats) {

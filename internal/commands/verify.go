@@ -127,5 +127,5 @@ func verifyOutOfCore(c *cli.Context, in string, src records.SourceOptions) (*exp
 	return &exporter.VerifyOutOfCore{Memory: mem, TmpDir: c.String("tmp-dir"), Force: c.Bool("force-out-of-core"),
 		FileRecords: importer.EstimateNodes(importer.InputOptions{Path: in, Source: src}),
 		Warn:        warner(c),
-		OnStart:     func() { debug.SetMemoryLimit(mem * 3 / 4) }}, nil
+		OnStart:     func() { debug.SetMemoryLimit(softLimit(mem)) }}, nil
 }
