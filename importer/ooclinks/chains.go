@@ -15,9 +15,8 @@ import (
 // link that is no good link to a link (a terminal), bad or not. A link
 // whose chain ends at a bad one is bad too (BadChainError, naming its own
 // target). The links no pass brings to a terminal are those on a cycle of
-// links or on a chain into one: only they are read into memory (as the
-// importer reads the nodes in or below a cycle), where Cycles finds the
-// cycles and the others are bad as chains to a bad link.
+// links or on a chain into one: more passes over them alone find the
+// cycles (cycles.go), the others bad as chains to a bad link.
 
 // hop is a link in the doubling passes.
 type hop struct {
