@@ -3,8 +3,6 @@ package ooclinks
 import (
 	"context"
 	"errors"
-	"slices"
-	"strings"
 
 	"github.com/treeport/treeport/internal/extsort"
 )
@@ -17,15 +15,15 @@ import (
 // link that is no good link to a link (a terminal), bad or not. A link
 // whose chain ends at a bad one is bad too (BadChainError, naming its own
 // target). The links no pass brings to a terminal are those on a cycle of
-// links or on a chain into one: only they are read into memory (as the
-// importer reads the nodes in or below a cycle), where Cycles finds the
-// cycles and the others are bad as chains to a bad link.
+// links or on a chain into one: more passes over them alone find the
+// cycles (cycles.go), the others bad as chains to a bad link.
 
 // hop is a link in the doubling passes.
 type hop struct {
 	key, other string // by id: the link, its pointer; by pointer: the pointer, the link
 	target     string // the link's own target
 	row        int64  // its node's row (the order Cycles names a cycle in)
+	min        int64  // the least row of the links its pointer has passed over (from it, its pointer not included)
 	done, bad  bool   // done: a terminal, or a link whose chain reached one (bad: a bad one)
 	edge       bool   // a good link to a link (not a terminal)
 }
@@ -34,6 +32,7 @@ func (h *hop) put(e *extsort.Enc) {
 	e.Reset()
 	e.S(h.key)
 	e.Row(h.row)
+	e.Row(h.min)
 	e.S(h.other)
 	e.S(h.target)
 	var f uint8
@@ -52,7 +51,7 @@ func (h *hop) put(e *extsort.Enc) {
 func (h *hop) get(rec []byte) {
 	d := extsort.Dec{B: rec, Share: true}
 	h.key = d.S()
-	h.row = d.Row()
+	h.row, h.min = d.Row(), d.Row()
 	h.other, h.target = d.S(), d.S()
 	f := d.Flag()
 	h.done, h.bad, h.edge = f&1 != 0, f&2 != 0, f&4 != 0
@@ -85,12 +84,18 @@ func (h *hops) close() {
 
 // edge adds good link id at row, whose target is a link.
 func (h *hops) edge(id, target string, row int64) error {
+	return h.walking(&hop{key: id, other: target, target: target, row: row, min: row, edge: true})
+}
+
+// walking adds link x, not at the end of its chain (x.other is its
+// pointer), to the sorts of a pass.
+func (h *hops) walking(x *hop) error {
 	h.edges++
-	(&hop{key: id, other: target, target: target, row: row, edge: true}).put(&h.e)
+	x.put(&h.e)
 	if err := h.byID.Add(h.e.B); err != nil {
 		return err
 	}
-	(&hop{key: target, other: id, target: target, row: row, edge: true}).put(&h.e)
+	(&hop{key: x.other, other: x.key, target: x.target, row: x.row, min: x.min, edge: true}).put(&h.e)
 	return h.byPtr.Add(h.e.B)
 }
 
@@ -110,10 +115,11 @@ func (lk *Links) chains(ctx context.Context, h *hops, next *extsort.Sorter) (int
 	if h.edges == 0 {
 		return 0, nil
 	}
+	passes := 0
 	for h.byPtr.Records > 0 {
 		nh, finished, err := lk.hopPass(ctx, h)
 		h.close()
-		h = nh
+		h, passes = nh, passes+1
 		if err != nil {
 			return 0, err
 		}
@@ -127,66 +133,38 @@ func (lk *Links) chains(ctx context.Context, h *hops, next *extsort.Sorter) (int
 	}
 	defer it.Close()
 	var (
-		x     hop
-		n     int64
-		e     extsort.Enc
-		cycle []hop // the links on or into a cycle
+		x hop
+		n int64
+		e extsort.Enc
 	)
+	r := lk.newHops() // the links on a cycle or on a chain into one, still walking
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 		x.get(rec)
 		switch {
 		case !x.edge:
 		case !x.done:
-			cycle = append(cycle, hop{key: strings.Clone(x.key), target: strings.Clone(x.target), row: x.row})
+			if err := r.walking(&x); err != nil {
+				r.close()
+				return 0, err
+			}
 		case x.bad:
 			putProblem(&e, x.key, 0, Plain, BadChainError(x.target).Error())
 			if err := next.Add(e.B); err != nil {
+				r.close()
 				return 0, err
 			}
 			n++
 		}
 	}
 	if err := it.Err(); err != nil {
+		r.close()
 		return 0, err
 	}
-	m, err := cycles(cycle, next)
+	it.Close()
+	h.close()
+	h = nil
+	m, err := lk.cycles(ctx, r, passes, next)
 	return n + m, err
-}
-
-// cycles adds to next the problems of the links that no doubling pass
-// brought to the end of their chain, held in memory: those on a cycle
-// (Cycles, its ids from the first in the input) and those on a chain into
-// one (BadChainError).
-func cycles(links []hop, next *extsort.Sorter) (int64, error) {
-	if len(links) == 0 {
-		return 0, nil
-	}
-	slices.SortFunc(links, func(a, b hop) int { return int(a.row - b.row) })
-	index := make(map[string]int32, len(links))
-	for k, l := range links {
-		index[l.key] = int32(k)
-	}
-	good := make(map[int32]int32, len(links))
-	for k, l := range links {
-		t, ok := index[l.target]
-		if !ok {
-			return 0, errors.New("importer: a link on a chain into a cycle of links points out of it (a bug): import with more --memory")
-		}
-		good[int32(k)] = t
-	}
-	var e extsort.Enc
-	on := Cycles(func(i int32) string { return links[i].key }, good)
-	for k, l := range links {
-		if err, ok := on[int32(k)]; ok {
-			putProblem(&e, l.key, 0, Cycle, err.Error())
-		} else {
-			putProblem(&e, l.key, 0, Plain, BadChainError(l.target).Error())
-		}
-		if err := next.Add(e.B); err != nil {
-			return 0, err
-		}
-	}
-	return int64(len(links)), nil
 }
 
 // hopPass is one doubling pass: each link not done (byPtr) is joined
@@ -241,7 +219,7 @@ func (lk *Links) hopPass(ctx context.Context, h *hops) (next *hops, finished int
 		if !more || t.key != q.key {
 			return next, 0, errors.New("importer: a link's target is not among the links (a bug): import with more --memory")
 		}
-		n := hop{key: q.other, row: q.row, target: q.target, edge: true, other: t.other, done: t.done, bad: t.bad}
+		n := hop{key: q.other, row: q.row, min: min(q.min, t.min), target: q.target, edge: true, other: t.other, done: t.done, bad: t.bad}
 		if n.done {
 			n.other = ""
 			finished++
@@ -251,7 +229,7 @@ func (lk *Links) hopPass(ctx context.Context, h *hops) (next *hops, finished int
 			return next, 0, err
 		}
 		if !n.done {
-			(&hop{key: n.other, other: n.key, target: n.target, row: n.row, edge: true}).put(&e)
+			(&hop{key: n.other, other: n.key, target: n.target, row: n.row, min: n.min, edge: true}).put(&e)
 			if err := next.byPtr.Add(e.B); err != nil {
 				return next, 0, err
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/treeport/treeport/transform"
 )
@@ -45,8 +44,9 @@ func BadChainError(target string) error {
 }
 
 // Cycles returns the problem of each link that is on a cycle of
-// links, naming the cycle's ids in link order from the one first in the
-// input (the lowest index: id gives each one's id).
+// links (CycleError), naming the cycle's ids in link order from the one
+// first in the input (the lowest index: id gives each one's id), the
+// first MaxCycleIDs of them.
 func Cycles(id func(int32) string, links map[int32]int32) map[int32]error {
 	const (
 		unseen = iota
@@ -79,12 +79,11 @@ func Cycles(id func(int32) string, links map[int32]int32) map[int32]error {
 				// walk came in by.
 				m := slices.Index(cycle, slices.Min(cycle))
 				cycle = append(slices.Clone(cycle[m:]), cycle[:m]...)
-				ids := make([]string, 0, len(cycle)+1)
-				for _, c := range cycle {
-					ids = append(ids, fmt.Sprintf("%q", id(c)))
+				ids := make([]string, 0, min(len(cycle), MaxCycleIDs))
+				for _, c := range cycle[:min(len(cycle), MaxCycleIDs)] {
+					ids = append(ids, id(c))
 				}
-				ids = append(ids, ids[0])
-				err := fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, strings.Join(ids, " → "))
+				err := CycleError(ids, len(cycle))
 				for _, c := range cycle {
 					out[c] = err
 				}

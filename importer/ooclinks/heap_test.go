@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,5 +112,122 @@ func TestBadLinksOnDisk(t *testing.T) {
 	if peak-min(before, peak) > 20<<20 {
 		t.Errorf("a live heap of %d bytes above the start, want under 20 MiB (the sorts' budgets and the files' buffers: 11-13 MB "+
 			"measured, 14.7 MB with 300,000 bad links)", peak-min(before, peak))
+	}
+}
+
+// livePeak runs f and returns the peak of the live heap (after each
+// collection) while it ran, above the live heap before.
+func livePeak(f func()) uint64 {
+	before := heapInUse()
+	var (
+		peak uint64
+		stop = make(chan struct{})
+		wg   sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			metrics.Read(m)
+			peak = max(peak, m[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	wg.Wait()
+	return peak - min(before, peak)
+}
+
+// TestCycleOnDisk: 200,000 links on one cycle, and 50,000 on a chain into
+// it, in sorts of 64 KiB, settle with the live heap bounded by the sorts
+// and the files' buffers: before, those links were read into memory
+// (some 100 bytes each, and a map), and each link's problem named the
+// 200,000 ids of the cycle: 200,000 problems of some 2.4 MB each. Now
+// each names 20 ids and counts the others.
+func TestCycleOnDisk(t *testing.T) {
+	const cycle, chain = 200_000, 50_000
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	dir, err := spill.New(t.TempDir(), "links", "the test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := New(dir, 64<<10, 1<<20)
+	defer lk.Close()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	// The cycle's ids run down from its first link in the input, c199999.
+	id := func(k int) string { return fmt.Sprintf("c%06d", k) }
+	for k := range cycle {
+		if err := lk.Add(id(k), s(id((k+cycle-1)%cycle))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range chain {
+		to := fmt.Sprintf("i%06d", k+1)
+		if k == chain-1 {
+			to = id(1000)
+		}
+		if err := lk.Add(fmt.Sprintf("i%06d", k), s(to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lk.Done(); err != nil {
+		t.Fatal(err)
+	}
+	peak := livePeak(func() {
+		lk.Round()
+		row := int64(0)
+		for k := cycle - 1; k >= 0; k-- {
+			if err := lk.Seen(id(k), row, 0, int(row)+1, false, false, []string{"r", id(k)}); err != nil {
+				t.Fatal(err)
+			}
+			row++
+		}
+		for k := range chain {
+			if err := lk.Seen(fmt.Sprintf("i%06d", k), row, 0, int(row)+1, false, false, nil); err != nil {
+				t.Fatal(err)
+			}
+			row++
+		}
+		err = lk.Settle(context.Background(), func(file, line int) string { return fmt.Sprint(line) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a cycle of %d links, a chain of %d into it: a peak of %d bytes above the start", cycle, chain, peak)
+	want := `transform: bad link: a cycle of links: "c199999" → "c199998" → "c199997" → "c199996" → "c199995" → "c199994" → "c199993" → ` +
+		`"c199992" → "c199991" → "c199990" → "c199989" → "c199988" → "c199987" → "c199986" → "c199985" → "c199984" → "c199983" → "c199982" → ` +
+		`"c199981" → "c199980" → … (199980 more) → "c199999"`
+	p, err := lk.Problems()
+	if err != nil || p == nil {
+		t.Fatalf("no problems (%v)", err)
+	}
+	var n, cycled int
+	for ; p.more; p.cur, p.more = p.sp.Next() {
+		x := string(firstKey(p.cur))
+		msg, kind := p.At([]byte(x))
+		n++
+		switch {
+		case x[0] == 'c' && (msg != want || kind != Cycle):
+			t.Fatalf("link %s: %q (%c), want %q", x, msg, kind, want)
+		case x[0] == 'c':
+			cycled++
+		case x[0] == 'i' && !strings.HasSuffix(msg, "the target is a link that cannot be written"):
+			t.Fatalf("link %s: %q, want a chain into a cycle's", x, msg)
+		}
+	}
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != cycle+chain || cycled != cycle {
+		t.Errorf("%d problems, %d of the cycle; want %d, %d", n, cycled, cycle+chain, cycle)
+	}
+	if peak > 20<<20 {
+		t.Errorf("a live heap of %d bytes above the start, want under 20 MiB (the sorts' budgets and the files' buffers)", peak)
 	}
 }

@@ -11,8 +11,9 @@
 // sorted once more by link. The links found bad are a file sorted by id
 // (Problems), which the importer merges with its nodes sorted by id, for
 // the check of the next round; the good links whose target is itself a
-// link are resolved by pointer doubling over sorts (chains.go): only
-// those on a cycle of links, or on a chain into one, are held in memory.
+// link are resolved by pointer doubling over sorts (chains.go), and the
+// cycles of links found by more of it (cycles.go): none is held in
+// memory.
 // Each good link's target path is written sorted by the link's row, for
 // the emit's merge (Paths).
 package ooclinks
