@@ -1,0 +1,183 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/treeport/treeport/internal/extsort"
+)
+
+// orderSubtreeOOC is orderOOC for a subtree whose query went over the
+// budget (Export with Root): the whole table was read into the sink, and
+// the tour of its forest, ranked as for the whole table, enters the
+// subtree's records between entering its root and leaving it, in the
+// order SortRecords gives the subtree alone (its root, an orphan there,
+// starts the one tree; its children by id, and so on down). Only those
+// records go to the final sort. The check is the subtree's, as the export
+// in memory finds it: its root an orphan (unless it is a root of the
+// table), its ids that repeat; none in a cycle, which the tour never
+// enters.
+//
+// The subtree is found by the records' parents, as SortRecords orders
+// them, where the query follows the layout's own keys (a path, an
+// ancestor row): the same nodes in a table the layout wrote.
+func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*extsort.Sorter, ForestCheck, error) {
+	var check ForestCheck
+	root := sink.root
+	switch {
+	case sink.rootRows == 0:
+		// Gone since the query found it.
+		return nil, check, &NotFoundError{Node: fmt.Sprintf("node %q", root), Table: opts.Table, Layout: opts.Layout.Name()}
+	case sink.rootRows > 1:
+		return nil, check, fmt.Errorf("exporter: table %s has %d nodes with the id %q, the subtree's root: out of core the subtree is found by its records' parents' ids, which cannot tell them apart; export the whole table, or give a --memory that holds the subtree's records", opts.Table, sink.rootRows, root)
+	}
+	o := sink.order
+	r, err := o.tourRanked(ctx)
+	if err != nil {
+		return nil, check, err
+	}
+	defer r.close()
+	// The places spool holds each record's distance in row order (noNext
+	// for one on no tour), read again beside the payload once the root's
+	// two distances are known.
+	places, err := extsort.NewSpool(o.dir)
+	if err != nil {
+		return nil, check, err
+	}
+	defer places.Close()
+	var enter, leave uint64
+	o.leaving = func(row int64, dist uint64, _ bool) {
+		if row == sink.rootRow {
+			leave = dist
+		}
+	}
+	var buf []byte
+	err = o.ranks(ctx, r, func(row int64, dist uint64, inCycle bool) error {
+		if row%checkEvery == 0 {
+			o.phase("placing the records", row, o.n)
+		}
+		if inCycle {
+			dist = noNext
+		}
+		if row == sink.rootRow {
+			enter = dist
+		}
+		buf = binary.BigEndian.AppendUint64(buf[:0], dist)
+		return places.Add(buf)
+	})
+	o.leaving = nil
+	if err != nil {
+		return nil, check, err
+	}
+	if enter == noNext {
+		return nil, check, fmt.Errorf("exporter: table %s: the node %q is in a cycle of parents, or below one: out of core its subtree is found by the parents, which never reach it from a root; export the whole table (its cycles are written last), or give a --memory that holds the subtree's records", opts.Table, root)
+	}
+	final, err := keepSubtree(ctx, o, sink, places, enter, leave, &check)
+	if err != nil {
+		return nil, check, err
+	}
+	if sink.rootParent != "" {
+		check.Orphans, check.OrphanIDs = 1, []string{root}
+	}
+	return final, check, nil
+}
+
+// keepSubtree reads the places beside the spooled records, row by row,
+// and sorts those the tour enters after the root's entering element
+// (distance enter) and before its leaving one (leave) by their place; the
+// columns of csv and parquet are inferred from them alone, and the
+// subtree's ids that repeat are counted in check.
+func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsort.Spool, enter, leave uint64, check *ForestCheck) (*extsort.Sorter, error) {
+	if err := places.Rewind(); err != nil {
+		return nil, err
+	}
+	if err := sink.payload.Rewind(); err != nil {
+		return nil, err
+	}
+	ids := extsort.New(o.dir, o.budget, extsort.CompareFirst)
+	defer ids.Close()
+	final := extsort.New(o.dir, o.budget*2, compareFinal)
+	final.Prefix = prefixFinal
+	fail := func(err error) (*extsort.Sorter, error) {
+		final.Close()
+		return nil, err
+	}
+	var buf []byte
+	var e extsort.Enc
+	for row := int64(0); row < o.n; row++ {
+		if row%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+			o.phase("keeping the subtree", row, o.n)
+		}
+		pl, ok := places.Next()
+		p, pok := sink.payload.Next()
+		if !ok || !pok {
+			return fail(fmt.Errorf("exporter: the out-of-core spools end at row %d of %d: %v", row, o.n, errorsJoin(places.Err(), sink.payload.Err())))
+		}
+		dist := binary.BigEndian.Uint64(pl)
+		if dist == noNext || dist > enter || dist <= leave {
+			continue
+		}
+		buf = binary.BigEndian.AppendUint64(append(buf[:0], 0), ^dist)
+		if err := final.Add(append(buf, p...)); err != nil {
+			return fail(err)
+		}
+		if sink.infer != nil {
+			d := extsort.Dec{B: p}
+			id := d.S()
+			rec, err := oocRecord(id, d.B)
+			if err != nil {
+				return fail(err)
+			}
+			sink.infer.Observe(rec)
+		}
+		e.Reset()
+		e.Bs(extsort.FirstKey(p))
+		if err := ids.Add(e.B); err != nil {
+			return fail(err)
+		}
+	}
+	if err := countRepeats(ids, check); err != nil {
+		return fail(err)
+	}
+	return final, nil
+}
+
+// countRepeats counts in check the records of ids (sorted, S(id) each)
+// whose id repeats, as forestOrder does.
+func countRepeats(ids *extsort.Sorter, check *ForestCheck) error {
+	it, err := ids.Sort()
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var cur []byte
+	count := 0
+	flush := func() {
+		if count > 1 {
+			check.Duplicates += count
+			if len(check.DuplicateIDs) < forestExamples {
+				check.DuplicateIDs = append(check.DuplicateIDs, string(extsort.FirstKey(cur)))
+			}
+		}
+	}
+	for {
+		rec, ok := it.Next()
+		if !ok {
+			break
+		}
+		if count > 0 && bytes.Equal(rec, cur) {
+			count++
+			continue
+		}
+		flush()
+		cur = append(cur[:0], rec...)
+		count = 1
+	}
+	flush()
+	return it.Err()
+}
