@@ -72,6 +72,9 @@ type ExportStats struct {
 	Types, TypesFile string
 	// OutOfCore says the records were sorted out of core (ExportOutOfCore).
 	OutOfCore bool
+	// SubtreeScanned says a subtree's query (Root) went over the budget
+	// and the whole table was scanned for it (Read counts both).
+	SubtreeScanned bool
 }
 
 // Export reads the records of a table (or of a DynamoDB export), sorts them
@@ -132,6 +135,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 			// Over the budget: the whole table's passes, which keep
 			// the subtree (exportOOC).
 			_, need := opts.OutOfCore.tableOutOfCore(ctx, opts.Client, opts.Table)
+			st.SubtreeScanned = true
 			return exportOOC(ctx, opts, wopts, st, need, fmt.Sprintf("the subtree of %q (the whole table %s is read)", rootID(opts), opts.Table))
 		}
 		held = holdRecords(recs)

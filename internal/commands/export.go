@@ -218,6 +218,9 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	if st.OutOfCore {
 		fmt.Fprintf(w, "sorted out of core: the records do not fit --memory (sorted runs in --tmp-dir, removed)\n")
 	}
+	if st.SubtreeScanned {
+		fmt.Fprintf(w, "the subtree's query went over --memory: the whole table was scanned, out of core, and the subtree kept (the reads above count both)\n")
+	}
 	switch {
 	case st.TypesFile != "" && st.Types == "":
 		fmt.Fprintf(w, "column types written to %s: every column is a string, which is how import and verify read it\n", st.TypesFile)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/treeport/treeport/internal/testserver/ddblocal"
+)
+
+// TestExportRootOutOfCoreEveryLayout exports subtrees (--root) of the
+// cars table in every layout in memory and forced out of core in a tiny
+// --memory, where the subtree's query stops at its first item and the
+// whole table's passes keep the subtree, and compares them byte for
+// byte: an inner node in every format, a leaf, a root of the table (no
+// orphan), and a missing id (the same error, exit code and no file).
+func TestExportRootOutOfCoreEveryLayout(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	for _, layout := range []string{"path", "sharded-path", "closure", "prefix", "adjacency"} {
+		t.Run(layout, func(t *testing.T) {
+			table := importFixture(t, endpoint, layout)
+			common := []string{"--table", table, "--layout", layout, "--endpoint-url", endpoint, "--segments", "2"}
+			formats := []string{"r.jsonl", "r.csv"}
+			if layout == "path" || layout == "prefix" {
+				formats = []string{"r.jsonl", "r.json", "r.csv", "r.parquet", "r.ddbjson", "r.jsonl.gz", "r.csv.gz"}
+			}
+			for _, name := range formats {
+				stderr := rootBoth(t, name, append(common, "--root", "CM2")...)
+				if !strings.Contains(stderr, `exported 18 nodes of the subtree of "CM2"`) {
+					t.Errorf("%s: %s", name, stderr)
+				}
+			}
+			rootBoth(t, "leaf.jsonl", append(common, "--root", "CM7")...)
+			rootBoth(t, "leaf.csv", append(common, "--root", "CM7")...)
+			rootBoth(t, "top.jsonl", append(common, "--root", "CM1")...)
+			exportBothCode(t, "missing.jsonl", append(common, "--root", "CM999")...)
+		})
+	}
+}
+
+// TestExportRootOutOfCorePathIDs: a subtree of a prefix table with path
+// ids, whose inner node without an item of its own (implied) is in the
+// subtree, and a subtree of a table model's table, whose other items are
+// not nodes: the same bytes out of core as in memory.
+func TestExportRootOutOfCorePathIDs(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	t.Run("path ids", func(t *testing.T) {
+		table := prefixTable(t, client, dynamotreeRows())
+		common := []string{"--table", table, "--layout", "prefix", "--path-ids", "--endpoint-url", endpoint}
+		for _, root := range []string{"Accounts¦654321", "Accounts¦123456¦Links", "Accounts"} {
+			rootBoth(t, "ids.jsonl", append(common, "--root", root)...)
+			rootBoth(t, "ids.csv", append(common, "--root", root)...)
+		}
+		exportBothCode(t, "gone.jsonl", append(common, "--root", "Accounts¦000")...)
+	})
+	t.Run("model", func(t *testing.T) {
+		table := handTable(t, client, slHand, append(slNodes(), slForeign()...))
+		common := []string{"--table", table, "--model", slModel, "--endpoint-url", endpoint}
+		for _, root := range []string{"USA#WA", "USA", "USA#OR#PORTLAND#97201#1004"} {
+			rootBoth(t, "stores.jsonl", append(common, "--root", root)...)
+			rootBoth(t, "stores.parquet", append(common, "--root", root)...)
+		}
+	})
+}
+
+// rootBoth is exportBoth for a subtree, whose out-of-core run must have
+// scanned the whole table (its query went over the budget).
+func rootBoth(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	stderr := exportBoth(t, name, args...)
+	if !strings.Contains(stderr, "the whole table was scanned") {
+		t.Errorf("%s: the subtree out of core did not scan the table:\n%s", name, stderr)
+	}
+	return stderr
+}
