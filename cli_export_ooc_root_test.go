@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
+	"github.com/treeport/treeport/layouts"
 )
 
 // TestExportRootOutOfCoreEveryLayout exports subtrees (--root) of the
@@ -39,8 +42,9 @@ func TestExportRootOutOfCoreEveryLayout(t *testing.T) {
 
 // TestExportRootOutOfCorePathIDs: a subtree of a prefix table with path
 // ids, whose inner node without an item of its own (implied) is in the
-// subtree, and a subtree of a table model's table, whose other items are
-// not nodes: the same bytes out of core as in memory.
+// subtree; subtrees below a cycle of parents, and one in it (an error);
+// and subtrees of a table model's table, whose other items are not
+// nodes: the same bytes (or error) out of core as in memory.
 func TestExportRootOutOfCorePathIDs(t *testing.T) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
@@ -52,6 +56,25 @@ func TestExportRootOutOfCorePathIDs(t *testing.T) {
 			rootBoth(t, "ids.csv", append(common, "--root", root)...)
 		}
 		exportBothCode(t, "gone.jsonl", append(common, "--root", "Accounts¦000")...)
+	})
+	t.Run("below a cycle", func(t *testing.T) {
+		s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+		node := func(id, parent string) layouts.Item {
+			it := layouts.Item{"Id": s(id), "name": s("the node " + id)}
+			if parent != "" {
+				it["ParentId"] = s(parent)
+			}
+			return it
+		}
+		table := adjacencyHand(t, client, []layouts.Item{node("c1", "c2"), node("c2", "c1"), node("below", "c2"),
+			node("b1", "below"), node("b2", "below"), node("b21", "b2"), node("top", "")})
+		common := []string{"--table", table, "--layout", "adjacency", "--endpoint-url", endpoint}
+		// The tour reaches a root below a cycle: it starts a tree of
+		// its own out of core.
+		rootBoth(t, "below.jsonl", append(common, "--root", "below")...)
+		rootBoth(t, "b2.csv", append(common, "--root", "b2")...)
+		// A root in a cycle is below itself: the same error.
+		exportBothCode(t, "cycle.jsonl", append(common, "--root", "c1")...)
 	})
 	t.Run("model", func(t *testing.T) {
 		table := handTable(t, client, slHand, append(slNodes(), slForeign()...))

@@ -183,13 +183,16 @@ func (s *oocSink) add(recs []transform.Record) error {
 			return err
 		}
 		start = end
-		if err := s.order.add(s.rows, recs[i].ID, recs[i].Parent); err != nil {
-			return err
-		}
+		parent := recs[i].Parent
 		if s.root != "" && recs[i].ID == s.root {
+			// A subtree's root starts a tree of the order's, so that
+			// the tour reaches it, and all below it, whatever is above.
 			if s.rootRows++; s.rootRows == 1 {
-				s.rootRow, s.rootParent = s.rows, recs[i].Parent
+				s.rootRow, s.rootParent, parent = s.rows, parent, ""
 			}
+		}
+		if err := s.order.add(s.rows, recs[i].ID, parent); err != nil {
+			return err
 		}
 		s.rows++
 		if s.implied != nil {

@@ -18,7 +18,8 @@ import (
 // records go to the final sort. The check is the subtree's, as the export
 // in memory finds it: its root an orphan (unless it is a root of the
 // table), its ids that repeat; none in a cycle, which the tour never
-// enters.
+// enters. A root in a cycle has its parent below it: an error, as the
+// adjacency layout's query finds it.
 //
 // The subtree is found by the records' parents, as SortRecords orders
 // them, where the query follows the layout's own keys (a path, an
@@ -47,6 +48,8 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 		return nil, check, err
 	}
 	defer places.Close()
+	// The root starts a tree of the order (oocSink.add): it is on the
+	// tour, and the nodes below it are, whatever is above it.
 	var enter, leave uint64
 	o.leaving = func(row int64, dist uint64, _ bool) {
 		if row == sink.rootRow {
@@ -72,11 +75,15 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 		return nil, check, err
 	}
 	if enter == noNext {
-		return nil, check, fmt.Errorf("exporter: table %s: the node %q is in a cycle of parents, or below one: out of core its subtree is found by the parents, which never reach it from a root; export the whole table (its cycles are written last), or give a --memory that holds the subtree's records", opts.Table, root)
+		return nil, check, fmt.Errorf("exporter: the out-of-core tour never reached the subtree's root %q (row %d)", root, sink.rootRow)
 	}
-	final, err := keepSubtree(ctx, o, sink, places, enter, leave, &check)
+	final, below, err := keepSubtree(ctx, o, sink, places, enter, leave, &check)
 	if err != nil {
 		return nil, check, err
+	}
+	if below {
+		final.Close()
+		return nil, check, rootCycleError(opts, root)
 	}
 	if sink.rootParent != "" {
 		check.Orphans, check.OrphanIDs = 1, []string{root}
@@ -89,20 +96,20 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 // (distance enter) and before its leaving one (leave) by their place; the
 // columns of csv and parquet are inferred from them alone, and the
 // subtree's ids that repeat are counted in check.
-func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsort.Spool, enter, leave uint64, check *ForestCheck) (*extsort.Sorter, error) {
+func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsort.Spool, enter, leave uint64, check *ForestCheck) (_ *extsort.Sorter, below bool, _ error) {
 	if err := places.Rewind(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := sink.payload.Rewind(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ids := extsort.New(o.dir, o.budget, extsort.CompareFirst)
 	defer ids.Close()
 	final := extsort.New(o.dir, o.budget*2, compareFinal)
 	final.Prefix = prefixFinal
-	fail := func(err error) (*extsort.Sorter, error) {
+	fail := func(err error) (*extsort.Sorter, bool, error) {
 		final.Close()
-		return nil, err
+		return nil, false, err
 	}
 	var buf []byte
 	var e extsort.Enc
@@ -135,8 +142,10 @@ func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsor
 			}
 			sink.infer.Observe(rec)
 		}
+		id := extsort.FirstKey(p)
+		below = below || (sink.rootParent != "" && string(id) == sink.rootParent)
 		e.Reset()
-		e.Bs(extsort.FirstKey(p))
+		e.Bs(id)
 		if err := ids.Add(e.B); err != nil {
 			return fail(err)
 		}
@@ -144,7 +153,22 @@ func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsor
 	if err := countRepeats(ids, check); err != nil {
 		return fail(err)
 	}
-	return final, nil
+	return final, below, nil
+}
+
+// rootCycleError says that a subtree's root is below itself: its parent
+// is in its subtree, as the adjacency layout's query says it (which
+// reads the subtree by parents too). The other layouts' queries follow
+// their own keys (paths, ancestor rows), and the export in memory may
+// then read a subtree where this one refuses.
+func rootCycleError(opts ExportOptions, root string) error {
+	parents := "parents"
+	for _, ix := range opts.Layout.Table().Indexes {
+		if ix.Name == "ByParent" {
+			parents = ix.PK.Name
+		}
+	}
+	return fmt.Errorf("%w: table %s: node %q is below itself: the %s of the table's items make a cycle", ErrInconsistent, opts.Table, root, parents)
 }
 
 // countRepeats counts in check the records of ids (sorted, S(id) each)
