@@ -57,6 +57,44 @@ func TestExportRootOutOfCorePathIDs(t *testing.T) {
 		}
 		exportBothCode(t, "gone.jsonl", append(common, "--root", "Accounts¦000")...)
 	})
+	t.Run("a root whose id repeats", func(t *testing.T) {
+		row := func(key, child string, attrs ...string) layouts.Item {
+			it := layouts.Item{"Key": &types.AttributeValueMemberS{Value: key}, "Child": &types.AttributeValueMemberS{Value: child}}
+			for i := 0; i+1 < len(attrs); i += 2 {
+				it[attrs[i]] = &types.AttributeValueMemberS{Value: attrs[i+1]}
+			}
+			return it
+		}
+		table := prefixTable(t, client, []layouts.Item{
+			row("¦A", "¦", "name", "a"), row("¦B", "¦", "name", "b"),
+			row("¦A¦", "d"), row("¦A¦d", "¦", "name", "first d"),
+			row("¦B¦", "d"), row("¦B¦d", "¦", "name", "second d"),
+			row("¦B¦d¦", "f"), row("¦B¦d¦f", "¦", "name", "f"),
+			row("¦C", "¦", "name", "c"), row("¦C¦", "x"), row("¦C¦x", "¦", "name", "x"),
+			row("¦C¦x¦", "d"), row("¦C¦x¦d", "¦", "name", "third d"),
+		})
+		args := []string{"export", "--table", table, "--layout", "prefix", "--endpoint-url", endpoint, "--root", "d", "--path", "B¦d", "--out", "-", "--format", "jsonl"}
+		stdout, stderr, code := run(t, nil, args...)
+		if code != 0 || !strings.Contains(stdout, "second d") || !strings.Contains(stdout, `"f"`) {
+			t.Fatalf("in memory: exit %d: %s\n%s", code, stdout, stderr)
+		}
+		// Out of core the parents' ids cannot tell the d apart (f's
+		// parent is d): refused, with what to do.
+		stdout, stderr, code = run(t, nil, append(args, oocArgs(t.TempDir())...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, `3 nodes with the id "d"`) || !strings.Contains(stderr, "give a --memory that holds") {
+			t.Errorf("out of core: exit %d: %s\n%s", code, stdout, stderr)
+		}
+		// Nor a subtree with a repeated id below its root: its children
+		// could be another's.
+		args = []string{"export", "--table", table, "--layout", "prefix", "--endpoint-url", endpoint, "--root", "C", "--out", "-", "--format", "jsonl"}
+		if stdout, stderr, code := run(t, nil, args...); code != 0 || !strings.Contains(stdout, "third d") {
+			t.Fatalf("in memory: exit %d: %s\n%s", code, stdout, stderr)
+		}
+		stdout, stderr, code = run(t, nil, append(args, oocArgs(t.TempDir())...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, `3 nodes whose id another has too (d)`) {
+			t.Errorf("out of core: exit %d: %s\n%s", code, stdout, stderr)
+		}
+	})
 	t.Run("below a cycle", func(t *testing.T) {
 		s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 		node := func(id, parent string) layouts.Item {

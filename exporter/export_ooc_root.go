@@ -1,11 +1,12 @@
 package exporter
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
+	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/internal/extsort"
 )
 
@@ -17,9 +18,10 @@ import (
 // starts the one tree; its children by id, and so on down). Only those
 // records go to the final sort. The check is the subtree's, as the export
 // in memory finds it: its root an orphan (unless it is a root of the
-// table), its ids that repeat; none in a cycle, which the tour never
-// enters. A root in a cycle has its parent below it: an error, as the
-// adjacency layout's query finds it.
+// table); none in a cycle, which the tour never enters; no id twice, as
+// a table whose ids repeat is refused (a child's parent would be the
+// first record of its id, wherever it is). A root in a cycle has its
+// parent below it: an error, as the adjacency layout's query finds it.
 //
 // The subtree is found by the records' parents, as SortRecords orders
 // them, where the query follows the layout's own keys (a path, an
@@ -32,11 +34,22 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 		// Gone since the query found it.
 		return nil, check, &NotFoundError{Node: fmt.Sprintf("node %q", root), Table: opts.Table, Layout: opts.Layout.Name()}
 	case sink.rootRows > 1:
-		return nil, check, fmt.Errorf("exporter: table %s has %d nodes with the id %q, the subtree's root: out of core the subtree is found by its records' parents' ids, which cannot tell them apart; export the whole table, or give a --memory that holds the subtree's records", opts.Table, sink.rootRows, root)
+		return nil, check, fmt.Errorf("%w: table %s has %d nodes with the id %q, the subtree's root: out of core the subtree is found by its records' parents' ids, which cannot tell them apart; export the whole table, or give a --memory that holds the subtree's records", ddbwrite.ErrUsage, opts.Table, sink.rootRows, root)
 	}
 	o := sink.order
-	r, err := o.tourRanked(ctx)
+	if err := o.resolve(ctx); err != nil {
+		return nil, check, err
+	}
+	if o.check.Duplicates > 0 {
+		// A child's parent is the first record of its id, wherever it
+		// is: the subtree could lose a repeated id's children.
+		return nil, check, fmt.Errorf("%w: table %s has %d nodes whose id another has too (%s): out of core the subtree of %q is found by its records' parents' ids, which cannot tell them apart; export the whole table, or give a --memory that holds the subtree's records", ddbwrite.ErrUsage, opts.Table, o.check.Duplicates, strings.Join(o.check.DuplicateIDs, ", "), root)
+	}
+	r, err := o.link(ctx)
 	if err != nil {
+		return nil, check, err
+	}
+	if r, err = o.rank(ctx, r); err != nil {
 		return nil, check, err
 	}
 	defer r.close()
@@ -77,7 +90,7 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 	if enter == noNext {
 		return nil, check, fmt.Errorf("exporter: the out-of-core tour never reached the subtree's root %q (row %d)", root, sink.rootRow)
 	}
-	final, below, err := keepSubtree(ctx, o, sink, places, enter, leave, &check)
+	final, below, err := keepSubtree(ctx, o, sink, places, enter, leave)
 	if err != nil {
 		return nil, check, err
 	}
@@ -94,17 +107,15 @@ func orderSubtreeOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (*e
 // keepSubtree reads the places beside the spooled records, row by row,
 // and sorts those the tour enters after the root's entering element
 // (distance enter) and before its leaving one (leave) by their place; the
-// columns of csv and parquet are inferred from them alone, and the
-// subtree's ids that repeat are counted in check.
-func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsort.Spool, enter, leave uint64, check *ForestCheck) (_ *extsort.Sorter, below bool, _ error) {
+// columns of csv and parquet are inferred from them alone. below says
+// the root's parent is among them: the root is below itself.
+func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsort.Spool, enter, leave uint64) (_ *extsort.Sorter, below bool, _ error) {
 	if err := places.Rewind(); err != nil {
 		return nil, false, err
 	}
 	if err := sink.payload.Rewind(); err != nil {
 		return nil, false, err
 	}
-	ids := extsort.New(o.dir, o.budget, extsort.CompareFirst)
-	defer ids.Close()
 	final := extsort.New(o.dir, o.budget*2, compareFinal)
 	final.Prefix = prefixFinal
 	fail := func(err error) (*extsort.Sorter, bool, error) {
@@ -112,7 +123,6 @@ func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsor
 		return nil, false, err
 	}
 	var buf []byte
-	var e extsort.Enc
 	for row := int64(0); row < o.n; row++ {
 		if row%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -144,14 +154,6 @@ func keepSubtree(ctx context.Context, o *oocOrder, sink *oocSink, places *extsor
 		}
 		id := extsort.FirstKey(p)
 		below = below || (sink.rootParent != "" && string(id) == sink.rootParent)
-		e.Reset()
-		e.Bs(id)
-		if err := ids.Add(e.B); err != nil {
-			return fail(err)
-		}
-	}
-	if err := countRepeats(ids, check); err != nil {
-		return fail(err)
 	}
 	return final, below, nil
 }
@@ -169,39 +171,4 @@ func rootCycleError(opts ExportOptions, root string) error {
 		}
 	}
 	return fmt.Errorf("%w: table %s: node %q is below itself: the %s of the table's items make a cycle", ErrInconsistent, opts.Table, root, parents)
-}
-
-// countRepeats counts in check the records of ids (sorted, S(id) each)
-// whose id repeats, as forestOrder does.
-func countRepeats(ids *extsort.Sorter, check *ForestCheck) error {
-	it, err := ids.Sort()
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	var cur []byte
-	count := 0
-	flush := func() {
-		if count > 1 {
-			check.Duplicates += count
-			if len(check.DuplicateIDs) < forestExamples {
-				check.DuplicateIDs = append(check.DuplicateIDs, string(extsort.FirstKey(cur)))
-			}
-		}
-	}
-	for {
-		rec, ok := it.Next()
-		if !ok {
-			break
-		}
-		if count > 0 && bytes.Equal(rec, cur) {
-			count++
-			continue
-		}
-		flush()
-		cur = append(cur[:0], rec...)
-		count = 1
-	}
-	flush()
-	return it.Err()
 }
