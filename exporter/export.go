@@ -26,8 +26,10 @@ type ExportOptions struct {
 	Client QueryAPI
 	Table  string
 	// Root, when set, exports only the subtree of this node (it included):
-	// a descendants query with MinDepth 0, no Scan. RootPath is its path for
-	// the prefix layout (see QueryOptions.Path).
+	// a descendants query with MinDepth 0, no Scan, unless OutOfCore is
+	// set and the query reads more than its budget: then the whole table
+	// is scanned out of core and the subtree kept (see orderSubtreeOOC).
+	// RootPath is its path for the prefix layout (see QueryOptions.Path).
 	Root     string
 	RootPath []string
 
@@ -37,7 +39,8 @@ type ExportOptions struct {
 	In string
 
 	// Scan sets the Scan's segments, rate cap and consistency; with Root,
-	// Segments is the number of requests in flight and MaxRCU is ignored.
+	// Segments is the number of requests in flight and MaxRCU paces only
+	// the Scan of a subtree over the budget.
 	Scan ScanOptions
 
 	// Out is the file to write; "-" writes to Stdout. A file is written

@@ -25,9 +25,10 @@ import (
 )
 
 // ExportOutOfCore is the export's memory budget (ExportOptions.OutOfCore):
-// a table, DynamoDB export or subtree whose records do not fit in it is
-// exported out of core, in sorted passes over files in TmpDir, to the same
-// bytes as in memory (see exportOOC).
+// a table or DynamoDB export whose records do not fit in it is exported
+// out of core, in sorted passes over files in TmpDir, to the same bytes as
+// in memory (see exportOOC); a subtree whose query reads more than it, by
+// the whole table's passes, keeping the subtree (orderSubtreeOOC).
 type ExportOutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64

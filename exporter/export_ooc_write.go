@@ -204,7 +204,7 @@ func writeOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOptio
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				opts.OutOfCore.phase("writing", n, sink.order.n)
+				opts.OutOfCore.phase("writing", n, final.Records)
 			}
 			d := extsort.Dec{B: rec[9:]}
 			id := d.S()
