@@ -90,8 +90,11 @@ func exportBothCode(t *testing.T, name string, args ...string) {
 	tmp := t.TempDir()
 	mem := filepath.Join(dir, "mem-"+name)
 	ooc := filepath.Join(dir, "ooc-"+name)
-	_, memErr, memCode := run(t, nil, append([]string{"export", "--no-progress", "--out", mem}, args...)...)
-	_, oocErr, oocCode := run(t, nil, append(append([]string{"export", "--no-progress", "--out", ooc}, args...), oocArgs(tmp)...)...)
+	_, memErr, memCode := run(t, nil, append([]string{"export", "--out", mem}, args...)...)
+	_, oocErr, oocCode := run(t, nil, append(append([]string{"export", "--out", ooc}, args...), oocArgs(tmp)...)...)
+	if strings.Contains(memErr, "--help") {
+		t.Fatalf("%s: the command line is wrong, not what the runs compare: %s", name, memErr)
+	}
 	if memCode != oocCode {
 		t.Errorf("%s: exit %d in memory, %d out of core:\n%s\n%s", name, memCode, oocCode, memErr, oocErr)
 	}

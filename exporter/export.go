@@ -26,8 +26,10 @@ type ExportOptions struct {
 	Client QueryAPI
 	Table  string
 	// Root, when set, exports only the subtree of this node (it included):
-	// a descendants query with MinDepth 0, no Scan. RootPath is its path for
-	// the prefix layout (see QueryOptions.Path).
+	// a descendants query with MinDepth 0, no Scan, unless OutOfCore is
+	// set and the query reads more than its budget: then the whole table
+	// is scanned out of core and the subtree kept (see orderSubtreeOOC).
+	// RootPath is its path for the prefix layout (see QueryOptions.Path).
 	Root     string
 	RootPath []string
 
@@ -37,7 +39,8 @@ type ExportOptions struct {
 	In string
 
 	// Scan sets the Scan's segments, rate cap and consistency; with Root,
-	// Segments is the number of requests in flight and MaxRCU is ignored.
+	// Segments is the number of requests in flight and MaxRCU paces only
+	// the Scan of a subtree over the budget.
 	Scan ScanOptions
 
 	// Out is the file to write; "-" writes to Stdout. A file is written
@@ -72,6 +75,9 @@ type ExportStats struct {
 	Types, TypesFile string
 	// OutOfCore says the records were sorted out of core (ExportOutOfCore).
 	OutOfCore bool
+	// SubtreeScanned says a subtree's query (Root) went over the budget
+	// and the whole table was scanned for it (Read counts both).
+	SubtreeScanned bool
 }
 
 // Export reads the records of a table (or of a DynamoDB export), sorts them
@@ -118,7 +124,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 			return st, errors.New("exporter: a subtree (--root) is exported from a table, not from a DynamoDB export")
 		}
 		if ooc, need := opts.OutOfCore.inOutOfCore(opts.In); ooc {
-			return exportOOC(ctx, opts, wopts, nil, st, need, opts.In)
+			return exportOOC(ctx, opts, wopts, st, need, opts.In)
 		}
 		var recs []*transform.Record
 		recs, st.Read.Items, err = readExport(ctx, opts.In, opts.Layout)
@@ -128,13 +134,17 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	case opts.Root != "" || len(opts.RootPath) > 0:
 		var recs []*transform.Record
 		recs, st.Read, err = subtree(ctx, opts)
-		if ooc, need := opts.OutOfCore.recordsOutOfCore(recs); err == nil && ooc {
-			return exportOOC(ctx, opts, wopts, recs, st, need, "the subtree of "+opts.Root)
+		if errors.Is(err, errOverBudget) {
+			// Over the budget: the whole table's passes, which keep
+			// the subtree (exportOOC).
+			_, need := opts.OutOfCore.tableOutOfCore(ctx, opts.Client, opts.Table)
+			st.SubtreeScanned = true
+			return exportOOC(ctx, opts, wopts, st, need, fmt.Sprintf("the subtree of %q (the whole table %s is read)", rootID(opts), opts.Table))
 		}
 		held = holdRecords(recs)
 	default:
 		if ooc, need := opts.OutOfCore.tableOutOfCore(ctx, opts.Client, opts.Table); ooc {
-			return exportOOC(ctx, opts, wopts, nil, st, need, "table "+opts.Table)
+			return exportOOC(ctx, opts, wopts, st, need, "table "+opts.Table)
 		}
 		held, st.Read, err = scanNodes(ctx, opts.Client, opts.Table, opts.Layout, opts.Scan, records.EncoderFor(wopts))
 	}
@@ -200,15 +210,24 @@ func holdRecords(recs []*transform.Record) *heldNodes {
 }
 
 // subtree reads the subtree of opts.Root with a descendants query, in no
-// particular order.
+// particular order. With opts.OutOfCore, the query stops with
+// errOverBudget as soon as what it read would be over the budget (at its
+// first item when forced): the records it holds never are.
 func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stats, error) {
-	res, st, err := Query(ctx, opts.Client, opts.Table, opts.Layout, QueryOptions{
+	var held *heldBudget
+	if o := opts.OutOfCore; o != nil {
+		held = newHeldBudget(o.Memory)
+		if o.Force {
+			held = newHeldBudget(-1)
+		}
+	}
+	res, st, err := query(ctx, opts.Client, opts.Table, opts.Layout, QueryOptions{
 		Kind: Descendants, ID: opts.Root, Path: opts.RootPath,
 		MinDepth: 0, MaxDepth: NoMaxDepth,
 		ConsistentRead: opts.Scan.ConsistentRead,
 		Concurrency:    opts.Scan.Segments,
 		MaxRetries:     opts.Scan.MaxRetries,
-	})
+	}, held)
 	if err != nil {
 		return nil, st, err
 	}
@@ -218,6 +237,15 @@ func subtree(ctx context.Context, opts ExportOptions) ([]*transform.Record, Stat
 		recs[i] = rec
 	}
 	return recs, st, nil
+}
+
+// rootID is the id of the subtree's root: Root, or the last id of
+// RootPath.
+func rootID(opts ExportOptions) string {
+	if opts.Root == "" && len(opts.RootPath) > 0 {
+		return opts.RootPath[len(opts.RootPath)-1]
+	}
+	return opts.Root
 }
 
 // ReadExport rebuilds the records of a DynamoDB export written from a table

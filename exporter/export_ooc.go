@@ -25,9 +25,10 @@ import (
 )
 
 // ExportOutOfCore is the export's memory budget (ExportOptions.OutOfCore):
-// a table, DynamoDB export or subtree whose records do not fit in it is
-// exported out of core, in sorted passes over files in TmpDir, to the same
-// bytes as in memory (see exportOOC).
+// a table or DynamoDB export whose records do not fit in it is exported
+// out of core, in sorted passes over files in TmpDir, to the same bytes as
+// in memory (see exportOOC); a subtree whose query reads more than it, by
+// the whole table's passes, keeping the subtree (orderSubtreeOOC).
 type ExportOutOfCore struct {
 	// Memory is the budget in bytes.
 	Memory int64
@@ -86,21 +87,6 @@ func (o *ExportOutOfCore) inOutOfCore(path string) (bool, int64) {
 	return o.Force || 2*size > o.Memory, 4 * size
 }
 
-// recordsOutOfCore is tableOutOfCore for the records of a subtree,
-// already read by the layout's queries (which hold them): their order is
-// found out of core when they are too many.
-func (o *ExportOutOfCore) recordsOutOfCore(recs []*transform.Record) (bool, int64) {
-	if o == nil {
-		return false, 0
-	}
-	var size int64
-	for _, r := range recs {
-		size += int64(len(r.ID) + len(r.Parent) + 64*len(r.Attrs))
-	}
-	n := int64(len(recs))
-	return o.Force || n*ExportRecordBytes+2*size > o.Memory, 4*size + 200*n
-}
-
 // exportInBytes is the size of a DynamoDB export's files on disk, times
 // four for the compressed ones.
 func exportInBytes(path string) int64 {
@@ -135,6 +121,13 @@ type oocSink struct {
 	// csv and parquet, whose records are kept as DynamoDB JSON (oocRecord).
 	newEncoder func() records.Encoder
 	rows       int64
+	// root, for a subtree read with the whole table, is its root's id;
+	// rootRows counts its records, rootRow and rootParent are the first
+	// one's row and parent.
+	root       string
+	rootRows   int
+	rootRow    int64
+	rootParent string
 }
 
 // payloadOf appends a record's payload to dst: S(id), then its bytes in
@@ -176,7 +169,7 @@ func (s *oocSink) add(recs []transform.Record) error {
 		}
 		ends = append(ends, len(buf))
 	}
-	if s.infer != nil {
+	if s.infer != nil && s.root == "" { // a subtree's are seen as it is kept
 		ptrs := make([]*transform.Record, len(recs))
 		for i := range recs {
 			ptrs[i] = &recs[i]
@@ -191,7 +184,15 @@ func (s *oocSink) add(recs []transform.Record) error {
 			return err
 		}
 		start = end
-		if err := s.order.add(s.rows, recs[i].ID, recs[i].Parent); err != nil {
+		parent := recs[i].Parent
+		if s.root != "" && recs[i].ID == s.root {
+			// A subtree's root starts a tree of the order's, so that
+			// the tour reaches it, and all below it, whatever is above.
+			if s.rootRows++; s.rootRows == 1 {
+				s.rootRow, s.rootParent, parent = s.rows, parent, ""
+			}
+		}
+		if err := s.order.add(s.rows, recs[i].ID, parent); err != nil {
 			return err
 		}
 		s.rows++

@@ -51,6 +51,9 @@ type oocOrder struct {
 	// byIDCycles, set by cyclesByID when ids repeat, are InCycles and
 	// CycleIDs as forestOrder gives them then (checkForestByID).
 	byIDCycles *ForestCheck
+	// leaving, when set, is told by ranks of each record's leaving
+	// element, as fn is of its entering one (the end of a subtree).
+	leaving func(row int64, dist uint64, inCycle bool)
 }
 
 // noNext is a tour element's successor at the end of the tour, and a
@@ -584,7 +587,8 @@ func (o *oocOrder) double(ctx context.Context, r *round) (*round, error) {
 }
 
 // ranks calls fn with each record's place, in row order: its distance to
-// the tour's end (the larger, the earlier in pre-order), or inCycle.
+// the tour's end (the larger, the earlier in pre-order), or inCycle; and
+// o.leaving, when set, with the distance of the element that leaves it.
 func (o *oocOrder) ranks(ctx context.Context, r *round, fn func(row int64, dist uint64, inCycle bool) error) error {
 	list, err := r.list.Sort()
 	if err != nil {
@@ -597,7 +601,13 @@ func (o *oocOrder) ranks(ctx context.Context, r *round, fn func(row int64, dist 
 			break
 		}
 		x := readElem(rec)
-		if x.e < 2 || x.e%2 == 1 {
+		if x.e < 2 {
+			continue
+		}
+		if x.e%2 == 1 {
+			if o.leaving != nil {
+				o.leaving(int64(x.e-3)/2, x.dist, x.next != noNext)
+			}
 			continue
 		}
 		row := int64(x.e-2) / 2

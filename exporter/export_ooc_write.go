@@ -11,7 +11,6 @@ import (
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
-	"github.com/treeport/treeport/transform"
 )
 
 // exportOOC is Export out of core, in a memory about opts.OutOfCore.Memory
@@ -25,7 +24,7 @@ import (
 // record once as it is read (records.Inference) and are written with what
 // they would have inferred. The output is the in-memory export's, byte
 // for byte.
-func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOptions, recs []*transform.Record, st ExportStats, need int64, of string) (ExportStats, error) {
+func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOptions, st ExportStats, need int64, of string) (ExportStats, error) {
 	started := time.Now()
 	o := opts.OutOfCore
 	dir, err := o.oocDir(need, of)
@@ -46,29 +45,14 @@ func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOpti
 		return st, err
 	}
 	defer sink.payload.Close()
-	if recs == nil && layouts.ReadsImplicit(opts.Layout) {
+	if opts.In == "" && layouts.ReadsImplicit(opts.Layout) {
 		sink.implied = NewImpliedNodes(dir.Path, budget, opts.Layout.Delimiter())
 		defer sink.implied.Close()
 	}
-	switch {
-	case recs != nil:
-		for len(recs) > 0 {
-			n := min(len(recs), scanChunk)
-			batch := make([]transform.Record, n)
-			for i, r := range recs[:n] {
-				batch[i] = *r
-			}
-			if err := sink.add(batch); err != nil {
-				return st, err
-			}
-			if err := ctx.Err(); err != nil {
-				return st, err
-			}
-			recs = recs[n:]
-		}
-	case opts.In != "":
+	if opts.In != "" {
 		st.Read.Items, err = readExportOOC(ctx, opts.In, opts.Layout, sink, o.phase)
-	default:
+	} else {
+		sink.root = rootID(opts)
 		scan := opts.Scan
 		onPage := scan.OnPage
 		scan.OnPage = func(s Stats) {
@@ -78,7 +62,9 @@ func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOpti
 			o.phase("reading the table (items)", s.Items, -1)
 		}
 		opts.Scan = scan
-		st.Read, err = scanOOC(ctx, opts, sink)
+		var read Stats
+		read, err = scanOOC(ctx, opts, sink)
+		st.Read.Add(read) // after a subtree's query, what it read too
 	}
 	if err != nil {
 		return st, err
@@ -86,12 +72,17 @@ func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOpti
 	if err := sink.addImplied(); err != nil {
 		return st, err
 	}
-	final, err := orderOOC(ctx, sink)
+	var final *extsort.Sorter
+	if sink.root != "" {
+		final, st.Forest, err = orderSubtreeOOC(ctx, opts, sink)
+	} else {
+		final, err = orderOOC(ctx, sink)
+		st.Forest = sink.order.check
+	}
 	if err != nil {
 		return st, err
 	}
 	defer final.Close()
-	st.Forest = sink.order.check
 	if st.Nodes, err = writeOOC(ctx, opts, wopts, sink, final, &st); err != nil {
 		return st, err
 	}
@@ -107,14 +98,8 @@ func exportOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOpti
 // a cycle (place: its row; sorted by id, then row).
 func orderOOC(ctx context.Context, sink *oocSink) (*extsort.Sorter, error) {
 	o := sink.order
-	if err := o.resolve(ctx); err != nil {
-		return nil, err
-	}
-	r, err := o.link(ctx)
+	r, err := o.tourRanked(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if r, err = o.rank(ctx, r); err != nil {
 		return nil, err
 	}
 	defer r.close()
@@ -153,6 +138,19 @@ func orderOOC(ctx context.Context, sink *oocSink) (*extsort.Sorter, error) {
 		o.check.InCycles, o.check.CycleIDs = c.InCycles, c.CycleIDs
 	}
 	return final, nil
+}
+
+// tourRanked runs the order's passes: parents, siblings and the tour
+// ranked by doubling (see oocOrder).
+func (o *oocOrder) tourRanked(ctx context.Context) (*round, error) {
+	if err := o.resolve(ctx); err != nil {
+		return nil, err
+	}
+	r, err := o.link(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return o.rank(ctx, r)
 }
 
 // compareFinal orders the final sort's records (see orderOOC).
@@ -206,7 +204,7 @@ func writeOOC(ctx context.Context, opts ExportOptions, wopts records.WriterOptio
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				opts.OutOfCore.phase("writing", n, sink.order.n)
+				opts.OutOfCore.phase("writing", n, final.Records)
 			}
 			d := extsort.Dec{B: rec[9:]}
 			id := d.S()

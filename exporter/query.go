@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
 )
 
 // Kind is what a query asks for.
@@ -122,6 +124,12 @@ type Result = layouts.Result
 // a missing node is an error): when a query comes back empty, one GetItem
 // tells the two apart.
 func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout, opts QueryOptions) ([]Result, Stats, error) {
+	return query(ctx, client, table, l, opts, nil)
+}
+
+// query is Query, stopped with errOverBudget once the items it read
+// would be over held's budget (nil: no budget).
+func query(ctx context.Context, client QueryAPI, table string, l layouts.Layout, opts QueryOptions, held *heldBudget) ([]Result, Stats, error) {
 	if err := checkQuery(&opts); err != nil {
 		return nil, Stats{}, err
 	}
@@ -134,7 +142,8 @@ func Query(ctx context.Context, client QueryAPI, table string, l layouts.Layout,
 	}
 	q := &querier{
 		client: client, table: table, l: l, spec: l.Table(), opts: opts,
-		r: newReader(readerOptions{MaxRetries: opts.MaxRetries}),
+		r:    newReader(readerOptions{MaxRetries: opts.MaxRetries}),
+		held: held,
 	}
 	req := layouts.Request{
 		Kind: opts.Kind, ID: opts.ID, Path: opts.Path,
@@ -207,6 +216,41 @@ type querier struct {
 	spec   layouts.TableSpec
 	opts   QueryOptions
 	r      *reader
+	// held, when set, counts the items read that a query may hold (not a
+	// Scan's, which locates a prefix node and keeps one row).
+	held *heldBudget
+}
+
+// errOverBudget stops a query whose items would be over a heldBudget.
+var errOverBudget = errors.New("exporter: the subtree's records are over the memory budget")
+
+// heldBudget is what a subtree's query may hold: the layout's query holds
+// every item it reads (its answer, an adjacency or prefix level's
+// frontier), and the export then holds them as records.
+type heldBudget struct{ left atomic.Int64 }
+
+// newHeldBudget is a budget of n bytes; below 0, none (the first item
+// read is over it).
+func newHeldBudget(n int64) *heldBudget {
+	b := &heldBudget{}
+	b.left.Store(n)
+	return b
+}
+
+// take counts items as ExportRecordBytes and twice their size each, as a
+// table's export is sized, and says errOverBudget once they are over.
+func (b *heldBudget) take(items ...layouts.Item) error {
+	if b == nil || len(items) == 0 {
+		return nil
+	}
+	var n int64
+	for _, it := range items {
+		n += ExportRecordBytes + 2*int64(transform.ItemSize(it))
+	}
+	if b.left.Add(-n) < 0 {
+		return errOverBudget
+	}
+	return nil
 }
 
 var _ layouts.Reads = (*querier)(nil)
@@ -257,7 +301,7 @@ func (q *querier) GetItem(ctx context.Context, key layouts.Item) (layouts.Item, 
 	if len(out.Item) == 0 {
 		return nil, nil
 	}
-	return out.Item, nil
+	return out.Item, q.held.take(out.Item)
 }
 
 // Query runs a Query to its last page and calls fn with each page's items.
@@ -301,6 +345,9 @@ func (q *querier) Query(ctx context.Context, c layouts.QueryInput, fn func(items
 			q.r.emptyQuery(ddb.Capacity(out.ConsumedCapacity, nil), aws.ToBool(in.ConsistentRead))
 		}
 		if len(out.Items) > 0 {
+			if err := q.held.take(out.Items...); err != nil {
+				return err
+			}
 			if err := fn(out.Items); err != nil {
 				return err
 			}
@@ -329,6 +376,9 @@ func (q *querier) BatchGet(ctx context.Context, keys []layouts.Item) ([]layouts.
 		g.Go(func() error {
 			items, err := q.batchGetOne(gctx, batch)
 			if err != nil {
+				return err
+			}
+			if err := q.held.take(items...); err != nil {
 				return err
 			}
 			mu.Lock()

@@ -60,7 +60,7 @@ func exportCommand() *cli.Command {
 	flags := append([]cli.Flag{}, readFlags(true)...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "in", Usage: "rebuild from a DynamoDB export instead of a table: a DynamoDB JSON `PATH` (one {\"Item\":…} a line, gzip too), an ExportTableToPointInTime directory, or one in S3 (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID/); reads no table, spends no read capacity", Category: catRead},
-		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan", Category: catRead},
+		&cli.StringFlag{Name: "root", Usage: "export only the subtree of the node `ID` (it included), read with the layout's own descendants query instead of a Scan (a Scan out of core when the query reads more than --memory)", Category: catRead},
 		&cli.StringFlag{Name: "path", Usage: "prefix layout: the ids from the root to --root joined by the delimiter (e.g. CM1¦CM2¦CM4), so that --root need not be found with a Scan", Category: catRead},
 		&cli.StringFlag{Name: "out", Usage: "output `FILE` (- for standard output); its name gives the format and, ending in .gz or .zst, the compression", Category: catOutput},
 		&cli.StringFlag{Name: "format", Usage: "output format: " + strings.Join(records.Formats, ", ") + " (default: from the --out name)", Category: catOutput},
@@ -217,6 +217,9 @@ func printExportSummary(w io.Writer, opts exporter.ExportOptions, st exporter.Ex
 	}
 	if st.OutOfCore {
 		fmt.Fprintf(w, "sorted out of core: the records do not fit --memory (sorted runs in --tmp-dir, removed)\n")
+	}
+	if st.SubtreeScanned {
+		fmt.Fprintf(w, "the subtree's query went over --memory: the whole table was scanned, out of core, and the subtree kept (the reads above count both)\n")
 	}
 	switch {
 	case st.TypesFile != "" && st.Types == "":
