@@ -5,6 +5,10 @@ package diskmap
 type cache struct {
 	limit, used int64
 	entries     map[uint64]*centry
+	// spare is the buffer of the block last let go, for the next read:
+	// a block read is not a fresh allocation to clear. Nothing holds a
+	// cached block past the next read (Get copies; iterators copy).
+	spare []byte
 	head        centry // head.next is the newest, head.prev the oldest
 }
 
@@ -26,6 +30,7 @@ func (c *cache) get(key uint64) []byte {
 
 func (c *cache) add(key uint64, b []byte) {
 	if int64(len(b)) > c.limit/4 {
+		c.spare = b
 		return
 	}
 	if c.entries == nil {
@@ -37,6 +42,9 @@ func (c *cache) add(key uint64, b []byte) {
 		c.unlink(old)
 		delete(c.entries, old.key)
 		c.used -= int64(len(old.b))
+		if cap(old.b) > cap(c.spare) {
+			c.spare = old.b
+		}
 	}
 	e := &centry{key: key, b: b}
 	c.entries[key] = e

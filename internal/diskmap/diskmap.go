@@ -75,7 +75,6 @@ const (
 	// mergeWidth is how many runs a compaction merges.
 	mergeWidth = 4
 	minBlock   = 16 << 10
-	baseBlock  = 64 << 10
 	maxBlock   = 1 << 20
 	// bloomBitsPerKey is the filters' density when the budget allows.
 	bloomBitsPerKey = 10
@@ -122,7 +121,7 @@ func New(opts Options) (*Map, error) {
 	}
 	mem := max(opts.Memory, MinMemory)
 	m.tableShare, m.bloomShare, m.indexShare = mem/4, mem/4, mem/4
-	m.block = int(min(max(mem/64, minBlock), baseBlock))
+	m.block = minBlock
 	m.cache.limit = mem / 8
 	// A memtable share that no memory could hold: never spill.
 	if m.tableShare < 1<<50 {
@@ -319,7 +318,8 @@ func (m *Map) readBlock(r *run, i int) ([]byte, error) {
 	if b := m.cache.get(key); b != nil {
 		return b, nil
 	}
-	var b []byte
+	b := m.cache.spare
+	m.cache.spare = nil
 	b, err := m.readBlockInto(r, i, &b)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package diskmap
 import (
 	"bytes"
 	"fmt"
-	"io"
 )
 
 // iter is a source of a merge: the memtable or a run, in key order.
@@ -14,9 +13,9 @@ type iter interface {
 	cur() (key, val []byte, del bool)
 }
 
-// runIter walks a run in order. It reads its first block through the
-// map's cache (a small prefix's scan is often one block, read again), and
-// the blocks after it into its own buffer.
+// runIter walks a run in order, in its own buffer. It reads its first
+// block through the map's cache (a small prefix's scan is often one
+// block, read again), and the blocks after it directly.
 type runIter struct {
 	m      *Map
 	r      *run
@@ -37,7 +36,12 @@ func (it *runIter) load(i int) error {
 	var raw []byte
 	var err error
 	if it.cached {
-		raw, err = it.m.readBlock(it.r, i)
+		// A copy: the cache may give the block's memory to another read
+		// while this walk is on it.
+		if raw, err = it.m.readBlock(it.r, i); err == nil {
+			it.buf = append(it.buf[:0], raw...)
+			raw = it.buf
+		}
 	} else {
 		raw, err = it.m.readBlockInto(it.r, i, &it.buf)
 	}
@@ -94,7 +98,7 @@ func (it *runIter) next() error {
 	it.at = it.nextAt
 	return it.read()
 }
-func (it *runIter) valid() bool                       { return it.ok }
+func (it *runIter) valid() bool                      { return it.ok }
 func (it *runIter) cur() (key, val []byte, del bool) { return it.key, it.val, it.del }
 
 // merge walks several sources as one, newest first in srcs: each key
@@ -153,8 +157,6 @@ func (mg *merge) each(fn func(key, val []byte, del bool) error) error {
 	}
 }
 
-// errStop ends a merge early without an error.
-var errStop = io.EOF
 
 func (m *Map) corrupt(r *run, i int) error {
 	return fmt.Errorf("%w: block %d of %s does not read back as written", errCorrupt, i, r.path)

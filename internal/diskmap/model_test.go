@@ -101,6 +101,9 @@ func runModel(t *testing.T, memory int64, seed uint64, ops int) {
 		default:
 			checkAscend(t, m, model, randomPrefix(rng, key), step)
 		}
+		if step%100_000 == 99_999 {
+			checkAscend(t, m, model, "", step) // the whole map
+		}
 		if int64(len(model)) != m.Len() {
 			t.Fatalf("step %d: Len %d, want %d", step, m.Len(), len(model))
 		}
@@ -131,7 +134,7 @@ func randomPrefix(rng *rand.Rand, key string) string {
 	case 2:
 		return key // the key and its long forms
 	default:
-		return key[:rng.IntN(len(key)+1)]
+		return key[:3+rng.IntN(len(key)-2)]
 	}
 }
 
