@@ -9,7 +9,7 @@ type cache struct {
 	// a block read is not a fresh allocation to clear. Nothing holds a
 	// cached block past the next read (Get copies; iterators copy).
 	spare []byte
-	head        centry // head.next is the newest, head.prev the oldest
+	head  centry // head.next is the newest, head.prev the oldest
 }
 
 type centry struct {

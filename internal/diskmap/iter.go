@@ -157,7 +157,6 @@ func (mg *merge) each(fn func(key, val []byte, del bool) error) error {
 	}
 }
 
-
 func (m *Map) corrupt(r *run, i int) error {
 	return fmt.Errorf("%w: block %d of %s does not read back as written", errCorrupt, i, r.path)
 }
