@@ -120,9 +120,9 @@ func New(opts Options) (*Map, error) {
 		return m, nil
 	}
 	mem := max(opts.Memory, MinMemory)
-	m.tableShare, m.bloomShare, m.indexShare = mem/4, mem/4, mem/4
+	m.tableShare, m.bloomShare, m.indexShare = mem/4, mem*3/8, mem/4
 	m.block = minBlock
-	m.cache.limit = mem / 8
+	m.cache.limit = mem / 16
 	// A memtable share that no memory could hold: never spill.
 	if m.tableShare < 1<<50 {
 		d, err := spill.New(opts.Dir, "diskmap", "a map out of core")

@@ -24,7 +24,7 @@ func heapKey(i uint64) []byte {
 // under 4 times the budget above what it was before, Len is exact, every
 // key sampled reads back, and Close removes the directory.
 func TestHeapBound(t *testing.T) {
-	n := uint64(2_000_000)
+	n := uint64(2_000_000 / raceScale)
 	if testing.Short() {
 		n = 300_000
 	}

@@ -14,7 +14,7 @@ import (
 
 var (
 	seedFlag = flag.Uint64("diskmap.seed", 0, "the model test's seed (0: from the clock)")
-	opsFlag  = flag.Int("diskmap.ops", 0, "the model test's operations per case (0: 1M, 100k with -short)")
+	opsFlag  = flag.Int("diskmap.ops", 0, "the model test's operations per case (0: 1M, 250k under -race, 100k with -short)")
 )
 
 // TestModel runs random Puts, Deletes, Gets and Ascends of prefixes
@@ -33,7 +33,7 @@ func TestModel(t *testing.T) {
 			t.Logf("seed %d (rerun with -diskmap.seed %d)", seed, seed)
 			ops := *opsFlag
 			if ops == 0 {
-				ops = 1_000_000
+				ops = 1_000_000 / raceScale
 				if testing.Short() {
 					ops = 100_000
 				}
