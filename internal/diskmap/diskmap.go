@@ -26,19 +26,21 @@
 //
 // # Memory
 //
-// Memory (at least 1 MiB) is shared: a quarter for the memtable, a
-// quarter for the Bloom filters (up to 10 bits a key; fewer, or none for a
-// run, when the keys outgrow it), an eighth for the block cache, and the
-// rest for the runs' indexes and the buffers of reads, writes and merges.
-// The indexes are the one part that grows with the data: an entry a block
-// (its first key and 12 bytes). Blocks are sized so that the indexes fit
-// their quarter: when a run is written, its blocks are made larger (up to
-// maxBlock, 1 MiB) if the data would otherwise need more entries. Past
-// that, the index grows with the data: 100 GB of data with keys of 60
-// bytes in 1 MiB blocks is 95,000 entries, about 7 MB; at the 64 KiB
-// blocks of a 4 MiB budget, before they grow, it would be 1.5M entries,
-// about 110 MB, which is why they grow. A Get then reads one block of up
-// to 1 MiB per run its filter lets through.
+// Memory (at least 1 MiB; a smaller one is raised to it) is shared: a
+// quarter for the memtable, three eighths for the Bloom filters (10 bits
+// a key; fewer, or none for a run, when the keys outgrow them: a run is
+// given what the others left), a sixteenth for the block cache, a quarter
+// for the runs' indexes, and the rest for the buffers of reads, writes
+// and merges (a block each). The indexes are the one part that grows with
+// the data: an entry a block (its first key and 12 bytes). Blocks are 16
+// KiB, and a run is written with larger ones (doubled up to maxBlock, 1
+// MiB) when the data would otherwise need more entries than the indexes'
+// quarter holds. Past that the index grows with the data: 100 GB of data
+// with keys of 60 bytes in 1 MiB blocks is 95,000 entries, about 7 MB,
+// where 16 KiB blocks would take 6.1M entries, about 440 MB. A Get then
+// reads one block of up to 1 MiB a run whose filter lets it through. Held
+// to 4 MiB, 2M keys of 60 bytes (140 MB) take about 9 MiB of heap in use
+// (TestHeapBound); the Go runtime's own memory is beside it.
 //
 // Memory 0, or one so large the memtable never reaches its share, is a
 // map that never spills: a skip list in memory, with no files.

@@ -224,3 +224,49 @@ func TestSweptAfterKill(t *testing.T) {
 		t.Errorf("a killed process's directory was left: %v", err)
 	}
 }
+
+// TestOptions: a negative budget is refused; a tiny one is raised to
+// MinMemory and spills; 0 and a huge one make no directory; empty keys
+// and values are keys and values.
+func TestOptions(t *testing.T) {
+	if _, err := New(Options{Memory: -1}); err == nil {
+		t.Error("a negative budget was taken")
+	}
+	for _, c := range []struct {
+		name   string
+		memory int64
+		dir    bool
+	}{{"never", 0, false}, {"huge", 1 << 62, false}, {"tiny", 1000, true}, {"1MiB", 1 << 20, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			m, err := New(Options{Dir: tmp, Memory: c.memory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if found, _ := filepath.Glob(filepath.Join(tmp, "treeport-diskmap-*")); (len(found) == 1) != c.dir {
+				t.Errorf("directories %q, want one: %v", found, c.dir)
+			}
+			for _, kv := range [][2]string{{"", "empty key"}, {"k", ""}} {
+				if err := m.Put([]byte(kv[0]), []byte(kv[1])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 30000 {
+				m.Put(fmt.Appendf(nil, "k%06d", i), bytes.Repeat([]byte{'v'}, 50))
+			}
+			if c.dir != (len(m.runs) > 0) {
+				t.Errorf("%d runs: spilled %v, want %v", len(m.runs), len(m.runs) > 0, c.dir)
+			}
+			for _, kv := range [][2]string{{"", "empty key"}, {"k", ""}} {
+				v, ok, err := m.Get([]byte(kv[0]))
+				if err != nil || !ok || string(v) != kv[1] {
+					t.Errorf("Get %q = %q, %v, %v", kv[0], v, ok, err)
+				}
+			}
+			if m.Len() != 30002 {
+				t.Errorf("Len %d, want 30002", m.Len())
+			}
+		})
+	}
+}
