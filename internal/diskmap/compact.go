@@ -10,8 +10,9 @@ func (m *Map) flush() error {
 	if err != nil {
 		return err
 	}
-	for x := t.next(0); x != 0; x = t.next(x) {
-		n := &t.nodes[x]
+	for it := t.seek(nil); it.valid(); it.next() {
+		x := it.entry()
+		n := &t.entries[x]
 		// A deleted key that no run holds needs no tombstone.
 		if n.del && !n.old {
 			continue

@@ -43,7 +43,7 @@
 // (TestHeapBound); the Go runtime's own memory is beside it.
 //
 // Memory 0, or one so large the memtable never reaches its share, is a
-// map that never spills: a skip list in memory, with no files.
+// map that never spills: a B+tree in memory, with no files.
 //
 // # Disk
 //
@@ -145,7 +145,7 @@ func (m *Map) Get(key []byte) (value []byte, ok bool, err error) {
 		return nil, false, errClosed
 	}
 	if x := m.mem.find(key); x != 0 {
-		if m.mem.nodes[x].del {
+		if m.mem.entries[x].del {
 			return nil, false, nil
 		}
 		return append([]byte{}, m.mem.value(x)...), true, nil
@@ -222,11 +222,11 @@ func (m *Map) Put(key, value []byte) error {
 			return err
 		}
 		x = t.insert(key)
-		t.nodes[x].old = live
+		t.entries[x].old = live
 		if !live {
 			m.live++
 		}
-	} else if t.nodes[x].del {
+	} else if t.entries[x].del {
 		m.live++
 	}
 	t.set(x, value)
@@ -247,8 +247,8 @@ func (m *Map) Delete(key []byte) error {
 		}
 		// A tombstone, to shadow the runs' value.
 		x = t.insert(key)
-		t.nodes[x].old = true
-	} else if t.nodes[x].del {
+		t.entries[x].old = true
+	} else if t.entries[x].del {
 		return nil
 	}
 	t.remove(x)
@@ -277,7 +277,7 @@ func (m *Map) Ascend(prefix []byte, fn func(key, value []byte) error) error {
 		return errClosed
 	}
 	srcs := make([]iter, 0, 1+len(m.runs))
-	srcs = append(srcs, &memIter{t: m.mem})
+	srcs = append(srcs, &memIter{t: m.mem, leaf: -1})
 	for i := len(m.runs) - 1; i >= 0; i-- {
 		srcs = append(srcs, &runIter{m: m, r: m.runs[i]})
 	}

@@ -1,50 +1,76 @@
 package diskmap
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"unsafe"
+)
 
-// The memtable is a skip list whose nodes hold no pointers: a node is an
-// entry of nodes, its links a stretch of links, its key and value places
-// in the arena's chunks. The collector has nothing to scan in it, and
-// clearing it for the next run keeps its memory.
+// The memtable is a B+tree whose nodes hold no pointers: an entry is an
+// element of entries, its key and value places in the arena's chunks; a
+// tree node is an element of tree, its children and entries numbers. The
+// collector has nothing to scan in it, and clearing it for the next run
+// keeps its memory. A walk down the tree compares each key's first 8
+// bytes, kept beside its number in the node, before it reads the key; a
+// lookup of one key (Get, Put, Delete) does not walk the tree but looks
+// in a hash index of the entries: a skip list's walk over a million
+// random nodes was a hundred times a Go map's lookup, for its cache
+// misses, and the tree's, with keys of one long prefix, still ninety.
 
 const (
-	maxHeight = 20 // 4^20 nodes at p = 1/4
+	// fanout is the entries of a leaf and the children of an inner node.
+	fanout = 64
 	// arenaChunk is the size of the arena's chunks after the first, which
 	// starts small and grows by append: a map of a few keys does not
 	// clear a chunk.
 	arenaChunk = 64 << 10
-	// nodeBytes is what a node costs beside its key and value: the node
-	// and its average 1.33 links.
-	nodeBytes = 40
 )
 
-// mnode is an entry of the memtable. koff and voff are arena places
+// mentry is an entry of the memtable. koff and voff are arena places
 // (chunk<<32 | offset). del marks a deleted key (a tombstone when an
-// older version may be in a run); old says a run holds an older version.
-type mnode struct {
+// older version may be in a run); old says a run holds a live older
+// version.
+type mentry struct {
 	koff, voff uint64
 	klen, vlen uint32
-	tower      uint32
-	height     uint8
 	del, old   bool
 }
 
+// bnode is a node of the tree. In a leaf, ent are entries in key order
+// and next is the next leaf (-1: none); in an inner node, kid are the
+// children in order and ent[i] is the least entry under kid[i]. pfx[i] is
+// ent[i]'s key's first 8 bytes, big-endian, zero-padded.
+type bnode struct {
+	n    int32
+	leaf bool
+	next int32
+	pfx  [fanout]uint64
+	ent  [fanout]int32
+	kid  [fanout]int32
+}
+
 type memtable struct {
-	chunks [][]byte
-	last   int
-	nodes  []mnode // nodes[0] is the head; 0 in a link is the end
-	links  []int32
-	height int
-	rnd    uint64
-	// used is the arena bytes used, count the nodes but the head,
-	// garbage the bytes of values overwritten and of deleted entries.
+	chunks  [][]byte
+	last    int
+	entries []mentry // entries[0] is not an entry: 0 is "none"
+	tree    []bnode
+	root    int32
+	// used is the arena bytes used, count the entries, garbage the bytes
+	// of values overwritten and of deleted entries.
 	used, garbage int64
 	count         int
-	prev          [maxHeight]int32
+	rebuilds      int // compactions, for the tests
+	path          [32]struct{ node, i int32 }
+	// slots are the hash index of the entries, for find: the high half of
+	// a key's hash and its entry (0: empty), open addressing, at most
+	// half full.
+	slots []uint64
+	seed  maphash.Seed
 }
 
 func newMemtable() *memtable {
-	t := &memtable{rnd: 0x9E3779B97F4A7C15}
+	t := &memtable{seed: maphash.MakeSeed()}
 	t.reset()
 	return t
 }
@@ -54,16 +80,22 @@ func (t *memtable) reset() {
 	for i := range t.chunks {
 		t.chunks[i] = t.chunks[i][:0]
 	}
-	t.last, t.used, t.garbage, t.count, t.height = 0, 0, 0, 0, 1
-	t.nodes = append(t.nodes[:0], mnode{height: maxHeight})
-	t.links = t.links[:0]
-	for range maxHeight {
-		t.links = append(t.links, 0)
-	}
+	t.last, t.used, t.garbage, t.count = 0, 0, 0, 0
+	t.entries = append(t.entries[:0], mentry{})
+	t.tree = t.tree[:0]
+	t.root = t.newNode(true)
+	clear(t.slots)
+}
+
+func (t *memtable) newNode(leaf bool) int32 {
+	t.tree = append(t.tree, bnode{leaf: leaf, next: -1})
+	return int32(len(t.tree) - 1)
 }
 
 // bytes is about what the table holds in memory.
-func (t *memtable) bytes() int64 { return t.used + int64(len(t.nodes))*nodeBytes }
+func (t *memtable) bytes() int64 {
+	return t.used + int64(len(t.entries))*int64(unsafe.Sizeof(mentry{})) + int64(len(t.tree))*int64(unsafe.Sizeof(bnode{})) + 8*int64(len(t.slots))
+}
 
 // put copies b to the arena and returns its place.
 func (t *memtable) put(b []byte) uint64 {
@@ -92,128 +124,268 @@ func (t *memtable) at(off uint64, n uint32) []byte {
 	return c[at : at+n : at+n]
 }
 
-func (t *memtable) key(i int32) []byte {
-	n := &t.nodes[i]
+func (t *memtable) key(e int32) []byte {
+	n := &t.entries[e]
 	return t.at(n.koff, n.klen)
 }
 
-func (t *memtable) value(i int32) []byte {
-	n := &t.nodes[i]
+func (t *memtable) value(e int32) []byte {
+	n := &t.entries[e]
 	return t.at(n.voff, n.vlen)
 }
 
-func (t *memtable) next(i int32) int32 { return t.links[t.nodes[i].tower] }
+// prefix8 is a key's first 8 bytes, big-endian, zero-padded: two keys
+// whose prefixes differ are in the order of their prefixes.
+func prefix8(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
 
-// seek returns the first node whose key is at least key (0: none), and
-// fills t.prev with the last node before it at each level.
-func (t *memtable) seek(key []byte) int32 {
-	x := int32(0)
-	for lv := t.height - 1; lv >= 0; lv-- {
-		for {
-			nx := t.links[t.nodes[x].tower+uint32(lv)]
-			if nx == 0 || bytes.Compare(t.key(nx), key) >= 0 {
-				break
-			}
-			x = nx
+// cmp compares the key of slot i of nd with key (whose prefix is kp).
+func (t *memtable) cmp(nd *bnode, i int32, key []byte, kp uint64) int {
+	if p := nd.pfx[i]; p != kp {
+		if p < kp {
+			return -1
 		}
-		t.prev[lv] = x
+		return 1
 	}
-	return t.links[t.nodes[x].tower]
+	return bytes.Compare(t.key(nd.ent[i]), key)
 }
 
-// find returns the node of key, or 0; t.prev is set as seek sets it.
+// lower is the first slot of nd whose key is at least key; upper the
+// first whose key is above it.
+func (t *memtable) lower(nd *bnode, key []byte, kp uint64) int32 {
+	lo, hi := int32(0), nd.n
+	for lo < hi {
+		h := int32(uint32(lo+hi) >> 1)
+		if t.cmp(nd, h, key, kp) < 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+func (t *memtable) upper(nd *bnode, key []byte, kp uint64) int32 {
+	lo, hi := int32(0), nd.n
+	for lo < hi {
+		h := int32(uint32(lo+hi) >> 1)
+		if t.cmp(nd, h, key, kp) <= 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// leafOf is the leaf where key is or would go.
+func (t *memtable) leafOf(key []byte, kp uint64) int32 {
+	x := t.root
+	for !t.tree[x].leaf {
+		nd := &t.tree[x]
+		x = nd.kid[max(t.upper(nd, key, kp)-1, 0)]
+	}
+	return x
+}
+
+// find returns the entry of key, or 0: a lookup in the hash index.
 func (t *memtable) find(key []byte) int32 {
-	x := t.seek(key)
-	if x != 0 && bytes.Equal(t.key(x), key) {
-		return x
+	if t.count == 0 {
+		return 0
 	}
-	return 0
+	h := maphash.Bytes(t.seed, key)
+	tag := h >> 32
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return 0
+		}
+		if s>>32 == tag {
+			if e := int32(uint32(s)); bytes.Equal(t.key(e), key) {
+				return e
+			}
+		}
+	}
 }
 
-// insert adds key after t.prev (a seek of key that found no node) and
-// returns its node.
+// index adds entry e to the hash index, which it grows at half full.
+func (t *memtable) index(e int32) {
+	if 2*(t.count+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]uint64, max(2*len(old), 64))
+		for _, s := range old {
+			if s != 0 {
+				t.slot(int32(uint32(s)))
+			}
+		}
+	}
+	t.slot(e)
+}
+
+func (t *memtable) slot(e int32) {
+	h := maphash.Bytes(t.seed, t.key(e))
+	mask := uint64(len(t.slots) - 1)
+	i := h & mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = h>>32<<32 | uint64(uint32(e))
+}
+
+// insert adds key, which is not there, and returns its entry.
 func (t *memtable) insert(key []byte) int32 {
-	h := 1
-	for h < maxHeight {
-		t.rnd ^= t.rnd << 13
-		t.rnd ^= t.rnd >> 7
-		t.rnd ^= t.rnd << 17
-		if t.rnd&3 != 0 {
+	e := int32(len(t.entries))
+	t.entries = append(t.entries, mentry{koff: t.put(key), klen: uint32(len(key))})
+	t.index(e)
+	t.count++
+	kp := prefix8(key)
+	depth := 0
+	x := t.root
+	for !t.tree[x].leaf {
+		nd := &t.tree[x]
+		i := t.upper(nd, key, kp) - 1
+		if i < 0 {
+			// The least key under this node from now on.
+			i = 0
+			nd.ent[0], nd.pfx[0] = e, kp
+		}
+		t.path[depth].node, t.path[depth].i = x, i
+		depth++
+		x = nd.kid[i]
+	}
+	right := t.addAt(x, t.lower(&t.tree[x], key, kp), e, kp, 0)
+	for right >= 0 {
+		r := &t.tree[right]
+		re, rp := r.ent[0], r.pfx[0]
+		if depth == 0 {
+			root := t.newNode(false)
+			nd, l := &t.tree[root], &t.tree[x]
+			nd.n = 2
+			nd.ent[0], nd.pfx[0], nd.kid[0] = l.ent[0], l.pfx[0], x
+			nd.ent[1], nd.pfx[1], nd.kid[1] = re, rp, right
+			t.root = root
 			break
 		}
-		h++
+		depth--
+		x = t.path[depth].node
+		right = t.addAt(x, t.path[depth].i+1, re, rp, right)
 	}
-	for ; t.height < h; t.height++ {
-		t.prev[t.height] = 0
-	}
-	i := int32(len(t.nodes))
-	tower := uint32(len(t.links))
-	for lv := range h {
-		p := t.prev[lv]
-		pl := t.nodes[p].tower + uint32(lv)
-		t.links = append(t.links, t.links[pl])
-		t.links[pl] = i
-	}
-	t.nodes = append(t.nodes, mnode{koff: t.put(key), klen: uint32(len(key)), tower: tower, height: uint8(h)})
-	t.count++
-	return i
+	return e
 }
 
-// set gives node i the value v (a live key).
-func (t *memtable) set(i int32, v []byte) {
-	n := &t.nodes[i]
+// addAt puts (e, pfx, kid) at slot p of node x, splitting x when it is
+// full: then it returns the new right half, else -1.
+func (t *memtable) addAt(x, p, e int32, pfx uint64, kid int32) int32 {
+	if t.tree[x].n < fanout {
+		place(&t.tree[x], p, e, pfx, kid)
+		return -1
+	}
+	r := t.newNode(t.tree[x].leaf) // may move t.tree
+	nd, rd := &t.tree[x], &t.tree[r]
+	const half = fanout / 2
+	copy(rd.ent[:], nd.ent[half:])
+	copy(rd.pfx[:], nd.pfx[half:])
+	copy(rd.kid[:], nd.kid[half:])
+	rd.n, nd.n = fanout-half, half
+	if nd.leaf {
+		rd.next, nd.next = nd.next, r
+	}
+	if p <= half {
+		place(nd, p, e, pfx, kid)
+	} else {
+		place(rd, p-half, e, pfx, kid)
+	}
+	return r
+}
+
+func place(nd *bnode, p, e int32, pfx uint64, kid int32) {
+	n := nd.n
+	copy(nd.ent[p+1:n+1], nd.ent[p:n])
+	copy(nd.pfx[p+1:n+1], nd.pfx[p:n])
+	copy(nd.kid[p+1:n+1], nd.kid[p:n])
+	nd.ent[p], nd.pfx[p], nd.kid[p] = e, pfx, kid
+	nd.n++
+}
+
+// set gives entry e the value v (a live key).
+func (t *memtable) set(e int32, v []byte) {
+	n := &t.entries[e]
 	if !n.del {
 		t.garbage += int64(n.vlen)
 	}
 	voff := t.put(v)
-	n = &t.nodes[i]
 	n.voff, n.vlen, n.del = voff, uint32(len(v)), false
 }
 
-// remove marks node i deleted.
-func (t *memtable) remove(i int32) {
-	n := &t.nodes[i]
+// remove marks entry e deleted.
+func (t *memtable) remove(e int32) {
+	n := &t.entries[e]
 	if !n.del {
 		t.garbage += int64(n.vlen)
 	}
 	n.vlen, n.del = 0, true
 }
 
-// compact rebuilds the table without its deleted nodes and overwritten
+// compact rebuilds the table without its deleted entries and overwritten
 // values, when they are most of it: the table of a map that never
 // spills, where nothing else drops them.
 func (t *memtable) compact() {
 	if t.garbage < 64<<10 || t.garbage < t.used/2 {
 		return
 	}
-	nt := &memtable{rnd: t.rnd}
-	nt.reset()
-	var last [maxHeight]int32 // the last node of each level
-	for x := t.next(0); x != 0; x = t.next(x) {
-		n := t.nodes[x]
-		if n.del {
+	nt := newMemtable()
+	for it := t.seek(nil); it.valid(); it.next() {
+		e := it.entry()
+		if t.entries[e].del {
 			continue
 		}
-		nt.prev = last
-		i := nt.insert(t.key(x))
-		nt.nodes[i].old = n.old
-		nt.set(i, t.value(x))
-		for lv := range int(nt.nodes[i].height) {
-			last[lv] = i
-		}
+		i := nt.insert(t.key(e))
+		nt.entries[i].old = t.entries[e].old
+		nt.set(i, t.value(e))
 	}
+	nt.rebuilds = t.rebuilds + 1
 	*t = *nt
+}
+
+// seek returns an iterator at the first key that is at least key.
+func (t *memtable) seek(key []byte) *memIter {
+	kp := prefix8(key)
+	x := t.leafOf(key, kp)
+	it := &memIter{t: t, leaf: x, pos: t.lower(&t.tree[x], key, kp)}
+	it.settle()
+	return it
 }
 
 // memIter walks the memtable in order.
 type memIter struct {
-	t *memtable
-	x int32
+	t         *memtable
+	leaf, pos int32
 }
 
-func (it *memIter) seek(prefix []byte) error { it.x = it.t.seek(prefix); return nil }
-func (it *memIter) next() error              { it.x = it.t.next(it.x); return nil }
-func (it *memIter) valid() bool              { return it.x != 0 }
+// settle moves past the end of a leaf to the next leaf's start.
+func (it *memIter) settle() {
+	for it.leaf >= 0 && it.pos >= it.t.tree[it.leaf].n {
+		it.leaf, it.pos = it.t.tree[it.leaf].next, 0
+	}
+}
+
+func (it *memIter) entry() int32 { return it.t.tree[it.leaf].ent[it.pos] }
+
+func (it *memIter) seek(prefix []byte) error { *it = *it.t.seek(prefix); return nil }
+func (it *memIter) next() error {
+	it.pos++
+	it.settle()
+	return nil
+}
+func (it *memIter) valid() bool { return it.leaf >= 0 }
 func (it *memIter) cur() (key, val []byte, del bool) {
-	return it.t.key(it.x), it.t.value(it.x), it.t.nodes[it.x].del
+	e := it.entry()
+	return it.t.key(e), it.t.value(e), it.t.entries[e].del
 }

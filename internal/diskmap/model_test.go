@@ -113,12 +113,12 @@ func runModel(t *testing.T, memory int64, seed uint64, ops int) {
 		}
 	}
 	checkAscend(t, m, model, "", ops)
-	t.Logf("%d ops, %d keys at the end, %d runs written, at most %d runs at once, %d now", ops, len(model), flushes, maxRunsSeen, len(m.runs))
+	t.Logf("%d ops, %d keys at the end, %d runs written, at most %d runs at once, %d now; the memtable rebuilt %d times", ops, len(model), flushes, maxRunsSeen, len(m.runs), m.mem.rebuilds)
 	if memory > 0 && (flushes < ops/5000 || maxRunsSeen != maxRuns) {
 		t.Errorf("%d runs written, at most %d at once: the test did not spill and compact as it means to", flushes, maxRunsSeen)
 	}
-	if memory == 0 && (m.dir != nil || flushes > 0) {
-		t.Errorf("a map that never spills made a directory or wrote %d runs", flushes)
+	if memory == 0 && (m.dir != nil || flushes > 0 || m.mem.rebuilds == 0) {
+		t.Errorf("a map that never spills made a directory or wrote %d runs, or never dropped its garbage (%d)", flushes, m.mem.rebuilds)
 	}
 	if maxRunsSeen > maxRuns {
 		t.Errorf("%d runs at once, more than %d", maxRunsSeen, maxRuns)
@@ -172,5 +172,55 @@ func checkAscend(t *testing.T, m *Map, model map[string][]byte, prefix string, s
 		if err != stop || calls != 1 {
 			t.Fatalf("step %d: Ascend returned %v after %d calls, want stop after 1", step, err, calls)
 		}
+	}
+}
+
+// TestTreeOrders: keys put in ascending, descending and alternating order
+// (the B+tree's splits at its right edge, new least keys at its left)
+// read back by Get and in order by Ascend.
+func TestTreeOrders(t *testing.T) {
+	const n = 20000
+	for _, c := range []struct {
+		name string
+		at   func(i int) int
+	}{
+		{"ascending", func(i int) int { return i }},
+		{"descending", func(i int) int { return n - 1 - i }},
+		{"outside-in", func(i int) int {
+			if i%2 == 0 {
+				return i / 2
+			}
+			return n - 1 - i/2
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := New(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for i := range n {
+				k := c.at(i)
+				if err := m.Put(fmt.Appendf(nil, "%08d", k), fmt.Append(nil, k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k := range n {
+				if v, ok, _ := m.Get(fmt.Appendf(nil, "%08d", k)); !ok || string(v) != fmt.Sprint(k) {
+					t.Fatalf("Get %d: %q, %v", k, v, ok)
+				}
+			}
+			want := 0
+			err = m.Ascend(nil, func(k, v []byte) error {
+				if string(k) != fmt.Sprintf("%08d", want) {
+					return fmt.Errorf("key %d is %q", want, k)
+				}
+				want++
+				return nil
+			})
+			if err != nil || want != n {
+				t.Fatalf("Ascend: %v after %d keys", err, want)
+			}
+		})
 	}
 }
