@@ -72,7 +72,7 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-// BenchmarkAscendSmallPrefix walks a prefix of about 16 keys.
+// BenchmarkAscendSmallPrefix walks a prefix of about 15 keys.
 func BenchmarkAscendSmallPrefix(b *testing.B) {
 	for _, c := range benchCases {
 		b.Run(c.name, func(b *testing.B) {
@@ -80,8 +80,8 @@ func BenchmarkAscendSmallPrefix(b *testing.B) {
 			b.ResetTimer()
 			total := 0
 			for i := range b.N {
-				// "node/" and 3 hex digits of the hashed prefix: 1M/4096 keys.
-				prefix := fmt.Appendf(nil, "node/%03x", i*2654435761%4096)
+				// "node/" and 4 hex digits of the hashed prefix: 1M/65536 keys.
+				prefix := fmt.Appendf(nil, "node/%04x", i*2654435761%65536)
 				n := 0
 				if err := m.Ascend(prefix, func(k, v []byte) error { n++; return nil }); err != nil {
 					b.Fatal(err)

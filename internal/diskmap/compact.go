@@ -109,8 +109,9 @@ func (m *Map) mergeRuns(i, j int) error {
 	}
 	srcs := make([]iter, 0, len(in))
 	for k := len(in) - 1; k >= 0; k-- {
-		srcs = append(srcs, &runIter{m: m, r: in[k]})
+		srcs = append(srcs, m.runIter(in[k]))
 	}
+	defer m.freeIters(srcs)
 	mg := merge{srcs: srcs}
 	err = mg.each(func(k, v []byte, del bool) error {
 		if del && i == 0 {

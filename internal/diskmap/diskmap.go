@@ -108,7 +108,9 @@ type Map struct {
 
 	tableShare, bloomShare, indexShare int64
 	block                              int
-	wbuf                               []byte // the run writer's buffer
+	wbuf                               []byte   // the run writer's buffer
+	bufs                               [][]byte // run iterators' buffers
+	memory                             int64
 	closed                             bool
 }
 
@@ -122,6 +124,7 @@ func New(opts Options) (*Map, error) {
 		return m, nil
 	}
 	mem := max(opts.Memory, MinMemory)
+	m.memory = mem
 	m.tableShare, m.bloomShare, m.indexShare = mem/4, mem*3/8, mem/4
 	m.block = minBlock
 	m.cache.limit = mem / 16
@@ -279,8 +282,9 @@ func (m *Map) Ascend(prefix []byte, fn func(key, value []byte) error) error {
 	srcs := make([]iter, 0, 1+len(m.runs))
 	srcs = append(srcs, &memIter{t: m.mem, leaf: -1})
 	for i := len(m.runs) - 1; i >= 0; i-- {
-		srcs = append(srcs, &runIter{m: m, r: m.runs[i]})
+		srcs = append(srcs, m.runIter(m.runs[i]))
 	}
+	defer m.freeIters(srcs)
 	mg := merge{srcs: srcs, prefix: prefix}
 	return mg.each(func(k, v []byte, del bool) error {
 		if del {
@@ -288,6 +292,28 @@ func (m *Map) Ascend(prefix []byte, fn func(key, value []byte) error) error {
 		}
 		return fn(k, v)
 	})
+}
+
+// runIter is an iterator of r with a buffer of the map's: a walk of a
+// small prefix allocates no block.
+func (m *Map) runIter(r *run) *runIter {
+	it := &runIter{m: m, r: r}
+	if n := len(m.bufs); n > 0 {
+		it.buf, m.bufs = m.bufs[n-1], m.bufs[:n-1]
+	}
+	return it
+}
+
+// freeIters gives the map back the buffers of run iterators.
+func (m *Map) freeIters(srcs []iter) {
+	for _, s := range srcs {
+		// Kept up to a buffer a run and a sixty-fourth of the budget
+		// each: a block of a 400 KB value is let go.
+		if it, ok := s.(*runIter); ok && it.buf != nil && len(m.bufs) < maxRuns+1 && int64(cap(it.buf)) <= m.memory/64 {
+			m.bufs = append(m.bufs, it.buf)
+			it.buf = nil
+		}
+	}
 }
 
 // Close removes the map's files. A second call does nothing.
@@ -302,7 +328,7 @@ func (m *Map) Close() error {
 			err = e
 		}
 	}
-	m.runs = nil
+	m.runs, m.bufs = nil, nil
 	m.cache = cache{}
 	m.mem = newMemtable()
 	if e := m.dir.Close(); err == nil && e != nil {
