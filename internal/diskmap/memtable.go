@@ -11,8 +11,9 @@ import (
 // element of entries, its key and value places in the arena's chunks; a
 // tree node is an element of tree, its children and entries numbers. The
 // collector has nothing to scan in it, and clearing it for the next run
-// keeps its memory. A walk down the tree compares each key's first 8
-// bytes, kept beside its number in the node, before it reads the key; a
+// keeps its memory. A walk down the tree compares 8 bytes of each key,
+// kept beside its number in the node, before it reads the key (the bytes
+// after those all the node's keys share); a
 // lookup of one key (Get, Put, Delete) does not walk the tree but looks
 // in a hash index of the entries: a skip list's walk over a million
 // random nodes was a hundred times a Go map's lookup, for its cache
@@ -39,10 +40,13 @@ type mentry struct {
 
 // bnode is a node of the tree. In a leaf, ent are entries in key order
 // and next is the next leaf (-1: none); in an inner node, kid are the
-// children in order and ent[i] is the least entry under kid[i]. pfx[i] is
-// ent[i]'s key's first 8 bytes, big-endian, zero-padded.
+// children in order and ent[i] is the least entry under kid[i]. The keys
+// of ent share their first skip bytes, and pfx[i] is the 8 bytes of
+// ent[i]'s key after them, big-endian, zero-padded: in a node of keys of
+// one long prefix, the bytes that tell them apart.
 type bnode struct {
 	n    int32
+	skip int32
 	leaf bool
 	next int32
 	pfx  [fanout]uint64
@@ -135,7 +139,9 @@ func (t *memtable) value(e int32) []byte {
 }
 
 // prefix8 is a key's first 8 bytes, big-endian, zero-padded: two keys
-// whose prefixes differ are in the order of their prefixes.
+// whose prefixes differ are in the order of their prefixes (and two keys
+// that share their first skip bytes, in the order of their prefix8 after
+// them).
 func prefix8(key []byte) uint64 {
 	if len(key) >= 8 {
 		return binary.BigEndian.Uint64(key)
@@ -156,13 +162,28 @@ func (t *memtable) cmp(nd *bnode, i int32, key []byte, kp uint64) int {
 	return bytes.Compare(t.key(nd.ent[i]), key)
 }
 
-// lower is the first slot of nd whose key is at least key; upper the
-// first whose key is above it.
-func (t *memtable) lower(nd *bnode, key []byte, kp uint64) int32 {
+// bound is the first slot of nd whose key is at least key (upper: above
+// key).
+func (t *memtable) bound(nd *bnode, key []byte, upper bool) int32 {
+	if nd.n == 0 {
+		return 0
+	}
+	sk := int(nd.skip)
+	if sk > 0 {
+		// A key without the node's common prefix is before or after all
+		// of its keys.
+		if common := t.key(nd.ent[0])[:sk]; !bytes.HasPrefix(key, common) {
+			if bytes.Compare(key, common) < 0 {
+				return 0
+			}
+			return nd.n
+		}
+	}
+	kp := prefix8(key[sk:])
 	lo, hi := int32(0), nd.n
 	for lo < hi {
 		h := int32(uint32(lo+hi) >> 1)
-		if t.cmp(nd, h, key, kp) < 0 {
+		if c := t.cmp(nd, h, key, kp); c < 0 || upper && c == 0 {
 			lo = h + 1
 		} else {
 			hi = h
@@ -171,25 +192,51 @@ func (t *memtable) lower(nd *bnode, key []byte, kp uint64) int32 {
 	return lo
 }
 
-func (t *memtable) upper(nd *bnode, key []byte, kp uint64) int32 {
-	lo, hi := int32(0), nd.n
-	for lo < hi {
-		h := int32(uint32(lo+hi) >> 1)
-		if t.cmp(nd, h, key, kp) <= 0 {
-			lo = h + 1
-		} else {
-			hi = h
+// fit makes node x's skip fit key, which goes into it, and returns key's
+// pfx there.
+func (t *memtable) fit(x int32, key []byte) uint64 {
+	nd := &t.tree[x]
+	if sk := int(nd.skip); sk > 0 && nd.n > 0 {
+		if l := lcp(t.key(nd.ent[0])[:sk], key); l < sk {
+			t.retune(x, l)
 		}
 	}
-	return lo
+	return prefix8(key[nd.skip:])
+}
+
+// retune sets node x's skip and its keys' pfx.
+func (t *memtable) retune(x int32, skip int) {
+	nd := &t.tree[x]
+	nd.skip = int32(skip)
+	for i := range nd.n {
+		nd.pfx[i] = prefix8(t.key(nd.ent[i])[skip:])
+	}
+}
+
+// lcp is the length of the common prefix of a and b.
+func lcp(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// span retunes node x to the common prefix of its first and last keys:
+// in key order, that of all its keys.
+func (t *memtable) span(x int32) {
+	nd := &t.tree[x]
+	t.retune(x, lcp(t.key(nd.ent[0]), t.key(nd.ent[nd.n-1])))
 }
 
 // leafOf is the leaf where key is or would go.
-func (t *memtable) leafOf(key []byte, kp uint64) int32 {
+func (t *memtable) leafOf(key []byte) int32 {
 	x := t.root
 	for !t.tree[x].leaf {
 		nd := &t.tree[x]
-		x = nd.kid[max(t.upper(nd, key, kp)-1, 0)]
+		x = nd.kid[max(t.bound(nd, key, true)-1, 0)]
 	}
 	return x
 }
@@ -245,72 +292,75 @@ func (t *memtable) insert(key []byte) int32 {
 	t.entries = append(t.entries, mentry{koff: t.put(key), klen: uint32(len(key))})
 	t.index(e)
 	t.count++
-	kp := prefix8(key)
 	depth := 0
 	x := t.root
 	for !t.tree[x].leaf {
-		nd := &t.tree[x]
-		i := t.upper(nd, key, kp) - 1
+		i := t.bound(&t.tree[x], key, true) - 1
 		if i < 0 {
 			// The least key under this node from now on.
 			i = 0
-			nd.ent[0], nd.pfx[0] = e, kp
+			kp := t.fit(x, key)
+			t.tree[x].ent[0], t.tree[x].pfx[0] = e, kp
 		}
 		t.path[depth].node, t.path[depth].i = x, i
 		depth++
-		x = nd.kid[i]
+		x = t.tree[x].kid[i]
 	}
-	right := t.addAt(x, t.lower(&t.tree[x], key, kp), e, kp, 0)
+	right := t.addAt(x, t.bound(&t.tree[x], key, false), e, 0)
 	for right >= 0 {
-		r := &t.tree[right]
-		re, rp := r.ent[0], r.pfx[0]
+		re := t.tree[right].ent[0]
 		if depth == 0 {
 			root := t.newNode(false)
-			nd, l := &t.tree[root], &t.tree[x]
+			nd := &t.tree[root]
 			nd.n = 2
-			nd.ent[0], nd.pfx[0], nd.kid[0] = l.ent[0], l.pfx[0], x
-			nd.ent[1], nd.pfx[1], nd.kid[1] = re, rp, right
+			nd.ent[0], nd.kid[0] = t.tree[x].ent[0], x
+			nd.ent[1], nd.kid[1] = re, right
+			t.span(root)
 			t.root = root
 			break
 		}
 		depth--
 		x = t.path[depth].node
-		right = t.addAt(x, t.path[depth].i+1, re, rp, right)
+		right = t.addAt(x, t.path[depth].i+1, re, right)
 	}
 	return e
 }
 
-// addAt puts (e, pfx, kid) at slot p of node x, splitting x when it is
-// full: then it returns the new right half, else -1.
-func (t *memtable) addAt(x, p, e int32, pfx uint64, kid int32) int32 {
+// addAt puts (e, kid) at slot p of node x, splitting x when it is full:
+// then it returns the new right half, else -1.
+func (t *memtable) addAt(x, p, e, kid int32) int32 {
 	if t.tree[x].n < fanout {
-		place(&t.tree[x], p, e, pfx, kid)
+		t.place(x, p, e, kid)
 		return -1
 	}
 	r := t.newNode(t.tree[x].leaf) // may move t.tree
 	nd, rd := &t.tree[x], &t.tree[r]
 	const half = fanout / 2
 	copy(rd.ent[:], nd.ent[half:])
-	copy(rd.pfx[:], nd.pfx[half:])
 	copy(rd.kid[:], nd.kid[half:])
 	rd.n, nd.n = fanout-half, half
 	if nd.leaf {
 		rd.next, nd.next = nd.next, r
 	}
+	// Each half's keys may share more than the whole's.
+	t.span(x)
+	t.span(r)
 	if p <= half {
-		place(nd, p, e, pfx, kid)
+		t.place(x, p, e, kid)
 	} else {
-		place(rd, p-half, e, pfx, kid)
+		t.place(r, p-half, e, kid)
 	}
 	return r
 }
 
-func place(nd *bnode, p, e int32, pfx uint64, kid int32) {
+func (t *memtable) place(x, p, e, kid int32) {
+	kp := t.fit(x, t.key(e))
+	nd := &t.tree[x]
 	n := nd.n
 	copy(nd.ent[p+1:n+1], nd.ent[p:n])
 	copy(nd.pfx[p+1:n+1], nd.pfx[p:n])
 	copy(nd.kid[p+1:n+1], nd.kid[p:n])
-	nd.ent[p], nd.pfx[p], nd.kid[p] = e, pfx, kid
+	nd.ent[p], nd.pfx[p], nd.kid[p] = e, kp, kid
 	nd.n++
 }
 
@@ -356,9 +406,8 @@ func (t *memtable) compact() {
 
 // seek returns an iterator at the first key that is at least key.
 func (t *memtable) seek(key []byte) *memIter {
-	kp := prefix8(key)
-	x := t.leafOf(key, kp)
-	it := &memIter{t: t, leaf: x, pos: t.lower(&t.tree[x], key, kp)}
+	x := t.leafOf(key)
+	it := &memIter{t: t, leaf: x, pos: t.bound(&t.tree[x], key, false)}
 	it.settle()
 	return it
 }
