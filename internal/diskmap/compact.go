@@ -26,6 +26,8 @@ func (m *Map) flush() error {
 	}
 	if r != nil {
 		m.runs = append(m.runs, r)
+		m.flushed += r.size
+		m.written += r.size
 	}
 	t.reset()
 	return m.compact()
@@ -135,6 +137,7 @@ func (m *Map) mergeRuns(i, j int) error {
 	runs := append([]*run{}, m.runs[:i]...)
 	if r != nil {
 		runs = append(runs, r)
+		m.written += r.size
 	}
 	m.runs = append(runs, m.runs[j:]...)
 	return nil

@@ -67,8 +67,9 @@ func TestHeapBound(t *testing.T) {
 	for _, r := range m.runs {
 		index += r.indexBytes()
 	}
-	t.Logf("%d keys: heap in use at most %.1f MiB above %.1f MiB, %d runs (indexes and filters %.1f MiB), %d written",
-		n, float64(peak-base)/(1<<20), float64(base)/(1<<20), len(m.runs), float64(index)/(1<<20), m.ids)
+	t.Logf("%d keys: heap in use at most %.1f MiB above %.1f MiB, %d runs (indexes and filters %.1f MiB), %d written; %.0f MB flushed, %.0f MB written in all (%.1f times)",
+		n, float64(peak-base)/(1<<20), float64(base)/(1<<20), len(m.runs), float64(index)/(1<<20), m.ids,
+		float64(m.flushed)/1e6, float64(m.written)/1e6, float64(m.written)/float64(m.flushed))
 	if peak > base+4*memory {
 		t.Errorf("heap in use reached %d bytes above the start, over 4 times the budget of %d", peak-base, memory)
 	}
