@@ -161,6 +161,7 @@ func (m *Map) mergeRuns(i, j int) error {
 		runs = append(runs, r)
 		m.written += r.size
 	}
+	m.merges++
 	m.runs = append(runs, m.runs[j:]...)
 	return nil
 }

@@ -122,6 +122,7 @@ type Map struct {
 	// flushed and written count the bytes of runs written by flushes and
 	// in all (compactions too): the write amplification, for the tests.
 	flushed, written int64
+	merges           int
 	closed           bool
 }
 
