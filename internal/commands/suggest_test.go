@@ -194,6 +194,7 @@ func TestUserMessageDropsPackageNames(t *testing.T) {
 		{"at the start", errors.New("importer: no AWS region: give --region"), "no AWS region: give --region"},
 		{"usage and a package", fmt.Errorf("%w: %v", errUsage, errors.New("layouts: unknown layout")), "unknown layout"},
 		{"wrapped", fmt.Errorf("source: %w", errors.New("importer: table not found: \"T\"")), `source: table not found: "T"`},
+		{"the ordered map out of core", fmt.Errorf("follow: %w", errors.New("diskmap: writing a run: no space left on device")), "follow: writing a run: no space left on device"},
 		{"a word that is not a package", errors.New("gene: x: y"), "gene: x: y"},
 		{"a package name inside a quoted id", errors.New(`id "importer: x" is bad`), `id "importer: x" is bad`},
 	}

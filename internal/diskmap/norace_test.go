@@ -1,0 +1,5 @@
+//go:build !race
+
+package diskmap
+
+const raceScale = 1
