@@ -66,7 +66,7 @@ func (p *passes) cycles(base, comp, reach *extsort.Spool) (*extsort.Spool, error
 	if err := errors.Join(flush(), gi.Err()); err != nil {
 		return nil, err
 	}
-	g.Close()
+	p.drop(g)
 	named, err := p.walk(base, walk)
 	if err != nil {
 		return nil, err
@@ -127,13 +127,13 @@ func (p *passes) walk(base *extsort.Spool, walk *extsort.Sorter) (*extsort.Sorte
 		}
 		err = errors.Join(wi.Err(), c.err())
 		wi.Close()
-		walk.Close()
+		p.drop(walk)
 		if err != nil {
 			return nil, err
 		}
 		walk = next
 	}
-	walk.Close()
+	p.drop(walk)
 	return named, nil
 }
 
@@ -167,6 +167,6 @@ func (p *passes) tell(named *extsort.Sorter) (*extsort.Spool, error) {
 	if err := ni.Err(); err != nil {
 		return nil, err
 	}
-	named.Close()
+	p.drop(named)
 	return p.spool(texts)
 }

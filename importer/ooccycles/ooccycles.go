@@ -30,6 +30,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+	"slices"
 
 	"github.com/treeport/treeport/internal/extsort"
 )
@@ -148,7 +149,7 @@ func (p *passes) spool(x *extsort.Sorter) (*extsort.Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer x.Close()
+	defer p.drop(x)
 	defer it.Close()
 	out, err := extsort.NewSpool(p.o.Dir)
 	if err != nil {
@@ -172,8 +173,14 @@ func (p *passes) spool(x *extsort.Sorter) (*extsort.Spool, error) {
 	return out, out.Rewind()
 }
 
-// drop closes a spool no longer read (its file is removed).
-func drop(s *extsort.Spool) { s.Close() }
+// drop closes a sort or a spool no longer read (its files are removed),
+// and lets go of its buffers.
+func (p *passes) drop(f interface{ Close() error }) {
+	f.Close()
+	if k := slices.Index(p.files, f); k >= 0 {
+		p.files = slices.Delete(p.files, k, k+1)
+	}
+}
 
 // rows are the first fields of a record: rows (8 bytes each).
 func rowAt(rec []byte, k int) int64 { return int64(binary.BigEndian.Uint64(rec[8*k:])) }

@@ -95,8 +95,8 @@ func (p *passes) read(each func(add func(Node) error) error) (*extsort.Spool, er
 	if err := errors.Join(it.Err(), pc.err()); err != nil {
 		return nil, err
 	}
-	base.Close()
-	drop(byChild)
+	p.drop(base)
+	p.drop(byChild)
 	return out, out.Rewind()
 }
 
@@ -137,8 +137,8 @@ func (p *passes) parentRows(ids, parents *extsort.Sorter) (*extsort.Spool, error
 	if err := errors.Join(ii.Err(), pi.Err()); err != nil {
 		return nil, err
 	}
-	ids.Close()
-	parents.Close()
+	p.drop(ids)
+	p.drop(parents)
 	return p.spool(out)
 }
 
@@ -206,11 +206,11 @@ func (p *passes) doubling(base *extsort.Spool) (*extsort.Spool, error) {
 		}
 		err = errors.Join(qi.Err(), c.err())
 		qi.Close()
-		q.Close()
+		p.drop(q)
 		if err != nil {
 			return nil, err
 		}
-		drop(t)
+		p.drop(t)
 		if t, err = p.spool(next); err != nil {
 			return nil, err
 		}
@@ -268,7 +268,7 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 	if err := errors.Join(qi.Err(), c.err()); err != nil {
 		return nil, err
 	}
-	drop(jumps)
+	p.drop(jumps)
 	xi, err := x.Sort()
 	if err != nil {
 		return nil, err
@@ -312,6 +312,6 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 	if err := xi.Err(); err != nil {
 		return nil, err
 	}
-	x.Close()
+	p.drop(x)
 	return out, out.Rewind()
 }

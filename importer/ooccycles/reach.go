@@ -121,8 +121,8 @@ func (p *passes) reachPass(t *extsort.Spool) (*extsort.Spool, int64, error) {
 	if err := errors.Join(qi.Err(), c.err()); err != nil {
 		return nil, 0, err
 	}
-	q.Close()
-	drop(t)
+	p.drop(q)
+	p.drop(t)
 	out, err := p.spool(next)
 	return out, finished, err
 }

@@ -63,8 +63,8 @@ func (p *passes) owns(base, comp, texts *extsort.Spool) (*extsort.Spool, error) 
 	if err := errors.Join(qi.Err(), tc.err()); err != nil {
 		return nil, err
 	}
-	q.Close()
-	drop(texts)
+	p.drop(q)
+	p.drop(texts)
 	cycled, err := p.spool(byNode)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (p *passes) owns(base, comp, texts *extsort.Spool) (*extsort.Spool, error) 
 	if err := errors.Join(base.Err(), cc.err()); err != nil {
 		return nil, err
 	}
-	drop(cycled)
+	p.drop(cycled)
 	return out, out.Rewind()
 }
 
@@ -144,7 +144,7 @@ func (p *passes) reasons(base, reach, owns *extsort.Spool) error {
 	if err := errors.Join(base.Err(), reach.Err()); err != nil {
 		return err
 	}
-	drop(reach)
+	p.drop(reach)
 	qi, err := q.Sort()
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (p *passes) reasons(base, reach, owns *extsort.Spool) error {
 	if err := errors.Join(qi.Err(), oc.err()); err != nil {
 		return err
 	}
-	q.Close()
+	p.drop(q)
 	inherited, err := p.spool(byNode)
 	if err != nil {
 		return err
