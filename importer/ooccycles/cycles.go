@@ -23,6 +23,9 @@ func (p *passes) cycles(base, comp, reach *extsort.Spool) (*extsort.Spool, error
 		return nil, err
 	}
 	for rec, ok := comp.Next(); ok; rec, ok = comp.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		r, ok := reach.Next()
 		if !ok || rowAt(r, 0) != rowAt(rec, 0) {
 			return nil, errBug("lost a node reaching its cycle")
@@ -55,6 +58,9 @@ func (p *passes) cycles(base, comp, reach *extsort.Spool) (*extsort.Spool, error
 		return walk.Add(e.B)
 	}
 	for rec, ok := gi.Next(); ok; rec, ok = gi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		if !have || rowAt(rec, 0) != label {
 			if err := flush(); err != nil {
 				return nil, err
@@ -101,6 +107,10 @@ func (p *passes) walk(base *extsort.Spool, walk *extsort.Sorter) (*extsort.Sorte
 		}
 		next := p.sorter("cycles: naming the cycles")
 		for rec, ok := wi.Next(); ok; rec, ok = wi.Next() {
+			if err := p.tick(); err != nil {
+				wi.Close()
+				return nil, err
+			}
 			if !c.seek(rowAt(rec, 0)) {
 				wi.Close()
 				return nil, errBug("lost a cycle's member")
@@ -151,6 +161,9 @@ func (p *passes) tell(named *extsort.Sorter) (*extsort.Spool, error) {
 		ids []string
 	)
 	for rec, ok := ni.Next(); ok; rec, ok = ni.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		d := extsort.Dec{B: rec[32:], Share: true}
 		entryRec := d.Bytes()
 		ids = d.Strs(ids[:0])

@@ -75,6 +75,16 @@ type passes struct {
 	o     Options
 	n     int64
 	files []interface{ Close() error }
+	ticks int64
+}
+
+// tick is the context's error, asked every 65,536 records a pass reads:
+// a pass over many nodes stops soon after it is cancelled.
+func (p *passes) tick() error {
+	if p.ticks++; p.ticks&(1<<16-1) == 0 {
+		return p.ctx.Err()
+	}
+	return nil
 }
 
 // Resolve resolves the nodes each adds, which must be a whole set of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -271,4 +272,50 @@ func liveHeap() uint64 {
 	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(m)
 	return m[0].Value.Uint64()
+}
+
+// TestResolveCancelled: a context cancelled in the middle of a doubling
+// pass ends Resolve with its error, soon, and no file is left in Dir.
+func TestResolveCancelled(t *testing.T) {
+	nodes := randomCycles(rand.New(rand.NewPCG(9, 9)), 200_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	var (
+		cancelled time.Time
+		second    bool
+	)
+	err := Resolve(ctx, Options{
+		Dir: dir, Budget: 64 << 10,
+		Phase: func(name string, done, _ int64) {
+			// In the middle of the second pass: a run of its sort spilled.
+			if name == "cycles: doubling (passes)" && done > 2 {
+				t.Errorf("pass %d began after the cancel in pass 2", done)
+			}
+			second = second || name == "cycles: doubling (passes)" && done == 2
+			if second && name == "cycles: doubling (bytes spilled)" && cancelled.IsZero() {
+				cancelled = time.Now()
+				cancel()
+			}
+		},
+		Check: func([]byte) string { return "" },
+		Cycle: func([]byte, error) error { return nil },
+		Done:  func([]byte, bool, string) error { return nil },
+	}, func(add func(Node) error) error {
+		for _, n := range nodes {
+			if err := add(Node{Row: n.row, ID: n.id, Parent: nodes[n.parent].id, Rec: []byte(n.id)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || cancelled.IsZero() {
+		t.Fatalf("Resolve: %v, cancelled at %v; want context.Canceled during the doubling", err, cancelled)
+	}
+	if d := time.Since(cancelled); d > time.Second {
+		t.Errorf("Resolve returned %v after the cancel", d)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left in Dir", len(left))
+	}
 }

@@ -80,6 +80,9 @@ func (p *passes) read(each func(add func(Node) error) error) (*extsort.Spool, er
 	}
 	p.files = append(p.files, out)
 	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		v := rowAt(rec, 0)
 		if !pc.seek(v) {
 			return nil, errBug("lost a node's parent")
@@ -117,6 +120,9 @@ func (p *passes) parentRows(ids, parents *extsort.Sorter) (*extsort.Spool, error
 	var e extsort.Enc
 	cur, more := ii.Next()
 	for rec, ok := pi.Next(); ok; rec, ok = pi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		parent := extsort.FirstKey(rec)
 		for more && bytes.Compare(extsort.FirstKey(cur), parent) < 0 {
 			cur, more = ii.Next()
@@ -155,6 +161,9 @@ func (p *passes) doubling(base *extsort.Spool) (*extsort.Spool, error) {
 		return nil, err
 	}
 	for rec, ok := base.Next(); ok; rec, ok = base.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		b.get(rec)
 		enc(&e, b.v, b.parent, b.v)
 		if err := x.Add(e.B); err != nil {
@@ -175,6 +184,9 @@ func (p *passes) doubling(base *extsort.Spool) (*extsort.Spool, error) {
 		}
 		q := p.sorter("cycles: doubling")
 		for rec, ok := t.Next(); ok; rec, ok = t.Next() {
+			if err := p.tick(); err != nil {
+				return nil, err
+			}
 			enc(&e, rowAt(rec, 1), rowAt(rec, 0), rowAt(rec, 2))
 			if err := q.Add(e.B); err != nil {
 				return nil, err
@@ -194,6 +206,10 @@ func (p *passes) doubling(base *extsort.Spool) (*extsort.Spool, error) {
 		}
 		next := p.sorter("cycles: doubling")
 		for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+			if err := p.tick(); err != nil {
+				qi.Close()
+				return nil, err
+			}
 			if !c.seek(rowAt(rec, 0)) {
 				qi.Close()
 				return nil, errBug("lost a pointer")
@@ -227,6 +243,9 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 	q := p.sorter("cycles: labels")
 	var e extsort.Enc
 	for rec, ok := jumps.Next(); ok; rec, ok = jumps.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		enc(&e, rowAt(rec, 1), rowAt(rec, 0))
 		if err := q.Add(e.B); err != nil {
 			return nil, err
@@ -248,6 +267,9 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 	x := p.sorter("cycles: labels")
 	last := none
 	for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		end := rowAt(rec, 0)
 		if !c.seek(end) {
 			return nil, errBug("lost a pointer's end")
@@ -292,6 +314,9 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 		return out.Add(e.B)
 	}
 	for rec, ok := xi.Next(); ok; rec, ok = xi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		if rowAt(rec, 1) == 1 {
 			if !have || pv != rowAt(rec, 0) {
 				return nil, errBug("found a cycle member without a label")

@@ -30,6 +30,9 @@ func (p *passes) reach(base, comp *extsort.Spool) (*extsort.Spool, error) {
 	}
 	left := int64(0)
 	for rec, ok := comp.Next(); ok; rec, ok = comp.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		v := rowAt(rec, 0)
 		if !bc.seek(v) {
 			return nil, errBug("lost a node")
@@ -79,6 +82,9 @@ func (p *passes) reachPass(t *extsort.Spool) (*extsort.Spool, int64, error) {
 	var e extsort.Enc
 	q, next := p.sorter("cycles: reaching the cycles"), p.sorter("cycles: reaching the cycles")
 	for rec, ok := t.Next(); ok; rec, ok = t.Next() {
+		if err := p.tick(); err != nil {
+			return nil, 0, err
+		}
 		var err error
 		if rowAt(rec, 5) == 1 {
 			err = next.Add(rec)
@@ -104,6 +110,9 @@ func (p *passes) reachPass(t *extsort.Spool) (*extsort.Spool, int64, error) {
 	}
 	var finished int64
 	for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, 0, err
+		}
 		if !c.seek(rowAt(rec, 0)) {
 			return nil, 0, errBug("lost a pointer")
 		}

@@ -24,6 +24,9 @@ func (p *passes) owns(base, comp, texts *extsort.Spool) (*extsort.Spool, error) 
 		return nil, err
 	}
 	for rec, ok := comp.Next(); ok; rec, ok = comp.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		if rowAt(rec, 2) == 0 {
 			continue
 		}
@@ -51,6 +54,9 @@ func (p *passes) owns(base, comp, texts *extsort.Spool) (*extsort.Spool, error) 
 	}
 	byNode := p.sorter("cycles: reasons")
 	for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		if !tc.seek(rowAt(rec, 0)) {
 			return nil, errBug("lost a cycle's problem")
 		}
@@ -82,6 +88,9 @@ func (p *passes) owns(base, comp, texts *extsort.Spool) (*extsort.Spool, error) 
 		return nil, err
 	}
 	for rec, ok := base.Next(); ok; rec, ok = base.Next() {
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
 		b.get(rec)
 		own := b.own
 		if own == "" && cc.seek(b.v) {
@@ -125,6 +134,9 @@ func (p *passes) reasons(base, reach, owns *extsort.Spool) error {
 		return err
 	}
 	for rec, ok := base.Next(); ok; rec, ok = base.Next() {
+		if err := p.tick(); err != nil {
+			return err
+		}
 		r, ok := reach.Next()
 		if b.get(rec); !ok || rowAt(r, 0) != b.v {
 			return errBug("lost a node reaching its cycle")
@@ -156,6 +168,9 @@ func (p *passes) reasons(base, reach, owns *extsort.Spool) error {
 	}
 	byNode := p.sorter("cycles: reasons")
 	for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+		if err := p.tick(); err != nil {
+			return err
+		}
 		if !oc.seek(rowAt(rec, 0)) {
 			return errBug("lost an ancestor's reason")
 		}
