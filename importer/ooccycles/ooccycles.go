@@ -8,9 +8,12 @@
 // below one:
 //
 //   - the parents' rows, by a join of the ids;
-//   - pointer doubling, bits.Len(n) passes, each node's 2^k-th ancestor
-//     and the least row of the 2^k nodes up to it: after them each node's
-//     pointer is on its cycle, and a cycle's least row names it;
+//   - pointer doubling, each node's 2^k-th ancestor and the least row of
+//     the 2^k nodes up to it, until each node's pointer is on its cycle
+//     (the pointers, as many as the pass before: log2 of the longest way
+//     down from a cycle, plus 2, passes), then of the cycles' members
+//     alone until 2^k covers the longest cycle: a cycle's least row names
+//     it;
 //   - a second doubling, ended by the cycles, gives each node the first
 //     cycle member it reaches (where its walk enters the cycle) and its
 //     first ancestor (itself included) with a reason of its own;
@@ -104,11 +107,11 @@ func (p *passes) run(each func(add func(Node) error) error) error {
 	if err != nil || p.n == 0 {
 		return err
 	}
-	jumps, err := p.doubling(base)
+	all, members, err := p.doubling(base)
 	if err != nil {
 		return err
 	}
-	comp, err := p.labels(jumps)
+	comp, err := p.labels(all, members)
 	if err != nil {
 		return err
 	}
@@ -234,5 +237,5 @@ func errBug(what string) error {
 }
 
 // rounds is how many doubling passes bring every node of n onto its
-// cycle with a window as long as the cycle: 2^rounds > n.
+// cycle: 2^rounds > n.
 func rounds(n int64) int { return bits.Len64(uint64(n)) }

@@ -131,8 +131,9 @@ func reference(nodes []node) outcome {
 	return out
 }
 
-// randomCycles is n nodes, each in or below a cycle: cycles of 1 to 40
-// members and trees hanging below them, with reasons of their own and
+// randomCycles is n nodes or a few more, each in or below a cycle:
+// cycles of 2 to 41 members and trees hanging below them, at times a
+// chain of a thousand or two below, at times a cycle of 2,000 alone, with reasons of their own and
 // problems here and there, rows shuffled.
 func randomCycles(rng *rand.Rand, n int) []node {
 	nodes := make([]node, 0, n)
@@ -146,6 +147,17 @@ func randomCycles(rng *rand.Rand, n int) []node {
 		}
 		for range rng.IntN(200) {
 			nodes = append(nodes, node{id: fmt.Sprintf("t%d", len(nodes)), parent: first + rng.IntN(len(nodes)-first)})
+		}
+		switch rng.IntN(8) {
+		case 0: // a chain far longer than the cycle, below it
+			for range 1000 + rng.IntN(1000) {
+				nodes = append(nodes, node{id: fmt.Sprintf("t%d", len(nodes)), parent: len(nodes) - 1})
+			}
+		case 1: // a cycle far longer than what hangs below it
+			at := len(nodes)
+			for k := range 2000 {
+				nodes = append(nodes, node{id: fmt.Sprintf("c%d", at+k), parent: at + (k+1)%2000})
+			}
 		}
 	}
 	for k, r := range rng.Perm(len(nodes)) {

@@ -148,101 +148,153 @@ func (p *passes) parentRows(ids, parents *extsort.Sorter) (*extsort.Spool, error
 	return p.spool(out)
 }
 
-// doubling gives each node, in rounds(n) passes, its 2^k-th ancestor
-// (on its cycle at the end) and the least row of the 2^k nodes from it
-// up (its cycle's least, for a node on a cycle): [v][pointer][least].
-func (p *passes) doubling(base *extsort.Spool) (*extsort.Spool, error) {
+// doubling gives each node its 2^k-th ancestor and the least row of the
+// 2^k nodes from it up: [v][pointer][least], the table of all the nodes
+// (all) once every pointer is on its cycle, and that of the cycles'
+// members alone (members) once each one's 2^k nodes cover its cycle.
+//
+// A pass sorts the pointers: how many differ is the size of the image of
+// the 2^k-th ancestor, which shrinks as k grows until it is the set of
+// the cycles' members, and then stays. So the first pass that finds as
+// many as the one before finds all on the cycles (log2 of the longest
+// way down from a cycle, plus 2, passes), and writes the members; the
+// passes that follow double the members alone, until 2^k is at least
+// their count, which no cycle is longer than.
+func (p *passes) doubling(base *extsort.Spool) (all, members *extsort.Spool, err error) {
 	x := p.sorter("cycles: doubling")
 	var (
 		e extsort.Enc
 		b baseNode
 	)
 	if err := base.Rewind(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for rec, ok := base.Next(); ok; rec, ok = base.Next() {
-		if err := p.tick(); err != nil {
-			return nil, err
-		}
 		b.get(rec)
 		enc(&e, b.v, b.parent, b.v)
 		if err := x.Add(e.B); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := base.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := p.spool(x)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for round := range rounds(p.n) {
-		p.phase("cycles: doubling (passes)", int64(round+1), int64(rounds(p.n)))
-		if err := p.ctx.Err(); err != nil {
-			return nil, err
+	last, window := int64(-1), int64(1)
+	for round := 0; ; round++ {
+		if round > rounds(p.n)+2 {
+			return nil, nil, errBug("found pointers that do not settle on cycles")
 		}
-		q := p.sorter("cycles: doubling")
-		for rec, ok := t.Next(); ok; rec, ok = t.Next() {
-			if err := p.tick(); err != nil {
-				return nil, err
-			}
-			enc(&e, rowAt(rec, 1), rowAt(rec, 0), rowAt(rec, 2))
-			if err := q.Add(e.B); err != nil {
-				return nil, err
-			}
-		}
-		if err := t.Err(); err != nil {
-			return nil, err
-		}
-		qi, err := q.Sort()
+		p.phase("cycles: doubling (passes)", int64(round+1), -1)
+		next, hits, err := p.jumpPass(t, true)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		c, err := newCursor(t)
-		if err != nil {
-			qi.Close()
-			return nil, err
+		if hits.Records == last {
+			p.drop(next)
+			all, members = t, hits
+			break
 		}
-		next := p.sorter("cycles: doubling")
-		for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
-			if err := p.tick(); err != nil {
-				qi.Close()
-				return nil, err
-			}
-			if !c.seek(rowAt(rec, 0)) {
-				qi.Close()
-				return nil, errBug("lost a pointer")
-			}
-			enc(&e, rowAt(rec, 1), rowAt(c.rec, 1), min(rowAt(rec, 2), rowAt(c.rec, 2)))
-			if err := next.Add(e.B); err != nil {
-				qi.Close()
-				return nil, err
-			}
-		}
-		err = errors.Join(qi.Err(), c.err())
-		qi.Close()
-		p.drop(q)
-		if err != nil {
-			return nil, err
-		}
+		last = hits.Records
+		p.drop(hits)
 		p.drop(t)
-		if t, err = p.spool(next); err != nil {
-			return nil, err
+		t, window = next, 2*window
+	}
+	for window < members.Records {
+		p.phase("cycles: doubling the cycles (passes)", window, members.Records)
+		next, _, err := p.jumpPass(members, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.drop(members)
+		members, window = next, 2*window
+	}
+	return all, members, members.Rewind()
+}
+
+// jumpPass is a doubling pass over t: each node takes its pointer's
+// pointer, and the least of its pointer's least and its own. With hits,
+// the pointers' own records, each once, are returned too.
+func (p *passes) jumpPass(t *extsort.Spool, hits bool) (next, hit *extsort.Spool, err error) {
+	var e extsort.Enc
+	if err := t.Rewind(); err != nil {
+		return nil, nil, err
+	}
+	q := p.sorter("cycles: doubling")
+	defer p.drop(q)
+	for rec, ok := t.Next(); ok; rec, ok = t.Next() {
+		if err := p.tick(); err != nil {
+			return nil, nil, err
+		}
+		enc(&e, rowAt(rec, 1), rowAt(rec, 0), rowAt(rec, 2))
+		if err := q.Add(e.B); err != nil {
+			return nil, nil, err
 		}
 	}
-	return t, nil
+	if err := t.Err(); err != nil {
+		return nil, nil, err
+	}
+	qi, err := q.Sort()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer qi.Close()
+	c, err := newCursor(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hits {
+		if hit, err = extsort.NewSpool(p.o.Dir); err != nil {
+			return nil, nil, err
+		}
+		p.files = append(p.files, hit)
+	}
+	out := p.sorter("cycles: doubling")
+	last := none
+	for rec, ok := qi.Next(); ok; rec, ok = qi.Next() {
+		if err := p.tick(); err != nil {
+			return nil, nil, err
+		}
+		ptr := rowAt(rec, 0)
+		if !c.seek(ptr) {
+			return nil, nil, errBug("lost a pointer")
+		}
+		if hit != nil && ptr != last {
+			last = ptr
+			if err := hit.Add(c.rec); err != nil {
+				return nil, nil, err
+			}
+		}
+		enc(&e, rowAt(rec, 1), rowAt(c.rec, 1), min(rowAt(rec, 2), rowAt(c.rec, 2)))
+		if err := out.Add(e.B); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := errors.Join(qi.Err(), c.err()); err != nil {
+		return nil, nil, err
+	}
+	if hit != nil {
+		if err := hit.Rewind(); err != nil {
+			return nil, nil, err
+		}
+	}
+	next, err = p.spool(out)
+	return next, hit, err
 }
 
 // labels names each node's cycle by its least row, and tells the cycles'
-// members (the pointers' ends): [v][label][member 0 or 1], by node.
-func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
-	if err := jumps.Rewind(); err != nil {
+// members: [v][label][member 0 or 1], by node. all holds each node's
+// pointer, a member; members, each member's least of its cycle.
+func (p *passes) labels(all, members *extsort.Spool) (*extsort.Spool, error) {
+	if err := all.Rewind(); err != nil {
 		return nil, err
 	}
 	q := p.sorter("cycles: labels")
 	var e extsort.Enc
-	for rec, ok := jumps.Next(); ok; rec, ok = jumps.Next() {
+	for rec, ok := all.Next(); ok; rec, ok = all.Next() {
 		if err := p.tick(); err != nil {
 			return nil, err
 		}
@@ -251,15 +303,16 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 			return nil, err
 		}
 	}
-	if err := jumps.Err(); err != nil {
+	if err := all.Err(); err != nil {
 		return nil, err
 	}
+	p.drop(all)
 	qi, err := q.Sort()
 	if err != nil {
 		return nil, err
 	}
 	defer qi.Close()
-	c, err := newCursor(jumps)
+	c, err := newCursor(members)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +343,7 @@ func (p *passes) labels(jumps *extsort.Spool) (*extsort.Spool, error) {
 	if err := errors.Join(qi.Err(), c.err()); err != nil {
 		return nil, err
 	}
-	p.drop(jumps)
+	p.drop(members)
 	xi, err := x.Sort()
 	if err != nil {
 		return nil, err
