@@ -73,6 +73,8 @@ const none = int64(-1)
 // maxIDs is how many ids of a cycle its problem names (CycleErrorOf).
 const maxIDs = 20
 
+// passes is one Resolve's: its nodes' count, and the sorts and spools
+// it removes at its end.
 type passes struct {
 	ctx   context.Context
 	o     Options
@@ -233,7 +235,7 @@ func (c *cursor) err() error { return c.s.Err() }
 
 // errBug is a pass that found what the passes before it rule out.
 func errBug(what string) error {
-	return errors.New("importer: the out-of-core cycles' passes " + what + " (a bug): import with more --memory")
+	return errors.New("ooccycles: the out-of-core cycles' passes " + what + " (a bug): import with more --memory")
 }
 
 // rounds is how many doubling passes bring every node of n onto its
