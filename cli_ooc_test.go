@@ -346,7 +346,7 @@ func TestInMemoryJobsRefuseOverBudget(t *testing.T) {
 }
 
 // progressLine is a progress log line (see progress.step).
-var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: [\d,]+( of [\d,]+[^\n]*)? after \d+[^\n]*\n`)
+var progressLine = regexp.MustCompile(`(?m)^treeport: [^\n]*: [\d,]+(\.\d+ [KMGT]iB| B)?( of [\d,]+[^\n]*)? after \d+[^\n]*\n`)
 
 // sameDryRun runs import --dry-run args in memory and out of core (forced,
 // in a 1 MiB budget), and fails the test unless both print the same

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/treeport/treeport/importer/ooccycles"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
@@ -14,10 +15,84 @@ import (
 )
 
 // cyclesPass takes the nodes no level reached: those in a cycle or below
-// one. They are read into memory (a cycle is rare, and what hangs below
-// one is what the input holds wrong), reported as transform.Forest does,
-// checked with what is known of them, and resolved rejected.
-func (s *oocState) cyclesPass(rest *extsort.Spool, check oocChecker) error {
+// one. They are reported as transform.Forest does, checked with what is
+// known of them, and resolved rejected: read into memory when they are
+// few (cyclesInMemory), else by the sorted passes of ooccycles, in a
+// bounded memory however many they are (a crafted input can hold a
+// cycle of any length, or any tree below one).
+func (s *oocState) cyclesPass(ctx context.Context, rest *extsort.Spool, check oocChecker) error {
+	if rest.Bytes <= cyclesInMemory(s.opts.sortBudget()) {
+		return s.cyclesInMemory(rest, check)
+	}
+	return ooccycles.Resolve(ctx, ooccycles.Options{
+		Dir: s.dir, Budget: s.opts.sortBudget(), Phase: s.phase,
+		Check: func(rec []byte) string {
+			var n oocNode
+			n.getByParent(rec, true)
+			if err := s.cycleCheck(&n, check); err != nil {
+				return err.Error()
+			}
+			return ""
+		},
+		Cycle: func(rec []byte, err error) error {
+			var n oocNode
+			n.getByParent(rec, true)
+			s.cycles.add(n.row, s.rowError(n.file, n.line, n.id, err))
+			return nil
+		},
+		Done: func(rec []byte, checked bool, reason string) error {
+			var n oocNode
+			n.getByParent(rec, true)
+			if checked {
+				s.checked.add(n.row, s.rowError(n.file, n.line, n.id, s.cycleCheck(&n, check)))
+			}
+			return s.cycleResolved(&n, reason)
+		},
+	}, func(add func(ooccycles.Node) error) error {
+		var n oocNode
+		for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
+			n.getByParent(rec, true)
+			if err := add(ooccycles.Node{Row: n.row, ID: n.id, Parent: n.parent, Own: n.own, Rec: rec}); err != nil {
+				return err
+			}
+		}
+		return rest.Err()
+	})
+}
+
+// cyclesInMemory is the most bytes of the records of the nodes in or
+// below cycles that cyclesPass reads into memory, for a sort's budget:
+// about a quarter of it, once read. A variable, so that a test can have
+// either way take any input.
+var cyclesInMemory = func(budget int) int64 { return int64(budget) / 16 }
+
+// cycleCheck is the check of a node in or below a cycle, whose place is
+// not known. Keys over DynamoDB's limits are not among its problems (a
+// path not known has no length): the rule of a key over the limits that
+// a child inherits (resolve's originKey) never applies to it.
+func (s *oocState) cycleCheck(n *oocNode, check oocChecker) error {
+	st := transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
+	return transform.WithoutKeyLengths(s.checkNode(n, check, &st))
+}
+
+// cycleResolved resolves a node in or below a cycle, rejected with
+// reason.
+func (s *oocState) cycleResolved(n *oocNode, reason string) error {
+	if s.links != nil {
+		n.flags |= fRejected | fBuild // in or below a cycle
+		if err := s.seenLink(n); err != nil {
+			return err
+		}
+	}
+	s.rejected++
+	if n.flags&fBad != 0 {
+		return nil
+	}
+	return s.addResolved(n.row, reason)
+}
+
+// cyclesInMemory is cyclesPass for few nodes, read into memory.
+func (s *oocState) cyclesInMemory(rest *extsort.Spool, check oocChecker) error {
 	var nodes []oocNode
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
 		var n oocNode

@@ -299,7 +299,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 	}
 	defer rest.Close()
 	if rest.Records > 0 {
-		if err := s.cyclesPass(rest, check); err != nil {
+		if err := s.cyclesPass(ctx, rest, check); err != nil {
 			return err
 		}
 	}

@@ -35,14 +35,18 @@ func DuplicatePlaces(places []string, all int) error {
 
 // CycleError is the problem of a cycle whose ids, in the order of the
 // walk up the parents that found it, are ids.
-func CycleError(ids []string) error {
-	q := make([]string, 0, min(len(ids), 20)+2)
-	for k, id := range ids {
-		if k == 20 {
-			q = append(q, fmt.Sprintf("… (%d more)", len(ids)-20))
-			break
-		}
-		q = append(q, fmt.Sprintf("%q", id))
+func CycleError(ids []string) error { return CycleErrorOf(ids, len(ids)) }
+
+// CycleErrorOf is CycleError of a cycle of n ids whose first ones, in
+// the order of the walk, are ids: the message names the first 20 and
+// counts the others, so ids need hold no more than 20 of them.
+func CycleErrorOf(ids []string, n int) error {
+	q := make([]string, 0, min(n, 20)+2)
+	for k := range min(n, 20, len(ids)) {
+		q = append(q, fmt.Sprintf("%q", ids[k]))
+	}
+	if n > 20 {
+		q = append(q, fmt.Sprintf("… (%d more)", n-20))
 	}
 	q = append(q, fmt.Sprintf("%q", ids[0]))
 	return fmt.Errorf("%w: %s (each is an ancestor of itself: fix one parent)", ErrCycle, strings.Join(q, " → "))
