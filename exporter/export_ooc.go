@@ -234,6 +234,9 @@ func (s *oocSink) addImplied() error {
 func scanOOC(ctx context.Context, opts ExportOptions, sink *oocSink) (Stats, error) {
 	l, table := opts.Layout, opts.Table
 	scan := opts.Scan
+	if scan.Memory == 0 && opts.OutOfCore != nil {
+		scan.Memory = PagesMemory(opts.OutOfCore.Memory)
+	}
 	r := newReader(readerOptions{MaxRCU: scan.MaxRCU, MaxRetries: scan.MaxRetries})
 	filter := l.NodeFilter()
 	if scan.Partition == nil {

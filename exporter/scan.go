@@ -41,8 +41,16 @@ type ScanOptions struct {
 	// ConsistentRead asks for strongly consistent reads, at twice the RCU.
 	ConsistentRead bool
 	// PageSize is the Limit of each Scan request; 0 lets DynamoDB fill
-	// pages of 1 MB.
+	// pages of 1 MB (or Memory sets it).
 	PageSize int32
+	// Memory, when not 0 and PageSize is 0, bounds the memory of the
+	// pages in flight once decoded (a page of 1 MB is some 15 MB of
+	// heap): each request's Limit is set so that the segments' pages, and
+	// the chunks waiting for the workers and in their hands (three pages a
+	// worker at most), fit in it, from the bytes
+	// an item the pages read so far took (pager). The out-of-core jobs
+	// give it a share of --memory; 0 reads pages of 1 MB.
+	Memory int64
 	// MaxRetries is how many times in a row a request may fail with a
 	// retryable error (throttling, 5xx, a lost connection) before the scan
 	// gives up (10). Retries back off exponentially with full jitter.
@@ -112,6 +120,10 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 		segments = 1
 	}
 	workers := min(segments, runtime.GOMAXPROCS(0))
+	var pages *pager
+	if opts.PageSize == 0 {
+		pages = newPager(opts.Memory, segments+3*workers, opts.ConsistentRead)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	chunks := make(chan []layouts.Item, 2*workers)
 	var pageMu sync.Mutex
@@ -122,9 +134,9 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 			defer readers.Done()
 			read := func(page func([]layouts.Item) error) error {
 				if byQuery {
-					return queryPartition(gctx, qc, r, table, opts, filter, page)
+					return queryPartition(gctx, qc, r, table, opts, filter, pages, page)
 				}
-				return scanSegment(gctx, client, r, table, opts, filter, seg, segments, page)
+				return scanSegment(gctx, client, r, table, opts, filter, pages, seg, segments, page)
 			}
 			return read(func(items []layouts.Item) error {
 				for len(items) > 0 {
@@ -172,7 +184,7 @@ func scanTable(ctx context.Context, client ScanAPI, r *reader, table string, opt
 
 // scanSegment reads one segment of a Scan page by page, following
 // LastEvaluatedKey to its end, and hands each page to page.
-func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, seg, segments int, page func(items []layouts.Item) error) error {
+func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, pages *pager, seg, segments int, page func(items []layouts.Item) error) error {
 	in := &dynamodb.ScanInput{
 		TableName:              aws.String(table),
 		ConsistentRead:         aws.Bool(opts.ConsistentRead),
@@ -191,6 +203,9 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		in.ExpressionAttributeValues = filter.Values
 	}
 	for {
+		if l := pages.limit(); l > 0 {
+			in.Limit = aws.Int32(l)
+		}
 		var out *dynamodb.ScanOutput
 		err := r.do(ctx, "Scan", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
@@ -203,6 +218,7 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 		if err != nil {
 			return fmt.Errorf("table %s, segment %d of %d: %w", table, seg, segments, err)
 		}
+		pages.read(int(out.ScannedCount), capacityUnits(out.ConsumedCapacity))
 		if err := page(out.Items); err != nil {
 			return err
 		}
@@ -216,7 +232,7 @@ func scanSegment(ctx context.Context, client ScanAPI, r *reader, table string, o
 // queryPartition reads the one partition opts.Partition names with a
 // Query, page by page, following LastEvaluatedKey to its end, and hands
 // each page to page, as scanSegment does a segment's.
-func queryPartition(ctx context.Context, client partitionAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, page func(items []layouts.Item) error) error {
+func queryPartition(ctx context.Context, client partitionAPI, r *reader, table string, opts ScanOptions, filter *layouts.Filter, pages *pager, page func(items []layouts.Item) error) error {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
 		ConsistentRead:            aws.Bool(opts.ConsistentRead),
@@ -238,6 +254,9 @@ func queryPartition(ctx context.Context, client partitionAPI, r *reader, table s
 		maps.Copy(in.ExpressionAttributeValues, filter.Values)
 	}
 	for {
+		if l := pages.limit(); l > 0 {
+			in.Limit = aws.Int32(l)
+		}
 		var out *dynamodb.QueryOutput
 		err := r.do(ctx, "Query", func(ctx context.Context) (*types.ConsumedCapacity, []types.ConsumedCapacity, int64, error) {
 			var err error
@@ -250,6 +269,7 @@ func queryPartition(ctx context.Context, client partitionAPI, r *reader, table s
 		if err != nil {
 			return fmt.Errorf("table %s, partition %s: %w", table, ddb.KeyString(opts.Partition, slices.Collect(maps.Keys(opts.Partition))...), err)
 		}
+		pages.read(int(out.ScannedCount), capacityUnits(out.ConsumedCapacity))
 		if err := page(out.Items); err != nil {
 			return err
 		}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -27,6 +29,12 @@ type pagedTable struct {
 	pageSize int
 	fail     map[int]error // a segment that fails, with what
 	requests atomic.Int64
+	// itemBytes, when set, makes each page tell its consumed capacity
+	// (eventually consistent: 8 KB a unit, rounded up), and limits
+	// records each request's Limit (0: none).
+	itemBytes int
+	mu        sync.Mutex
+	limits    []int32
 }
 
 func (p *pagedTable) Scan(ctx context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
@@ -59,6 +67,13 @@ func (p *pagedTable) Scan(ctx context.Context, in *dynamodb.ScanInput, _ ...func
 	}
 	out.Count = int32(len(out.Items))
 	out.ScannedCount = out.Count
+	if p.itemBytes > 0 {
+		units := float64((len(out.Items)*p.itemBytes+8191)/8192) / 1
+		out.ConsumedCapacity = &types.ConsumedCapacity{CapacityUnits: &units}
+		p.mu.Lock()
+		p.limits = append(p.limits, aws.ToInt32(in.Limit))
+		p.mu.Unlock()
+	}
 	if i < len(p.items) {
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"i": &types.AttributeValueMemberN{Value: strconv.Itoa(i - 1)}}
 	}
@@ -249,3 +264,63 @@ func TestForestOrderCheckMatchesWalk(t *testing.T) {
 }
 
 var _ ScanAPI = (*pagedTable)(nil)
+
+// TestScanPagesInMemory: with ScanOptions.Memory, each request's Limit
+// keeps a page, decoded, within its share of the budget, learnt from the
+// pages' consumed capacity; without it, or with a budget 1 MB pages fit
+// in, there is no Limit. Every item is read once either way.
+func TestScanPagesInMemory(t *testing.T) {
+	const items, itemBytes, segments = 40_000, 400, 4
+	for _, tc := range []struct {
+		name      string
+		memory    int64
+		wantLimit bool
+	}{
+		{"no budget", 0, false},
+		{"a budget 1 MB pages fit in", 4 << 30, false},
+		{"a small budget", 4 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			table := &pagedTable{items: numberedItems(items), pageSize: 1 << 20 / itemBytes, itemBytes: itemBytes}
+			var mu sync.Mutex
+			seen := make([]int, items)
+			err := scanTable(context.Background(), table, newReader(readerOptions{MaxRetries: 1}), "t",
+				ScanOptions{Segments: segments, Memory: tc.memory}, nil, func(batch []layouts.Item) error {
+					mu.Lock()
+					defer mu.Unlock()
+					for _, it := range batch {
+						n, _ := strconv.Atoi(it["n"].(*types.AttributeValueMemberN).Value)
+						seen[n]++
+					}
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, c := range seen {
+				if c != 1 {
+					t.Fatalf("item %d seen %d times", n, c)
+				}
+			}
+			workers := min(segments, runtime.GOMAXPROCS(0))
+			perPage := tc.memory / int64(segments+3*workers)
+			limited := 0
+			for k, l := range table.limits {
+				if l == 0 {
+					continue
+				}
+				limited++
+				// After each segment's first page, the limit comes from
+				// the items' size as the pages told it (400 bytes, a bit
+				// more with the rounding up of the units).
+				if k >= segments && int64(l)*itemBytes*decodedPageFactor > perPage {
+					t.Errorf("request %d: Limit %d, a page of %d bytes decoded in %d bytes a page", k, l, int64(l)*itemBytes*decodedPageFactor, perPage)
+				}
+			}
+			if tc.wantLimit != (limited == len(table.limits)) || !tc.wantLimit && limited > 0 {
+				t.Errorf("%d of %d requests limited, want all: %v", limited, len(table.limits), tc.wantLimit)
+			}
+			t.Logf("%d requests, %d limited", len(table.limits), limited)
+		})
+	}
+}

@@ -357,7 +357,11 @@ func (v *oocVerify) readTable(implied int) error {
 		v.tableNodes++
 		return nil
 	}
-	st, err := scanNodesEach(v.ctx, v.opts.Client, v.opts.Table, l, v.opts.Scan, func(recs []transform.Record, items int64) error {
+	scan := v.opts.Scan
+	if scan.Memory == 0 && v.opts.OutOfCore != nil {
+		scan.Memory = PagesMemory(v.opts.OutOfCore.Memory)
+	}
+	st, err := scanNodesEach(v.ctx, v.opts.Client, v.opts.Table, l, scan, func(recs []transform.Record, items int64) error {
 		for i := range recs {
 			if err := add(&recs[i]); err != nil {
 				return err

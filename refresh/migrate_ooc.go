@@ -95,6 +95,9 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	snap := filepath.Join(dir, "source.ddb.json")
 	res := &MigrateResult{}
 	scan := opts.Scan
+	if scan.Memory == 0 {
+		scan.Memory = exporter.PagesMemory(o.Memory)
+	}
 	scan.OnPage = func(st exporter.Stats) {
 		total := items // ItemCount: an estimate, none once passed
 		if st.Items > total {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
@@ -127,7 +128,11 @@ func (j *job) readOOC(ctx context.Context) error {
 	if j.keys, err = importer.TableIndexKeys(ctx, j.Client, j.Table, j.Layout.Table()); err != nil {
 		return err
 	}
-	j.t, j.ooc.table, err = scanTableOOC(ctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: j.Scan,
+	scan := j.Scan
+	if scan.Memory == 0 {
+		scan.Memory = exporter.PagesMemory(int64(j.ooc.budget) * 8)
+	}
+	j.t, j.ooc.table, err = scanTableOOC(ctx, ReadTableOptions{Client: j.Client, Table: j.Table, Layout: j.Layout, Shard: j.Shard, Scan: scan,
 		IgnoreUnparsable: j.IgnoreUnparsable}, dir.Path, j.ooc.budget,
 		func(n int64) {
 			total := j.ooc.tableItems
