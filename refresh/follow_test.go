@@ -660,8 +660,8 @@ func TestFollowMemoryOfDeepTrees(t *testing.T) {
 	held := int64(heap()) - int64(before)
 	runtime.KeepAlive(fo)
 	depth := 0
-	for _, a := range fo.applied {
-		depth += a.path.depth
+	for _, id := range ids {
+		depth += fo.applied.Path(id).Depth()
 	}
 	t.Logf("%d nodes, mean depth %d: the follower holds %d bytes a node", nodes, depth/nodes, held/nodes)
 	if held/nodes > 4000 {
@@ -673,7 +673,7 @@ func TestFollowMemoryOfDeepTrees(t *testing.T) {
 		for p := id; p != ""; p = f.parent[p] {
 			want = append([]string{p}, want...)
 		}
-		if got := fo.applied[id].path.ids(); !slices.Equal(got, want) {
+		if got := fo.applied.Path(id).IDs(); !slices.Equal(got, want) {
 			t.Errorf("the path of %s: %d ids, want %d", id, len(got), len(want))
 		}
 	}

@@ -1,0 +1,90 @@
+package refresh
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/treeport/treeport/internal/streams"
+	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
+)
+
+// TestFollowRoundsSpeed measures the follower's own work, without B's
+// writes: the seed of a copy of TREEPORT_FOLLOW_SPEED nodes, then rounds of
+// 100 records (80 changed attributes, 20 moved leaves) taken into the
+// state, their affected sets and changes found and B's nodes updated. A
+// measurement (benchmarks/REFRESH.md), run only when asked:
+//
+//	TREEPORT_FOLLOW_SPEED=100000 go test ./refresh -run TestFollowRoundsSpeed -v
+func TestFollowRoundsSpeed(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TREEPORT_FOLLOW_SPEED"))
+	if n <= 0 {
+		t.Skip("a measurement: set TREEPORT_FOLLOW_SPEED to a number of nodes")
+	}
+	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
+	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
+	r := rand.New(rand.NewPCG(5, 5))
+	tr := randomTree(r, n)
+	in := readSnapshot(t, snapshotOf(t, r, tr, nil).Path, lf, nil)
+	fo := &follower{opts: MigrateOptions{FromLayout: lf, ApplyOptions: ApplyOptions{Target: Target{Layout: lt}}}, log: io.Discard, res: &FollowResult{}}
+	started := time.Now()
+	if err := fo.seed(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	seeded := time.Since(started)
+	ids := tr.ids()
+	kids := map[string]int{}
+	for _, id := range ids {
+		kids[tr.parent[id]]++
+	}
+	var leaves []string
+	for _, id := range ids {
+		if kids[id] == 0 {
+			leaves = append(leaves, id)
+		}
+	}
+	item := func(id string) layouts.Item {
+		node := transform.Node{Record: transform.Record{ID: id, Parent: tr.parent[id], Attrs: tr.attrs[id]}}
+		if node.Parent != "" {
+			node.Depth = 1 // the adjacency layout's items do not hold the path
+		}
+		var out layouts.Item
+		if err := lf.Items(&node, func(it layouts.Item) { out = it }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const rounds = 200
+	started = time.Now()
+	for k := range rounds {
+		recs := make([]streams.Record, 0, 100)
+		for j := range 100 {
+			var id string
+			if j < 80 {
+				id = ids[r.IntN(len(ids))]
+				tr.attrs[id] = transform.Attrs{"v": s(fmt.Sprint(k, j))}
+			} else {
+				id = leaves[r.IntN(len(leaves))]
+				if p := ids[r.IntN(len(ids))]; p != id && kids[id] == 0 {
+					kids[tr.parent[id]]--
+					kids[p]++
+					tr.parent[id] = p
+				}
+			}
+			it := item(id)
+			recs = append(recs, streams.Record{Shard: "s", Seq: fmt.Sprint(k*100 + j), Event: "MODIFY", Keys: keyItem(lf.Table(), it), NewImage: it})
+		}
+		fo.applied.NewRound()
+		changes, paths, _ := fo.changes(fo.affected(fo.take(recs)))
+		fo.applyChanges(changes, paths, nil)
+	}
+	took := time.Since(started)
+	t.Logf("%d nodes: seed %s (%.0f ns a node); %d rounds of 100 records: %s a round", n, seeded.Round(time.Millisecond),
+		float64(seeded.Nanoseconds())/float64(n), rounds, (took / rounds).Round(time.Microsecond))
+}
