@@ -181,9 +181,9 @@ type held struct {
 
 // follower applies a stream of A's records to B.
 type follower struct {
-	opts    MigrateOptions
-	fo      FollowOptions
-	log     io.Writer
+	opts MigrateOptions
+	fo   FollowOptions
+	log  io.Writer
 	// m is A's forest and applied B's nodes, in store (see followstate).
 	m       *followstate.Mirror
 	applied *followstate.Applied

@@ -16,7 +16,7 @@ import (
 // Options (memory 0: never spills).
 func newKVStore(dir string, memory int64) (followstate.Store, error) {
 	_, _ = dir, memory
-	return &kvTemp{}, nil
+	return &kvTemp{nodes: map[string]*kvNode{}}, nil
 }
 
 type kvNode struct {
@@ -26,8 +26,8 @@ type kvNode struct {
 }
 
 type kvTemp struct {
-	root *kvNode
-	n    int64
+	root  *kvNode
+	nodes map[string]*kvNode // the treap's nodes by key, for Get
 }
 
 var _ followstate.Store = (*kvTemp)(nil)
@@ -59,48 +59,34 @@ func kvMerge(l, r *kvNode) *kvNode {
 	return r
 }
 
-func (m *kvTemp) find(key []byte) *kvNode {
-	for t := m.root; t != nil; {
-		switch c := bytes.Compare(key, t.key); {
-		case c == 0:
-			return t
-		case c < 0:
-			t = t.left
-		default:
-			t = t.right
-		}
-	}
-	return nil
-}
-
 func (m *kvTemp) Get(key []byte) ([]byte, bool, error) {
-	if t := m.find(key); t != nil {
+	if t := m.nodes[string(key)]; t != nil {
 		return bytes.Clone(t.value), true, nil
 	}
 	return nil, false, nil
 }
 
 func (m *kvTemp) Put(key, value []byte) error {
-	if t := m.find(key); t != nil {
+	if t := m.nodes[string(key)]; t != nil {
 		t.value = bytes.Clone(value)
 		return nil
 	}
 	l, r := kvSplit(m.root, key)
 	n := &kvNode{key: bytes.Clone(key), value: bytes.Clone(value), prio: rand.Uint64()}
+	m.nodes[string(key)] = n
 	m.root = kvMerge(kvMerge(l, n), r)
-	m.n++
 	return nil
 }
 
 func (m *kvTemp) Delete(key []byte) error {
+	if m.nodes[string(key)] == nil {
+		return nil
+	}
+	delete(m.nodes, string(key))
 	var del func(t *kvNode) *kvNode
 	del = func(t *kvNode) *kvNode {
-		if t == nil {
-			return nil
-		}
 		switch c := bytes.Compare(key, t.key); {
 		case c == 0:
-			m.n--
 			return kvMerge(t.left, t.right)
 		case c < 0:
 			t.left = del(t.left)
@@ -138,9 +124,9 @@ func (m *kvTemp) Ascend(prefix []byte, fn func(key, value []byte) error) error {
 	return err
 }
 
-func (m *kvTemp) Len() int64 { return m.n }
+func (m *kvTemp) Len() int64 { return int64(len(m.nodes)) }
 
 func (m *kvTemp) Close() error {
-	m.root, m.n = nil, 0
+	m.root, m.nodes = nil, nil
 	return nil
 }

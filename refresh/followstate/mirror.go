@@ -176,8 +176,8 @@ func (m *Mirror) Prune() {
 
 func keyOf(tag byte, s string) []byte { return append([]byte{tag}, s...) }
 
+// put makes c the claim of key, which has none (drop).
 func (m *Mirror) put(key string, c *Claim) {
-	m.drop(key)
 	m.state.put(keyOf('k', key), c.encode())
 	m.del(keyOf('g', c.ID))
 	m.state.put(key2('i', c.ID, key), nil)
@@ -225,10 +225,9 @@ func (m *Mirror) links(c *Claim, fn func(parent, child string)) {
 	}
 }
 
-// drop forgets the claim of key; it returns the id it was about ("" when
-// there was none).
-func (m *Mirror) drop(key string) string {
-	c := m.claim(key)
+// dropClaim forgets c, the claim of key; it returns the id it was about
+// ("" when there was none).
+func (m *Mirror) dropClaim(key string, c *Claim) string {
 	if c == nil {
 		return ""
 	}
@@ -243,10 +242,11 @@ func (m *Mirror) drop(key string) string {
 // ids whose state it may have changed.
 func (m *Mirror) Item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
 	old := m.claim(key)
+	var now *Claim // key's claim after
 	defer func() {
 		// The implicit nodes above a claim come and go with it; with
 		// implicit inner nodes in B, its parent's items may change.
-		for _, c := range []*Claim{old, m.claim(key)} {
+		for _, c := range []*Claim{old, now} {
 			switch {
 			case c == nil || c.Bad != nil:
 			case m.implicit:
@@ -260,31 +260,38 @@ func (m *Mirror) Item(key string, item layouts.Item, rec *streams.Record) (ids [
 			}
 		}
 	}()
-	if id := m.drop(key); id != "" {
-		ids = append(ids, id)
-		if rec != nil && !m.any(key2('i', id, "")) {
-			m.state.put(keyOf('g', id), appendRecord(nil, rec))
-		}
+	if old != nil {
+		ids = append(ids, old.ID)
 	}
-	if item == nil || !m.l.IsNode(layouts.MapView(item)) {
-		return ids, nil
-	}
-	r, ok, err := m.l.Node(item)
-	if err != nil {
-		if old != nil {
+	if item != nil && m.l.IsNode(layouts.MapView(item)) {
+		r, ok, rerr := m.l.Node(item)
+		switch {
+		case rerr != nil && old != nil:
 			// The key held a node: A is not a valid tree there until the
 			// item reads again; the node keeps its last state, held.
 			bad := *old
-			bad.Rec, bad.Bad = rec, err
-			m.put(key, &bad)
+			bad.Rec, bad.Bad = rec, rerr
+			now = &bad
+		case rerr == nil && ok:
+			now = &Claim{ID: r.ID, Parent: r.Parent, attrs: ddbjson.AppendItem(nil, r.Attrs), Digest: m.digests.Item(r.Attrs), Rec: rec}
 		}
-		return ids, err
+		err = rerr
 	}
-	if !ok {
-		return ids, nil
+	if old != nil && now != nil && old.ID == now.ID && old.Parent == now.Parent {
+		// The same node in the same place: only the claim changes.
+		m.state.put(keyOf('k', key), now.encode())
+	} else {
+		if id := m.dropClaim(key, old); id != "" && rec != nil && !m.any(key2('i', id, "")) {
+			m.state.put(keyOf('g', id), appendRecord(nil, rec))
+		}
+		if now != nil {
+			m.put(key, now)
+		}
 	}
-	m.put(key, &Claim{ID: r.ID, Parent: r.Parent, attrs: ddbjson.AppendItem(nil, r.Attrs), Digest: m.digests.Item(r.Attrs), Rec: rec})
-	return append(ids, r.ID), nil
+	if now != nil && now.Bad == nil {
+		ids = append(ids, now.ID)
+	}
+	return ids, err
 }
 
 // Claims are the claims of node id's items, in their keys' order.
