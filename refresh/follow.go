@@ -20,6 +20,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
@@ -184,10 +185,12 @@ type follower struct {
 	opts MigrateOptions
 	fo   FollowOptions
 	log  io.Writer
-	// m is A's forest and applied B's nodes, in store (see followstate).
+	// m is A's forest and applied B's nodes, in stores (see followstate),
+	// which closeState removes with dir.
 	m       *followstate.Mirror
 	applied *followstate.Applied
-	store   followstate.Store
+	stores  []followstate.Store
+	dir     *spill.Dir
 	held    map[string]held
 	res     *FollowResult
 	rounds  int
@@ -196,69 +199,6 @@ type follower struct {
 	// lim is the rate limiter of every round's writes: one rate, capped at
 	// MaxWCU, for the whole follow, as for one import.
 	lim *ddb.WriteLimiter
-}
-
-// seed builds the mirror and B's state from the copy's snapshot: what B
-// holds after the copy is the snapshot's layout.
-func (f *follower) seed(ctx context.Context, in *importer.Input) error {
-	if err := f.newState(); err != nil {
-		return err
-	}
-	spec := f.m.Spec()
-	_, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: f.opts.FromLayout}, func(_ int64, attrs []layouts.Attr) error {
-		if !f.opts.FromLayout.IsNode(layouts.AttrsView(attrs)) {
-			return nil
-		}
-		item := layouts.ItemOf(attrs)
-		_, err := f.m.Item(itemdigest.KeyOf(spec, item), item, nil)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	forest := in.Forest
-	for _, i32 := range forest.Order() {
-		i := int(i32)
-		id := forest.ID(i)
-		c, ok, _ := f.m.Target(id)
-		if !ok {
-			return fmt.Errorf("refresh: node %q of the copy has no node item in %s's layout", id, f.opts.From)
-		}
-		f.applied.PutClaim(c, forest.HasChildren(i))
-	}
-	return f.stateErr()
-}
-
-// newState gives the follower an empty state (a copy's seed replaces
-// the last one's).
-func (f *follower) newState() error {
-	f.closeState()
-	s, err := newKVStore("", 0)
-	if err != nil {
-		return err
-	}
-	f.store = s
-	f.m, f.applied = followstate.New(f.opts.FromLayout, s)
-	f.m.Parents = layouts.ImplicitInner(f.opts.Layout)
-	f.held = map[string]held{}
-	return nil
-}
-
-// closeState removes the follower's state.
-func (f *follower) closeState() {
-	if f.store != nil {
-		f.store.Close()
-		f.store = nil
-	}
-}
-
-// stateErr is the first error of the follower's store: what the state
-// said after it is not to be trusted, and nothing it decided is written.
-func (f *follower) stateErr() error {
-	if err := f.m.Err(); err != nil {
-		return fmt.Errorf("refresh: the follower's state: %w", err)
-	}
-	return nil
 }
 
 // where names a record, for reports: its sequence number, shard and keys.
@@ -817,14 +757,7 @@ func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *Migrat
 	}
 	f.res.Backfills++
 	for attempt := 1; ; attempt++ {
-		j, cleanup, err := migrateCopy(ctx, f.opts, res)
-		if res.Apply != nil && res.Apply.Run != nil {
-			f.res.DeadLettered += res.Apply.Run.Stats.DeadLettered
-		}
-		if err == nil {
-			err = f.seed(ctx, j.in)
-		}
-		cleanup()
+		err := f.copyOnce(ctx, res)
 		if errors.Is(err, importer.ErrInvalid) && attempt < 3 {
 			fmt.Fprintf(f.log, "the copy of %s read it while it was not a valid tree (%v); reading it again\n", f.opts.From, err)
 			continue
@@ -982,6 +915,7 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	}
 	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: opts.Input.OutOfCore,
 		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
+	defer j.closeOOC()
 	if err := j.read(ctx); err != nil {
 		if invalid && errors.Is(err, importer.ErrInvalid) {
 			return nil, errSourceInvalid

@@ -116,11 +116,50 @@ type Mirror struct {
 	empty   []byte // {} as DynamoDB JSON
 }
 
-// New is the follow's state in s: A's mirror for layout l, and B's nodes.
-func New(l layouts.Layout, s Store) (*Mirror, *Applied) {
-	st := &state{s: s}
-	m := &Mirror{state: st, l: l, implicit: layouts.ReadsImplicit(l), spec: l.Table(), empty: ddbjson.AppendItem(nil, transform.Attrs{})}
-	return m, &Applied{state: st, cache: map[string]*Path{}}
+// New is the follow's state: A's mirror for layout l in ms, and B's nodes
+// in as (another store: B's nodes are seeded while the mirror is read).
+func New(l layouts.Layout, ms, as Store) (*Mirror, *Applied) {
+	m := &Mirror{state: &state{s: ms}, l: l, implicit: layouts.ReadsImplicit(l), spec: l.Table(), empty: ddbjson.AppendItem(nil, transform.Attrs{})}
+	return m, &Applied{state: &state{s: as}, cache: map[string]*Path{}}
+}
+
+// Nodes calls fn with the claim of each node A's items make (Target's;
+// the first claim where they disagree), and whether it has children: a
+// copy's nodes, in no particular order. fn may read the mirror but not
+// change it.
+func (m *Mirror) Nodes(fn func(c *Claim, inner bool)) {
+	last := ""
+	each := func(id string) {
+		if id == last {
+			return
+		}
+		last = id
+		if c, present, _ := m.Target(id); present {
+			fn(c, m.HasChildren(id))
+		}
+	}
+	idOf := func(k []byte) string {
+		n, w := binary.Uvarint(k[1:])
+		if w <= 0 || uint64(len(k)-1-w) < n {
+			m.fail(errCorrupt)
+			return ""
+		}
+		return string(k[1+w : 1+w+int(n)])
+	}
+	m.ascend([]byte{'i'}, func(k, _ []byte) error {
+		each(idOf(k))
+		return m.err
+	})
+	if m.implicit {
+		// The nodes that path ids imply: parents with no item.
+		last = ""
+		m.ascend([]byte{'c'}, func(k, _ []byte) error {
+			if id := idOf(k); id != "" && id != last && !m.any(key2('i', id, "")) {
+				each(id)
+			}
+			return m.err
+		})
+	}
 }
 
 // Err is the first error of the store (or of a value it held), after which

@@ -46,7 +46,7 @@ func (m mapStore) Ascend(prefix []byte, fn func(k, v []byte) error) error {
 func TestMirrorClaims(t *testing.T) {
 	l, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
 	s := mapStore{}
-	m, _ := New(l, s)
+	m, _ := New(l, s, mapStore{})
 	var items []layouts.Item
 	emit := func(id, parent string) {
 		n := transform.Node{Record: transform.Record{ID: id, Parent: parent, Attrs: transform.Attrs{"v": &types.AttributeValueMemberS{Value: id}}}}
@@ -109,7 +109,7 @@ func TestMirrorClaims(t *testing.T) {
 // walks from it.
 func TestAppliedPaths(t *testing.T) {
 	l, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
-	_, a := New(l, mapStore{})
+	_, a := New(l, mapStore{}, mapStore{})
 	for _, n := range [][2]string{{"r", ""}, {"s", ""}, {"x", "r"}, {"y", "x"}, {"z", "y"}} {
 		a.Put(n[0], n[1], transform.Attrs{}, 0, false)
 	}
