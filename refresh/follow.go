@@ -538,7 +538,7 @@ func (f *follower) report(newHeld map[string]held) {
 		}
 		newer(f.m.Gone(h.cause))
 		for _, c := range f.m.Claims(h.cause) {
-			newer(c.Rec)
+			newer(f.m.Record(c))
 			newer(f.m.Gone(c.Parent))
 		}
 		if h.unfit {

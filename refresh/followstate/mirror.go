@@ -19,8 +19,9 @@ type Claim struct {
 	ID, Parent string
 	Digest     uint64
 	attrs      []byte // DynamoDB JSON
-	// Rec is the record that made the claim (nil: the copy).
-	Rec *streams.Record
+	// rec is the record that made the claim (appendRecord's; of none: the
+	// copy), read only for reports (Mirror.Record).
+	rec []byte
 	// Bad: the key's item no longer reads as a node of A's layout (why);
 	// the claim keeps the node's last state, and the node is held.
 	Bad error
@@ -56,7 +57,10 @@ func (c *Claim) encode() []byte {
 	if c.Bad != nil {
 		e = e.str(c.Bad.Error())
 	}
-	return appendRecord(e, c.Rec)
+	if c.rec == nil {
+		return appendRecord(e, nil)
+	}
+	return append(e, c.rec...)
 }
 
 func decodeClaim(b []byte) (*Claim, error) {
@@ -65,8 +69,16 @@ func decodeClaim(b []byte) (*Claim, error) {
 	if d.flag() {
 		c.Bad = errors.New(d.str())
 	}
-	c.Rec = readRecord(d)
+	c.rec, d.b = d.b, nil
 	return c, d.err
+}
+
+// Record is the record that made claim c (nil: the copy).
+func (m *Mirror) Record(c *Claim) *streams.Record {
+	d := &dec{b: c.rec}
+	r := readRecord(d)
+	m.fail(d.err)
+	return r
 }
 
 // appendRecord is where a record is in the stream, for reports: not its
@@ -309,10 +321,10 @@ func (m *Mirror) Item(key string, item layouts.Item, rec *streams.Record) (ids [
 			// The key held a node: A is not a valid tree there until the
 			// item reads again; the node keeps its last state, held.
 			bad := *old
-			bad.Rec, bad.Bad = rec, rerr
+			bad.rec, bad.Bad = appendRecord(nil, rec), rerr
 			now = &bad
 		case rerr == nil && ok:
-			now = &Claim{ID: r.ID, Parent: r.Parent, attrs: ddbjson.AppendItem(nil, r.Attrs), Digest: m.digests.Item(r.Attrs), Rec: rec}
+			now = &Claim{ID: r.ID, Parent: r.Parent, attrs: ddbjson.AppendItem(nil, r.Attrs), Digest: m.digests.Item(r.Attrs), rec: appendRecord(nil, rec)}
 		}
 		err = rerr
 	}
