@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,13 +258,17 @@ func startFollow(t *testing.T, client *dynamodb.Client, src *liveSource, to layo
 // that must be empty once the follow has ended.
 func followOutOfCore(t *testing.T) func(*MigrateOptions) {
 	tmp := t.TempDir()
+	var passes atomic.Bool // the copy's out-of-core passes started
 	t.Cleanup(func() {
 		if left, _ := os.ReadDir(tmp); len(left) > 0 {
 			t.Errorf("the follow left %d entries in its --tmp-dir, %s first", len(left), left[0].Name())
 		}
+		if !passes.Load() {
+			t.Error("the copy did not run out of core")
+		}
 	})
 	return func(o *MigrateOptions) {
-		o.Input.OutOfCore = &importer.OutOfCore{Force: true, Memory: 1 << 20, TmpDir: tmp, Layout: o.Layout}
+		o.Input.OutOfCore = &importer.OutOfCore{Force: true, Memory: 1 << 20, TmpDir: tmp, Layout: o.Layout, OnStart: func() { passes.Store(true) }}
 	}
 }
 
