@@ -2,9 +2,6 @@ package refresh
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +17,6 @@ import (
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/spill"
-	"github.com/treeport/treeport/internal/statefile"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
@@ -89,86 +85,15 @@ type FollowResult struct {
 	Saved bool `json:"position_saved"`
 }
 
-// followCheckpoint is what --checkpoint holds for migrate --follow: the
-// stream position up to which every record was applied to B.
-type followCheckpoint struct {
-	Kind     string           `json:"kind"`
-	From     string           `json:"from_table"`
-	To       string           `json:"to_table"`
-	Settings string           `json:"settings"`
-	SavedAt  time.Time        `json:"saved_at"`
-	Records  int64            `json:"records_applied"`
-	Position streams.Position `json:"position"`
-	// Digest is statefile.Digest of the other fields: a checkpoint edited
-	// by hand is refused.
-	Digest string `json:"digest,omitempty"`
-}
+// The follow's checkpoint is followstate's (followstate.Checkpoint).
+type followCheckpoint = followstate.Checkpoint
 
-const followKind = "treeport migrate --follow"
+const followKind = followstate.CheckpointKind
 
-// settingsDigest identifies the flags that shape B's items.
-func settingsDigest(settings map[string]any) string {
-	b, _ := json.Marshal(settings) // maps marshal in key order
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-// digest is the checkpoint's Digest, computed over its other fields; its
-// run is its tables and settings.
-func (c *followCheckpoint) digest() string {
-	d := *c
-	d.Digest = ""
-	b, _ := json.Marshal(&d)
-	return statefile.Digest("follow checkpoint", c.From+"\x00"+c.To+"\x00"+c.Settings, b)
-}
-
-// save writes the checkpoint atomically and durably, private (0600), as
-// statefile.WritePrivate does.
-func (c *followCheckpoint) save(path string) error {
-	if path == "" {
-		return nil
-	}
-	c.SavedAt = time.Now().UTC()
-	c.Digest = c.digest()
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return statefile.WritePrivate(path, append(b, '\n'))
-}
-
-// loadFollowCheckpoint reads a follow checkpoint: nil when there is none,
-// an ErrUsage when it is another run's, or not a file treeport wrote.
-func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := statefile.Open(path, os.O_RDONLY)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
-	}
-	b, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	var saved followCheckpoint
-	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
-		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", ddbwrite.ErrUsage, path)
-	}
-	if saved.Digest != saved.digest() {
-		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, &statefile.Error{Path: path,
-			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
-	}
-	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
-		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",
-			ddbwrite.ErrUsage, path, saved.From, saved.To)
-	}
-	return &saved, nil
-}
+var (
+	settingsDigest       = followstate.SettingsDigest
+	loadFollowCheckpoint = followstate.LoadCheckpoint
+)
 
 // held is a node whose change waits for A to be a valid tree again:
 // cause is the node where A is not a valid tree (the node itself, or an
@@ -785,7 +710,7 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 	save := func() error {
 		ck.Position = reader.Position()
 		ck.Records = base + f.res.Records
-		if err := ck.save(path); err != nil {
+		if err := ck.Save(path); err != nil {
 			return fmt.Errorf("saving the stream position: %w", err)
 		}
 		f.res.Saved = path != ""

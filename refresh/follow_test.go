@@ -826,7 +826,7 @@ func TestFollowLostPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		edit(&ck)
-		ck.Digest = ck.digest() // a state treeport itself could be in
+		ck.Seal() // a state treeport itself could be in
 		b, _ = json.Marshal(ck)
 		if err := os.WriteFile(opts.Checkpoint, b, 0o644); err != nil {
 			t.Fatal(err)
