@@ -2,12 +2,16 @@ package followstate
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/treeport/treeport/internal/itemdigest"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -140,5 +144,53 @@ func TestAppliedPaths(t *testing.T) {
 	}
 	if a.Len() != 4 || a.Err() != nil {
 		t.Errorf("%d nodes, err %v", a.Len(), a.Err())
+	}
+}
+
+// TestMirrorNodesImplicit: the nodes of a copy are the claimed ones and,
+// in a layout with path ids and implicit inner nodes, the ancestors their
+// ids name that have no item, each once, with whether it has children.
+func TestMirrorNodesImplicit(t *testing.T) {
+	l, err := layouts.New(layouts.PathName, layouts.Options{PathIDs: true, ImplicitInner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := l.Delimiter()
+	m, _ := New(l, mapStore{}, mapStore{})
+	emit := func(path ...string) {
+		ids := make([]string, len(path))
+		for i := range path {
+			ids[i] = strings.Join(path[:i+1], d)
+		}
+		n := transform.Node{Record: transform.Record{ID: ids[len(ids)-1], Attrs: transform.Attrs{"v": &types.AttributeValueMemberS{Value: "x"}}}, Depth: len(ids) - 1, Path: ids}
+		if len(ids) > 1 {
+			n.Parent = ids[len(ids)-2]
+		}
+		var items []layouts.Item
+		if err := l.Items(&n, func(it layouts.Item) { items = append(items, it) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if _, err := m.Item(itemdigest.KeyOf(l.Table(), it), it, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	emit("a", "b", "c")
+	emit("a", "b", "e")
+	emit("z")
+	got := map[string]string{}
+	m.Nodes(func(c *Claim, inner bool) {
+		if _, dup := got[c.ID]; dup {
+			t.Errorf("node %q twice", c.ID)
+		}
+		got[c.ID] = fmt.Sprintf("%s %v", c.Parent, inner)
+	})
+	want := map[string]string{"a": " true", "a" + d + "b": "a true", "a" + d + "b" + d + "c": "a" + d + "b false", "a" + d + "b" + d + "e": "a" + d + "b false", "z": " false"}
+	if !maps.Equal(got, want) {
+		t.Errorf("nodes %q, want %q", got, want)
+	}
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
