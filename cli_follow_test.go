@@ -330,10 +330,20 @@ func startFollower(t *testing.T, args []string) (*exec.Cmd, *syncBuf) {
 // follow, while the mutator changes the source; then interrupted (SIGINT:
 // exit 130, position saved); then run to the end from its checkpoint. The
 // destination ends exactly what its layout wants for the final forest.
+//
+// Both ways: in memory, and out of core (forced, --memory 1MiB): the copy
+// spilled and imported by the out-of-core passes, the follower's state in
+// stores in --tmp-dir, which the interrupted follower and the final one
+// leave empty (a killed one's are swept by the next run).
 func TestFollowKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: kills the follower at random points (10 s under -race)")
 	}
+	t.Run("in-memory", func(t *testing.T) { followKilledAndResumed(t, false) })
+	t.Run("out-of-core", func(t *testing.T) { followKilledAndResumed(t, true) })
+}
+
+func followKilledAndResumed(t *testing.T, ooc bool) {
 	endpoint := ddblocal.Endpoint(t)
 	client := ddblocal.Client(t, endpoint)
 	src := newAdjSource(t, client, 30, true)
@@ -348,6 +358,23 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	// past --max-delete-ratio, which counts every delete. The churn is
 	// meant, and the guard is not what this test checks.
 	args := followArgs(endpoint, src.table, dest, ck, "--allow-mass-delete")
+	tmp := t.TempDir()
+	if ooc {
+		args = append(args, "--force-out-of-core", "--memory", "1MiB", "--tmp-dir", tmp)
+	}
+	// What the killed followers left (swept by a run a minute later, once
+	// their locks are old enough to be a dead process's): a follower that
+	// ends leaves nothing more.
+	var killed map[string]bool
+	emptyTmp := func(when string) {
+		t.Helper()
+		left, _ := os.ReadDir(tmp)
+		for _, e := range left {
+			if !killed[e.Name()] {
+				t.Errorf("%s, --tmp-dir holds %s, which no killed follower left", when, e.Name())
+			}
+		}
+	}
 	for i := range 3 {
 		cmd, out := startFollower(t, args)
 		time.Sleep(time.Duration(300+r.IntN(2500)) * time.Millisecond)
@@ -355,11 +382,30 @@ func TestFollowKilledAndResumed(t *testing.T) {
 		cmd.Wait()
 		t.Logf("kill %d:\n%s", i, out)
 	}
+	killed = map[string]bool{}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		for _, e := range left {
+			killed[e.Name()] = true
+		}
+	}
 	// Ctrl-C once following: the records in hand are finished, the
 	// position saved, exit 130.
 	cmd, out := startFollower(t, args)
 	waitForOutput(t, cmd, out, "following the stream")
 	waitForRecords(t, cmd, out)
+	if ooc {
+		// The follower's state is in its stores' directory in --tmp-dir.
+		var state []string
+		left, _ := os.ReadDir(tmp)
+		for _, e := range left {
+			if !killed[e.Name()] && strings.HasPrefix(e.Name(), "treeport-follow-") {
+				state = append(state, e.Name())
+			}
+		}
+		if len(state) != 1 {
+			t.Errorf("while following, --tmp-dir holds %d state directories of this follower, want 1", len(state))
+		}
+	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -370,6 +416,10 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	}
 	if n := recordsApplied(t, out.String()); n == 0 {
 		t.Errorf("the interrupted follower applied no stream record:\n%s", out)
+	}
+	emptyTmp("after Ctrl-C")
+	if copied := strings.Contains(out.String(), "out of core"); copied != ooc {
+		t.Errorf("the copy ran out of core: %v, want %v\n%s", copied, ooc, out)
 	}
 	saved, err := os.ReadFile(ck)
 	if err != nil || !strings.Contains(string(saved), `"shards"`) {
@@ -389,6 +439,7 @@ func TestFollowKilledAndResumed(t *testing.T) {
 	if !strings.Contains(stdout, "cutover-check: ") || !strings.Contains(stdout, "verify: exact") {
 		t.Errorf("no cutover-check line saying exact:\n%s", stdout)
 	}
+	emptyTmp("at the end")
 	l, _ := layouts.New(layouts.ClosureName, layouts.Options{})
 	if d := sameItems(itemsByKey(t, client, dest, l.Table()), src.want(t, l)); d != "" {
 		t.Errorf("the destination differs from the final forest's closure items: %s", d)

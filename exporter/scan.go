@@ -63,6 +63,10 @@ type ScanOptions struct {
 	// the Scan of the whole table, and Segments does not apply. Scan sets
 	// it from a table model whose partition key is constant per tenant.
 	Partition layouts.Item
+	// OnItems, when set, is handed each page of the table's items before
+	// they are read as nodes, one call at a time (SpillNodes only: the
+	// follower builds its mirror of the source from the copy's own read).
+	OnItems func(items []layouts.Item) error
 }
 
 // partitionAPI is the Query a client needs to read one partition

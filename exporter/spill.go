@@ -103,6 +103,11 @@ func SpillNodes(ctx context.Context, client ScanAPI, table string, l layouts.Lay
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if opts.OnItems != nil {
+			if err := opts.OnItems(items); err != nil {
+				return err
+			}
+		}
 		start := 0
 		for _, end := range ends {
 			if err := sorter.Add(buf[start:end]); err != nil {

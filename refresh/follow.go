@@ -2,9 +2,6 @@ package refresh
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,11 +16,12 @@ import (
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbtable"
 	"github.com/treeport/treeport/internal/itemdigest"
-	"github.com/treeport/treeport/internal/statefile"
+	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/refresh/followstate"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -87,342 +85,15 @@ type FollowResult struct {
 	Saved bool `json:"position_saved"`
 }
 
-// followCheckpoint is what --checkpoint holds for migrate --follow: the
-// stream position up to which every record was applied to B.
-type followCheckpoint struct {
-	Kind     string           `json:"kind"`
-	From     string           `json:"from_table"`
-	To       string           `json:"to_table"`
-	Settings string           `json:"settings"`
-	SavedAt  time.Time        `json:"saved_at"`
-	Records  int64            `json:"records_applied"`
-	Position streams.Position `json:"position"`
-	// Digest is statefile.Digest of the other fields: a checkpoint edited
-	// by hand is refused.
-	Digest string `json:"digest,omitempty"`
-}
+// The follow's checkpoint is followstate's (followstate.Checkpoint).
+type followCheckpoint = followstate.Checkpoint
 
-const followKind = "treeport migrate --follow"
+const followKind = followstate.CheckpointKind
 
-// settingsDigest identifies the flags that shape B's items.
-func settingsDigest(settings map[string]any) string {
-	b, _ := json.Marshal(settings) // maps marshal in key order
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-// digest is the checkpoint's Digest, computed over its other fields; its
-// run is its tables and settings.
-func (c *followCheckpoint) digest() string {
-	d := *c
-	d.Digest = ""
-	b, _ := json.Marshal(&d)
-	return statefile.Digest("follow checkpoint", c.From+"\x00"+c.To+"\x00"+c.Settings, b)
-}
-
-// save writes the checkpoint atomically and durably, private (0600), as
-// statefile.WritePrivate does.
-func (c *followCheckpoint) save(path string) error {
-	if path == "" {
-		return nil
-	}
-	c.SavedAt = time.Now().UTC()
-	c.Digest = c.digest()
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return statefile.WritePrivate(path, append(b, '\n'))
-}
-
-// loadFollowCheckpoint reads a follow checkpoint: nil when there is none,
-// an ErrUsage when it is another run's, or not a file treeport wrote.
-func loadFollowCheckpoint(path string, ck *followCheckpoint) (*followCheckpoint, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := statefile.Open(path, os.O_RDONLY)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
-	}
-	b, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	var saved followCheckpoint
-	if err := json.Unmarshal(b, &saved); err != nil || saved.Kind != followKind {
-		return nil, fmt.Errorf("%w: %s is not a checkpoint of migrate --follow (delete it, or give another --checkpoint)", ddbwrite.ErrUsage, path)
-	}
-	if saved.Digest != saved.digest() {
-		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, &statefile.Error{Path: path,
-			Why: "its digest does not match its content (edited by hand)", Do: "delete it to copy and follow from the start"})
-	}
-	if saved.From != ck.From || saved.To != ck.To || saved.Settings != ck.Settings {
-		return nil, fmt.Errorf("%w: %s belongs to a follow of %s into %s with other flags: give the same flags, or delete the checkpoint to start over",
-			ddbwrite.ErrUsage, path, saved.From, saved.To)
-	}
-	return &saved, nil
-}
-
-// claim is what one item of A says of its node: a node's state as the
-// item images in the stream give it.
-type claim struct {
-	id, parent string
-	attrs      transform.Attrs
-	digest     uint64
-	// rec is the record that made the claim (nil: the copy).
-	rec *streams.Record
-	// bad: the key's item no longer reads as a node of A's layout (why);
-	// the claim keeps the node's last state, and the node is held.
-	bad error
-}
-
-// mirror is A's forest as A's node items hold it, kept from the copy and
-// the stream's item images: the state of every item, not its changes, so
-// that a record read twice, or one older than the copy, does no harm
-// (the newest record of every key comes last and wins).
-type mirror struct {
-	l layouts.Layout
-	// implicit: A's layout reads an ancestor that its descendants' path
-	// ids name but that has no item as a node without attributes; kids
-	// then holds every link of each claim's path up to its root, so that
-	// such a node has children (and is present) as long as an item is
-	// below it.
-	implicit bool
-	// parents: B gives an inner node without attributes no item, so a
-	// claim's coming or going changes its parent's items there too.
-	parents bool
-	spec    layouts.TableSpec
-	byKey   map[string]*claim
-	byID    map[string]map[string]*claim // id → A key → claim
-	kids    map[string]map[string]int    // parent → child id → claims
-	// gone is the record that removed the last item of a node that some
-	// item still names as its parent: where A stopped being a valid tree
-	// there, for reports (see prune).
-	gone    map[string]*streams.Record
-	digests itemdigest.Digester
-}
-
-func newMirror(l layouts.Layout) *mirror {
-	return &mirror{l: l, implicit: layouts.ReadsImplicit(l), spec: l.Table(), byKey: map[string]*claim{},
-		byID: map[string]map[string]*claim{}, kids: map[string]map[string]int{}, gone: map[string]*streams.Record{}}
-}
-
-// prune forgets the removals that no item names as a parent any more.
-func (m *mirror) prune() {
-	for id := range m.gone {
-		if len(m.kids[id]) == 0 {
-			delete(m.gone, id)
-		}
-	}
-}
-
-func (m *mirror) put(key string, c *claim) {
-	if old := m.byKey[key]; old != nil {
-		m.drop(key)
-	}
-	m.byKey[key] = c
-	delete(m.gone, c.id)
-	ids := m.byID[c.id]
-	if ids == nil {
-		ids = map[string]*claim{}
-		m.byID[c.id] = ids
-	}
-	ids[key] = c
-	m.links(c, func(parent, child string) {
-		k := m.kids[parent]
-		if k == nil {
-			k = map[string]int{}
-			m.kids[parent] = k
-		}
-		k[child]++
-	})
-}
-
-// impliedParent is the parent a path id names: the id without its last
-// name ("" for a root's).
-func impliedParent(l layouts.Layout, id string) string {
-	if i := strings.LastIndex(id, l.Delimiter()); i > 0 {
-		return id[:i]
-	}
-	return ""
-}
-
-// links calls fn with the link from the claim's node to its parent, and,
-// when A reads implicit nodes, each link above it that its path id names.
-func (m *mirror) links(c *claim, fn func(parent, child string)) {
-	fn(c.parent, c.id)
-	for child := c.parent; m.implicit && child != ""; {
-		parent := impliedParent(m.l, child)
-		fn(parent, child)
-		child = parent
-	}
-}
-
-// drop forgets the claim of key; it returns the id it was about ("" when
-// there was none).
-func (m *mirror) drop(key string) string {
-	c := m.byKey[key]
-	if c == nil {
-		return ""
-	}
-	delete(m.byKey, key)
-	delete(m.byID[c.id], key)
-	if len(m.byID[c.id]) == 0 {
-		delete(m.byID, c.id)
-	}
-	m.links(c, func(parent, child string) {
-		if k := m.kids[parent]; k != nil {
-			if k[child]--; k[child] <= 0 {
-				delete(k, child)
-			}
-			if len(k) == 0 {
-				delete(m.kids, parent)
-			}
-		}
-	})
-	return c.id
-}
-
-// item takes an item image of A (the copy's or a record's) as the state
-// of its key: a node item is a claim, anything else none. It returns the
-// ids whose state it may have changed.
-func (m *mirror) item(key string, item layouts.Item, rec *streams.Record) (ids []string, err error) {
-	old := m.byKey[key]
-	defer func() {
-		// The implicit nodes above a claim come and go with it; with
-		// implicit inner nodes in B, its parent's items may change.
-		for _, c := range []*claim{old, m.byKey[key]} {
-			switch {
-			case c == nil || c.bad != nil:
-			case m.implicit:
-				m.links(c, func(parent, _ string) {
-					if parent != "" {
-						ids = append(ids, parent)
-					}
-				})
-			case m.parents && c.parent != "":
-				ids = append(ids, c.parent)
-			}
-		}
-	}()
-	if id := m.drop(key); id != "" {
-		ids = append(ids, id)
-		if len(m.byID[id]) == 0 && rec != nil {
-			m.gone[id] = rec
-		}
-	}
-	if item == nil || !m.l.IsNode(layouts.MapView(item)) {
-		return ids, nil
-	}
-	r, ok, err := m.l.Node(item)
-	if err != nil {
-		if old != nil {
-			// The key held a node: A is not a valid tree there until the
-			// item reads again; the node keeps its last state, held.
-			bad := *old
-			bad.rec, bad.bad = rec, err
-			m.put(key, &bad)
-		}
-		return ids, err
-	}
-	if !ok {
-		return ids, nil
-	}
-	m.put(key, &claim{id: r.ID, parent: r.Parent, attrs: r.Attrs, digest: m.digests.Item(r.Attrs), rec: rec})
-	return append(ids, r.ID), nil
-}
-
-// target is the state A gives the node: present or not, and whether its
-// items disagree (two node items of one id with different parents or
-// attributes, as in the middle of a prefix-layout move).
-// An item that does not read as a node (claim.bad) is a conflict too, and
-// is the claim returned.
-func (m *mirror) target(id string) (c *claim, present, conflict bool) {
-	if len(m.byID[id]) == 0 && m.implicit && len(m.kids[id]) > 0 {
-		// An implicit node: no item, named by the path ids below it.
-		parent := impliedParent(m.l, id)
-		return &claim{id: id, parent: parent, attrs: transform.Attrs{}, digest: m.digests.Item(transform.Attrs{})}, true, false
-	}
-	for _, x := range m.byID[id] {
-		if x.bad != nil {
-			return x, true, true
-		}
-		if c == nil {
-			c = x
-			continue
-		}
-		if x.parent != c.parent || x.digest != c.digest {
-			conflict = true
-		}
-	}
-	return c, c != nil, conflict
-}
-
-// children are the ids that some item of A places under id, sorted.
-func (m *mirror) children(id string) []string {
-	k := m.kids[id]
-	out := make([]string, 0, len(k))
-	for c := range k {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// appliedNode is a node as B holds it.
-type appliedNode struct {
-	parent string
-	attrs  transform.Attrs
-	digest uint64
-	path   *pathNode
-	inner  bool // it has children (nodeSide.Inner)
-}
-
-// pathNode is a node's path from its root as a list shared with its
-// ancestors' paths (the node's id first, then up): the paths of a tree take
-// memory in proportion to its nodes, not to the sum of their depths (a
-// []string a node held 16 bytes an ancestor: 84 KB a node of a 20,000-node
-// tree 5,000 deep). A pathNode is never changed once made.
-type pathNode struct {
-	id    string
-	up    *pathNode
-	depth int
-}
-
-// child is the path of a child id of p's node (a root's when p is nil).
-func (p *pathNode) child(id string) *pathNode {
-	if p == nil {
-		return &pathNode{id: id}
-	}
-	return &pathNode{id: id, up: p, depth: p.depth + 1}
-}
-
-// ids is the path, root first (nil for a nil p).
-func (p *pathNode) ids() []string {
-	if p == nil {
-		return nil
-	}
-	out := make([]string, p.depth+1)
-	for q := p; q != nil; q = q.up {
-		out[q.depth] = q.id
-	}
-	return out
-}
-
-// equal says p and q hold the same ids.
-func (p *pathNode) equal(q *pathNode) bool {
-	for ; p != q; p, q = p.up, q.up {
-		if p == nil || q == nil || p.depth != q.depth || p.id != q.id {
-			return false
-		}
-	}
-	return true
-}
+var (
+	settingsDigest       = followstate.SettingsDigest
+	loadFollowCheckpoint = followstate.LoadCheckpoint
+)
 
 // held is a node whose change waits for A to be a valid tree again:
 // cause is the node where A is not a valid tree (the node itself, or an
@@ -436,11 +107,15 @@ type held struct {
 
 // follower applies a stream of A's records to B.
 type follower struct {
-	opts    MigrateOptions
-	fo      FollowOptions
-	log     io.Writer
-	m       *mirror
-	applied map[string]*appliedNode
+	opts MigrateOptions
+	fo   FollowOptions
+	log  io.Writer
+	// m is A's forest and applied B's nodes, in stores (see followstate),
+	// which closeState removes with dir.
+	m       *followstate.Mirror
+	applied *followstate.Applied
+	stores  []followstate.Store
+	dir     *spill.Dir
 	held    map[string]held
 	res     *FollowResult
 	rounds  int
@@ -449,42 +124,6 @@ type follower struct {
 	// lim is the rate limiter of every round's writes: one rate, capped at
 	// MaxWCU, for the whole follow, as for one import.
 	lim *ddb.WriteLimiter
-}
-
-// seed builds the mirror and B's state from the copy's snapshot: what B
-// holds after the copy is the snapshot's layout.
-func (f *follower) seed(ctx context.Context, in *importer.Input) error {
-	f.m = newMirror(f.opts.FromLayout)
-	f.m.parents = layouts.ImplicitInner(f.opts.Layout)
-	f.applied = map[string]*appliedNode{}
-	f.held = map[string]held{}
-	spec := f.m.spec
-	_, err := in.EmitAttrs(ctx, importer.EmitOptions{Layout: f.opts.FromLayout}, func(_ int64, attrs []layouts.Attr) error {
-		if !f.m.l.IsNode(layouts.AttrsView(attrs)) {
-			return nil
-		}
-		item := layouts.ItemOf(attrs)
-		_, err := f.m.item(itemdigest.KeyOf(spec, item), item, nil)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	forest := in.Forest
-	for _, i32 := range forest.Order() {
-		i := int(i32)
-		id := forest.ID(i)
-		c, ok, _ := f.m.target(id)
-		if !ok {
-			return fmt.Errorf("refresh: node %q of the copy has no node item in %s's layout", id, f.opts.From)
-		}
-		var up *pathNode
-		if p := forest.Parent(i); p >= 0 {
-			up = f.applied[forest.ID(p)].path
-		}
-		f.applied[id] = &appliedNode{parent: c.parent, attrs: c.attrs, digest: c.digest, path: up.child(id), inner: forest.HasChildren(i)}
-	}
-	return nil
 }
 
 // where names a record, for reports: its sequence number, shard and keys.
@@ -501,8 +140,12 @@ func where(rec *streams.Record, spec layouts.TableSpec) string {
 // write engine (ddbwrite). Nodes that A leaves outside a valid tree keep their
 // state in B and are held until A is valid again.
 func (f *follower) round(ctx context.Context, recs []streams.Record) error {
+	f.applied.NewRound()
 	affected := f.affected(f.take(recs))
 	changes, afterPaths, newHeld := f.changes(affected)
+	if err := f.stateErr(); err != nil {
+		return err
+	}
 	// A node whose items B's layout cannot hold after its change is held,
 	// with the nodes of the round below it; the others go on.
 	ops, changes, afterPaths, err := f.holdUnfit(ctx, changes, afterPaths, newHeld)
@@ -510,7 +153,18 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 		return err
 	}
 	f.report(newHeld)
-	f.m.prune()
+	f.m.Prune()
+	// The paths B holds of the held nodes: their ancestors' changes do
+	// not move them (see Applied.Pin).
+	heldPaths := map[string]*followstate.Path{}
+	for id := range newHeld {
+		if p := f.applied.Path(id); p != nil {
+			heldPaths[id] = p
+		}
+	}
+	if err := f.stateErr(); err != nil {
+		return err
+	}
 	f.held = newHeld
 	if len(recs) > 0 {
 		// Measured once the round's writes are acknowledged.
@@ -524,14 +178,27 @@ func (f *follower) round(ctx context.Context, recs []streams.Record) error {
 			return err
 		}
 	}
-	for k, c := range changes {
+	f.applyChanges(changes, afterPaths, heldPaths)
+	return f.stateErr()
+}
+
+// applyChanges takes the round's changes, written, into B's nodes; B
+// keeps the paths it had of the held nodes (heldPaths).
+func (f *follower) applyChanges(changes []nodeChange, afterPaths []*followstate.Path, heldPaths map[string]*followstate.Path) {
+	for _, c := range changes {
 		if c.After.Path == nil {
-			delete(f.applied, c.ID)
+			f.applied.Delete(c.ID)
 			continue
 		}
-		f.applied[c.ID] = &appliedNode{parent: c.After.Parent, attrs: c.After.Attrs, digest: f.m.digests.Item(c.After.Attrs), path: afterPaths[k], inner: c.After.Inner}
+		f.applied.Put(c.ID, c.After.Parent, c.After.Attrs, f.m.Digest(c.After.Attrs), c.After.Inner)
 	}
-	return nil
+	f.applied.NewRound()
+	for k, c := range changes {
+		f.applied.Pin(c.ID, afterPaths[k])
+	}
+	for id, p := range heldPaths {
+		f.applied.Pin(id, p)
+	}
 }
 
 // take takes a round's records into A's model, and returns the nodes they
@@ -545,11 +212,11 @@ func (f *follower) take(recs []streams.Record) map[string]bool {
 		rec := &recs[k]
 		// The claim keeps where it came from, for reports, not the images.
 		ref := &streams.Record{Shard: rec.Shard, Seq: rec.Seq, Event: rec.Event, Keys: rec.Keys, Created: rec.Created}
-		ids, err := f.m.item(itemdigest.KeyOf(f.m.spec, rec.Keys), rec.NewImage, ref)
+		ids, err := f.m.Item(itemdigest.KeyOf(f.m.Spec(), rec.Keys), rec.NewImage, ref)
 		if err != nil && len(ids) == 0 {
 			// A new item (a node's is held and reported as such).
 			f.res.Invalid++
-			fmt.Fprintf(f.log, "follow: %s: the item does not fit the %s layout (%v); it is not a node of A\n", where(rec, f.m.spec), f.m.l.Name(), err)
+			fmt.Fprintf(f.log, "follow: %s: the item does not fit the %s layout (%v); it is not a node of A\n", where(rec, f.m.Spec()), f.m.Layout().Name(), err)
 		}
 		for _, id := range ids {
 			dirty[id] = true
@@ -569,9 +236,9 @@ func (f *follower) affected(dirty map[string]bool) map[string]bool {
 	var queue []string
 	for id := range dirty {
 		affected[id] = true
-		c, present, conflict := f.m.target(id)
-		a := f.applied[id]
-		if conflict || present != (a != nil) || (a != nil && c.parent != a.parent) {
+		c, present, conflict := f.m.Target(id)
+		a := f.applied.Get(id)
+		if conflict || present != (a != nil) || (a != nil && c.Parent != a.Parent) {
 			queue = append(queue, id)
 		}
 	}
@@ -582,7 +249,7 @@ func (f *follower) affected(dirty map[string]bool) map[string]bool {
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		for _, c := range f.m.children(id) {
+		for _, c := range f.m.Children(id) {
 			affected[c] = true
 			if !expanded[c] {
 				expanded[c] = true
@@ -608,12 +275,12 @@ type placement struct {
 	f        *follower
 	affected map[string]bool
 	state    map[string]int
-	paths    map[string]*pathNode
+	paths    map[string]*followstate.Path
 	causes   map[string]held
 }
 
 func (f *follower) placement(affected map[string]bool) *placement {
-	return &placement{f: f, affected: affected, state: map[string]int{}, paths: map[string]*pathNode{}, causes: map[string]held{}}
+	return &placement{f: f, affected: affected, state: map[string]int{}, paths: map[string]*followstate.Path{}, causes: map[string]held{}}
 }
 
 func (p *placement) fail(id, cause, reason string) bool {
@@ -633,47 +300,47 @@ func (p *placement) check(id string) bool {
 		return p.fail(id, id, fmt.Sprintf("node %q is its own ancestor (a cycle, as two racing moves make)", id))
 	}
 	if !affected[id] {
-		a := f.applied[id]
-		if a == nil {
+		path := f.applied.Path(id)
+		if path == nil {
 			return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
 		}
-		state[id], paths[id] = valid, a.path
+		state[id], paths[id] = valid, path
 		return true
 	}
-	c, present, conflict := f.m.target(id)
+	c, present, conflict := f.m.Target(id)
 	switch {
-	case conflict && c.bad != nil:
-		return p.fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.l.Name(), c.bad))
+	case conflict && c.Bad != nil:
+		return p.fail(id, id, fmt.Sprintf("the item of node %q does not fit the %s layout (%v)", id, f.m.Layout().Name(), c.Bad))
 	case conflict:
 		return p.fail(id, id, fmt.Sprintf("the items of node %q disagree on its parent or attributes", id))
 	case !present:
 		return p.fail(id, id, fmt.Sprintf("node %q does not exist", id))
-	case c.parent == "":
-		state[id], paths[id] = valid, (*pathNode)(nil).child(id)
+	case c.Parent == "":
+		state[id], paths[id] = valid, (*followstate.Path)(nil).Child(id)
 		return true
 	}
 	state[id] = visiting
-	if !p.check(c.parent) {
+	if !p.check(c.Parent) {
 		if state[id] == invalid { // the cycle came back to it
 			return false
 		}
-		parent := c.parent
-		if _, there, _ := f.m.target(parent); affected[parent] && !there || !affected[parent] && f.applied[parent] == nil {
+		parent := c.Parent
+		if _, there, _ := f.m.Target(parent); affected[parent] && !there || !affected[parent] && f.applied.Get(parent) == nil {
 			return p.fail(id, id, fmt.Sprintf("the parent of node %q, %q, does not exist", id, parent))
 		}
-		return p.fail(id, causes[c.parent].cause, causes[c.parent].reason)
+		return p.fail(id, causes[c.Parent].cause, causes[c.Parent].reason)
 	}
 	if state[id] == invalid {
 		return false
 	}
-	state[id], paths[id] = valid, paths[c.parent].child(id)
+	state[id], paths[id] = valid, paths[c.Parent].Child(id)
 	return true
 }
 
 // changes are the changes of the affected nodes that A leaves in a valid
 // tree, by id, with their paths after the change; the others are held
 // (newHeld).
-func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) {
+func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afterPaths []*followstate.Path, newHeld map[string]held) {
 	pl := f.placement(affected)
 	ids := make([]string, 0, len(affected))
 	for id := range affected {
@@ -682,12 +349,12 @@ func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afte
 	slices.Sort(ids)
 	newHeld = map[string]held{}
 	for _, id := range ids {
-		a := f.applied[id]
-		c, present, _ := f.m.target(id)
+		a := f.applied.Get(id)
+		c, present, _ := f.m.Target(id)
 		var after nodeSide
-		var path *pathNode // after's
+		var path *followstate.Path // after's
 		if !present {
-			if kids := f.m.children(id); len(kids) > 0 {
+			if kids := f.m.Children(id); len(kids) > 0 {
 				newHeld[id] = held{cause: id, reason: fmt.Sprintf("node %q was removed while %s still name it as their parent", id, strings.Join(quoteAll(kids, 5), ", "))}
 				continue
 			}
@@ -695,18 +362,22 @@ func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afte
 			newHeld[id] = pl.causes[id]
 			continue
 		} else {
-			after, path = nodeSide{Parent: c.parent, Attrs: c.attrs, Inner: len(f.m.children(id)) > 0}, pl.paths[id]
+			after, path = nodeSide{Parent: c.Parent, Inner: f.m.HasChildren(id)}, pl.paths[id]
 		}
 		var before nodeSide
 		if a != nil {
-			if path != nil && a.parent == after.Parent && a.digest == c.digest && a.path.equal(path) && (a.inner == after.Inner || !layouts.ImplicitInner(f.opts.Layout)) {
+			aPath := f.applied.Path(id)
+			if path != nil && a.Parent == after.Parent && a.Digest == c.Digest && aPath.Equal(path) && (a.Inner == after.Inner || !layouts.ImplicitInner(f.opts.Layout)) {
 				continue
 			}
-			before = nodeSide{Parent: a.parent, Attrs: a.attrs, Path: a.path.ids(), Inner: a.inner}
+			before = nodeSide{Parent: a.Parent, Attrs: f.applied.Attrs(a), Path: aPath.IDs(), Inner: a.Inner}
 		} else if path == nil {
 			continue
 		}
-		after.Path = path.ids()
+		if path != nil {
+			after.Attrs = f.m.Attrs(c)
+		}
+		after.Path = path.IDs()
 		changes = append(changes, nodeChange{ID: id, Before: before, After: after})
 		afterPaths = append(afterPaths, path)
 	}
@@ -717,7 +388,7 @@ func (f *follower) changes(affected map[string]bool) (changes []nodeChange, afte
 // layout cannot hold after its change is held (in newHeld), with the
 // nodes of the round below it, and the changes and their paths that go on
 // are returned with the operations.
-func (f *follower) holdUnfit(ctx context.Context, changes []nodeChange, afterPaths []*pathNode, newHeld map[string]held) ([]Op, []nodeChange, []*pathNode, error) {
+func (f *follower) holdUnfit(ctx context.Context, changes []nodeChange, afterPaths []*followstate.Path, newHeld map[string]held) ([]Op, []nodeChange, []*followstate.Path, error) {
 	var ops []Op
 	for len(changes) > 0 {
 		var err error
@@ -790,18 +461,18 @@ func (f *follower) report(newHeld map[string]held) {
 				rec = r
 			}
 		}
-		newer(f.m.gone[h.cause])
-		for _, c := range f.m.byID[h.cause] {
-			newer(c.rec)
-			newer(f.m.gone[c.parent])
+		newer(f.m.Gone(h.cause))
+		for _, c := range f.m.Claims(h.cause) {
+			newer(f.m.Record(c))
+			newer(f.m.Gone(c.Parent))
 		}
 		if h.unfit {
 			fmt.Fprintf(f.log, "follow: B cannot hold A's state at %s: %s; %s keeps the last state of node %q and its subtree until A changes there (%s held)\n",
-				where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
+				where(rec, f.m.Spec()), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
 			continue
 		}
 		fmt.Fprintf(f.log, "follow: A is not a valid tree at %s: %s; %s keeps the last valid state of node %q and its subtree until A is valid again (%s held)\n",
-			where(rec, f.m.spec), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
+			where(rec, f.m.Spec()), h.reason, f.opts.Table, h.cause, countOf(groups[h].nodes, "node"))
 	}
 }
 
@@ -935,6 +606,7 @@ func migrateFollow(ctx context.Context, opts MigrateOptions) (*MigrateResult, er
 	// costs the copy's Scan twice the RCU.
 	opts.Scan.ConsistentRead = true
 	f := &follower{opts: opts, fo: fo, log: log, res: res.Follow}
+	defer f.closeState()
 	for created := false; ; {
 		if reader == nil {
 			if reader, err = streams.NewReader(fo.Streams, info.ARN, nil); err != nil {
@@ -1010,14 +682,7 @@ func (f *follower) copy(ctx context.Context, reader *streams.Reader, res *Migrat
 	}
 	f.res.Backfills++
 	for attempt := 1; ; attempt++ {
-		j, cleanup, err := migrateCopy(ctx, f.opts, res)
-		if res.Apply != nil && res.Apply.Run != nil {
-			f.res.DeadLettered += res.Apply.Run.Stats.DeadLettered
-		}
-		if err == nil {
-			err = f.seed(ctx, j.in)
-		}
-		cleanup()
+		err := f.copyOnce(ctx, res)
 		if errors.Is(err, importer.ErrInvalid) && attempt < 3 {
 			fmt.Fprintf(f.log, "the copy of %s read it while it was not a valid tree (%v); reading it again\n", f.opts.From, err)
 			continue
@@ -1045,7 +710,7 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 	save := func() error {
 		ck.Position = reader.Position()
 		ck.Records = base + f.res.Records
-		if err := ck.save(path); err != nil {
+		if err := ck.Save(path); err != nil {
 			return fmt.Errorf("saving the stream position: %w", err)
 		}
 		f.res.Saved = path != ""
@@ -1175,6 +840,7 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	}
 	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: opts.Input.OutOfCore,
 		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
+	defer j.closeOOC()
 	if err := j.read(ctx); err != nil {
 		if invalid && errors.Is(err, importer.ErrInvalid) {
 			return nil, errSourceInvalid

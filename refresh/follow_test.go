@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
+	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/streams"
 	"github.com/treeport/treeport/internal/testserver/ddblocal"
@@ -231,13 +233,16 @@ func followOptions(t *testing.T, client *dynamodb.Client, src *liveSource, to la
 // to, idle after idle, in the background, and returns once it follows the
 // stream: the table, the run's log, and a channel that gets its error when
 // it ends, *res its result by then.
-func startFollow(t *testing.T, client *dynamodb.Client, src *liveSource, to layouts.Layout, idle time.Duration, res **MigrateResult) (string, *syncBuffer, <-chan error) {
+func startFollow(t *testing.T, client *dynamodb.Client, src *liveSource, to layouts.Layout, idle time.Duration, res **MigrateResult, adjust ...func(*MigrateOptions)) (string, *syncBuffer, <-chan error) {
 	t.Helper()
 	dest := ddblocal.TableName(t)
 	t.Cleanup(func() { dropTable(t, client, dest) })
 	log := &syncBuffer{}
 	opts := followOptions(t, client, src, to, dest, log)
 	opts.Follow.Idle = idle
+	for _, fn := range adjust {
+		fn(&opts)
+	}
 	done := make(chan error, 1)
 	go func() {
 		var err error
@@ -246,6 +251,31 @@ func startFollow(t *testing.T, client *dynamodb.Client, src *liveSource, to layo
 	}()
 	waitFor(t, log, "following the stream", 30*time.Second)
 	return dest, log, done
+}
+
+// followOutOfCore makes a follow run out of core: its copy forced out of
+// core in a 1 MiB budget, the follower's state in stores in a --tmp-dir
+// that must be empty once the follow has ended.
+func followOutOfCore(t *testing.T) func(*MigrateOptions) {
+	tmp := t.TempDir()
+	var passes atomic.Bool // the copy's out-of-core passes started
+	t.Cleanup(func() {
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("the follow left %d entries in its --tmp-dir, %s first", len(left), left[0].Name())
+		}
+		if !passes.Load() {
+			t.Error("the copy did not run out of core")
+		}
+	})
+	return func(o *MigrateOptions) {
+		o.Input.OutOfCore = &importer.OutOfCore{Force: true, Memory: 1 << 20, TmpDir: tmp, Layout: o.Layout, OnStart: func() { passes.Store(true) }}
+	}
+}
+
+// bothWays runs test in memory and out of core (followOutOfCore).
+func bothWays(t *testing.T, test func(t *testing.T, adjust func(*MigrateOptions))) {
+	t.Run("in-memory", func(t *testing.T) { test(t, func(*MigrateOptions) {}) })
+	t.Run("out-of-core", func(t *testing.T) { test(t, followOutOfCore(t)) })
 }
 
 // TestFollowCopyReadsConsistently: with --follow the copy reads A with
@@ -317,74 +347,89 @@ func TestFollowEveryPair(t *testing.T) {
 			}
 			k++
 			seed := uint64(k)
-			t.Run(from+"-to-"+to, func(t *testing.T) {
-				t.Parallel()
-				r := rand.New(rand.NewPCG(seed, 17))
-				lf, err := layouts.New(from, layouts.Options{})
-				if err != nil {
-					t.Fatal(err)
+			for _, ooc := range []bool{false, true} {
+				name := from + "-to-" + to
+				if ooc {
+					if k%2 == 1 {
+						continue // out of core, half the pairs: every layout both ways
+					}
+					name += "-out-of-core"
 				}
-				lt, err := layouts.New(to, layouts.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				src := newLiveSource(t, client, lf, r, 12)
-				dest := ddblocal.TableName(t)
-				t.Cleanup(func() { dropTable(t, client, dest) })
-				log := &syncBuffer{}
-				opts := followOptions(t, client, src, lt, dest, log)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					r := rand.New(rand.NewPCG(seed, 17))
+					lf, err := layouts.New(from, layouts.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					lt, err := layouts.New(to, layouts.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					src := newLiveSource(t, client, lf, r, 12)
+					dest := ddblocal.TableName(t)
+					t.Cleanup(func() { dropTable(t, client, dest) })
+					log := &syncBuffer{}
+					opts := followOptions(t, client, src, lt, dest, log)
+					if ooc {
+						followOutOfCore(t)(&opts)
+					}
 
-				ctx, stop := context.WithCancel(context.Background())
-				defer stop()
-				mutated := make(chan error, 1)
-				changed := make(chan struct{}) // closed after A's first change
-				go func() {
-					// From before the copy until a second into the follow,
-					// however slow the machine.
-					mr := rand.New(rand.NewPCG(seed, 99))
-					told := false // changed is closed (never reassigned: the test reads it)
-					var deadline time.Time
-					for ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
-						if deadline.IsZero() && strings.Contains(log.String(), "following the stream") {
-							deadline = time.Now().Add(time.Second)
+					ctx, stop := context.WithCancel(context.Background())
+					defer stop()
+					mutated := make(chan error, 1)
+					changed := make(chan struct{}) // closed after A's first change
+					go func() {
+						// From before the copy until a second into the follow,
+						// however slow the machine.
+						mr := rand.New(rand.NewPCG(seed, 99))
+						told := false // changed is closed (never reassigned: the test reads it)
+						var deadline time.Time
+						for ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
+							if deadline.IsZero() && strings.Contains(log.String(), "following the stream") {
+								deadline = time.Now().Add(time.Second)
+							}
+							err := src.mutate(ctx, mr)
+							if !told {
+								close(changed)
+								told = true
+							}
+							if err != nil {
+								mutated <- err
+								return
+							}
+							time.Sleep(time.Duration(mr.IntN(60)) * time.Millisecond)
 						}
-						err := src.mutate(ctx, mr)
-						if !told {
-							close(changed)
-							told = true
-						}
-						if err != nil {
-							mutated <- err
-							return
-						}
-						time.Sleep(time.Duration(mr.IntN(60)) * time.Millisecond)
+						mutated <- nil
+					}()
+					<-changed // the copy starts while A changes
+					res, err := Migrate(ctx, opts)
+					stop() // ends a mutator that a failed Migrate left running
+					if merr := <-mutated; merr != nil {
+						t.Fatalf("mutator: %v", merr)
 					}
-					mutated <- nil
-				}()
-				<-changed // the copy starts while A changes
-				res, err := Migrate(ctx, opts)
-				stop() // ends a mutator that a failed Migrate left running
-				if merr := <-mutated; merr != nil {
-					t.Fatalf("mutator: %v", merr)
-				}
-				if err != nil {
-					t.Fatalf("%v\n%s", err, log)
-				}
-				if res.Follow.Records == 0 {
-					t.Errorf("no stream record was applied:\n%s", log)
-				}
-				if !res.Exact() {
-					t.Errorf("the follower's verification: %d puts, %d deletes to go\n%s", res.Verify.Total.Puts, res.Verify.Total.Deletes, log)
-				}
-				got, want := tableItems(t, client, dest, lt.Table()), src.want(t, lt)
-				if p, d := itemDiff(got, want); len(p)+len(d) > 0 {
-					var detail string
-					for _, k := range append(p, d...) {
-						detail += fmt.Sprintf("%q:\n  holds %s\n  wants %s\n", k, got[k], want[k])
+					if err != nil {
+						t.Fatalf("%v\n%s", err, log)
 					}
-					t.Errorf("the destination differs from the layout of the final forest: %d keys to put, %d to delete\n%s%s", len(p), len(d), detail, log)
-				}
-			})
+					if res.Follow.Records == 0 {
+						t.Errorf("no stream record was applied:\n%s", log)
+					}
+					if !res.Exact() {
+						t.Errorf("the follower's verification: %d puts, %d deletes to go\n%s", res.Verify.Total.Puts, res.Verify.Total.Deletes, log)
+					}
+					got, want := tableItems(t, client, dest, lt.Table()), src.want(t, lt)
+					if p, d := itemDiff(got, want); len(p)+len(d) > 0 {
+						var detail string
+						for _, k := range append(p, d...) {
+							detail += fmt.Sprintf("%q:\n  holds %s\n  wants %s\n", k, got[k], want[k])
+						}
+						t.Errorf("the destination differs from the layout of the final forest: %d keys to put, %d to delete\n%s%s", len(p), len(d), detail, log)
+					}
+					if copied := strings.Contains(log.String(), "out of core"); copied != ooc {
+						t.Errorf("the copy ran out of core: %v, want %v\n%s", copied, ooc, log)
+					}
+				})
+			}
 		}
 	}
 }
@@ -393,14 +438,16 @@ func TestFollowEveryPair(t *testing.T) {
 // (a node whose parent does not exist, two nodes each other's parent) is
 // reported with its sequence number and key, B keeps its last valid state
 // for that subtree, and once A is valid again B follows it exactly.
-func TestFollowHoldsInvalidTrees(t *testing.T) {
+func TestFollowHoldsInvalidTrees(t *testing.T) { bothWays(t, followHoldsInvalidTrees) }
+
+func followHoldsInvalidTrees(t *testing.T, adjust func(*MigrateOptions)) {
 	client := ddblocal.Client(t, ddblocal.Endpoint(t))
 	lf, _ := layouts.New(layouts.AdjacencyName, layouts.Options{})
 	lt, _ := layouts.New(layouts.PathName, layouts.Options{})
 	r := rand.New(rand.NewPCG(3, 3))
 	src := newLiveSource(t, client, lf, r, 6)
 	var res *MigrateResult
-	dest, log, done := startFollow(t, client, src, lt, 4*time.Second, &res)
+	dest, log, done := startFollow(t, client, src, lt, 4*time.Second, &res, adjust)
 	before := tableItems(t, client, dest, lt.Table())
 
 	put := func(id, parent string) {
@@ -660,8 +707,8 @@ func TestFollowMemoryOfDeepTrees(t *testing.T) {
 	held := int64(heap()) - int64(before)
 	runtime.KeepAlive(fo)
 	depth := 0
-	for _, a := range fo.applied {
-		depth += a.path.depth
+	for _, id := range ids {
+		depth += fo.applied.Path(id).Depth()
 	}
 	t.Logf("%d nodes, mean depth %d: the follower holds %d bytes a node", nodes, depth/nodes, held/nodes)
 	if held/nodes > 4000 {
@@ -673,7 +720,7 @@ func TestFollowMemoryOfDeepTrees(t *testing.T) {
 		for p := id; p != ""; p = f.parent[p] {
 			want = append([]string{p}, want...)
 		}
-		if got := fo.applied[id].path.ids(); !slices.Equal(got, want) {
+		if got := fo.applied.Path(id).IDs(); !slices.Equal(got, want) {
 			t.Errorf("the path of %s: %d ids, want %d", id, len(got), len(want))
 		}
 	}
@@ -779,7 +826,7 @@ func TestFollowLostPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		edit(&ck)
-		ck.Digest = ck.digest() // a state treeport itself could be in
+		ck.Seal() // a state treeport itself could be in
 		b, _ = json.Marshal(ck)
 		if err := os.WriteFile(opts.Checkpoint, b, 0o644); err != nil {
 			t.Fatal(err)

@@ -114,7 +114,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 		}
 	}
 	if ooc {
-		return migrateOOC(ctx, opts)
+		return migrateOOC(ctx, opts, nil)
 	}
 	if o := opts.Input.OutOfCore; o != nil && o.Refuse == "" {
 		// The copy in memory plans against the destination in memory: a

@@ -17,6 +17,7 @@ import (
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/importer"
 	"github.com/treeport/treeport/internal/units"
+	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
@@ -59,7 +60,11 @@ func migrateOutOfCore(ctx context.Context, opts MigrateOptions) (bool, error) {
 // shard's), read with consistent reads, against the items the layout
 // wants, key by key and digest by digest. A destination that holds items is
 // refreshed by a plan out of core (migrateOOCRefresh).
-func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
+//
+// With follow (migrate --follow's copy), each page of the source's items is
+// handed to it as the spill reads it, and the copy is not verified: the
+// follow verifies B at its end.
+func migrateOOC(ctx context.Context, opts MigrateOptions, follow func([]layouts.Item) error) (*MigrateResult, error) {
 	o := opts.Input.OutOfCore
 	resume, refreshing := false, false
 	if opts.Checkpoint != "" {
@@ -105,6 +110,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		}
 		o.Phase("reading the source (items)", st.Items, total)
 	}
+	scan.OnItems = follow
 	spill, err := exporter.SpillNodes(ctx, opts.Client, opts.From, opts.FromLayout, scan, snap,
 		records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField}, int(max(o.Memory/4, 1<<20)))
 	res.Source = exporter.ExportStats{Nodes: spill.Nodes, Read: spill.Read, Format: records.FormatDDBJSON}
@@ -127,7 +133,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 		}
 	}
 	if refreshing {
-		return migrateOOCRefresh(ctx, opts, input, onProblems, res)
+		return migrateOOCRefresh(ctx, opts, input, onProblems, res, follow == nil)
 	}
 	in, err := importer.ReadInput(ctx, input)
 	if err != nil {
@@ -159,7 +165,7 @@ func migrateOOC(ctx context.Context, opts MigrateOptions) (*MigrateResult, error
 	if err != nil {
 		return res, err
 	}
-	if !lt.AlreadyDone {
+	if !lt.AlreadyDone && follow == nil {
 		res.Verify, err = verifyContent(ctx, opts, in, dir, res.Apply.Summary)
 		if err != nil {
 			return res, fmt.Errorf("verifying %s: %w", opts.Table, err)
@@ -230,7 +236,7 @@ func destinationEmpty(ctx context.Context, opts MigrateOptions) (bool, error) {
 // read as a node is never put over or deleted), then verified as the
 // in-memory migrate verifies: the destination read again, with
 // consistent reads, and planned against the source out of core.
-func migrateOOCRefresh(ctx context.Context, opts MigrateOptions, input importer.InputOptions, onProblems func([]*transform.RowError, int), res *MigrateResult) (*MigrateResult, error) {
+func migrateOOCRefresh(ctx context.Context, opts MigrateOptions, input importer.InputOptions, onProblems func([]*transform.RowError, int), res *MigrateResult, verify bool) (*MigrateResult, error) {
 	o := *input.OutOfCore
 	o.Force = true
 	input.OutOfCore = &o
@@ -238,7 +244,8 @@ func migrateOOCRefresh(ctx context.Context, opts MigrateOptions, input importer.
 	defer j.closeOOC()
 	var err error
 	res.Apply, err = apply(ctx, j, opts.ApplyOptions)
-	if err != nil {
+	if err != nil || !verify {
+		res.Took = time.Since(opts.Started)
 		return res, err
 	}
 	j.Scan.ConsistentRead = true

@@ -30,7 +30,7 @@ func TestFollowCheckpointRefused(t *testing.T) {
 	if err := os.Symlink(target, path+".tmp"); err != nil {
 		t.Fatal(err)
 	}
-	if err := want.save(path); err != nil {
+	if err := want.Save(path); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "mine" {

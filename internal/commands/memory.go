@@ -89,20 +89,6 @@ func outOfCoreOptions(c *cli.Context, ls []layouts.Layout, dryRun bool, p *progr
 	return o, nil
 }
 
-// inMemoryOnly is --memory for a command that holds its input's forest in
-// memory (migrate --follow): an input whose forest does not fit in the
-// budget is refused before it is read further (exit 2), instead of
-// growing past it.
-func inMemoryOnly(c *cli.Context, what string) (*importer.OutOfCore, error) {
-	mem, err := parseSize(c.String("memory"))
-	if err != nil {
-		return nil, usagef("--memory: %v", err)
-	}
-	return &importer.OutOfCore{Memory: mem, Force: c.Bool("force-out-of-core"),
-		Refuse: fmt.Sprintf("%s, and this input's does not fit in --memory %s (about %d bytes a node): give a larger --memory (import alone runs out of core)",
-			what, c.String("memory"), importer.InMemoryNodeBytes)}, nil
-}
-
 // refreshOutOfCore is --memory and --tmp-dir for plan and apply: a
 // snapshot or a table that does not fit in the budget is planned out of
 // core, in sorted passes over files in --tmp-dir (docs/SCALING.md), under

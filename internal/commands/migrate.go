@@ -175,7 +175,11 @@ func runMigrate(c *cli.Context) error {
 	opts.CreateTable, opts.Billing = c.Bool("create-table"), bill
 	opts.OnProblems = problemPrinter(c, 100)
 	if c.Bool("follow") {
-		if opts.Input.OutOfCore, err = inMemoryOnly(c, "migrate --follow holds the source's whole forest in memory"); err != nil {
+		// A source whose forest does not fit --memory is copied out of
+		// core, and the follower's state spills to --tmp-dir.
+		prog := newProgress(c)
+		defer prog.finish()
+		if opts.Input.OutOfCore, err = outOfCoreOptions(c, []layouts.Layout{l2}, false, prog); err != nil {
 			return err
 		}
 		return runMigrateFollow(c, opts, started)
