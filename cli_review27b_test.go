@@ -81,4 +81,25 @@ func TestReservedAttrKeepsLayoutChecks(t *testing.T) {
 			}
 		})
 	}
+	// The prefix layout's links: a carrier's reserved name before its
+	// bad link, a bad link before the delimiter, the delimiter's
+	// problem of a node with a good link, and a link to it rejected.
+	links := filepath.Join(dir, "links.jsonl")
+	rows := `{"id":"r"}
+{"id":"a","parent_id":"r","Child":"v","link_to":"nope"}
+{"id":"b¦c","parent_id":"r","link_to":"nope"}
+{"id":"d¦e","parent_id":"r","link_to":"r"}
+{"id":"f","parent_id":"r","link_to":"d¦e"}
+`
+	if err := os.WriteFile(links, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := sameDryRun(t, []string{"--in", links, "--layout", "prefix"})
+	got := strings.Join(problemLines(stderr, links), "\n")
+	for _, want := range []string{`:2: id "a": attribute name is a layout attribute`, `:3: id "b¦c": bad link: link_to "nope"`,
+		`:4: id "d¦e": id contains the layout's delimiter`, `:5: id "f": bad link: link_to "d¦e": the target was rejected`} {
+		if code != 2 || !strings.Contains(got, links+want) {
+			t.Errorf("exit %d, want 2 and %s in:\n%s", code, want, stderr)
+		}
+	}
 }
