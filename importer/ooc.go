@@ -142,10 +142,11 @@ type oocState struct {
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
 	// links are the prefix layout's links, when the input has some;
-	// linkAfter: their problems come after a record's reserved names'
-	// (checkNode).
-	links     *ooclinks.Links
-	linkAfter bool
+	// reserved, when the input has an attribute name the layout
+	// reserves, is the check of a record's reserved names, whose
+	// problems come before its link's (checkNode).
+	links    *ooclinks.Links
+	reserved oocChecker
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which

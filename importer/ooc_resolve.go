@@ -743,16 +743,17 @@ type oocChecker func(id string, s *transform.Stats) error
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
 func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
-	check, perRecord, err := in.oocLayoutCheck(l)
+	check, reserved, err := in.oocLayoutCheck(l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
 	}
-	return in.ooc.withLinks(ctx, in, check, perRecord)
+	return in.ooc.withLinks(ctx, in, check, reserved)
 }
 
-// oocLayoutCheck is oocCheck without the links; perRecord says it is the
-// check of each record's reserved names, not the layout's.
-func (in *Input) oocLayoutCheck(l layouts.Layout) (check oocChecker, perRecord bool, err error) {
+// oocLayoutCheck is oocCheck without the links; reserved, when the input
+// has an attribute name the layout reserves, is the check of each
+// record's reserved names alone (check is it, then the layout's).
+func (in *Input) oocLayoutCheck(l layouts.Layout) (check, reserved oocChecker, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {
@@ -762,17 +763,32 @@ func (in *Input) oocLayoutCheck(l layouts.Layout) (check oocChecker, perRecord b
 	if bad {
 		carriers, err := in.reservedCarriersByID(l)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if len(carriers) > 0 || !in.manyNames {
-			return func(id string, _ *transform.Stats) error { return carriers[id] }, true, nil
+			// A node's reserved names, else the layout's check, which
+			// the others must pass as in an input without such a name
+			// (carriersThenLayout).
+			layout := layoutCheck(l)
+			reserved = func(id string, _ *transform.Stats) error { return carriers[id] }
+			return func(id string, s *transform.Stats) error {
+				if err := carriers[id]; err != nil {
+					return err
+				}
+				return layout(id, s)
+			}, reserved, nil
 		}
 	}
+	return layoutCheck(l), nil, nil
+}
+
+// layoutCheck is the layout's check of a node: keys, items, delimiter.
+func layoutCheck(l layouts.Layout) oocChecker {
 	checker := layouts.NewChecker(l)
 	return func(_ string, s *transform.Stats) error {
 		if checker.Fits(s) {
 			return nil
 		}
 		return checker.Check(s)
-	}, false, nil
+	}
 }
