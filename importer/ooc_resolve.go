@@ -206,6 +206,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		return b.err
 	}
 	check, err := in.oocCheck(ctx, s.layout)
+	defer s.closeCarriers()
 	if err != nil {
 		return err
 	}
@@ -308,6 +309,9 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 
 // finish gives in the problems the passes found.
 func (s *oocState) finish(ctx context.Context, in *Input) error {
+	if s.carriers != nil && s.carriers.err != nil {
+		return s.carriers.err
+	}
 	if s.links != nil {
 		if err := s.links.Settle(ctx, s.place); err != nil {
 			return err
@@ -743,7 +747,7 @@ type oocChecker func(id string, s *transform.Stats) error
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
 func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
-	check, perRecord, err := in.oocLayoutCheck(l)
+	check, perRecord, err := in.oocLayoutCheck(ctx, l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
 	}
@@ -752,7 +756,7 @@ func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, er
 
 // oocLayoutCheck is oocCheck without the links; perRecord says it is the
 // check of each record's reserved names, not the layout's.
-func (in *Input) oocLayoutCheck(l layouts.Layout) (check oocChecker, perRecord bool, err error) {
+func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check oocChecker, perRecord bool, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {
@@ -760,13 +764,17 @@ func (in *Input) oocLayoutCheck(l layouts.Layout) (check oocChecker, perRecord b
 		}
 	}
 	if bad {
-		carriers, err := in.reservedCarriersByID(l)
+		s := in.ooc
+		s.closeCarriers()
+		carriers, err := s.reservedCarriersByID(ctx, in, l)
 		if err != nil {
 			return nil, false, err
 		}
-		if len(carriers) > 0 || !in.manyNames {
-			return func(id string, _ *transform.Stats) error { return carriers[id] }, true, nil
+		if carriers.len() > 0 || !in.manyNames {
+			s.carriers = carriers
+			return func(id string, _ *transform.Stats) error { return carriers.check(id) }, true, nil
 		}
+		carriers.close()
 	}
 	checker := layouts.NewChecker(l)
 	return func(_ string, s *transform.Stats) error {
