@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -117,5 +119,39 @@ func TestOutOfCoreReservedCarriersSpill(t *testing.T) {
 				t.Errorf("%d files left in the tmp dir", len(left))
 			}
 		})
+	}
+}
+
+// TestOutOfCoreReservedCarriersCancel: a read cancelled (Ctrl-C) once the
+// carriers' map has spilled stops with the context's error and leaves
+// nothing in the tmp dir: the map's runs are removed with the passes'.
+func TestOutOfCoreReservedCarriersCancel(t *testing.T) {
+	l, err := layouts.New(layouts.PathName, layouts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "in.jsonl", reservedForest(rand.New(rand.NewPCG(1, 2)), 24_000, l.Reserved()))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var runs int
+	testOnCarriers = func(dir string, m *diskmap.Map) {
+		files, _ := filepath.Glob(filepath.Join(dir, "treeport-diskmap-*", "run-*"))
+		runs = len(files)
+		cancel()
+	}
+	defer func() { testOnCarriers = nil }()
+	tmp := t.TempDir()
+	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: 10, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	if err == nil {
+		in.Close()
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadInput: %v, want the context's cancel", err)
+	}
+	if runs == 0 {
+		t.Errorf("the carriers' map had not spilled: the case tests nothing")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d files left in the tmp dir (%s)", len(left), left[0].Name())
 	}
 }
