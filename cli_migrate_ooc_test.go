@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,5 +260,44 @@ func TestMigrateOutOfCoreSharded(t *testing.T) {
 			}
 			diffLines(t, rawLines(t, client, table), rawLines(t, client, want))
 		})
+	}
+}
+
+// TestMigrateInMemoryCountsTheSnapshot: a source whose ItemCount fits
+// --memory is copied in memory even when its snapshot file is large
+// (nodes with attributes of kilobytes): the read of the snapshot takes
+// the nodes the copy counted, not a guess from the file's size (40 bytes
+// a record), which refused it ("its forest does not" fit). The copy is
+// the one a large budget makes.
+func TestMigrateInMemoryCountsTheSnapshot(t *testing.T) {
+	endpoint := ddblocal.Endpoint(t)
+	client := ddblocal.Client(t, endpoint)
+	env := awsEnv(endpoint)
+	path, _ := layouts.New("path", layouts.Options{})
+	blob := strings.Repeat("x", 3000)
+	lines := []string{`{"id":"root","parent_id":"","blob":"` + blob + `"}`}
+	for k := range 1500 {
+		lines = append(lines, fmt.Sprintf(`{"id":"n%d","parent_id":"%s","blob":"%s"}`, k, []string{"root", fmt.Sprintf("n%d", k/2)}[min(k, 1)], blob))
+	}
+	src := loadTable(t, env, client, writeLines(t, filepath.Join(t.TempDir(), "big.jsonl"), lines), "", path)
+	var want []string
+	for _, mem := range []string{"64GiB", "2MiB"} {
+		dst := ddblocal.NewTable(t, client, path.Table())
+		tmp := t.TempDir()
+		_, stderr, code := run(t, env, "migrate", "--from-table", src, "--from-layout", "path", "--to-table", dst, "--to-layout", "path",
+			"--memory", mem, "--tmp-dir", tmp, "--no-progress")
+		if code != 0 {
+			t.Fatalf("--memory %s: exit %d\n%s", mem, code, stderr)
+		}
+		if strings.Contains(stderr, "out of core") {
+			t.Errorf("--memory %s: the copy went out of core, want in memory (1,501 nodes fit 2 MiB)\n%s", mem, stderr)
+		}
+		emptyDir(t, tmp)
+		got := rawLines(t, client, dst)
+		if want == nil {
+			want = got
+		} else if !slices.Equal(got, want) {
+			t.Errorf("--memory %s: %d items, want the %d of --memory 64GiB", mem, len(got), len(want))
+		}
 	}
 }

@@ -142,10 +142,11 @@ type oocState struct {
 	notTopo bool
 	ranks   uint64 // the ranks given (keepRank)
 	// links are the prefix layout's links, when the input has some;
-	// linkAfter: their problems come after a record's reserved names'
-	// (checkNode).
-	links     *ooclinks.Links
-	linkAfter bool
+	// reserved, when the input has an attribute name the layout
+	// reserves, is the check of a record's reserved names, whose
+	// problems come before its link's (checkNode).
+	links    *ooclinks.Links
+	reserved oocChecker
 	// carriers are the ids of the records that carry a name the layout
 	// reserves, when the input has one (ooc_reserved.go), while the
 	// passes run.

@@ -38,9 +38,10 @@ import (
 
 // withLinks reads the input again for its links in the first round, and
 // begins a round of them. check is returned as it is: checkNode gives a
-// node its link's problem after its record's reserved names' (perRecord)
-// or before the layout's check, as checkLayout does.
-func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, perRecord bool) (oocChecker, error) {
+// node its link's problem after its record's reserved names' (reserved,
+// when the input has one) and before the layout's check, as checkLayout
+// does.
+func (s *oocState) withLinks(ctx context.Context, in *Input, check, reserved oocChecker) (oocChecker, error) {
 	if s.links == nil {
 		lk, err := in.readLinksOOC(ctx, s.opts)
 		if err != nil || lk == nil {
@@ -48,7 +49,7 @@ func (s *oocState) withLinks(ctx context.Context, in *Input, check oocChecker, p
 		}
 		s.links = lk
 	}
-	s.linkAfter = perRecord
+	s.reserved = reserved
 	s.links.Round()
 	return check, nil
 }
@@ -74,8 +75,8 @@ func (s *oocState) checkNode(n *oocNode, check oocChecker, st *transform.Stats) 
 	if n.link == "" {
 		return check(n.id, st)
 	}
-	if s.linkAfter {
-		if err := check(n.id, st); err != nil {
+	if s.reserved != nil {
+		if err := s.reserved(n.id, st); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -27,6 +28,8 @@ type oocCarriers struct {
 	l   layouts.Layout
 	err error // the first error of the map's reads: the passes fail with it
 }
+
+var errCorruptCarrier = errors.New("importer: a corrupt record of the reserved names' map")
 
 // testOnCarriers, when set, is told of the carriers once they are read
 // (the tests' look at whether they spilled).
@@ -101,31 +104,20 @@ func (c *oocCarriers) read(ctx context.Context, src records.Source) error {
 	}
 }
 
-// len is how many ids carry a reserved name.
-func (c *oocCarriers) len() int64 { return c.m.Len() }
-
 // check is the problem of the node of id: its first carrier's reserved
 // names (nil: none). A read that fails is the passes' error (c.err).
 func (c *oocCarriers) check(id string) error {
 	val, ok, err := c.m.Get([]byte(id))
-	if err != nil {
-		if c.err == nil {
-			c.err = err
-		}
+	if err != nil || !ok {
+		c.err = cmp.Or(c.err, err)
 		return err
-	}
-	if !ok {
-		return nil
 	}
 	var errs []error
 	for len(val) > 0 {
 		n, w := binary.Uvarint(val)
 		if w <= 0 || uint64(len(val)-w) < n {
-			err := errors.New("importer: a corrupt record of the reserved names' map")
-			if c.err == nil {
-				c.err = err
-			}
-			return err
+			c.err = cmp.Or(c.err, errCorruptCarrier)
+			return errCorruptCarrier
 		}
 		errs = append(errs, layouts.CheckAttrName(c.l, string(val[w:w+int(n)])))
 		val = val[w+int(n):]

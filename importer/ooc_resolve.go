@@ -747,16 +747,17 @@ type oocChecker func(id string, s *transform.Stats) error
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
 func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
-	check, perRecord, err := in.oocLayoutCheck(ctx, l)
+	check, reserved, err := in.oocLayoutCheck(ctx, l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
 	}
-	return in.ooc.withLinks(ctx, in, check, perRecord)
+	return in.ooc.withLinks(ctx, in, check, reserved)
 }
 
-// oocLayoutCheck is oocCheck without the links; perRecord says it is the
-// check of each record's reserved names, not the layout's.
-func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check oocChecker, perRecord bool, err error) {
+// oocLayoutCheck is oocCheck without the links; reserved, when the input
+// has an attribute name the layout reserves, is the check of each
+// record's reserved names alone (check is it, then the layout's).
+func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check, reserved oocChecker, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {
@@ -768,19 +769,34 @@ func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check oo
 		s.closeCarriers()
 		carriers, err := s.reservedCarriersByID(ctx, in, l)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		if carriers.len() > 0 || !in.manyNames {
+		if carriers.m.Len() > 0 || !in.manyNames {
+			// A node's reserved names, else the layout's check, which
+			// the others must pass as in an input without such a name
+			// (carriersThenLayout).
 			s.carriers = carriers
-			return func(id string, _ *transform.Stats) error { return carriers.check(id) }, true, nil
+			layout := layoutCheck(l)
+			reserved = func(id string, _ *transform.Stats) error { return carriers.check(id) }
+			return func(id string, st *transform.Stats) error {
+				if err := carriers.check(id); err != nil {
+					return err
+				}
+				return layout(id, st)
+			}, reserved, nil
 		}
 		carriers.close()
 	}
+	return layoutCheck(l), nil, nil
+}
+
+// layoutCheck is the layout's check of a node: keys, items, delimiter.
+func layoutCheck(l layouts.Layout) oocChecker {
 	checker := layouts.NewChecker(l)
 	return func(_ string, s *transform.Stats) error {
 		if checker.Fits(s) {
 			return nil
 		}
 		return checker.Check(s)
-	}, false, nil
+	}
 }

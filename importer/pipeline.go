@@ -422,7 +422,7 @@ func (in *Input) checkLayout(l layouts.Layout) []*transform.RowError {
 		case len(carriers) > 0:
 			carriers = withLinks(carriers)
 			problems = problems[:len(in.Problems)]
-			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
+			problems = append(problems, in.Forest.Check(carriersThenLayout(carriers, l))...)
 			in.Forest.SortProblems(problems)
 			return problems
 		}
@@ -434,7 +434,7 @@ func (in *Input) checkLayout(l layouts.Layout) []*transform.RowError {
 		if carriers, err := in.reservedCarriers(l); err == nil {
 			carriers = withLinks(carriers)
 			problems = problems[:len(in.Problems)]
-			problems = append(problems, in.Forest.Check(func(i int, _ *transform.Stats) error { return carriers[int32(i)] })...)
+			problems = append(problems, in.Forest.Check(carriersThenLayout(carriers, l))...)
 			in.Forest.SortProblems(problems)
 			return problems
 		}
@@ -463,6 +463,25 @@ func (in *Input) checkLayout(l layouts.Layout) []*transform.RowError {
 	})...)
 	in.Forest.SortProblems(problems)
 	return problems
+}
+
+// carriersThenLayout is the check of an input with an attribute name the
+// layout reserves: a node's own problem (its reserved names, else its
+// link's), else the layout's check (keys, items, delimiter), which the
+// other nodes must pass as in an input without such a name (SPEC §2:
+// every problem is reported; one not found here would stop the write of
+// --on-invalid=skip instead of rejecting its node).
+func carriersThenLayout(carriers map[int32]error, l layouts.Layout) func(int, *transform.Stats) error {
+	checker := layouts.NewChecker(l)
+	return func(i int, s *transform.Stats) error {
+		if err := carriers[int32(i)]; err != nil {
+			return err
+		}
+		if checker.Fits(s) {
+			return nil
+		}
+		return checker.Check(s)
+	}
 }
 
 // reservedCarriers reads the input again for the records that have an

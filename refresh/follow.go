@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -802,7 +803,11 @@ func pause(ctx context.Context, d time.Duration) {
 // temporary snapshot's), or an item that does not read as a node told to
 // Log.
 func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
-	dir, err := os.MkdirTemp("", "treeport-verify-")
+	tmp := ""
+	if o := opts.Input.OutOfCore; o != nil {
+		tmp = o.TmpDir
+	}
+	dir, err := os.MkdirTemp(tmp, "treeport-verify-")
 	if err != nil {
 		return nil, err
 	}
@@ -810,10 +815,12 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 	snap := dir + "/source.ddb.json"
 	scan := opts.Scan
 	scan.ConsistentRead = true
-	if _, err := exporter.Export(ctx, exporter.ExportOptions{
+	read, err := exporter.Export(ctx, exporter.ExportOptions{
 		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: scan, Out: snap,
-		Writer: records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
-	}); err != nil {
+		Writer:    records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		OutOfCore: exportBudget(opts.Input.OutOfCore),
+	})
+	if err != nil {
 		if errors.Is(err, layouts.ErrItem) {
 			// An item of A that does not read as a node: A is not a
 			// valid tree there.
@@ -839,7 +846,8 @@ func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
 		opts.OnProblems(out, more)
 	}
 	j := &job{Target: t, onProblems: onProblems, input: importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: opts.Input.OutOfCore,
-		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}}
+		Source:   records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField},
+		SizeHint: int(min(read.Nodes, math.MaxInt32))}}
 	defer j.closeOOC()
 	if err := j.read(ctx); err != nil {
 		if invalid && errors.Is(err, importer.ErrInvalid) {

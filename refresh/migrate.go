@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -145,6 +146,18 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*MigrateResult, error) {
 	return res, nil
 }
 
+// exportBudget is the budget of a migrate's read of a table into a
+// snapshot file (nil: none): the export in memory holds every record
+// (some hundreds of bytes each), more than the forest the snapshot makes,
+// so a source whose forest fits --memory may still be exported out of
+// core.
+func exportBudget(o *importer.OutOfCore) *exporter.ExportOutOfCore {
+	if o == nil || o.Memory <= 0 {
+		return nil
+	}
+	return &exporter.ExportOutOfCore{Memory: o.Memory, TmpDir: o.TmpDir, Warn: o.Warn}
+}
+
 // migrateCopy reads the source into a snapshot and applies it to the
 // destination. The job it returns holds the snapshot, read; cleanup
 // removes a temporary snapshot (call it even on error).
@@ -164,14 +177,20 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	var err error
 	res.Source, err = exporter.Export(ctx, exporter.ExportOptions{
 		Layout: opts.FromLayout, Client: opts.Client, Table: opts.From, Scan: opts.Scan, Out: snap,
-		Writer: records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		Writer:    records.WriterOptions{Format: records.FormatDDBJSON, IDField: migrateIDField, ParentField: migrateParentField},
+		OutOfCore: exportBudget(opts.Input.OutOfCore),
 	})
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("reading %s: %w", opts.From, err)
 	}
 	fmt.Fprintf(opts.Log, "read %s (%s layout): %s; %s\n", opts.From, opts.FromLayout.Name(), units.Count(res.Source.Nodes, "node"), res.Source.Read)
 	opts.Input = importer.InputOptions{Path: snap, ClosureCopy: opts.Input.ClosureCopy, MaxProblems: opts.Input.MaxProblems, OutOfCore: opts.Input.OutOfCore,
-		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField}}
+		Source: records.SourceOptions{Format: "ddbjson", IDField: migrateIDField, ParentField: migrateParentField},
+		// The snapshot's nodes, counted as they were written: a guess
+		// from the file's size (a record of DynamoDB JSON with its
+		// attributes is hundreds of bytes, not the 40 it assumes) refused
+		// a source whose ItemCount fitted the budget.
+		SizeHint: int(min(res.Source.Nodes, math.MaxInt32))}
 	j := &job{Target: opts.Target, input: opts.Input, onProblems: opts.OnProblems}
 	if opts.Snapshot == "" {
 		// The snapshot is a temporary file, gone at the end: a node the
