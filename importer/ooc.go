@@ -147,6 +147,10 @@ type oocState struct {
 	// problems come before its link's (checkNode).
 	links    *ooclinks.Links
 	reserved oocChecker
+	// carriers are the ids of the records that carry a name the layout
+	// reserves, when the input has one (ooc_reserved.go), while the
+	// passes run.
+	carriers *oocCarriers
 	// keepPath: the nodes carry their paths, for a layout that builds
 	// items from them (layouts.NeedsPath), but in a dry run of one whose
 	// ImportTable source is sized in runs (layouts.EmitsRuns), which
@@ -167,8 +171,15 @@ func (s *oocState) close() {
 	}
 	s.badInner.Close()
 	s.links.Close()
+	s.closeCarriers()
 	s.spill.Close()
 	s.dir = ""
+}
+
+// closeCarriers removes the files of the reserved names' carriers.
+func (s *oocState) closeCarriers() {
+	s.carriers.close()
+	s.carriers = nil
 }
 
 func (s *oocState) moreProblems() int {

@@ -3,14 +3,10 @@ package importer
 import (
 	"context"
 	"errors"
-	"io"
-	"maps"
 	"slices"
 
 	"github.com/treeport/treeport/importer/ooccycles"
 	"github.com/treeport/treeport/internal/extsort"
-	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -224,45 +220,4 @@ func (s *oocState) cyclesInMemory(rest *extsort.Spool, check oocChecker) error {
 		}
 	}
 	return nil
-}
-
-// reservedCarriersByID is reservedCarriers for an input read out of core:
-// each record's problem, by its id (the first record of an id's).
-func (in *Input) reservedCarriersByID(l layouts.Layout) (map[string]error, error) {
-	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	carriers := map[string]error{}
-	var errs []error
-	for {
-		rec, err := src.Next(context.Background())
-		if err == io.EOF {
-			return carriers, nil
-		}
-		var re *transform.RowError
-		if errors.As(err, &re) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		errs = errs[:0]
-		for _, k := range slices.Sorted(maps.Keys(rec.Attrs)) {
-			if err := layouts.CheckAttrName(l, k); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if _, ok := carriers[rec.ID]; ok {
-			continue // a duplicate id: its first carrier's
-		}
-		switch len(errs) {
-		case 0:
-		case 1:
-			carriers[rec.ID] = errs[0]
-		default:
-			carriers[rec.ID] = transform.Problems(slices.Clone(errs))
-		}
-	}
 }

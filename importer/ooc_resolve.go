@@ -206,6 +206,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 		return b.err
 	}
 	check, err := in.oocCheck(ctx, s.layout)
+	defer s.closeCarriers()
 	if err != nil {
 		return err
 	}
@@ -308,6 +309,9 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 
 // finish gives in the problems the passes found.
 func (s *oocState) finish(ctx context.Context, in *Input) error {
+	if s.carriers != nil && s.carriers.err != nil {
+		return s.carriers.err
+	}
 	if s.links != nil {
 		if err := s.links.Settle(ctx, s.place); err != nil {
 			return err
@@ -743,7 +747,7 @@ type oocChecker func(id string, s *transform.Stats) error
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
 func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
-	check, reserved, err := in.oocLayoutCheck(l)
+	check, reserved, err := in.oocLayoutCheck(ctx, l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
 	}
@@ -753,7 +757,7 @@ func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, er
 // oocLayoutCheck is oocCheck without the links; reserved, when the input
 // has an attribute name the layout reserves, is the check of each
 // record's reserved names alone (check is it, then the layout's).
-func (in *Input) oocLayoutCheck(l layouts.Layout) (check, reserved oocChecker, err error) {
+func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check, reserved oocChecker, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {
@@ -761,23 +765,27 @@ func (in *Input) oocLayoutCheck(l layouts.Layout) (check, reserved oocChecker, e
 		}
 	}
 	if bad {
-		carriers, err := in.reservedCarriersByID(l)
+		s := in.ooc
+		s.closeCarriers()
+		carriers, err := s.reservedCarriersByID(ctx, in, l)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(carriers) > 0 || !in.manyNames {
+		if carriers.m.Len() > 0 || !in.manyNames {
 			// A node's reserved names, else the layout's check, which
 			// the others must pass as in an input without such a name
 			// (carriersThenLayout).
+			s.carriers = carriers
 			layout := layoutCheck(l)
-			reserved = func(id string, _ *transform.Stats) error { return carriers[id] }
-			return func(id string, s *transform.Stats) error {
-				if err := carriers[id]; err != nil {
+			reserved = func(id string, _ *transform.Stats) error { return carriers.check(id) }
+			return func(id string, st *transform.Stats) error {
+				if err := carriers.check(id); err != nil {
 					return err
 				}
-				return layout(id, s)
+				return layout(id, st)
 			}, reserved, nil
 		}
+		carriers.close()
 	}
 	return layoutCheck(l), nil, nil
 }
