@@ -24,18 +24,16 @@ import (
 type Sorter struct {
 	cmp    func(a, b []byte) int
 	dir    string
-	budget int
+	budget int // of the records filling (half the budget when async)
 
-	// The records' bytes are in chunks of chunkSize (or one record
-	// larger), filled in order up to chunks[last], and kept from one run
-	// to the next: nothing is copied as more chunks are added (the first
-	// grows to chunkSize by append). used is their bytes.
-	chunks [][]byte
-	last   int
-	used   int
-	recs   []span
-	tmp    []span // sortMem's scratch, as long as recs
-	runs   []string
+	buffers
+	runs []string
+	// async: a full run is sorted and written by a goroutine (writing)
+	// while the next one fills, in buffers of half the budget each; the
+	// buffers of the run written last are kept (spare) for the one after.
+	async   bool
+	writing *runWrite
+	spare   buffers
 
 	// Spilled counts the bytes written to run files so far.
 	Spilled int64
@@ -50,6 +48,31 @@ type Sorter struct {
 	// numbers.
 	Prefix func(rec []byte) uint64
 }
+
+// buffers are the records of a run in memory. Their bytes are in chunks
+// of chunkSize (or one record larger), filled in order up to
+// chunks[last], and kept from one run to the next: nothing is copied as
+// more chunks are added (the first grows to chunkSize by append). used is
+// their bytes.
+type buffers struct {
+	chunks [][]byte
+	last   int
+	used   int
+	recs   []span
+	tmp    []span // sortMem's scratch, as long as recs
+}
+
+// runWrite is a run being sorted and written by a goroutine.
+type runWrite struct {
+	done chan struct{}
+	b    buffers // its buffers, emptied once written
+	n    int64
+	err  error
+}
+
+// asyncMinBudget is the least budget whose Sorter writes its runs while
+// the next fills (a variable for the tests).
+var asyncMinBudget = 1 << 20
 
 // span is a record's place, and its Prefix. off is the chunk's number
 // (its high bits) and the place in the chunk (its low chunkBits bits):
@@ -74,8 +97,15 @@ const spanBytes = 32
 // New returns a Sorter that keeps at most about budget bytes of records in
 // memory (at least 64 KiB) and writes its runs to files in dir, which must
 // exist. cmp orders two records.
+//
+// A budget of 1 MiB or more is shared by two runs: one fills while a
+// goroutine sorts and writes the one before, on another core.
 func New(dir string, budget int, cmp func(a, b []byte) int) *Sorter {
-	return &Sorter{cmp: cmp, dir: dir, budget: max(budget, 64<<10)}
+	s := &Sorter{cmp: cmp, dir: dir, budget: max(budget, 64<<10)}
+	if s.budget >= asyncMinBudget {
+		s.async, s.budget = true, s.budget/2
+	}
+	return s
 }
 
 // Add adds a copy of rec.
@@ -116,7 +146,7 @@ func (s *Sorter) Add(rec []byte) error {
 // newChunk reports whether a record of n bytes goes to a chunk after
 // chunks[last]: that chunk holds records, and this one would end past
 // chunkSize in it.
-func (s *Sorter) newChunk(n int) bool {
+func (s *buffers) newChunk(n int) bool {
 	if len(s.chunks) == 0 {
 		return true
 	}
@@ -124,7 +154,7 @@ func (s *Sorter) newChunk(n int) bool {
 	return len(c) > 0 && len(c)+n > chunkSize
 }
 
-func (s *Sorter) rec(p span) []byte {
+func (s *buffers) rec(p span) []byte {
 	c := s.chunks[p.off>>chunkBits]
 	at := p.off & (chunkSize - 1)
 	return c[at : at+p.n]
@@ -135,7 +165,7 @@ func (s *Sorter) rec(p span) []byte {
 // sorted by their prefixes first, a byte at a time (a stable radix sort,
 // which skips the bytes all prefixes share), then each group of one
 // prefix by cmp (all of them, without a Prefix).
-func (s *Sorter) sortMem() {
+func (s *buffers) sortMem(compare func(a, b []byte) int) {
 	if len(s.recs) < 2 {
 		return
 	}
@@ -144,7 +174,7 @@ func (s *Sorter) sortMem() {
 	}
 	s.recs, s.tmp = radixSort(s.recs, s.tmp[:len(s.recs)])
 	byRec := func(a, b span) int {
-		if c := s.cmp(s.rec(a), s.rec(b)); c != 0 {
+		if c := compare(s.rec(a), s.rec(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.off, b.off)
@@ -193,18 +223,63 @@ func radixSort(recs, tmp []span) (sorted, scratch []span) {
 	return src, dst
 }
 
-// spill writes the records in memory, sorted, to a new run file.
+// spill writes the records in memory, sorted, to a new run file: at
+// once, or, async, by a goroutine while the next run fills (after the one
+// before it is written: one at a time).
 func (s *Sorter) spill() error {
-	s.sortMem()
+	if err := s.wait(); err != nil {
+		return err
+	}
 	f, err := os.CreateTemp(s.dir, "run-*")
 	if err != nil {
 		return fmt.Errorf("extsort: %w", err)
 	}
 	s.runs = append(s.runs, f.Name())
+	if !s.async {
+		s.buffers.sortMem(s.cmp)
+		n, err := s.buffers.write(f)
+		return s.written(n, err)
+	}
+	w := &runWrite{done: make(chan struct{}), b: s.buffers}
+	s.buffers, s.spare, s.writing = s.spare, buffers{}, w
+	go func() {
+		defer close(w.done)
+		w.b.sortMem(s.cmp)
+		w.n, w.err = w.b.write(f)
+	}()
+	return nil
+}
+
+// wait waits for the run being written, if any, and takes its buffers
+// back as the spare ones.
+func (s *Sorter) wait() error {
+	w := s.writing
+	if w == nil {
+		return nil
+	}
+	<-w.done
+	s.writing, s.spare = nil, w.b
+	return s.written(w.n, w.err)
+}
+
+// written counts a run of n bytes written (or its error).
+func (s *Sorter) written(n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	s.Spilled += n
+	if s.OnSpill != nil {
+		s.OnSpill(s.Spilled)
+	}
+	return nil
+}
+
+// write writes the records, sorted, to f, which it closes, and empties
+// the buffers; n is the bytes written.
+func (s *buffers) write(f *os.File) (n int64, err error) {
 	// The records are gathered into one buffer, each behind its length,
 	// and written 256 KiB at a time.
 	out := make([]byte, 0, 256<<10+binary.MaxVarintLen64)
-	var n int64
 	for _, p := range s.recs {
 		if len(out)+binary.MaxVarintLen64+int(p.n) > cap(out) && len(out) > 0 {
 			if _, err = f.Write(out); err != nil {
@@ -224,17 +299,13 @@ func (s *Sorter) spill() error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("extsort: writing a run: %w", err)
+		return n, fmt.Errorf("extsort: writing a run: %w", err)
 	}
-	s.Spilled += n
-	for i := range s.chunks[:s.last+1] {
+	for i := range s.chunks {
 		s.chunks[i] = s.chunks[i][:0]
 	}
 	s.last, s.used, s.recs = 0, 0, s.recs[:0]
-	if s.OnSpill != nil {
-		s.OnSpill(s.Spilled)
-	}
-	return nil
+	return n, nil
 }
 
 // Runs is how many run files the records were written to so far.
@@ -244,8 +315,8 @@ func (s *Sorter) Runs() int { return len(s.runs) }
 // not be added to afterwards; Close it once the Iter is done.
 func (s *Sorter) Sort() (*Iter, error) {
 	if len(s.runs) == 0 {
-		s.sortMem()
-		s.tmp = nil
+		s.sortMem(s.cmp)
+		s.tmp, s.spare = nil, buffers{}
 		return &Iter{mem: s}, nil
 	}
 	if len(s.recs) > 0 {
@@ -253,7 +324,10 @@ func (s *Sorter) Sort() (*Iter, error) {
 			return nil, err
 		}
 	}
-	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
+	if err := s.wait(); err != nil {
+		return nil, err
+	}
+	s.buffers, s.spare = buffers{}, buffers{}
 	it := &Iter{cmp: s.cmp}
 	readBuf := min(256<<10, max(4<<10, s.budget/(2*len(s.runs))))
 	for k, name := range s.runs {
@@ -284,13 +358,17 @@ func (s *Sorter) Sort() (*Iter, error) {
 // Close removes the run files.
 func (s *Sorter) Close() error {
 	var errs []error
+	if s.writing != nil {
+		<-s.writing.done // its error is the run's, not the removal's
+		s.writing = nil
+	}
 	for _, name := range s.runs {
 		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
 	s.runs = nil
-	s.chunks, s.last, s.used, s.recs, s.tmp = nil, 0, 0, nil, nil
+	s.buffers, s.spare = buffers{}, buffers{}
 	return errors.Join(errs...)
 }
 

@@ -14,16 +14,32 @@ func TestSortSpillsAndMerges(t *testing.T) {
 		name   string
 		n      int
 		budget int
+		async  bool
 	}{
-		{"in memory", 1000, 1 << 20},
-		{"many runs", 50000, 64 << 10},
+		{"in memory", 1000, 1 << 20, false},
+		{"many runs", 50000, 64 << 10, false},
+		{"in memory, async", 1000, 1 << 20, true},
+		{"many runs, async", 200000, 64 << 10, true},
+		{"many runs, async, large budget", 250000, 4 << 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.async {
+				defer func(v int) { asyncMinBudget = v }(asyncMinBudget)
+				asyncMinBudget = 0
+			} else {
+				defer func(v int) { asyncMinBudget = v }(asyncMinBudget)
+				asyncMinBudget = 1 << 30
+			}
 			dir := t.TempDir()
+			var spills []int64
 			// Records: a key of one byte (many ties) and the order added,
 			// which a stable sort keeps among equal keys.
 			cmp := func(a, b []byte) int { return int(a[0]) - int(b[0]) }
 			s := New(dir, tc.budget, cmp)
+			if s.async != tc.async {
+				t.Fatalf("async %v, want %v", s.async, tc.async)
+			}
+			s.OnSpill = func(n int64) { spills = append(spills, n) }
 			rng := rand.New(rand.NewPCG(1, 2))
 			var want [][]byte
 			for i := range tc.n {
@@ -49,6 +65,9 @@ func TestSortSpillsAndMerges(t *testing.T) {
 			if tc.n > 10000 && s.Runs() < 2 {
 				t.Fatalf("%d runs: the budget did not make it spill", s.Runs())
 			}
+			if len(spills) != s.Runs() || len(spills) > 0 && spills[len(spills)-1] != s.Spilled {
+				t.Fatalf("OnSpill told %v for %d runs, %d bytes", spills, s.Runs(), s.Spilled)
+			}
 			if !slices.EqualFunc(got, want, bytes.Equal) {
 				t.Fatalf("got %d records, not in the stable order", len(got))
 			}
@@ -59,6 +78,33 @@ func TestSortSpillsAndMerges(t *testing.T) {
 				t.Fatalf("Close left %d files", len(left))
 			}
 		})
+	}
+}
+
+// TestAsyncWriteError: a run the goroutine cannot write (its directory
+// gone) fails the next Add, Sort or Close's wait, not silently.
+func TestAsyncWriteError(t *testing.T) {
+	defer func(v int) { asyncMinBudget = v }(asyncMinBudget)
+	asyncMinBudget = 0
+	dir := t.TempDir()
+	s := New(dir, 64<<10, bytes.Compare)
+	defer s.Close()
+	rec := make([]byte, 100)
+	var err error
+	for i := 0; i < 100000 && err == nil; i++ {
+		binary.BigEndian.PutUint32(rec, uint32(i))
+		err = s.Add(rec)
+		if s.Runs() == 1 && s.writing != nil {
+			// The first run's file is made; take its directory away
+			// before the next run's.
+			os.RemoveAll(dir)
+		}
+	}
+	if err == nil {
+		_, err = s.Sort()
+	}
+	if err == nil {
+		t.Fatal("no error with the runs' directory gone")
 	}
 }
 
