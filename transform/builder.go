@@ -491,16 +491,14 @@ func (f *Forest) cycles(placed []bool) []*RowError {
 				start++
 			}
 			cyc := walk[start:]
-			ids := make([]string, 0, min(len(cyc), 21))
-			for _, c := range cyc[:min(len(cyc), 21)] {
+			// CycleErrorOf names the first MaxCycleIDs ids and counts the
+			// others: their text is not needed.
+			ids := make([]string, 0, min(len(cyc), MaxCycleIDs))
+			for _, c := range cyc[:min(len(cyc), MaxCycleIDs)] {
 				ids = append(ids, f.id(c))
 			}
-			if len(cyc) > 21 {
-				// CycleError counts the ids past 20; their text is not needed.
-				ids = append(ids, make([]string, len(cyc)-21)...)
-			}
 			file, line, unit := f.Location(int(cyc[0]))
-			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(cyc[0]), Err: CycleError(ids)}
+			re := &RowError{File: file, Line: line, Unit: unit, ID: f.id(cyc[0]), Err: CycleErrorOf(ids, len(cyc))}
 			problems = append(problems, re)
 			for _, c := range cyc {
 				f.reject(c, re)

@@ -41,15 +41,26 @@ func CycleError(ids []string) error { return CycleErrorOf(ids, len(ids)) }
 // the order of the walk, are ids: the message names the first 20 and
 // counts the others, so ids need hold no more than 20 of them.
 func CycleErrorOf(ids []string, n int) error {
-	q := make([]string, 0, min(n, 20)+2)
-	for k := range min(n, 20, len(ids)) {
+	return fmt.Errorf("%w: %s (each is an ancestor of itself: fix one parent)", ErrCycle, CycleList(ids, n))
+}
+
+// MaxCycleIDs is how many ids a cycle's problem names; the others are
+// counted.
+const MaxCycleIDs = 20
+
+// CycleList is the ids of a cycle of n, its first ones given, as a
+// problem lists them: the first MaxCycleIDs quoted, a count of the
+// others, and the first again ("a" → "b" → … (5 more) → "a").
+func CycleList(ids []string, n int) string {
+	q := make([]string, 0, min(n, MaxCycleIDs)+2)
+	for k := range min(n, MaxCycleIDs, len(ids)) {
 		q = append(q, fmt.Sprintf("%q", ids[k]))
 	}
-	if n > 20 {
-		q = append(q, fmt.Sprintf("… (%d more)", n-20))
+	if n > MaxCycleIDs {
+		q = append(q, fmt.Sprintf("… (%d more)", n-MaxCycleIDs))
 	}
 	q = append(q, fmt.Sprintf("%q", ids[0]))
-	return fmt.Errorf("%w: %s (each is an ancestor of itself: fix one parent)", ErrCycle, strings.Join(q, " → "))
+	return strings.Join(q, " → ")
 }
 
 // AncestorReason is the reason of a node rejected with its ancestor id,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/transform"
@@ -26,21 +25,13 @@ import (
 // MaxCycleIDs is the most ids a cycle of links's problem names, as
 // transform.CycleError names a cycle of parents's: the others are
 // counted.
-const MaxCycleIDs = 20
+const MaxCycleIDs = transform.MaxCycleIDs
 
 // CycleError is the problem of each link on a cycle of n links, whose
 // first ids (from its first link in the input, in link order) are ids:
 // MaxCycleIDs of them at most are named, the others counted.
 func CycleError(ids []string, n int) error {
-	q := make([]string, 0, min(len(ids), MaxCycleIDs)+2)
-	for _, id := range ids[:min(len(ids), MaxCycleIDs)] {
-		q = append(q, fmt.Sprintf("%q", id))
-	}
-	if n > MaxCycleIDs {
-		q = append(q, fmt.Sprintf("… (%d more)", n-MaxCycleIDs))
-	}
-	q = append(q, q[0])
-	return fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, strings.Join(q, " → "))
+	return fmt.Errorf("%w: a cycle of links: %s", transform.ErrLink, transform.CycleList(ids, n))
 }
 
 // errCycleBug is what a pass over the links on a cycle says when they
