@@ -438,3 +438,24 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 		}
 	})
 }
+
+// TestOutOfCoreImportS3StagesInTmpDir: import --out s3:// stages the
+// files it uploads (the whole output) in --tmp-dir, not the system's
+// temporary directory (here one that does not exist), and leaves nothing
+// there.
+func TestOutOfCoreImportS3StagesInTmpDir(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	in := genShuffled(t, 500, "csv")
+	tmp := t.TempDir()
+	env := append(s3Env(s3ep, "http://127.0.0.1:1"), "TMPDIR="+filepath.Join(t.TempDir(), "gone"))
+	args := []string{"import", "--in", in, "--layout", "path", "--out", "s3://" + bucket + "/staged", "--memory", "64MiB", "--tmp-dir", tmp}
+	if _, stderr, code := run(t, env, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if keys := s3local.Keys(t, client, bucket, "staged/data/"); len(keys) == 0 {
+		t.Error("nothing uploaded")
+	}
+	emptyDir(t, tmp)
+}
