@@ -66,3 +66,81 @@ func TestOutOfCoreOversizedField(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfCoreCraftedInputs: inputs made to hurt the passes (an id of
+// 1 MiB with a child, one id 5,000 times under random parents, a cycle
+// of parents beside a cycle of links and links into the cycle, a chain
+// 20,000 deep) give out of core, in 1 MiB, the same problems, rejects
+// and items as in memory, in the layouts they concern, and leave nothing
+// in --tmp-dir.
+func TestOutOfCoreCraftedInputs(t *testing.T) {
+	forest := func(b *strings.Builder) {
+		for i := range 400 {
+			parent := ""
+			if i > 0 {
+				parent = fmt.Sprintf("n%d", (i*7919)%i)
+			}
+			fmt.Fprintf(b, `{"id":"n%d","parent_id":"%s"}`+"\n", i, parent)
+		}
+	}
+	var bigID, dups, cycles, deep strings.Builder
+	forest(&bigID)
+	huge := strings.Repeat("I", 1<<20)
+	fmt.Fprintf(&bigID, `{"id":"%s","parent_id":"n5"}`+"\n"+`{"id":"kid","parent_id":"%s"}`+"\n", huge, huge)
+	forest(&dups)
+	for i := range 5000 {
+		fmt.Fprintf(&dups, `{"id":"n7","parent_id":"n%d","v":%d}`+"\n", (i*31)%400, i)
+	}
+	forest(&cycles)
+	cycles.WriteString(`{"id":"ca","parent_id":"cb"}
+{"id":"cb","parent_id":"ca"}
+{"id":"cc","parent_id":"cb"}
+{"id":"la","parent_id":"n1","link_to":"lb"}
+{"id":"lb","parent_id":"n2","link_to":"lc"}
+{"id":"lc","parent_id":"n3","link_to":"la"}
+{"id":"ld","parent_id":"n3","link_to":"ca"}
+{"id":"le","parent_id":"ca","link_to":"la"}
+{"id":"lf","parent_id":"n4","link_to":"ld"}
+`)
+	for i := range 20000 {
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprintf("d%d", i-1)
+		}
+		fmt.Fprintf(&deep, `{"id":"d%d","parent_id":"%s"}`+"\n", i, parent)
+	}
+	for _, tc := range []struct {
+		name, text string
+		layouts    []string
+	}{
+		{"id of 1 MiB", bigID.String(), []string{layouts.PathName, layouts.AdjacencyName, layouts.ClosureName}},
+		{"one id 5,000 times", dups.String(), []string{layouts.PathName, layouts.ClosureName}},
+		{"cycles of parents and links", cycles.String(), []string{layouts.PrefixName}},
+		{"chain 20,000 deep", deep.String(), []string{layouts.AdjacencyName}},
+	} {
+		for _, name := range tc.layouts {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				path := writeTemp(t, "in.jsonl", []byte(tc.text))
+				l, err := layouts.New(name, layouts.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tmp := t.TempDir()
+				want := oocEmitAll(t, path, l, nil, 100)
+				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
+				if deep := strings.HasPrefix(tc.name, "chain"); deep != (len(want.problems) == 0) || len(want.items) == 0 {
+					t.Fatalf("in memory: %d problems, %d items", len(want.problems), len(want.items))
+				}
+				if !slices.Equal(got.problems, want.problems) || got.rejected != want.rejected || got.more != want.more || got.stats != want.stats {
+					t.Errorf("out of core: %.500q, %d rejected, %+v; in memory: %.500q, %d, %+v", got.problems, got.rejected, got.stats, want.problems, want.rejected, want.stats)
+				}
+				if !slices.Equal(got.items, want.items) || got.rejects != want.rejects {
+					t.Errorf("out of core: %d items; in memory: %d; rejects the same: %v", len(got.items), len(want.items), got.rejects == want.rejects)
+				}
+				if left, _ := os.ReadDir(tmp); len(left) != 0 {
+					t.Errorf("%d files left in the tmp dir", len(left))
+				}
+			})
+		}
+	}
+}
