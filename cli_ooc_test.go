@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -456,6 +458,45 @@ func TestOutOfCoreImportS3StagesInTmpDir(t *testing.T) {
 	}
 	if keys := s3local.Keys(t, client, bucket, "staged/data/"); len(keys) == 0 {
 		t.Error("nothing uploaded")
+	}
+	emptyDir(t, tmp)
+}
+
+// TestOutOfCoreWriteFailsMidPass: the passes' files cannot grow past
+// 1 MB (a file size limit, as a disk that fills mid-pass: the write fails
+// with EFBIG instead of ENOSPC): the dry run out of core fails with the
+// file, why, and what to do, and leaves nothing in --tmp-dir; an import
+// to --out that fails the same way writes no manifest.
+func TestOutOfCoreWriteFailsMidPass(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to set a file size limit with")
+	}
+	in := genShuffled(t, 60000, "jsonl")
+	tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	limited := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bash, append([]string{"-c", `trap "" XFSZ; ulimit -f 1000; exec "$0" "$@"`, treeportBin}, args...)...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: %v; want a failure", args, err)
+		}
+		return errb.String(), ee.ExitCode()
+	}
+	stderr, code := limited("import", "--in", in, "--layout", "path", "--dry-run", "--force-out-of-core", "--memory", "8MiB", "--tmp-dir", tmp, "--no-progress")
+	if code != 3 || !strings.Contains(stderr, tmp) || !strings.Contains(stderr, "file too large") || !strings.Contains(stderr, "free some room") {
+		t.Errorf("dry run: exit %d: %s", code, stderr)
+	}
+	emptyDir(t, tmp)
+	stderr, code = limited("import", "--in", in, "--layout", "closure", "--out", out, "--force-out-of-core", "--memory", "8MiB", "--tmp-dir", tmp, "--no-progress")
+	if code != 3 || !strings.Contains(stderr, "free some room") {
+		t.Errorf("import --out: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "manifest.json")); !os.IsNotExist(err) {
+		t.Errorf("a manifest was written: %v", err)
 	}
 	emptyDir(t, tmp)
 }
