@@ -43,7 +43,7 @@ func (s *oocState) reservedCarriersByID(ctx context.Context, in *Input, l layout
 		return nil, err
 	}
 	defer src.Close()
-	m, err := diskmap.New(diskmap.Options{Dir: s.dir, Memory: int64(s.opts.sortBudget())})
+	m, err := diskmap.New(diskmap.Options{Dir: s.dir, Memory: int64(s.opts.sortBudget()), Stop: ctx.Err})
 	if err != nil {
 		return nil, err
 	}
