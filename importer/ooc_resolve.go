@@ -195,6 +195,10 @@ func (s *oocState) sorter(phase string) *extsort.Sorter {
 	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
 	x.Prefix = extsort.PrefixKeyRow
+	// The merge of a pass's input runs on another core than the pass
+	// (join, encoding, the next sort's filling), within the sort's
+	// budget (extsort.aheadBatch).
+	x.ReadAhead = true
 	return x
 }
 

@@ -47,6 +47,12 @@ type Sorter struct {
 	// decides): most comparisons of the in-memory sort are then of two
 	// numbers.
 	Prefix func(rec []byte) uint64
+	// ReadAhead, when set before Sort, has the Iter of records merged
+	// from run files merge them in a goroutine, a few batches ahead of
+	// Next, on another core than the caller's work on them. The batches
+	// are taken from the budget (see aheadBatch). The caller must Close
+	// the Iter (or read it to its end) for the goroutine to end.
+	ReadAhead bool
 }
 
 // buffers are the records of a run in memory. Their bytes are in chunks
@@ -352,6 +358,9 @@ func (s *Sorter) Sort() (*Iter, error) {
 	}
 	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
 	heap.Init(&it.h)
+	if s.ReadAhead {
+		it.startAhead(aheadBatch(s.budget))
+	}
 	return it, nil
 }
 
@@ -379,11 +388,13 @@ type Iter struct {
 	cmp   func(a, b []byte) int
 	h     runHeap
 	files []*os.File
-	// adv is the run whose record Next returned last: Next advances it
-	// first, so that the record stays valid, in the run's buffer, until
-	// then.
-	adv *run
-	err error
+	// adv is the run whose record merge returned last: merge advances
+	// it first, so that the record stays valid, in the run's buffer,
+	// until then.
+	adv   *run
+	merr  error  // what ended the merge (the read ahead's goroutine's, while it runs)
+	err   error  // what ended Next
+	ahead *ahead // the merge run ahead by a goroutine (Sorter.ReadAhead), or nil
 }
 
 // Next returns the next record, valid until the following call, and false
@@ -396,11 +407,25 @@ func (it *Iter) Next() ([]byte, bool) {
 		it.pos++
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
+	if it.ahead != nil {
+		return it.nextAhead()
+	}
+	rec, ok := it.merge()
+	if !ok {
+		it.err = it.merr
+	}
+	return rec, ok
+}
+
+// merge returns the next record of the runs' merge, valid until the
+// following call, and false at the end or on an error (merr). With read
+// ahead, only the goroutine of startAhead calls it.
+func (it *Iter) merge() ([]byte, bool) {
 	if it.adv != nil {
 		ok, err := it.adv.next()
 		switch {
 		case err != nil:
-			it.err = err
+			it.merr = err
 		case ok:
 			if it.h.prefix != nil {
 				it.adv.pfx = it.h.prefix(it.adv.cur)
@@ -411,7 +436,7 @@ func (it *Iter) Next() ([]byte, bool) {
 		}
 		it.adv = nil
 	}
-	if it.err != nil || len(it.h.runs) == 0 {
+	if it.merr != nil || len(it.h.runs) == 0 {
 		return nil, false
 	}
 	it.adv = it.h.runs[0]
@@ -421,8 +446,10 @@ func (it *Iter) Next() ([]byte, bool) {
 // Err is the error that ended Next, if any.
 func (it *Iter) Err() error { return it.err }
 
-// Close closes the run files (the Sorter's Close removes them).
+// Close closes the run files (the Sorter's Close removes them), after
+// stopping the read ahead, if any. It may be called more than once.
 func (it *Iter) Close() {
+	it.stopAhead()
 	for _, f := range it.files {
 		f.Close()
 	}
