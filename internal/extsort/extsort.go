@@ -10,7 +10,6 @@ package extsort
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -357,7 +356,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 		}
 	}
 	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
-	heap.Init(&it.h)
+	it.h.init()
 	if s.ReadAhead {
 		it.startAhead(aheadBatch(s.budget))
 	}
@@ -430,9 +429,9 @@ func (it *Iter) merge() ([]byte, bool) {
 			if it.h.prefix != nil {
 				it.adv.pfx = it.h.prefix(it.adv.cur)
 			}
-			heap.Fix(&it.h, 0)
+			it.h.down(0)
 		default:
-			heap.Pop(&it.h)
+			it.h.pop()
 		}
 		it.adv = nil
 	}
@@ -478,16 +477,16 @@ func (r *run) next() (bool, error) {
 
 // runHeap orders the runs by their current record (by its Prefix first,
 // when the Sorter has one), then by run number, so that equal records
-// come out in the order they were added.
+// come out in the order they were added. It is a binary heap of its own,
+// not container/heap's: the merge calls less some 2 log2(runs) times a
+// record, and an interface's methods are not inlined.
 type runHeap struct {
 	runs   []*run
 	cmp    func(a, b []byte) int
 	prefix func(rec []byte) uint64
 }
 
-func (h runHeap) Len() int { return len(h.runs) }
-func (h runHeap) Less(a, b int) bool {
-	ra, rb := h.runs[a], h.runs[b]
+func (h *runHeap) less(ra, rb *run) bool {
 	if ra.pfx != rb.pfx {
 		return ra.pfx < rb.pfx // both 0 without a prefix
 	}
@@ -496,11 +495,42 @@ func (h runHeap) Less(a, b int) bool {
 	}
 	return ra.k < rb.k
 }
-func (h runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
-func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.(*run)) }
-func (h *runHeap) Pop() any {
-	old := h.runs
-	x := old[len(old)-1]
-	h.runs = old[:len(old)-1]
-	return x
+
+func (h *runHeap) init() {
+	for i := len(h.runs)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves the run at i down to its place.
+func (h *runHeap) down(i int) {
+	runs := h.runs
+	n := len(runs)
+	r := runs[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.less(runs[c+1], runs[c]) {
+			c++
+		}
+		if !h.less(runs[c], r) {
+			break
+		}
+		runs[i] = runs[c]
+		i = c
+	}
+	runs[i] = r
+}
+
+// pop removes the least run.
+func (h *runHeap) pop() {
+	last := len(h.runs) - 1
+	h.runs[0] = h.runs[last]
+	h.runs[last] = nil
+	h.runs = h.runs[:last]
+	if last > 0 {
+		h.down(0)
+	}
 }
