@@ -123,3 +123,64 @@ func TestReadAheadRecordsStay(t *testing.T) {
 		_ = append(rec, 0xff, 0xff, 0xff, 0xff)
 	}
 }
+
+// TestSpoolReadAhead: a spool read ahead returns its records as they were
+// added (empty ones, and one larger than a batch), reads them all again
+// after a Rewind in the middle, and stops its goroutine on a Close in the
+// middle, removing its file.
+func TestSpoolReadAhead(t *testing.T) {
+	before := runtime.NumGoroutine()
+	dir := t.TempDir()
+	s, err := NewSpool(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ReadAhead = true
+	var want [][]byte
+	for i := range 50000 {
+		rec := binary.BigEndian.AppendUint32(nil, uint32(i))
+		switch {
+		case i%1000 == 7:
+			rec = nil
+		case i == 20000:
+			rec = append(rec, bytes.Repeat([]byte("x"), 3*spoolAheadBatch)...)
+		}
+		want = append(want, rec)
+		if err := s.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(n int) {
+		t.Helper()
+		if err := s.Rewind(); err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for rec, ok := s.Next(); ok && i < n; rec, ok = s.Next() {
+			if !bytes.Equal(rec, want[i]) {
+				t.Fatalf("record %d: %d bytes, want %d", i, len(rec), len(want[i]))
+			}
+			i++
+		}
+		if s.Err() != nil || n > len(want) && i != len(want) {
+			t.Fatalf("read %d of %d records: %v", i, len(want), s.Err())
+		}
+	}
+	read(len(want) + 1)
+	read(30000) // then Rewind in the middle
+	read(len(want) + 1)
+	read(100) // then Close in the middle
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("Close left %d files", len(left))
+	}
+	deadline := time.Now().Add(time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Fatalf("%d goroutines after Close, %d before", g, before)
+	}
+}

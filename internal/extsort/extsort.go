@@ -358,7 +358,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
 	it.h.init()
 	if s.ReadAhead {
-		it.startAhead(aheadBatch(s.budget))
+		it.ahead = startAhead(aheadBatch(s.budget), it.merge, func() error { return it.merr })
 	}
 	return it, nil
 }
@@ -407,7 +407,11 @@ func (it *Iter) Next() ([]byte, bool) {
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
 	if it.ahead != nil {
-		return it.nextAhead()
+		rec, ok, err := it.ahead.next()
+		if !ok {
+			it.err = err
+		}
+		return rec, ok
 	}
 	rec, ok := it.merge()
 	if !ok {
@@ -448,7 +452,7 @@ func (it *Iter) Err() error { return it.err }
 // Close closes the run files (the Sorter's Close removes them), after
 // stopping the read ahead, if any. It may be called more than once.
 func (it *Iter) Close() {
-	it.stopAhead()
+	it.ahead.close()
 	for _, f := range it.files {
 		f.Close()
 	}
