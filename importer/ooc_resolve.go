@@ -346,7 +346,6 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 		return nil, nil, err
 	}
 	defer ids.Close()
-	ids.ReadAhead = true // read on another core than the joins (as the sorts merge: sorter)
 	byParent := s.sorter("sorting by parent")
 	defer byParent.Close()
 	level = s.sorter("sorting a level")
@@ -482,7 +481,6 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 	if err != nil {
 		return nil, err
 	}
-	rest.ReadAhead = true
 	id, more := ids.Next()
 	var (
 		n oocNode
@@ -573,7 +571,6 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 		if left, err = extsort.NewSpool(s.dir); err != nil {
 			return next, nil, 0, err
 		}
-		left.ReadAhead = true
 	}
 	keep := func(rec []byte) error {
 		if left == nil {

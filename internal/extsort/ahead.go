@@ -1,13 +1,12 @@
 package extsort
 
-// The read ahead of an Iter (Sorter.ReadAhead) or a Spool
-// (Spool.ReadAhead): a goroutine reads the records (an Iter's merge of
-// its runs, a spool's file) into batches, copies of the records one after
-// the other, and hands them to Next over a channel; Next hands each back
-// once its records are read. aheadBatches batches go round, so the
-// goroutine fills one while Next reads another and a third waits.
+// The read ahead of an Iter (Sorter.ReadAhead): a goroutine merges the
+// runs into batches, copies of the records one after the other, and
+// hands them to Next over a channel; Next hands each back once its
+// records are read. aheadBatches batches go round, so the goroutine fills
+// one while Next reads another and a third waits.
 
-// aheadBatches is how many batches a read ahead keeps.
+// aheadBatches is how many batches an Iter's read ahead keeps.
 const aheadBatches = 3
 
 // aheadBatch is the size of a read ahead's batch for a Sorter whose runs
@@ -18,11 +17,7 @@ const aheadBatches = 3
 // runs' buffers are given up before it starts.
 func aheadBatch(budget int) int { return min(256<<10, max(16<<10, budget/8)) }
 
-// spoolAheadBatch is the size of a spool's read ahead's batch: with its
-// read buffer, a spool read ahead holds 448 KiB.
-const spoolAheadBatch = 64 << 10
-
-// batch is records read ahead: rec i is buf[ends[i-1]:ends[i]].
+// batch is records merged ahead: rec i is buf[ends[i-1]:ends[i]].
 type batch struct {
 	buf  []byte
 	ends []int
@@ -31,24 +26,23 @@ type batch struct {
 type ahead struct {
 	full chan *batch   // batches filled, in order; closed after the last
 	free chan *batch   // batches read, for the goroutine to fill again
-	stop chan struct{} // closed by close: the goroutine stops
+	stop chan struct{} // closed by Close: the goroutine stops
 	done chan struct{} // closed when the goroutine has returned
-	err  error         // what ended the reading, read once full is closed
-	cur  *batch        // the batch next reads (nil: none)
+	err  error         // what ended the merge, read once full is closed
+	cur  *batch        // the batch Next reads (nil: none)
 	i    int           // the next record of cur
 	shut bool          // stop is closed
 }
 
-// startAhead starts a goroutine that reads the records of read (valid
-// until its next call; false at the end, or on an error, then errOf's) in
-// batches of about size bytes (a record larger is a batch of its own).
-// Until close returns, read and errOf are the goroutine's alone.
-func startAhead(size int, read func() ([]byte, bool), errOf func() error) *ahead {
+// startAhead starts the goroutine that merges the runs in batches of
+// about size bytes (a record larger is a batch of its own).
+func (it *Iter) startAhead(size int) {
 	a := &ahead{full: make(chan *batch, aheadBatches), free: make(chan *batch, aheadBatches),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for range aheadBatches {
 		a.free <- &batch{buf: make([]byte, 0, size)}
 	}
+	it.ahead = a
 	go func() {
 		defer close(a.done)
 		defer close(a.full)
@@ -62,7 +56,7 @@ func startAhead(size int, read func() ([]byte, bool), errOf func() error) *ahead
 			b.buf, b.ends = b.buf[:0], b.ends[:0]
 			end := false
 			for len(b.buf) < size {
-				rec, ok := read()
+				rec, ok := it.merge()
 				if !ok {
 					end = true
 					break
@@ -78,17 +72,16 @@ func startAhead(size int, read func() ([]byte, bool), errOf func() error) *ahead
 				}
 			}
 			if end {
-				a.err = errOf()
+				a.err = it.merr
 				return
 			}
 		}
 	}()
-	return a
 }
 
-// next returns the next record, valid until the following call, and
-// false at the end, with the error that ended the reading, if any.
-func (a *ahead) next() ([]byte, bool, error) {
+// nextAhead is Next with read ahead.
+func (it *Iter) nextAhead() ([]byte, bool) {
+	a := it.ahead
 	for a.cur == nil || a.i == len(a.cur.ends) {
 		if a.cur != nil {
 			a.free <- a.cur // never blocks: free has room for every batch
@@ -96,10 +89,10 @@ func (a *ahead) next() ([]byte, bool, error) {
 		}
 		b, ok := <-a.full
 		if !ok {
-			if a.shut {
-				return nil, false, nil
+			if !a.shut {
+				it.err = a.err
 			}
-			return nil, false, a.err
+			return nil, false
 		}
 		a.cur, a.i = b, 0
 	}
@@ -109,12 +102,13 @@ func (a *ahead) next() ([]byte, bool, error) {
 	}
 	end := a.cur.ends[a.i]
 	a.i++
-	return a.cur.buf[start:end:end], true, nil
+	return a.cur.buf[start:end:end], true
 }
 
-// close stops the goroutine, if it has not ended, and waits for it: what
-// it read is then its owner's again. It may be called more than once.
-func (a *ahead) close() {
+// stopAhead stops the read ahead's goroutine, if any, and waits for it:
+// the run files are then the Iter's again.
+func (it *Iter) stopAhead() {
+	a := it.ahead
 	if a == nil || a.shut {
 		return
 	}

@@ -358,7 +358,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
 	it.h.init()
 	if s.ReadAhead {
-		it.ahead = startAhead(aheadBatch(s.budget), it.merge, func() error { return it.merr })
+		it.startAhead(aheadBatch(s.budget))
 	}
 	return it, nil
 }
@@ -407,11 +407,7 @@ func (it *Iter) Next() ([]byte, bool) {
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
 	if it.ahead != nil {
-		rec, ok, err := it.ahead.next()
-		if !ok {
-			it.err = err
-		}
-		return rec, ok
+		return it.nextAhead()
 	}
 	rec, ok := it.merge()
 	if !ok {
@@ -452,7 +448,7 @@ func (it *Iter) Err() error { return it.err }
 // Close closes the run files (the Sorter's Close removes them), after
 // stopping the read ahead, if any. It may be called more than once.
 func (it *Iter) Close() {
-	it.ahead.close()
+	it.stopAhead()
 	for _, f := range it.files {
 		f.Close()
 	}

@@ -292,12 +292,11 @@ func sortsTo(t *testing.T, s *Sorter, budget int, want [][]byte) {
 // TestSpoolCutShort: a spool file cut in the middle of a record ends the
 // reading with an error, not with a short record or a clean end.
 func TestSpoolCutShort(t *testing.T) {
-	for i, cut := range []int64{1, 40, 201, 1, 40, 201} { // in the second record; in its length
+	for _, cut := range []int64{1, 40, 201} { // in the second record; in its length
 		s, err := NewSpool(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.ReadAhead = i >= 3
 		s.Add([]byte("first"))
 		s.Add(bytes.Repeat([]byte("x"), 200)) // a length of two bytes, then 200
 		if err := s.Rewind(); err != nil {

@@ -20,12 +20,6 @@ type Spool struct {
 	Bytes   int64
 	err     error
 	hdr     [binary.MaxVarintLen64]byte // Add's, here not to be allocated each time
-	// ReadAhead, when set before Rewind, has a goroutine read the
-	// records, a few batches of 64 KiB ahead of Next, on another core
-	// than the caller's work on them. Close (or another Rewind) stops it.
-	ReadAhead bool
-	ahead     *ahead
-	rerr      error // what ended read (the read ahead's goroutine's while it runs)
 }
 
 // NewSpool creates a spool file in dir.
@@ -51,8 +45,6 @@ func (s *Spool) Add(rec []byte) error {
 
 // Rewind ends the writing; Next then reads the records from the first.
 func (s *Spool) Rewind() error {
-	s.ahead.close()
-	s.ahead, s.err, s.rerr = nil, nil, nil
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("extsort: writing %s: %w", s.f.Name(), err)
 	}
@@ -63,9 +55,6 @@ func (s *Spool) Rewind() error {
 		s.r = newRecReader(s.f, 256<<10)
 	}
 	s.r.reset()
-	if s.ReadAhead {
-		s.ahead = startAhead(spoolAheadBatch, s.read, func() error { return s.rerr })
-	}
 	return nil
 }
 
@@ -75,32 +64,12 @@ func (s *Spool) Next() ([]byte, bool) {
 	if s.err != nil {
 		return nil, false
 	}
-	if s.ahead != nil {
-		rec, ok, err := s.ahead.next()
-		if !ok {
-			s.err = err
-		}
-		return rec, ok
-	}
-	rec, ok := s.read()
-	if !ok {
-		s.err = s.rerr
-	}
-	return rec, ok
-}
-
-// read reads the next record from the file (Next's, or the read ahead's
-// goroutine's); false at the end or on an error (rerr).
-func (s *Spool) read() ([]byte, bool) {
-	if s.rerr != nil {
-		return nil, false
-	}
 	rec, err := s.r.next()
 	if err == io.EOF {
 		return nil, false
 	}
 	if err != nil {
-		s.rerr = fmt.Errorf("extsort: reading %s: %w", s.f.Name(), err)
+		s.err = fmt.Errorf("extsort: reading %s: %w", s.f.Name(), err)
 		return nil, false
 	}
 	return rec, true
@@ -114,7 +83,6 @@ func (s *Spool) Close() error {
 	if s.f == nil {
 		return nil
 	}
-	s.ahead.close()
 	name := s.f.Name()
 	s.f.Close()
 	s.f = nil
