@@ -257,6 +257,24 @@ func TestOutOfCoreSignal(t *testing.T) {
 	}
 }
 
+// TestOutOfCoreSignalInPass: SIGINT during a pass that merges sorted runs
+// (the parent join or a level's: two spools at once), whose merge runs
+// ahead in a goroutine (extsort.Sorter.ReadAhead), stops the import
+// within about a second (exit 130) and removes the temporary files.
+func TestOutOfCoreSignalInPass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates and sorts 300,000 nodes")
+	}
+	in := genShuffled(t, 300_000, "csv")
+	tmp := t.TempDir()
+	r := startRun(t, nil, append([]string{"import", "--in", in, "--layout", "path", "--out", filepath.Join(t.TempDir(), "out")}, oocArgs(tmp)...))
+	r.until(t, "two spools", func() bool {
+		s, _ := filepath.Glob(filepath.Join(tmp, "treeport-ooc-*", "spool-*"))
+		return len(s) >= 2
+	})
+	r.stopsOn(t, syscall.SIGINT, tmp)
+}
+
 // runs counts the sorted runs and spools in the passes' directories below
 // tmp (not their lock file).
 func runs(tmp string) int {

@@ -137,6 +137,7 @@ type oocState struct {
 	measure          *layouts.Measure
 	maxDepth, maxLen int
 	re               extsort.Enc
+	st               transform.Stats // resolve's, kept: one allocation, not one a node
 	// notTopo: a node's parent came after it in the input, and an
 	// in-memory forest of it is visited breadth first, not in row order.
 	notTopo bool

@@ -40,9 +40,11 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	budget := o.sortBudget()
 	s.resolved = extsort.New(s.dir, budget, extsort.CompareRow)
 	s.resolved.Prefix = extsort.PrefixRow
+	s.resolved.ReadAhead = true // merged on another core than the emit's
 	s.badInner = extsort.NewRowSet(s.dir, budget)
 	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
 	b.byID.Prefix = extsort.PrefixKeyRow
+	b.byID.ReadAhead = true
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
 	return b, nil
 }

@@ -195,6 +195,10 @@ func (s *oocState) sorter(phase string) *extsort.Sorter {
 	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
 	x.Prefix = extsort.PrefixKeyRow
+	// The merge of a pass's input runs on another core than the pass
+	// (join, encoding, the next sort's filling), within the sort's
+	// budget (extsort.aheadBatch).
+	x.ReadAhead = true
 	return x
 }
 
@@ -377,7 +381,10 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 			if dup.flags&fBad != 0 {
 				continue // a row that could not be read is reported as that alone
 			}
-			s.build.add(row, s.rowError(dup.file, dup.line, first.id, transform.DuplicateAlsoAt(s.place(first.file, first.line))))
+			if len(places) == 0 {
+				places = append(places, s.place(first.file, first.line))
+			}
+			s.build.add(row, s.rowError(dup.file, dup.line, first.id, transform.DuplicateAlsoAt(places[0])))
 			copies = append(copies, row)
 			if len(places) < transform.MaxDupPlaces {
 				places = append(places, s.place(dup.file, dup.line))
@@ -392,7 +399,9 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 		first = oocNode{id: string(id), row: d.Row(), parent: d.S()}
 		first.getRest(&d)
 		first.link = linkOf(probs.At(id))
-		copies, places, all, have = copies[:0], append(places[:0], s.place(first.file, first.line)), 1, true
+		// The first copy's place is made once a second is seen (it is
+		// only told with copies).
+		copies, places, all, have = copies[:0], places[:0], 1, true
 	}
 	if err := errors.Join(it.Err(), probs.Err()); err != nil {
 		level.Close()
@@ -673,18 +682,18 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 // (its own, or its parent's that it goes with), originKey whether that
 // was keys over DynamoDB's limits: what its children are checked against.
 func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool, err error) {
-	var st transform.Stats
+	st := &s.st
 	unknown := n.flags&fUnknown != 0
 	if unknown {
-		st = transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
+		*st = transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
 	} else {
-		st = transform.Stats{ID: n.id, ParentID: n.parent, RootID: n.root, Depth: n.depth, PathBytes: n.pathBytes,
+		*st = transform.Stats{ID: n.id, ParentID: n.parent, RootID: n.root, Depth: n.depth, PathBytes: n.pathBytes,
 			MaxAncestorIDBytes: n.maxAnc, AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
 	}
 	if n.flags&fInner != 0 && layouts.ImplicitInner(s.layout) {
 		st.Children = 1 // (at least): whether the node gets items of its own
 	}
-	cerr := s.checkNode(n, check, &st)
+	cerr := s.checkNode(n, check, st)
 	if unknown {
 		cerr = transform.WithoutKeyLengths(cerr)
 	}
@@ -723,7 +732,7 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 		}
 		return origin, originKey, s.addResolved(n.row, reason)
 	}
-	s.layoutMeasure(&st)
+	s.layoutMeasure(st)
 	s.maxDepth = max(s.maxDepth, n.depth)
 	s.maxLen = max(s.maxLen, n.pathBytes)
 	return origin, originKey, s.addNode(n)

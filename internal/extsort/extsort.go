@@ -10,7 +10,6 @@ package extsort
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,6 +49,12 @@ type Sorter struct {
 	// decides): most comparisons of the in-memory sort are then of two
 	// numbers.
 	Prefix func(rec []byte) uint64
+	// ReadAhead, when set before Sort, has the Iter of records merged
+	// from run files merge them in a goroutine, a few batches ahead of
+	// Next, on another core than the caller's work on them. The batches
+	// are taken from the budget (see aheadBatch). The caller must Close
+	// the Iter (or read it to its end) for the goroutine to end.
+	ReadAhead bool
 }
 
 // buffers are the records of a run in memory. Their bytes are in chunks
@@ -355,7 +360,10 @@ func (s *Sorter) Sort() (*Iter, error) {
 		}
 	}
 	it.h.cmp, it.h.prefix = s.cmp, s.Prefix
-	heap.Init(&it.h)
+	it.h.init()
+	if s.ReadAhead {
+		it.startAhead(aheadBatch(s.budget))
+	}
 	return it, nil
 }
 
@@ -383,11 +391,13 @@ type Iter struct {
 	cmp   func(a, b []byte) int
 	h     runHeap
 	files []*os.File
-	// adv is the run whose record Next returned last: Next advances it
-	// first, so that the record stays valid, in the run's buffer, until
-	// then.
-	adv *run
-	err error
+	// adv is the run whose record merge returned last: merge advances
+	// it first, so that the record stays valid, in the run's buffer,
+	// until then.
+	adv   *run
+	merr  error  // what ended the merge (the read ahead's goroutine's, while it runs)
+	err   error  // what ended Next
+	ahead *ahead // the merge run ahead by a goroutine (Sorter.ReadAhead), or nil
 }
 
 // Next returns the next record, valid until the following call, and false
@@ -400,22 +410,36 @@ func (it *Iter) Next() ([]byte, bool) {
 		it.pos++
 		return it.mem.rec(it.mem.recs[it.pos-1]), true
 	}
+	if it.ahead != nil {
+		return it.nextAhead()
+	}
+	rec, ok := it.merge()
+	if !ok {
+		it.err = it.merr
+	}
+	return rec, ok
+}
+
+// merge returns the next record of the runs' merge, valid until the
+// following call, and false at the end or on an error (merr). With read
+// ahead, only the goroutine of startAhead calls it.
+func (it *Iter) merge() ([]byte, bool) {
 	if it.adv != nil {
 		ok, err := it.adv.next()
 		switch {
 		case err != nil:
-			it.err = err
+			it.merr = err
 		case ok:
 			if it.h.prefix != nil {
 				it.adv.pfx = it.h.prefix(it.adv.cur)
 			}
-			heap.Fix(&it.h, 0)
+			it.h.down(0)
 		default:
-			heap.Pop(&it.h)
+			it.h.pop()
 		}
 		it.adv = nil
 	}
-	if it.err != nil || len(it.h.runs) == 0 {
+	if it.merr != nil || len(it.h.runs) == 0 {
 		return nil, false
 	}
 	it.adv = it.h.runs[0]
@@ -425,8 +449,10 @@ func (it *Iter) Next() ([]byte, bool) {
 // Err is the error that ended Next, if any.
 func (it *Iter) Err() error { return it.err }
 
-// Close closes the run files (the Sorter's Close removes them).
+// Close closes the run files (the Sorter's Close removes them), after
+// stopping the read ahead, if any. It may be called more than once.
 func (it *Iter) Close() {
+	it.stopAhead()
 	for _, f := range it.files {
 		f.Close()
 	}
@@ -455,16 +481,16 @@ func (r *run) next() (bool, error) {
 
 // runHeap orders the runs by their current record (by its Prefix first,
 // when the Sorter has one), then by run number, so that equal records
-// come out in the order they were added.
+// come out in the order they were added. It is a binary heap of its own,
+// not container/heap's: the merge calls less some 2 log2(runs) times a
+// record, and an interface's methods are not inlined.
 type runHeap struct {
 	runs   []*run
 	cmp    func(a, b []byte) int
 	prefix func(rec []byte) uint64
 }
 
-func (h runHeap) Len() int { return len(h.runs) }
-func (h runHeap) Less(a, b int) bool {
-	ra, rb := h.runs[a], h.runs[b]
+func (h *runHeap) less(ra, rb *run) bool {
 	if ra.pfx != rb.pfx {
 		return ra.pfx < rb.pfx // both 0 without a prefix
 	}
@@ -473,11 +499,42 @@ func (h runHeap) Less(a, b int) bool {
 	}
 	return ra.k < rb.k
 }
-func (h runHeap) Swap(a, b int) { h.runs[a], h.runs[b] = h.runs[b], h.runs[a] }
-func (h *runHeap) Push(x any)   { h.runs = append(h.runs, x.(*run)) }
-func (h *runHeap) Pop() any {
-	old := h.runs
-	x := old[len(old)-1]
-	h.runs = old[:len(old)-1]
-	return x
+
+func (h *runHeap) init() {
+	for i := len(h.runs)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves the run at i down to its place.
+func (h *runHeap) down(i int) {
+	runs := h.runs
+	n := len(runs)
+	r := runs[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.less(runs[c+1], runs[c]) {
+			c++
+		}
+		if !h.less(runs[c], r) {
+			break
+		}
+		runs[i] = runs[c]
+		i = c
+	}
+	runs[i] = r
+}
+
+// pop removes the least run.
+func (h *runHeap) pop() {
+	last := len(h.runs) - 1
+	h.runs[0] = h.runs[last]
+	h.runs[last] = nil
+	h.runs = h.runs[:last]
+	if last > 0 {
+		h.down(0)
+	}
 }

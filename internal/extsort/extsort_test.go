@@ -15,12 +15,16 @@ func TestSortSpillsAndMerges(t *testing.T) {
 		n      int
 		budget int
 		async  bool
+		ahead  bool
 	}{
-		{"in memory", 1000, 1 << 20, false},
-		{"many runs", 50000, 64 << 10, false},
-		{"in memory, async", 1000, 1 << 20, true},
-		{"many runs, async", 200000, 64 << 10, true},
-		{"many runs, async, large budget", 250000, 4 << 20, true},
+		{"in memory", 1000, 1 << 20, false, false},
+		{"many runs", 50000, 64 << 10, false, false},
+		{"in memory, async", 1000, 1 << 20, true, false},
+		{"many runs, async", 200000, 64 << 10, true, false},
+		{"many runs, async, large budget", 250000, 4 << 20, true, false},
+		{"in memory, read ahead", 1000, 1 << 20, true, true},
+		{"many runs, read ahead", 200000, 64 << 10, false, true},
+		{"many runs, async, read ahead", 250000, 4 << 20, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.async {
@@ -40,6 +44,7 @@ func TestSortSpillsAndMerges(t *testing.T) {
 				t.Fatalf("async %v, want %v", s.async, tc.async)
 			}
 			s.OnSpill = func(n int64) { spills = append(spills, n) }
+			s.ReadAhead = tc.ahead
 			rng := rand.New(rand.NewPCG(1, 2))
 			var want [][]byte
 			for i := range tc.n {
@@ -54,9 +59,15 @@ func TestSortSpillsAndMerges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if (it.ahead != nil) != (tc.ahead && s.Runs() > 0) {
+				t.Fatalf("read ahead %v with %d runs", it.ahead != nil, s.Runs())
+			}
 			var got [][]byte
 			for rec, ok := it.Next(); ok; rec, ok = it.Next() {
 				got = append(got, bytes.Clone(rec))
+			}
+			if _, ok := it.Next(); ok {
+				t.Fatal("a record after the end")
 			}
 			if it.Err() != nil {
 				t.Fatal(it.Err())

@@ -19,7 +19,8 @@ type Spool struct {
 	Records int64
 	Bytes   int64
 	err     error
-	longest int // the longest record added
+	longest int                         // the longest record added
+	hdr     [binary.MaxVarintLen64]byte // Add's, here not to be allocated each time
 }
 
 // NewSpool creates a spool file in dir.
@@ -33,9 +34,8 @@ func NewSpool(dir string) (*Spool, error) {
 
 // Add appends rec.
 func (s *Spool) Add(rec []byte) error {
-	var hdr [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(hdr[:], uint64(len(rec)))
-	s.w.Write(hdr[:k])
+	k := binary.PutUvarint(s.hdr[:], uint64(len(rec)))
+	s.w.Write(s.hdr[:k])
 	if _, err := s.w.Write(rec); err != nil {
 		return fmt.Errorf("extsort: writing %s: %w", s.f.Name(), err)
 	}
