@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"github.com/treeport/treeport/internal/extsort"
