@@ -56,8 +56,15 @@ func (b *Builder) State() *State { return b.ooc }
 func (s *State) Build(ctx context.Context, b *Builder, attrNames map[string]*transform.RowError, manyNames bool) ([]*transform.RowError, error) {
 	in := &input{Opts: s.origin, attrNames: attrNames, manyNames: manyNames, ooc: s}
 	err := in.buildOOC(ctx, b)
+	if err == nil && testOnBuilt != nil {
+		testOnBuilt(s)
+	}
 	return in.Problems, err
 }
+
+// testOnBuilt, when set, is told of each State whose passes finished (the
+// tests' look at what they wrote).
+var testOnBuilt func(s *State)
 
 // Ready reports whether Build finished: the emit may run.
 func (s *State) Ready() bool { return s.ready }
