@@ -219,7 +219,7 @@ func TestOutOfCoreDecision(t *testing.T) {
 	l, _ := layouts.New("path", layouts.Options{})
 	for _, tc := range []struct {
 		memory int64
-		oc    bool
+		oc     bool
 	}{{1 << 30, false}, {64 << 10, true}} {
 		in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: &ooc.OutOfCore{Memory: tc.memory, TmpDir: t.TempDir(), Layout: l}})
 		if err != nil {
