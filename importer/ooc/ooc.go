@@ -1,3 +1,11 @@
+// Package ooc is the import of an input read out of core (OutOfCore): a
+// few sequential passes over files of a temporary directory, with the
+// forest never in memory. importer reads the input once, giving each row
+// to a Builder; its State runs the passes (Build) and then answers
+// importer's Input for that input: the problems found, the counts and the
+// layout's measures, and the emit, which reads the input again (state.go
+// is that seam). The prefix layout's links and the nodes in or below a
+// cycle have passes of their own (importer/ooclinks, importer/ooccycles).
 package ooc
 
 import (
