@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -437,4 +439,64 @@ func TestOutOfCoreDryRunMatchesInMemory(t *testing.T) {
 			t.Errorf("no dry run reported a problem: the bad fixtures were not planned")
 		}
 	})
+}
+
+// TestOutOfCoreImportS3StagesInTmpDir: import --out s3:// stages the
+// files it uploads (the whole output) in --tmp-dir, not the system's
+// temporary directory (here one that does not exist), and leaves nothing
+// there.
+func TestOutOfCoreImportS3StagesInTmpDir(t *testing.T) {
+	s3ep := s3local.Endpoint(t)
+	client := s3local.Client(t, s3ep)
+	bucket := s3local.NewBucket(t, client)
+	in := genShuffled(t, 500, "csv")
+	tmp := t.TempDir()
+	env := append(s3Env(s3ep, "http://127.0.0.1:1"), "TMPDIR="+filepath.Join(t.TempDir(), "gone"))
+	args := []string{"import", "--in", in, "--layout", "path", "--out", "s3://" + bucket + "/staged", "--memory", "64MiB", "--tmp-dir", tmp}
+	if _, stderr, code := run(t, env, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if keys := s3local.Keys(t, client, bucket, "staged/data/"); len(keys) == 0 {
+		t.Error("nothing uploaded")
+	}
+	emptyDir(t, tmp)
+}
+
+// TestOutOfCoreWriteFailsMidPass: the passes' files cannot grow past
+// 1 MB (a file size limit, as a disk that fills mid-pass: the write fails
+// with EFBIG instead of ENOSPC): the dry run out of core fails with the
+// file, why, and what to do, and leaves nothing in --tmp-dir; an import
+// to --out that fails the same way writes no manifest.
+func TestOutOfCoreWriteFailsMidPass(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to set a file size limit with")
+	}
+	in := genShuffled(t, 60000, "jsonl")
+	tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	limited := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bash, append([]string{"-c", `trap "" XFSZ; ulimit -f 1000; exec "$0" "$@"`, treeportBin}, args...)...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: %v; want a failure", args, err)
+		}
+		return errb.String(), ee.ExitCode()
+	}
+	stderr, code := limited("import", "--in", in, "--layout", "path", "--dry-run", "--force-out-of-core", "--memory", "8MiB", "--tmp-dir", tmp, "--no-progress")
+	if code != 3 || !strings.Contains(stderr, tmp) || !strings.Contains(stderr, "file too large") || !strings.Contains(stderr, "free some room") {
+		t.Errorf("dry run: exit %d: %s", code, stderr)
+	}
+	emptyDir(t, tmp)
+	stderr, code = limited("import", "--in", in, "--layout", "closure", "--out", out, "--force-out-of-core", "--memory", "8MiB", "--tmp-dir", tmp, "--no-progress")
+	if code != 3 || !strings.Contains(stderr, "free some room") {
+		t.Errorf("import --out: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "manifest.json")); !os.IsNotExist(err) {
+		t.Errorf("a manifest was written: %v", err)
+	}
+	emptyDir(t, tmp)
 }

@@ -64,7 +64,8 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	data, err := io.ReadAll(f)
+	// A checkpoint is a few hundred bytes: a large file is not one.
+	data, err := statefile.ReadAll(f, 1<<20)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", path, err)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -211,4 +212,27 @@ func TestStateFilesEditedRefused(t *testing.T) {
 			t.Errorf("held spool mode %#o, want 0600: it holds items", m)
 		}
 	})
+}
+
+// TestLoadCheckpointTooLarge: a checkpoint file of 256 MiB (sparse: a
+// planted one costs no disk) is refused as not treeport's before it is
+// read: the load allocates a few KiB, not the file.
+func TestLoadCheckpointTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ck.json")
+	if err := os.WriteFile(path, []byte(`{"version":2,`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := LoadCheckpoint(path)
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("loading it allocated %d bytes", alloc)
+	}
+	if !errors.Is(err, statefile.ErrRefused) || !strings.Contains(err.Error(), path) {
+		t.Errorf("LoadCheckpoint = %v; want a refusal naming %s", err, path)
+	}
 }

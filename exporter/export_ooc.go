@@ -16,6 +16,7 @@ import (
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
+	"github.com/treeport/treeport/internal/units"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
@@ -62,7 +63,8 @@ func (o *ExportOutOfCore) phase(name string, done, total int64) {
 
 // tableOutOfCore says whether a table's export runs out of core, and the
 // room its passes need in TmpDir: about four times the table's size and
-// 200 bytes a record (the tour's rounds). A nil o never does.
+// 200 bytes a record (the tour's rounds). A nil o never does; a table
+// whose DescribeTable fails always does, with a warning.
 func (o *ExportOutOfCore) tableOutOfCore(ctx context.Context, client any, table string) (bool, int64) {
 	if o == nil {
 		return false, 0
@@ -70,9 +72,16 @@ func (o *ExportOutOfCore) tableOutOfCore(ctx context.Context, client any, table 
 	var items, size int64
 	if dc, ok := client.(describeAPI); ok {
 		out, err := dc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-		if err == nil {
-			items, size = aws.ToInt64(out.Table.ItemCount), aws.ToInt64(out.Table.TableSizeBytes)
+		if err != nil {
+			// A table of unknown size is not one that fits: the passes
+			// out of core keep any table in the budget (the room in
+			// TmpDir is then not checked before the first pass).
+			if o.Warn != nil && ctx.Err() == nil {
+				o.Warn(fmt.Sprintf("the size of table %s is not known (DescribeTable: %v): exporting it out of core, in --memory %s", table, err, units.SizeText(o.Memory)))
+			}
+			return true, 0
 		}
+		items, size = aws.ToInt64(out.Table.ItemCount), aws.ToInt64(out.Table.TableSizeBytes)
 	}
 	return o.Force || items*ExportRecordBytes+2*size > o.Memory, 4*size + 200*items
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/treeport/treeport/ddbwrite"
 	"github.com/treeport/treeport/exporter"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
+	"github.com/treeport/treeport/transform"
 )
 
 // oocExportItems are adjacency items as a DynamoDB export might hold
@@ -143,5 +145,62 @@ func TestExportOutOfCoreRefusesTmpDir(t *testing.T) {
 		if err := export(ro); !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--tmp-dir") {
 			t.Errorf("an unwritable tmp dir: %v", err)
 		}
+	}
+}
+
+// failingDescribe is a DynamoDB Local client whose DescribeTable fails
+// (a role without dynamodb:DescribeTable): its Scan and Query work.
+type failingDescribe struct{ *dynamodb.Client }
+
+func (failingDescribe) DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	return nil, errors.New("AccessDeniedException: not authorized to perform dynamodb:DescribeTable")
+}
+
+// TestExportUnknownSizeGoesOutOfCore: a table whose DescribeTable fails
+// is not read as one that fits (a size of 0): it is exported out of core,
+// with a warning that says why, to the same bytes as in memory.
+func TestExportUnknownSizeGoesOutOfCore(t *testing.T) {
+	l := mustLayout(t, layouts.AdjacencyName, layouts.Options{})
+	var recs []*transform.Record
+	for i := range 500 {
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprintf("n%03d", i/3)
+		}
+		recs = append(recs, &transform.Record{ID: fmt.Sprintf("n%03d", i), Parent: parent})
+	}
+	client := localClient(t)
+	table := loadTable(t, client, l, recs)
+	out := t.TempDir()
+	export := func(name string, c exporter.QueryAPI, ooc *exporter.ExportOutOfCore) (exporter.ExportStats, []byte) {
+		t.Helper()
+		path := filepath.Join(out, name)
+		st, err := exporter.Export(context.Background(), exporter.ExportOptions{Layout: l, Client: c, Table: table, Out: path, OutOfCore: ooc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, b
+	}
+	memSt, mem := export("mem.jsonl", client, nil)
+	var warned []string
+	started := false
+	oocSt, ooc := export("ooc.jsonl", failingDescribe{client}, &exporter.ExportOutOfCore{Memory: 1 << 30, TmpDir: t.TempDir(),
+		Warn: func(s string) { warned = append(warned, s) }, OnStart: func() { started = true }})
+	if memSt.OutOfCore || !oocSt.OutOfCore || !started {
+		t.Errorf("out of core: in memory %v, with DescribeTable failing %v (started %v); want false, true", memSt.OutOfCore, oocSt.OutOfCore, started)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "DescribeTable") || !strings.Contains(warned[0], "out of core") {
+		t.Errorf("warnings %q; want one that names DescribeTable's failure and the out-of-core export", warned)
+	}
+	if len(mem) == 0 || !bytes.Equal(mem, ooc) {
+		t.Errorf("out of core %d bytes, in memory %d: not the same", len(ooc), len(mem))
+	}
+	// The same client that can describe the table exports it in memory.
+	if st, _ := export("mem2.jsonl", client, &exporter.ExportOutOfCore{Memory: 1 << 30, TmpDir: t.TempDir()}); st.OutOfCore {
+		t.Errorf("a table of 500 nodes in 1 GiB exported out of core")
 	}
 }

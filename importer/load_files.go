@@ -129,8 +129,13 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 	res := &LoadFilesResult{Dir: opts.Files.Dir}
 	if opts.S3 != nil {
 		// The files are staged on local disk, then uploaded (see
-		// importfiles.UploadImportFiles).
-		tmp, err := os.MkdirTemp("", "treeport-import-*")
+		// importfiles.UploadImportFiles), in --tmp-dir when there is one:
+		// they are the whole output.
+		dir := ""
+		if o := in.Opts.OutOfCore; o != nil {
+			dir = o.TmpDir
+		}
+		tmp, err := os.MkdirTemp(dir, "treeport-import-*")
 		if err != nil {
 			return nil, err
 		}

@@ -372,7 +372,12 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 		if ck != nil {
 			planPath = ck.planPath
 		} else {
-			tmp, err := os.CreateTemp("", "treeport-apply-*.plan.json")
+			// In --tmp-dir when there is one: a plan holds every write.
+			dir := ""
+			if o := opts.Input.OutOfCore; o != nil {
+				dir = o.TmpDir
+			}
+			tmp, err := os.CreateTemp(dir, "treeport-apply-*.plan.json")
 			if err != nil {
 				return nil, err
 			}

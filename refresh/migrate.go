@@ -167,7 +167,12 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	// the same table, so that a checkpoint knows whether it changed.
 	snap := opts.Snapshot
 	if snap == "" {
-		dir, err := os.MkdirTemp("", "treeport-migrate-")
+		// In --tmp-dir when there is one, as the passes out of core.
+		tmp := ""
+		if o := opts.Input.OutOfCore; o != nil {
+			tmp = o.TmpDir
+		}
+		dir, err := os.MkdirTemp(tmp, "treeport-migrate-")
 		if err != nil {
 			return nil, cleanup, err
 		}

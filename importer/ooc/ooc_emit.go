@@ -13,6 +13,7 @@ import (
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
+	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
 
@@ -93,6 +94,11 @@ func (in *input) oocEmitAttrs(ctx context.Context, opts emitbase.Options, keepFn
 		rec, err := next(ctx)
 		if err == io.EOF {
 			break
+		}
+		if err == nil {
+			// The first read's limits (ReadInput): a record over one
+			// was rejected there, with no resolved row.
+			err = flatOverLimit(rec, row.Flat, unit)
 		}
 		if err != nil {
 			if err := rejects.readError(err, rec); err != nil {
@@ -301,6 +307,24 @@ func flatNext(src records.Source, reuse bool) (func(context.Context) (*transform
 		row.Flat = attrs
 		return &row.Record, err
 	}, row
+}
+
+// flatOverLimit is the problem of a record whose attributes pass a limit
+// ReadInput holds records to (infile.FieldOverLimit, RecordOverLimit); nil
+// for one within them.
+func flatOverLimit(rec *transform.Record, attrs []layouts.Attr, unit string) error {
+	size := 0
+	for _, a := range attrs {
+		n := transform.ValueSize(a.Value)
+		if n > infile.MaxFieldBytes {
+			return infile.FieldOverLimit(rec.File, rec.Line, unit, rec.ID, a.Name, n)
+		}
+		size += len(a.Name) + n
+	}
+	if size > infile.MaxRecordBytes {
+		return infile.RecordOverLimit(rec.File, rec.Line, unit, rec.ID, size)
+	}
+	return nil
 }
 
 // oocEmit is Emit for an input read out of core.

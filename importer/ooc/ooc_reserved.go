@@ -43,7 +43,7 @@ func (s *State) reservedCarriersByID(ctx context.Context, in *input, l layouts.L
 		return nil, err
 	}
 	defer src.Close()
-	m, err := diskmap.New(diskmap.Options{Dir: s.dir, Memory: int64(s.opts.sortBudget())})
+	m, err := diskmap.New(diskmap.Options{Dir: s.dir, Memory: int64(s.opts.sortBudget()), Stop: ctx.Err})
 	if err != nil {
 		return nil, err
 	}

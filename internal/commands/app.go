@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/aws/smithy-go"
 	"github.com/urfave/cli/v2"
@@ -195,12 +196,22 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 			// A bare context.Canceled says nothing to a user.
 			msg = "interrupted (SIGINT or SIGTERM): stopped before the end; run it again to finish (a --checkpoint resumes a table load; an --out directory must be emptied first)"
 		}
-		fmt.Fprintf(stderr, "treeport: %s\n", msg)
+		fmt.Fprintf(stderr, "treeport: %s%s\n", msg, diskFullHint(err))
 		if code == exitInvalid && errors.Is(err, errUsage) && !errors.Is(err, statefile.ErrRefused) {
 			fmt.Fprintf(stderr, "Run '%s' for the flags.\n", helpHint(app, args[1:]))
 		}
 	}
 	return code
+}
+
+// diskFullHint is what to do about a write that failed for want of room
+// (a full disk, or a file size limit): the files in the message are in
+// --tmp-dir (the passes' runs and spools, staged uploads) or in --out.
+func diskFullHint(err error) string {
+	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EFBIG) && !errors.Is(err, syscall.EDQUOT) {
+		return ""
+	}
+	return " (its disk is full, or the file is over a size limit: free some room, or give --tmp-dir or --out on another disk)"
 }
 
 // packagePrefix is the "importer: " a sentinel's text starts with, so that

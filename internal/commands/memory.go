@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -53,11 +54,20 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("%q is not a size: give one such as 512MiB or 4GiB", s)
+	// NaN passes every comparison below, and int64(NaN) is whatever the
+	// machine makes of it: refused by name, as the infinities are.
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size: give a number of bytes above 0, or one such as 512MiB or 4GiB", s)
+	}
+	if n*float64(mult) > maxSize {
+		return 0, fmt.Errorf("%q is over the largest size treeport takes, 4EiB: give one such as 512MiB or 4GiB", s)
 	}
 	return int64(n * float64(mult)), nil
 }
+
+// maxSize is the largest size parseSize reads (4 EiB): softLimit's and
+// the passes' arithmetic on it stays in an int64.
+const maxSize = 1 << 62
 
 // minMemory is the least --memory: the passes' buffers and the reading
 // and writing around them.
@@ -120,4 +130,15 @@ func warner(c *cli.Context) func(string) {
 // limit the live heap reaches makes the collector run back to back: a
 // --memory 1MiB import, whose limit was 768 KiB, spent 2.6 times the CPU
 // of one at 64MiB on the same input, most of it collecting.
-func softLimit(mem int64) int64 { return mem*3/4 + 16<<20 }
+// It is computed as mem/4*3, not mem*3/4: mem*3 overflows an int64 for a
+// budget over 3 EiB, and a negative limit leaves Go's unchanged.
+func softLimit(mem int64) int64 {
+	if mem <= 0 {
+		return math.MaxInt64
+	}
+	l := mem/4*3 + mem%4*3/4
+	if l > math.MaxInt64-16<<20 {
+		return math.MaxInt64
+	}
+	return l + 16<<20
+}

@@ -118,6 +118,9 @@ func (m *Map) compact() error {
 	return nil
 }
 
+// stopEvery is how many records a merge reads between two asks of Stop.
+const stopEvery = 4096
+
 // mergeRuns replaces runs[i:j] with one run: each key's newest record,
 // and no tombstones when runs[i] is the oldest (nothing older to shadow).
 func (m *Map) mergeRuns(i, j int) error {
@@ -137,7 +140,13 @@ func (m *Map) mergeRuns(i, j int) error {
 	}
 	defer m.freeIters(srcs)
 	mg := merge{srcs: srcs}
+	recs := 0
 	err = mg.each(func(k, v []byte, del bool) error {
+		if recs++; m.stop != nil && recs%stopEvery == 0 {
+			if err := m.stop(); err != nil {
+				return err
+			}
+		}
 		if del && i == 0 {
 			return nil
 		}

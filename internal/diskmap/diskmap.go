@@ -100,6 +100,12 @@ type Options struct {
 	// Memory is about how many bytes it may hold in memory; 0: never
 	// spill.
 	Memory int64
+	// Stop, when set, is asked every few thousand records of a
+	// compaction (which may merge runs of the whole map's size): an error
+	// ends it, its part-written run removed and the runs before it kept,
+	// and the Put that began it returns that error (ctx.Err: Ctrl-C stops
+	// a merge of gigabytes within a moment).
+	Stop func() error
 }
 
 // Map is an ordered map in a memory budget. It is not safe for
@@ -124,6 +130,7 @@ type Map struct {
 	flushed, written int64
 	merges           int
 	closed           bool
+	stop             func() error
 }
 
 // New returns an empty Map. It makes its directory when it may spill.
@@ -131,7 +138,7 @@ func New(opts Options) (*Map, error) {
 	if opts.Memory < 0 {
 		return nil, fmt.Errorf("diskmap: a memory budget of %d bytes (give 0 or at least 1 MiB)", opts.Memory)
 	}
-	m := &Map{mem: newMemtable(), seed: maphash.MakeSeed()}
+	m := &Map{mem: newMemtable(), seed: maphash.MakeSeed(), stop: opts.Stop}
 	if opts.Memory == 0 {
 		return m, nil
 	}

@@ -28,6 +28,9 @@ type Sorter struct {
 
 	buffers
 	runs []string
+	// longest is the longest record added: the runs' reader refuses a
+	// length past it.
+	longest int
 	// async: a full run is sorted and written by a goroutine (writing)
 	// while the next one fills, in buffers of half the budget each; the
 	// buffers of the run written last are kept (spare) for the one after.
@@ -110,6 +113,7 @@ func New(dir string, budget int, cmp func(a, b []byte) int) *Sorter {
 
 // Add adds a copy of rec.
 func (s *Sorter) Add(rec []byte) error {
+	s.longest = max(s.longest, len(rec))
 	if s.used+len(rec)+spanBytes*(len(s.recs)+1) > s.budget && len(s.recs) > 0 || s.newChunk(len(rec)) && s.last+1 == maxChunks {
 		if err := s.spill(); err != nil {
 			return err
@@ -336,7 +340,7 @@ func (s *Sorter) Sort() (*Iter, error) {
 			it.Close()
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
-		r := &run{f: f, r: newRecReader(f, readBuf), k: k}
+		r := &run{f: f, r: newRecReader(f, readBuf, s.longest), k: k}
 		it.files = append(it.files, f)
 		ok, err := r.next()
 		if err != nil {

@@ -2,7 +2,7 @@ package extsort
 
 import (
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"io"
 )
 
@@ -16,10 +16,14 @@ type recReader struct {
 	r, w int   // the unread bytes are buf[r:w]
 	err  error // what ended the file's reading (io.EOF at its end)
 	big  []byte
+	// longest is the longest record written to the file: a length past
+	// it is a file changed under the reader (or a disk's fault), refused
+	// before any memory is taken for it.
+	longest int
 }
 
-func newRecReader(f io.Reader, size int) *recReader {
-	return &recReader{f: f, buf: make([]byte, max(size, 2*binary.MaxVarintLen64))}
+func newRecReader(f io.Reader, size, longest int) *recReader {
+	return &recReader{f: f, buf: make([]byte, max(size, 2*binary.MaxVarintLen64)), longest: longest}
 }
 
 // reset makes the reader read f again from where it is now.
@@ -64,8 +68,8 @@ func (b *recReader) next() ([]byte, error) {
 			return nil, b.cut()
 		}
 	}
-	if k < 0 || n > 1<<32 {
-		return nil, errors.New("a record's length is out of range")
+	if k < 0 || n > uint64(b.longest) {
+		return nil, fmt.Errorf("a record's length (%d bytes) is past the longest written there (%d): the file was changed while treeport used it", n, b.longest)
 	}
 	end := k + int(n)
 	if end > b.w-b.r && end <= len(b.buf) {

@@ -19,6 +19,7 @@ type Spool struct {
 	Records int64
 	Bytes   int64
 	err     error
+	longest int // the longest record added
 }
 
 // NewSpool creates a spool file in dir.
@@ -40,6 +41,7 @@ func (s *Spool) Add(rec []byte) error {
 	}
 	s.Records++
 	s.Bytes += int64(k + len(rec))
+	s.longest = max(s.longest, len(rec))
 	return nil
 }
 
@@ -52,9 +54,10 @@ func (s *Spool) Rewind() error {
 		return err
 	}
 	if s.r == nil {
-		s.r = newRecReader(s.f, 256<<10)
+		s.r = newRecReader(s.f, 256<<10, s.longest)
 	}
 	s.r.reset()
+	s.r.longest = s.longest
 	return nil
 }
 

@@ -12,3 +12,12 @@ import (
 func lock(f *os.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }
+
+// noFollow makes an open of a symbolic link fail.
+const noFollow = syscall.O_NOFOLLOW
+
+// mine says whether this user owns the file.
+func mine(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}

@@ -19,6 +19,7 @@ package spill
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,28 +165,38 @@ func Sweep(tmp string, warn func(string)) {
 // deadLock reads the lock file of the directory path: dead when it has one
 // that names this host, that nobody holds and that is older than
 // lockGrace; locked when it has one at all that names this host (another
-// host's is neither: named when old, never removed).
+// host's is neither: named when old, never removed). A lock file is only
+// treeport's when it is a regular file of this user's, of at most
+// maxLockSize bytes, opened without following a link: a planted one (a
+// link, a sparse file of a terabyte, another user's) is neither, and its
+// directory is never removed.
 func deadLock(path string) (dead, locked bool) {
 	name := filepath.Join(path, LockName)
-	info, err := os.Lstat(name)
-	if err != nil || !info.Mode().IsRegular() {
+	f, err := os.OpenFile(name, os.O_RDWR|noFollow, 0)
+	if err != nil {
 		return false, false
 	}
-	if b, err := os.ReadFile(name); err != nil || !strings.HasPrefix(string(b), "host "+hostname()+"\n") {
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() > maxLockSize || !mine(info) {
+		return false, false
+	}
+	b := make([]byte, maxLockSize)
+	n, _ := io.ReadFull(f, b)
+	if !strings.HasPrefix(string(b[:n]), "host "+hostname()+"\n") {
 		return false, false
 	}
 	if time.Since(info.ModTime()) < lockGrace {
 		return false, true
 	}
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return false, true
-	}
-	defer f.Close()
 	// Locked here, the directory is this process's to remove: a run that
 	// is gone cannot take it back.
 	return lock(f), true
 }
+
+// maxLockSize bounds a lock file Sweep reads: New writes a host's name
+// (at most 255 bytes on Linux, 64 the usual) and a pid.
+const maxLockSize = 4096
 
 // hostname is this machine's name, or "" when it has none.
 func hostname() string {

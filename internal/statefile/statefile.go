@@ -138,6 +138,31 @@ func Digest(kind, run string, content ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// ReadAll reads an open state file whole, when it is at most max bytes: a
+// larger one (a sparse file of a terabyte planted as a checkpoint) is
+// refused with an Error before a byte of it is read, so that reading it
+// costs at most max bytes of memory.
+func ReadAll(f *os.File, max int64) ([]byte, error) {
+	refuse := func(n int64) error {
+		return &Error{Path: f.Name(), Why: fmt.Sprintf("it holds %d bytes or more, and a state file of its kind at most %d", n, max)}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > max {
+		return nil, refuse(fi.Size())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, refuse(max + 1) // it grew while it was read
+	}
+	return b, nil
+}
+
 // CreateTempFor makes the temporary file that is renamed over the output
 // out once complete: in out's directory, with O_EXCL and O_NOFOLLOW, and
 // the mode out will have: the mode of the file it replaces, or 0666 less

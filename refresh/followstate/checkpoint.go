@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -67,6 +66,11 @@ func (c *Checkpoint) Save(path string) error {
 	return statefile.WritePrivate(path, append(b, '\n'))
 }
 
+// MaxCheckpointSize bounds the follow checkpoint LoadCheckpoint reads: a
+// stream position of 300,000 shards (about 200 bytes each in JSON), far
+// more than a stream keeps in its 24 hours.
+const MaxCheckpointSize = 64 << 20
+
 // LoadCheckpoint reads a follow checkpoint: nil when there is none,
 // an ErrUsage when it is another run's, or not a file treeport wrote.
 func LoadCheckpoint(path string, ck *Checkpoint) (*Checkpoint, error) {
@@ -80,8 +84,11 @@ func LoadCheckpoint(path string, ck *Checkpoint) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
 	}
-	b, err := io.ReadAll(f)
+	b, err := statefile.ReadAll(f, MaxCheckpointSize)
 	f.Close()
+	if errors.Is(err, statefile.ErrRefused) {
+		return nil, fmt.Errorf("%w: %w", ddbwrite.ErrUsage, err)
+	}
 	if err != nil {
 		return nil, err
 	}
