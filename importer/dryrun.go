@@ -89,17 +89,17 @@ func PlanLayout(ctx context.Context, in *Input, l layouts.Layout, prices pricing
 	)
 	if in.ooc != nil {
 		problems = in.CheckLayout(l)
-		if l != in.ooc.layout {
-			return nil, problems, fmt.Errorf("importer: an input read out of core is planned in the %s layout only, not %s", in.ooc.layout.Name(), l.Name())
+		if l != in.ooc.Layout() {
+			return nil, problems, fmt.Errorf("importer: an input read out of core is planned in the %s layout only, not %s", in.ooc.Layout().Name(), l.Name())
 		}
-		c, err := in.ooc.collections(ctx, l)
+		c, err := in.ooc.Collections(ctx, l)
 		if err != nil {
 			return nil, problems, err
 		}
 		if layouts.ImplicitInner(l) {
 			m = c // measured whole from the subtrees (subtrees)
 		} else {
-			whole := *in.ooc.measure
+			whole := *in.ooc.Measure()
 			whole.Collections, whole.Hot = c.Collections, c.Hot
 			m = &whole
 		}

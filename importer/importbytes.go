@@ -3,8 +3,8 @@ package importer
 import (
 	"context"
 
+	"github.com/treeport/treeport/importer/emitbase"
 	"github.com/treeport/treeport/importer/importfiles"
-	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
 )
@@ -72,11 +72,12 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 			var parent, ancestors int64
 			if f == nil {
 				// Out of core: what the emit pass read of the node
-				// (oocState.run).
-				parent, ancestors = int64(jsonStringBytes(in.ooc.run.parent)), in.ooc.run.ancestors
+				// (ooc.State.Run).
+				p, a := in.ooc.Run()
+				parent, ancestors = int64(emitbase.JSONStringBytes(p)), a
 			} else {
 				f.Stats(node, &st)
-				parent = int64(jsonStringBytes(f.ID(f.Parent(node))))
+				parent = int64(emitbase.JSONStringBytes(f.ID(f.Parent(node))))
 				ancestors = int64(st.PathBytes - len(st.ID))
 				if extra != nil {
 					ancestors += int64(extra[node])
@@ -99,13 +100,6 @@ func (in *Input) importSourceBytes(ctx context.Context, l layouts.Layout, progre
 	return n, err
 }
 
-// jsonStringBytes is the length of s in a JSON string, as ddbjson writes
-// it, without the quotes.
-func jsonStringBytes(s string) int {
-	var buf [64]byte
-	return len(ddbjson.AppendString(buf[:0], s)) - 2
-}
-
 // ancestorEscapes is, for each node of f, what escaping its ancestors'
 // ids for JSON adds to their lengths; nil when no id needs escaping, as
 // is usual.
@@ -113,7 +107,7 @@ func ancestorEscapes(f *transform.Forest) []int32 {
 	var own []int32
 	for i := range f.Len() {
 		id := f.ID(i)
-		if e := jsonStringBytes(id) - len(id); e > 0 {
+		if e := emitbase.JSONStringBytes(id) - len(id); e > 0 {
 			if own == nil {
 				own = make([]int32, f.Len())
 			}

@@ -210,7 +210,7 @@ func prepareTable(ctx context.Context, client *dynamodb.Client, table string, sp
 // layoutItems is how many items the load writes, for the progress bar's ETA.
 func layoutItems(in *Input, l layouts.Layout) int64 {
 	if in.ooc != nil {
-		return in.ooc.measure.Items
+		return in.ooc.Measure().Items
 	}
 	m := layouts.NewMeasure(l)
 	var s transform.Stats

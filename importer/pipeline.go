@@ -19,12 +19,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer/emitbase"
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/models"
 	"github.com/treeport/treeport/records"
@@ -85,7 +83,7 @@ type Input struct {
 	links map[int32]int32
 	// ooc is the out-of-core state of an input read so (Forest is then
 	// nil).
-	ooc *oocState
+	ooc *ooc.State
 }
 
 // maxAttrNames bounds the attribute names an Input keeps, so that an input
@@ -109,7 +107,7 @@ func (in *Input) addAttrName(k string, at *transform.RowError) {
 // (InputOptions.MaxProblems): by ReadInput, and by the last CheckLayout.
 func (in *Input) MoreProblems() int {
 	if in.ooc != nil {
-		return in.ooc.moreProblems()
+		return in.ooc.MoreProblems()
 	}
 	return in.Forest.MoreProblems()
 }
@@ -137,15 +135,16 @@ func ReadInput(ctx context.Context, opts InputOptions) (*Input, error) {
 func readInput(ctx context.Context, opts InputOptions, fast bool) (*Input, error) {
 	in, err := readInputOnce(ctx, opts, fast)
 	// An input read out of core whose links' problems reject more nodes
-	// is read again with them (see ooc_links.go).
-	for err == nil && in.ooc != nil && in.ooc.links != nil && in.ooc.links.Again {
-		o := *in.ooc.opts
-		o.links, o.OnStart = in.ooc.links, nil
-		in.ooc.links = nil // the next round's
+	// is read again with them (see importer/ooc/ooc_links.go).
+	for err == nil && in.ooc != nil {
+		o, again := in.ooc.Again()
+		if !again {
+			break
+		}
 		in.Close()
-		opts.OutOfCore = &o
+		opts.OutOfCore = o
 		if in, err = readInputOnce(ctx, opts, fast); err != nil {
-			o.links.Close()
+			o.CloseRound()
 		}
 	}
 	return in, err
@@ -177,18 +176,18 @@ func readInputOnce(ctx context.Context, opts InputOptions, fast bool) (*Input, e
 		b     skeletonSink
 		inMem *transform.Builder
 	)
-	if o := opts.OutOfCore; o != nil && o.outOfCore(opts.Path, hint) {
-		ob, err := newOOCBuilder(o, opts.Path, opts.MaxProblems, copySet != nil)
+	if o := opts.OutOfCore; o != nil && o.Needs(opts.Path, hint) {
+		ob, err := ooc.NewBuilder(o, ooc.Origin{Path: opts.Path, Source: opts.Source}, opts.MaxProblems, copySet != nil)
 		if err != nil {
 			return nil, err
 		}
-		in.ooc = ob.ooc
+		in.ooc = ob.State()
 		b = ob
 		// The temporary files go with a read that fails or is
 		// interrupted; a finished one's, with Input.Close.
 		defer func() {
-			if !ob.ooc.ready {
-				ob.ooc.close()
+			if !in.ooc.Ready() {
+				in.ooc.Close()
 			}
 		}()
 	} else {
@@ -268,7 +267,7 @@ func readInputOnce(ctx context.Context, opts InputOptions, fast bool) (*Input, e
 }
 
 // skeletonSink takes each row of the skeleton read: a transform.Builder,
-// or the first pass of an out-of-core import (oocBuilder).
+// or the first pass of an out-of-core import (ooc.Builder).
 type skeletonSink interface {
 	Add(rec *transform.Record, unit string, attrBytes, copyBytes int)
 	AddBad(err *transform.RowError, parent string)
@@ -281,7 +280,9 @@ func (in *Input) build(ctx context.Context, inMem *transform.Builder, b skeleton
 		in.Forest, in.Problems = inMem.Build()
 		return nil
 	}
-	return in.buildOOC(ctx, b.(*oocBuilder))
+	var err error
+	in.Problems, err = in.ooc.Build(ctx, b.(*ooc.Builder), in.attrNames, in.manyNames)
+	return err
 }
 
 // ReadInput's loop is infile.CheckLimits, measuring the copied
@@ -331,19 +332,11 @@ func (in *Input) readSkeleton(ctx context.Context, src records.SkeletonSource, b
 	return nil
 }
 
-func unitOf(opts InputOptions) string {
-	if formatOf(opts) == "parquet" {
-		return "row"
-	}
-	return "line"
-}
+// unitOf is what a place in the input of opts counts: rows or lines.
+func unitOf(opts InputOptions) string { return emitbase.UnitOf(opts.Path, opts.Source) }
 
-func formatOf(opts InputOptions) string {
-	if opts.Source.Format != "" {
-		return opts.Source.Format
-	}
-	return records.DetectFormat(opts.Path)
-}
+// formatOf is the format the input of opts is read in.
+func formatOf(opts InputOptions) string { return emitbase.FormatOf(opts.Path, opts.Source) }
 
 // CheckLayout adds the problems the layout finds (delimiters in ids,
 // reserved attribute names, keys over DynamoDB's limits, items over 400 KB)
@@ -353,7 +346,7 @@ func formatOf(opts InputOptions) string {
 // against another layout.
 func (in *Input) CheckLayout(l layouts.Layout) []*transform.RowError {
 	if in.ooc != nil {
-		return in.ooc.problems(l, in.Problems)
+		return in.ooc.Problems(l, in.Problems)
 	}
 	problems := in.checkLayout(l)
 	if more := in.rejectLinksToRejected(); len(more) > 0 {
@@ -533,32 +526,12 @@ func (in *Input) reservedCarriers(l layouts.Layout) (map[int32]error, error) {
 	}
 }
 
-// EmitOptions say what to do with the items of a checked input.
-type EmitOptions struct {
-	Layout layouts.Layout
-	// Skip is how many items to pass over first (a checkpoint's watermark).
-	Skip int64
-	// Shard, when Of > 1, keeps only the items whose partition key hashes to
-	// shard K of Of.
-	Shard ddbwrite.Shard
-	// Rejects, when set, receives every rejected record as it came in, with
-	// the reason, as JSON Lines.
-	Rejects io.Writer
-	// Runs, when set for a layout of which layouts.EmitsRuns holds, takes
-	// EmitAttrs' items in runs (layouts.AppendItemRuns) instead of fn, with
-	// the node's index in the forest: for sizing the items, not writing
-	// them. They are not numbered, so Skip and Shard must be unset.
-	Runs func(node int, item []layouts.Attr, run int) error
-	// Node, when set, is called for each node that is not rejected, before
-	// its items, with its id, its parent ("" for a root) and its depth,
-	// valid during the call only. Only an input read out of core calls it
-	// (the out-of-core plan's structure pass); an error from it stops the
-	// emit.
-	Node func(id, parent string, depth int) error
-	// rejectsLayout, when set, names the layout in each line of Rejects
-	// (WriteRejects).
-	rejectsLayout string
-}
+// EmitOptions say what to do with the items of a checked input
+// (emitbase.Options: an input read out of core takes the same).
+type EmitOptions = emitbase.Options
+
+// EmitStats count what Emit did (emitbase.Stats).
+type EmitStats = emitbase.Stats
 
 // WriteRejects reads the input again and writes to w each record that the
 // last CheckLayout (with l) rejected, and each row that could not be read,
@@ -566,13 +539,13 @@ type EmitOptions struct {
 // rejects file of import, a line at a time, so that it costs no memory
 // however many records it holds. It returns how many it wrote.
 func (in *Input) WriteRejects(ctx context.Context, l layouts.Layout, w io.Writer) (int64, error) {
-	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, true))
+	src, err := records.OpenSource(in.Opts.Path, emitbase.WithRaw(in.Opts.Source, true))
 	if err != nil {
 		return 0, err
 	}
 	defer src.Close()
 	var st EmitStats
-	opts := EmitOptions{Layout: l, Rejects: w, rejectsLayout: l.Name()}
+	opts := EmitOptions{Layout: l, Rejects: w, RejectsLayout: l.Name()}
 	err = in.scan(ctx, opts, &st, false, src.Next, func(*transform.Record, int) (error, error) { return nil, nil })
 	return st.Rejected, err
 }
@@ -589,10 +562,10 @@ func (in *Input) Emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 // emit is Emit; fast=false reads with Next even from a records.ReuseSource.
 func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error, fast bool) (EmitStats, error) {
 	if in.ooc != nil {
-		return in.oocEmit(ctx, opts, fn)
+		return in.ooc.Emit(ctx, opts, fn)
 	}
 	var st EmitStats
-	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	src, err := records.OpenSource(in.Opts.Path, emitbase.WithRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
 	}
@@ -600,7 +573,7 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 	spec := opts.Layout.Table()
 	var (
 		node transform.Node
-		nums = numbering{opts: &opts, st: &st}
+		nums = emitbase.Numbering{Opts: &opts, St: &st}
 		ferr error
 		buf  transform.Record
 	)
@@ -617,12 +590,12 @@ func (in *Input) emit(ctx context.Context, opts EmitOptions, fn func(seq int64, 
 		}
 		// A node may have many items (closure: depth + 1): the context is
 		// looked at between items too, not only between rows.
-		if nums.seq&4095 == 4095 {
+		if nums.Seq&4095 == 4095 {
 			if ferr = ctx.Err(); ferr != nil {
 				return
 			}
 		}
-		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
+		if s, ok := nums.Next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(item[spec.PK.Name])); ok {
 			ferr = fn(s, item)
 		}
 	}
@@ -655,10 +628,10 @@ func (in *Input) EmitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 // records.FlatSource.
 func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq int64, item []layouts.Attr) error, fast bool) (EmitStats, error) {
 	if in.ooc != nil {
-		return in.oocEmitAttrs(ctx, opts, nil, fn)
+		return in.ooc.EmitAttrs(ctx, opts, fn)
 	}
 	var st EmitStats
-	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+	src, err := records.OpenSource(in.Opts.Path, emitbase.WithRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return st, err
 	}
@@ -667,7 +640,7 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 	var (
 		node  layouts.FlatNode
 		items layouts.ItemBuffer
-		nums  = numbering{opts: &opts, st: &st}
+		nums  = emitbase.Numbering{Opts: &opts, St: &st}
 		ferr  error
 		row   records.FlatRecord
 	)
@@ -697,12 +670,12 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		}
 		// A node may have many items (closure: depth + 1): the context is
 		// looked at between items too, not only between rows.
-		if nums.seq&4095 == 4095 {
+		if nums.Seq&4095 == 4095 {
 			if ferr = ctx.Err(); ferr != nil {
 				return
 			}
 		}
-		if s, ok := nums.next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
+		if s, ok := nums.Next(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(emitbase.PartitionValue(spec, item))); ok {
 			ferr = fn(s, item)
 		}
 	}
@@ -797,30 +770,6 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 // descendants stop there.
 func pathTextsBudget(n int) int { return max(8*n, 1<<20) }
 
-// numbering numbers the items Emit and EmitAttrs build, counting in st
-// those of opts.Shard and passing over the first opts.Skip of them.
-type numbering struct {
-	opts *EmitOptions
-	st   *EmitStats
-	seq  int64
-}
-
-// next numbers one more item, which the shard owns or not, and reports
-// whether it goes to the caller's fn.
-func (n *numbering) next(owned bool) (int64, bool) {
-	s := n.seq
-	n.seq++
-	if !owned {
-		return s, false
-	}
-	n.st.Items++
-	if s < n.opts.Skip {
-		n.st.Skipped++
-		return s, false
-	}
-	return s, true
-}
-
 // scan is the loop of Emit and EmitAttrs. When warm, it reads the paths of
 // the next nodes ahead for items (see WarmPaths). It reads every row with next,
 // writes the rejected ones to opts.Rejects, and calls items for each node
@@ -863,8 +812,8 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if rec != nil {
 					raw = rec.Raw
 				}
-				line := rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)
-				line.Layout = opts.rejectsLayout
+				line := emitbase.RejectLine(re.File, re.Line, re.Unit, re.ID, re, raw)
+				line.Layout = opts.RejectsLayout
 				if err := rejects.Encode(line); err != nil {
 					return err
 				}
@@ -888,8 +837,8 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 				if i >= 0 {
 					reason = f.Reason(i)
 				}
-				line := rejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)
-				line.Layout = opts.rejectsLayout
+				line := emitbase.RejectLine(rec.File, rec.Line, unit, rec.ID, reason, rec.Raw)
+				line.Layout = opts.RejectsLayout
 				if err := rejects.Encode(line); err != nil {
 					return err
 				}
@@ -913,65 +862,6 @@ func (in *Input) scan(ctx context.Context, opts EmitOptions, st *EmitStats, warm
 		}
 	}
 	return nil
-}
-
-// EmitStats count what Emit did.
-type EmitStats struct {
-	Nodes    int64 // nodes whose items were built
-	Items    int64 // items that belong to this shard, skipped ones included
-	Skipped  int64 // items passed over because of opts.Skip
-	Rejected int64 // records left out
-}
-
-func withRaw(o records.SourceOptions, raw bool) records.SourceOptions {
-	o.KeepRaw = raw
-	return o
-}
-
-type rejectRecord struct {
-	Layout string          `json:"layout,omitempty"` // bench's: the layout that rejects it
-	File   string          `json:"file"`
-	Line   int             `json:"line,omitempty"`
-	Row    int             `json:"row,omitempty"`
-	ID     string          `json:"id,omitempty"`
-	Reason string          `json:"reason"`
-	Record json.RawMessage `json:"record,omitempty"`
-	Text   string          `json:"text,omitempty"`
-	// Bytes holds, in base64, a record that is not valid UTF-8, which
-	// Text could not give back byte for byte.
-	Bytes []byte `json:"bytes,omitempty"`
-}
-
-func rejectLine(file string, line int, unit, id string, reason error, raw []byte) rejectRecord {
-	r := rejectRecord{File: file, ID: id, Reason: reasonText(reason)}
-	if unit == "row" {
-		r.Row = line
-	} else {
-		r.Line = line
-	}
-	if len(raw) > 0 {
-		switch {
-		case !utf8.Valid(raw):
-			r.Bytes = raw // so that the rejects file is UTF-8 itself
-		case json.Valid(raw):
-			r.Record = raw
-		default:
-			r.Text = string(raw)
-		}
-	}
-	return r
-}
-
-// reasonText is the cause without the location the reject line already has.
-func reasonText(err error) string {
-	var re *transform.RowError
-	if errors.As(err, &re) && re.Err != nil {
-		return re.Err.Error()
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // Fingerprint hashes the input's bytes (every file of a directory, in name
@@ -1005,16 +895,6 @@ func Fingerprint(path string, settings any) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// partitionValue is the value of the item's partition key attribute.
-func partitionValue(spec layouts.TableSpec, item []layouts.Attr) types.AttributeValue {
-	for _, a := range item {
-		if a.Name == spec.PK.Name {
-			return a.Value
-		}
-	}
-	return nil
 }
 
 // sameLeafNames finds, for a table model that keys a leaf by its name

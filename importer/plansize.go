@@ -61,7 +61,7 @@ func CheckSize(ctx context.Context, in *Input, l layouts.Layout, lim SizeLimit) 
 		path  int
 	)
 	if s := in.ooc; s != nil {
-		valid, depth, path = s.nodes-s.rejected, s.maxDepth, s.maxLen
+		valid, depth, path = s.Bounds()
 	} else {
 		f := in.Forest
 		b := f.Bounds()
@@ -78,7 +78,7 @@ func CheckSize(ctx context.Context, in *Input, l layouts.Layout, lim SizeLimit) 
 	var m *layouts.Measure
 	if in.ooc != nil {
 		// The passes measured every valid node as they placed it.
-		m = in.ooc.measure
+		m = in.ooc.Measure()
 	} else {
 		var err error
 		if m, err = measureValid(ctx, in, l, nil); err != nil {

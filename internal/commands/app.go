@@ -218,7 +218,7 @@ func diskFullHint(err error) string {
 // errors.Is and a log tell the package, at the start of the message or of
 // one of its wrapped parts ("source: importer: table not found"); a user
 // is not told it.
-var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records|ddbwrite|models|statefile|streams|bulkjob|importfiles|ooclinks|ooccycles|extsort|itemdigest|spill|diskmap|followstate): )+`)
+var packagePrefix = regexp.MustCompile(`(^|: )(?:(?:usage|importer|exporter|layouts|refresh|transform|gen|ddb|ddbtable|layoutbench|recordfile|infile|s3io|ddbjson|ddbitems|pricing|records|ddbwrite|models|statefile|streams|bulkjob|importfiles|ooc|ooclinks|ooccycles|extsort|itemdigest|spill|diskmap|followstate): )+`)
 
 // userMessage is err's text as a user reads it: without the package names
 // its sentinels start with.

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/treeport/treeport/importer/emitbase"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/records"
@@ -21,9 +22,9 @@ import (
 // by row), and emits the same items, numbered the same, as an input read
 // in memory does: to fn, valid during the call only, or, when keepFn is
 // set, to it instead, as maps of their own (Emit).
-func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (EmitStats, error) {
+func (in *input) oocEmitAttrs(ctx context.Context, opts emitbase.Options, keepFn func(seq int64, item layouts.Item) error, fn func(seq int64, item []layouts.Attr) error) (emitbase.Stats, error) {
 	keep := keepFn != nil
-	var st EmitStats
+	var st emitbase.Stats
 	s := in.ooc
 	runs := opts.Runs != nil && layouts.EmitsRuns(opts.Layout)
 	if runs && (opts.Skip != 0 || opts.Shard.Of > 1 || keep || !s.opts.Plan) {
@@ -46,7 +47,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 	var (
 		node  layouts.FlatNode
 		items layouts.ItemBuffer
-		nums  = numbering{opts: &opts, st: &st}
+		nums  = emitbase.Numbering{Opts: &opts, St: &st}
 		ferr  error
 		rn    resolvedNode
 		text  []byte
@@ -63,15 +64,15 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		if ferr != nil {
 			return 0, false
 		}
-		if nums.seq&4095 == 4095 {
+		if nums.Seq&4095 == 4095 {
 			if ferr = ctx.Err(); ferr != nil {
 				return 0, false
 			}
 		}
-		return nums.next(owned)
+		return nums.Next(owned)
 	}
 	emit := func(item []layouts.Attr) {
-		if n, ok := step(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(partitionValue(spec, item))); ok {
+		if n, ok := step(opts.Shard.Of <= 1 || opts.Shard.OwnsValue(emitbase.PartitionValue(spec, item))); ok {
 			ferr = fn(n, item)
 		}
 	}
@@ -111,7 +112,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 		d := extsort.Dec{B: cur[8:], Share: !keep}
 		flag := d.Flag()
 		if flag == 1 {
-			if err := rejects.add(rejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
+			if err := rejects.add(emitbase.RejectLine(rec.File, rec.Line, unit, rec.ID, errors.New(d.S()), rec.Raw)); err != nil {
 				return st, err
 			}
 			continue
@@ -137,7 +138,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 			}
 		}
 		if k, ok := otherShardItems(opts, rn.depth, &node); ok {
-			nums.seq += int64(k) // numbered, not built
+			nums.Seq += int64(k) // numbered, not built
 			continue
 		}
 		if runs {
@@ -176,7 +177,7 @@ func (in *Input) oocEmitAttrs(ctx context.Context, opts EmitOptions, keepFn func
 
 // otherShardItems reports whether each of node's items (k of them, at
 // depth) is keyed by its id, which another shard than opts's owns.
-func otherShardItems(opts EmitOptions, depth int, node *layouts.FlatNode) (k int, ok bool) {
+func otherShardItems(opts emitbase.Options, depth int, node *layouts.FlatNode) (k int, ok bool) {
 	if opts.Shard.Of <= 1 || node.Inner {
 		return 0, false
 	}
@@ -204,8 +205,8 @@ func resolvedRow(res *extsort.Iter, cur []byte, more bool, r int64, rec *transfo
 // (with each record's raw text when rejects are written), the rows the
 // passes resolved, sorted by row, and the rows of the nodes with children
 // that could not be read. Each is the caller's to close.
-func (in *Input) oocEmitSources(opts EmitOptions) (records.Source, *extsort.Iter, *extsort.RowCursor, error) {
-	src, err := records.OpenSource(in.Opts.Path, withRaw(in.Opts.Source, opts.Rejects != nil))
+func (in *input) oocEmitSources(opts emitbase.Options) (records.Source, *extsort.Iter, *extsort.RowCursor, error) {
+	src, err := records.OpenSource(in.Opts.Path, emitbase.WithRaw(in.Opts.Source, opts.Rejects != nil))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -227,10 +228,10 @@ func (in *Input) oocEmitSources(opts EmitOptions) (records.Source, *extsort.Iter
 // line of the rejects file when there is one.
 type rejectSink struct {
 	enc *json.Encoder // nil: no rejects file
-	st  *EmitStats
+	st  *emitbase.Stats
 }
 
-func newRejectSink(w io.Writer, st *EmitStats) rejectSink {
+func newRejectSink(w io.Writer, st *emitbase.Stats) rejectSink {
 	if w == nil {
 		return rejectSink{st: st}
 	}
@@ -240,7 +241,7 @@ func newRejectSink(w io.Writer, st *EmitStats) rejectSink {
 }
 
 // add counts one more rejected record, and writes it.
-func (s rejectSink) add(line rejectRecord) error {
+func (s rejectSink) add(line emitbase.RejectRecord) error {
 	s.st.Rejected++
 	if s.enc == nil {
 		return nil
@@ -259,7 +260,7 @@ func (s rejectSink) readError(err error, rec *transform.Record) error {
 	if rec != nil {
 		raw = rec.Raw
 	}
-	return s.add(rejectLine(re.File, re.Line, re.Unit, re.ID, re, raw))
+	return s.add(emitbase.RejectLine(re.File, re.Line, re.Unit, re.ID, re, raw))
 }
 
 // setPath gives node its path, and the path's text joined by delim (a
@@ -327,6 +328,6 @@ func flatOverLimit(rec *transform.Record, attrs []layouts.Attr, unit string) err
 }
 
 // oocEmit is Emit for an input read out of core.
-func (in *Input) oocEmit(ctx context.Context, opts EmitOptions, fn func(seq int64, item layouts.Item) error) (EmitStats, error) {
+func (in *input) oocEmit(ctx context.Context, opts emitbase.Options, fn func(seq int64, item layouts.Item) error) (emitbase.Stats, error) {
 	return in.oocEmitAttrs(ctx, opts, fn, nil)
 }

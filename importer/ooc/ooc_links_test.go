@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -86,7 +87,7 @@ func TestOutOfCoreLinksBeyondTheOldCap(t *testing.T) {
 	path := writeTemp(t, "links.csv", badLinkForest(rand.New(rand.NewPCG(27, 27)), 10000, 2000, 3000))
 	tmp := t.TempDir()
 	want := oocEmitAll(t, path, l, nil, 0)
-	got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 0)
+	got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 0)
 	joined := strings.Join(want.problems, "\n")
 	for _, kind := range []string{"not an id of the input", "a cycle of links", "a link that cannot be written", "the target was rejected"} {
 		if !strings.Contains(joined, kind) {

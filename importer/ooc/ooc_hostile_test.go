@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -49,7 +50,7 @@ func TestOutOfCoreOversizedField(t *testing.T) {
 				}
 				tmp := t.TempDir()
 				want := oocEmitAll(t, path, l, nil, 100)
-				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
+				got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
 				if want.rejected < 2 || !strings.Contains(strings.Join(want.problems, "\n"), "over 1 MiB") {
 					t.Fatalf("in memory: %d rejected, problems %q", want.rejected, want.problems)
 				}
@@ -127,7 +128,7 @@ func TestOutOfCoreCraftedInputs(t *testing.T) {
 				}
 				tmp := t.TempDir()
 				want := oocEmitAll(t, path, l, nil, 100)
-				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
+				got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
 				if deep := strings.HasPrefix(tc.name, "chain"); deep != (len(want.problems) == 0) || len(want.items) == 0 {
 					t.Fatalf("in memory: %d problems, %d items", len(want.problems), len(want.items))
 				}

@@ -1,4 +1,12 @@
-package importer
+// Package ooc is the import of an input read out of core (OutOfCore): a
+// few sequential passes over files of a temporary directory, with the
+// forest never in memory. importer reads the input once, giving each row
+// to a Builder; its State runs the passes (Build) and then answers
+// importer's Input for that input: the problems found, the counts and the
+// layout's measures, and the emit, which reads the input again (state.go
+// is that seam). The prefix layout's links and the nodes in or below a
+// cycle have passes of their own (importer/ooclinks, importer/ooccycles).
+package ooc
 
 import (
 	"cmp"
@@ -13,7 +21,6 @@ import (
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
 	"github.com/treeport/treeport/layouts"
-	"github.com/treeport/treeport/records"
 	"github.com/treeport/treeport/records/infile"
 	"github.com/treeport/treeport/transform"
 )
@@ -98,9 +105,10 @@ var minSortBudget int64 = 1 << 20
 // of RSS; benchmarks/README.md §3, §4).
 const InMemoryNodeBytes = 90
 
-// outOfCore reports whether an input of about hint records (0: not known)
-// at path is read out of core.
-func (o *OutOfCore) outOfCore(path string, hint int) bool {
+// Needs reports whether an input of about hint records (0: not known)
+// at path is read out of core: the passes are forced, or its forest does
+// not fit the budget.
+func (o *OutOfCore) Needs(path string, hint int) bool {
 	if o.Force {
 		return true
 	}
@@ -116,10 +124,11 @@ func (o *OutOfCore) outOfCore(path string, hint int) bool {
 	return nodes*InMemoryNodeBytes > o.Memory
 }
 
-// oocState is an input read out of core: its temporary directory, the
+// State is an input read out of core: its temporary directory, the
 // rows resolved, sorted by row, and what the passes found.
-type oocState struct {
+type State struct {
 	opts   *OutOfCore
+	origin Origin
 	dir    string
 	spill  *spill.Dir
 	ready  bool
@@ -166,7 +175,7 @@ type oocState struct {
 }
 
 // close removes the temporary files.
-func (s *oocState) close() {
+func (s *State) close() {
 	if s.resolved != nil {
 		s.resolved.Close()
 	}
@@ -178,16 +187,16 @@ func (s *oocState) close() {
 }
 
 // closeCarriers removes the files of the reserved names' carriers.
-func (s *oocState) closeCarriers() {
+func (s *State) closeCarriers() {
 	s.carriers.close()
 	s.carriers = nil
 }
 
-func (s *oocState) moreProblems() int {
+func (s *State) moreProblems() int {
 	return s.build.more + s.missing.more + s.cycles.more + s.checked.more
 }
 
-func (s *oocState) phase(name string, done, total int64) { s.opts.Phase(name, done, total) }
+func (s *State) phase(name string, done, total int64) { s.opts.Phase(name, done, total) }
 
 // Phase tells OnPhase, when it is set, how far a pass is.
 func (o *OutOfCore) Phase(name string, done, total int64) {
@@ -214,35 +223,8 @@ func (o *OutOfCore) SpillDir(name, what string, need int64, of string) (*spill.D
 }
 
 // SpillBytes is about the most the out-of-core passes hold on disk at
-// once for the input at path (the free room newOOCState asks of TmpDir).
+// once for the input at path (the free room newState asks of TmpDir).
 func SpillBytes(path string) int64 { return spillBytes(path) }
-
-// Close removes the temporary files of an input read out of core; it
-// does nothing for one read in memory.
-func (in *Input) Close() {
-	if in.ooc != nil {
-		in.ooc.close()
-	}
-}
-
-// OutOfCore reports whether the input was read out of core.
-func (in *Input) OutOfCore() bool { return in.ooc != nil }
-
-// RejectedCount is the number of rejected nodes, descendants included.
-func (in *Input) RejectedCount() int {
-	if in.ooc != nil {
-		return int(in.ooc.rejected)
-	}
-	return in.Forest.RejectedCount()
-}
-
-// Roots is the number of trees.
-func (in *Input) Roots() int {
-	if in.ooc != nil {
-		return in.ooc.roots
-	}
-	return in.Forest.Roots()
-}
 
 // problemSet keeps the first keep problems by row (all when keep is 0)
 // and counts the others.
@@ -282,9 +264,10 @@ func (s *problemSet) list() []*transform.RowError {
 	return out
 }
 
-// newOOCState makes the temporary directory in o.TmpDir, and refuses a
+// newState makes the temporary directory in o.TmpDir, and refuses a
 // directory that cannot be written or has too little room for the passes.
-func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
+func newState(o *OutOfCore, in Origin, keep int) (*State, error) {
+	path := in.Path
 	if o.Refuse != "" {
 		return nil, fmt.Errorf("%w: %s", ddbwrite.ErrUsage, o.Refuse)
 	}
@@ -299,7 +282,7 @@ func newOOCState(o *OutOfCore, path string, keep int) (*oocState, error) {
 		dir.Close()
 		return nil, errors.New("importer: OutOfCore.Layout is not set")
 	}
-	return &oocState{opts: o, dir: dir.Path, spill: dir, layout: o.Layout, keep: keep,
+	return &State{opts: o, origin: in, dir: dir.Path, spill: dir, layout: o.Layout, keep: keep,
 		build: problemSet{keep: keep}, missing: problemSet{keep: keep}, cycles: problemSet{keep: keep}, checked: problemSet{keep: keep},
 		measure: layouts.NewMeasure(o.Layout), links: o.links,
 		keepPath: layouts.NeedsPath(o.Layout) && !(o.Plan && layouts.EmitsRuns(o.Layout))}, nil
@@ -325,7 +308,7 @@ func spillBytes(path string) int64 {
 }
 
 // location files the file of a row, as transform.Builder does.
-func (s *oocState) location(file, unit string) int {
+func (s *State) location(file, unit string) int {
 	for k := len(s.files) - 1; k >= 0; k-- {
 		if s.files[k] == file {
 			return k
@@ -342,7 +325,7 @@ func (s *oocState) location(file, unit string) int {
 // problems is CheckLayout for an input read out of core: the problems of
 // the read and of the check against the layout the passes were given, in
 // the order of their places.
-func (s *oocState) problems(l layouts.Layout, read []*transform.RowError) []*transform.RowError {
+func (s *State) problems(l layouts.Layout, read []*transform.RowError) []*transform.RowError {
 	all := append(slices.Clone(read), s.checked.list()...)
 	if l != s.layout {
 		all = append(all, &transform.RowError{Err: fmt.Errorf("importer: an input read out of core is checked against the %s layout only, not %s", s.layout.Name(), l.Name())})
@@ -363,51 +346,4 @@ func (s *oocState) problems(l layouts.Layout, read []*transform.RowError) []*tra
 		return cmp.Or(cmp.Compare(at(a), at(b)), cmp.Compare(a.Line, b.Line))
 	})
 	return all
-}
-
-// ReadsOutOfCore reports whether ReadInput would read the input of opts
-// out of core: its OutOfCore is set, does not refuse, and the input's
-// forest (as ReadInput guesses its size) does not fit the budget, or the
-// passes are forced. A job that must choose its own passes before the
-// read (the out-of-core plan) asks it first.
-func ReadsOutOfCore(opts InputOptions) bool {
-	o := opts.OutOfCore
-	if o == nil || o.Refuse != "" {
-		return false
-	}
-	if o.Force {
-		return true
-	}
-	return o.outOfCore(opts.Path, inputHint(opts))
-}
-
-// EstimateNodes is how many records ReadsOutOfCore guesses the input of
-// opts holds (at least a record each 40 bytes when it cannot tell): what
-// a job that holds its input's records another way (verify) sizes its
-// budget by.
-func EstimateNodes(opts InputOptions) int64 {
-	if hint := inputHint(opts); hint > 0 {
-		return int64(hint)
-	}
-	return infile.Size(opts.Path) / 40
-}
-
-// inputHint is the number of records of the input of opts that
-// ReadInput sizes its forest by, 0 when not known.
-func inputHint(opts InputOptions) int {
-	hint := opts.SizeHint
-	if hint == 0 {
-		// An input that does not open is ReadInput's to report, as
-		// without this question.
-		if src, err := records.OpenSource(opts.Path, opts.Source); err == nil {
-			if c, ok := src.(records.CountedSource); ok {
-				hint = c.Records()
-			}
-			src.Close()
-		}
-	}
-	if hint == 0 {
-		hint = estimateRecords(opts.Path, formatOf(opts))
-	}
-	return hint
 }

@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/internal/diskmap"
 	"github.com/treeport/treeport/layouts"
 )
@@ -80,16 +82,16 @@ func TestOutOfCoreReservedCarriersSpill(t *testing.T) {
 			path := writeTemp(t, "in.jsonl", reservedForest(rng, n, reserved))
 			var carriers int64
 			var runs int
-			testOnCarriers = func(dir string, m *diskmap.Map) {
+			*ooc.TestOnCarriers = func(dir string, m *diskmap.Map) {
 				carriers = m.Len()
 				files, _ := filepath.Glob(filepath.Join(dir, "treeport-diskmap-*", "run-*"))
 				runs = len(files)
 			}
-			defer func() { testOnCarriers = nil }()
+			defer func() { *ooc.TestOnCarriers = nil }()
 			tmp := t.TempDir()
 			const keep = 50_000
 			want := oocEmitAll(t, path, l, nil, keep)
-			got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, keep)
+			got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, keep)
 			if carriers < n/2 || runs < 2 {
 				t.Errorf("%d carriers in %d runs: the map did not spill", carriers, runs)
 			}
@@ -134,19 +136,19 @@ func TestOutOfCoreReservedCarriersCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var runs int
-	testOnCarriers = func(dir string, m *diskmap.Map) {
+	*ooc.TestOnCarriers = func(dir string, m *diskmap.Map) {
 		files, _ := filepath.Glob(filepath.Join(dir, "treeport-diskmap-*", "run-*"))
 		runs = len(files)
 		cancel()
 	}
-	defer func() { testOnCarriers = nil }()
+	defer func() { *ooc.TestOnCarriers = nil }()
 	tmp := t.TempDir()
-	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: 10, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, MaxProblems: 10, OutOfCore: &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
 	if err == nil {
 		in.Close()
 	}
 	if !errors.Is(err, context.Canceled) {
-		t.Errorf("ReadInput: %v, want the context's cancel", err)
+		t.Errorf("importer.ReadInput: %v, want the context's cancel", err)
 	}
 	if runs == 0 {
 		t.Errorf("the carriers' map had not spilled: the case tests nothing")

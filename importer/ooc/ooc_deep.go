@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func (j *jump) get(rec []byte) {
 // are then sorted by that distance, then by parent, and the levels are
 // resolved as buildOOC does, each reading its own depth only. The nodes
 // no pointer brings to level (in or below a cycle) are returned.
-func (s *oocState) deepPasses(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker) (*extsort.Spool, error) {
+func (s *State) deepPasses(ctx context.Context, level *extsort.Sorter, rest *extsort.Spool, check oocChecker) (*extsort.Spool, error) {
 	it, err := level.Sort()
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func addJumps(ctx context.Context, rest *extsort.Spool, byID, byPtr *extsort.Sor
 // jumpPass is one doubling pass: each node not done (byPtr) is joined
 // with its pointer (byID, every node) and takes its pointer and distance.
 // finished is how many nodes it brought to level.
-func (s *oocState) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
+func (s *State) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (nextID, nextPtr *extsort.Sorter, finished int64, err error) {
 	nextID, nextPtr = s.sorter("doubling (by id)"), s.sorter("doubling (by pointer)")
 	fail := func(err error) (*extsort.Sorter, *extsort.Sorter, int64, error) {
 		nextID.Close()
@@ -248,7 +248,7 @@ func (s *oocState) jumpPass(ctx context.Context, byID, byPtr *extsort.Sorter) (n
 // level (byID, sorted by id): the nodes with a distance are returned
 // sorted by it, then by parent, as depthReader reads them; the others, in
 // or below a cycle, in a spool.
-func (s *oocState) sortByDepth(ctx context.Context, rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
+func (s *State) sortByDepth(ctx context.Context, rest *extsort.Spool, byID *extsort.Sorter) (*extsort.Sorter, *extsort.Spool, error) {
 	restByID := s.sorter("sorting by id")
 	defer restByID.Close()
 	var (
@@ -377,7 +377,7 @@ func (r *depthReader) Err() error { return r.it.Err() }
 
 // depthLevels resolves the levels below first, each joined with the
 // nodes of its depth.
-func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDepth *extsort.Sorter, check oocChecker) error {
+func (s *State) depthLevels(ctx context.Context, first *extsort.Sorter, byDepth *extsort.Sorter, check oocChecker) error {
 	it, err := byDepth.Sort()
 	if err != nil {
 		first.Close()
@@ -417,7 +417,7 @@ func (s *oocState) depthLevels(ctx context.Context, first *extsort.Sorter, byDep
 
 // withoutPlaced returns the nodes of rest whose ids are not in placed
 // (nil: all of them), in the order of their ids.
-func (s *oocState) withoutPlaced(rest *extsort.Spool, placed *extsort.Sorter) (*extsort.Spool, error) {
+func (s *State) withoutPlaced(rest *extsort.Spool, placed *extsort.Sorter) (*extsort.Spool, error) {
 	out, err := extsort.NewSpool(s.dir)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"cmp"
@@ -37,7 +37,7 @@ var testOnCarriers func(dir string, m *diskmap.Map)
 
 // reservedCarriersByID reads the input again for the records that carry
 // a name the layout reserves (the first record of an id that does).
-func (s *oocState) reservedCarriersByID(ctx context.Context, in *Input, l layouts.Layout) (*oocCarriers, error) {
+func (s *State) reservedCarriersByID(ctx context.Context, in *input, l layouts.Layout) (*oocCarriers, error) {
 	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -120,10 +121,10 @@ func TestOutOfCorePathIDsMatchInMemory(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(tc.nodes), 27))
 					path := writeTemp(t, "in.jsonl", pathIDsForest(rng, tc.nodes, l.Delimiter(), tc.defects))
 					tmp := t.TempDir()
-					defer func(n int) { narrowLevels = n }(narrowLevels)
-					narrowLevels = tc.narrow
+					defer func(n int) { *ooc.NarrowLevels = n }(*ooc.NarrowLevels)
+					*ooc.NarrowLevels = tc.narrow
 					want := oocEmitAll(t, path, l, nil, 100)
-					got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
+					got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, 100)
 					if tc.defects && len(want.problems) < 12 {
 						t.Fatalf("only %d problems in memory: the defects are not found:\n%s", len(want.problems), strings.Join(want.problems, "\n"))
 					}
@@ -192,7 +193,7 @@ func TestOutOfCorePathIDsPlanMatchesInMemory(t *testing.T) {
 					l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: implicit})
 					path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(7, 27)), 2000, l.Delimiter(), defects))
 					want, wantProblems := oocPlan(t, path, l, nil)
-					got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+					got, gotProblems := oocPlan(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 					if got != want {
 						t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
 					}
@@ -220,7 +221,7 @@ func TestOutOfCoreImplicitBadChildren(t *testing.T) {
 			path := writeTemp(t, "in.csv", []byte(strings.ReplaceAll("id,parent_id,name\na,,x\na|p,a,\na|p|bad,a|p,x,extra\na|q,a,\na|q|ok,a|q,y\na|r,a,\n"+
 				"b|bad,b,x,extra\nb,,\nb|ok,b,\n", "|", l.Delimiter())))
 			want := oocEmitAll(t, path, l, nil, 100)
-			got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, 100)
+			got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, 100)
 			if len(want.problems) != 4 {
 				t.Fatalf("%d problems in memory, want the 2 ragged rows' 2 each:\n%s", len(want.problems), strings.Join(want.problems, "\n"))
 			}
@@ -274,7 +275,7 @@ func TestOutOfCoreImplicitPlanDeepChains(t *testing.T) {
 				if strings.Contains(want, `"rejected_nodes":0,`) {
 					t.Fatalf("no node rejected in memory: %s", want)
 				}
-				got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+				got, gotProblems := oocPlan(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 				if got != want {
 					t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
 				}
@@ -296,7 +297,7 @@ func TestOutOfCoreImplicitPlanLarge(t *testing.T) {
 			l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: true})
 			path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(8, 27)), 60000, l.Delimiter(), true))
 			want, wantProblems := oocPlan(t, path, l, nil)
-			got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+			got, gotProblems := oocPlan(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 			if got != want {
 				t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
 			}

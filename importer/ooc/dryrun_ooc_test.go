@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"context"
@@ -12,24 +12,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/internal/pricing"
 	"github.com/treeport/treeport/layouts"
 )
 
-// oocPlan plans the input at path in l, read in memory (ooc nil) or out
+// oocPlan plans the input at path in l, read in memory (oc nil) or out
 // of core, and returns the plan as JSON without its item collections and
 // with its problems.
-func oocPlan(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore) (string, []string) {
+func oocPlan(t *testing.T, path string, l layouts.Layout, oc *ooc.OutOfCore) (string, []string) {
 	t.Helper()
-	in, err := ReadInput(context.Background(), InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, MaxProblems: 50, OutOfCore: oc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if in.OutOfCore() != (ooc != nil) {
-		t.Fatalf("read out of core: %v, want %v", in.OutOfCore(), ooc != nil)
+	if in.OutOfCore() != (oc != nil) {
+		t.Fatalf("read out of core: %v, want %v", in.OutOfCore(), oc != nil)
 	}
-	p, problems, err := PlanLayout(context.Background(), in, l, pricing.Default, nil)
+	p, problems, err := importer.PlanLayout(context.Background(), in, l, pricing.Default, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +54,14 @@ func TestOutOfCorePlanMatchesInMemory(t *testing.T) {
 	// 12,000-node forest's sorts merge 3 to 10 runs from disk in every
 	// layout, as a 60,000-node one's do at the floor, in a fifth of the
 	// time under -race.
-	defer func(floor int64) { minSortBudget = floor }(minSortBudget)
-	minSortBudget = 0
+	defer func(floor int64) { *ooc.MinSortBudget = floor }(*ooc.MinSortBudget)
+	*ooc.MinSortBudget = 0
 	inputs := []string{
 		writeTemp(t, "clean.csv", defectiveForest(rand.New(rand.NewPCG(3, 9)), 2000, false)),
 		writeTemp(t, "defects.csv", defectiveForest(rand.New(rand.NewPCG(4, 9)), 2000, true)),
 		// Large enough for the collections' sorts to merge runs from disk.
 		writeTemp(t, "large.csv", defectiveForest(rand.New(rand.NewPCG(5, 9)), 12000, false)),
-		"../fixtures/folders.json", "../fixtures/org.parquet", "../fixtures/bad/cycle.csv", "../fixtures/bad/duplicate-id.csv",
+		"../../fixtures/folders.json", "../../fixtures/org.parquet", "../../fixtures/bad/cycle.csv", "../../fixtures/bad/duplicate-id.csv",
 	}
 	for _, path := range inputs {
 		for _, name := range layouts.Names() {
@@ -72,7 +74,7 @@ func TestOutOfCorePlanMatchesInMemory(t *testing.T) {
 				if strings.Contains(want, `"nodes":0,`) && filepath.Ext(path) != ".csv" {
 					t.Fatalf("no node planned in memory: %s", want)
 				}
-				got, gotProblems := oocPlan(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+				got, gotProblems := oocPlan(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 				if got != want {
 					t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
 				}
@@ -141,7 +143,7 @@ func TestOutOfCorePlanDeepChains(t *testing.T) {
 					t.Fatal(err)
 				}
 				want, wantProblems := oocPlan(t, in.path, l, nil)
-				got, gotProblems := oocPlan(t, in.path, l, &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
+				got, gotProblems := oocPlan(t, in.path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 				if got != want {
 					t.Errorf("plan out of core:\n%s\nin memory:\n%s", got, want)
 				}
@@ -181,18 +183,18 @@ func TestOutOfCoreDeepChainStops(t *testing.T) {
 	defer cancel()
 	tmp := t.TempDir()
 	var phases []string
-	ooc := &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, Plan: true, OnPhase: func(p string, _, _ int64) {
+	oc := &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, Plan: true, OnPhase: func(p string, _, _ int64) {
 		phases = append(phases, p)
 		if p == "resolving by depth (levels)" {
 			cancel()
 		}
 	}}
-	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, MaxProblems: 50, OutOfCore: oc})
 	if in != nil {
 		in.Close()
 	}
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("ReadInput: %v, want the context's error (phases %q)", err, slices.Compact(phases))
+		t.Fatalf("importer.ReadInput: %v, want the context's error (phases %q)", err, slices.Compact(phases))
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d files left in the tmp dir", len(left))

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 //
 // A level's sort holds that level only, so a deep chain costs a sort in
 // memory of one record a level.
-func (s *oocState) subtrees(ctx context.Context, l layouts.Layout, res *extsort.Iter) (*layouts.Measure, error) {
+func (s *State) subtrees(ctx context.Context, l layouts.Layout, res *extsort.Iter) (*layouts.Measure, error) {
 	byLevel := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	byLevel.Prefix = extsort.PrefixKeyRow
 	defer byLevel.Close()
@@ -119,7 +119,7 @@ func (j *levelJoin) close() {
 
 // countSubtrees is subtrees' second pass: it reads byLevel bottom up and
 // adds each valid node to byRoot with its valid children and subtree.
-func (s *oocState) countSubtrees(ctx context.Context, byLevel, byRoot *extsort.Sorter) error {
+func (s *State) countSubtrees(ctx context.Context, byLevel, byRoot *extsort.Sorter) error {
 	it, err := byLevel.Sort()
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (s *oocState) countSubtrees(ctx context.Context, byLevel, byRoot *extsort.S
 
 // measureTrees is subtrees' third pass: each node of byRoot takes its
 // tree's size from the root before it, and goes to measureSorted's sort.
-func (s *oocState) measureTrees(ctx context.Context, l layouts.Layout, byRoot *extsort.Sorter, roots int) (*layouts.Measure, error) {
+func (s *State) measureTrees(ctx context.Context, l layouts.Layout, byRoot *extsort.Sorter, roots int) (*layouts.Measure, error) {
 	it, err := byRoot.Sort()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"context"
@@ -41,7 +41,7 @@ import (
 // node its link's problem after its record's reserved names' (reserved,
 // when the input has one) and before the layout's check, as checkLayout
 // does.
-func (s *oocState) withLinks(ctx context.Context, in *Input, check, reserved oocChecker) (oocChecker, error) {
+func (s *State) withLinks(ctx context.Context, in *input, check, reserved oocChecker) (oocChecker, error) {
 	if s.links == nil {
 		lk, err := in.readLinksOOC(ctx, s.opts)
 		if err != nil || lk == nil {
@@ -70,7 +70,7 @@ func linkOf(msg string, kind byte) string {
 // an input read in memory gives it: a cycle's problem, which its links
 // share, given to the parent too goes with the parent without a problem
 // of its own (sameAsParent; transform.Forest.Check).
-func (s *oocState) checkNode(n *oocNode, check oocChecker, st *transform.Stats) error {
+func (s *State) checkNode(n *oocNode, check oocChecker, st *transform.Stats) error {
 	n.byLink = false
 	if n.link == "" {
 		return check(n.id, st)
@@ -90,7 +90,7 @@ func (s *oocState) checkNode(n *oocNode, check oocChecker, st *transform.Stats) 
 
 // sameLink marks c's link's problem when it is a cycle's whose problem
 // its parent n's check found: c goes with n (checkNode).
-func (s *oocState) sameLink(n, c *oocNode) {
+func (s *State) sameLink(n, c *oocNode) {
 	if c.link == "" || c.link[0] != ooclinks.Cycle && c.link[0] != linkSame {
 		return
 	}
@@ -111,7 +111,7 @@ func (e *sameAsParent) Unwrap() error { return e.err }
 
 // readLinksOOC reads the input again for its links (nil: it has none),
 // into a temporary directory of their own, which the rounds share.
-func (in *Input) readLinksOOC(ctx context.Context, o *OutOfCore) (*ooclinks.Links, error) {
+func (in *input) readLinksOOC(ctx context.Context, o *OutOfCore) (*ooclinks.Links, error) {
 	src, err := records.OpenSource(in.Opts.Path, in.Opts.Source)
 	if err != nil {
 		return nil, err
@@ -155,6 +155,6 @@ func (in *Input) readLinksOOC(ctx context.Context, o *OutOfCore) (*ooclinks.Link
 }
 
 // seenLink tells the links of node n, resolved by a round's passes.
-func (s *oocState) seenLink(n *oocNode) error {
+func (s *State) seenLink(n *oocNode) error {
 	return s.links.Seen(n.id, n.row, n.file, n.line, n.flags&fBuild != 0, n.flags&fRejected != 0, n.path)
 }

@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/importer"
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/importer/ooclinks"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/spill"
@@ -77,20 +79,20 @@ type emitted struct {
 	roots    int
 	items    []string
 	rejects  string
-	stats    EmitStats
+	stats    importer.EmitStats
 	kept     []string // Emit's items, read once all were emitted
 }
 
-func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, keep int) emitted {
+func oocEmitAll(t *testing.T, path string, l layouts.Layout, oc *ooc.OutOfCore, keep int) emitted {
 	t.Helper()
 	ctx := context.Background()
-	in, err := ReadInput(ctx, InputOptions{Path: path, MaxProblems: keep, OutOfCore: ooc})
+	in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, MaxProblems: keep, OutOfCore: oc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if in.OutOfCore() != (ooc != nil) {
-		t.Fatalf("read out of core: %v, want %v", in.OutOfCore(), ooc != nil)
+	if in.OutOfCore() != (oc != nil) {
+		t.Fatalf("read out of core: %v, want %v", in.OutOfCore(), oc != nil)
 	}
 	var e emitted
 	for _, p := range in.CheckLayout(l) {
@@ -98,7 +100,7 @@ func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, kee
 	}
 	e.more, e.rejected, e.roots = in.MoreProblems(), in.RejectedCount(), in.Roots()
 	var rejects bytes.Buffer
-	e.stats, err = in.EmitAttrs(ctx, EmitOptions{Layout: l, Rejects: &rejects}, func(seq int64, item []layouts.Attr) error {
+	e.stats, err = in.EmitAttrs(ctx, importer.EmitOptions{Layout: l, Rejects: &rejects}, func(seq int64, item []layouts.Attr) error {
 		m := make(layouts.Item, len(item))
 		for _, a := range item {
 			m[a.Name] = a.Value
@@ -112,7 +114,7 @@ func oocEmitAll(t *testing.T, path string, l layouts.Layout, ooc *OutOfCore, kee
 	e.rejects = rejects.String()
 	// Emit's items are the caller's to keep: compared once all are in.
 	var kept []layouts.Item
-	if _, err := in.Emit(ctx, EmitOptions{Layout: l}, func(_ int64, item layouts.Item) error {
+	if _, err := in.Emit(ctx, importer.EmitOptions{Layout: l}, func(_ int64, item layouts.Item) error {
 		kept = append(kept, item)
 		return nil
 	}); err != nil {
@@ -135,7 +137,7 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 		nodes   int
 		defects bool
 		keep    int
-		narrow  int // narrowLevels: 0 resolves all but the roots by doubling
+		narrow  int // *ooc.NarrowLevels: 0 resolves all but the roots by doubling
 	}{
 		{"clean", 3000, false, 100, 24},
 		{"defects", 3000, true, 100, 24},
@@ -152,10 +154,10 @@ func TestOutOfCoreMatchesInMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				tmp := t.TempDir()
-				defer func(n int) { narrowLevels = n }(narrowLevels)
-				narrowLevels = tc.narrow
+				defer func(n int) { *ooc.NarrowLevels = n }(*ooc.NarrowLevels)
+				*ooc.NarrowLevels = tc.narrow
 				want := oocEmitAll(t, path, l, nil, tc.keep)
-				got := oocEmitAll(t, path, l, &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, tc.keep)
+				got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, tc.keep)
 				if tc.defects && len(want.problems) < 5 {
 					t.Fatalf("only %d problems in memory: the defects are not found", len(want.problems))
 				}
@@ -196,7 +198,7 @@ func TestOutOfCoreRefusesSmallTmpDir(t *testing.T) {
 	tmp := t.TempDir()
 	defer func(f func(string) (int64, bool)) { spill.FreeBytes = f }(spill.FreeBytes)
 	spill.FreeBytes = func(string) (int64, bool) { return 1000, true }
-	_, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
+	_, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}})
 	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "has 1000 B free") || !strings.Contains(err.Error(), "need about") {
 		t.Fatalf("err = %v, want a usage error with the room free and needed", err)
 	}
@@ -204,7 +206,7 @@ func TestOutOfCoreRefusesSmallTmpDir(t *testing.T) {
 		t.Errorf("%d files left in the tmp dir", len(left))
 	}
 	spill.FreeBytes = func(string) (int64, bool) { return 0, false }
-	_, err = ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: path + "/not-a-dir", Layout: l, Force: true}})
+	_, err = importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: &ooc.OutOfCore{Memory: 1 << 20, TmpDir: path + "/not-a-dir", Layout: l, Force: true}})
 	if !errors.Is(err, ddbwrite.ErrUsage) || !strings.Contains(err.Error(), "--tmp-dir") {
 		t.Fatalf("err = %v, want a usage error naming --tmp-dir", err)
 	}
@@ -217,14 +219,14 @@ func TestOutOfCoreDecision(t *testing.T) {
 	l, _ := layouts.New("path", layouts.Options{})
 	for _, tc := range []struct {
 		memory int64
-		ooc    bool
+		oc     bool
 	}{{1 << 30, false}, {64 << 10, true}} {
-		in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: tc.memory, TmpDir: t.TempDir(), Layout: l}})
+		in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: &ooc.OutOfCore{Memory: tc.memory, TmpDir: t.TempDir(), Layout: l}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if in.OutOfCore() != tc.ooc || (in.Forest == nil) != tc.ooc {
-			t.Errorf("--memory %d: out of core %v, want %v", tc.memory, in.OutOfCore(), tc.ooc)
+		if in.OutOfCore() != tc.oc || (in.Forest == nil) != tc.oc {
+			t.Errorf("--memory %d: out of core %v, want %v", tc.memory, in.OutOfCore(), tc.oc)
 		}
 		in.Close()
 	}
@@ -293,22 +295,25 @@ func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	}
 	path := writeTemp(t, "links.csv", linkForest(rand.New(rand.NewPCG(27, 3)), 60000))
 	tmp := t.TempDir()
-	ooc := &OutOfCore{Memory: 16 << 20, TmpDir: tmp, Layout: l, Force: true}
-	in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: ooc})
+	oc := &ooc.OutOfCore{Memory: 16 << 20, TmpDir: tmp, Layout: l, Force: true}
+	runs := -1
+	*ooc.TestOnBuilt = func(s *ooc.State) { runs = s.LinkRuns() }
+	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: oc})
+	*ooc.TestOnBuilt = nil
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.ooc.links == nil || in.ooc.links.Runs() == 0 {
+	if runs <= 0 {
 		t.Fatalf("the links' sorts did not spill: the disk path is not tested")
 	}
 	in.Close()
 	want := oocEmitAll(t, path, l, nil, 0)
-	got := oocEmitAll(t, path, l, ooc, 0)
+	got := oocEmitAll(t, path, l, oc, 0)
 	// With a filter of one word, which lets through nearly every node:
 	// the same.
 	defer func(f func(int64) int64) { ooclinks.FilterBytes = f }(ooclinks.FilterBytes)
 	ooclinks.FilterBytes = func(int64) int64 { return 8 }
-	if all := oocEmitAll(t, path, l, ooc, 0); !slices.Equal(all.problems, got.problems) || !slices.Equal(all.items, got.items) || all.rejects != got.rejects {
+	if all := oocEmitAll(t, path, l, oc, 0); !slices.Equal(all.problems, got.problems) || !slices.Equal(all.items, got.items) || all.rejects != got.rejects {
 		t.Errorf("with a filter that lets every node through: %d problems, %d items; with one of the links: %d, %d", len(all.problems), len(all.items), len(got.problems), len(got.items))
 	}
 	if len(want.problems) < 1000 || want.rejected < 1000 || len(want.items) < 50000 {
@@ -404,13 +409,13 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 				}
 				tmp := t.TempDir()
 				var phases []string
-				ooc := &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, OnPhase: func(p string, _, _ int64) {
+				oc := &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, OnPhase: func(p string, _, _ int64) {
 					if len(phases) == 0 || phases[len(phases)-1] != p {
 						phases = append(phases, p)
 					}
 				}}
 				want := oocEmitAll(t, path, l, nil, 50)
-				got := oocEmitAll(t, path, l, ooc, 50)
+				got := oocEmitAll(t, path, l, oc, 50)
 				if !slices.Contains(phases, "doubling (nodes left)") {
 					t.Errorf("not resolved by doubling: phases %q", phases)
 				}
@@ -451,15 +456,15 @@ func TestOutOfCoreShards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			emit := func(ooc *OutOfCore, shard ddbwrite.Shard) ([]string, EmitStats) {
-				in, err := ReadInput(context.Background(), InputOptions{Path: path, MaxProblems: 50, OutOfCore: ooc})
+			emit := func(oc *ooc.OutOfCore, shard ddbwrite.Shard) ([]string, importer.EmitStats) {
+				in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, MaxProblems: 50, OutOfCore: oc})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer in.Close()
 				in.CheckLayout(l)
 				var items []string
-				st, err := in.EmitAttrs(context.Background(), EmitOptions{Layout: l, Shard: shard}, func(seq int64, item []layouts.Attr) error {
+				st, err := in.EmitAttrs(context.Background(), importer.EmitOptions{Layout: l, Shard: shard}, func(seq int64, item []layouts.Attr) error {
 					m := make(layouts.Item, len(item))
 					for _, a := range item {
 						m[a.Name] = a.Value
@@ -477,7 +482,7 @@ func TestOutOfCoreShards(t *testing.T) {
 			for k := range 3 {
 				shard := ddbwrite.Shard{K: k, Of: 3}
 				want, wantSt := emit(nil, shard)
-				got, gotSt := emit(&OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, shard)
+				got, gotSt := emit(&ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}, shard)
 				if !slices.Equal(got, want) || gotSt != wantSt {
 					t.Errorf("shard %d: %d items out of core (%+v), %d in memory (%+v), not the same", k, len(got), gotSt, len(want), wantSt)
 				}
@@ -511,7 +516,7 @@ func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := writeTemp(t, "in.csv", []byte("id,parent_id,n\na,,1\nb,a,2\nc,b,3\nd,a,4\n"))
-		in, err := ReadInput(ctx, InputOptions{Path: path, OutOfCore: &OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
+		in, err := importer.ReadInput(ctx, importer.InputOptions{Path: path, OutOfCore: &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +524,7 @@ func TestOutOfCoreParentChangedSinceRead(t *testing.T) {
 		if err := os.WriteFile(path, []byte("id,parent_id,n\na,,1\nb,a,2\nc,d,3\nd,a,4\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, gerr := in.EmitAttrs(ctx, EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
+		_, gerr := in.EmitAttrs(ctx, importer.EmitOptions{Layout: l}, func(int64, []layouts.Attr) error { return nil })
 		in.Close()
 		if gerr == nil || !strings.Contains(gerr.Error(), `"c"`) || !strings.Contains(gerr.Error(), "in.csv:4") {
 			t.Errorf("%s: a parent changed since the passes read it: %v", name, gerr)
@@ -544,8 +549,8 @@ func TestLinksLongChain(t *testing.T) {
 	}
 	path := writeTemp(t, "chain.csv", []byte(b.String()))
 	var got [2][]string
-	for m, o := range []*OutOfCore{nil, {Memory: 256 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}} {
-		in, err := ReadInput(context.Background(), InputOptions{Path: path, OutOfCore: o})
+	for m, o := range []*ooc.OutOfCore{nil, {Memory: 256 << 20, TmpDir: t.TempDir(), Layout: l, Force: true}} {
+		in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: o})
 		if err != nil {
 			t.Fatal(err)
 		}

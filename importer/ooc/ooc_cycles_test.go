@@ -1,4 +1,4 @@
-package importer
+package ooc_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treeport/treeport/importer/ooc"
 	"github.com/treeport/treeport/layouts"
 )
 
@@ -86,7 +87,7 @@ func cycleForest(rng *rand.Rand, cycles int) []byte {
 // memory (cyclesInMemory): the problems, the counts, the items and the
 // rejects must be the same all three ways.
 func TestOutOfCoreCyclesSorted(t *testing.T) {
-	defer func(f func(int) int64) { cyclesInMemory = f }(cyclesInMemory)
+	defer func(f func(int) int64) { *ooc.CyclesInMemory = f }(*ooc.CyclesInMemory)
 	for _, tc := range []struct {
 		name   string
 		data   []byte
@@ -111,17 +112,17 @@ func TestOutOfCoreCyclesSorted(t *testing.T) {
 				}
 				for _, sorted := range []bool{true, false} {
 					tmp := t.TempDir()
-					cyclesInMemory = func(int) int64 { return math.MaxInt64 }
+					*ooc.CyclesInMemory = func(int) int64 { return math.MaxInt64 }
 					if sorted {
-						cyclesInMemory = func(int) int64 { return 0 }
+						*ooc.CyclesInMemory = func(int) int64 { return 0 }
 					}
 					var phases []string
-					ooc := &OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, OnPhase: func(p string, _, _ int64) {
+					oc := &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true, OnPhase: func(p string, _, _ int64) {
 						if len(phases) == 0 || phases[len(phases)-1] != p {
 							phases = append(phases, p)
 						}
 					}}
-					got := oocEmitAll(t, path, l, ooc, tc.keep)
+					got := oocEmitAll(t, path, l, oc, tc.keep)
 					if slices.Contains(phases, "cycles: doubling (passes)") != sorted {
 						t.Fatalf("sorted %v: phases %q", sorted, phases)
 					}

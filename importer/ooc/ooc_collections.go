@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ const (
 // keepRank). A
 // node's subtree is only measured for a root, as the largest subtree is a
 // whole tree's.
-func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.Measure, error) {
+func (s *State) collections(ctx context.Context, l layouts.Layout) (*layouts.Measure, error) {
 	if s.notTopo && !s.opts.Plan {
 		return nil, errors.New("importer: an input read out of core is planned with OutOfCore.Plan set")
 	}
@@ -104,7 +104,7 @@ func (s *oocState) collections(ctx context.Context, l layouts.Layout) (*layouts.
 
 // measureInOrder sums the records of byKey up by node, sorts the nodes in
 // the order an in-memory forest visits them, and measures them in l.
-func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *extsort.Sorter, roots int) (*layouts.Measure, error) {
+func (s *State) measureInOrder(ctx context.Context, l layouts.Layout, byKey *extsort.Sorter, roots int) (*layouts.Measure, error) {
 	it, err := byKey.Sort()
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (s *oocState) measureInOrder(ctx context.Context, l layouts.Layout, byKey *
 // record is its order, row, valid children, subtree and tree, depth, id,
 // parent, root, path bytes, longest ancestor id and attributes' sizes
 // (0 where the passes measured them).
-func (s *oocState) measureSorted(ctx context.Context, l layouts.Layout, inOrder *extsort.Sorter, roots int) (*layouts.Measure, error) {
+func (s *State) measureSorted(ctx context.Context, l layouts.Layout, inOrder *extsort.Sorter, roots int) (*layouts.Measure, error) {
 	it, err := inOrder.Sort()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"github.com/treeport/treeport/internal/extsort"
@@ -6,12 +6,12 @@ import (
 	"github.com/treeport/treeport/transform"
 )
 
-// oocBuilder is the first pass of an out-of-core import: it takes the
+// Builder is the first pass of an out-of-core import: it takes the
 // skeleton read's rows, as a transform.Builder does, and writes each
 // row's node to runs sorted by id (byID); an empty id's row goes to the
 // resolved rows at once.
-type oocBuilder struct {
-	ooc      *oocState
+type Builder struct {
+	ooc      *State
 	byID     *extsort.Sorter
 	rows     int64
 	copySet  bool // the closure copies a set of attributes: CopyBytes is its own
@@ -32,8 +32,13 @@ const (
 	fBuild                 // rejected by the read itself (a bad row, duplicate, self or missing parent; or below one): what a link may not point at (ooc_links.go)
 )
 
-func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuilder, error) {
-	s, err := newOOCState(o, path, keep)
+// NewBuilder begins the out-of-core import of the input at in.Path (a
+// State, in its temporary directory in o.TmpDir), keeping the first keep
+// problems of each kind (0: all); copySet: the closure copies a set of
+// attributes (InputOptions.ClosureCopy). It refuses a TmpDir that cannot
+// be written or has too little room for the passes, and o.Refuse.
+func NewBuilder(o *OutOfCore, in Origin, keep int, copySet bool) (*Builder, error) {
+	s, err := newState(o, in, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +47,7 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 	s.resolved.Prefix = extsort.PrefixRow
 	s.resolved.ReadAhead = true // merged on another core than the emit's
 	s.badInner = extsort.NewRowSet(s.dir, budget)
-	b := &oocBuilder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
+	b := &Builder{ooc: s, byID: extsort.New(s.dir, budget, extsort.CompareKeyRow), copySet: copySet}
 	b.byID.Prefix = extsort.PrefixKeyRow
 	b.byID.ReadAhead = true
 	b.byID.OnSpill = func(n int64) { s.phase("sorting by id (bytes spilled)", n, -1) }
@@ -50,7 +55,7 @@ func newOOCBuilder(o *OutOfCore, path string, keep int, copySet bool) (*oocBuild
 }
 
 // Add takes a good row.
-func (b *oocBuilder) Add(rec *transform.Record, unit string, attrBytes, copyBytes int) {
+func (b *Builder) Add(rec *transform.Record, unit string, attrBytes, copyBytes int) {
 	row := b.rows
 	b.rows++
 	fi := b.ooc.location(rec.File, unit)
@@ -66,7 +71,7 @@ func (b *oocBuilder) Add(rec *transform.Record, unit string, attrBytes, copyByte
 }
 
 // AddBad takes a row that could not be read.
-func (b *oocBuilder) AddBad(err *transform.RowError, parent string) {
+func (b *Builder) AddBad(err *transform.RowError, parent string) {
 	row := b.rows
 	b.rows++
 	fi := b.ooc.location(err.File, err.Unit)
@@ -81,7 +86,7 @@ func (b *oocBuilder) AddBad(err *transform.RowError, parent string) {
 	b.node(err.ID, parent, row, fi, err.Line, 0, 0, fBad|fRejected|fUnknown|fBuild, reason)
 }
 
-func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, copyBytes int, flags uint8, own string) {
+func (b *Builder) node(id, parent string, row int64, fi, line, attrBytes, copyBytes int, flags uint8, own string) {
 	if b.err != nil {
 		return
 	}
@@ -102,14 +107,14 @@ func (b *oocBuilder) node(id, parent string, row int64, fi, line, attrBytes, cop
 }
 
 // resolveRejected records a good row that is rejected with reason.
-func (b *oocBuilder) resolveRejected(row int64, reason string) {
+func (b *Builder) resolveRejected(row int64, reason string) {
 	if b.err == nil {
 		b.err = b.ooc.addResolved(row, reason)
 	}
 }
 
 // addResolved records a good row that is rejected, with the reason.
-func (s *oocState) addResolved(row int64, reason string) error {
+func (s *State) addResolved(row int64, reason string) error {
 	e := &s.re
 	e.Reset()
 	e.Row(row)
@@ -126,7 +131,7 @@ func (s *oocState) addResolved(row int64, reason string) error {
 // its longest ancestor id, its ancestors' JSON escapes, its rank
 // (keepRank) and its attributes' sizes (an implicit inner node's items
 // are measured from them: subtrees).
-func (s *oocState) addNode(n *oocNode) error {
+func (s *State) addNode(n *oocNode) error {
 	e := &s.re
 	e.Reset()
 	e.Row(n.row)
@@ -165,7 +170,7 @@ type resolvedNode struct {
 
 // get reads the rest of a record of addNode after its row and flag; with
 // share, its strings are the record's memory.
-func (r *resolvedNode) get(s *oocState, d *extsort.Dec) {
+func (r *resolvedNode) get(s *State, d *extsort.Dec) {
 	r.depth = d.I()
 	r.path = d.Strs(r.path[:0])
 	if !s.keepPath && !s.opts.Plan {

@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/treeport/treeport/importer/emitbase"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/layouts"
 	"github.com/treeport/treeport/transform"
@@ -27,7 +28,7 @@ type oocNode struct {
 	root              string
 	pathBytes, maxAnc int
 	esc               int      // what JSON escapes add to the ids of its ancestors (OutOfCore.Plan)
-	path              []string // its path, when the layout needs it (oocState.keepPath; else empty)
+	path              []string // its path, when the layout needs it (State.keepPath; else empty)
 	// rank and prank are its place and its parent's in the order an
 	// in-memory dry run visits the nodes of an input not in order
 	// (breadth first: keepRank), among the nodes of their depth.
@@ -114,7 +115,7 @@ func (n *oocNode) getLevel(rec []byte) {
 }
 
 // asRoot makes n the first node of its path: a root, or a detached node.
-func (n *oocNode) asRoot(s *oocState) {
+func (n *oocNode) asRoot(s *State) {
 	n.depth, n.root, n.pathBytes, n.maxAnc, n.esc = 0, n.id, len(n.id), 0, 0
 	n.path, n.rank, n.prank = n.path[:0], 0, 0
 	if s.keepPath {
@@ -130,12 +131,12 @@ func (n *oocNode) asRoot(s *oocState) {
 // rank, then by row: each level is sorted so, and ranked, before its
 // join (rankLevel), and hands its ranks to its children. parentJoin finds
 // whether the input is in order before the first level is resolved.
-func (s *oocState) keepRank() bool { return s.opts.Plan && s.notTopo }
+func (s *State) keepRank() bool { return s.opts.Plan && s.notTopo }
 
 // rankLevel returns level (sorted by id) with each node's rank: its
 // place among the level's nodes by (parent's rank, row), after those of
 // the levels before.
-func (s *oocState) rankLevel(level *extsort.Sorter) (*extsort.Sorter, error) {
+func (s *State) rankLevel(level *extsort.Sorter) (*extsort.Sorter, error) {
 	it, err := level.Sort()
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func (s *oocState) rankLevel(level *extsort.Sorter) (*extsort.Sorter, error) {
 // firstKey is the length-prefixed key a record of the passes starts with.
 func firstKey(rec []byte) []byte { return extsort.FirstKey(rec) }
 
-func (s *oocState) sorter(phase string) *extsort.Sorter {
+func (s *State) sorter(phase string) *extsort.Sorter {
 	x := extsort.New(s.dir, s.opts.sortBudget(), extsort.CompareKeyRow)
 	x.OnSpill = func(n int64) { s.phase(phase+" (bytes spilled)", n, -1) }
 	x.Prefix = extsort.PrefixKeyRow
@@ -203,7 +204,7 @@ func (s *oocState) sorter(phase string) *extsort.Sorter {
 }
 
 // buildOOC runs the passes after the skeleton read (see OutOfCore).
-func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
+func (in *input) buildOOC(ctx context.Context, b *Builder) error {
 	s := b.ooc
 	defer b.byID.Close()
 	if b.err != nil {
@@ -312,7 +313,7 @@ func (in *Input) buildOOC(ctx context.Context, b *oocBuilder) error {
 }
 
 // finish gives in the problems the passes found.
-func (s *oocState) finish(ctx context.Context, in *Input) error {
+func (s *State) finish(ctx context.Context, in *input) error {
 	if s.carriers != nil && s.carriers.err != nil {
 		return s.carriers.err
 	}
@@ -331,7 +332,7 @@ func (s *oocState) finish(ctx context.Context, in *Input) error {
 // then a merge join with the ids finds the missing parents. It returns
 // the first level (the roots and the detached nodes) and the other nodes,
 // sorted by parent.
-func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.Sorter, rest *extsort.Spool, err error) {
+func (s *State) byIDPass(ctx context.Context, b *Builder) (level *extsort.Sorter, rest *extsort.Spool, err error) {
 	it, err := b.byID.Sort()
 	if err != nil {
 		return nil, nil, err
@@ -422,7 +423,7 @@ func (s *oocState) byIDPass(ctx context.Context, b *oocBuilder) (level *extsort.
 // placeNode files a node whose copies byIDPass has all seen: its duplicate
 // copies' rows are resolved rejected with its reason; a root or a
 // detached node goes to the first level, another to byParent.
-func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all int, ids *extsort.Spool, byParent, level *extsort.Sorter, e *extsort.Enc) error {
+func (s *State) placeNode(n *oocNode, copies []int64, places []string, all int, ids *extsort.Spool, byParent, level *extsort.Sorter, e *extsort.Enc) error {
 	s.nodes++
 	if n.parent == n.id && n.flags&fBad == 0 {
 		err := transform.ErrSelfParent
@@ -468,7 +469,7 @@ func (s *oocState) placeNode(n *oocNode, copies []int64, places []string, all in
 // parentJoin merge-joins the nodes sorted by parent with the ids: a node
 // whose parent is not an id is detached, with its problem, and goes to the
 // first level; the others are returned, in a spool sorted by parent.
-func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent, level *extsort.Sorter) (*extsort.Spool, error) {
+func (s *State) parentJoin(ctx context.Context, ids *extsort.Spool, byParent, level *extsort.Sorter) (*extsort.Spool, error) {
 	if err := ids.Rewind(); err != nil {
 		return nil, err
 	}
@@ -551,7 +552,7 @@ func (s *oocState) parentJoin(ctx context.Context, ids *extsort.Spool, byParent,
 // returned spool; without, nothing is (rest is one depth of the nodes, all
 // of them below level: see depthLevels). matched is how many nodes of
 // rest it placed; with placed, their ids go to it too.
-func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool, placed *extsort.Sorter) (
+func (s *State) levelPass(ctx context.Context, level *extsort.Sorter, rest oocReader, check oocChecker, rewrite bool, placed *extsort.Sorter) (
 	next *extsort.Sorter, left *extsort.Spool, matched int64, err error) {
 	if s.keepRank() {
 		ranked, err := s.rankLevel(level)
@@ -644,13 +645,13 @@ func (s *oocState) levelPass(ctx context.Context, level *extsort.Sorter, rest oo
 }
 
 // child sets c, a child of n, in its place below n.
-func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
+func (s *State) child(n, c *oocNode, origin, originKey bool) {
 	c.depth, c.root = n.depth+1, n.root
 	c.pathBytes = int(min(int64(n.pathBytes)+int64(len(c.id)), math.MaxInt32))
 	c.maxAnc = max(n.maxAnc, len(n.id))
 	c.esc = 0
 	if s.opts.Plan {
-		c.esc = int(min(int64(n.esc)+int64(jsonStringBytes(n.id)-len(n.id)), math.MaxInt32))
+		c.esc = int(min(int64(n.esc)+int64(emitbase.JSONStringBytes(n.id)-len(n.id)), math.MaxInt32))
 	}
 	// The path is kept only for a layout that builds items from it, and
 	// a rejected node's descendants are rejected, with no path kept: a
@@ -681,7 +682,7 @@ func (s *oocState) child(n, c *oocNode, origin, originKey bool) {
 // records its row resolved. origin says whether its check found a problem
 // (its own, or its parent's that it goes with), originKey whether that
 // was keys over DynamoDB's limits: what its children are checked against.
-func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool, err error) {
+func (s *State) resolve(n *oocNode, check oocChecker) (origin, originKey bool, err error) {
 	st := &s.st
 	unknown := n.flags&fUnknown != 0
 	if unknown {
@@ -738,13 +739,13 @@ func (s *oocState) resolve(n *oocNode, check oocChecker) (origin, originKey bool
 	return origin, originKey, s.addNode(n)
 }
 
-func (s *oocState) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }
+func (s *State) layoutMeasure(st *transform.Stats) { s.layout.Measure(st, s.measure) }
 
-func (s *oocState) place(file, line int) string {
+func (s *State) place(file, line int) string {
 	return transform.Place(s.files[file], line, s.units[file])
 }
 
-func (s *oocState) rowError(file, line int, id string, err error) *transform.RowError {
+func (s *State) rowError(file, line int, id string, err error) *transform.RowError {
 	// id may be a record's memory, which the passes reuse.
 	return &transform.RowError{File: s.files[file], Line: line, Unit: s.units[file], ID: strings.Clone(id), Err: err}
 }
@@ -755,7 +756,7 @@ type oocChecker func(id string, s *transform.Stats) error
 // oocCheck is the check CheckLayout runs, for an input read out of core:
 // the layout's (keys, items, delimiter), or, when the input has an
 // attribute name the layout reserves, that of each record that has one.
-func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
+func (in *input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, error) {
 	check, reserved, err := in.oocLayoutCheck(ctx, l)
 	if err != nil || !layouts.Links(l) || !in.HasAttr(transform.LinkAttr) {
 		return check, err
@@ -766,7 +767,7 @@ func (in *Input) oocCheck(ctx context.Context, l layouts.Layout) (oocChecker, er
 // oocLayoutCheck is oocCheck without the links; reserved, when the input
 // has an attribute name the layout reserves, is the check of each
 // record's reserved names alone (check is it, then the layout's).
-func (in *Input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check, reserved oocChecker, err error) {
+func (in *input) oocLayoutCheck(ctx context.Context, l layouts.Layout) (check, reserved oocChecker, err error) {
 	bad := in.manyNames
 	for k := range in.attrNames {
 		if layouts.CheckAttrName(l, k) != nil {

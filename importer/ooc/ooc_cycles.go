@@ -1,4 +1,4 @@
-package importer
+package ooc
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // few (cyclesInMemory), else by the sorted passes of ooccycles, in a
 // bounded memory however many they are (a crafted input can hold a
 // cycle of any length, or any tree below one).
-func (s *oocState) cyclesPass(ctx context.Context, rest *extsort.Spool, check oocChecker) error {
+func (s *State) cyclesPass(ctx context.Context, rest *extsort.Spool, check oocChecker) error {
 	if rest.Bytes <= cyclesInMemory(s.opts.sortBudget()) {
 		return s.cyclesInMemory(rest, check)
 	}
@@ -66,14 +66,14 @@ var cyclesInMemory = func(budget int) int64 { return int64(budget) / 16 }
 // not known. Keys over DynamoDB's limits are not among its problems (a
 // path not known has no length): the rule of a key over the limits that
 // a child inherits (resolve's originKey) never applies to it.
-func (s *oocState) cycleCheck(n *oocNode, check oocChecker) error {
+func (s *State) cycleCheck(n *oocNode, check oocChecker) error {
 	st := transform.Stats{ID: n.id, PathBytes: len(n.id), AttrBytes: n.attr, CopyBytes: n.copy, Subtree: 1, TreeSize: 1, Roots: s.roots}
 	return transform.WithoutKeyLengths(s.checkNode(n, check, &st))
 }
 
 // cycleResolved resolves a node in or below a cycle, rejected with
 // reason.
-func (s *oocState) cycleResolved(n *oocNode, reason string) error {
+func (s *State) cycleResolved(n *oocNode, reason string) error {
 	if s.links != nil {
 		n.flags |= fRejected | fBuild // in or below a cycle
 		if err := s.seenLink(n); err != nil {
@@ -88,7 +88,7 @@ func (s *oocState) cycleResolved(n *oocNode, reason string) error {
 }
 
 // cyclesInMemory is cyclesPass for few nodes, read into memory.
-func (s *oocState) cyclesInMemory(rest *extsort.Spool, check oocChecker) error {
+func (s *State) cyclesInMemory(rest *extsort.Spool, check oocChecker) error {
 	var nodes []oocNode
 	for rec, ok := rest.Next(); ok; rec, ok = rest.Next() {
 		var n oocNode
