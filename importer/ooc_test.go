@@ -385,18 +385,40 @@ func deepForest(rng *rand.Rand, chain int) []byte {
 // items and the rejects must be the same. The deepest chain is read with
 // the layouts whose paths are bounded (their keys hold the path: a node
 // too deep is rejected, and its descendants carry no path) and with
-// adjacency, whose nodes carry no path at all.
+// adjacency, whose nodes carry no path at all; its passes' doubling
+// sorts merge runs from disk (checked).
+//
+// Under the race detector (raceScale) the closure reads a chain of 500,
+// not 2,000: a closure's rows grow as the square of the depth (2,000 made
+// a million rows, 135 s under -race), and nothing in its keys is bounded
+// by the depth; its sorts fit in memory at either size. The deepest chain
+// is 7,500, not 30,000, with each sort in a tenth of the 1 MiB budget,
+// not the floor (minSortBudget lowered), so that the doubling's sorts
+// still spill; the paths still pass the key limit a few hundred levels
+// down, far above the problem at mid depth.
 func TestOutOfCoreDeepChains(t *testing.T) {
+	var bounded []string
+	for _, name := range layouts.Names() {
+		if name != layouts.ClosureName {
+			bounded = append(bounded, name)
+		}
+	}
 	for _, tc := range []struct {
 		chain   int
 		layouts []string
+		spills  bool
 	}{
-		{2000, layouts.Names()},
+		{2000, bounded, false},
+		{2000 / raceScale, []string{layouts.ClosureName}, false},
 		// Adjacency carries no path through the passes (layouts.NeedsPath).
-		{30000, []string{"path", "adjacency"}},
+		{30000 / raceScale, []string{"path", "adjacency"}, true},
 	} {
 		for _, name := range tc.layouts {
 			t.Run(fmt.Sprintf("%d/%s", tc.chain, name), func(t *testing.T) {
+				if tc.spills && raceScale > 1 {
+					defer func(floor int64) { minSortBudget = floor }(minSortBudget)
+					minSortBudget = 0
+				}
 				path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(uint64(tc.chain), 3)), tc.chain))
 				l, err := layouts.New(name, layouts.Options{})
 				if err != nil {
@@ -413,6 +435,9 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 				got := oocEmitAll(t, path, l, ooc, 50)
 				if !slices.Contains(phases, "doubling (nodes left)") {
 					t.Errorf("not resolved by doubling: phases %q", phases)
+				}
+				if tc.spills && !slices.Contains(phases, "doubling (by id) (bytes spilled)") {
+					t.Errorf("the doubling's sorts did not spill: phases %q", phases)
 				}
 				if len(want.problems) < 3 || want.rejected < tc.chain {
 					t.Fatalf("in memory: %d problems, %d rejected: the defects are not found", len(want.problems), want.rejected)
