@@ -16,7 +16,9 @@
 # still running. The packages that measure rates or times against a clock
 # (the writer's capacity tests, the limiter's pacing, the fault proxy's
 # bucket) run last, one at a time with nothing beside them, so that the other
-# lane's load cannot make them flaky. TREEPORT_TEST_LANES=1 runs every package
+# lane's load cannot make them flaky. The root package, the longest, is two
+# entries of the queue, each half of its tests (a check stops the script if
+# the halves do not cover them all). TREEPORT_TEST_LANES=1 runs every package
 # one after the other, as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -99,7 +101,7 @@ echo "== go test -race ($lanes lanes)"
 mod=$(go list -m)
 # The slowest packages first (measured under -race on 2 cores, slowest
 # first), so that no lane is left with a long one at the end.
-slow="$mod $mod/importer $mod/layouts $mod/refresh $mod/records $mod/layoutbench $mod/exporter"
+slow="$mod $mod/importer/ooc $mod/layouts $mod/refresh $mod/importer $mod/records $mod/layoutbench $mod/exporter"
 # Run alone at the end: their tests compare rates or durations with a clock.
 alone="$mod/ddbwrite $mod/internal/ddb $mod/internal/testserver/faultproxy"
 all=$(go list ./...)
@@ -116,7 +118,43 @@ solo=()
 for p in $alone; do
   if echo "$all" | grep -qx "$p"; then solo+=("$p"); fi
 done
-mkdir -p "$work/claim" "$work/running" "$work/done"
+mkdir -p "$work/claim" "$work/running" "$work/done" "$work/halves"
+
+# The root package (the CLI run end to end) and importer/ooc (the passes)
+# are the longest: each runs as two halves, one a queue entry each, so that the lanes can take them side by
+# side and end together. The halves alternate over the package's tests
+# (go test -list, compiled under -race as the runs will be), each run with
+# -run '^(A|B|...)$'; the union of the halves must be every test the list
+# names, once, or the script stops before running any. An argument -run
+# (./scripts/test.sh -run TestX) runs the packages whole, as it says.
+split="$mod $mod/importer/ooc"
+for a in "$@"; do
+  case "$a" in -run | -run=* | -test.run | -test.run=*) split="" ;; esac
+done
+for p in $split; do
+  for k in "${!queue[@]}"; do
+    [ "${queue[$k]}" = "$p" ] || continue
+    list="$work/halves/list"
+    go test -race -list '.*' "$p" | grep -E '^(Test|Example|Fuzz)' | sort >"$list" || true
+    if [ ! -s "$list" ]; then
+      echo "test.sh: go test -list found no test in $p" >&2
+      exit 1
+    fi
+    awk 'NR % 2 == 1' "$list" >"$work/halves/a"
+    awk 'NR % 2 == 0' "$list" >"$work/halves/b"
+    if [ "$(sort "$work/halves/a" "$work/halves/b")" != "$(cat "$list")" ]; then
+      echo "test.sh: the halves of $p do not cover its $(wc -l <"$list" | tr -d ' ') tests" >&2
+      exit 1
+    fi
+    for h in a b; do
+      echo "^($(paste -sd '|' "$work/halves/$h"))\$" >"$work/halves/${p//\//%}.$h"
+    done
+    echo "$p: $(wc -l <"$list" | tr -d ' ') tests in two halves of $(wc -l <"$work/halves/a" | tr -d ' ') and $(wc -l <"$work/halves/b" | tr -d ' ')"
+    queue=("${queue[@]:0:k}" "$p@a" "$p@b" "${queue[@]:k+1}")
+    total=$((total + 1))
+    break
+  done
+done
 
 # say prints its input in one piece, under a lock when flock is there.
 say() {
@@ -131,8 +169,14 @@ say() {
 # it ends. The root package (the CLI run end to end) takes many minutes under
 # -race on a loaded 2-core machine: the timeout is for a hang, not a bound.
 run_pkg() {
-  local lane=$1 i=$2 pkg=$3 out start rc took
+  local lane=$1 i=$2 pkg=$3 out start rc took run=()
   shift 3
+  case "$pkg" in
+  *@?)
+    local base=${pkg%@?}
+    run=(-run "$(cat "$work/halves/${base//\//%}.${pkg##*@}")")
+    ;;
+  esac
   out="$work/done/$i.out"
   start=$SECONDS
   echo "$start" >"$work/running/$i $lane ${pkg//\//%}"
@@ -141,7 +185,7 @@ run_pkg() {
   (
     # shellcheck disable=SC1090
     source "$work/lane_env_$lane"
-    go test -race -count=1 -timeout 35m "$@" "$pkg"
+    go test -race -count=1 -timeout 35m ${run[@]+"${run[@]}"} "$@" "${pkg%@?}"
   ) >"$out" 2>&1 || rc=$?
   took=$((SECONDS - start))
   rm -f "$work/running/$i $lane ${pkg//\//%}"

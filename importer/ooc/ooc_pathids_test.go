@@ -242,7 +242,13 @@ func TestOutOfCoreImplicitBadChildren(t *testing.T) {
 // children first, where every seventh node has attributes (an item of its
 // own though inner) and every tenth a leaf beside the chain, whose paths
 // pass DynamoDB's key limit at the bottom (rejected, with their subtrees).
+// Under the race detector the chain is 275 deep, not 1,100 (raceScale),
+// with ids of 7 letters, not 1: its paths at the bottom are as long (2,200
+// bytes with "|"), so that they still pass the limit (checked: nodes
+// rejected in memory), in 9 doubling rounds, not 11, over a quarter of the
+// nodes and a sixteenth of the closure's rows.
 func TestOutOfCoreImplicitPlanDeepChains(t *testing.T) {
+	seg := strings.Repeat("n", 2*raceScale-1)
 	for _, name := range layouts.Names() {
 		if name == layouts.AdjacencyName {
 			continue
@@ -251,10 +257,10 @@ func TestOutOfCoreImplicitPlanDeepChains(t *testing.T) {
 		delim := l.Delimiter()
 		var lines []string
 		parent := ""
-		for k := range 1100 {
-			id := "n"
+		for k := range 1100 / raceScale {
+			id := seg
 			if parent != "" {
-				id = parent + delim + "n"
+				id = parent + delim + seg
 			}
 			attrs := ""
 			if k%7 == 3 {
@@ -290,12 +296,19 @@ func TestOutOfCoreImplicitPlanDeepChains(t *testing.T) {
 // TestOutOfCoreImplicitPlanLarge: the plan of a forest of path ids with
 // implicit inner nodes large enough (60,000 nodes, about 12 MB of sorted
 // records) for the subtrees' sorts to merge runs from disk in a 1 MiB
-// budget is the plan in memory.
+// budget is the plan in memory. Under the race detector the forest is
+// 15,000 nodes (raceScale) and each sort keeps a tenth of the budget, not
+// the 1 MiB floor (minSortBudget lowered): the subtrees' sorts merge
+// 19 to 22 runs, as the 60,000 nodes' merge 16 to 19 (counted by hand).
 func TestOutOfCoreImplicitPlanLarge(t *testing.T) {
+	if raceScale > 1 {
+		defer func(floor int64) { *ooc.MinSortBudget = floor }(*ooc.MinSortBudget)
+		*ooc.MinSortBudget = 0
+	}
 	for _, name := range []string{"prefix", "closure"} {
 		t.Run(name, func(t *testing.T) {
 			l := mustLayout(t, name, layouts.Options{PathIDs: true, ImplicitInner: true})
-			path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(8, 27)), 60000, l.Delimiter(), true))
+			path := writeTemp(t, "in.jsonl", pathIDsForest(rand.New(rand.NewPCG(8, 27)), 60000/raceScale, l.Delimiter(), true))
 			want, wantProblems := oocPlan(t, path, l, nil)
 			got, gotProblems := oocPlan(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: t.TempDir(), Layout: l, Force: true, Plan: true})
 			if got != want {

@@ -62,9 +62,14 @@ func reservedForest(rng *rand.Rand, n int, reserved []string) []byte {
 // layout, read out of core in a 1 MiB budget: the carriers' map spills to
 // files in the passes' directory, and the problems (in order), the
 // counts, the items and the rejects are those of the import in memory;
-// nothing is left in the tmp dir.
+// nothing is left in the tmp dir. Under the race detector 12,000 records,
+// not 24,000: the map (at its 1 MiB floor, diskmap.MinMemory) still
+// spills, in 3 runs (checked: 2 runs or more).
 func TestOutOfCoreReservedCarriersSpill(t *testing.T) {
-	const n = 24_000
+	n := 24_000
+	if raceScale > 1 {
+		n = 12_000
+	}
 	for _, name := range layouts.Names() {
 		t.Run(name, func(t *testing.T) {
 			l, err := layouts.New(name, layouts.Options{})
@@ -92,7 +97,7 @@ func TestOutOfCoreReservedCarriersSpill(t *testing.T) {
 			const keep = 50_000
 			want := oocEmitAll(t, path, l, nil, keep)
 			got := oocEmitAll(t, path, l, &ooc.OutOfCore{Memory: 1 << 20, TmpDir: tmp, Layout: l, Force: true}, keep)
-			if carriers < n/2 || runs < 2 {
+			if carriers < int64(n/2) || runs < 2 {
 				t.Errorf("%d carriers in %d runs: the map did not spill", carriers, runs)
 			}
 			t.Logf("%d carriers, %d runs; %d problems in memory, e.g. %s", carriers, runs, len(want.problems), want.problems[len(want.problems)/2])

@@ -288,14 +288,24 @@ func linkForest(rng *rand.Rand, n int) []byte {
 // beyond what a map held: TestOutOfCoreLinksBeyondTheOldCap). The filter
 // of the links' ids (ooclinks.FilterBytes) only spares the sorts the
 // other nodes.
+//
+// Under the race detector (raceScale) the input is 15,000 nodes, not
+// 60,000, in a quarter of the 16 MiB, each sort in a tenth of that, not
+// the 1 MiB floor (minSortBudget lowered): the links' sorts hold the same
+// share of their data and spill (checked), and the counts below are a
+// quarter.
 func TestOutOfCoreLinksOnDisk(t *testing.T) {
+	if raceScale > 1 {
+		defer func(floor int64) { *ooc.MinSortBudget = floor }(*ooc.MinSortBudget)
+		*ooc.MinSortBudget = 0
+	}
 	l, err := layouts.New("prefix", layouts.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := writeTemp(t, "links.csv", linkForest(rand.New(rand.NewPCG(27, 3)), 60000))
+	path := writeTemp(t, "links.csv", linkForest(rand.New(rand.NewPCG(27, 3)), 60000/raceScale))
 	tmp := t.TempDir()
-	oc := &ooc.OutOfCore{Memory: 16 << 20, TmpDir: tmp, Layout: l, Force: true}
+	oc := &ooc.OutOfCore{Memory: 16 << 20 / raceScale, TmpDir: tmp, Layout: l, Force: true}
 	runs := -1
 	*ooc.TestOnBuilt = func(s *ooc.State) { runs = s.LinkRuns() }
 	in, err := importer.ReadInput(context.Background(), importer.InputOptions{Path: path, OutOfCore: oc})
@@ -306,6 +316,7 @@ func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	if runs <= 0 {
 		t.Fatalf("the links' sorts did not spill: the disk path is not tested")
 	}
+	t.Logf("the links' sorts: %d runs", runs)
 	in.Close()
 	want := oocEmitAll(t, path, l, nil, 0)
 	got := oocEmitAll(t, path, l, oc, 0)
@@ -316,7 +327,8 @@ func TestOutOfCoreLinksOnDisk(t *testing.T) {
 	if all := oocEmitAll(t, path, l, oc, 0); !slices.Equal(all.problems, got.problems) || !slices.Equal(all.items, got.items) || all.rejects != got.rejects {
 		t.Errorf("with a filter that lets every node through: %d problems, %d items; with one of the links: %d, %d", len(all.problems), len(all.items), len(got.problems), len(got.items))
 	}
-	if len(want.problems) < 1000 || want.rejected < 1000 || len(want.items) < 50000 {
+	t.Logf("in memory: %d problems, %d rejected, %d items", len(want.problems), want.rejected, len(want.items))
+	if len(want.problems) < 1000/raceScale || want.rejected < 1000/raceScale || len(want.items) < 50000/raceScale {
 		t.Fatalf("in memory: %d problems, %d rejected, %d items: the input is not what the test means", len(want.problems), want.rejected, len(want.items))
 	}
 	var kinds []string
@@ -390,18 +402,40 @@ func deepForest(rng *rand.Rand, chain int) []byte {
 // items and the rejects must be the same. The deepest chain is read with
 // the layouts whose paths are bounded (their keys hold the path: a node
 // too deep is rejected, and its descendants carry no path) and with
-// adjacency, whose nodes carry no path at all.
+// adjacency, whose nodes carry no path at all; its passes' doubling
+// sorts merge runs from disk (checked).
+//
+// Under the race detector (raceScale) the closure reads a chain of 500,
+// not 2,000: a closure's rows grow as the square of the depth (2,000 made
+// a million rows, 135 s under -race), and nothing in its keys is bounded
+// by the depth; its sorts fit in memory at either size. The deepest chain
+// is 7,500, not 30,000, with each sort in a tenth of the 1 MiB budget,
+// not the floor (minSortBudget lowered), so that the doubling's sorts
+// still spill; the paths still pass the key limit a few hundred levels
+// down, far above the problem at mid depth.
 func TestOutOfCoreDeepChains(t *testing.T) {
+	var bounded []string
+	for _, name := range layouts.Names() {
+		if name != layouts.ClosureName {
+			bounded = append(bounded, name)
+		}
+	}
 	for _, tc := range []struct {
 		chain   int
 		layouts []string
+		spills  bool
 	}{
-		{2000, layouts.Names()},
+		{2000, bounded, false},
+		{2000 / raceScale, []string{layouts.ClosureName}, false},
 		// Adjacency carries no path through the passes (layouts.NeedsPath).
-		{30000, []string{"path", "adjacency"}},
+		{30000 / raceScale, []string{"path", "adjacency"}, true},
 	} {
 		for _, name := range tc.layouts {
 			t.Run(fmt.Sprintf("%d/%s", tc.chain, name), func(t *testing.T) {
+				if tc.spills && raceScale > 1 {
+					defer func(floor int64) { *ooc.MinSortBudget = floor }(*ooc.MinSortBudget)
+					*ooc.MinSortBudget = 0
+				}
 				path := writeTemp(t, "in.csv", deepForest(rand.New(rand.NewPCG(uint64(tc.chain), 3)), tc.chain))
 				l, err := layouts.New(name, layouts.Options{})
 				if err != nil {
@@ -418,6 +452,9 @@ func TestOutOfCoreDeepChains(t *testing.T) {
 				got := oocEmitAll(t, path, l, oc, 50)
 				if !slices.Contains(phases, "doubling (nodes left)") {
 					t.Errorf("not resolved by doubling: phases %q", phases)
+				}
+				if tc.spills && !slices.Contains(phases, "doubling (by id) (bytes spilled)") {
+					t.Errorf("the doubling's sorts did not spill: phases %q", phases)
 				}
 				if len(want.problems) < 3 || want.rejected < tc.chain {
 					t.Fatalf("in memory: %d problems, %d rejected: the defects are not found", len(want.problems), want.rejected)
