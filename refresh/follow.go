@@ -46,6 +46,11 @@ type FollowOptions struct {
 	SaveEvery time.Duration
 	// LogEvery is how often a progress line goes to the log (5 s).
 	LogEvery time.Duration
+	// writing, when set (tests), says a writer of A is not done: the idle
+	// time counts from the last poll that began while it still wrote, as
+	// from a record, so that a slow writer on a loaded machine does not end
+	// the follow between two of its changes.
+	writing func() bool
 }
 
 // FollowResult is what following the stream did.
@@ -750,6 +755,9 @@ func (f *follower) follow(ctx context.Context, reader *streams.Reader, ck *follo
 			f.res.Interrupted = true
 			progress()
 			return save()
+		}
+		if f.fo.writing != nil && f.fo.writing() {
+			last = time.Now()
 		}
 		recs, err := reader.Poll(wctx)
 		if err != nil {

@@ -379,7 +379,12 @@ func TestFollowEveryPair(t *testing.T) {
 					defer stop()
 					mutated := make(chan error, 1)
 					changed := make(chan struct{}) // closed after A's first change
+					// The follow does not end idle before the mutator is
+					// done, however long one of its changes takes.
+					var done atomic.Bool
+					opts.Follow.writing = func() bool { return !done.Load() }
 					go func() {
+						defer done.Store(true)
 						// From before the copy until a second into the follow,
 						// however slow the machine.
 						mr := rand.New(rand.NewPCG(seed, 99))
@@ -405,11 +410,12 @@ func TestFollowEveryPair(t *testing.T) {
 					<-changed // the copy starts while A changes
 					res, err := Migrate(ctx, opts)
 					stop() // ends a mutator that a failed Migrate left running
-					if merr := <-mutated; merr != nil {
-						t.Fatalf("mutator: %v", merr)
-					}
+					merr := <-mutated
 					if err != nil {
-						t.Fatalf("%v\n%s", err, log)
+						t.Fatalf("%v (mutator: %v)\n%s", err, merr, log)
+					}
+					if merr != nil {
+						t.Fatalf("mutator: %v", merr)
 					}
 					if res.Follow.Records == 0 {
 						t.Errorf("no stream record was applied:\n%s", log)
