@@ -120,16 +120,9 @@ func (in *input) oocEmitAttrs(ctx context.Context, opts emitbase.Options, keepFn
 		st.Nodes++
 		rn.get(s, &d)
 		node = layouts.FlatNode{ID: rec.ID, Parent: rec.Parent, Depth: rn.depth, Attrs: row.Flat, Inner: (inner.Has(r) || flag == 2) && layouts.ImplicitInner(opts.Layout)}
-		path := rn.path
-		if !s.keepPath && rec.Parent != rn.parent {
-			// The path would have told it to the layout.
-			return st, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID),
-				Err: fmt.Errorf("parent %q is not %q, the one it had when the input was first read (did the input change?)", rec.Parent, rn.parent)}
-		}
-		if !s.keepPath {
-			// A layout that takes no path (layouts.NeedsPath), or a dry
-			// run's runs (see keepPath).
-			path = nil
+		path, err := s.pathOf(rec, &rn, unit)
+		if err != nil {
+			return st, err
 		}
 		// Every node is told, whichever shard owns its items.
 		if opts.Node != nil {
@@ -261,6 +254,21 @@ func (s rejectSink) readError(err error, rec *transform.Record) error {
 		raw = rec.Raw
 	}
 	return s.add(emitbase.RejectLine(re.File, re.Line, re.Unit, re.ID, re, raw))
+}
+
+// pathOf is the path rn gives rec's items: none for a layout that takes
+// no path (layouts.NeedsPath) or a dry run's runs (see keepPath), which
+// then check that rec's parent is still the one the first read saw (the
+// path would have told it to the layout).
+func (s *State) pathOf(rec *transform.Record, rn *resolvedNode, unit string) ([]string, error) {
+	if s.keepPath {
+		return rn.path, nil
+	}
+	if rec.Parent != rn.parent {
+		return nil, &transform.RowError{File: rec.File, Line: rec.Line, Unit: unit, ID: strings.Clone(rec.ID),
+			Err: fmt.Errorf("parent %q is not %q, the one it had when the input was first read (did the input change?)", rec.Parent, rn.parent)}
+	}
+	return nil, nil
 }
 
 // setPath gives node its path, and the path's text joined by delim (a
