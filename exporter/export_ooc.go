@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/treeport/treeport/ddbwrite"
+	"github.com/treeport/treeport/internal/ddb"
 	"github.com/treeport/treeport/internal/ddbjson"
 	"github.com/treeport/treeport/internal/extsort"
 	"github.com/treeport/treeport/internal/spill"
@@ -73,11 +74,15 @@ func (o *ExportOutOfCore) tableOutOfCore(ctx context.Context, client any, table 
 	if dc, ok := client.(describeAPI); ok {
 		out, err := dc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 		if err != nil {
+			if _, code := ddb.Classify(err); code == "ResourceNotFoundException" {
+				// No table: the Scan says so, as in memory.
+				return false, 0
+			}
 			// A table of unknown size is not one that fits: the passes
 			// out of core keep any table in the budget (the room in
 			// TmpDir is then not checked before the first pass).
 			if o.Warn != nil && ctx.Err() == nil {
-				o.Warn(fmt.Sprintf("the size of table %s is not known (DescribeTable: %v): exporting it out of core, in --memory %s", table, err, units.SizeText(o.Memory)))
+				o.Warn(fmt.Sprintf("the size of table %s is not known (DescribeTable: %s): exporting it out of core, in --memory %s", table, ddb.CauseText(err), units.SizeText(o.Memory)))
 			}
 			return true, 0
 		}

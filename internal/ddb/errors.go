@@ -55,14 +55,14 @@ func (e *ServiceError) Error() string {
 	if e.Attempts > 0 {
 		hint += fmt.Sprintf(" (gave up after %d attempts; lower --max-rcu or --segments, or raise the table's capacity)", e.Attempts)
 	}
-	return fmt.Sprintf("DynamoDB %s failed: %s%s", e.Op, causeText(e.Err), hint)
+	return fmt.Sprintf("DynamoDB %s failed: %s%s", e.Op, CauseText(e.Err), hint)
 }
 
-// causeText is the service's own code and message of an API error
+// CauseText is the service's own code and message of an API error
 // ("ResourceNotFoundException: Cannot do operations on a non-existent
 // table"), without the SDK's wrapping of it (operation, status code,
 // request id); other errors as they are.
-func causeText(err error) string {
+func CauseText(err error) string {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode() != "" {
 		if msg := apiErr.ErrorMessage(); msg != "" {
