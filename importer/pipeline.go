@@ -642,28 +642,8 @@ func (in *Input) emitAttrs(ctx context.Context, opts EmitOptions, fn func(seq in
 		items layouts.ItemBuffer
 		nums  = emitbase.Numbering{Opts: &opts, St: &st}
 		ferr  error
-		row   records.FlatRecord
 	)
-	var attrs []layouts.Attr
-	next := func(ctx context.Context) (*transform.Record, error) {
-		rec, err := src.Next(ctx)
-		if rec == nil {
-			return nil, err
-		}
-		row.Record = *rec
-		attrs = attrs[:0]
-		for k, v := range rec.Attrs {
-			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
-		}
-		row.Flat = attrs
-		return &row.Record, err
-	}
-	if fs, ok := src.(records.FlatSource); ok && fast {
-		next = func(ctx context.Context) (*transform.Record, error) {
-			err := fs.NextFlat(ctx, &row)
-			return &row.Record, err
-		}
-	}
+	next, row := emitbase.FlatNext(src, fast)
 	emit := func(item []layouts.Attr) {
 		if ferr != nil {
 			return

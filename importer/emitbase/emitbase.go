@@ -7,6 +7,7 @@
 package emitbase
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -173,4 +174,31 @@ func reasonText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// FlatNext reads src's records with their attributes as a slice, through
+// records.FlatSource when src is one and reuse allows it (its strings are
+// then the reader's, valid until the next read).
+func FlatNext(src records.Source, reuse bool) (func(context.Context) (*transform.Record, error), *records.FlatRecord) {
+	row := &records.FlatRecord{}
+	if fs, ok := src.(records.FlatSource); ok && reuse {
+		return func(ctx context.Context) (*transform.Record, error) {
+			err := fs.NextFlat(ctx, row)
+			return &row.Record, err
+		}, row
+	}
+	var attrs []layouts.Attr
+	return func(ctx context.Context) (*transform.Record, error) {
+		rec, err := src.Next(ctx)
+		if rec == nil {
+			return nil, err
+		}
+		row.Record = *rec
+		attrs = attrs[:0]
+		for k, v := range rec.Attrs {
+			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
+		}
+		row.Flat = attrs
+		return &row.Record, err
+	}, row
 }

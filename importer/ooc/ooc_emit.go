@@ -42,7 +42,7 @@ func (in *input) oocEmitAttrs(ctx context.Context, opts emitbase.Options, keepFn
 		return st, err
 	}
 	defer links.Close()
-	next, row := flatNext(src, !keep)
+	next, row := emitbase.FlatNext(src, !keep)
 	spec := opts.Layout.Table()
 	var (
 		node  layouts.FlatNode
@@ -288,33 +288,6 @@ func setPath(node *layouts.FlatNode, path []string, delim string, text []byte) [
 	}
 	node.PathText, node.PathDelim = unsafe.String(unsafe.SliceData(text), len(text)), delim
 	return text
-}
-
-// flatNext reads src's records with their attributes as a slice, through
-// records.FlatSource when src is one and reuse allows it (its strings are
-// then the reader's, valid until the next read).
-func flatNext(src records.Source, reuse bool) (func(context.Context) (*transform.Record, error), *records.FlatRecord) {
-	row := &records.FlatRecord{}
-	if fs, ok := src.(records.FlatSource); ok && reuse {
-		return func(ctx context.Context) (*transform.Record, error) {
-			err := fs.NextFlat(ctx, row)
-			return &row.Record, err
-		}, row
-	}
-	var attrs []layouts.Attr
-	return func(ctx context.Context) (*transform.Record, error) {
-		rec, err := src.Next(ctx)
-		if rec == nil {
-			return nil, err
-		}
-		row.Record = *rec
-		attrs = attrs[:0]
-		for k, v := range rec.Attrs {
-			attrs = append(attrs, layouts.Attr{Name: k, Value: v})
-		}
-		row.Flat = attrs
-		return &row.Record, err
-	}, row
 }
 
 // flatOverLimit is the problem of a record whose attributes pass a limit
