@@ -136,7 +136,7 @@ func softLimit(mem int64) int64 {
 	if mem <= 0 {
 		return math.MaxInt64
 	}
-	l := mem/4*3 + mem%4*3/4
+	l := mem / 4 * 3
 	if l > math.MaxInt64-16<<20 {
 		return math.MaxInt64
 	}
