@@ -131,11 +131,7 @@ func LoadFiles(ctx context.Context, in *Input, opts LoadFilesOptions) (*LoadFile
 		// The files are staged on local disk, then uploaded (see
 		// importfiles.UploadImportFiles), in --tmp-dir when there is one:
 		// they are the whole output.
-		dir := ""
-		if o := in.Opts.OutOfCore; o != nil {
-			dir = o.TmpDir
-		}
-		tmp, err := os.MkdirTemp(dir, "treeport-import-*")
+		tmp, err := os.MkdirTemp(in.Opts.OutOfCore.Dir(), "treeport-import-*")
 		if err != nil {
 			return nil, err
 		}

@@ -373,11 +373,7 @@ func apply(ctx context.Context, j *job, opts ApplyOptions) (*ApplyResult, error)
 			planPath = ck.planPath
 		} else {
 			// In --tmp-dir when there is one: a plan holds every write.
-			dir := ""
-			if o := opts.Input.OutOfCore; o != nil {
-				dir = o.TmpDir
-			}
-			tmp, err := os.CreateTemp(dir, "treeport-apply-*.plan.json")
+			tmp, err := os.CreateTemp(opts.Input.OutOfCore.Dir(), "treeport-apply-*.plan.json")
 			if err != nil {
 				return nil, err
 			}

@@ -811,11 +811,7 @@ func pause(ctx context.Context, d time.Duration) {
 // temporary snapshot's), or an item that does not read as a node told to
 // Log.
 func verifySource(ctx context.Context, opts MigrateOptions) (*Summary, error) {
-	tmp := ""
-	if o := opts.Input.OutOfCore; o != nil {
-		tmp = o.TmpDir
-	}
-	dir, err := os.MkdirTemp(tmp, "treeport-verify-")
+	dir, err := os.MkdirTemp(opts.Input.OutOfCore.Dir(), "treeport-verify-")
 	if err != nil {
 		return nil, err
 	}

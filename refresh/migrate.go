@@ -168,11 +168,7 @@ func migrateCopy(ctx context.Context, opts MigrateOptions, res *MigrateResult) (
 	snap := opts.Snapshot
 	if snap == "" {
 		// In --tmp-dir when there is one, as the passes out of core.
-		tmp := ""
-		if o := opts.Input.OutOfCore; o != nil {
-			tmp = o.TmpDir
-		}
-		dir, err := os.MkdirTemp(tmp, "treeport-migrate-")
+		dir, err := os.MkdirTemp(opts.Input.OutOfCore.Dir(), "treeport-migrate-")
 		if err != nil {
 			return nil, cleanup, err
 		}

@@ -84,6 +84,15 @@ type OutOfCore struct {
 	links *ooclinks.Links
 }
 
+// Dir is where a run with o keeps its temporary files: TmpDir, or ""
+// (the system's) for a nil o, as os.MkdirTemp and os.CreateTemp take it.
+func (o *OutOfCore) Dir() string {
+	if o == nil {
+		return ""
+	}
+	return o.TmpDir
+}
+
 // sortBudget is what one external sort of the passes keeps in memory: a
 // tenth of the budget. At most two are filling at once (a level's and the
 // resolved rows'), beside the merge buffers, the reading and the writing
